@@ -1,0 +1,57 @@
+// A viem public client for the configured chain. The RPC's eth_chainId is checked before anything else is done
+// with it: an RPC for another chain is a refusal, not a warning.
+import { createPublicClient, defineChain, http, type PublicClient } from 'viem';
+import { ChainError, UsageError } from '../errors.js';
+import type { ResolvedChain } from './index.js';
+
+export function viemChain(resolved: ResolvedChain, rpcUrl: string) {
+  return defineChain({
+    id: resolved.chain.chainId,
+    name: resolved.chain.name,
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  });
+}
+
+export function rpcUrlOf(resolved: ResolvedChain): string {
+  const url = resolved.rpcUrl.value;
+  if (url === undefined) {
+    throw new UsageError('rpc_url_required', `no RPC URL for chain ${resolved.chain.chainId}`, {
+      hint:
+        resolved.chain.chainId === 31337
+          ? 'start `loopsign sandbox` (it writes the RPC URL to its manifest) or pass --rpc-url'
+          : 'pass --rpc-url or set LOOPSIGN_RPC_URL',
+    });
+  }
+  return url;
+}
+
+export async function connectChain(resolved: ResolvedChain): Promise<PublicClient> {
+  const url = rpcUrlOf(resolved);
+  const client = createPublicClient({
+    chain: viemChain(resolved, url),
+    // Short polling on a local dev chain; viem's default 4 s delays every receipt wait there.
+    pollingInterval: resolved.chain.chainId === 31337 ? 100 : 2000,
+    transport: http(url, { timeout: 20_000, retryCount: 2 }),
+  }) as PublicClient;
+  let reported: number;
+  try {
+    reported = await client.getChainId();
+  } catch (error) {
+    throw new ChainError('rpc_unreachable', `the RPC at ${url} did not answer eth_chainId: ${shortMessage(error)}`, {
+      hint: 'check --rpc-url and that the node is running',
+      cause: error,
+    });
+  }
+  if (reported !== resolved.chain.chainId) {
+    throw new ChainError('rpc_chain_mismatch', `the RPC at ${url} is on chain ${reported}, but loopsign is configured for ${resolved.chain.chainId}`, {
+      hint: 'point --rpc-url at a node for the configured chain, or change --chain-id',
+    });
+  }
+  return client;
+}
+
+export function shortMessage(error: unknown): string {
+  const e = error as { shortMessage?: string; message?: string };
+  return (e.shortMessage ?? e.message ?? String(error)).split('\n')[0]!;
+}

@@ -1,0 +1,108 @@
+// Per-chain trust anchors: the built-in table, then operator overrides from the config file, then (31337 only)
+// the manifest the running sandbox wrote. Addresses the service returns never enter here.
+import path from 'node:path';
+import { promises as fs } from 'node:fs';
+import { z } from 'zod';
+import { UsageError } from '../errors.js';
+import { defaultSandboxDir } from '../paths.js';
+import type { ResolvedConfig, Setting } from '../config.js';
+import { BUILTIN_CHAINS, type Address, type ChainConfig, type ChainContracts } from './table.js';
+
+export * from './table.js';
+
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/);
+
+export const sandboxManifestSchema = z.object({
+  schema: z.literal('loopsign.sandbox-manifest.v1'),
+  chainId: z.literal(31337),
+  baseUrl: z.string(),
+  rpcUrl: z.string(),
+  contracts: z.record(z.string(), address),
+  tokens: z.object({ USDC: z.object({ address }), LREP: z.object({ address }) }),
+  batchDelegate: address.optional(),
+  drand: z.object({
+    name: z.string(),
+    chainHash: z.string().regex(/^[0-9a-f]{64}$/),
+    genesis: z.number().int(),
+    period: z.number().int().positive(),
+    publicKey: z.string().regex(/^[0-9a-f]+$/),
+    scheme: z.string(),
+    url: z.string().optional(),
+  }),
+  devWallet: z.object({ address, keystore: z.string(), passwordFile: z.string() }).optional(),
+  apiKey: z.string().optional(),
+  pid: z.number().int().optional(),
+});
+export type SandboxManifest = z.infer<typeof sandboxManifestSchema>;
+
+export function sandboxManifestPath(config: ResolvedConfig): string {
+  return config.sandboxManifest.value ?? path.join(defaultSandboxDir(), 'manifest.json');
+}
+
+export async function readSandboxManifest(file: string): Promise<SandboxManifest | undefined> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new UsageError('sandbox_manifest_unreadable', `cannot read sandbox manifest ${file}: ${(error as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new UsageError('sandbox_manifest_invalid', `sandbox manifest ${file} is not valid JSON`);
+  }
+  const parsed = sandboxManifestSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new UsageError('sandbox_manifest_invalid', `sandbox manifest ${file} is not a loopsign sandbox manifest`, {
+      hint: 'restart `loopsign sandbox`, which rewrites it',
+    });
+  }
+  return parsed.data;
+}
+
+export interface ResolvedChain {
+  chain: ChainConfig;
+  rpcUrl: Setting<string | undefined>;
+  baseUrl: Setting<string | undefined>;
+  manifest?: SandboxManifest;
+}
+
+/** The chain the config selects, with overrides and sandbox values applied. */
+export async function resolveChain(config: ResolvedConfig): Promise<ResolvedChain> {
+  const id = config.chainId.value;
+  const builtin = BUILTIN_CHAINS[id];
+  if (!builtin) throw new UsageError('unsupported_chain', `chain id ${id} is not supported`);
+  const chain: ChainConfig = structuredClone(builtin);
+  let rpcUrl = config.rpcUrl;
+  let baseUrl = config.baseUrl;
+  let manifest: SandboxManifest | undefined;
+
+  if (id === 31337) {
+    const file = sandboxManifestPath(config);
+    manifest = await readSandboxManifest(file);
+    if (manifest) {
+      chain.contracts = { ...(manifest.contracts as ChainContracts) };
+      chain.tokens.USDC.address = manifest.tokens.USDC.address as Address;
+      chain.tokens.LREP.address = manifest.tokens.LREP.address as Address;
+      if (manifest.batchDelegate) chain.batchDelegate = manifest.batchDelegate as Address;
+      chain.drand = { ...manifest.drand };
+      chain.source = `sandbox manifest ${file}`;
+      if (rpcUrl.value === undefined) rpcUrl = { value: manifest.rpcUrl, source: 'sandbox manifest' };
+      if (baseUrl.value === undefined) baseUrl = { value: manifest.baseUrl, source: 'sandbox manifest' };
+    }
+  }
+
+  const override = config.file.chains?.[String(id)];
+  if (override) {
+    chain.contracts = { ...chain.contracts, ...(override.contracts as ChainContracts | undefined) };
+    if (override.tokens?.USDC?.address) chain.tokens.USDC.address = override.tokens.USDC.address as Address;
+    if (override.tokens?.USDC?.eip712) chain.tokens.USDC.eip712 = override.tokens.USDC.eip712;
+    if (override.tokens?.LREP?.address) chain.tokens.LREP.address = override.tokens.LREP.address as Address;
+    if (override.batchDelegate) chain.batchDelegate = override.batchDelegate as Address;
+    chain.source += ` + config overrides`;
+  }
+  if (rpcUrl.value === undefined && chain.defaultRpcUrl) rpcUrl = { value: chain.defaultRpcUrl, source: 'default' };
+  return manifest ? { chain, rpcUrl, baseUrl, manifest } : { chain, rpcUrl, baseUrl };
+}

@@ -1,0 +1,132 @@
+// Built-in trust anchors per chain (shared/spec/chain.md §1–2, §9.3, §12.4). These addresses are the only ones
+// the guards accept as call targets; the service's own claims are never used in their place. Bump TABLE_VERSION
+// whenever a value changes so `loopsign config show` tells which table a run used.
+
+export const TABLE_VERSION = '2026-08.1';
+
+export type Address = `0x${string}`;
+
+export interface DrandNetwork {
+  name: string;
+  chainHash: string; // 64 hex, no 0x
+  genesis: number;
+  period: number;
+  publicKey: string; // G2 public key, hex
+  scheme: string;
+}
+
+export interface TokenInfo {
+  address?: Address;
+  decimals: number;
+  /** EIP-712 domain for EIP-3009 (USDC only). */
+  eip712?: { name: string; version: string };
+}
+
+export interface ChainContracts {
+  contentRegistry?: Address;
+  roundVotingEngine?: Address;
+  advisoryVoteRecorder?: Address;
+  x402QuestionSubmitter?: Address;
+  questionRewardPoolEscrow?: Address;
+  feedbackBonusEscrow?: Address;
+  protocolConfig?: Address;
+  frontendRegistry?: Address;
+}
+
+export interface ChainConfig {
+  chainId: number;
+  name: string;
+  role: 'production' | 'staging' | 'sandbox';
+  tableVersion: string;
+  contracts: ChainContracts;
+  tokens: { USDC: TokenInfo; LREP: TokenInfo };
+  drand: DrandNetwork;
+  /** Pinned ERC-7821 batch delegate for EIP-7702; never taken from the service. */
+  batchDelegate?: Address;
+  defaultRpcUrl?: string;
+  /** Where the chain's addresses came from, for config show. */
+  source: string;
+}
+
+export const QUICKNET: DrandNetwork = {
+  name: 'quicknet',
+  chainHash: '52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971',
+  genesis: 1692803367,
+  period: 3,
+  publicKey:
+    '83cf0f2896adee7eb8b5f01fcad3912212c437e0073e911fb90022d3e760183c8c4b450b6a0a6c3ac6a5776a2d1064510d1fec758c921cc22b0e17e63aaf4bcb5ed66304de9cf809bd274ca73bab4af5a6e9c76a4bc09e76eae8991ef5ece45a',
+  scheme: 'bls-unchained-g1-rfc9380',
+};
+
+export const QUICKNET_T: DrandNetwork = {
+  name: 'quicknet-t',
+  chainHash: 'cc9c398442737cbd141526600919edd69f1d6f9b4adb67e4d912fbc64341a9a5',
+  genesis: 1689232296,
+  period: 3,
+  publicKey:
+    'b15b65b46fb29104f6a4b5d1e11a8da6344463973d423661bb0804846a0ecd1ef93c25057f1c0baab2ac53e56c662b66072f6d84ee791a3382bfb055afab1e6a375538d8ffc451104ac971d2dc9b168e2d3246b0be2015969cbaac298f6502da',
+  scheme: 'bls-unchained-g1-rfc9380',
+};
+
+export const SUPPORTED_CHAIN_IDS = [8453, 84532, 31337] as const;
+
+export const BUILTIN_CHAINS: Record<number, ChainConfig> = {
+  8453: {
+    chainId: 8453,
+    name: 'Base mainnet',
+    role: 'production',
+    tableVersion: TABLE_VERSION,
+    contracts: {
+      contentRegistry: '0x1b0219e42e4C72A3eeBad1ef8578444c3523bcB3',
+      roundVotingEngine: '0x07b4f7d652a5672211Bb4A2157E726eAF7C5295B',
+      advisoryVoteRecorder: '0x41bD202963b1A14173124A5dbCc9867fE18ad62d',
+      x402QuestionSubmitter: '0xfA8249aef34655867D9f29AbE3CD6d298B5EE17E',
+      questionRewardPoolEscrow: '0x88D82500425b6BD4f1CA68416D4Bc8835F028F31',
+      feedbackBonusEscrow: '0xa73F52Fb7C08Ef078dB339597EF49b9A8853CB4F',
+      protocolConfig: '0x1efeE315eEC0E7D80D6cD616CEe933e2980C6D02',
+      frontendRegistry: '0x270403196E9b47B8eB9950e8F943aaa65DD9983C',
+    },
+    tokens: {
+      USDC: {
+        address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+        decimals: 6,
+        eip712: { name: 'USD Coin', version: '2' },
+      },
+      LREP: { address: '0x43EdE79E10ab0388190C85E0b63eE2DD15fEb03a', decimals: 6 },
+    },
+    drand: QUICKNET,
+    batchDelegate: '0x000000005c84F8Fd50b21CAC312528A64437030e',
+    defaultRpcUrl: 'https://mainnet.base.org',
+    source: 'built-in',
+  },
+  84532: {
+    chainId: 84532,
+    name: 'Base Sepolia',
+    role: 'staging',
+    tableVersion: TABLE_VERSION,
+    // No service contracts are published for Base Sepolia: the operator supplies them by configuration.
+    contracts: {},
+    tokens: {
+      USDC: {
+        address: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+        decimals: 6,
+        eip712: { name: 'USDC', version: '2' },
+      },
+      LREP: { decimals: 6 },
+    },
+    drand: QUICKNET_T,
+    defaultRpcUrl: 'https://sepolia.base.org',
+    source: 'built-in',
+  },
+  31337: {
+    chainId: 31337,
+    name: 'loopsign sandbox (anvil)',
+    role: 'sandbox',
+    tableVersion: TABLE_VERSION,
+    // Filled from the running sandbox's manifest: its contracts are deployed fresh on every start.
+    contracts: {},
+    tokens: { USDC: { decimals: 6, eip712: { name: 'USD Coin', version: '2' } }, LREP: { decimals: 6 } },
+    drand: QUICKNET,
+    source: 'built-in',
+  },
+};

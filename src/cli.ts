@@ -1,0 +1,136 @@
+// The commander program. Command modules are imported only when their command runs, so `--help` and
+// `--version` load no viem, tlock-js or undici (bench/ measures this).
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { Output } from './output.js';
+import { createContext, type Context } from './context.js';
+import { ExitCode, UsageError } from './errors.js';
+import type { GlobalFlags } from './config.js';
+
+export type Handler = (ctx: Context, options: Record<string, unknown>, args: unknown[]) => Promise<void>;
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+function examples(lines: string[]): string {
+  return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+}
+
+export function buildProgram(out: Output): Command {
+  const program = new Command('loopsign');
+
+  // Each action builds its context from the globals, loads its module, and runs.
+  const lazy =
+    <M>(load: () => Promise<M>, pick: (m: M) => Handler) =>
+    async (...args: unknown[]): Promise<void> => {
+      const cmd = args[args.length - 1] as Command;
+      const flags = cmd.optsWithGlobals() as GlobalFlags;
+      const handler = pick(await load());
+      await handler(createContext(flags, out), cmd.opts(), args.slice(0, -2));
+    };
+
+  // Set before any subcommand exists: commander copies these settings into each subcommand as it is created.
+  program.exitOverride();
+  // Under --json, commander's own error text would be a second document: the error goes out as JSON instead.
+  program.configureOutput({ outputError: (text, write) => (out.json ? undefined : write(text)) });
+  program
+    .description(
+      'Local signer for the RateLoop paid human-feedback service: quote, ask, confirm, rate and verify evidence from an encrypted local wallet. Every plan the service returns is checked before anything is signed.',
+    )
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .option('--json', 'print exactly one JSON document on stdout; progress as JSON lines on stderr')
+    .option('--base-url <url>', 'service origin (env LOOPSIGN_BASE_URL)')
+    .option('--rpc-url <url>', 'JSON-RPC endpoint of the chain (env LOOPSIGN_RPC_URL)')
+    .option('--chain-id <id>', '8453 production, 84532 staging, 31337 local sandbox (env LOOPSIGN_CHAIN_ID)')
+    .option('--keystore <file>', 'encrypted keystore (env LOOPSIGN_KEYSTORE; default under the XDG data dir)')
+    .option('--password-file <file>', 'read the keystore password from this file (env LOOPSIGN_PASSWORD_FILE)')
+    .option('--password-env <name>', 'read the keystore password from this environment variable (default LOOPSIGN_PASSWORD)')
+    .option('--quiet', 'no progress output')
+    .option('--debug', 'show stack traces and details on errors')
+    .showHelpAfterError(out.json ? false : '(run with --help for usage)')
+    .addHelpText(
+      'after',
+      examples([
+        'loopsign wallet new --password-file ~/.loopsign-pass',
+        'loopsign wallet balance --chain-id 31337',
+        'loopsign --json config show',
+      ]) + '\nExit codes: 0 ok, 1 internal, 2 usage/invalid input, 3 service, 4 chain/RPC, 5 refused by a safety check,\n6 keystore/credential, 7 not ready yet, 8 evidence failed verification. See docs/cli.md.\n',
+    );
+
+  const wallet = program.command('wallet').description('create, import, show and back up the encrypted local wallet');
+  wallet
+    .command('new')
+    .description('create a new key and write it as an encrypted v3 keystore')
+    .option('--force', 'replace an existing keystore')
+    .addHelpText('after', examples(['LOOPSIGN_PASSWORD=... loopsign wallet new', 'loopsign wallet new --password-file pass.txt --keystore ./agent.json']))
+    .action(lazy(() => import('./commands/wallet.js'), (m) => m.walletNew));
+  wallet
+    .command('import')
+    .description('import a private key (from stdin or a file, never argv) or an existing keystore file')
+    .addOption(new Option('--private-key-file <file>', 'read the private key from this file').conflicts('keystoreFile'))
+    .option('--keystore-file <file>', 'import an existing v3 keystore (geth, cast, ethers); unlocked with the password, re-encrypted')
+    .option('--force', 'replace an existing keystore')
+    .addHelpText('after', examples(['printf %s "$KEY" | loopsign wallet import --password-file pass.txt', 'loopsign wallet import --keystore-file ~/.foundry/keystores/agent']))
+    .action(lazy(() => import('./commands/wallet.js'), (m) => m.walletImport));
+  wallet
+    .command('address')
+    .description('print the wallet address')
+    .addHelpText('after', examples(['loopsign wallet address', 'loopsign --json wallet address']))
+    .action(lazy(() => import('./commands/wallet.js'), (m) => m.walletAddress));
+  wallet
+    .command('export')
+    .description('write a copy of the encrypted keystore (still encrypted) to a file')
+    .requiredOption('--out <file>', 'where to write the copy')
+    .option('--force', 'replace an existing file')
+    .addHelpText('after', examples(['loopsign wallet export --out backup-keystore.json']))
+    .action(lazy(() => import('./commands/wallet.js'), (m) => m.walletExport));
+  wallet
+    .command('balance')
+    .description('show the ETH, USDC and LREP balances of the wallet on the configured chain')
+    .option('--address <address>', 'show another address instead of the wallet (no unlock needed)')
+    .addHelpText('after', examples(['loopsign wallet balance --chain-id 31337']))
+    .action(lazy(() => import('./commands/wallet.js'), (m) => m.walletBalance));
+
+  const config = program.command('config').description('show the resolved configuration');
+  config
+    .command('show')
+    .description('print every setting with where it came from (flag, env, config file, default); secrets masked')
+    .addHelpText('after', examples(['loopsign config show', 'loopsign --json --chain-id 31337 config show']))
+    .action(lazy(() => import('./commands/config.js'), (m) => m.configShow));
+
+  return program;
+}
+
+/** Runs the CLI and returns the exit code; never throws. */
+export async function main(argv: string[]): Promise<number> {
+  // A closed pipe (`loopsign --help | head`) is not an error worth a stack trace.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
+  const has = (flag: string): boolean => argv.slice(2).includes(flag);
+  const out = new Output({ json: has('--json'), quiet: has('--quiet'), debug: has('--debug') });
+  const program = buildProgram(out);
+  try {
+    if (argv.length <= 2) {
+      program.outputHelp();
+      return ExitCode.usage;
+    }
+    await program.parseAsync(argv);
+    return ExitCode.ok;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return ExitCode.ok;
+      // A command group run without a subcommand prints its help; that is a usage error, not success.
+      if (error.code === 'commander.help') return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+      const message = error.message.replace(/^error: /, '');
+      return out.error(new UsageError(error.code.replace(/^commander\./, '').replace(/([A-Z])/g, '_$1').toLowerCase(), message, {
+        hint: 'run the command with --help for its usage',
+      }));
+    }
+    return out.error(error);
+  }
+}

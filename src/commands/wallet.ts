@@ -1,0 +1,113 @@
+// loopsign wallet new | import | address | export | balance
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Context } from '../context.js';
+import { CredentialError, UsageError } from '../errors.js';
+import { createFileAtomically, writeFileAtomically } from '../fsutil.js';
+import {
+  addressOfPrivateKey,
+  claimedAddress,
+  decryptKeystore,
+  encryptKeystore,
+  generatePrivateKey,
+  parseKeystore,
+  parsePrivateKey,
+} from '../wallet/keystore.js';
+import { obtainPassword } from '../wallet/password.js';
+import { readKeystoreFile, saveKeystore, unlockWallet } from '../wallet/unlock.js';
+import { readSecretInput } from '../wallet/secret-input.js';
+
+async function writeNew(ctx: Context, privateKey: Uint8Array, force: boolean, how: string): Promise<void> {
+  const config = await ctx.config();
+  const file = config.keystore.value;
+  const password = await obtainPassword(config, { purpose: `the new keystore ${file}`, confirm: true });
+  ctx.out.progress('keystore.encrypt', 'encrypting the key (scrypt n=2^18)');
+  const keystore = await encryptKeystore(privateKey, password);
+  await saveKeystore(file, keystore, force);
+  const address = addressOfPrivateKey(privateKey);
+  ctx.out.result({ address, keystore: file, created: how }, () => `${how} wallet ${address}\nkeystore: ${file} (mode 0600)`);
+}
+
+export async function walletNew(ctx: Context, options: Record<string, unknown>): Promise<void> {
+  await writeNew(ctx, generatePrivateKey(), options.force === true, 'created');
+}
+
+export async function walletImport(ctx: Context, options: Record<string, unknown>): Promise<void> {
+  const force = options.force === true;
+  if (typeof options.keystoreFile === 'string') {
+    const source = options.keystoreFile;
+    const json = await readKeystoreFile(source);
+    parseKeystore(json);
+    const config = await ctx.config();
+    const password = await obtainPassword(config, { purpose: `the keystore ${source}` });
+    ctx.out.progress('keystore.decrypt', `unlocking ${source}`);
+    const { privateKey } = await decryptKeystore(json, password);
+    // Re-encrypted with loopsign's parameters (n=2^18, address and id present) under the same password.
+    const keystore = await encryptKeystore(privateKey, password);
+    await saveKeystore(config.keystore.value, keystore, force);
+    const address = addressOfPrivateKey(privateKey);
+    ctx.out.result({ address, keystore: config.keystore.value, importedFrom: source }, () => `imported wallet ${address}\nkeystore: ${config.keystore.value}`);
+    return;
+  }
+  const text = await readSecretInput(typeof options.privateKeyFile === 'string' ? options.privateKeyFile : undefined, 'private key');
+  await writeNew(ctx, parsePrivateKey(text), force, 'imported');
+}
+
+export async function walletAddress(ctx: Context): Promise<void> {
+  const config = await ctx.config();
+  let address: string | undefined;
+  if (process.env.LOOPSIGN_PRIVATE_KEY) {
+    address = (await unlockWallet(config, ctx.out)).address;
+  } else {
+    address = claimedAddress(await readKeystoreFile(config.keystore.value));
+    // cast keystores carry no address: the key has to be unlocked to know it.
+    address ??= (await unlockWallet(config, ctx.out)).address;
+  }
+  ctx.out.result({ address, keystore: config.keystore.value }, () => address);
+}
+
+export async function walletExport(ctx: Context, options: Record<string, unknown>): Promise<void> {
+  const config = await ctx.config();
+  const target = path.resolve(String(options.out));
+  if (target === path.resolve(config.keystore.value)) throw new UsageError('same_file', '--out is the keystore itself; choose another file');
+  const json = await readKeystoreFile(config.keystore.value);
+  parseKeystore(json);
+  const text = JSON.stringify(json, null, 2) + '\n';
+  // The user's own folder: create it if missing, but never change the mode of an existing one.
+  await fs.mkdir(path.dirname(target), { recursive: true });
+  if (options.force === true) {
+    await writeFileAtomically(target, text);
+  } else {
+    try {
+      await createFileAtomically(target, text);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+        throw new CredentialError('file_exists', `${target} already exists; it was not changed`, { hint: 'pass --force to replace it' });
+      }
+      throw error;
+    }
+  }
+  ctx.out.result({ exported: target, address: claimedAddress(json) ?? null }, () => `wrote an encrypted copy of the keystore to ${target} (mode 0600)`);
+}
+
+export async function walletBalance(ctx: Context, options: Record<string, unknown>): Promise<void> {
+  const config = await ctx.config();
+  const { resolveChain } = await import('../chains/index.js');
+  const { readBalances } = await import('../wallet/balances.js');
+  const resolved = await resolveChain(config);
+  let address: `0x${string}`;
+  if (typeof options.address === 'string') {
+    if (!/^0x[0-9a-fA-F]{40}$/.test(options.address)) throw new UsageError('invalid_address', `--address ${options.address} is not a 20-byte hex address`);
+    address = options.address as `0x${string}`;
+  } else {
+    const claimed = process.env.LOOPSIGN_PRIVATE_KEY ? undefined : claimedAddress(await readKeystoreFile(config.keystore.value));
+    address = claimed ?? (await unlockWallet(config, ctx.out)).address;
+  }
+  const balances = await readBalances(resolved, address);
+  ctx.out.result({ address, chainId: resolved.chain.chainId, balances }, () =>
+    [
+      `wallet ${address} on ${resolved.chain.name} (${resolved.chain.chainId})`,
+      ...balances.map((b) => `  ${b.symbol.padEnd(5)} ${b.formatted ?? 'not configured on this chain'}`),
+    ].join('\n'),
+  );
+}

@@ -1,0 +1,168 @@
+// Resolved settings. Precedence for every value: flag, then environment, then the config file, then default.
+// Each value remembers where it came from so `loopsign config show` can say so.
+import { promises as fs } from 'node:fs';
+import { z } from 'zod';
+import { UsageError } from './errors.js';
+import { defaultConfigFile, defaultKeystorePath } from './paths.js';
+import { SUPPORTED_CHAIN_IDS } from './chains/table.js';
+
+export type Source = 'flag' | 'env' | 'config' | 'default' | 'sandbox manifest';
+
+export interface Setting<T> {
+  value: T;
+  source: Source;
+}
+
+/** Global flags as commander parsed them (strings, not yet validated). */
+export interface GlobalFlags {
+  json?: boolean;
+  quiet?: boolean;
+  debug?: boolean;
+  baseUrl?: string;
+  rpcUrl?: string;
+  chainId?: string;
+  keystore?: string;
+  passwordFile?: string;
+  passwordEnv?: string;
+}
+
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
+
+const chainOverride = z
+  .object({
+    contracts: z.record(z.string(), address).optional(),
+    tokens: z
+      .object({
+        USDC: z.object({ address: address.optional(), eip712: z.object({ name: z.string(), version: z.string() }).optional() }).strict().optional(),
+        LREP: z.object({ address: address.optional() }).strict().optional(),
+      })
+      .strict()
+      .optional(),
+    batchDelegate: address.optional(),
+    rpcUrl: z.string().optional(),
+  })
+  .strict();
+
+export const configFileSchema = z
+  .object({
+    baseUrl: z.string().optional(),
+    rpcUrl: z.string().optional(),
+    chainId: z.union([z.number().int(), z.string()]).optional(),
+    keystore: z.string().optional(),
+    passwordFile: z.string().optional(),
+    passwordEnv: z.string().optional(),
+    sandboxManifest: z.string().optional(),
+    apiKeyHeader: z.string().optional(),
+    chains: z.record(z.string(), chainOverride).optional(),
+  })
+  .strict();
+
+export type ConfigFile = z.infer<typeof configFileSchema>;
+export type ChainOverride = z.infer<typeof chainOverride>;
+
+export interface ResolvedConfig {
+  configFile: Setting<string>;
+  configFileFound: boolean;
+  baseUrl: Setting<string | undefined>;
+  rpcUrl: Setting<string | undefined>;
+  chainId: Setting<number>;
+  keystore: Setting<string>;
+  passwordFile: Setting<string | undefined>;
+  passwordEnv: Setting<string>;
+  sandboxManifest: Setting<string | undefined>;
+  file: ConfigFile;
+}
+
+export const DEFAULT_CHAIN_ID = 8453;
+
+export async function loadConfigFile(file: string): Promise<{ found: boolean; data: ConfigFile }> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { found: false, data: {} };
+    throw new UsageError('config_unreadable', `cannot read config file ${file}: ${(error as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError('config_invalid', `config file ${file} is not valid JSON: ${(error as Error).message}`, {
+      hint: 'fix the file or remove it; `loopsign config show` prints the resolved values',
+    });
+  }
+  const parsed = configFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.length > 0 ? issue.path.join('.') : '(top level)';
+    throw new UsageError('config_invalid', `config file ${file}: ${where}: ${issue.message}`, {
+      hint: 'see docs/cli.md for the config file keys',
+    });
+  }
+  return { found: true, data: parsed.data };
+}
+
+function pick<T>(flag: T | undefined, envName: string | undefined, fileValue: T | undefined, fallback: T): Setting<T> {
+  if (flag !== undefined) return { value: flag, source: 'flag' };
+  if (envName !== undefined) {
+    const env = process.env[envName];
+    if (env !== undefined && env !== '') return { value: env as T, source: 'env' };
+  }
+  if (fileValue !== undefined) return { value: fileValue, source: 'config' };
+  return { value: fallback, source: 'default' };
+}
+
+export function parseChainId(raw: unknown, where: string): number {
+  const text = String(raw).trim();
+  if (!/^\d+$/.test(text)) throw new UsageError('invalid_chain_id', `${where}: chain id "${text}" is not a positive integer`);
+  const id = Number(text);
+  if (!(SUPPORTED_CHAIN_IDS as readonly number[]).includes(id)) {
+    throw new UsageError('unsupported_chain', `${where}: chain id ${id} is not supported`, {
+      hint: 'use 8453 (Base, production), 84532 (Base Sepolia, staging) or 31337 (local sandbox)',
+    });
+  }
+  return id;
+}
+
+export function checkBaseUrl(raw: string, where: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError('invalid_base_url', `${where}: "${raw}" is not a URL`, { hint: 'for example https://www.rateloop.ai' });
+  }
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new UsageError('insecure_base_url', `${where}: ${raw} must use https (plain http only on a loopback host)`);
+  }
+  if (url.search || url.hash) throw new UsageError('invalid_base_url', `${where}: ${raw} must not carry a query or fragment`);
+  return url.toString().replace(/\/+$/, '');
+}
+
+export async function resolveConfig(flags: GlobalFlags): Promise<ResolvedConfig> {
+  const configFile: Setting<string> = process.env.LOOPSIGN_CONFIG
+    ? { value: process.env.LOOPSIGN_CONFIG, source: 'env' }
+    : { value: defaultConfigFile(), source: 'default' };
+  const { found, data } = await loadConfigFile(configFile.value);
+
+  const chainRaw = pick<string | number>(flags.chainId, 'LOOPSIGN_CHAIN_ID', data.chainId, DEFAULT_CHAIN_ID);
+  const chainId: Setting<number> = { value: parseChainId(chainRaw.value, `chain id (from ${chainRaw.source})`), source: chainRaw.source };
+
+  const baseUrl = pick<string | undefined>(flags.baseUrl, 'LOOPSIGN_BASE_URL', data.baseUrl, undefined);
+  if (baseUrl.value !== undefined) baseUrl.value = checkBaseUrl(baseUrl.value, `base URL (from ${baseUrl.source})`);
+
+  const rpcUrl = pick<string | undefined>(flags.rpcUrl, 'LOOPSIGN_RPC_URL', data.rpcUrl ?? data.chains?.[String(chainId.value)]?.rpcUrl, undefined);
+
+  return {
+    configFile,
+    configFileFound: found,
+    baseUrl,
+    rpcUrl,
+    chainId,
+    keystore: pick(flags.keystore, 'LOOPSIGN_KEYSTORE', data.keystore, defaultKeystorePath()),
+    passwordFile: pick<string | undefined>(flags.passwordFile, 'LOOPSIGN_PASSWORD_FILE', data.passwordFile, undefined),
+    passwordEnv: pick(flags.passwordEnv, undefined, data.passwordEnv, 'LOOPSIGN_PASSWORD'),
+    sandboxManifest: pick<string | undefined>(undefined, 'LOOPSIGN_SANDBOX_MANIFEST', data.sandboxManifest, undefined),
+    file: data,
+  };
+}

@@ -1,0 +1,28 @@
+// Native and token balances of an address on the configured chain.
+import { erc20Abi, formatUnits } from 'viem';
+import type { ResolvedChain } from '../chains/index.js';
+import { connectChain } from '../chains/client.js';
+
+export interface Balance {
+  symbol: 'ETH' | 'USDC' | 'LREP';
+  atomic: string | null;
+  decimals: number;
+  formatted: string | null;
+  token: string | null;
+}
+
+export async function readBalances(resolved: ResolvedChain, address: `0x${string}`): Promise<Balance[]> {
+  const client = await connectChain(resolved);
+  const eth = await client.getBalance({ address });
+  const out: Balance[] = [{ symbol: 'ETH', atomic: eth.toString(), decimals: 18, formatted: formatUnits(eth, 18), token: null }];
+  for (const symbol of ['USDC', 'LREP'] as const) {
+    const token = resolved.chain.tokens[symbol];
+    if (!token.address) {
+      out.push({ symbol, atomic: null, decimals: token.decimals, formatted: null, token: null });
+      continue;
+    }
+    const value = await client.readContract({ address: token.address, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
+    out.push({ symbol, atomic: value.toString(), decimals: token.decimals, formatted: formatUnits(value, token.decimals), token: token.address });
+  }
+  return out;
+}

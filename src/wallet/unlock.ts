@@ -1,0 +1,77 @@
+// Loading, saving and unlocking the configured keystore.
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { CredentialError } from '../errors.js';
+import type { ResolvedConfig } from '../config.js';
+import type { Output } from '../output.js';
+import { createFileAtomically, ensurePrivateDir, writeFileAtomically } from '../fsutil.js';
+import { claimedAddress, decryptKeystore, parsePrivateKey, addressOfPrivateKey, type KeystoreV3, type UnlockedKey } from './keystore.js';
+import { obtainPassword } from './password.js';
+
+export async function readKeystoreFile(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    const stat = await fs.stat(file);
+    if (stat.isDirectory()) throw new CredentialError('keystore_invalid', `keystore path ${file} is a directory`);
+    if (stat.size > 64 * 1024) throw new CredentialError('keystore_invalid', `keystore ${file} is ${stat.size} bytes; a v3 keystore is well under 64 KiB`);
+    text = await fs.readFile(file, 'utf8');
+  } catch (error) {
+    if (error instanceof CredentialError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
+      throw new CredentialError('keystore_not_found', `no keystore at ${file}`, {
+        hint: 'create one with `loopsign wallet new`, import one with `loopsign wallet import`, or point --keystore at yours',
+      });
+    }
+    throw new CredentialError('keystore_unreadable', `cannot read keystore ${file} (${code ?? (error as Error).message})`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new CredentialError('keystore_invalid', `keystore ${file} is not valid JSON`, {
+      hint: 'give a Web3 Secret Storage v3 file (as written by loopsign, geth, cast or ethers)',
+    });
+  }
+}
+
+/** Write a keystore: folder 0700, file 0600, atomically; never over an existing file unless forced. */
+export async function saveKeystore(file: string, keystore: KeystoreV3, force: boolean): Promise<void> {
+  await ensurePrivateDir(path.dirname(file));
+  const text = JSON.stringify(keystore, null, 2) + '\n';
+  if (force) {
+    await writeFileAtomically(file, text);
+    return;
+  }
+  try {
+    await createFileAtomically(file, text);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+      throw new CredentialError('keystore_exists', `a keystore already exists at ${file}; it was not changed`, {
+        hint: 'pass --force to replace it (back it up first with `loopsign wallet export --out FILE`), or choose another --keystore',
+      });
+    }
+    throw error;
+  }
+}
+
+export interface Signer extends UnlockedKey {
+  source: 'keystore' | 'env';
+}
+
+/**
+ * Unlock the configured wallet. LOOPSIGN_PRIVATE_KEY (throwaway CI wallets) wins over the keystore and is
+ * announced with a warning so nobody relies on it by accident.
+ */
+export async function unlockWallet(config: ResolvedConfig, out: Output): Promise<Signer> {
+  const raw = process.env.LOOPSIGN_PRIVATE_KEY;
+  if (raw !== undefined && raw !== '') {
+    out.warn('using the raw private key from LOOPSIGN_PRIVATE_KEY; keep this for throwaway CI wallets only');
+    const privateKey = parsePrivateKey(raw);
+    return { privateKey, address: addressOfPrivateKey(privateKey), source: 'env' };
+  }
+  const file = config.keystore.value;
+  const json = await readKeystoreFile(file);
+  claimedAddress(json); // structural validation before asking for a password
+  const password = await obtainPassword(config, { purpose: `keystore ${file}` });
+  return { ...(await decryptKeystore(json, password)), source: 'keystore' };
+}

@@ -1,0 +1,130 @@
+// Runs the built binary as a subprocess, as a user would, in an isolated XDG home. Every run's stdout and stderr
+// are scanned for known secrets (test private keys and passwords): a leak fails the test that caused it.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const BIN = path.join(ROOT, 'bin', 'loopsign.js');
+export const VECTORS = path.resolve(ROOT, '..', 'shared', 'vectors');
+
+export const TEST_PRIVATE_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
+export const TEST_ADDRESS = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+export const VECTOR_PASSWORD = 'correct horse battery staple';
+
+const secrets = new Set<string>([TEST_PRIVATE_KEY.slice(2), VECTOR_PASSWORD]);
+
+/** Register a value that must never appear in anything loopsign prints or writes outside its keystore. */
+export function registerSecret(value: string): void {
+  secrets.add(value.replace(/^0x/, ''));
+}
+
+export function findSecret(text: string): string | undefined {
+  const lower = text.toLowerCase();
+  for (const s of secrets) if (lower.includes(s.toLowerCase())) return s;
+  return undefined;
+}
+
+export interface Home {
+  dir: string;
+  env: Record<string, string>;
+  passwordFile(password: string): string;
+  file(name: string, content: string): string;
+}
+
+export function makeHome(): Home {
+  const dir = mkdtempSync(path.join(tmpdir(), 'loopsign-test-'));
+  const env = {
+    HOME: dir,
+    XDG_CONFIG_HOME: path.join(dir, 'config'),
+    XDG_DATA_HOME: path.join(dir, 'data'),
+    XDG_STATE_HOME: path.join(dir, 'state'),
+  };
+  return {
+    dir,
+    env,
+    passwordFile(password: string) {
+      registerSecret(password);
+      const file = path.join(dir, `pw-${Math.random().toString(36).slice(2)}.txt`);
+      writeFileSync(file, password + '\n', { mode: 0o600 });
+      return file;
+    },
+    file(name: string, content: string) {
+      const file = path.join(dir, name);
+      writeFileSync(file, content);
+      return file;
+    },
+  };
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: () => any;
+}
+
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  input?: string;
+  cwd?: string;
+  timeoutMs?: number;
+}
+
+// Variables of the developer's shell that would change loopsign's behaviour are never passed through.
+const SCRUBBED = /^(LOOPSIGN_|XDG_|NO_COLOR|FORCE_COLOR)/;
+
+export function runCli(args: string[], home: Home, options: RunOptions = {}): Promise<RunResult> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SCRUBBED.test(k)) env[k] = v;
+  Object.assign(env, home.env);
+  for (const [k, v] of Object.entries(options.env ?? {})) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env, cwd: options.cwd ?? home.dir, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const leaked = findSecret(stdout) ?? findSecret(stderr);
+      if (leaked) {
+        reject(new Error(`secret leaked in the output of loopsign ${args.join(' ')}: ${leaked.slice(0, 6)}…`));
+        return;
+      }
+      resolve({
+        code: code ?? -1,
+        stdout,
+        stderr,
+        json: () => {
+          const lines = stdout.trim().split('\n');
+          if (lines.length !== 1) throw new Error(`expected exactly one JSON document on stdout, got ${lines.length} lines:\n${stdout}`);
+          return JSON.parse(lines[0]!);
+        },
+      });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** Every file under dir (recursively), for scans of what loopsign wrote. */
+export function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir)) {
+    const full = path.join(dir, entry);
+    if (statSync(full).isDirectory()) out.push(...filesUnder(full));
+    else out.push(full);
+  }
+  return out;
+}
+
+export function readVector(name: string): any {
+  return JSON.parse(readFileSync(path.join(VECTORS, name), 'utf8'));
+}
