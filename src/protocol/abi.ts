@@ -1,0 +1,75 @@
+// Function signatures the signer meets on chain (chain.md §4), as viem ABIs. The client decodes plan calldata
+// with these; the sandbox encodes its plans with the same ones. Selectors are pinned by the vector tests.
+import { parseAbi } from 'viem';
+
+const QUESTION_ARGS =
+  'string contextUrl, string[] imageUrls, string videoUrl, string title, string tags, uint256 categoryId, (string detailsUrl, bytes32 detailsHash) details, bytes32 salt, (uint8 asset, uint256 amount, uint256 requiredVoters, uint8 bountyEligibility) rewardTerms, (uint32 epochDuration, uint32 maxDuration, uint16 minVoters, uint16 maxVoters) roundConfig, (bytes32 questionMetadataHash, bytes32 resultSpecHash) spec';
+const CONFIDENTIALITY = '(bool gated, uint8 bondAsset, uint64 bondAmount, uint8 flags) confidentiality';
+const AUTH =
+  '(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s) paymentAuthorization';
+
+export const erc20Abi = parseAbi([
+  'function approve(address spender, uint256 value) returns (bool)',
+  'function allowance(address owner, address spender) view returns (uint256)',
+  'function balanceOf(address owner) view returns (uint256)',
+  'function decimals() view returns (uint8)',
+  'function transfer(address to, uint256 value) returns (bool)',
+]);
+
+export const contentRegistryAbi = parseAbi([
+  'function reserveSubmission(bytes32 revealCommitment)',
+  'function cancelReservedSubmission(bytes32 revealCommitment)',
+  `function submitQuestionWithRewardAndRoundConfig(${QUESTION_ARGS}, ${CONFIDENTIALITY}) returns (uint256)`,
+  'function submitQuestionBundleWithRewardAndRoundConfig((string contextUrl, string[] imageUrls, string videoUrl, string title, string tags, uint256 categoryId, (string detailsUrl, bytes32 detailsHash) details, bytes32 salt, (bytes32 questionMetadataHash, bytes32 resultSpecHash) spec)[] questions, (uint8 asset, uint256 amount, uint256 requiredVoters, uint8 bountyEligibility) rewardTerms, (uint32 epochDuration, uint32 maxDuration, uint16 minVoters, uint16 maxVoters) roundConfig) returns (uint256 bundleId, uint256[] contentIds)',
+  'function getContentRoundConfig(uint256 contentId) view returns ((uint32 epochDuration, uint32 maxDuration, uint16 minVoters, uint16 maxVoters))',
+  'function reservations(bytes32) view returns (address submitter, uint64 reservedAt)',
+  'event QuestionSubmitted(uint256 indexed contentId, address indexed submitter, bytes32 indexed revealCommitment, uint256 bundleId, uint8 asset, uint256 amount, bytes32 questionMetadataHash, string title)',
+]);
+
+export const x402SubmitterAbi = parseAbi([
+  `function submitQuestionWithX402Payment(${QUESTION_ARGS}, ${CONFIDENTIALITY}, ${AUTH}) returns (uint256 contentId)`,
+  `function submitQuestionWithX402OneShotPayment(${QUESTION_ARGS}, ${CONFIDENTIALITY}, (uint256 amount, address awarder, uint256 executeBy) feedbackBonusTerms, ${AUTH}) returns (uint256 contentId, uint256 feedbackBonusPoolId)`,
+]);
+
+/** Legacy overloads: recognised only to refuse them precisely (chain.md §4.1). */
+export const x402LegacyAbi = parseAbi([
+  `function submitQuestionWithX402Payment(${QUESTION_ARGS}, ${AUTH}) returns (uint256 contentId)`,
+  `function submitQuestionWithX402OneShotPayment(${QUESTION_ARGS}, (uint256 amount, address awarder, uint256 executeBy) feedbackBonusTerms, ${AUTH}) returns (uint256 contentId, uint256 feedbackBonusPoolId)`,
+]);
+
+export const feedbackBonusEscrowAbi = parseAbi([
+  'function createFeedbackBonusPoolWithAsset(uint256 contentId, uint256 roundId, uint8 asset, uint256 amount, uint256 feedbackClosesAt, address awarder) returns (uint256 poolId)',
+  'event FeedbackBonusPoolCreated(uint256 indexed poolId, uint256 indexed contentId, uint256 indexed roundId, address funder, uint8 asset, uint256 amount, uint256 feedbackClosesAt, address awarder)',
+]);
+
+export const votingEngineAbi = parseAbi([
+  'function commitVote(uint256 contentId, uint256 roundContext, uint64 targetRound, bytes32 drandChainHash, bytes32 commitHash, bytes ciphertext, uint256 stakeAmount, address frontend)',
+  'function commitVoteWithPermit(uint256 contentId, uint256 roundContext, uint64 targetRound, bytes32 drandChainHash, bytes32 commitHash, bytes ciphertext, uint256 stakeAmount, address frontend, uint256 permitDeadline, uint8 v, bytes32 r, bytes32 s)',
+  'function openRound(uint256 contentId)',
+  'function revealVoteByCommitKey(uint256 contentId, uint256 roundId, bytes32 commitKey, bool isUp, uint16 predictedUpBps, bytes32 salt)',
+  'function previewCommitContext(uint256 contentId) view returns (uint256 openRoundId, uint16 referenceRatingBps)',
+  'function currentRoundId(uint256) view returns (uint256)',
+  'function roundCore(uint256 contentId, uint256 roundId) view returns (uint48 startTime, uint8 state, uint16 voteCount, uint16 revealedCount, uint64 totalStake, uint48 thresholdReachedAt, uint48 settledAt, uint8 upWins)',
+  'function roundConfigSnapshot(uint256, uint256) view returns (uint32 epochDuration, uint32 maxDuration, uint16 minVoters, uint16 maxVoters)',
+  'function advisoryRoundContext(uint256 contentId, uint256 roundId, uint64 targetRound) view returns (uint16 referenceRatingBps, uint256 targetRevealableAt, bytes32 drandChainHash, uint64 drandGenesisTime, uint64 drandPeriod, bool rbtsScoringClosed, address advisoryVoteRecorder)',
+  'function protocolConfig() view returns (address)',
+  'event VoteCommitted(uint256 indexed contentId, uint256 indexed roundId, address indexed voter, bytes32 commitHash, uint16 roundReferenceRatingBps, uint64 targetRound, bytes32 drandChainHash, uint256 stake, bytes32 ciphertextHash, bytes ciphertext)',
+]);
+
+export const advisoryRecorderAbi = parseAbi([
+  'function recordAdvisoryVote(uint256 contentId, uint256 roundContext, uint64 targetRound, bytes32 drandChainHash, bytes32 commitHash, bytes ciphertext) returns (bytes32 advisoryCommitKey)',
+  'event AdvisoryVoteRecorded(uint256 indexed contentId, uint256 indexed roundId, address indexed voter, bytes32 advisoryCommitKey, bytes32 commitHash, uint16 roundReferenceRatingBps, uint64 targetRound, bytes32 drandChainHash, bytes32 ciphertextHash, bytes ciphertext)',
+]);
+
+export const protocolConfigAbi = parseAbi([
+  'function drandChainHash() view returns (bytes32)',
+  'function drandGenesisTime() view returns (uint64)',
+  'function drandPeriod() view returns (uint64)',
+]);
+
+export const erc7821Abi = parseAbi([
+  'function execute(bytes32 mode, bytes executionData) payable',
+  'function supportsExecutionMode(bytes32 mode) view returns (bool)',
+]);
+
+export const BATCH_MODE = '0x0100000000000000000000000000000000000000000000000000000000000000' as const;

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import "./Types.sol";
+
+interface IRewardEscrow {
+    function fundFrom(address payer, address token, uint256 amount, uint256 poolKey) external;
+}
+
+interface IVotingEngineInit {
+    function initContent(uint256 contentId) external;
+}
+
+/// Questions: reserve a commitment, then reveal it by submitting (chain.md §3.4, §6.9–6.11). The reveal
+/// commitment is recomputed here from the calldata, so a submit that differs in any field from what was
+/// reserved reverts, and a submit less than RESERVED_SUBMISSION_MIN_AGE after its reservation reverts too.
+contract ContentRegistry {
+    uint256 public constant RESERVED_SUBMISSION_MIN_AGE = 1;
+    uint256 public constant RESERVATION_TTL = 30 minutes;
+
+    error AlreadyReserved();
+    error ReservationNotFound();
+    error ReservationTooNew();
+    error ReservationExpired();
+    error InvalidRewardTerms();
+    error InvalidRoundConfig();
+    error NotAuthorized();
+    error UnknownContent();
+
+    struct Reservation {
+        address submitter;
+        uint64 reservedAt;
+    }
+
+    struct Content {
+        address submitter;
+        uint256 bundleId;
+        bool gated;
+        uint8 asset;
+        uint256 amount;
+        uint256 requiredVoters;
+        RoundConfig roundConfig;
+        bytes32 questionMetadataHash;
+        bytes32 resultSpecHash;
+        bytes32 revealCommitment;
+        string title;
+    }
+
+    address public immutable owner;
+    address public usdc;
+    address public lrep;
+    address public rewardEscrow;
+    address public votingEngine;
+    address public x402Submitter;
+
+    mapping(bytes32 => Reservation) public reservations;
+    mapping(uint256 => Content) private contents;
+    uint256 public contentCount;
+    uint256 public bundleCount;
+
+    event SubmissionReserved(bytes32 indexed revealCommitment, address indexed submitter, uint256 reservedAt);
+    event ReservationCancelled(bytes32 indexed revealCommitment, address indexed submitter);
+    event QuestionSubmitted(
+        uint256 indexed contentId,
+        address indexed submitter,
+        bytes32 indexed revealCommitment,
+        uint256 bundleId,
+        uint8 asset,
+        uint256 amount,
+        bytes32 questionMetadataHash,
+        string title
+    );
+
+    constructor() {
+        owner = msg.sender;
+    }
+
+    function configure(address usdc_, address lrep_, address escrow_, address engine_, address x402_) external {
+        if (msg.sender != owner || votingEngine != address(0)) revert NotAuthorized();
+        usdc = usdc_;
+        lrep = lrep_;
+        rewardEscrow = escrow_;
+        votingEngine = engine_;
+        x402Submitter = x402_;
+    }
+
+    function reserveSubmission(bytes32 revealCommitment) external {
+        Reservation memory r = reservations[revealCommitment];
+        if (r.submitter != address(0) && block.timestamp < r.reservedAt + RESERVATION_TTL) revert AlreadyReserved();
+        reservations[revealCommitment] = Reservation(msg.sender, uint64(block.timestamp));
+        emit SubmissionReserved(revealCommitment, msg.sender, block.timestamp);
+    }
+
+    function cancelReservedSubmission(bytes32 revealCommitment) external {
+        if (reservations[revealCommitment].submitter != msg.sender) revert ReservationNotFound();
+        delete reservations[revealCommitment];
+        emit ReservationCancelled(revealCommitment, msg.sender);
+    }
+
+    function submitQuestionWithRewardAndRoundConfig(
+        string calldata contextUrl,
+        string[] calldata imageUrls,
+        string calldata videoUrl,
+        string calldata title,
+        string calldata tags,
+        uint256 categoryId,
+        Details calldata details,
+        bytes32 salt,
+        RewardTerms calldata rewardTerms,
+        RoundConfig calldata roundConfig,
+        Spec calldata spec,
+        Confidentiality calldata confidentiality
+    ) external returns (uint256 contentId) {
+        _checkTerms(rewardTerms, roundConfig);
+        bytes32 media = QuestionHashes.mediaHash(imageUrls, videoUrl);
+        bytes32 detailsHash = QuestionHashes.detailsTupleHash(details);
+        bytes32 subKey = QuestionHashes.submissionKey(categoryId, media, detailsHash, contextUrl, title, tags);
+        bytes32 commitment = keccak256(
+            abi.encode(
+                QuestionHashes.REVEAL_TAG,
+                subKey,
+                media,
+                keccak256(abi.encode(title, tags)),
+                detailsHash,
+                categoryId,
+                salt,
+                msg.sender,
+                QuestionHashes.rewardTermsHash(rewardTerms),
+                QuestionHashes.roundConfigHash(roundConfig),
+                spec.questionMetadataHash,
+                spec.resultSpecHash,
+                QuestionHashes.confidentialityHash(confidentiality)
+            )
+        );
+        _consumeReservation(commitment);
+        contentId = _register(msg.sender, 0, confidentiality.gated, rewardTerms, roundConfig, spec, commitment, title);
+        IRewardEscrow(rewardEscrow).fundFrom(msg.sender, _token(rewardTerms.asset), rewardTerms.amount, contentId);
+    }
+
+    function submitQuestionBundleWithRewardAndRoundConfig(
+        BundleQuestion[] calldata questions,
+        RewardTerms calldata rewardTerms,
+        RoundConfig calldata roundConfig
+    ) external returns (uint256 bundleId, uint256[] memory contentIds) {
+        _checkTerms(rewardTerms, roundConfig);
+        if (questions.length < 2 || questions.length > 10) revert InvalidRewardTerms();
+        bytes32[] memory items = new bytes32[](questions.length);
+        for (uint256 i = 0; i < questions.length; i++) {
+            BundleQuestion calldata q = questions[i];
+            items[i] = keccak256(
+                abi.encode(
+                    QuestionHashes.BUNDLE_ITEM_TAG,
+                    keccak256(abi.encode(q.contextUrl, q.title, q.tags)),
+                    QuestionHashes.mediaHash(q.imageUrls, q.videoUrl),
+                    QuestionHashes.detailsTupleHash(q.details),
+                    q.categoryId,
+                    q.salt,
+                    i,
+                    q.spec.questionMetadataHash,
+                    q.spec.resultSpecHash
+                )
+            );
+        }
+        bytes32 commitment = keccak256(
+            abi.encode(
+                QuestionHashes.BUNDLE_REVEAL_TAG,
+                keccak256(abi.encode(QuestionHashes.BUNDLE_TAG, items)),
+                msg.sender,
+                rewardTerms.asset,
+                rewardTerms.amount,
+                rewardTerms.requiredVoters,
+                rewardTerms.bountyEligibility,
+                roundConfig.epochDuration,
+                roundConfig.maxDuration,
+                roundConfig.minVoters,
+                roundConfig.maxVoters
+            )
+        );
+        _consumeReservation(commitment);
+        bundleId = ++bundleCount;
+        contentIds = new uint256[](questions.length);
+        for (uint256 i = 0; i < questions.length; i++) {
+            contentIds[i] = _register(msg.sender, bundleId, false, rewardTerms, roundConfig, questions[i].spec, commitment, questions[i].title);
+        }
+        IRewardEscrow(rewardEscrow).fundFrom(msg.sender, _token(rewardTerms.asset), rewardTerms.amount, contentIds[0]);
+    }
+
+    /// Called by the X402QuestionSubmitter after it pulled the payment with the signed authorization.
+    function registerX402Question(
+        address submitter,
+        bool gated,
+        RewardTerms calldata rewardTerms,
+        RoundConfig calldata roundConfig,
+        Spec calldata spec,
+        bytes32 commitment,
+        string calldata title
+    ) external returns (uint256 contentId) {
+        if (msg.sender != x402Submitter) revert NotAuthorized();
+        _checkTerms(rewardTerms, roundConfig);
+        contentId = _register(submitter, 0, gated, rewardTerms, roundConfig, spec, commitment, title);
+    }
+
+    function getContentRoundConfig(uint256 contentId) external view returns (RoundConfig memory) {
+        if (contents[contentId].submitter == address(0)) revert UnknownContent();
+        return contents[contentId].roundConfig;
+    }
+
+    function contentSubmitter(uint256 contentId) external view returns (address) {
+        return contents[contentId].submitter;
+    }
+
+    function contentGated(uint256 contentId) external view returns (bool) {
+        return contents[contentId].gated;
+    }
+
+    function contentInfo(uint256 contentId)
+        external
+        view
+        returns (address submitter, uint256 bundleId, bool gated, uint8 asset, uint256 amount, uint256 requiredVoters, bytes32 questionMetadataHash, string memory title)
+    {
+        Content storage c = contents[contentId];
+        if (c.submitter == address(0)) revert UnknownContent();
+        return (c.submitter, c.bundleId, c.gated, c.asset, c.amount, c.requiredVoters, c.questionMetadataHash, c.title);
+    }
+
+    function _token(uint8 asset) internal view returns (address) {
+        if (asset == 1) return usdc;
+        if (asset == 0) return lrep;
+        revert InvalidRewardTerms();
+    }
+
+    function _checkTerms(RewardTerms calldata t, RoundConfig calldata r) internal pure {
+        if (t.asset > 1 || t.amount < 1_000_000 || t.requiredVoters < 3 || (t.bountyEligibility != 0 && t.bountyEligibility != 8)) revert InvalidRewardTerms();
+        if (r.minVoters != t.requiredVoters || r.maxVoters < r.minVoters || r.epochDuration == 0 || r.maxDuration < r.epochDuration) revert InvalidRoundConfig();
+    }
+
+    function _consumeReservation(bytes32 commitment) internal {
+        Reservation memory r = reservations[commitment];
+        if (r.submitter != msg.sender) revert ReservationNotFound();
+        if (block.timestamp < r.reservedAt + RESERVED_SUBMISSION_MIN_AGE) revert ReservationTooNew();
+        if (block.timestamp >= r.reservedAt + RESERVATION_TTL) revert ReservationExpired();
+        delete reservations[commitment];
+    }
+
+    function _register(
+        address submitter,
+        uint256 bundleId,
+        bool gated,
+        RewardTerms calldata t,
+        RoundConfig calldata r,
+        Spec calldata spec,
+        bytes32 commitment,
+        string calldata title
+    ) internal returns (uint256 contentId) {
+        contentId = ++contentCount;
+        Content storage c = contents[contentId];
+        c.submitter = submitter;
+        c.bundleId = bundleId;
+        c.gated = gated;
+        c.asset = t.asset;
+        c.amount = t.amount;
+        c.requiredVoters = t.requiredVoters;
+        c.roundConfig = r;
+        c.questionMetadataHash = spec.questionMetadataHash;
+        c.resultSpecHash = spec.resultSpecHash;
+        c.revealCommitment = commitment;
+        c.title = title;
+        emit QuestionSubmitted(contentId, submitter, commitment, bundleId, t.asset, t.amount, spec.questionMetadataHash, title);
+        IVotingEngineInit(votingEngine).initContent(contentId);
+    }
+}

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+
+interface IRegistryView {
+    function contentSubmitter(uint256 contentId) external view returns (address);
+}
+
+interface IEngineView {
+    function currentRoundId(uint256 contentId) external view returns (uint256);
+}
+
+/// Holds question bounties. The registry pulls them from the submitter (who approved this escrow); the x402
+/// submitter transfers them in directly. Simplified economics: bounties stay here (no rater payouts).
+contract QuestionRewardPoolEscrow {
+    using SafeERC20 for IERC20;
+
+    error NotAuthorized();
+
+    address public immutable owner;
+    address public registry;
+    address public x402Submitter;
+    mapping(uint256 => uint256) public funded;
+
+    event RewardPoolFunded(uint256 indexed poolKey, address indexed payer, address token, uint256 amount);
+
+    constructor() {
+        owner = msg.sender;
+    }
+
+    function configure(address registry_, address x402_) external {
+        if (msg.sender != owner || registry != address(0)) revert NotAuthorized();
+        registry = registry_;
+        x402Submitter = x402_;
+    }
+
+    function fundFrom(address payer, address token, uint256 amount, uint256 poolKey) external {
+        if (msg.sender != registry) revert NotAuthorized();
+        IERC20(token).safeTransferFrom(payer, address(this), amount);
+        funded[poolKey] += amount;
+        emit RewardPoolFunded(poolKey, payer, token, amount);
+    }
+
+    function recordFunded(address payer, address token, uint256 amount, uint256 poolKey) external {
+        if (msg.sender != x402Submitter) revert NotAuthorized();
+        funded[poolKey] += amount;
+        emit RewardPoolFunded(poolKey, payer, token, amount);
+    }
+}
+
+/// Feedback bonus pools (chain.md §3.4 bonus plan). Funded by the asker through approve + create, or by the
+/// x402 one-shot path, which moves the USDC in first.
+contract FeedbackBonusEscrow {
+    using SafeERC20 for IERC20;
+
+    error NotAuthorized();
+    error UnknownContent();
+    error RoundMismatch();
+    error InvalidBonus();
+
+    struct Pool {
+        uint256 contentId;
+        uint256 roundId;
+        uint8 asset;
+        uint256 amount;
+        uint256 feedbackClosesAt;
+        address awarder;
+        address funder;
+    }
+
+    address public immutable owner;
+    address public usdc;
+    address public lrep;
+    address public registry;
+    address public engine;
+    address public x402Submitter;
+    uint256 public poolCount;
+    mapping(uint256 => Pool) public pools;
+
+    event FeedbackBonusPoolCreated(
+        uint256 indexed poolId,
+        uint256 indexed contentId,
+        uint256 indexed roundId,
+        address funder,
+        uint8 asset,
+        uint256 amount,
+        uint256 feedbackClosesAt,
+        address awarder
+    );
+
+    constructor() {
+        owner = msg.sender;
+    }
+
+    function configure(address usdc_, address lrep_, address registry_, address engine_, address x402_) external {
+        if (msg.sender != owner || registry != address(0)) revert NotAuthorized();
+        usdc = usdc_;
+        lrep = lrep_;
+        registry = registry_;
+        engine = engine_;
+        x402Submitter = x402_;
+    }
+
+    function createFeedbackBonusPoolWithAsset(uint256 contentId, uint256 roundId, uint8 asset, uint256 amount, uint256 feedbackClosesAt, address awarder)
+        external
+        returns (uint256 poolId)
+    {
+        poolId = _create(msg.sender, contentId, roundId, asset, amount, feedbackClosesAt, awarder);
+        IERC20(asset == 1 ? usdc : lrep).safeTransferFrom(msg.sender, address(this), amount);
+    }
+
+    /// The x402 one-shot path: the submitter already transferred `amount` USDC here.
+    function createPoolFromX402(address funder, uint256 contentId, uint256 roundId, uint256 amount, uint256 feedbackClosesAt, address awarder)
+        external
+        returns (uint256 poolId)
+    {
+        if (msg.sender != x402Submitter) revert NotAuthorized();
+        poolId = _create(funder, contentId, roundId, 1, amount, feedbackClosesAt, awarder);
+    }
+
+    function _create(address funder, uint256 contentId, uint256 roundId, uint8 asset, uint256 amount, uint256 feedbackClosesAt, address awarder)
+        internal
+        returns (uint256 poolId)
+    {
+        if (IRegistryView(registry).contentSubmitter(contentId) == address(0)) revert UnknownContent();
+        if (roundId == 0 || IEngineView(engine).currentRoundId(contentId) != roundId) revert RoundMismatch();
+        if (asset > 1 || amount == 0 || awarder == address(0) || feedbackClosesAt <= block.timestamp) revert InvalidBonus();
+        poolId = ++poolCount;
+        pools[poolId] = Pool(contentId, roundId, asset, amount, feedbackClosesAt, awarder, funder);
+        emit FeedbackBonusPoolCreated(poolId, contentId, roundId, funder, asset, amount, feedbackClosesAt, awarder);
+    }
+}
