@@ -1,0 +1,69 @@
+// The sandbox chain: an anvil process we spawn directly (so we hold its PID), bound to 127.0.0.1 on a free port.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { ChainError } from '../errors.js';
+import { findAnvil } from './anvil-binary.js';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface AnvilProcess {
+  rpcUrl: string;
+  port: number;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+async function rpcReady(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+    });
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+export async function startAnvil(options: { port?: number; accounts?: number } = {}): Promise<AnvilProcess> {
+  const binary = findAnvil();
+  const port = options.port ?? (await freePort());
+  const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', '31337', '--accounts', String(options.accounts ?? 12), '--silent'];
+  const child: ChildProcess = spawn(binary.path, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  let exited = false;
+  child.on('exit', () => (exited = true));
+  const rpcUrl = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200 && !exited; i++) {
+    if (await rpcReady(rpcUrl)) break;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  if (exited || !(await rpcReady(rpcUrl))) {
+    child.kill('SIGKILL');
+    throw new ChainError('anvil_failed', `anvil (${binary.path}) did not start on port ${port}: ${stderr.trim().split('\n').pop() ?? 'no output'}`);
+  }
+  return {
+    rpcUrl,
+    port,
+    pid: child.pid!,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (exited) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+      }),
+  };
+}

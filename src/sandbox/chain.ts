@@ -1,0 +1,137 @@
+// The sandbox's chain side: deploys the contracts to anvil, funds accounts, and owns the chain clock.
+// Chain time = wall time + an offset that only the sandbox's time control changes (evm_increaseTime).
+import {
+  createPublicClient,
+  createWalletClient,
+  http,
+  parseEther,
+  type Account,
+  type Hex,
+  type PublicClient,
+  type WalletClient,
+} from 'viem';
+import { mnemonicToAccount } from 'viem/accounts';
+import * as A from './contracts/artifacts.js';
+import type { Address } from '../chains/table.js';
+
+export const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk';
+
+export interface SandboxAddresses {
+  usdc: Address;
+  lrep: Address;
+  protocolConfig: Address;
+  contentRegistry: Address;
+  questionRewardPoolEscrow: Address;
+  feedbackBonusEscrow: Address;
+  x402QuestionSubmitter: Address;
+  roundVotingEngine: Address;
+  advisoryVoteRecorder: Address;
+  batchExecutor: Address;
+}
+
+export const sandboxChainDef = (rpcUrl: string) =>
+  ({
+    id: 31337,
+    name: 'loopsign sandbox',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  }) as const;
+
+export class SandboxChain {
+  readonly publicClient: PublicClient;
+  readonly deployer: Account;
+  readonly raters: Account[];
+  private offset = 0;
+  addresses!: SandboxAddresses;
+
+  constructor(readonly rpcUrl: string, raterCount = 10) {
+    const chain = sandboxChainDef(rpcUrl);
+    this.publicClient = createPublicClient({ chain, transport: http(rpcUrl), pollingInterval: 50 }) as PublicClient;
+    this.deployer = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: 0 });
+    this.raters = Array.from({ length: raterCount }, (_, i) => mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: i + 2 }));
+  }
+
+  wallet(account: Account): WalletClient {
+    return createWalletClient({ account, chain: sandboxChainDef(this.rpcUrl), transport: http(this.rpcUrl) });
+  }
+
+  /** The chain's clock, in seconds. */
+  now(): number {
+    return Math.floor(Date.now() / 1000) + this.offset;
+  }
+
+  async rpc(method: string, params: unknown[] = []): Promise<unknown> {
+    return this.publicClient.request({ method: method as never, params: params as never });
+  }
+
+  /** Make time pass on the chain (and therefore for the beacon); mines a block at the new time. */
+  async advanceTime(seconds: number): Promise<number> {
+    const s = Math.max(0, Math.floor(seconds));
+    await this.rpc('evm_increaseTime', [s]);
+    this.offset += s;
+    await this.rpc('evm_mine');
+    return this.now();
+  }
+
+  async send(account: Account, to: Address, abi: readonly unknown[], functionName: string, args: unknown[]): Promise<Hex> {
+    const hash = await this.wallet(account).writeContract({ address: to, abi: abi as never, functionName: functionName as never, args: args as never, account, chain: undefined });
+    const receipt = await this.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+    if (receipt.status !== 'success') throw new Error(`${functionName} reverted (${hash})`);
+    return hash;
+  }
+
+  private async deploy(name: keyof typeof A, args: unknown[] = []): Promise<Address> {
+    const artifact = A[name] as { abi: readonly unknown[]; bytecode: Hex };
+    const hash = await this.wallet(this.deployer).deployContract({ abi: artifact.abi as never, bytecode: artifact.bytecode, args: args as never, account: this.deployer, chain: undefined });
+    const receipt = await this.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+    if (!receipt.contractAddress) throw new Error(`deploying ${name} failed`);
+    return receipt.contractAddress as Address;
+  }
+
+  async deployAll(drand: { chainHash: string; genesis: number; period: number }): Promise<SandboxAddresses> {
+    const usdc = await this.deploy('SandboxUSDC');
+    const lrep = await this.deploy('LoopReputation');
+    const protocolConfig = await this.deploy('ProtocolConfig', [`0x${drand.chainHash}`, BigInt(drand.genesis), BigInt(drand.period)]);
+    const contentRegistry = await this.deploy('ContentRegistry');
+    const questionRewardPoolEscrow = await this.deploy('QuestionRewardPoolEscrow');
+    const feedbackBonusEscrow = await this.deploy('FeedbackBonusEscrow');
+    const x402QuestionSubmitter = await this.deploy('X402QuestionSubmitter');
+    const roundVotingEngine = await this.deploy('RoundVotingEngine');
+    const advisoryVoteRecorder = await this.deploy('AdvisoryVoteRecorder', [roundVotingEngine, contentRegistry]);
+    const batchExecutor = await this.deploy('BatchExecutor');
+    const d = this.deployer;
+    await this.send(d, contentRegistry, A.ContentRegistry.abi, 'configure', [usdc, lrep, questionRewardPoolEscrow, roundVotingEngine, x402QuestionSubmitter]);
+    await this.send(d, questionRewardPoolEscrow, A.QuestionRewardPoolEscrow.abi, 'configure', [contentRegistry, x402QuestionSubmitter]);
+    await this.send(d, feedbackBonusEscrow, A.FeedbackBonusEscrow.abi, 'configure', [usdc, lrep, contentRegistry, roundVotingEngine, x402QuestionSubmitter]);
+    await this.send(d, x402QuestionSubmitter, A.X402QuestionSubmitter.abi, 'configure', [contentRegistry, questionRewardPoolEscrow, feedbackBonusEscrow, usdc]);
+    await this.send(d, roundVotingEngine, A.RoundVotingEngine.abi, 'configure', [contentRegistry, lrep, protocolConfig, advisoryVoteRecorder]);
+    this.addresses = {
+      usdc,
+      lrep,
+      protocolConfig,
+      contentRegistry,
+      questionRewardPoolEscrow,
+      feedbackBonusEscrow,
+      x402QuestionSubmitter,
+      roundVotingEngine,
+      advisoryVoteRecorder,
+      batchExecutor,
+    };
+    return this.addresses;
+  }
+
+  /** ETH, USDC and LREP for an account, and a human credential (needed to vote on gated content). */
+  async fund(address: Address, amounts: { eth?: string; usdc?: bigint; lrep?: bigint }): Promise<void> {
+    if (amounts.eth) await this.rpc('anvil_setBalance', [address, `0x${parseEther(amounts.eth).toString(16)}`]);
+    if (amounts.usdc) await this.send(this.deployer, this.addresses.usdc, A.SandboxUSDC.abi, 'mint', [address, amounts.usdc]);
+    if (amounts.lrep) await this.send(this.deployer, this.addresses.lrep, A.LoopReputation.abi, 'mint', [address, amounts.lrep]);
+    await this.send(this.deployer, this.addresses.roundVotingEngine, A.RoundVotingEngine.abi, 'setHumanCredential', [address, true]);
+  }
+
+  async setupRaters(): Promise<void> {
+    for (const rater of this.raters) {
+      await this.fund(rater.address, { lrep: 1_000_000_000n });
+      await this.send(rater, this.addresses.lrep, A.LoopReputation.abi, 'approve', [this.addresses.roundVotingEngine, 2n ** 255n]);
+    }
+  }
+}

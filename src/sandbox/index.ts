@@ -1,0 +1,175 @@
+// `loopsign sandbox`: anvil + contracts + beacon + service (HTTP and MCP) + keeper on 127.0.0.1, and a manifest
+// that loopsign's chain module reads for 31337. Nothing in src/ outside the sandbox imports this folder.
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { serve, type ServerType } from '@hono/node-server';
+import { ensurePrivateDir, writeFileAtomically } from '../fsutil.js';
+import { defaultSandboxDir } from '../paths.js';
+import { addressOfPrivateKey, decryptKeystore, encryptKeystore, generatePrivateKey } from '../wallet/keystore.js';
+import type { SandboxManifest } from '../chains/index.js';
+import { startAnvil, freePort, type AnvilProcess } from './anvil.js';
+import { SandboxBeacon } from './beacon.js';
+import { SandboxChain } from './chain.js';
+import { Keeper } from './keeper.js';
+import { AskService } from './service/asks.js';
+import { askTools } from './service/ask-tools.js';
+import { Hostile } from './service/hostile.js';
+import { buildApp, Faults, RateLimiter, SPEC_RATE_LIMITS } from './service/http.js';
+import { McpTools } from './service/mcp.js';
+
+export interface SandboxOptions {
+  port?: number;
+  stateDir?: string;
+  autoAdvance?: boolean;
+  atomicPlans?: boolean;
+  raters?: boolean;
+  log?: (message: string) => void;
+}
+
+export interface RunningSandbox {
+  manifest: SandboxManifest;
+  manifestPath: string;
+  stateDir: string;
+  devWallet: { address: string; keystore: string; passwordFile: string };
+  pids: { anvil: number; sandbox: number };
+  stop(): Promise<void>;
+}
+
+const DEV_USDC = 100_000_000_000n; // 100,000 USDC
+const DEV_LREP = 10_000_000_000n; // 10,000 LREP
+
+async function devWallet(stateDir: string): Promise<{ address: `0x${string}`; keystore: string; passwordFile: string }> {
+  const keystore = path.join(stateDir, 'dev-wallet.json');
+  const passwordFile = path.join(stateDir, 'dev-wallet.password');
+  try {
+    const password = (await fs.readFile(passwordFile, 'utf8')).replace(/\n$/, '');
+    const { address } = await decryptKeystore(JSON.parse(await fs.readFile(keystore, 'utf8')), password);
+    return { address, keystore, passwordFile };
+  } catch {
+    // First start (or an unusable leftover): a fresh throwaway wallet. scrypt n=2^14 keeps sandbox start fast;
+    // this key only ever holds sandbox funds.
+    const key = generatePrivateKey();
+    const password = randomBytes(18).toString('base64url');
+    await writeFileAtomically(passwordFile, password + '\n');
+    await writeFileAtomically(keystore, JSON.stringify(await encryptKeystore(key, password, { n: 16384 }), null, 2) + '\n');
+    return { address: addressOfPrivateKey(key), keystore, passwordFile };
+  }
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  const log = options.log ?? (() => undefined);
+  const stateDir = path.resolve(options.stateDir ?? defaultSandboxDir());
+  await ensurePrivateDir(stateDir);
+  const port = options.port ?? (await freePort());
+  const baseUrl = `http://127.0.0.1:${port}`;
+
+  let anvil: AnvilProcess | undefined;
+  let server: ServerType | undefined;
+  let keeper: Keeper | undefined;
+  try {
+    anvil = await startAnvil();
+    const chain = new SandboxChain(anvil.rpcUrl);
+    const beacon = new SandboxBeacon(chain.now() - 60, () => chain.now());
+    const addresses = await chain.deployAll(beacon.network);
+    const dev = await devWallet(stateDir);
+    await chain.fund(dev.address, { eth: '100', usdc: DEV_USDC, lrep: DEV_LREP });
+    await chain.setupRaters();
+
+    const hostile = new Hostile();
+    const asks = new AskService(chain, baseUrl, hostile, { atomicPlans: options.atomicPlans ?? false, receiptTimeoutMs: 180_000 });
+    const mcp = new McpTools();
+    mcp.register(...askTools(asks));
+    keeper = new Keeper(chain, beacon, log);
+    keeper.autoAdvance = options.autoAdvance ?? false;
+    keeper.ratersEnabled = options.raters ?? true;
+    const limiter = new RateLimiter({ ...SPEC_RATE_LIMITS });
+    const faults = new Faults();
+    const k = keeper;
+    const app = buildApp(asks, mcp, beacon, {
+      state: async () => ({
+        chainId: 31337,
+        now: chain.now(),
+        beaconRound: beacon.currentRound(),
+        addresses,
+        operations: asks.store.all().length,
+        settings: { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, rateLimits: limiter.limits },
+      }),
+      advance: async (seconds) => {
+        const now = await chain.advanceTime(seconds);
+        return { now, beaconRound: beacon.currentRound(), keeper: await k.tick() };
+      },
+      keeperTick: async () => ({ keeper: await k.tick() }),
+      fund: async (b) => {
+        await chain.fund(String(b.address) as `0x${string}`, {
+          eth: b.eth === undefined ? undefined : String(b.eth),
+          usdc: b.usdc === undefined ? undefined : BigInt(String(b.usdc)),
+          lrep: b.lrep === undefined ? undefined : BigInt(String(b.lrep)),
+        });
+        return { funded: b.address };
+      },
+      settings: (b) => {
+        if (typeof b.atomicPlans === 'boolean') asks.settings.atomicPlans = b.atomicPlans;
+        if (typeof b.autoAdvance === 'boolean') k.autoAdvance = b.autoAdvance;
+        if (typeof b.raters === 'boolean') k.ratersEnabled = b.raters;
+        if (b.rateLimits && typeof b.rateLimits === 'object') limiter.limits = { ...limiter.limits, ...(b.rateLimits as object) };
+        return { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, rateLimits: limiter.limits };
+      },
+    }, limiter, faults);
+
+    server = await new Promise<ServerType>((resolve, reject) => {
+      const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port }, () => resolve(s));
+      s.on('error', reject);
+    });
+    keeper.start();
+
+    const manifest: SandboxManifest = {
+      schema: 'loopsign.sandbox-manifest.v1',
+      chainId: 31337,
+      baseUrl,
+      rpcUrl: anvil.rpcUrl,
+      contracts: {
+        contentRegistry: addresses.contentRegistry,
+        roundVotingEngine: addresses.roundVotingEngine,
+        advisoryVoteRecorder: addresses.advisoryVoteRecorder,
+        x402QuestionSubmitter: addresses.x402QuestionSubmitter,
+        questionRewardPoolEscrow: addresses.questionRewardPoolEscrow,
+        feedbackBonusEscrow: addresses.feedbackBonusEscrow,
+        protocolConfig: addresses.protocolConfig,
+      },
+      tokens: { USDC: { address: addresses.usdc }, LREP: { address: addresses.lrep } },
+      batchDelegate: addresses.batchExecutor,
+      drand: { ...beacon.network, url: `${baseUrl}/drand/${beacon.network.chainHash}` },
+      devWallet: { address: dev.address, keystore: dev.keystore, passwordFile: dev.passwordFile },
+      pid: process.pid,
+    };
+    const manifestPath = path.join(stateDir, 'manifest.json');
+    await writeFileAtomically(manifestPath, JSON.stringify(manifest, null, 2) + '\n');
+
+    const a = anvil;
+    const srv = server;
+    let stopped = false;
+    return {
+      manifest,
+      manifestPath,
+      stateDir,
+      devWallet: dev,
+      pids: { anvil: a.pid, sandbox: process.pid },
+      stop: async () => {
+        if (stopped) return;
+        stopped = true;
+        await k.stop();
+        const closed = new Promise<void>((resolve) => srv.close(() => resolve()));
+        (srv as { closeAllConnections?: () => void }).closeAllConnections?.();
+        await closed;
+        await a.stop();
+        await fs.rm(manifestPath, { force: true });
+      },
+    };
+  } catch (error) {
+    await keeper?.stop();
+    server?.close();
+    await anvil?.stop();
+    throw error;
+  }
+}

@@ -1,0 +1,221 @@
+// The keeper makes asks come alive: simulated raters commit tlock-encrypted votes to each new question, every
+// commit (theirs or a user's) is revealed by decrypting it with the beacon once its round is out, and rounds
+// settle. Nothing here knows a plaintext it did not decrypt: reveals go through tlock like any keeper's.
+import { decodeEventLog, keccak256, toHex, type Hex } from 'viem';
+import { RoundVotingEngine } from './contracts/artifacts.js';
+import { contentRegistryAbi, votingEngineAbi } from '../protocol/abi.js';
+import { buildCommitVoteParams } from '../vote/build.js';
+import { decodeVotePlaintext } from '../vote/commit.js';
+import { roundTime } from '../vote/drand.js';
+import { tlockDecrypt } from '../vote/tlock.js';
+import type { SandboxBeacon } from './beacon.js';
+import type { SandboxChain } from './chain.js';
+
+interface PendingCommit {
+  contentId: bigint;
+  roundId: bigint;
+  commitKey: Hex;
+  targetRound: number;
+  ciphertext: Hex;
+  failed?: string;
+}
+
+export interface KeeperSummary {
+  raterVotes: number;
+  reveals: number;
+  settled: number;
+  advanced: number;
+}
+
+export class Keeper {
+  private lastBlock = 0n;
+  private readonly voted = new Set<string>(); // `${contentId}:${roundId}`
+  private readonly pending = new Map<string, PendingCommit>(); // by commitKey
+  private readonly openRounds = new Map<string, { contentId: bigint; roundId: bigint }>();
+  readonly revealed = new Map<string, { isUp: boolean; predictedUpBps: number }>(); // by commitKey
+  private running: Promise<KeeperSummary> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  autoAdvance = false;
+  /** Whether simulated raters vote on new questions. */
+  ratersEnabled = true;
+
+  constructor(
+    private readonly chain: SandboxChain,
+    private readonly beacon: SandboxBeacon,
+    private readonly log: (message: string) => void = () => undefined,
+  ) {}
+
+  start(intervalMs = 400): void {
+    this.timer = setInterval(() => void this.tick().catch((e) => this.log(`keeper: ${(e as Error).message}`)), intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One pass; concurrent callers share the pass in flight. */
+  tick(): Promise<KeeperSummary> {
+    this.running ??= this.pass().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private engine() {
+    return { address: this.chain.addresses.roundVotingEngine, abi: RoundVotingEngine.abi } as const;
+  }
+
+  private async read<T>(functionName: string, args: unknown[]): Promise<T> {
+    return (await this.chain.publicClient.readContract({ ...this.engine(), functionName: functionName as never, args: args as never })) as T;
+  }
+
+  private async scanLogs(): Promise<void> {
+    const latest = await this.chain.publicClient.getBlockNumber();
+    if (latest <= this.lastBlock) return;
+    const logs = await this.chain.publicClient.getLogs({
+      address: [this.chain.addresses.contentRegistry, this.chain.addresses.roundVotingEngine],
+      fromBlock: this.lastBlock + 1n,
+      toBlock: latest,
+    });
+    this.lastBlock = latest;
+    for (const l of logs) {
+      if (l.address.toLowerCase() === this.chain.addresses.contentRegistry.toLowerCase()) {
+        try {
+          const d = decodeEventLog({ abi: contentRegistryAbi, data: l.data, topics: l.topics });
+          if (d.eventName === 'QuestionSubmitted') this.openRounds.set(`${d.args.contentId}:1`, { contentId: d.args.contentId, roundId: 1n });
+        } catch {
+          // other registry events
+        }
+        continue;
+      }
+      try {
+        const d = decodeEventLog({ abi: votingEngineAbi, data: l.data, topics: l.topics });
+        if (d.eventName === 'VoteCommitted') {
+          const a = d.args;
+          const commitKey = keccak256(`0x${a.voter.slice(2)}${a.commitHash.slice(2)}` as Hex);
+          this.pending.set(commitKey, { contentId: a.contentId, roundId: a.roundId, commitKey, targetRound: Number(a.targetRound), ciphertext: a.ciphertext });
+          this.openRounds.set(`${a.contentId}:${a.roundId}`, { contentId: a.contentId, roundId: a.roundId });
+        }
+      } catch {
+        // RoundOpened / VoteRevealed / RoundSettled are not in the shared ABI; handled by reading state
+      }
+    }
+  }
+
+  private async raterVotes(contentId: bigint, roundId: bigint): Promise<number> {
+    const key = `${contentId}:${roundId}`;
+    if (this.voted.has(key) || !this.ratersEnabled) return 0;
+    this.voted.add(key);
+    const [startTime, state] = await this.read<readonly [number, number]>('roundCore', [contentId, roundId]);
+    const [epochDuration, , minVoters] = await this.read<readonly [number, number, number, number]>('roundConfigSnapshot', [contentId, roundId]);
+    const [openRoundId, reference] = await this.read<readonly [bigint, number]>('previewCommitContext', [contentId]);
+    if (state !== 0 || openRoundId !== roundId) return 0;
+    const submitter = (await this.chain.publicClient.readContract({
+      address: this.chain.addresses.contentRegistry,
+      abi: [{ type: 'function', name: 'contentSubmitter', stateMutability: 'view', inputs: [{ type: 'uint256' }], outputs: [{ type: 'address' }] }] as const,
+      functionName: 'contentSubmitter',
+      args: [contentId],
+    })) as Hex;
+    const raters = this.chain.raters.filter((r) => r.address.toLowerCase() !== submitter.toLowerCase()).slice(0, minVoters);
+    let count = 0;
+    for (const [i, rater] of raters.entries()) {
+      // Deterministic opinions per question: most raters like it, a seeded minority does not.
+      const h = BigInt(keccak256(toHex(`${contentId}:${roundId}:${i}`)));
+      const isUp = h % 10n < 7n;
+      const built = await buildCommitVoteParams(
+        {
+          voter: rater.address,
+          contentId,
+          isUp,
+          predictedUpPercent: 50 + Number(h % 40n),
+          stakeAmount: '1',
+          epochDuration,
+          roundId,
+          roundReferenceRatingBps: reference,
+          runtime: {
+            drandChainHash: this.beacon.network.chainHash,
+            drandGenesisTimeSeconds: this.beacon.network.genesis,
+            drandPeriodSeconds: this.beacon.network.period,
+            roundStartTimeSeconds: startTime,
+          },
+          now: this.chain.now(),
+        },
+        [this.beacon.network],
+      );
+      await this.chain.send(rater, this.chain.addresses.roundVotingEngine, votingEngineAbi, 'commitVote', [
+        contentId,
+        BigInt(built.secret.roundContext),
+        BigInt(built.targetRound),
+        built.drandChainHash,
+        built.commitHash,
+        built.ciphertext,
+        BigInt(built.stakeWei),
+        built.frontend,
+      ]);
+      count++;
+    }
+    return count;
+  }
+
+  private async reveal(p: PendingCommit): Promise<boolean> {
+    const n = this.beacon.network;
+    if (this.chain.now() < roundTime(p.targetRound, n.genesis, n.period) || !this.beacon.round(p.targetRound)) return false;
+    let plain;
+    try {
+      const armored = Buffer.from(p.ciphertext.slice(2), 'hex').toString('utf8');
+      const get = async (r: number) => {
+        const b = this.beacon.round(r);
+        if (!b) throw new Error(`round ${r} not out`);
+        return b;
+      };
+      plain = decodeVotePlaintext(await tlockDecrypt(n, armored, get, this.chain.now() - Math.floor(Date.now() / 1000)));
+    } catch (error) {
+      p.failed = `undecryptable: ${(error as Error).message}`;
+      this.log(`keeper: commit ${p.commitKey} cannot be decrypted (${(error as Error).message})`);
+      return false;
+    }
+    await this.chain.send(this.chain.deployer, this.chain.addresses.roundVotingEngine, votingEngineAbi, 'revealVoteByCommitKey', [
+      p.contentId,
+      p.roundId,
+      p.commitKey,
+      plain.isUp,
+      plain.predictedUpBps,
+      plain.salt,
+    ]);
+    this.revealed.set(p.commitKey, { isUp: plain.isUp, predictedUpBps: plain.predictedUpBps });
+    this.pending.delete(p.commitKey);
+    return true;
+  }
+
+  private async pass(): Promise<KeeperSummary> {
+    const summary: KeeperSummary = { raterVotes: 0, reveals: 0, settled: 0, advanced: 0 };
+    await this.scanLogs();
+    for (const { contentId, roundId } of this.openRounds.values()) summary.raterVotes += await this.raterVotes(contentId, roundId);
+    await this.scanLogs();
+    for (const p of [...this.pending.values()]) if (!p.failed && (await this.reveal(p))) summary.reveals++;
+    let waitUntil = 0;
+    for (const [key, { contentId, roundId }] of this.openRounds) {
+      const [startTime, state, voteCount, revealedCount] = await this.read<readonly [number, number, number, number]>('roundCore', [contentId, roundId]);
+      if (state !== 0) {
+        this.openRounds.delete(key);
+        continue;
+      }
+      const [epochDuration, maxDuration, minVoters] = await this.read<readonly [number, number, number, number]>('roundConfigSnapshot', [contentId, roundId]);
+      const epochEnd = startTime + epochDuration;
+      const allRevealed = voteCount > 0 && revealedCount === voteCount;
+      const expired = this.chain.now() >= startTime + maxDuration + 600;
+      if (this.chain.now() >= epochEnd && ((revealedCount >= minVoters && allRevealed) || expired)) {
+        await this.chain.send(this.chain.deployer, this.chain.addresses.roundVotingEngine, RoundVotingEngine.abi, 'settleRound', [contentId, roundId]);
+        this.openRounds.delete(key);
+        summary.settled++;
+      } else if (voteCount >= minVoters && this.chain.now() < epochEnd + 2 * this.beacon.network.period + 1) {
+        waitUntil = Math.max(waitUntil, epochEnd + 2 * this.beacon.network.period + 1);
+      }
+    }
+    if (this.autoAdvance && waitUntil > this.chain.now() && summary.raterVotes + summary.reveals + summary.settled === 0) {
+      await this.chain.advanceTime(waitUntil - this.chain.now());
+      summary.advanced = 1;
+    }
+    return summary;
+  }
+}

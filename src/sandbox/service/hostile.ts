@@ -1,0 +1,78 @@
+// Test control: make the sandbox service tamper with what it returns, as a compromised or buggy service would.
+// A scenario is armed for a number of responses (default 1) through POST /__sandbox/hostile; the list of
+// scenarios is served at GET /__sandbox/hostile so hardening suites can run every one of them.
+import { encodeFunctionData, maxUint256, type Hex } from 'viem';
+import { erc20Abi } from '../../protocol/abi.js';
+
+export const ATTACKER = '0xbad000000000000000000000000000000000bad0' as Hex;
+
+export interface HostileScenario {
+  name: string;
+  flow: 'ask' | 'x402' | 'bonus' | 'rate' | 'upload' | 'handoff';
+  description: string;
+}
+
+export const ASK_SCENARIOS: HostileScenario[] = [
+  { name: 'wrong_target', flow: 'ask', description: 'the submit call goes to an unknown contract' },
+  { name: 'inflated_approval', flow: 'ask', description: 'the bounty approval is ten times the bounty' },
+  { name: 'unlimited_approval', flow: 'ask', description: 'the bounty approval is unlimited (2^256-1)' },
+  { name: 'wrong_spender', flow: 'ask', description: 'the bounty approval names an attacker as spender' },
+  { name: 'native_value', flow: 'ask', description: 'a call carries native ETH value' },
+  { name: 'extra_call', flow: 'ask', description: 'an extra USDC transfer to an attacker is appended' },
+  { name: 'wrong_chain', flow: 'ask', description: 'the response names another chain' },
+  { name: 'wrong_wallet', flow: 'ask', description: 'the plan is for another wallet' },
+  { name: 'changed_question', flow: 'ask', description: 'the submitted question text differs from the file (reservation rebuilt to match)' },
+  { name: 'wrong_operation_key', flow: 'ask', description: 'the operationKey is not the one the payload hashes to' },
+  { name: 'permit_typed_data', flow: 'x402', description: 'an ERC-2612 Permit typed-data is returned instead of ReceiveWithAuthorization' },
+  { name: 'x402_wrong_recipient', flow: 'x402', description: 'the authorization pays an attacker instead of the submitter' },
+  { name: 'x402_inflated_value', flow: 'x402', description: 'the authorization value exceeds the bounty' },
+  { name: 'x402_long_validity', flow: 'x402', description: 'the authorization is valid for 30 days' },
+  { name: 'x402_wrong_nonce', flow: 'x402', description: 'the nonce is not bound to this ask' },
+  { name: 'x402_wrong_token', flow: 'x402', description: 'the EIP-712 domain names another token contract' },
+  { name: 'bonus_inflated_approval', flow: 'bonus', description: 'the bonus approval exceeds the bonus' },
+  { name: 'bonus_wrong_awarder', flow: 'bonus', description: 'the bonus pool names an attacker as awarder' },
+  { name: 'bonus_wrong_target', flow: 'bonus', description: 'the pool creation goes to an unknown contract' },
+];
+
+export class Hostile {
+  private readonly armed = new Map<string, number>();
+  readonly scenarios: HostileScenario[] = [...ASK_SCENARIOS];
+
+  register(more: HostileScenario[]): void {
+    this.scenarios.push(...more);
+  }
+
+  arm(name: string, count = 1): void {
+    if (!this.scenarios.some((s) => s.name === name)) throw new Error(`unknown hostile scenario ${name}`);
+    this.armed.set(name, count);
+  }
+
+  clear(): void {
+    this.armed.clear();
+  }
+
+  /** True (and consumes one use) when the scenario is armed. */
+  take(name: string): boolean {
+    const n = this.armed.get(name) ?? 0;
+    if (n <= 0) return false;
+    if (n === 1) this.armed.delete(name);
+    else this.armed.set(name, n - 1);
+    return true;
+  }
+
+  active(): Record<string, number> {
+    return Object.fromEntries(this.armed);
+  }
+}
+
+export function unlimitedApprove(spender: Hex): Hex {
+  return encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, maxUint256] });
+}
+
+export function approveData(spender: Hex, amount: bigint): Hex {
+  return encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, amount] });
+}
+
+export function transferData(to: Hex, amount: bigint): Hex {
+  return encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] });
+}

@@ -1,0 +1,76 @@
+// The public MCP endpoint /api/mcp/public (service-api.md §8): streamable HTTP, stateless JSON-RPC, built on the
+// official SDK's low-level Server so tool listings and results carry exactly the service's fields. Other issues
+// add their tools with registerTools().
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ApiError } from './envelope.js';
+
+export const MCP_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18'];
+
+export interface McpTool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  tier: 'primary' | 'advanced';
+  workflow: 'ask' | 'rating' | 'reference' | 'managed';
+  handler: (args: Record<string, unknown>) => Promise<Record<string, unknown>>;
+}
+
+export class McpTools {
+  private readonly tools = new Map<string, McpTool>();
+
+  register(...tools: McpTool[]): void {
+    for (const t of tools) this.tools.set(t.name, t);
+  }
+
+  list(): McpTool[] {
+    return [...this.tools.values()];
+  }
+
+  private server(): Server {
+    const server = new Server({ name: 'rateloop-public', version: '0.1.0' }, { capabilities: { tools: { listChanged: false } } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: this.list().map((t) => ({
+        name: t.name,
+        title: t.title,
+        description: t.description,
+        inputSchema: t.inputSchema,
+        rateLoopTier: t.tier,
+        rateLoopWorkflow: t.workflow,
+      })),
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      const tool = this.tools.get(request.params.name);
+      if (!tool) {
+        const e = new ApiError(404, 'not_found', `Unknown tool: ${request.params.name}`, 'call_tools_list');
+        return { content: [{ type: 'text', text: e.message }], isError: true, structuredContent: e.body() };
+      }
+      try {
+        const value = await tool.handler((request.params.arguments ?? {}) as Record<string, unknown>);
+        return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value };
+      } catch (error) {
+        const e = error instanceof ApiError ? error : new ApiError(500, 'failed_submission', (error as Error).message, 'retry_or_contact_operator');
+        return { content: [{ type: 'text', text: e.message }], isError: true, structuredContent: e.body() };
+      }
+    });
+    return server;
+  }
+
+  /** One POST, one fresh stateless transport (the SDK's rule for stateless mode). */
+  async handle(request: Request, parsedBody: unknown): Promise<Response> {
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const server = this.server();
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(request, { parsedBody });
+    } finally {
+      void server.close();
+    }
+  }
+}
+
+export function jsonRpcError(id: unknown, code: number, message: string, data?: Record<string, unknown>): Record<string, unknown> {
+  return { jsonrpc: '2.0', id: id ?? null, error: data ? { code, message, data } : { code, message } };
+}
