@@ -5,7 +5,7 @@ import { decodeEventLog, isHex, type Hex, type Log, type TransactionReceipt } fr
 import { contentRegistryAbi, feedbackBonusEscrowAbi } from '../../protocol/abi.js';
 import { AskFieldError, normalizeAsk, defaultPaymentMode, sameAssetTotal, type NormalizedAsk } from '../../protocol/ask-normalize.js';
 import { computeAskHashes, operationKeyOf, sha256hex, walletBoundClientRequestId, x402Nonce } from '../../protocol/ask-hashes.js';
-import { TEMPLATES, resultSpecHash, resultSpecOf } from '../../protocol/templates.js';
+import { TEMPLATES, resultSpecHash } from '../../protocol/templates.js';
 import { RoundVotingEngine } from '../contracts/artifacts.js';
 import type { SandboxChain } from '../chain.js';
 import { ApiError, conflict, invalidArguments, invalidRequest } from './envelope.js';
@@ -53,7 +53,6 @@ export class AskService {
         interpretation: { proceedRatingBps: 7000, proceedConservativeRatingBps: 6500, cautionRatingBps: 5500, reviseRatingBps: 4000 },
         recommendedUse: [t.description],
         resultSpecHash: resolver(t.id, t.version),
-        resultSpec: resultSpecOf(t.id, t.version, t.voteSemantics),
         submissionPattern: t.submissionPattern,
         bundleStrategy: t.bundleStrategy,
         templateInputsSchema: {

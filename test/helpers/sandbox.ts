@@ -1,0 +1,109 @@
+// Starts `loopsign --json sandbox` as a subprocess (as a user would), reads its one JSON document, and stops it
+// with SIGTERM. Also: a tiny client for the sandbox's test controls.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { BIN } from './cli.js';
+
+export interface SandboxInfo {
+  baseUrl: string;
+  rpcUrl: string;
+  chainId: number;
+  manifest: string;
+  devWallet: { address: `0x${string}`; keystore: string; passwordFile: string };
+  contracts: Record<string, `0x${string}`>;
+  tokens: { USDC: { address: `0x${string}` }; LREP: { address: `0x${string}` } };
+  batchDelegate: `0x${string}`;
+  drand: { chainHash: string; url: string; genesis: number; period: number };
+  pids: { anvil: number; sandbox: number };
+  startupMs: number;
+}
+
+export interface SandboxHandle {
+  info: SandboxInfo;
+  stateDir: string;
+  child: ChildProcess;
+  stop(): Promise<number | null>;
+  control(pathname: string, body?: unknown, method?: string): Promise<any>;
+  /** Environment that points loopsign at this sandbox with its dev wallet. */
+  env(): Record<string, string>;
+}
+
+export async function startSandbox(args: string[] = []): Promise<SandboxHandle> {
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'loopsign-sandbox-'));
+  const child = spawn(process.execPath, [BIN, '--json', 'sandbox', '--state-dir', stateDir, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, XDG_STATE_HOME: path.join(stateDir, 'xdg-state') },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const info = await new Promise<SandboxInfo>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`sandbox did not start in 30 s:\n${stderr}`)), 30_000);
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+      const line = stdout.split('\n')[0];
+      if (stdout.includes('\n') && line) {
+        clearTimeout(timer);
+        const doc = JSON.parse(line);
+        if (!doc.ok) reject(new Error(`sandbox failed: ${line}`));
+        else resolve(doc as SandboxInfo);
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`sandbox exited with ${code}:\n${stderr}`));
+    });
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    info,
+    stateDir,
+    child,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+    control: async (pathname, body, method) => {
+      const res = await fetch(`${info.baseUrl}${pathname}`, {
+        method: method ?? (body === undefined ? 'GET' : 'POST'),
+        headers: { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return res.json();
+    },
+    env: () => ({
+      LOOPSIGN_CHAIN_ID: '31337',
+      LOOPSIGN_SANDBOX_MANIFEST: info.manifest,
+      LOOPSIGN_KEYSTORE: info.devWallet.keystore,
+      LOOPSIGN_PASSWORD_FILE: info.devWallet.passwordFile,
+    }),
+  };
+}
+
+/** True while a process with this PID exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function api(base: string, method: string, pathname: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
+  const res = await fetch(`${base}${pathname}`, {
+    method,
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}

@@ -1,0 +1,390 @@
+// The sandbox, driven over its real HTTP, MCP and RPC interfaces (no loopsign client code on the request path):
+// the ask lifecycle with viem step by step, x402 with a signed ReceiveWithAuthorization, a bonus pool, a tlock
+// vote revealed by the keeper, the spec's error envelope, and process hygiene.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPublicClient, createWalletClient, http, parseAbi, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { alive, api, startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import { TEST_ADDRESS, TEST_PRIVATE_KEY, readVector } from './helpers/cli.js';
+import { normalizeAsk } from '../src/protocol/ask-normalize.js';
+import { computeAskHashes } from '../src/protocol/ask-hashes.js';
+import { TEMPLATES, resultSpecHash } from '../src/protocol/templates.js';
+import { buildCommitVoteParams } from '../src/vote/build.js';
+import { votingEngineAbi } from '../src/protocol/abi.js';
+
+const account = privateKeyToAccount(TEST_PRIVATE_KEY as Hex);
+const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)', 'function approve(address,uint256) returns (bool)']);
+const resolver = (id: string, v: number) => resultSpecHash(id, v, TEMPLATES.find((t) => t.id === id)!.voteSemantics);
+
+let sb: SandboxHandle;
+let base: string;
+let pub: ReturnType<typeof createPublicClient>;
+let wallet: ReturnType<typeof createWalletClient>;
+let idCounter = 0;
+
+function askBody(extra: Record<string, unknown> = {}): Record<string, any> {
+  return {
+    chainId: 31337,
+    clientRequestId: `sandbox-e2e-${Date.now()}-${idCounter++}`,
+    walletAddress: TEST_ADDRESS,
+    maxPaymentAmount: '1500000',
+    bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+    roundConfig: { questionDurationSeconds: '1200', minVoters: '3', maxVoters: '100' },
+    question: { title: 'Should this agent proceed?', contextUrl: 'https://example.com/context', categoryId: '1', tags: ['agent'] },
+    ...extra,
+  };
+}
+
+async function send(call: { to: Hex; data: Hex; value: string }): Promise<Hex> {
+  const hash = await wallet.sendTransaction({ account, chain: null, to: call.to, data: call.data, value: BigInt(call.value) });
+  const receipt = await pub.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+  expect(receipt.status).toBe('success');
+  return hash;
+}
+
+async function runPlan(calls: { to: Hex; data: Hex; value: string; phase: string }[]): Promise<Hex[]> {
+  const hashes: Hex[] = [];
+  for (const call of calls) {
+    if (call.phase === 'submit_question') await new Promise((r) => setTimeout(r, 1250)); // reservation minimum age
+    hashes.push(await send(call));
+  }
+  return hashes;
+}
+
+async function settle(): Promise<void> {
+  await sb.control('/__sandbox/keeper/tick', {});
+  await sb.control('/__sandbox/time', { advanceSeconds: 1300 });
+  for (let i = 0; i < 5; i++) await sb.control('/__sandbox/keeper/tick', {});
+}
+
+const usdcBalance = async () => (await pub.readContract({ address: sb.info.tokens.USDC.address, abi: erc20, functionName: 'balanceOf', args: [TEST_ADDRESS] })) as bigint;
+
+beforeAll(async () => {
+  sb = await startSandbox();
+  base = sb.info.baseUrl;
+  pub = createPublicClient({ transport: http(sb.info.rpcUrl), pollingInterval: 50 });
+  wallet = createWalletClient({ account, transport: http(sb.info.rpcUrl) });
+  await sb.control('/__sandbox/fund', { address: TEST_ADDRESS, usdc: '100000000', lrep: '100000000' });
+}, 60_000);
+
+afterAll(async () => {
+  const anvilPid = sb.info.pids.anvil;
+  expect(await sb.stop()).toBe(0);
+  expect(alive(anvilPid)).toBe(false);
+  await expect(fetch(`${base}/api/agent/templates`)).rejects.toThrow();
+});
+
+describe('sandbox startup', () => {
+  it('starts in under 5 seconds and prints what a user needs', () => {
+    expect(sb.info.startupMs).toBeLessThan(5000);
+    expect(sb.info.chainId).toBe(31337);
+    expect(sb.info.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(sb.info.rpcUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(Object.keys(sb.info.contracts).sort()).toEqual(
+      ['advisoryVoteRecorder', 'contentRegistry', 'feedbackBonusEscrow', 'protocolConfig', 'questionRewardPoolEscrow', 'roundVotingEngine', 'x402QuestionSubmitter'].sort(),
+    );
+    expect(sb.info.drand.chainHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(sb.info)).not.toMatch(/privateKey/i);
+  });
+
+  it('serves the drand beacon for tlock clients', async () => {
+    const info = await api(base, 'GET', `/drand/${sb.info.drand.chainHash}/info`);
+    expect(info.body).toMatchObject({ hash: sb.info.drand.chainHash, schemeID: 'bls-unchained-g1-rfc9380', period: 3 });
+    const latest = await api(base, 'GET', `/drand/${sb.info.drand.chainHash}/public/latest`);
+    expect(latest.body.signature).toMatch(/^[0-9a-f]{96}$/);
+    const future = await api(base, 'GET', `/drand/${sb.info.drand.chainHash}/public/${latest.body.round + 1000}`);
+    expect(future.status).toBe(425);
+  });
+});
+
+describe('conformance values the service reproduces', () => {
+  it('quotes the example ask with the wallet-bound operationKey and payloadHash of the vectors', async () => {
+    const vec = readVector('ask-keystore-eip3009.json');
+    const body = {
+      bounty: { amount: '1500000', bountyEligibility: '0', requiredVoters: '3' },
+      clientRequestId: 'local-signer-test',
+      maxPaymentAmount: '1500000',
+      question: { categoryId: '1', contextUrl: 'https://example.com/context', tags: ['agent'], title: 'Should this agent proceed?' },
+      roundConfig: { questionDurationSeconds: '1200', maxVoters: '100', minVoters: '3' },
+      chainId: 8453,
+      walletAddress: TEST_ADDRESS,
+    };
+    const q = await api(base, 'POST', '/api/agent/quote', body);
+    expect(q.status).toBe(200);
+    expect(q.body.operationKey).toBe(vec.walletBound_clientRequestId_defaultMetaBase.operationKey);
+    expect(q.body.payloadHash).toBe(vec.walletBound_clientRequestId_defaultMetaBase.payloadHash);
+    expect(q.body.clientRequestId).toBe('local-signer-test');
+    expect(q.body.payment).toMatchObject({ decimals: 6, asset: 'USDC', amount: '1500000' });
+  });
+});
+
+describe('a wallet-call ask, executed step by step with viem', () => {
+  it('reserves, approves, submits, confirms, and settles with the simulated raters tallies', async () => {
+    const body = askBody({ paymentMode: 'wallet_calls' });
+    const before = await usdcBalance();
+    const r = await api(base, 'POST', '/api/agent/asks', body);
+    expect(r.status).toBe(200);
+    expect(r.body.status).toBe('awaiting_wallet_signature');
+    expect(r.body.transactionPlan.calls.map((c: { phase: string }) => c.phase)).toEqual(['reserve_submission', 'approve_usdc', 'submit_question']);
+    expect(r.body.transactionPlan.requiresOrderedExecution).toBe(true);
+    const hashes = computeAskHashes(normalizeAsk(body), TEST_ADDRESS, resolver);
+    expect(r.body.operationKey).toBe(hashes.operationKey);
+    expect(r.body.payloadHash).toBe(hashes.payloadHash);
+
+    const again = await api(base, 'POST', '/api/agent/asks', body);
+    expect(again.body.operationKey).toBe(r.body.operationKey);
+    expect(again.body.transactionPlan).toEqual(r.body.transactionPlan);
+
+    const txs = await runPlan(r.body.transactionPlan.calls);
+    const c = await api(base, 'POST', `/api/agent/asks/${r.body.operationKey}/confirm`, { transactionHashes: txs });
+    expect(c.status).toBe(200);
+    expect(c.body.status).toBe('submitted');
+    expect(c.body.contentIds).toHaveLength(1);
+    expect(await usdcBalance()).toBe(before - 1_500_000n);
+
+    const dup = await api(base, 'POST', '/api/agent/asks', { ...body, question: { ...body.question, title: 'Another title' } });
+    expect(dup.status).toBe(409);
+    expect(dup.body).toMatchObject({ code: 'duplicate_ask', status: 409, retryable: false, recoverWith: 'reuse_original_request_or_change_clientRequestId' });
+
+    const pending = await api(base, 'GET', `/api/agent/asks/${r.body.operationKey}`);
+    expect(pending.body).toMatchObject({ status: 'submitted', ready: false, terminal: false, pollAfterMs: 5000, nextAction: 'poll_rateloop_get_question_status' });
+
+    await settle();
+    const status = await api(base, 'GET', `/api/agent/asks/${r.body.operationKey}`);
+    expect(status.body).toMatchObject({ ready: true, terminal: true, pollAfterMs: null, resultTool: 'rateloop_get_result', nextAction: 'call_rateloop_get_result' });
+    const result = await api(base, 'GET', `/api/agent/results/${r.body.operationKey}`);
+    expect(result.body.ready).toBe(true);
+    expect(result.body.voteCount).toBe(3);
+    expect(result.body.distribution.up.count + result.body.distribution.down.count).toBe(3);
+    expect(result.body.distribution.revealedCount).toBe(3);
+    expect(result.body.rationaleSummary).toMatch(/^\[RATELOOP_UNTRUSTED_DATA_BEGIN source="rater_feedback"\]/);
+    const byClient = await api(base, 'GET', `/api/agent/results/by-client-request?chainId=31337&clientRequestId=${body.clientRequestId}&walletAddress=${TEST_ADDRESS}`);
+    expect(byClient.body.distribution).toEqual(result.body.distribution);
+  });
+});
+
+describe('an x402 ask', () => {
+  it('settles with a signed ReceiveWithAuthorization and moves exactly the bounty', async () => {
+    const body = askBody({ paymentMode: 'x402_authorization' });
+    const before = await usdcBalance();
+    const first = await api(base, 'POST', '/api/agent/asks', body);
+    expect(first.body.nextAction).toBe('sign_x402_authorization');
+    expect(first.body.transactionPlan).toBeNull();
+    const req = first.body.x402AuthorizationRequest;
+    expect(req.eip712.primaryType).toBe('ReceiveWithAuthorization');
+    expect(req.eip712.domain).toMatchObject({ name: 'USD Coin', version: '2', chainId: 31337 });
+    const m = req.eip712.message;
+    const signature = await account.signTypedData({
+      domain: { ...req.eip712.domain, verifyingContract: req.eip712.domain.verifyingContract },
+      types: req.eip712.types,
+      primaryType: 'ReceiveWithAuthorization',
+      message: { ...m, value: BigInt(m.value), validAfter: BigInt(m.validAfter), validBefore: BigInt(m.validBefore) },
+    });
+    const second = await api(base, 'POST', '/api/agent/asks', { ...body, paymentAuthorization: { ...m, signature } });
+    expect(second.status).toBe(200);
+    expect(second.body.nextAction).toBe('submit_x402_transaction');
+    expect(second.body.transactionPlan.calls).toHaveLength(1);
+    expect(second.body.transactionPlan.calls[0].phase).toBe('submit_x402_question');
+    const tx = await send(second.body.transactionPlan.calls[0]);
+    const c = await api(base, 'POST', `/api/agent/asks/${first.body.operationKey}/confirm`, { transactionHashes: [tx] });
+    expect(c.body.status).toBe('submitted');
+    expect(await usdcBalance()).toBe(before - 1_500_000n);
+    await settle();
+    const result = await api(base, 'GET', `/api/agent/results/${first.body.operationKey}`);
+    expect(result.body.ready).toBe(true);
+    expect(result.body.voteCount).toBe(3);
+  });
+
+  it('rejects an authorization for another value (409)', async () => {
+    const body = askBody({ paymentMode: 'x402_authorization' });
+    const first = await api(base, 'POST', '/api/agent/asks', body);
+    const m = first.body.x402AuthorizationRequest.eip712.message;
+    const bad = await api(base, 'POST', '/api/agent/asks', { ...body, paymentAuthorization: { ...m, value: '1', signature: `0x${'11'.repeat(65)}` } });
+    expect(bad.status).toBe(409);
+    expect(bad.body.message).toMatch(/value/);
+  });
+});
+
+describe('a feedback bonus', () => {
+  it('is funded through the follow-up plan and confirmed', async () => {
+    const body = askBody({ paymentMode: 'wallet_calls', maxPaymentAmount: '2500000', feedbackBonus: { amount: '1000000', asset: 'USDC' } });
+    const before = await usdcBalance();
+    const r = await api(base, 'POST', '/api/agent/asks', body);
+    const txs = await runPlan(r.body.transactionPlan.calls);
+    const c = await api(base, 'POST', `/api/agent/asks/${r.body.operationKey}/confirm`, { transactionHashes: txs });
+    const bonus = c.body.feedbackBonus;
+    expect(bonus.status).toBe('awaiting_wallet_signature');
+    expect(bonus.transactionPlan.calls.map((x: { phase: string }) => x.phase)).toEqual(['approve_feedback_bonus_usdc', 'create_feedback_bonus_pool']);
+    expect(bonus.roundId).toBe('1');
+    const bonusTxs = await runPlan(bonus.transactionPlan.calls);
+    const fb = await api(base, 'POST', `/api/agent/asks/${r.body.operationKey}/confirm-feedback-bonus`, { transactionHashes: bonusTxs });
+    expect(fb.status).toBe(200);
+    expect(fb.body.feedbackBonus).toMatchObject({ status: 'funded', enabled: true, amount: '1000000' });
+    expect(fb.body.feedbackBonus.poolId).toMatch(/^\d+$/);
+    expect(await usdcBalance()).toBe(before - 2_500_000n);
+  });
+});
+
+describe('a vote committed directly on chain with tlock to the sandbox beacon', () => {
+  it('is revealed by the keeper with the committed direction and prediction', async () => {
+    await sb.control('/__sandbox/settings', { raters: false });
+    const body = askBody({ paymentMode: 'wallet_calls' });
+    const r = await api(base, 'POST', '/api/agent/asks', body);
+    const txs = await runPlan(r.body.transactionPlan.calls);
+    // The dev wallet asks; the test account rates it.
+    const devSigner = createWalletClient({ account: privateKeyToAccount(TEST_PRIVATE_KEY as Hex), transport: http(sb.info.rpcUrl) });
+    void devSigner;
+    const c = await api(base, 'POST', `/api/agent/asks/${r.body.operationKey}/confirm`, { transactionHashes: txs });
+    await sb.control('/__sandbox/settings', { raters: true });
+    const contentId = BigInt(c.body.contentId);
+    const engine = sb.info.contracts.roundVotingEngine;
+    // A rater other than the submitter: anvil account 3.
+    const { mnemonicToAccount } = await import('viem/accounts');
+    const voter = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 13 });
+    await sb.control('/__sandbox/fund', { address: voter.address, lrep: '5000000', eth: '10' });
+    const vw = createWalletClient({ account: voter, transport: http(sb.info.rpcUrl) });
+    const [openRoundId, ref] = (await pub.readContract({ address: engine, abi: votingEngineAbi, functionName: 'previewCommitContext', args: [contentId] })) as [bigint, number];
+    const core = (await pub.readContract({ address: engine, abi: votingEngineAbi, functionName: 'roundCore', args: [contentId, openRoundId] })) as readonly [number, ...unknown[]];
+    const state = await sb.control('/__sandbox/state');
+    const built = await buildCommitVoteParams(
+      {
+        voter: voter.address, contentId, isUp: false, predictedUpPercent: 31, stakeAmount: '2', epochDuration: 1200, roundId: openRoundId, roundReferenceRatingBps: ref,
+        runtime: { drandChainHash: sb.info.drand.chainHash, drandGenesisTimeSeconds: sb.info.drand.genesis, drandPeriodSeconds: sb.info.drand.period, roundStartTimeSeconds: core[0] },
+        now: state.now,
+      },
+      [{ name: 'sandbox', chainHash: sb.info.drand.chainHash, genesis: sb.info.drand.genesis, period: sb.info.drand.period, publicKey: (await api(base, 'GET', `/drand/${sb.info.drand.chainHash}/info`)).body.public_key, scheme: 'bls-unchained-g1-rfc9380' }],
+    );
+    const approve = await vw.writeContract({ account: voter, chain: null, address: sb.info.tokens.LREP.address, abi: erc20, functionName: 'approve', args: [engine, 2_000_000n] });
+    await pub.waitForTransactionReceipt({ hash: approve });
+    const commit = await vw.writeContract({
+      account: voter, chain: null, address: engine, abi: votingEngineAbi, functionName: 'commitVote',
+      args: [contentId, BigInt(built.secret.roundContext), BigInt(built.targetRound), built.drandChainHash, built.commitHash, built.ciphertext, 2_000_000n, built.frontend],
+    });
+    expect((await pub.waitForTransactionReceipt({ hash: commit })).status).toBe('success');
+    await settle();
+    const engineAbi = parseAbi(['function commitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))']);
+    const stored = (await pub.readContract({ address: engine, abi: engineAbi, functionName: 'commitOf', args: [contentId, openRoundId, built.secret.commitKey] })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
+    expect(stored.revealed).toBe(true);
+    expect(stored.isUp).toBe(false);
+    expect(stored.predictedUpBps).toBe(3100);
+  });
+});
+
+describe('the public MCP endpoint', () => {
+  it('lists and calls the ask-side rateloop_ tools with the official SDK client', async () => {
+    const client = new Client({ name: 'loopsign-test', version: '0.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/api/mcp/public`)));
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    for (const n of ['rateloop_quote_question', 'rateloop_ask_humans', 'rateloop_confirm_ask_transactions', 'rateloop_confirm_feedback_bonus_transactions', 'rateloop_get_question_status', 'rateloop_get_result', 'rateloop_list_result_templates']) {
+      expect(names).toContain(n);
+    }
+    const raw = await api(base, 'POST', '/api/mcp/public', { jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} }, { 'mcp-protocol-version': '2025-11-25', accept: 'application/json, text/event-stream' });
+    expect(raw.body.result.tools.every((t: { rateLoopTier: string; rateLoopWorkflow: string }) => /^(primary|advanced)$/.test(t.rateLoopTier) && t.rateLoopWorkflow === 'ask')).toBe(true);
+    const quote = await client.callTool({ name: 'rateloop_quote_question', arguments: askBody() });
+    expect((quote.structuredContent as { operationKey: string }).operationKey).toMatch(/^0x[0-9a-f]{64}$/);
+    const bad = await client.callTool({ name: 'rateloop_quote_question', arguments: { ...askBody(), bounty: { amount: 'lots' } } });
+    expect(bad.isError).toBe(true);
+    expect((bad.structuredContent as { code: string; status: number })).toMatchObject({ code: 'invalid_arguments', status: 400 });
+    const unknown = await client.callTool({ name: 'rateloop_nope', arguments: {} });
+    expect(unknown.isError).toBe(true);
+    await client.close();
+  });
+
+  it('follows the transport rules: protocol header, GET 405, OPTIONS 204, parse errors', async () => {
+    const list = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+    const missing = await api(base, 'POST', '/api/mcp/public', list);
+    expect(missing.status).toBe(200);
+    expect(missing.body.error).toMatchObject({ code: -32000, message: 'Missing MCP-Protocol-Version header.' });
+    const unsupported = await api(base, 'POST', '/api/mcp/public', list, { 'mcp-protocol-version': '1999-01-01' });
+    expect(unsupported.body.error.data.supportedProtocolVersions).toEqual(['2025-11-25', '2025-06-18']);
+    const get = await api(base, 'GET', '/api/mcp/public');
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST, OPTIONS');
+    const options = await fetch(`${base}/api/mcp/public`, { method: 'OPTIONS' });
+    expect(options.status).toBe(204);
+    const parse = await api(base, 'POST', '/api/mcp/public', '{nope', { 'mcp-protocol-version': '2025-11-25' });
+    expect(parse.body.error.code).toBe(-32700);
+    const note = await fetch(`${base}/api/mcp/public`, { method: 'POST', headers: { 'content-type': 'application/json', 'mcp-protocol-version': '2025-11-25' }, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' });
+    expect(note.status).toBe(202);
+    const origin = await api(base, 'POST', '/api/mcp/public', list, { 'mcp-protocol-version': '2025-11-25', origin: 'https://evil.example' });
+    expect(origin.status).toBe(403);
+  });
+});
+
+describe('bad requests get the envelope and never break the sandbox', () => {
+  it.each([
+    ['invalid JSON', '/api/agent/asks', '{not json', 400, 'invalid_request'],
+    ['not an object', '/api/agent/quote', '[1,2]', 400, 'invalid_request'],
+    ['unknown top-level field', '/api/agent/asks', JSON.stringify({ ...askBody(), colour: 'blue' }), 400, 'invalid_arguments'],
+    ['missing wallet', '/api/agent/asks', JSON.stringify({ ...askBody(), walletAddress: undefined }), 400, 'wallet_address_required'],
+    ['mode sync', '/api/agent/asks', JSON.stringify({ ...askBody(), mode: 'sync' }), 400, 'mode_unsupported'],
+    ['maxPayment too low', '/api/agent/asks', JSON.stringify({ ...askBody(), maxPaymentAmount: '1' }), 400, 'max_payment_exceeded'],
+    ['bad image URL', '/api/agent/quote', JSON.stringify({ ...askBody(), question: { ...askBody().question, imageUrls: ['https://x.example/a.png'] } }), 400, 'invalid_media'],
+    ['unknown template', '/api/agent/quote', JSON.stringify({ ...askBody(), question: { ...askBody().question, templateId: 'nope' } }), 400, 'unsupported_template'],
+  ])('%s', async (_n, path, body, status, code) => {
+    const r = await api(base, 'POST', path, body);
+    expect(r.status).toBe(status);
+    expect(r.body).toMatchObject({ code, status, retryable: false });
+    expect(typeof r.body.message).toBe('string');
+  });
+
+  it('unknown operations: confirm 409, status not_found body, bearer 401', async () => {
+    const key = `0x${'ab'.repeat(32)}`;
+    const c = await api(base, 'POST', `/api/agent/asks/${key}/confirm`, { transactionHashes: [key] });
+    expect(c.status).toBe(409);
+    const s = await api(base, 'GET', `/api/agent/asks/${key}`);
+    expect(s.status).toBe(200);
+    expect(s.body).toMatchObject({ status: 'not_found', terminal: true, nextAction: 'verify_operation_identifiers' });
+    const auth = await api(base, 'GET', '/api/agent/templates', undefined, { authorization: 'Bearer x' });
+    expect(auth.status).toBe(401);
+    expect(auth.headers.get('www-authenticate')).toMatch(/^Bearer realm="rateloop-mcp"/);
+  });
+
+  it('caps confirm bodies at 128 KiB (413) and rate-limits with Retry-After (429)', async () => {
+    const big = await api(base, 'POST', `/api/agent/asks/0x${'cd'.repeat(32)}/confirm`, JSON.stringify({ transactionHashes: [], pad: 'x'.repeat(140_000) }));
+    expect(big.status).toBe(413);
+    expect(big.body.code).toBe('request_entity_too_large');
+    await sb.control('/__sandbox/settings', { rateLimits: { read: 2 } });
+    const statuses: number[] = [];
+    let retryAfter: string | null = null;
+    const fresh = `/api/agent/asks/0x${'ef'.repeat(31)}${Date.now().toString(16).slice(-2).padStart(2, '0')}`; // buckets are per concrete path
+    for (let i = 0; i < 4; i++) {
+      const r = await api(base, 'GET', fresh);
+      statuses.push(r.status);
+      if (r.status === 429) {
+        retryAfter = r.headers.get('retry-after');
+        expect(r.body).toMatchObject({ code: 'rate_limit_exceeded', retryable: true, status: 429, recoverWith: 'retry_after_delay' });
+      }
+    }
+    await sb.control('/__sandbox/settings', { rateLimits: { read: 120 } });
+    expect(statuses.slice(0, 2)).toEqual([200, 200]);
+    expect(statuses).toContain(429);
+    expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('injects faults on request and keeps serving afterwards', async () => {
+    await sb.control('/__sandbox/faults', { route: 'GET /api/agent/templates', kind: 'status', status: 503, count: 1 });
+    const f = await api(base, 'GET', '/api/agent/templates');
+    expect(f.status).toBe(503);
+    expect(f.body).toMatchObject({ code: 'service_unavailable', retryable: true });
+    const ok = await api(base, 'GET', '/api/agent/templates');
+    expect(ok.status).toBe(200);
+    expect(ok.body.templates).toHaveLength(13);
+  });
+});
+
+describe('two sandboxes at once', () => {
+  it('run side by side on different ports and stop cleanly', async () => {
+    const second = await startSandbox();
+    expect(second.info.baseUrl).not.toBe(base);
+    expect(second.info.rpcUrl).not.toBe(sb.info.rpcUrl);
+    const t = await api(second.info.baseUrl, 'GET', '/api/agent/templates');
+    expect(t.status).toBe(200);
+    const anvilPid = second.info.pids.anvil;
+    expect(await second.stop()).toBe(0);
+    expect(alive(anvilPid)).toBe(false);
+  });
+});
