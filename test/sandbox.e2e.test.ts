@@ -376,6 +376,60 @@ describe('bad requests get the envelope and never break the sandbox', () => {
   });
 });
 
+describe('faults and hostile scenarios (test controls)', () => {
+  it('after_commit: the ask is stored although the client saw a 500; a retry gets the same operation', async () => {
+    const body = askBody({ paymentMode: 'wallet_calls' });
+    await sb.control('/__sandbox/faults', { route: 'POST /api/agent/asks', kind: 'after_commit', count: 1 });
+    const failed = await api(base, 'POST', '/api/agent/asks', body);
+    expect(failed.status).toBe(500);
+    expect(failed.body).toMatchObject({ code: 'internal_error', retryable: true });
+    const retry = await api(base, 'POST', '/api/agent/asks', body);
+    expect(retry.status).toBe(200);
+    const status = await api(base, 'GET', `/api/agent/asks/${retry.body.operationKey}`);
+    expect(status.body.status).toBe('awaiting_wallet_signature');
+  });
+
+  it('reset drops the connection; timeout delays the answer', async () => {
+    await sb.control('/__sandbox/faults', { route: 'GET /api/agent/templates', kind: 'reset', count: 1 });
+    await expect(fetch(`${base}/api/agent/templates`)).rejects.toThrow();
+    await sb.control('/__sandbox/faults', { route: 'GET /api/agent/templates', kind: 'timeout', delayMs: 300, count: 1 });
+    const t0 = Date.now();
+    const slow = await api(base, 'GET', '/api/agent/templates');
+    expect(slow.status).toBe(200);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+  });
+
+  it('lists its hostile scenarios and applies an armed one to the next response only', async () => {
+    const list = await sb.control('/__sandbox/hostile');
+    expect(list.scenarios.length).toBeGreaterThanOrEqual(19);
+    await sb.control('/__sandbox/hostile', { scenario: 'wrong_target' });
+    const body = askBody({ paymentMode: 'wallet_calls' });
+    const tampered = await api(base, 'POST', '/api/agent/asks', body);
+    expect(tampered.body.transactionPlan.calls[2].to).toBe('0xbad000000000000000000000000000000000bad0');
+    const honest = await api(base, 'POST', '/api/agent/asks', body);
+    expect(honest.body.transactionPlan.calls[2].to).toBe(sb.info.contracts.contentRegistry);
+    const unknown = await sb.control('/__sandbox/hostile', { scenario: 'no_such_scenario' });
+    expect(unknown.error).toMatch(/unknown hostile scenario/);
+  });
+
+  it('MCP tools return what their HTTP twins return', async () => {
+    const client = new Client({ name: 'loopsign-test', version: '0.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/api/mcp/public`)));
+    const body = askBody({ paymentMode: 'wallet_calls' });
+    const viaMcp = (await client.callTool({ name: 'rateloop_ask_humans', arguments: body })).structuredContent as Record<string, any>;
+    const viaHttp = (await api(base, 'POST', '/api/agent/asks', body)).body;
+    expect(Object.keys(viaMcp).sort()).toEqual(Object.keys(viaHttp).sort());
+    expect(viaMcp.transactionPlan).toEqual(viaHttp.transactionPlan);
+    const status = (await client.callTool({ name: 'rateloop_get_question_status', arguments: { operationKey: viaHttp.operationKey } })).structuredContent;
+    expect(status).toEqual((await api(base, 'GET', `/api/agent/asks/${viaHttp.operationKey}`)).body);
+    const byClient = (await client.callTool({ name: 'rateloop_get_question_status', arguments: { chainId: 31337, clientRequestId: body.clientRequestId, walletAddress: TEST_ADDRESS } })).structuredContent as { operationKey: string };
+    expect(byClient.operationKey).toBe(viaHttp.operationKey);
+    const templates = (await client.callTool({ name: 'rateloop_list_result_templates', arguments: {} })).structuredContent;
+    expect(templates).toEqual((await api(base, 'GET', '/api/agent/templates')).body);
+    await client.close();
+  });
+});
+
 describe('two sandboxes at once', () => {
   it('run side by side on different ports and stop cleanly', async () => {
     const second = await startSandbox();
