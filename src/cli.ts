@@ -101,6 +101,60 @@ export function buildProgram(out: Output): Command {
     .addHelpText('after', examples(['loopsign config show', 'loopsign --json --chain-id 31337 config show']))
     .action(lazy(() => import('./commands/config.js'), (m) => m.configShow));
 
+  const lookupOptions = (cmd: Command) =>
+    cmd
+      .option('--operation-key <key>', 'the operation key (0x + 64 hex)')
+      .option('--client-request-id <id>', 'the clientRequestId of the ask (with the configured chain and wallet)')
+      .option('--wallet <address>', 'the asking wallet for --client-request-id (default: the keystore)')
+      .option('--wait', 'poll until the round is ready, honouring pollAfterMs and Retry-After')
+      .option('--timeout <seconds>', 'with --wait: give up (exit 7) after this long', '600');
+
+  program
+    .command('templates')
+    .description('list the question templates the service offers')
+    .addHelpText('after', examples(['loopsign templates', 'loopsign --json templates']))
+    .action(lazy(() => import('./commands/lookups.js'), (m) => m.templates));
+  program
+    .command('quote')
+    .description('price an ask without paying (walletAddress filled from the keystore when absent)')
+    .requiredOption('--file <ask.json>', 'the ask file')
+    .option('--payment-mode <mode>', 'wallet_calls or x402_authorization')
+    .addHelpText('after', examples(['loopsign quote --file ask.json']))
+    .action(lazy(() => import('./commands/lookups.js'), (m) => m.quote));
+  program
+    .command('ask')
+    .description('ask humans and pay: check the returned plan, sign, execute, confirm, fund any bonus')
+    .requiredOption('--file <ask.json>', 'the ask file (interface shape or live shape)')
+    .option('--payment-mode <mode>', 'wallet_calls or x402_authorization (default: the file, else the service default)')
+    .option('--dry-run', 'ask the service for a dry run: no payment, no transaction')
+    .option('--no-confirm', 'execute the plan but do not confirm it with the service (run `loopsign confirm` later)')
+    .option('--wait', 'follow the ask to a settled result')
+    .option('--timeout <seconds>', 'with --wait: give up (exit 7) after this long', '1800')
+    .option('--atomic', 'batch calls that may share a block through EIP-7702 (allows delegating this wallet to the pinned delegate)')
+    .option('--details-file <file>', 'check question.detailsHash against the SHA-256 of this local file')
+    .addHelpText(
+      'after',
+      examples(['loopsign ask --file ask.json --wait', 'loopsign --json ask --file ask.json --payment-mode x402_authorization', 'loopsign ask --file ask.json --atomic']) +
+        '\nRunning the same ask again after an interruption resumes it: nothing mined is sent again and nothing is paid twice.\n',
+    )
+    .action(lazy(() => import('./commands/ask.js'), (m) => m.ask));
+  program
+    .command('confirm')
+    .description('confirm transactions already sent (by default the ones the journal recorded)')
+    .requiredOption('--operation-key <key>', 'the operation key')
+    .option('--tx <hash...>', 'transaction hashes, in plan order')
+    .option('--feedback-bonus', 'confirm the feedback bonus transactions instead')
+    .addHelpText('after', examples(['loopsign confirm --operation-key 0x…', 'loopsign confirm --operation-key 0x… --feedback-bonus']))
+    .action(lazy(() => import('./commands/lookups.js'), (m) => m.confirm));
+  lookupOptions(program.command('status').description('the status of an ask'))
+    .addHelpText('after', examples(['loopsign status --operation-key 0x…', 'loopsign status --client-request-id my-ask-1 --wait --timeout 120']))
+    .action(lazy(() => import('./commands/lookups.js'), (m) => m.status));
+  lookupOptions(program.command('result').description('the result package of an ask (rater text stays marked as untrusted)'))
+    .option('--content-id <id>', 'a question of the ask (bundles), or on its own: the result by content')
+    .option('--require-final', 'exit 7 unless the result is final')
+    .addHelpText('after', examples(['loopsign result --operation-key 0x…', 'loopsign result --content-id 42', 'loopsign --json result --client-request-id my-ask-1 --wait']))
+    .action(lazy(() => import('./commands/lookups.js'), (m) => m.result));
+
   program
     .command('sandbox')
     .description('run a local stand-in for the service (anvil chain, contracts, drand beacon, keeper) on 127.0.0.1')

@@ -77,7 +77,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     await chain.setupRaters();
 
     const hostile = new Hostile();
-    const asks = new AskService(chain, baseUrl, hostile, { atomicPlans: options.atomicPlans ?? false, receiptTimeoutMs: 180_000 });
+    const asks = new AskService(chain, baseUrl, hostile, { atomicPlans: options.atomicPlans ?? false, receiptTimeoutMs: 180_000, pollAfterMs: 5000 });
     const mcp = new McpTools();
     mcp.register(...askTools(asks));
     keeper = new Keeper(chain, beacon, log);
@@ -112,8 +112,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         if (typeof b.atomicPlans === 'boolean') asks.settings.atomicPlans = b.atomicPlans;
         if (typeof b.autoAdvance === 'boolean') k.autoAdvance = b.autoAdvance;
         if (typeof b.raters === 'boolean') k.ratersEnabled = b.raters;
+        if (typeof b.pollAfterMs === 'number' && b.pollAfterMs >= 0) asks.settings.pollAfterMs = b.pollAfterMs;
         if (b.rateLimits && typeof b.rateLimits === 'object') limiter.limits = { ...limiter.limits, ...(b.rateLimits as object) };
-        return { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, rateLimits: limiter.limits };
+        return { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, pollAfterMs: asks.settings.pollAfterMs, rateLimits: limiter.limits };
       },
     }, limiter, faults);
 

@@ -1,0 +1,119 @@
+// Read-only lookups and the confirm step for already-sent transactions.
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
+import { journalDir } from '../paths.js';
+import { Journal, type JournalData } from '../journal/journal.js';
+import type { Json } from '../service/client.js';
+import { askEnvironment, loadAskFile, outgoingBody } from './prepare.js';
+import { waitForReady } from './wait.js';
+import { claimedAddress } from '../wallet/keystore.js';
+import { readKeystoreFile, unlockWallet } from '../wallet/unlock.js';
+
+const HASH = /^0x[0-9a-fA-F]{64}$/;
+
+export function checkOperationKey(key: string): string {
+  if (!HASH.test(key)) throw new UsageError('invalid_operation_key', `--operation-key ${key} must be 0x followed by 64 hex characters`);
+  return key;
+}
+
+/** The journal that recorded an operation, if any. */
+export async function findJournal(operationKey: string): Promise<JournalData | undefined> {
+  let names: string[];
+  try {
+    names = await fs.readdir(journalDir());
+  } catch {
+    return undefined;
+  }
+  for (const name of names.filter((n) => n.endsWith('.json'))) {
+    const data = await Journal.read(path.basename(name, '.json')).catch(() => undefined);
+    if (data && String(data.operationKey ?? '').toLowerCase() === operationKey.toLowerCase()) return data;
+  }
+  return undefined;
+}
+
+/** The wallet to look things up for: --wallet, else the keystore's address (unlocking only if it has none). */
+export async function lookupWallet(ctx: Context, given?: string): Promise<string> {
+  if (given !== undefined) {
+    if (!/^0x[0-9a-fA-F]{40}$/.test(given)) throw new UsageError('invalid_address', `--wallet ${given} is not an address`);
+    return given;
+  }
+  const config = await ctx.config();
+  if (process.env.LOOPSIGN_PRIVATE_KEY) return (await unlockWallet(config, ctx.out)).address;
+  return claimedAddress(await readKeystoreFile(config.keystore.value)) ?? (await unlockWallet(config, ctx.out)).address;
+}
+
+export interface LookupOptions {
+  operationKey?: string;
+  clientRequestId?: string;
+  contentId?: string;
+  wallet?: string;
+  wait: boolean;
+  timeoutSeconds: number;
+}
+
+export async function status(ctx: Context, o: LookupOptions): Promise<Json> {
+  const env = await askEnvironment(ctx, false, false);
+  let key = o.operationKey ? checkOperationKey(o.operationKey) : undefined;
+  if (!key) {
+    if (!o.clientRequestId) throw new UsageError('missing_identifier', 'give --operation-key, or --client-request-id (with the configured chain and wallet)');
+    const s = await env.service.statusByClient(env.chain.chain.chainId, o.clientRequestId, await lookupWallet(ctx, o.wallet));
+    if (!o.wait || s.status === 'not_found') return s;
+    key = s.operationKey as string;
+  }
+  return o.wait ? waitForReady(env.service, key, ctx.out, { timeoutSeconds: o.timeoutSeconds }) : env.service.status(key);
+}
+
+export async function result(ctx: Context, o: LookupOptions): Promise<Json> {
+  const env = await askEnvironment(ctx, false, false);
+  if (o.contentId !== undefined && !/^[1-9][0-9]*$/.test(o.contentId)) throw new UsageError('invalid_content_id', `--content-id ${o.contentId} must be a positive integer`);
+  if (o.operationKey) {
+    const key = checkOperationKey(o.operationKey);
+    if (o.wait) await waitForReady(env.service, key, ctx.out, { timeoutSeconds: o.timeoutSeconds });
+    return env.service.result(key, o.contentId);
+  }
+  if (o.clientRequestId) {
+    const wallet = await lookupWallet(ctx, o.wallet);
+    if (o.wait) {
+      const s = await env.service.statusByClient(env.chain.chain.chainId, o.clientRequestId, wallet);
+      if (s.operationKey) await waitForReady(env.service, s.operationKey as string, ctx.out, { timeoutSeconds: o.timeoutSeconds });
+    }
+    return env.service.resultByClient(env.chain.chain.chainId, o.clientRequestId, wallet, o.contentId);
+  }
+  if (o.contentId) return env.service.resultByContent(o.contentId);
+  throw new UsageError('missing_identifier', 'give --operation-key, --client-request-id or --content-id');
+}
+
+export async function quote(ctx: Context, file: string, paymentMode?: string): Promise<Json> {
+  const config = await ctx.config();
+  const loaded = await loadAskFile(file, config.chainId.value);
+  const env = await askEnvironment(ctx, false, false);
+  const fileWallet = (loaded.body.walletAddress ?? loaded.body.agentWalletAddress) as string | undefined;
+  const wallet = fileWallet ?? (await lookupWallet(ctx));
+  const mode = paymentMode ?? (loaded.body.paymentMode as string | undefined);
+  const body = mode ? outgoingBody(loaded, wallet, mode) : { ...loaded.body, walletAddress: wallet };
+  return env.service.quote(body);
+}
+
+export async function templates(ctx: Context): Promise<Json> {
+  const env = await askEnvironment(ctx, false, false);
+  return env.service.templates();
+}
+
+/** Confirm transactions already sent: the given hashes, or the ones the journal recorded. */
+export async function confirm(ctx: Context, operationKey: string, txs: string[], feedbackBonus: boolean): Promise<Json> {
+  const key = checkOperationKey(operationKey);
+  for (const t of txs) if (!HASH.test(t)) throw new UsageError('invalid_tx_hash', `--tx ${t} must be 0x followed by 64 hex characters`);
+  const env = await askEnvironment(ctx, true, false);
+  let hashes = txs;
+  if (hashes.length === 0) {
+    const journal = await findJournal(key);
+    const stage = feedbackBonus ? 'bonus' : 'ask';
+    hashes = (journal?.txs ?? []).filter((t) => t.stage === stage && t.status === 'mined').map((t) => t.hash);
+    if (hashes.length === 0) {
+      throw new UsageError('no_transactions', `no ${feedbackBonus ? 'feedback bonus ' : ''}transactions for ${key} in the journal`, { hint: 'give them with --tx HASH (in plan order)' });
+    }
+  }
+  return feedbackBonus ? env.service.confirmBonus(key, hashes) : env.service.confirm(key, hashes);
+}

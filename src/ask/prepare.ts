@@ -1,0 +1,76 @@
+// Everything an ask command needs before it talks to the service: the validated file, the configured chain,
+// the unlocked wallet, and the service client. Invalid input fails here, before any network call (exit 2).
+import { createHash } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
+import { readUserJson } from '../fsutil.js';
+import { resolveChain, type ResolvedChain } from '../chains/index.js';
+import type { ResolvedConfig } from '../config.js';
+import { AskFieldError, normalizeAsk, type NormalizedAsk } from '../protocol/ask-normalize.js';
+import { TEMPLATES } from '../protocol/templates.js';
+import { serviceClient, type ServiceClient } from '../service/client.js';
+import { unlockWallet, type Signer } from '../wallet/unlock.js';
+
+export interface LoadedAsk {
+  body: Record<string, unknown>;
+  ask: NormalizedAsk;
+}
+
+/** Read and validate an ask file locally (interface.md rules), naming the field on failure. */
+export async function loadAskFile(file: string, chainId: number, detailsFile?: string): Promise<LoadedAsk> {
+  const body = await readUserJson(file, 'ask file', 60 * 1024 * 1024);
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new UsageError('invalid_ask', `ask file ${file} must hold a JSON object`);
+  let ask: NormalizedAsk;
+  try {
+    ask = normalizeAsk(body, { templates: TEMPLATES });
+  } catch (error) {
+    if (error instanceof AskFieldError) throw new UsageError('invalid_ask', `${file}: ${error.message}`, { details: { field: error.field } });
+    throw error;
+  }
+  if (ask.chainId !== chainId) {
+    throw new UsageError('chain_mismatch', `${file}: chainId ${ask.chainId} is not the configured chain ${chainId}`, {
+      hint: `run with --chain-id ${ask.chainId}, or change chainId in the file`,
+    });
+  }
+  if (ask.maxPaymentAmount === null) {
+    throw new UsageError('invalid_ask', `${file}: maxPaymentAmount: is required (the most this ask may spend, in atomic units)`, { details: { field: 'maxPaymentAmount' } });
+  }
+  if (detailsFile !== undefined) {
+    const bytes = await fs.readFile(detailsFile).catch(() => {
+      throw new UsageError('file_not_found', `details file ${detailsFile} cannot be read`);
+    });
+    const hash = `0x${createHash('sha256').update(bytes).digest('hex')}`;
+    const stated = ask.questions.map((q) => q.detailsHash);
+    if (!stated.includes(hash as `0x${string}`)) {
+      throw new UsageError('invalid_ask', `${file}: question.detailsHash: does not match the SHA-256 of ${detailsFile} (${hash})`, { details: { field: 'question.detailsHash' } });
+    }
+  }
+  return { body: body as Record<string, unknown>, ask };
+}
+
+export interface AskEnvironment {
+  config: ResolvedConfig;
+  chain: ResolvedChain;
+  signer: Signer;
+  service: ServiceClient;
+}
+
+export async function askEnvironment(ctx: Context, spends: boolean, needSigner = true): Promise<AskEnvironment> {
+  const config = await ctx.config();
+  const chain = await resolveChain(config);
+  const service = serviceClient(config, chain, ctx.out, spends);
+  const signer = needSigner ? await unlockWallet(config, ctx.out) : (undefined as unknown as Signer);
+  return { config, chain, signer, service };
+}
+
+/** The body sent to the service: the user's file untouched, plus walletAddress and an explicit paymentMode. */
+export function outgoingBody(loaded: LoadedAsk, wallet: string, paymentMode: string): Record<string, unknown> {
+  const fileWallet = loaded.body.walletAddress ?? loaded.body.agentWalletAddress;
+  if (fileWallet !== undefined && String(fileWallet).toLowerCase() !== wallet.toLowerCase()) {
+    throw new UsageError('wallet_mismatch', `the ask file names wallet ${String(fileWallet)}, but the unlocked wallet is ${wallet}`, {
+      hint: 'remove walletAddress from the file (loopsign fills it in) or use the matching keystore',
+    });
+  }
+  return { ...loaded.body, walletAddress: fileWallet ?? wallet, paymentMode };
+}

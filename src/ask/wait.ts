@@ -1,0 +1,47 @@
+// Following an ask to its result: poll status no faster than pollAfterMs, honour Retry-After, give up at the
+// timeout with exit 7 (not ready) — never pretend a pending result is final.
+import { NotReadyError, ServiceError } from '../errors.js';
+import type { Output } from '../output.js';
+import type { Json, ServiceClient } from '../service/client.js';
+
+export interface WaitOptions {
+  timeoutSeconds: number;
+  /** Lower bound on polling; the service's pollAfterMs wins when larger. */
+  minPollMs?: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export async function waitForReady(service: ServiceClient, operationKey: string, out: Output, options: WaitOptions): Promise<Json> {
+  const deadline = Date.now() + options.timeoutSeconds * 1000;
+  const spinner = await out.spinner('wait', `waiting for ${operationKey.slice(0, 10)}… to settle`);
+  try {
+    for (;;) {
+      let status: Json;
+      let pollMs: number;
+      try {
+        status = await service.status(operationKey);
+        if (status.ready === true || status.terminal === true) {
+          spinner.succeed(status.ready ? 'the round has settled' : `the ask is ${status.status}`);
+          return status;
+        }
+        pollMs = Math.max(options.minPollMs ?? 0, Number(status.pollAfterMs ?? 5000));
+        spinner.update(`status ${status.status}; next check in ${(pollMs / 1000).toFixed(1)} s`);
+      } catch (error) {
+        const retryAfter = (error as ServiceError).details?.retryAfterSeconds;
+        if (!(error instanceof ServiceError) || retryAfter === undefined) throw error;
+        pollMs = Number(retryAfter) * 1000;
+      }
+      if (Date.now() + pollMs > deadline) {
+        spinner.fail('timed out');
+        throw new NotReadyError('wait_timeout', `the ask ${operationKey} was not ready within ${options.timeoutSeconds} s`, {
+          hint: `run \`loopsign status --operation-key ${operationKey} --wait\` later; waiting again is safe and creates nothing new`,
+          details: { operationKey },
+        });
+      }
+      await sleep(pollMs);
+    }
+  } finally {
+    spinner.stop();
+  }
+}

@@ -1,0 +1,46 @@
+// loopsign ask: the whole paid round (docs/ask.md).
+import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
+import { runAsk, type AskOutcome } from '../ask/flow.js';
+import { renderResult } from './render.js';
+
+export function timeoutOf(value: unknown, fallback = 1800): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError('invalid_timeout', `--timeout ${String(value)} must be a positive number of seconds`);
+  return n;
+}
+
+export async function ask(ctx: Context, options: Record<string, unknown>): Promise<void> {
+  const mode = options.paymentMode as string | undefined;
+  if (mode !== undefined && mode !== 'wallet_calls' && mode !== 'x402_authorization') {
+    throw new UsageError('invalid_payment_mode', `--payment-mode ${mode} must be wallet_calls or x402_authorization`);
+  }
+  const out = await runAsk(ctx, {
+    file: String(options.file),
+    paymentMode: mode as 'wallet_calls' | 'x402_authorization' | undefined,
+    dryRun: options.dryRun === true,
+    confirm: options.confirm !== false,
+    wait: options.wait === true,
+    timeoutSeconds: timeoutOf(options.timeout),
+    atomic: options.atomic === true,
+    detailsFile: options.detailsFile as string | undefined,
+  });
+  if (options.dryRun === true) {
+    ctx.out.result(out as Record<string, unknown>, () => `dry run of ${String(out.clientRequestId)}: ${String(out.status)}, operation ${String(out.operationKey)}; no payment, no transaction\nanswer: ${String((out.result as Record<string, unknown> | undefined)?.answer ?? 'n/a')}`);
+    return;
+  }
+  const o = out as AskOutcome;
+  ctx.out.result(o as unknown as Record<string, unknown>, () => {
+    const lines = [
+      `${o.resumed ? 'resumed and finished' : 'asked'} ${o.clientRequestId} (${o.paymentMode}): ${o.status}`,
+      `  operation     ${o.operationKey}`,
+      `  content       ${o.contentIds.join(', ') || '(not yet)'}`,
+      `  transactions  ${o.transactionHashes.join(', ')}${o.transactions ? ` (${o.transactions} sent this run)` : ''}`,
+    ];
+    if (o.feedbackBonus) lines.push(`  bonus         ${String(o.feedbackBonus.status)}${o.feedbackBonus.poolId ? ` (pool ${String(o.feedbackBonus.poolId)})` : ''}`);
+    if (o.result) lines.push('', renderResult(o.result));
+    if (o.next.length) lines.push('', 'next:', ...o.next.map((n) => `  ${n}`));
+    return lines.join('\n');
+  });
+}

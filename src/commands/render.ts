@@ -1,0 +1,24 @@
+// Readable renderings of service documents. Untrusted rater text keeps its markers.
+import type { Json } from '../service/client.js';
+
+export function renderResult(r: Json): string {
+  const d = (r.distribution ?? {}) as Json;
+  const lines = [
+    `answer: ${String(r.answer)}${r.ready ? '' : ' (not final)'}`,
+    `  rating        ${d.ratingBps !== undefined ? `${(Number(d.ratingBps) / 100).toFixed(2)} % up` : 'n/a'} (${String(d.up?.count ?? 0)} up, ${String(d.down?.count ?? 0)} down, ${String(d.revealedCount ?? 0)} revealed)`,
+    `  votes         ${String(r.voteCount ?? 0)}`,
+    `  finality      ${String(r.finalityStatus ?? 'n/a')}`,
+    `  next          ${String(r.recommendedNextAction ?? 'n/a')}`,
+  ];
+  if (r.rationaleSummary) lines.push(`  feedback      ${String(r.rationaleSummary)}`);
+  return lines.join('\n');
+}
+
+export function renderStatus(s: Json): string {
+  return [
+    `status: ${String(s.status)}${s.ready ? ' (ready)' : s.terminal ? ' (terminal)' : ''}`,
+    `  operation     ${String(s.operationKey ?? 'n/a')}`,
+    `  content       ${((s.contentIds as string[] | undefined) ?? []).join(', ') || 'n/a'}`,
+    `  next          ${String(s.nextAction ?? 'n/a')}`,
+  ].join('\n');
+}

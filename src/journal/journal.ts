@@ -1,0 +1,123 @@
+// The journal: one file per operation under $XDG_STATE_HOME/loopsign/journal, mode 0600, rewritten atomically
+// after every step, and locked so a second loopsign process cannot work on the same operation. Every signed
+// transaction is recorded (hash and raw bytes) before it is broadcast, so an interrupted command resumes
+// without sending anything twice. Nothing secret is written here except what the user must keep to prove a vote.
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import lockfile from 'proper-lockfile';
+import { UsageError } from '../errors.js';
+import { createFileAtomically, ensurePrivateDir, writeFileAtomically } from '../fsutil.js';
+import { journalDir } from '../paths.js';
+import { jsonText } from '../output.js';
+
+export interface JournalTx {
+  stage: string; // 'ask' | 'bonus' | 'rate' | …
+  calls: number[]; // plan call indexes this transaction covers
+  hash: `0x${string}`;
+  raw: `0x${string}`;
+  nonce: number;
+  kind: 'call' | 'batch' | 'batch+authorization';
+  status: 'signed' | 'mined' | 'reverted';
+  blockNumber?: string;
+}
+
+export interface JournalData {
+  version: 1;
+  kind: string;
+  id: string;
+  chainId: number;
+  wallet: string;
+  createdAt: string;
+  updatedAt: string;
+  step: string;
+  txs: JournalTx[];
+  [key: string]: unknown;
+}
+
+export function journalId(kind: string, parts: (string | number)[]): string {
+  return `${kind}-${createHash('sha256').update(parts.join(':').toLowerCase()).digest('hex').slice(0, 32)}`;
+}
+
+export class Journal {
+  private constructor(
+    readonly file: string,
+    public data: JournalData,
+    private readonly unlock: () => Promise<void>,
+  ) {}
+
+  static path(id: string): string {
+    return path.join(journalDir(), `${id}.json`);
+  }
+
+  static async read(id: string): Promise<JournalData | undefined> {
+    try {
+      return JSON.parse(await fs.readFile(Journal.path(id), 'utf8')) as JournalData;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw new UsageError('journal_unreadable', `cannot read the journal ${Journal.path(id)}: ${(error as Error).message}`);
+    }
+  }
+
+  /** Open (creating if needed) and lock a journal. */
+  static async open(id: string, init: { kind: string; chainId: number; wallet: string; [key: string]: unknown }): Promise<Journal> {
+    const dir = journalDir();
+    await ensurePrivateDir(dir);
+    const file = Journal.path(id);
+    const now = new Date().toISOString();
+    const fresh: JournalData = { ...init, version: 1, id, createdAt: now, updatedAt: now, step: 'created', txs: [] };
+    await createFileAtomically(file, jsonText(fresh) + '\n').catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+    let release: () => Promise<void>;
+    try {
+      release = await lockfile.lock(file, { realpath: false, stale: 60_000, update: 10_000, retries: 0 });
+    } catch {
+      throw new UsageError('journal_locked', `another loopsign process is working on this operation (${file} is locked)`, {
+        hint: 'wait for it to finish; if no other loopsign is running, the lock clears itself within a minute',
+      });
+    }
+    const data = (await Journal.read(id))!;
+    return new Journal(file, data, release);
+  }
+
+  async save(patch: Partial<JournalData> = {}): Promise<void> {
+    Object.assign(this.data, patch, { updatedAt: new Date().toISOString() });
+    await writeFileAtomically(this.file, jsonText(this.data) + '\n');
+  }
+
+  async step(step: string, patch: Partial<JournalData> = {}): Promise<void> {
+    await this.save({ ...patch, step });
+    crashHook(step);
+  }
+
+  async addTx(tx: JournalTx): Promise<void> {
+    this.data.txs.push(tx);
+    await this.save();
+    crashHook(`${tx.stage}:signed:${tx.calls.join(',')}`);
+  }
+
+  async updateTx(hash: string, patch: Partial<JournalTx>): Promise<void> {
+    const tx = this.data.txs.find((t) => t.hash === hash);
+    if (tx) Object.assign(tx, patch);
+    await this.save();
+    if (tx) crashHook(`${tx.stage}:${tx.status}:${tx.calls.join(',')}`);
+  }
+
+  txsFor(stage: string): JournalTx[] {
+    return this.data.txs.filter((t) => t.stage === stage);
+  }
+
+  async close(): Promise<void> {
+    await this.unlock().catch(() => undefined);
+  }
+}
+
+/**
+ * Test hook for the crash-recovery suite: LOOPSIGN_CRASH_AFTER=<step> makes the process SIGKILL itself right
+ * after that journal step is on disk. It can only make loopsign stop; it never changes what is sent.
+ */
+function crashHook(step: string): void {
+  const want = process.env.LOOPSIGN_CRASH_AFTER;
+  if (want && want === step) process.kill(process.pid, 'SIGKILL');
+}

@@ -1,0 +1,257 @@
+// Executes checked plans from the local wallet (chain.md §11–12).
+// - Ordered: call by call, each receipt awaited, the reservation's minimum age and waitAfterMs honoured.
+// - Atomic: one EIP-7702 self-call to the chain's pinned ERC-7821 delegate, simulated first; a batch that would
+//   revert, a missing delegate, or a wallet delegated elsewhere is refused and nothing is sent.
+// Every transaction is signed locally and journaled (hash and raw bytes) before it is broadcast; on resume a
+// journaled transaction is found on chain or re-broadcast byte for byte, never re-signed.
+import {
+  encodeAbiParameters,
+  encodeFunctionData,
+  keccak256,
+  type Hex,
+  type LocalAccount,
+  type PublicClient,
+  type TransactionReceipt,
+} from 'viem';
+import { ChainError, RefusedError } from '../errors.js';
+import type { ChainConfig } from '../chains/table.js';
+import { shortMessage } from '../chains/client.js';
+import { BATCH_MODE, erc7821Abi } from '../protocol/abi.js';
+import type { Journal, JournalTx } from '../journal/journal.js';
+import type { Output } from '../output.js';
+import type { PlanCall } from './plan-guard.js';
+
+export type ExecutionMode = 'ordered' | 'atomic' | 'segmented';
+
+export interface ExecutionResult {
+  /** One hash per transaction, in plan order. */
+  hashes: Hex[];
+  transactions: number;
+}
+
+const RESERVATION_WAIT_MS = 1250;
+
+export class Executor {
+  constructor(
+    private readonly client: PublicClient,
+    private readonly account: LocalAccount,
+    private readonly chain: ChainConfig,
+    private readonly journal: Journal,
+    private readonly out: Output,
+    /** The user agreed to delegate this wallet to the pinned batch delegate (--atomic). */
+    private readonly allowDelegation: boolean,
+  ) {}
+
+  /** The transactions a plan becomes under a mode (chain.md §12.5 for segmented). */
+  static segments(calls: PlanCall[], mode: ExecutionMode): number[][] {
+    if (mode === 'ordered') return calls.map((_, i) => [i]);
+    if (mode === 'atomic') return [calls.map((_, i) => i)];
+    const out: number[][] = [];
+    let run: number[] = [];
+    calls.forEach((c, i) => {
+      const alone = c.phase === 'reserve_submission' || (c.waitAfterMs ?? 0) > 0;
+      if (alone) {
+        if (run.length) out.push(run);
+        out.push([i]);
+        run = [];
+      } else run.push(i);
+    });
+    if (run.length) out.push(run);
+    return out;
+  }
+
+  async execute(stage: string, calls: PlanCall[], mode: ExecutionMode): Promise<ExecutionResult> {
+    const segments = Executor.segments(calls, mode);
+    const hashes: Hex[] = [];
+    let previousReceipt: TransactionReceipt | undefined;
+    for (const [k, seg] of segments.entries()) {
+      const segCalls = seg.map((i) => calls[i]!);
+      const journaled = this.journal.txsFor(stage).find((t) => t.calls.join() === seg.join());
+      let receipt: TransactionReceipt;
+      if (journaled) {
+        receipt = await this.resume(journaled);
+      } else {
+        const prev = calls[seg[0]! - 1];
+        if (prev?.phase === 'reserve_submission' && previousReceipt) await this.waitReservationAge(previousReceipt);
+        const label = segCalls.map((c) => c.phase).join(' + ');
+        this.out.progress(`${stage}.send`, `sending ${label} (${k + 1}/${segments.length})`, { stage, calls: seg });
+        receipt = seg.length === 1 ? await this.sendCall(stage, seg, segCalls[0]!) : await this.sendBatch(stage, seg, segCalls);
+      }
+      previousReceipt = receipt;
+      hashes.push(receipt.transactionHash);
+      const wait = segCalls[segCalls.length - 1]!.waitAfterMs ?? 0;
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    }
+    return { hashes, transactions: segments.length };
+  }
+
+  /** A journaled transaction: mined, pending, or lost before broadcast (then the same bytes go out again). */
+  private async resume(tx: JournalTx): Promise<TransactionReceipt> {
+    if (tx.status === 'reverted') throw this.reverted(tx.hash, tx.calls);
+    let receipt = await this.client.getTransactionReceipt({ hash: tx.hash }).catch(() => undefined);
+    if (!receipt) {
+      const pending = await this.client.getTransaction({ hash: tx.hash }).catch(() => undefined);
+      if (!pending) {
+        this.out.progress('tx.rebroadcast', `re-broadcasting journaled transaction ${tx.hash}`);
+        await this.broadcast(tx.raw);
+      }
+      receipt = await this.waitReceipt(tx.hash);
+    } else {
+      this.out.progress('tx.resume', `transaction ${tx.hash} is already mined; not sending it again`);
+    }
+    return this.finish(tx, receipt);
+  }
+
+  private async finish(tx: JournalTx, receipt: TransactionReceipt): Promise<TransactionReceipt> {
+    const status = receipt.status === 'success' ? 'mined' : 'reverted';
+    await this.journal.updateTx(tx.hash, { status, blockNumber: receipt.blockNumber.toString() });
+    if (status === 'reverted') throw this.reverted(tx.hash, tx.calls);
+    return receipt;
+  }
+
+  private reverted(hash: Hex, calls: number[]): ChainError {
+    return new ChainError('transaction_reverted', `transaction ${hash} (plan call ${calls.join(', ')}) reverted on chain`, {
+      hint: 'nothing after it was sent; check `loopsign status` and the transaction in a block explorer',
+    });
+  }
+
+  private async waitReceipt(hash: Hex): Promise<TransactionReceipt> {
+    try {
+      return await this.client.waitForTransactionReceipt({ hash, timeout: 180_000 });
+    } catch (error) {
+      throw new ChainError('receipt_timeout', `no receipt for ${hash}: ${shortMessage(error)}`, {
+        hint: 'the transaction is journaled; run the same command again to resume',
+      });
+    }
+  }
+
+  private async broadcast(raw: Hex): Promise<void> {
+    try {
+      await this.client.sendRawTransaction({ serializedTransaction: raw });
+    } catch (error) {
+      const m = shortMessage(error).toLowerCase();
+      if (m.includes('already known') || m.includes('already imported') || m.includes('nonce too low')) return;
+      throw new ChainError('broadcast_failed', `the RPC refused the transaction: ${shortMessage(error)}`, { cause: error });
+    }
+  }
+
+  /** chain.md §6.11: the submit must come at least 1 s of chain time after the reservation's block. */
+  private async waitReservationAge(reserve: TransactionReceipt): Promise<void> {
+    const block = await this.client.getBlock({ blockNumber: reserve.blockNumber });
+    const start = Date.now();
+    for (;;) {
+      const latest = await this.client.getBlock({ blockTag: 'latest' });
+      if (latest.timestamp >= block.timestamp + 1n) return;
+      // An automining dev chain makes no new block on its own: one wall-clock wait is enough there.
+      if (Date.now() - start >= RESERVATION_WAIT_MS) return;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  private async fees() {
+    const f = await this.client.estimateFeesPerGas();
+    return { maxFeePerGas: f.maxFeePerGas!, maxPriorityFeePerGas: f.maxPriorityFeePerGas! };
+  }
+
+  private async sendCall(stage: string, seg: number[], call: PlanCall): Promise<TransactionReceipt> {
+    const from = this.account.address;
+    let gas: bigint;
+    try {
+      gas = await this.client.estimateGas({ account: from, to: call.to, data: call.data, value: 0n, blockTag: 'pending' });
+    } catch (error) {
+      throw new ChainError('call_would_revert', `plan call ${seg[0]} (${call.phase}) would revert: ${shortMessage(error)}`, {
+        hint: 'nothing was sent for this call; check balances and `loopsign status`, then run the command again',
+        cause: error,
+      });
+    }
+    const nonce = await this.client.getTransactionCount({ address: from, blockTag: 'pending' });
+    const raw = await this.account.signTransaction({
+      type: 'eip1559',
+      chainId: this.chain.chainId,
+      to: call.to,
+      data: call.data,
+      value: 0n,
+      nonce,
+      gas: (gas * 12n) / 10n,
+      ...(await this.fees()),
+    });
+    return this.record(stage, seg, raw, nonce, 'call');
+  }
+
+  private async record(stage: string, seg: number[], raw: Hex, nonce: number, kind: JournalTx['kind']): Promise<TransactionReceipt> {
+    const tx: JournalTx = { stage, calls: seg, hash: keccak256(raw), raw, nonce, kind, status: 'signed' };
+    await this.journal.addTx(tx);
+    await this.broadcast(raw);
+    return this.finish(tx, await this.waitReceipt(tx.hash));
+  }
+
+  private async delegateState(): Promise<{ delegate: Hex; delegateCode: Hex; needsAuthorization: boolean }> {
+    const delegate = this.chain.batchDelegate as Hex | undefined;
+    if (!delegate) {
+      throw new RefusedError('no_pinned_delegate', `no ERC-7821 batch delegate is pinned for chain ${this.chain.chainId}, so an atomic plan cannot run`, {
+        hint: `pin one with chains.${this.chain.chainId}.batchDelegate in the config file after checking its code; nothing was sent`,
+      });
+    }
+    const delegateCode = ((await this.client.getCode({ address: delegate })) ?? '0x') as Hex;
+    if (delegateCode === '0x') throw new RefusedError('delegate_missing', `the pinned batch delegate ${delegate} has no code on chain ${this.chain.chainId}; nothing was sent`);
+    const supports = await this.client.readContract({ address: delegate, abi: erc7821Abi, functionName: 'supportsExecutionMode', args: [BATCH_MODE] }).catch(() => false);
+    if (supports !== true) throw new RefusedError('delegate_unsupported', `the pinned delegate ${delegate} does not support ERC-7821 batch mode 0x01; nothing was sent`);
+    const code = ((await this.client.getCode({ address: this.account.address })) ?? '0x').toLowerCase();
+    const designator = `0xef0100${delegate.slice(2).toLowerCase()}`;
+    if (code === '0x') {
+      if (!this.allowDelegation) {
+        throw new RefusedError('delegation_not_allowed', 'this plan must run as one atomic batch, which needs this wallet delegated (EIP-7702) to the pinned batch delegate', {
+          hint: `rerun with --atomic to allow loopsign to delegate ${this.account.address} to ${delegate}; nothing was sent`,
+        });
+      }
+      return { delegate, delegateCode, needsAuthorization: true };
+    }
+    if (code !== designator) {
+      const current = code.startsWith('0xef0100') ? `0x${code.slice(8)}` : 'a contract';
+      throw new RefusedError('delegated_elsewhere', `wallet ${this.account.address} is already delegated to ${current}, not the pinned delegate ${delegate}; nothing was sent`, {
+        hint: 're-delegating is an explicit decision: revoke the other delegation first',
+      });
+    }
+    return { delegate, delegateCode, needsAuthorization: false };
+  }
+
+  private async sendBatch(stage: string, seg: number[], calls: PlanCall[]): Promise<TransactionReceipt> {
+    const self = this.account.address;
+    const { delegate, delegateCode, needsAuthorization } = await this.delegateState();
+    const executionData = encodeAbiParameters(
+      [{ type: 'tuple[]', components: [{ name: 'to', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'data', type: 'bytes' }] }],
+      [calls.map((c) => ({ to: c.to, value: 0n, data: c.data }))],
+    );
+    const data = encodeFunctionData({ abi: erc7821Abi, functionName: 'execute', args: [BATCH_MODE, executionData] });
+    const stateOverride = needsAuthorization ? [{ address: self, code: delegateCode }] : undefined;
+    let gas: bigint;
+    try {
+      // Simulated against the pending block: the time and state the transaction will actually meet.
+      await this.client.call({ account: self, to: self, data, stateOverride, blockTag: 'pending' });
+      gas = await this.client.estimateGas({ account: self, to: self, data, stateOverride, blockTag: 'pending' });
+    } catch (error) {
+      throw new RefusedError('atomic_simulation_reverted', `the plan as one atomic batch (calls ${seg.join(', ')}) would revert: ${shortMessage(error)}; nothing was sent`, {
+        hint: 'an atomic plan is never split. If the plan reserves and submits a question in one batch, the reservation\'s minimum age makes that impossible; ask the service for a plan without requiresAtomicExecution',
+        cause: error,
+      });
+    }
+    const nonce = await this.client.getTransactionCount({ address: self, blockTag: 'pending' });
+    const fees = await this.fees();
+    const gasLimit = (gas * 13n) / 10n + (needsAuthorization ? 30_000n : 0n);
+    let raw: Hex;
+    if (needsAuthorization) {
+      this.out.progress(`${stage}.delegate`, `delegating ${self} to the pinned batch delegate ${delegate} (EIP-7702)`);
+      // Self-executed: the transaction bumps the nonce before the authorization list is processed.
+      const authorization = await this.account.signAuthorization!({ chainId: this.chain.chainId, address: delegate, nonce: nonce + 1 });
+      raw = await this.account.signTransaction({ type: 'eip7702', chainId: this.chain.chainId, to: self, data, value: 0n, nonce, gas: gasLimit, authorizationList: [authorization], ...fees });
+    } else {
+      raw = await this.account.signTransaction({ type: 'eip1559', chainId: this.chain.chainId, to: self, data, value: 0n, nonce, gas: gasLimit, ...fees });
+    }
+    const receipt = await this.record(stage, seg, raw, nonce, needsAuthorization ? 'batch+authorization' : 'batch');
+    const code = ((await this.client.getCode({ address: self })) ?? '0x').toLowerCase();
+    if (code !== `0xef0100${delegate.slice(2).toLowerCase()}`) {
+      throw new ChainError('delegation_missing', `after the batch, ${self} is not delegated to ${delegate}; the batch may not have executed`);
+    }
+    return receipt;
+  }
+}
