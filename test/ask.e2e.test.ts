@@ -2,10 +2,10 @@
 // settled result, the plan guard against every hostile scenario (balances prove nothing moved), retries on
 // faults, and the lookups.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createPublicClient, http, parseAbi, type Hex } from 'viem';
-import { makeHome, registerSecret, runCli, VECTORS, type Home } from './helpers/cli.js';
+import { filesUnder, findSecret, makeHome, registerSecret, runCli, VECTORS, type Home } from './helpers/cli.js';
 import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
 
 const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
@@ -43,6 +43,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sb.stop();
+  // Nothing loopsign wrote (journals included) may hold the key or a password.
+  for (const file of filesUnder(path.join(home.dir, 'state'))) {
+    expect(findSecret(readFileSync(file, 'utf8')), file).toBeUndefined();
+    expect((statSync(file).mode & 0o777).toString(8), file).toBe('600');
+  }
 });
 
 describe('asks through to a settled result', () => {

@@ -69,14 +69,7 @@ export class Journal {
     await createFileAtomically(file, jsonText(fresh) + '\n').catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
     });
-    let release: () => Promise<void>;
-    try {
-      release = await lockfile.lock(file, { realpath: false, stale: 60_000, update: 10_000, retries: 0 });
-    } catch {
-      throw new UsageError('journal_locked', `another loopsign process is working on this operation (${file} is locked)`, {
-        hint: 'wait for it to finish; if no other loopsign is running, the lock clears itself within a minute',
-      });
-    }
+    const release = await lockJournal(file);
     const data = (await Journal.read(id))!;
     return new Journal(file, data, release);
   }
@@ -111,6 +104,51 @@ export class Journal {
   async close(): Promise<void> {
     await this.unlock().catch(() => undefined);
   }
+}
+
+const LOCK_OPTIONS = { realpath: false, stale: 60_000, update: 10_000, retries: 0 } as const; // lock dir: `${file}.lock`
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Lock a journal. The owner's PID is kept beside the lock, so a lock left by a process that died (a crash, a
+ * SIGKILL) is taken over at once instead of blocking the resume until it goes stale.
+ */
+async function lockJournal(file: string): Promise<() => Promise<void>> {
+  const pidFile = `${file}.pid`;
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(file, LOCK_OPTIONS);
+  } catch {
+    const owner = Number((await fs.readFile(pidFile, 'utf8').catch(() => '')).trim());
+    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && !alive(owner)) {
+      // proper-lockfile only releases locks it took in this process: the dead owner's lock directory goes.
+      await fs.rm(`${file}.lock`, { recursive: true, force: true });
+      release = await lockfile.lock(file, LOCK_OPTIONS).catch(() => {
+        throw lockedError(file);
+      });
+    } else {
+      throw lockedError(file);
+    }
+  }
+  await fs.writeFile(pidFile, String(process.pid), { mode: 0o600 });
+  return async () => {
+    await fs.rm(pidFile, { force: true });
+    await release();
+  };
+}
+
+function lockedError(file: string): UsageError {
+  return new UsageError('journal_locked', `another loopsign process is working on this operation (${file} is locked)`, {
+    hint: 'wait for it to finish, then run the command again',
+  });
 }
 
 /**

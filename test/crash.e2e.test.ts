@@ -1,0 +1,104 @@
+// Crash recovery: the ask is SIGKILLed right after each journaled step (LOOPSIGN_CRASH_AFTER), then run again
+// unchanged. Every time: exit 0, exactly one question submitted, exactly one payment (bounty + bonus).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { createPublicClient, http, parseAbi, parseAbiItem, type Hex } from 'viem';
+import { makeHome, registerSecret, runCli, type Home } from './helpers/cli.js';
+import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+
+const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
+const submitted = parseAbiItem(
+  'event QuestionSubmitted(uint256 indexed contentId, address indexed submitter, bytes32 indexed revealCommitment, uint256 bundleId, uint8 asset, uint256 amount, bytes32 questionMetadataHash, string title)',
+);
+let sb: SandboxHandle;
+let home: Home;
+let pub: ReturnType<typeof createPublicClient>;
+let n = 0;
+
+const WALLET_POINTS = [
+  'ask:planned',
+  'ask:signed:0',
+  'ask:mined:0',
+  'ask:signed:1',
+  'ask:mined:1',
+  'ask:signed:2',
+  'ask:mined:2',
+  'ask:executed',
+  'ask:confirmed',
+  'bonus:signed:0',
+  'bonus:mined:0',
+  'bonus:signed:1',
+  'bonus:mined:1',
+  'bonus:executed',
+  'bonus:confirmed',
+];
+const X402_POINTS = ['ask:planned', 'ask:x402_signed', 'ask:signed:0', 'ask:mined:0', 'ask:executed', 'ask:confirmed'];
+
+beforeAll(async () => {
+  sb = await startSandbox();
+  await sb.control('/__sandbox/settings', { rateLimits: { write: 10_000, read: 10_000 }, raters: false });
+  home = makeHome();
+  registerSecret(readFileSync(sb.info.devWallet.passwordFile, 'utf8').trim());
+  pub = createPublicClient({ transport: http(sb.info.rpcUrl), pollingInterval: 50 });
+}, 60_000);
+afterAll(async () => {
+  await sb.stop();
+});
+
+async function usdc(): Promise<bigint> {
+  return (await pub.readContract({ address: sb.info.tokens.USDC.address, abi: erc20, functionName: 'balanceOf', args: [sb.info.devWallet.address] })) as bigint;
+}
+
+async function submissionsTitled(title: string): Promise<number> {
+  const logs = await pub.getLogs({ address: sb.info.contracts.contentRegistry, event: submitted, args: { submitter: sb.info.devWallet.address as Hex }, fromBlock: 0n });
+  return logs.filter((l) => l.args.title === title).length;
+}
+
+async function crashThenResume(point: string, mode: 'wallet_calls' | 'x402_authorization'): Promise<void> {
+  const title = `Crash test ${point} ${mode} ${n++}`;
+  const file = home.file(`crash-${n}.json`, JSON.stringify({
+    chainId: 31337,
+    clientRequestId: `crash-${process.pid}-${n}-${Date.now()}`,
+    maxPaymentAmount: '2500000',
+    bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+    feedbackBonus: { amount: '1000000', asset: 'USDC' },
+    question: { title, contextUrl: 'https://example.com/crash', categoryId: '1', tags: ['crash'] },
+  }));
+  const env = sb.env();
+  const before = await usdc();
+  const killed = await runCli(['--json', 'ask', '--file', file, '--payment-mode', mode], home, { env: { ...env, LOOPSIGN_CRASH_AFTER: point } });
+  expect(killed.code, `${point}: the first run must be killed at the step, got ${killed.code}\n${killed.stderr}`).toBe(-1);
+  const resumed = await runCli(['--json', 'ask', '--file', file, '--payment-mode', mode], home, { env });
+  expect(resumed.code, `${point}: ${resumed.stdout}${resumed.stderr}`).toBe(0);
+  const doc = resumed.json();
+  expect(doc.status).toBe('submitted');
+  expect(doc.contentIds).toHaveLength(1);
+  expect(doc.feedbackBonus.status).toBe('funded');
+  expect(await submissionsTitled(title), `${point}: exactly one submission`).toBe(1);
+  expect(await usdc(), `${point}: exactly one payment of bounty + bonus`).toBe(before - 2_500_000n);
+}
+
+describe('SIGKILL at every step, then rerun: one submission, one payment', () => {
+  it.each(WALLET_POINTS)('wallet_calls with a bonus, killed after %s', (point) => crashThenResume(point, 'wallet_calls'));
+  it.each(X402_POINTS)('x402 one-shot with a bonus, killed after %s', (point) => crashThenResume(point, 'x402_authorization'));
+
+  it('a second loopsign on the same ask is refused while the first holds the journal', async () => {
+    const file = home.file('lock.json', JSON.stringify({
+      chainId: 31337,
+      clientRequestId: `lock-${Date.now()}`,
+      maxPaymentAmount: '1500000',
+      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+      question: { title: `Lock test ${Date.now()}`, contextUrl: 'https://example.com/lock', categoryId: '1', tags: ['lock'] },
+    }));
+    const env = sb.env();
+    await sb.control('/__sandbox/faults', { route: 'POST /api/agent/asks', kind: 'timeout', delayMs: 4000, count: 1 });
+    const first = runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'], home, { env });
+    await new Promise((r) => setTimeout(r, 1500));
+    const second = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'], home, { env });
+    expect(second.code).toBe(2);
+    expect(second.json().error.code).toBe('journal_locked');
+    expect((await first).code).toBe(0);
+  });
+});
+
+export const KILL_POINTS = WALLET_POINTS.length + X402_POINTS.length;
