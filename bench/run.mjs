@@ -1,8 +1,9 @@
 // npm run bench: every benchmark of the project in one table, each with its baseline measured in the same run.
 // Figures are printed, never asserted (tests do not assert timings).
 const suites = [
-  ['cold start', () => import('./cold-start.mjs')],
+  ['cold-start', () => import('./cold-start.mjs')],
   ['keystore', () => import('./keystore.mjs')],
+  ['ask', () => import('./ask.mjs')],
 ];
 
 const only = process.argv.slice(2);
