@@ -1,7 +1,7 @@
 // npm run demo: a guided run of loopsign with the built binary, in a throwaway home, against a fresh sandbox.
 // It stops the sandbox (and so anvil) at the end, leaving nothing running.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,17 +21,37 @@ const passwordFile = path.join(home, 'password.txt');
 writeFileSync(passwordFile, 'demo password, throwaway\n', { mode: 0o600 });
 
 const steps = [];
-function step(title, args, extraEnv = {}) {
+function step(title, args, extraEnv = {}, expectCode = 0) {
   console.log(`\n== ${title}\n$ loopsign ${args.join(' ')}`);
   const t0 = Date.now();
   const r = spawnSync(process.execPath, [bin, ...args], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'inherit', 'inherit'] });
-  steps.push({ title, ms: Date.now() - t0, code: r.status });
-  if (r.status !== 0) throw new Error(`step "${title}" failed with exit code ${r.status}`);
+  const journal = args.includes('ask') ? lastJournalTxs() : 0;
+  steps.push({ title, ms: Date.now() - t0, code: r.status, txs: journal });
+  if (r.status !== expectCode) throw new Error(`step "${title}" exited ${r.status}, expected ${expectCode}`);
+}
+
+// Transactions the last ask sent, from its journal (the newest journal file).
+function lastJournalTxs() {
+  const dir = path.join(home, 'state', 'loopsign', 'journal');
+  let newest;
+  try {
+    for (const f of readdirSync(dir).filter((x) => x.endsWith('.json'))) {
+      const full = path.join(dir, f);
+      if (!newest || statSync(full).mtimeMs > statSync(newest).mtimeMs) newest = full;
+    }
+  } catch {
+    return 0;
+  }
+  return newest ? JSON.parse(readFileSync(newest, 'utf8')).txs.filter((t) => t.status === 'mined').length : 0;
+}
+
+async function control(base, route, body, method = 'POST') {
+  await fetch(`${base}${route}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
 }
 
 async function startSandbox() {
   const stateDir = path.join(home, 'sandbox');
-  const child = spawn(process.execPath, [bin, '--json', 'sandbox', '--state-dir', stateDir, '--auto-advance'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [bin, '--json', 'sandbox', '--state-dir', stateDir, '--auto-advance'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
   const info = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {
@@ -60,9 +80,29 @@ try {
     LOOPSIGN_PASSWORD_FILE: sandbox.info.devWallet.passwordFile,
   };
   step("the sandbox's funded dev wallet", ['wallet', 'balance'], sbEnv);
-  step('the trust anchors loopsign uses on the sandbox chain', ['config', 'show'], sbEnv);
+  await control(sandbox.info.baseUrl, '/__sandbox/settings', { pollAfterMs: 1000 });
+  const askFile = path.join(home, 'ask.json');
+  writeFileSync(askFile, JSON.stringify({
+    chainId: 31337,
+    clientRequestId: 'demo-release-go-no-go',
+    maxPaymentAmount: '2500000',
+    bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+    feedbackBonus: { amount: '1000000', asset: 'USDC' },
+    roundConfig: { questionDurationSeconds: '1200', minVoters: '3', maxVoters: '100' },
+    question: { title: 'Should the agent ship release 42 today?', contextUrl: 'https://example.com/release-42', categoryId: '1', tags: ['release', 'demo'] },
+  }, null, 2));
+  step('quote the ask (nothing is paid)', ['quote', '--file', askFile], sbEnv);
+  step('ask humans: check the plan, pay atomically (EIP-7702), fund the bonus, wait for the result', ['ask', '--file', askFile, '--payment-mode', 'wallet_calls', '--atomic', '--wait', '--timeout', '120'], sbEnv);
+  step('read the result again, as JSON for an agent', ['--json', 'result', '--client-request-id', 'demo-release-go-no-go'], sbEnv);
+  await control(sandbox.info.baseUrl, '/__sandbox/hostile', { scenario: 'inflated_approval', count: 5 });
+  const hostileFile = path.join(home, 'hostile.json');
+  writeFileSync(hostileFile, readFileSync(askFile, 'utf8').replace('demo-release-go-no-go', 'demo-hostile-plan').replace('release 42', 'release 43'));
+  step('a compromised service inflates the approval: the guard refuses (exit 5), nothing is signed', ['ask', '--file', hostileFile, '--payment-mode', 'wallet_calls'], sbEnv, 5);
+  await control(sandbox.info.baseUrl, '/__sandbox/hostile', undefined, 'DELETE');
+  step('balances afterwards: one bounty and one bonus paid, nothing else', ['wallet', 'balance'], sbEnv);
   console.log('\nsummary');
-  for (const s of steps) console.log(`  ${s.title.padEnd(56)} ${String(s.ms).padStart(6)} ms  exit ${s.code}`);
+  console.log(`  ${'step'.padEnd(96)} ${'time'.padStart(8)}  exit  transactions`);
+  for (const s of steps) console.log(`  ${s.title.padEnd(96)} ${String(s.ms).padStart(6)} ms  ${String(s.code).padStart(4)}  ${s.txs || ''}`);
 } catch (error) {
   console.error(`\ndemo failed: ${error.message}`);
   process.exitCode = 1;

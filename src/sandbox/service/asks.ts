@@ -688,7 +688,7 @@ export class AskService {
     } else if (op.contentIds.length > 1) {
       throw conflict('This ask produced multiple contentIds. Provide contentId to fetch a specific result.');
     }
-    const operation = { ...this.statusBody(op), status: op.status };
+    const operation = await this.statusWithHints(op);
     if (op.status !== 'submitted' || !contentId) {
       return { operation, answer: 'pending', ready: false, finalityStatus: 'not_final', recommendedNextAction: 'wait_for_settlement', protocolState: { operationStatus: 'not_final' }, wait: { code: 'still_settling', recoverWith: 'poll_rateloop_get_question_status' } };
     }
