@@ -16,6 +16,22 @@ function checkString(s: string): void {
   if (!s.isWellFormed()) throw new CanonicalizationError('string contains a lone surrogate');
 }
 
+// Sorting keys is the costly part, and documents repeat key sets (every audit event has the same columns):
+// remember the sorted order per key set.
+const orderCache = { 'code-unit': new Map<string, string[]>(), 'locale-en-US': new Map<string, string[]>() };
+
+function sortedKeys(keys: string[], order: KeyOrder, compare: (a: string, b: string) => number): string[] {
+  const cache = orderCache[order];
+  const id = keys.join('\u0000');
+  let sorted = cache.get(id);
+  if (!sorted) {
+    sorted = [...keys].sort(compare);
+    if (cache.size > 10_000) cache.clear();
+    cache.set(id, sorted);
+  }
+  return sorted;
+}
+
 export function canonicalJson(value: unknown, order: KeyOrder = 'code-unit'): string {
   const compare = order === 'code-unit' ? byCodeUnit : collator.compare;
   const seen = new Set<object>();
@@ -49,9 +65,15 @@ export function canonicalJson(value: unknown, order: KeyOrder = 'code-unit'): st
     } else {
       const proto = Object.getPrototypeOf(obj);
       if (proto !== Object.prototype && proto !== null) throw new CanonicalizationError('not a plain object');
-      const entries = Object.entries(obj).filter(([, x]) => x !== undefined);
-      entries.sort(([a], [b]) => compare(a, b));
-      out = `{${entries.map(([k, x]) => (checkString(k), `${JSON.stringify(k)}:${walk(x)}`)).join(',')}}`;
+      const record = obj as Record<string, unknown>;
+      const parts: string[] = [];
+      for (const k of sortedKeys(Object.keys(record), order, compare)) {
+        const x = record[k];
+        if (x === undefined) continue;
+        checkString(k);
+        parts.push(`${JSON.stringify(k)}:${walk(x)}`);
+      }
+      out = `{${parts.join(',')}}`;
     }
     seen.delete(obj);
     return out;

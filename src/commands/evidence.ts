@@ -1,0 +1,117 @@
+// loopsign verify-evidence | evidence keys | evidence pin | evidence fetch (docs/evidence.md)
+import path from 'node:path';
+import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
+import { writeFileAtomically } from '../fsutil.js';
+import * as ev from '../evidence/files.js';
+import type { Check } from '../evidence/packet.js';
+import { pinFileText, type TrustedKey } from '../evidence/keys.js';
+
+const trustOf = (o: Record<string, unknown>): ev.PacketTrust => ({
+  publicKey: o.publicKey as string | undefined,
+  keyId: o.keyId as string | undefined,
+  trustedKeys: o.trustedKeys as string | undefined,
+});
+
+function renderChecks(checks: Check[]): string {
+  const mark = { pass: 'ok  ', fail: 'FAIL', skipped: 'skip', info: 'info' } as const;
+  return checks
+    .map((c) => {
+      let line = `  ${mark[c.status]}  ${c.label}`;
+      if (c.status !== 'pass' && c.expected !== undefined) line += `\n          expected ${JSON.stringify(c.expected)}\n          actual   ${JSON.stringify(c.actual)}`;
+      if (c.detail) line += `\n          ${c.detail}`;
+      return line;
+    })
+    .join('\n');
+}
+
+function render(outcome: ev.VerifyOutcome): string {
+  const r = outcome.result as Record<string, any>;
+  const head = `${outcome.kind}: ${r.valid ? 'VALID' : 'INVALID'}${r.errors.length ? ` (${r.errors.join(', ')})` : ''}`;
+  if (outcome.kind === 'packet') return `${head}\n  digest ${r.packetDigest ?? 'n/a'}\n${renderChecks(r.checks)}`;
+  if (outcome.kind === 'audit') return `${head}\n  events ${r.eventCount ?? 'n/a'}, head ${r.headDigest ?? 'n/a'}${r.sequence ? `\n  first broken link: event ${r.sequence}${r.detail ? ` (${r.detail})` : ''}` : ''}`;
+  return `${head}\n  exportDigest ${r.exportDigest ?? 'n/a'}${r.expected ? ` (recomputed ${r.expected})` : ''}`;
+}
+
+export async function verifyEvidence(ctx: Context, options: Record<string, unknown>, args: unknown[]): Promise<void> {
+  const packetFile = args[0] as string | undefined;
+  const audit = options.audit as string | undefined;
+  const coverage = options.coverage as string | undefined;
+  const given = [packetFile, audit, coverage].filter((x) => x !== undefined);
+  if (given.length !== 1) throw new UsageError('usage', 'give one file: a PACKET, or --audit EXPORT, or --coverage EXPORT');
+  const file = given[0]!;
+  const { doc, kind: detected } = await ev.readEvidenceFile(file, audit || coverage ? ev.EXPORT_MAX_BYTES : ev.PACKET_MAX_BYTES * 256);
+  const kind = audit ? 'audit' : coverage ? 'coverage' : detected;
+  const outcome = await ev.verifyDocument(doc, kind, trustOf(options), options.expectedHead as string | undefined);
+  if (!outcome.result.valid) {
+    const error = ev.invalidError(outcome);
+    if (!ctx.out.json) process.stderr.write(render(outcome) + '\n');
+    throw error;
+  }
+  ctx.out.result({ kind: outcome.kind, ...outcome.result }, () => render(outcome));
+}
+
+async function serviceHttp(ctx: Context) {
+  const config = await ctx.config();
+  const { resolveChain } = await import('../chains/index.js');
+  const chain = await resolveChain(config);
+  const { DEFAULT_BASE_URL } = await import('../service/client.js');
+  return { http: ev.evidenceHttp(chain.baseUrl.value ?? DEFAULT_BASE_URL), config };
+}
+
+function keyTable(keys: TrustedKey[]): string {
+  return keys.map((k) => `${k.keyId}  ${k.algorithm.padEnd(12)} ${k.status.padEnd(8)} ${(k.uses ?? []).join(',')}`).join('\n');
+}
+
+export async function evidenceKeys(ctx: Context, options: Record<string, unknown>): Promise<void> {
+  const { http } = await serviceHttp(ctx);
+  const { doc, keys } = await ev.downloadTrustedKeys(http);
+  let written: string | undefined;
+  if (typeof options.out === 'string') written = await ev.writeEvidence(options.out, doc);
+  ctx.out.result({ keys, ...(written ? { written } : {}) }, () => keyTable(keys) + (written ? `\nwrote ${written}` : ''));
+}
+
+export async function evidencePin(ctx: Context, options: Record<string, unknown>): Promise<void> {
+  const keyId = String(options.keyId);
+  let keys: TrustedKey[];
+  if (typeof options.trustedKeys === 'string') keys = await ev.trustedKeysFrom(options.trustedKeys);
+  else keys = (await ev.downloadTrustedKeys((await serviceHttp(ctx)).http)).keys;
+  const key = keys.find((k) => k.keyId === keyId);
+  if (!key) throw new UsageError('unknown_key', `no trusted key ${keyId}`, { hint: `known: ${keys.map((k) => k.keyId).join(', ')}` });
+  const out = path.resolve(String(options.out));
+  await writeFileAtomically(out, pinFileText(key.publicKeySpki), 0o644);
+  ctx.out.result({ keyId, status: key.status, pin: out }, () => `wrote the ${key.status} key ${keyId} to ${out}`);
+}
+
+export async function evidenceFetch(ctx: Context, options: Record<string, unknown>, args: unknown[]): Promise<void> {
+  const [what, runId] = args as [string, string | undefined];
+  const workspace = String(options.workspace);
+  if (!/^[A-Za-z0-9._:-]{1,160}$/.test(workspace)) throw new UsageError('invalid_workspace', `--workspace ${workspace} is not a workspace id`);
+  const { http, config } = await serviceHttp(ctx);
+  const headers = ev.apiKeyHeaders(config.file.apiKeyHeader);
+  const ws = `/api/account/workspaces/${encodeURIComponent(workspace)}`;
+  let route: string;
+  let kind: 'packet' | 'audit' | 'coverage';
+  const query: Record<string, string | undefined> = {};
+  if (what === 'run') {
+    if (!runId) throw new UsageError('usage', 'evidence fetch run needs RUN_ID');
+    route = `${ws}/assurance/runs/${encodeURIComponent(runId)}/evidence`;
+    kind = 'packet';
+  } else if (what === 'audit') {
+    route = `${ws}/audit/export`;
+    kind = 'audit';
+  } else if (what === 'coverage') {
+    route = `${ws}/assurance/coverage/export`;
+    kind = 'coverage';
+    query.from = options.from as string | undefined;
+    query.to = options.to as string | undefined;
+  } else {
+    throw new UsageError('usage', `evidence fetch takes run RUN_ID, audit or coverage, not ${what}`);
+  }
+  const doc = await http.request({ method: 'GET', path: route, headers, query, idempotent: true, timeoutMs: 60_000 });
+  const outcome = await ev.verifyDocument(doc, kind, trustOf(options), options.expectedHead as string | undefined);
+  if (!outcome.result.valid) throw ev.invalidError(outcome);
+  const defaultName = kind === 'packet' ? `evidence-${runId}.json` : kind === 'audit' ? 'rateloop-audit.json' : 'rateloop-assurance-coverage.json';
+  const written = await ev.writeEvidence(typeof options.out === 'string' ? options.out : defaultName, doc);
+  ctx.out.result({ kind, written, ...outcome.result }, () => `${render(outcome)}\nwrote ${written}`);
+}

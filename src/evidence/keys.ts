@@ -1,0 +1,95 @@
+// Ed25519 (and retired P-256) verification keys: SPKI DER, key ids, pin files, trusted-key documents
+// (evidence.md §7, §10). Only keys the user gives loopsign are trusted; the key inside a packet never is.
+import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import { UsageError } from '../errors.js';
+
+export const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+export const KEY_ID = /^(ed25519|p256):[0-9a-f]{24}$/;
+
+export function b64url(bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString('base64url');
+}
+
+export function fromB64url(text: string): Buffer {
+  if (!/^[A-Za-z0-9_-]*$/.test(text)) throw new Error('not base64url');
+  return Buffer.from(text, 'base64url');
+}
+
+export function keyIdOf(spkiDer: Uint8Array, algorithm = 'Ed25519'): string {
+  const prefix = algorithm === 'ECDSA-SHA256' ? 'p256' : 'ed25519';
+  return `${prefix}:${createHash('sha256').update(spkiDer).digest('hex').slice(0, 24)}`;
+}
+
+export function publicKeyObject(spkiB64url: string): KeyObject {
+  return createPublicKey({ key: fromB64url(spkiB64url), format: 'der', type: 'spki' });
+}
+
+/** --public-key: a pin file when such a file exists, else the base64url SPKI itself (evidence.md §9.2). */
+export async function readPin(value: string): Promise<string> {
+  let text = value;
+  try {
+    const stat = await fs.stat(value);
+    if (stat.isFile()) {
+      if (stat.size > 4096) throw new UsageError('invalid_pin', `--public-key ${value} is ${stat.size} bytes; a pin file is one short line`);
+      text = await fs.readFile(value, 'utf8');
+    }
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+  }
+  const pin = text.trim();
+  let der: Buffer;
+  try {
+    der = fromB64url(pin);
+    publicKeyObject(pin);
+  } catch {
+    throw new UsageError('invalid_pin', `--public-key is neither a readable pin file nor a base64url SPKI key`, {
+      hint: 'give the .spki.txt file, or its one line of base64url (see `loopsign evidence pin`)',
+    });
+  }
+  if (der.length !== 44 || !der.subarray(0, 12).equals(ED25519_SPKI_PREFIX)) {
+    // Retired P-256 pins are longer; they are accepted as long as node parses them as SPKI.
+    if (!der.subarray(0, 12).equals(ED25519_SPKI_PREFIX) && der.length < 44) throw new UsageError('invalid_pin', '--public-key is not an Ed25519 or P-256 SPKI key');
+  }
+  return pin;
+}
+
+export interface TrustedKey {
+  algorithm: string;
+  keyId: string;
+  publicKeySpki: string;
+  status: string;
+  uses?: string[];
+}
+
+/** A listed key is consistent: its id derives from its SPKI, and (Ed25519) the SPKI is the prefix plus the JWK's x. */
+export function checkListedKey(k: Record<string, any>): TrustedKey {
+  if (typeof k.keyId !== 'string' || !KEY_ID.test(k.keyId)) throw new UsageError('invalid_trusted_keys', `trusted key ${String(k.keyId)}: malformed key id`);
+  if (typeof k.publicKeySpki !== 'string') throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: no publicKeySpki`);
+  const der = fromB64url(k.publicKeySpki);
+  if (keyIdOf(der, k.algorithm) !== k.keyId) throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: the key id does not derive from its SPKI`);
+  if (k.algorithm === 'Ed25519') {
+    const x = k.publicKeyJwk?.x;
+    if (typeof x !== 'string' || !Buffer.concat([ED25519_SPKI_PREFIX, fromB64url(x)]).equals(der)) {
+      throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: publicKeySpki is not the SPKI of publicKeyJwk.x`);
+    }
+  } else if (k.algorithm !== 'ECDSA-SHA256') {
+    throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: unsupported algorithm ${String(k.algorithm)}`);
+  }
+  if (k.status !== 'current' && k.status !== 'retired') throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: status must be current or retired`);
+  return { algorithm: k.algorithm, keyId: k.keyId, publicKeySpki: k.publicKeySpki, status: k.status, uses: k.uses };
+}
+
+export function checkTrustedKeysDocument(doc: unknown): TrustedKey[] {
+  const d = doc as Record<string, any>;
+  const schemas = ['rateloop.evidence-public-trusted-keys.v1', 'rateloop.evidence-trusted-key-history.v1'];
+  if (!d || typeof d !== 'object' || !schemas.includes(d.schemaVersion) || !Array.isArray(d.keys) || d.keys.length === 0 || d.keys.length > 256) {
+    throw new UsageError('invalid_trusted_keys', 'not a trusted-keys document (schemaVersion rateloop.evidence-public-trusted-keys.v1 with 1 … 256 keys)');
+  }
+  return d.keys.map((k: Record<string, any>) => checkListedKey(k));
+}
+
+/** The SPKI pin file format: one base64url line and a newline. */
+export function pinFileText(spki: string): string {
+  return `${spki}\n`;
+}

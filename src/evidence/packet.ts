@@ -1,0 +1,286 @@
+// Offline verification of a run evidence packet (evidence.md §2–8). Steps run in the spec's order and collect
+// the spec's error codes; every check is also reported with what was expected and what was found. Only the key
+// the user pinned is trusted: the key inside the packet is compared with the pin, never used in its place.
+import { createHash, verify as cryptoVerify } from 'node:crypto';
+import { canonicalJson, type KeyOrder } from '../protocol/canonical.js';
+import { KEY_ID, fromB64url, keyIdOf, publicKeyObject } from './keys.js';
+
+export const SCHEMAS = {
+  v4: 'rateloop.human-assurance.evidence.v4',
+  v3: 'rateloop.human-assurance.evidence.v3',
+  v2: 'rateloop.human-assurance.evidence.v2',
+};
+
+export interface Check {
+  id: string;
+  label: string;
+  status: 'pass' | 'fail' | 'skipped' | 'info';
+  expected?: unknown;
+  actual?: unknown;
+  detail?: string;
+}
+
+export interface PacketResult {
+  valid: boolean;
+  errors: string[];
+  packetDigest?: string;
+  checks: Check[];
+}
+
+export interface TrustAnchor {
+  publicKey?: string; // base64url SPKI
+  keyId?: string;
+}
+
+type Obj = Record<string, any>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+export function sha256EvidenceValue(value: unknown, order: KeyOrder = 'code-unit'): string {
+  return `sha256:${createHash('sha256').update(canonicalJson(value, order), 'utf8').digest('hex')}`;
+}
+
+/** evidence.md §4: sorted leaves, pairwise sha256EvidenceValue([l, r]), odd last paired with itself. */
+export function evidenceMerkleRoot(leaves: string[]): string {
+  if (leaves.length === 0) return sha256EvidenceValue([]);
+  let level = [...leaves].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  while (level.length > 1) {
+    const next: string[] = [];
+    for (let i = 0; i < level.length; i += 2) next.push(sha256EvidenceValue([level[i]!, level[i + 1] ?? level[i]!]));
+    level = next;
+  }
+  return level[0]!;
+}
+
+function count(v: unknown, what: string): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new Error(`${what} must be a non-negative safe integer`);
+  return v;
+}
+
+const CELL_COUNTS = ['targetReviewerCount', 'assignedReviewerCount', 'validReviewerCount', 'invalidJudgmentCount', 'pendingJudgmentCount'] as const;
+const SOURCE_COUNTS = ['targetReviewerCount', 'assignedReviewerCount', 'paidReviewerCount', 'respondingReviewerCount', 'completeJudgmentSetReviewerCount'] as const;
+
+function cell(input: Obj, minimum: number, passRule: Obj): Obj {
+  const [target, assigned, valid, invalid, pending] = CELL_COUNTS.map((k) => count(input[k], k)) as [number, number, number, number, number];
+  const submitted = valid + invalid + pending;
+  const suppressed = valid < minimum;
+  const required = count(passRule.minimumValidResponses, 'passRule.minimumValidResponses');
+  let preference: Obj | null = null;
+  let disagreement: Obj | null = null;
+  if (suppressed) {
+    if (input.candidate !== undefined || input.baseline !== undefined || input.tie !== undefined) throw new Error('suppressed cells must not carry preferences');
+  } else if (input.candidate !== undefined) {
+    const candidate = count(input.candidate, 'candidate');
+    const baseline = count(input.baseline, 'baseline');
+    const tie = count(input.tie, 'tie');
+    if (candidate + baseline + tie !== valid) throw new Error('candidate + baseline + tie must equal validReviewerCount');
+    preference = { candidate, baseline, tie, candidateShareBps: Math.round((candidate * 10000) / valid), method: 'descriptive_case_share' };
+    disagreement = { nonCandidateCount: baseline + tie, rateBps: Math.round(((baseline + tie) * 10000) / valid), method: 'descriptive_case_share' };
+  }
+  const quorum = { requiredValidReviewers: required, met: valid >= required };
+  const outcome = suppressed || !quorum.met || !preference ? 'insufficient' : preference.candidateShareBps >= passRule.thresholdBps ? 'pass' : 'fail';
+  return {
+    targetReviewerCount: target,
+    assignedReviewerCount: assigned,
+    submittedJudgmentCount: submitted,
+    validReviewerCount: valid,
+    invalidJudgmentCount: invalid,
+    pendingJudgmentCount: pending,
+    missingTargetJudgmentCount: Math.max(0, target - submitted),
+    missingAssignedJudgmentCount: Math.max(0, assigned - submitted),
+    suppressed,
+    quorum,
+    preference,
+    disagreement,
+    outcome,
+  };
+}
+
+/** evidence.md §6: the aggregation recomputed from the packet's recomputation inputs. */
+export function recomputeAggregation(recomputation: Obj, minimum: unknown, passRule: Obj): Obj {
+  if (typeof minimum !== 'number' || !Number.isSafeInteger(minimum) || minimum < 1) throw new Error('minimumAggregationSize must be a positive integer');
+  if (!Array.isArray(recomputation.reviewerSources) || !Array.isArray(recomputation.cases)) throw new Error('reviewerSources and cases must be arrays');
+  const sources = recomputation.reviewerSources as Obj[];
+  const coverage: Obj = {};
+  for (const k of SOURCE_COUNTS) coverage[k] = sources.reduce((s, x) => s + count(x[k], k), 0);
+  coverage.sourceSubpanels = sources.map((x) => ({ source: x.source, ...Object.fromEntries(SOURCE_COUNTS.map((k) => [k, x[k]])) }));
+  const cases = (recomputation.cases as Obj[]).map((c) => {
+    const overall = cell(c.overall, minimum, passRule);
+    const subs: Obj[] = (c.sourceCounts as Obj[]).map((s) => ({ source: s.source, ...cell(s, minimum, passRule) }));
+    for (const k of CELL_COUNTS) {
+      if (subs.reduce((sum, s) => sum + (s[k] as number), 0) !== overall[k]) throw new Error(`case ${c.caseId}: source ${k} does not reconcile with the overall count`);
+    }
+    return { caseId: c.caseId, ...overall, sourceSubpanels: subs } as Obj;
+  });
+  const sum = (k: string) => cases.reduce((s, c) => s + (c[k] as number), 0);
+  const outcomes = cases.map((c) => c.outcome as string);
+  const pass = outcomes.filter((o) => o === 'pass').length;
+  const fail = outcomes.filter((o) => o === 'fail').length;
+  const insufficient = outcomes.filter((o) => o === 'insufficient').length;
+  return {
+    aggregationVersion: 'rateloop.descriptive-case-quorum.v2',
+    method: 'descriptive_per_case',
+    minimumAggregationSize: minimum,
+    reviewerCoverage: coverage,
+    judgmentCoverage: {
+      caseCount: cases.length,
+      targetExpectedJudgmentCount: coverage.targetReviewerCount * cases.length,
+      assignedExpectedJudgmentCount: coverage.assignedReviewerCount * cases.length,
+      submittedJudgmentCount: sum('submittedJudgmentCount'),
+      validJudgmentCount: sum('validReviewerCount'),
+      invalidJudgmentCount: sum('invalidJudgmentCount'),
+      pendingJudgmentCount: sum('pendingJudgmentCount'),
+      missingTargetJudgmentCount: sum('missingTargetJudgmentCount'),
+      missingAssignedJudgmentCount: sum('missingAssignedJudgmentCount'),
+    },
+    passRule,
+    cases,
+    suite: {
+      method: 'all_cases_must_pass',
+      evaluatedCaseCount: pass + fail,
+      passCaseCount: pass,
+      failCaseCount: fail,
+      insufficientCaseCount: insufficient,
+      outcome: fail > 0 ? 'fail' : insufficient > 0 || cases.length === 0 ? 'insufficient' : 'pass',
+    },
+  };
+}
+
+const SHA = /^sha256:[0-9a-f]{64}$/;
+
+/** evidence.md §8.1; returns the reasons it is invalid (empty when valid). */
+export function reviewContextProblems(payload: Obj): string[] {
+  const p: string[] = [];
+  const rc = payload.reviewContext;
+  const frozen = payload.frozen;
+  if (!isObj(rc) || !isObj(frozen)) return ['reviewContext and frozen must be objects'];
+  const t = rc.selectionTrigger;
+  const gate = rc.gate;
+  const v = rc.versions;
+  if (!isObj(t) || !isObj(gate) || !isObj(v)) return ['selectionTrigger, gate and versions are required'];
+  if (!Array.isArray(t.reasonCodes) || t.reasonCodes.length === 0 || t.reasonCodes.some((x: unknown) => typeof x !== 'string')) p.push('reasonCodes must be a non-empty array of strings');
+  if (t.source === 'explicit_workspace_assurance_run') {
+    if (t.kind !== 'owner_required') p.push('a manual run has kind owner_required');
+    if (gate.type !== 'not_applicable') p.push('a manual run has gate.type not_applicable');
+    for (const [name, value] of [['gate.policyReference', gate.policyReference], ['gate.stopGateEvidenceReference', gate.stopGateEvidenceReference], ['versions.selectionPolicy', v.selectionPolicy], ['versions.requestProfile', v.requestProfile]] as const) {
+      if (value !== null) p.push(`a manual run has ${name} null`);
+    }
+  } else if (t.source === 'persisted_agent_review_opportunity') {
+    if (!['adaptive_sample', 'critical_risk', 'guardrail_escalation', 'maximum_gap', 'owner_required', 'policy_rule'].includes(t.kind)) p.push('unknown selection kind');
+    if (typeof t.opportunityId !== 'string') p.push('opportunityId must be a string');
+    if (!Number.isInteger(t.selectionProbabilityBps) || t.selectionProbabilityBps < 0 || t.selectionProbabilityBps > 10000) p.push('selectionProbabilityBps out of range');
+    if (!Number.isInteger(t.sampleBucket) || t.sampleBucket < 0 || t.sampleBucket > 9999) p.push('sampleBucket out of range');
+    if (gate.type !== 'blocking' && gate.type !== 'advisory') p.push('gate.type must be blocking or advisory');
+    const sp = v.selectionPolicy;
+    if (!isObj(sp) || !isObj(gate.policyReference) || gate.policyReference.id !== sp.id || gate.policyReference.version !== sp.version) p.push('gate.policyReference must equal versions.selectionPolicy');
+    if (!['advisory', 'host_enforced'].includes(gate.enforcementMode) || (gate.type === 'blocking') !== (gate.enforcementMode === 'host_enforced')) p.push('blocking gates are host_enforced and only they');
+    if (!isObj(sp) || !['manual', 'always', 'fixed', 'rules', 'adaptive'].includes(sp.mode) || !(sp.version >= 1)) p.push('selectionPolicy mode/version invalid');
+    const rp = v.requestProfile;
+    if (!isObj(rp) || typeof rp.id !== 'string' || !(rp.version >= 1) || typeof rp.hash !== 'string' || !SHA.test(rp.hash)) p.push('requestProfile invalid');
+    const s = gate.stopGateEvidenceReference;
+    if (
+      !isObj(s) || s.kind !== 'human_review_lifecycle_transition' || s.opportunityId !== t.opportunityId ||
+      !['completed', 'inconclusive', 'failed_terminal', 'cancelled_before_commit'].includes(s.lifecycleState) || !(s.lifecycleRevision >= 1) ||
+      typeof s.transitionEventId !== 'string' || typeof s.transitionCommitment !== 'string' || !SHA.test(s.transitionCommitment)
+    ) p.push('stopGateEvidenceReference invalid');
+  } else {
+    p.push(`unknown selection source ${String(t.source)}`);
+  }
+  const ap = v.admissionPolicies;
+  if (!Array.isArray(ap) || ap.length !== 1 || canonicalJson(ap) !== canonicalJson(frozen.admissionPolicies)) p.push('versions.admissionPolicies must have one entry equal to frozen.admissionPolicies');
+  if (!Array.isArray(frozen.admissionPolicyHashes) || frozen.admissionPolicyHashes.length !== 1) p.push('frozen.admissionPolicyHashes must have one entry');
+  const a = Array.isArray(ap) ? ap[0] : undefined;
+  if (!isObj(a) || typeof a.admissionPolicyHash !== 'string' || !/^0x[0-9a-f]{64}$/.test(a.admissionPolicyHash) || a.admissionPolicyHash !== frozen.admissionPolicyHashes?.[0]) p.push('admission policy hash invalid or not frozen');
+  const d = a?.derivedFrom;
+  const aud = v.audiencePolicy;
+  if (!isObj(d) || d.kind !== 'assurance_audience_policy' || !isObj(aud) || d.id !== aud.id || d.version !== aud.version || d.hash !== aud.hash) p.push('derivedFrom must name versions.audiencePolicy');
+  if (!isObj(aud) || aud.hash !== frozen.policyHash) p.push('versions.audiencePolicy.hash must equal frozen.policyHash');
+  return p;
+}
+
+/** Verify a parsed packet. Never throws: an exception anywhere is exactly ["verification_failed"]. */
+export function verifyPacket(packet: unknown, anchor: TrustAnchor): PacketResult {
+  const checks: Check[] = [];
+  const errors: string[] = [];
+  const add = (code: string) => {
+    if (!errors.includes(code)) errors.push(code);
+  };
+  const check = (c: Check, code?: string) => {
+    checks.push(c);
+    if (c.status === 'fail' && code) add(code);
+  };
+  try {
+    // 1. Shape.
+    if (!isObj(packet) || !isObj(packet.payload) || !isObj(packet.signing)) {
+      return { valid: false, errors: ['invalid_packet_shape'], checks: [{ id: 'shape', label: 'Packet shape', status: 'fail', detail: 'an object with payload and signing objects is required' }] };
+    }
+    const { payload, signing } = packet;
+    checks.push({ id: 'shape', label: 'Packet shape', status: 'pass' });
+    // 2. Schema.
+    const schema = payload.schemaVersion;
+    const version = schema === SCHEMAS.v4 ? 'v4' : schema === SCHEMAS.v3 ? 'v3' : schema === SCHEMAS.v2 ? 'v2' : undefined;
+    check({ id: 'schema', label: 'Schema version', status: version ? 'pass' : 'fail', expected: Object.values(SCHEMAS), actual: schema }, 'unsupported_schema_version');
+    const order: KeyOrder = version === 'v4' || version === undefined ? 'code-unit' : 'locale-en-US';
+    // 3. Review context (v3, v4).
+    if (version === 'v3' || version === 'v4') {
+      const problems = reviewContextProblems(payload);
+      check({ id: 'review_context', label: 'Review context', status: problems.length ? 'fail' : 'pass', detail: problems.join('; ') || undefined }, 'review_context_invalid');
+    }
+    // 4. Algorithm (stops).
+    if (signing.algorithm !== 'Ed25519' && signing.algorithm !== 'ECDSA-SHA256') {
+      check({ id: 'algorithm', label: 'Signature algorithm', status: 'fail', expected: ['Ed25519', 'ECDSA-SHA256'], actual: signing.algorithm }, 'unsupported_signature_algorithm');
+      return { valid: false, errors, checks };
+    }
+    checks.push({ id: 'algorithm', label: 'Signature algorithm', status: 'pass', actual: signing.algorithm });
+    // 5–6. Key id and trust anchors.
+    const derivedKeyId = keyIdOf(fromB64url(String(signing.publicKey)), signing.algorithm);
+    if (anchor.publicKey === undefined && anchor.keyId === undefined) {
+      check({ id: 'trust_anchor', label: 'Pinned key', status: 'fail', detail: 'no pinned public key or key id was given' }, 'missing_trust_anchor');
+    }
+    if (anchor.publicKey !== undefined) {
+      check({ id: 'pinned_key', label: 'Packet key equals the pinned key', status: anchor.publicKey === signing.publicKey ? 'pass' : 'fail', expected: anchor.publicKey, actual: signing.publicKey }, 'untrusted_signing_key');
+    }
+    if (anchor.keyId !== undefined) {
+      check({ id: 'key_id', label: 'Packet key id equals the given key id', status: anchor.keyId === signing.keyId ? 'pass' : 'fail', expected: anchor.keyId, actual: signing.keyId }, 'signing_key_id_mismatch');
+      const ok = KEY_ID.test(anchor.keyId) && anchor.keyId === signing.keyId && anchor.keyId === derivedKeyId;
+      check({ id: 'key_id_derived', label: 'Given key id derives from the packet key', status: ok ? 'pass' : 'fail', expected: anchor.keyId, actual: derivedKeyId }, 'untrusted_signing_key');
+    }
+    // [loopsign] the packet's own key id must always derive from its key.
+    check({ id: 'packet_key_id', label: 'Packet key id derives from its key', status: signing.keyId === derivedKeyId ? 'pass' : 'fail', expected: derivedKeyId, actual: signing.keyId }, 'untrusted_signing_key');
+    // 7. Digest.
+    const signed = { payload, signing };
+    const packetDigest = sha256EvidenceValue(signed, order);
+    check({ id: 'digest', label: 'Packet digest', status: packetDigest === packet.packetDigest ? 'pass' : 'fail', expected: packetDigest, actual: packet.packetDigest }, 'packet_digest_mismatch');
+    // 8. Roots.
+    const rec = isObj(payload.recomputation) ? payload.recomputation : {};
+    const roots = isObj(payload.roots) ? payload.roots : {};
+    const caseRoot = evidenceMerkleRoot(Array.isArray(rec.caseLeaves) ? rec.caseLeaves : []);
+    check({ id: 'case_root', label: 'Content / case root', status: caseRoot === roots.caseRoot ? 'pass' : 'fail', expected: caseRoot, actual: roots.caseRoot }, 'case_root_mismatch');
+    const responseRoot = evidenceMerkleRoot(Array.isArray(rec.responseLeaves) ? rec.responseLeaves : []);
+    check({ id: 'response_root', label: 'Review / response root', status: responseRoot === roots.responseRoot ? 'pass' : 'fail', expected: responseRoot, actual: roots.responseRoot }, 'response_root_mismatch');
+    // 9. Aggregation.
+    const agg = isObj(payload.aggregation) ? payload.aggregation : {};
+    const recomputed = recomputeAggregation(rec, agg.minimumAggregationSize, agg.passRule);
+    const same = canonicalJson(recomputed) === canonicalJson(agg);
+    check({ id: 'aggregation', label: 'Aggregation', status: same ? 'pass' : 'fail', detail: same ? undefined : 'the aggregation does not recompute from the recomputation inputs' }, 'aggregation_mismatch');
+    // Frozen manifest hashes (legacy form even in v4): reported, covered by the digest and the signature.
+    const frozen = isObj(payload.frozen) ? payload.frozen : {};
+    for (const [id, hashKey, bodyKey] of [['run_manifest_hash', 'runManifestHash', 'runManifest'], ['suite_manifest_hash', 'suiteManifestHash', 'suiteManifest'], ['policy_hash', 'policyHash', 'policy']] as const) {
+      if (frozen[bodyKey] === undefined) continue;
+      const h = sha256EvidenceValue(frozen[bodyKey], 'locale-en-US');
+      checks.push({ id, label: `Frozen ${bodyKey} hash`, status: h === frozen[hashKey] ? 'pass' : 'info', expected: h, actual: frozen[hashKey], detail: h === frozen[hashKey] ? undefined : 'does not recompute (legacy ordering); reported only' });
+    }
+    // 10. Signature, with the pinned key only.
+    if (anchor.publicKey === undefined) {
+      checks.push({ id: 'signature', label: 'Signature', status: 'skipped', detail: 'no pinned key: the key inside the packet is never trusted' });
+    } else {
+      const sig = fromB64url(String(packet.signature));
+      const key = publicKeyObject(anchor.publicKey);
+      const bytes = Buffer.from(canonicalJson(signed, order), 'utf8');
+      const ok = signing.algorithm === 'Ed25519' ? cryptoVerify(null, bytes, key, sig) : cryptoVerify('sha256', bytes, { key, dsaEncoding: sig.length === 64 ? 'ieee-p1363' : 'der' }, sig);
+      check({ id: 'signature', label: 'Signature', status: ok ? 'pass' : 'fail', detail: ok ? 'verified with the pinned key' : 'does not verify with the pinned key' }, 'signature_invalid');
+    }
+    return { valid: errors.length === 0, errors, packetDigest, checks };
+  } catch (error) {
+    return { valid: false, errors: ['verification_failed'], checks: [...checks, { id: 'exception', label: 'Verification', status: 'fail', detail: (error as Error).message }] };
+  }
+}

@@ -1,0 +1,273 @@
+// Offline evidence verification: the shared example packet, every single-value tamper, trust anchors, legacy
+// schemas, hostile files, audit chains and coverage exports — through the core and through the built binary.
+import { describe, expect, it } from 'vitest';
+import { generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { verifyPacket, sha256EvidenceValue, evidenceMerkleRoot } from '../src/evidence/packet.js';
+import { auditEventDigest, verifyAuditExport, GENESIS_DIGEST } from '../src/evidence/audit.js';
+import { coverageDigest, verifyCoverageExport } from '../src/evidence/coverage.js';
+import { keyIdOf, b64url, ED25519_SPKI_PREFIX } from '../src/evidence/keys.js';
+import { canonicalJson } from '../src/protocol/canonical.js';
+import { makeHome, runCli, VECTORS } from './helpers/cli.js';
+
+const PACKET_FILE = path.join(VECTORS, 'synthetic-evidence-v4.json');
+const PIN_FILE = path.join(VECTORS, 'synthetic-evidence-v4.spki.txt');
+const KEY_ID = 'ed25519:2d5798c16bafaed29bdbcca0';
+const packet = () => JSON.parse(readFileSync(PACKET_FILE, 'utf8'));
+const PIN = readFileSync(PIN_FILE, 'utf8').trim();
+const anchor = { publicKey: PIN, keyId: KEY_ID };
+
+/** Every leaf path of a JSON value. */
+function leaves(v: unknown, p: (string | number)[] = []): (string | number)[][] {
+  if (Array.isArray(v)) return v.length ? v.flatMap((x, i) => leaves(x, [...p, i])) : [p];
+  if (v && typeof v === 'object') return Object.keys(v).length ? Object.entries(v).flatMap(([k, x]) => leaves(x, [...p, k])) : [p];
+  return [p];
+}
+function mutate(obj: any, p: (string | number)[]): void {
+  let o = obj;
+  for (const k of p.slice(0, -1)) o = o[k];
+  const k = p[p.length - 1]!;
+  const v = o[k];
+  o[k] = typeof v === 'string' ? `${v}x` : typeof v === 'number' ? v + 1 : typeof v === 'boolean' ? !v : v === null ? 0 : Array.isArray(v) ? [...v, 1] : { x: 1 };
+}
+
+function freshKey() {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const spki = b64url(publicKey.export({ format: 'der', type: 'spki' }));
+  return { spki, keyId: keyIdOf(Buffer.from(spki, 'base64url')), privateKey };
+}
+function resign(p: any, key: ReturnType<typeof freshKey>, order: 'code-unit' | 'locale-en-US') {
+  p.signing = { algorithm: 'Ed25519', keyId: key.keyId, publicKey: key.spki };
+  const signed = { payload: p.payload, signing: p.signing };
+  p.packetDigest = sha256EvidenceValue(signed, order);
+  p.signature = b64url(cryptoSign(null, Buffer.from(canonicalJson(signed, order)), key.privateKey));
+  return p;
+}
+
+describe('the shared example packet', () => {
+  it('verifies with its pin and key id', () => {
+    const r = verifyPacket(packet(), anchor);
+    expect(r).toMatchObject({ valid: true, errors: [], packetDigest: 'sha256:670e62ddc14267bdf19b80ab57e90b82c526f8019675bd04b7911dfed91dff23' });
+    expect(r.checks.find((c) => c.id === 'signature')!.status).toBe('pass');
+    expect(evidenceMerkleRoot(packet().payload.recomputation.responseLeaves)).toBe('sha256:e8b18e8b558fe2c51e20bb60f276ad9e9b74fdcf32c49c5c935cc48ed456edf9');
+  });
+
+  const paths = leaves(packet().payload);
+  it(`fails after changing any one of its ${paths.length} payload leaves`, () => {
+    expect(paths.length).toBeGreaterThan(100);
+    for (const p of paths) {
+      const mutated = packet();
+      mutate(mutated.payload, p);
+      const r = verifyPacket(mutated, anchor);
+      expect(r.valid, p.join('.')).toBe(false);
+      if (!r.errors.includes('verification_failed')) {
+        expect(r.errors, p.join('.')).toContain('packet_digest_mismatch');
+        expect(r.errors, p.join('.')).toContain('signature_invalid');
+      }
+    }
+  });
+
+  it('fails after reordering an array of the payload', () => {
+    const p = packet();
+    p.payload.recomputation.responseLeaves.reverse();
+    expect(verifyPacket(p, anchor).errors).toEqual(expect.arrayContaining(['packet_digest_mismatch', 'signature_invalid']));
+  });
+
+  it.each([
+    ['keyId', (p: any) => (p.signing.keyId = 'ed25519:000000000000000000000000'), ['signing_key_id_mismatch', 'untrusted_signing_key', 'packet_digest_mismatch', 'signature_invalid']],
+    ['algorithm', (p: any) => (p.signing.algorithm = 'RSA'), ['unsupported_signature_algorithm']],
+    ['publicKey', (p: any) => (p.signing.publicKey = freshKey().spki), ['untrusted_signing_key', 'packet_digest_mismatch']],
+  ])('fails after changing signing.%s', (_n, change, codes) => {
+    const p = packet();
+    change(p);
+    const r = verifyPacket(p, anchor);
+    expect(r.valid).toBe(false);
+    expect(r.errors).toEqual(expect.arrayContaining(codes as string[]));
+  });
+
+  it('names the trust-anchor codes for a wrong pin or key id, and needs an anchor', () => {
+    expect(verifyPacket(packet(), { publicKey: PIN, keyId: 'ed25519:2d5798c16bafaed29bdbccaa' }).errors).toEqual(['signing_key_id_mismatch', 'untrusted_signing_key']);
+    expect(verifyPacket(packet(), { publicKey: freshKey().spki, keyId: KEY_ID }).errors).toContain('untrusted_signing_key');
+    expect(verifyPacket(packet(), {}).errors).toContain('missing_trust_anchor');
+    const d = packet();
+    d.packetDigest = `sha256:${'0'.repeat(64)}`;
+    expect(verifyPacket(d, anchor).errors).toEqual(['packet_digest_mismatch']);
+    const s = packet();
+    s.signature = b64url(Buffer.alloc(64, 7));
+    expect(verifyPacket(s, anchor).errors).toEqual(['signature_invalid']);
+    expect(verifyPacket({ payload: 1 }, anchor).errors).toEqual(['invalid_packet_shape']);
+  });
+
+  it('verifies v3 (legacy ordering, review context) and v2 packets signed with another key, and never trusts the packet key', () => {
+    const key = freshKey();
+    for (const v of ['v3', 'v2']) {
+      const p = packet();
+      p.payload.schemaVersion = `rateloop.human-assurance.evidence.${v}`;
+      p.payload.metadataCheck = { Zeta: 1, alpha: 2, _under: 3, 'a-b': 4 }; // orders differently in the legacy form
+      resign(p, key, 'locale-en-US');
+      expect(verifyPacket(p, { publicKey: key.spki, keyId: key.keyId })).toMatchObject({ valid: true, errors: [] });
+      resign(p, key, 'code-unit');
+      expect(verifyPacket(p, { publicKey: key.spki, keyId: key.keyId }).errors).toContain('packet_digest_mismatch');
+    }
+    const forged = resign(packet(), key, 'code-unit');
+    expect(verifyPacket(forged, anchor).errors).toEqual(expect.arrayContaining(['untrusted_signing_key', 'signing_key_id_mismatch']));
+  });
+
+  it('refuses a review context that breaks the rules (v4)', () => {
+    const p = packet();
+    p.payload.reviewContext.gate.type = 'blocking';
+    expect(verifyPacket(p, anchor).errors).toContain('review_context_invalid');
+  });
+});
+
+describe('audit chains', () => {
+  function chain(n: number, camel = false) {
+    let previous = GENESIS_DIGEST;
+    const events = [];
+    for (let i = 1; i <= n; i++) {
+      const e: any = {
+        event_id: `evt_${i}`, workspace_id: 'ws_1', sequence: i, previous_digest: previous, home_region: 'eu', actor_kind: 'agent', actor_reference: 'wallet:0xabc',
+        assurance_method: 'wallet_signature', action: i % 2 ? 'ask.create' : 'ask.confirm', target_kind: 'ask', target_id: `op_${i}`, purpose: 'paid_feedback',
+        reason: null, request_correlation: null, result: 'success', metadata_json: JSON.stringify({ Amount: '1', alpha: i, nested: { B: 1, a: 2 } }), occurred_at: new Date(1_700_000_000_000 + i * 1000).toISOString(),
+      };
+      e.event_digest = auditEventDigest(previous, e);
+      previous = e.event_digest;
+      if (camel) {
+        for (const k of Object.keys(e)) if (k.includes('_')) (e[k.replace(/_([a-z])/g, (_m, c) => c.toUpperCase())] = e[k]), delete e[k];
+      }
+      events.push(e);
+    }
+    return { exportedAt: new Date().toISOString(), format: 'rateloop-audit-v1', integrity: { eventCount: n, headDigest: previous, valid: true }, events, retention: {}, workspaceId: 'ws_1' };
+  }
+
+  it('verifies a chain (snake_case and camelCase) and checks an expected head', () => {
+    const c = chain(50);
+    expect(verifyAuditExport(c)).toMatchObject({ valid: true, errors: [], eventCount: 50, headDigest: c.integrity.headDigest });
+    expect(verifyAuditExport(chain(5, true)).valid).toBe(true);
+    expect(verifyAuditExport(c, `sha256:${'1'.repeat(64)}`).errors).toEqual(['expected_head_mismatch']);
+  });
+
+  it.each([
+    ['event_digest_mismatch', (c: any) => (c.events[6].result = 'failure'), 7],
+    ['sequence_mismatch', (c: any) => (c.events[3].sequence = 9), 9],
+    ['previous_digest_mismatch', (c: any) => c.events.splice(4, 1), 6],
+    ['workspace_mismatch', (c: any) => (c.events[2].workspace_id = 'ws_2'), 3],
+  ])('reports the first broken link: %s', (code, tamper, sequence) => {
+    const c = chain(10);
+    tamper(c);
+    const r = verifyAuditExport(c);
+    expect(r.errors).toEqual([code === 'previous_digest_mismatch' ? 'sequence_mismatch' : code]);
+    expect(r.sequence).toBe(code === 'previous_digest_mismatch' ? 6 : sequence);
+  });
+
+  it('head, count, shape and workspace', () => {
+    const c = chain(3);
+    c.integrity.headDigest = GENESIS_DIGEST;
+    expect(verifyAuditExport(c).errors).toEqual(['head_mismatch']);
+    expect(verifyAuditExport({ events: 1 }).errors).toEqual(['invalid_export_shape']);
+    expect(verifyAuditExport({ ...chain(1), workspaceId: undefined }).errors).toEqual(['workspace_missing']);
+  });
+});
+
+describe('coverage exports', () => {
+  it('recomputes exportDigest over the RFC 8785 form', () => {
+    const body: any = { schemaVersion: 'rateloop.assurance-coverage-export.v2', workspaceId: 'ws_1', exportedAt: '2026-08-06T10:00:00.000Z', counts: { scopes: 0 }, scopes: [] };
+    body.exportDigest = coverageDigest(body);
+    expect(verifyCoverageExport(body)).toMatchObject({ valid: true });
+    body.counts.scopes = 1;
+    expect(verifyCoverageExport(body).errors).toEqual(['export_digest_mismatch']);
+  });
+});
+
+describe('verify-evidence through the built binary', () => {
+  const home = makeHome();
+  const pinArgs = ['--public-key', PIN_FILE, '--key-id', KEY_ID];
+
+  it('valid: exit 0 and the spec result in one JSON document', async () => {
+    const r = await runCli(['--json', 'verify-evidence', PACKET_FILE, ...pinArgs], home);
+    expect(r.code).toBe(0);
+    expect(r.json()).toMatchObject({ ok: true, kind: 'packet', valid: true, errors: [], packetDigest: 'sha256:670e62ddc14267bdf19b80ab57e90b82c526f8019675bd04b7911dfed91dff23' });
+    const literal = await runCli(['verify-evidence', PACKET_FILE, '--public-key', PIN, '--key-id', KEY_ID], home);
+    expect(literal.code).toBe(0);
+    expect(literal.stdout).toMatch(/^packet: VALID/);
+  });
+
+  it('tampered: exit 8 with the codes; a wrong key id: the trust-anchor codes', async () => {
+    const p = packet();
+    p.payload.runId = 'run_other';
+    const file = home.file('tampered.json', JSON.stringify(p));
+    const r = await runCli(['--json', 'verify-evidence', file, ...pinArgs], home);
+    expect(r.code).toBe(8);
+    expect(r.json().error.errors).toEqual(expect.arrayContaining(['packet_digest_mismatch', 'signature_invalid']));
+    const k = await runCli(['--json', 'verify-evidence', PACKET_FILE, '--public-key', PIN_FILE, '--key-id', 'ed25519:2d5798c16bafaed29bdbccaa'], home);
+    expect(k.code).toBe(8);
+    expect(k.json().error.errors).toEqual(['signing_key_id_mismatch', 'untrusted_signing_key']);
+  });
+
+  it('a saved trusted-keys document: current and retired keys verify; an unknown key does not', async () => {
+    const x = b64url(Buffer.from(PIN, 'base64url').subarray(ED25519_SPKI_PREFIX.length));
+    const other = freshKey();
+    const doc = (status: string) => ({
+      schemaVersion: 'rateloop.evidence-public-trusted-keys.v1',
+      keys: [
+        { algorithm: 'Ed25519', keyId: KEY_ID, publicKeyJwk: { kty: 'OKP', crv: 'Ed25519', x }, publicKeySpki: PIN, status, uses: ['decision_packet'] },
+      ],
+    });
+    for (const status of ['current', 'retired']) {
+      const f = home.file(`tk-${status}.json`, JSON.stringify(doc(status)));
+      const r = await runCli(['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', f], home);
+      expect(r.code, r.stdout).toBe(0);
+    }
+    const only = { schemaVersion: 'rateloop.evidence-public-trusted-keys.v1', keys: [{ algorithm: 'Ed25519', keyId: other.keyId, publicKeyJwk: { kty: 'OKP', crv: 'Ed25519', x: b64url(Buffer.from(other.spki, 'base64url').subarray(12)) }, publicKeySpki: other.spki, status: 'current', uses: ['decision_packet'] }] };
+    const r = await runCli(['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', home.file('tk-other.json', JSON.stringify(only))], home);
+    expect(r.code).toBe(8);
+    expect(r.json().error.errors).toContain('untrusted_signing_key');
+    const broken = doc('current');
+    broken.keys[0]!.keyId = other.keyId;
+    const b = await runCli(['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', home.file('tk-broken.json', JSON.stringify(broken))], home);
+    expect(b.code).toBe(2);
+    expect(b.json().error.code).toBe('invalid_trusted_keys');
+    const pinOut = path.join(home.dir, 'pin.spki.txt');
+    const pin = await runCli(['evidence', 'pin', '--key-id', KEY_ID, '--out', pinOut, '--trusted-keys', home.file('tk-c.json', JSON.stringify(doc('current')))], home);
+    expect(pin.code).toBe(0);
+    expect(readFileSync(pinOut, 'utf8')).toBe(readFileSync(PIN_FILE, 'utf8'));
+  });
+
+  it.each([
+    ['not JSON', 'not json at all', 2, 'invalid_packet_shape'],
+    ['too large', `{"payload":{"a":"${'x'.repeat(2_000_001)}"},"signing":{}}`, 2, 'too_large'],
+    ['deep nesting', `${'['.repeat(5000)}${']'.repeat(5000)}`, 2, 'invalid_packet_shape'],
+    ['a huge number', '{"payload":{},"signing":{},"n":1e400}', 2, 'invalid_packet_shape'],
+    ['duplicate keys', '{"payload":{"a":1,"a":2},"signing":{}}', 2, 'invalid_packet_shape'],
+  ])('refuses %s with a clear reason', async (_n, text, code, errorCode) => {
+    const f = home.file(`hostile-${errorCode}-${Math.random()}.json`, text);
+    const r = await runCli(['--json', 'verify-evidence', f, ...pinArgs], home);
+    expect(r.code).toBe(code);
+    expect(r.json().error.code).toBe(errorCode);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('a lone surrogate in the payload fails verification (exit 8), never crashes', async () => {
+    const text = readFileSync(PACKET_FILE, 'utf8').replace('"run_synthetic_release_check"', '"run_\\ud800"');
+    const r = await runCli(['--json', 'verify-evidence', home.file('surrogate.json', text), ...pinArgs], home);
+    expect(r.code).toBe(8);
+    expect(r.json().error.errors).toEqual(['verification_failed']);
+  });
+
+  it('missing flags, and the audit and coverage modes', async () => {
+    const none = await runCli(['--json', 'verify-evidence', PACKET_FILE], home);
+    expect(none.code).toBe(2);
+    expect(none.json().error.code).toBe('missing_trust_anchor');
+    const body: any = { schemaVersion: 'rateloop.assurance-coverage-export.v2', workspaceId: 'ws', scopes: [] };
+    body.exportDigest = coverageDigest(body);
+    const cov = home.file('cov.json', JSON.stringify(body));
+    expect((await runCli(['--json', 'verify-evidence', '--coverage', cov], home)).code).toBe(0);
+    expect((await runCli(['--json', 'verify-evidence', cov], home)).json().kind).toBe('coverage');
+    body.workspaceId = 'other';
+    writeFileSync(cov, JSON.stringify(body));
+    const bad = await runCli(['--json', 'verify-evidence', '--coverage', cov], home);
+    expect(bad.code).toBe(8);
+    expect(bad.json().error.errors).toEqual(['export_digest_mismatch']);
+  });
+});
