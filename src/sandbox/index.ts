@@ -17,6 +17,7 @@ import { askTools } from './service/ask-tools.js';
 import { Hostile } from './service/hostile.js';
 import { buildApp, Faults, RateLimiter, SPEC_RATE_LIMITS } from './service/http.js';
 import { McpTools } from './service/mcp.js';
+import { SandboxEvidence } from './service/evidence.js';
 
 export interface SandboxOptions {
   port?: number;
@@ -76,10 +77,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     await chain.fund(dev.address, { eth: '100', usdc: DEV_USDC, lrep: DEV_LREP });
     await chain.setupRaters();
 
+    const apiKey = `lsk_${randomBytes(24).toString('base64url')}`;
+    const apiKeyFile = path.join(stateDir, 'workspace-api-key');
+    await writeFileAtomically(apiKeyFile, apiKey + '\n');
     const hostile = new Hostile();
     const asks = new AskService(chain, baseUrl, hostile, { atomicPlans: options.atomicPlans ?? false, receiptTimeoutMs: 180_000, pollAfterMs: 5000 });
+    const evidence = new SandboxEvidence(apiKey, () => asks.settledRuns());
     const mcp = new McpTools();
     mcp.register(...askTools(asks));
+    mcp.onCall = (name) => evidence.audit(`mcp.${name}`, 'tool', name);
     keeper = new Keeper(chain, beacon, log);
     keeper.autoAdvance = options.autoAdvance ?? false;
     keeper.ratersEnabled = options.raters ?? true;
@@ -93,10 +99,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         beaconRound: beacon.currentRound(),
         addresses,
         operations: asks.store.all().length,
+        runs: (await evidence.allRuns()).map((r) => r.runId),
         settings: { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, rateLimits: limiter.limits },
       }),
       advance: async (seconds) => {
         const now = await chain.advanceTime(seconds);
+        evidence.audit('sandbox.time_advanced', 'chain', '31337', { seconds });
         return { now, beaconRound: beacon.currentRound(), keeper: await k.tick() };
       },
       keeperTick: async () => ({ keeper: await k.tick() }),
@@ -116,7 +124,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         if (b.rateLimits && typeof b.rateLimits === 'object') limiter.limits = { ...limiter.limits, ...(b.rateLimits as object) };
         return { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, pollAfterMs: asks.settings.pollAfterMs, rateLimits: limiter.limits };
       },
-    }, limiter, faults);
+    }, limiter, faults, evidence);
 
     server = await new Promise<ServerType>((resolve, reject) => {
       const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port }, () => resolve(s));
@@ -142,6 +150,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       batchDelegate: addresses.batchExecutor,
       drand: { ...beacon.network, url: `${baseUrl}/drand/${beacon.network.chainHash}` },
       devWallet: { address: dev.address, keystore: dev.keystore, passwordFile: dev.passwordFile },
+      workspace: { id: evidence.workspaceId, apiKeyFile },
       pid: process.pid,
     };
     const manifestPath = path.join(stateDir, 'manifest.json');

@@ -609,6 +609,19 @@ export class AskService {
     return { roundId, startTime: core[0], state: core[1], voteCount: core[2], revealedCount: core[3], totalStake: core[4], settledAt: core[6], ratingBps: tally[0], upCount: tally[1], downCount: tally[2], upStake: tally[3], downStake: tally[4] };
   }
 
+  /** Settled questions, as evidence runs (run_<contentId>). */
+  async settledRuns(): Promise<{ runId: string; contentId: string; title: string; up: number; down: number; settledAt: string }[]> {
+    const out = [];
+    for (const op of this.store.all()) {
+      for (const [i, id] of op.contentIds.entries()) {
+        const r = await this.roundOf(BigInt(id));
+        if (r.state !== 1) continue;
+        out.push({ runId: `run_${id}`, contentId: id, title: op.ask.questions[i]?.title ?? '', up: r.upCount, down: r.downCount, settledAt: new Date(r.settledAt * 1000).toISOString() });
+      }
+    }
+    return out;
+  }
+
   async readyOf(op: Operation): Promise<boolean> {
     if (op.status !== 'submitted' || op.contentIds.length === 0) return false;
     for (const id of op.contentIds) if (!TERMINAL_ROUND_STATES.has((await this.roundOf(BigInt(id))).state)) return false;

@@ -5,6 +5,7 @@ import type { AskService } from './asks.js';
 import { ApiError, invalidRequest } from './envelope.js';
 import { jsonRpcError, MCP_PROTOCOL_VERSIONS, type McpTools } from './mcp.js';
 import type { SandboxBeacon } from '../beacon.js';
+import type { SandboxEvidence } from './evidence.js';
 
 export const BODY_CAP_LARGE = 58_021_206;
 export const BODY_CAP_CONFIRM = 131_072;
@@ -89,7 +90,15 @@ function internal(error: unknown): ApiError {
   return new ApiError(500, 'failed_submission', `Unexpected error: ${(error as Error).message ?? String(error)}`, 'retry_or_contact_operator');
 }
 
-export function buildApp(asks: AskService, mcp: McpTools, beacon: SandboxBeacon, control: ControlHooks, limiter: RateLimiter, faults: Faults): Hono {
+export function buildApp(
+  asks: AskService,
+  mcp: McpTools,
+  beacon: SandboxBeacon,
+  control: ControlHooks,
+  limiter: RateLimiter,
+  faults: Faults,
+  evidence: SandboxEvidence,
+): Hono {
   const app = new Hono();
   const subject = (c: Context) => `ip:${(c.env as { incoming?: { socket?: { remoteAddress?: string } } })?.incoming?.socket?.remoteAddress ?? 'unknown'}`;
 
@@ -143,7 +152,10 @@ export function buildApp(asks: AskService, mcp: McpTools, beacon: SandboxBeacon,
       return errorResponse(c, new ApiError(401, 'transport_auth_required', 'Invalid bearer token.', 'provide_bearer_token'));
     }
     try {
-      return c.json((await fn(c)) as Record<string, unknown>);
+      const body = (await fn(c)) as Record<string, unknown>;
+      // Every state-changing call is an audit event of the workspace (the chain covers all sandbox actions).
+      if (c.req.method === 'POST') evidence.audit(`agent.${c.req.routePath.replace('/api/agent/', '').replace(/[/:]+/g, '.').replace(/^\.|\.$/g, '')}`, 'operation', String(body.operationKey ?? c.req.param('key') ?? 'quote'));
+      return c.json(body);
     } catch (error) {
       return errorResponse(c, internal(error));
     }
@@ -167,6 +179,8 @@ export function buildApp(asks: AskService, mcp: McpTools, beacon: SandboxBeacon,
     return asks.resultForContent(BigInt(id), null);
   }));
   app.get('/api/agent/results/:key', route((c) => asks.result(c.req.param('key')!, asks.store.get(c.req.param('key')!), c.req.query('contentId'))));
+
+  app.route('/', evidence.routes());
 
   // Public MCP (service-api.md §8.1).
   app.get('/api/mcp/public', (c) => {

@@ -20,6 +20,8 @@ export interface McpTool {
 
 export class McpTools {
   private readonly tools = new Map<string, McpTool>();
+  /** Called after each successful tool call (the sandbox's audit chain). */
+  onCall: (name: string) => void = () => undefined;
 
   register(...tools: McpTool[]): void {
     for (const t of tools) this.tools.set(t.name, t);
@@ -49,6 +51,7 @@ export class McpTools {
       }
       try {
         const value = await tool.handler((request.params.arguments ?? {}) as Record<string, unknown>);
+        this.onCall(tool.name);
         return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value };
       } catch (error) {
         const e = error instanceof ApiError ? error : new ApiError(500, 'failed_submission', (error as Error).message, 'retry_or_contact_operator');
