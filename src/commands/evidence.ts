@@ -2,7 +2,6 @@
 import path from 'node:path';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { writeFileAtomically } from '../fsutil.js';
 import * as ev from '../evidence/files.js';
 import type { Check } from '../evidence/packet.js';
 import { pinFileText, type TrustedKey } from '../evidence/keys.js';
@@ -56,7 +55,8 @@ async function serviceHttp(ctx: Context) {
   const { resolveChain } = await import('../chains/index.js');
   const chain = await resolveChain(config);
   const { DEFAULT_BASE_URL } = await import('../service/client.js');
-  return { http: ev.evidenceHttp(chain.baseUrl.value ?? DEFAULT_BASE_URL), config };
+  const dl = await import('../evidence/download.js');
+  return { http: dl.evidenceHttp(chain.baseUrl.value ?? DEFAULT_BASE_URL), config, dl };
 }
 
 function keyTable(keys: TrustedKey[]): string {
@@ -64,10 +64,10 @@ function keyTable(keys: TrustedKey[]): string {
 }
 
 export async function evidenceKeys(ctx: Context, options: Record<string, unknown>): Promise<void> {
-  const { http } = await serviceHttp(ctx);
-  const { doc, keys } = await ev.downloadTrustedKeys(http);
+  const { http, dl } = await serviceHttp(ctx);
+  const { doc, keys } = await dl.downloadTrustedKeys(http);
   let written: string | undefined;
-  if (typeof options.out === 'string') written = await ev.writeEvidence(options.out, doc);
+  if (typeof options.out === 'string') written = await dl.writeEvidence(options.out, doc);
   ctx.out.result({ keys, ...(written ? { written } : {}) }, () => keyTable(keys) + (written ? `\nwrote ${written}` : ''));
 }
 
@@ -75,10 +75,14 @@ export async function evidencePin(ctx: Context, options: Record<string, unknown>
   const keyId = String(options.keyId);
   let keys: TrustedKey[];
   if (typeof options.trustedKeys === 'string') keys = await ev.trustedKeysFrom(options.trustedKeys);
-  else keys = (await ev.downloadTrustedKeys((await serviceHttp(ctx)).http)).keys;
+  else {
+    const { http, dl } = await serviceHttp(ctx);
+    keys = (await dl.downloadTrustedKeys(http)).keys;
+  }
   const key = keys.find((k) => k.keyId === keyId);
   if (!key) throw new UsageError('unknown_key', `no trusted key ${keyId}`, { hint: `known: ${keys.map((k) => k.keyId).join(', ')}` });
   const out = path.resolve(String(options.out));
+  const { writeFileAtomically } = await import('../fsutil.js');
   await writeFileAtomically(out, pinFileText(key.publicKeySpki), 0o644);
   ctx.out.result({ keyId, status: key.status, pin: out }, () => `wrote the ${key.status} key ${keyId} to ${out}`);
 }
@@ -87,8 +91,8 @@ export async function evidenceFetch(ctx: Context, options: Record<string, unknow
   const [what, runId] = args as [string, string | undefined];
   const workspace = String(options.workspace);
   if (!/^[A-Za-z0-9._:-]{1,160}$/.test(workspace)) throw new UsageError('invalid_workspace', `--workspace ${workspace} is not a workspace id`);
-  const { http, config } = await serviceHttp(ctx);
-  const headers = ev.apiKeyHeaders(config.file.apiKeyHeader);
+  const { http, config, dl } = await serviceHttp(ctx);
+  const headers = dl.apiKeyHeaders(config.file.apiKeyHeader);
   const ws = `/api/account/workspaces/${encodeURIComponent(workspace)}`;
   let route: string;
   let kind: 'packet' | 'audit' | 'coverage';
@@ -112,6 +116,6 @@ export async function evidenceFetch(ctx: Context, options: Record<string, unknow
   const outcome = await ev.verifyDocument(doc, kind, trustOf(options), options.expectedHead as string | undefined);
   if (!outcome.result.valid) throw ev.invalidError(outcome);
   const defaultName = kind === 'packet' ? `evidence-${runId}.json` : kind === 'audit' ? 'rateloop-audit.json' : 'rateloop-assurance-coverage.json';
-  const written = await ev.writeEvidence(typeof options.out === 'string' ? options.out : defaultName, doc);
+  const written = await dl.writeEvidence(typeof options.out === 'string' ? options.out : defaultName, doc);
   ctx.out.result({ kind, written, ...outcome.result }, () => `${render(outcome)}\nwrote ${written}`);
 }

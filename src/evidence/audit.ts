@@ -17,6 +17,9 @@ export interface AuditResult {
 
 type Obj = Record<string, any>;
 
+// Already in the form toISOString() produces: no need to re-format (it is the common case, and it is hot).
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 /** A column in snake_case or camelCase. */
 function col(e: Obj, snake: string, camel: string): unknown {
   return e[snake] !== undefined ? e[snake] : e[camel];
@@ -35,7 +38,7 @@ export function auditEventPayload(e: Obj): Obj {
     eventId: col(e, 'event_id', 'eventId'),
     homeRegion: col(e, 'home_region', 'homeRegion'),
     metadata,
-    occurredAt: new Date(String(occurred)).toISOString(),
+    occurredAt: ISO_MS.test(String(occurred)) ? occurred : new Date(String(occurred)).toISOString(),
     purpose: e.purpose,
     reason: e.reason,
     requestCorrelation: correlation ?? null,

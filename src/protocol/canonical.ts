@@ -17,66 +17,85 @@ function checkString(s: string): void {
 }
 
 // Sorting keys is the costly part, and documents repeat key sets (every audit event has the same columns):
-// remember the sorted order per key set.
-const orderCache = { 'code-unit': new Map<string, string[]>(), 'locale-en-US': new Map<string, string[]>() };
+// remember, per key set, the sorted keys already rendered as JSON strings.
+type SortedKeys = { key: string; json: string }[];
+interface CacheEntry {
+  keys: string[];
+  sorted: SortedKeys;
+}
+const orderCache = { 'code-unit': new Map<string, CacheEntry[]>(), 'locale-en-US': new Map<string, CacheEntry[]>() };
 
-function sortedKeys(keys: string[], order: KeyOrder, compare: (a: string, b: string) => number): string[] {
+function sameKeys(a: string[], b: string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function sortedKeys(keys: string[], order: KeyOrder, compare: (a: string, b: string) => number): SortedKeys {
   const cache = orderCache[order];
-  const id = keys.join('\u0000');
-  let sorted = cache.get(id);
-  if (!sorted) {
-    sorted = [...keys].sort(compare);
-    if (cache.size > 10_000) cache.clear();
-    cache.set(id, sorted);
-  }
+  // A cheap bucket id, then an exact comparison: no string is built per object.
+  const id = `${keys.length}:${keys[0] ?? ''}:${keys[keys.length - 1] ?? ''}`;
+  let bucket = cache.get(id);
+  const hit = bucket?.find((e) => sameKeys(e.keys, keys));
+  if (hit) return hit.sorted;
+  const sorted = [...keys].sort(compare).map((key) => {
+    checkString(key);
+    return { key, json: quote(key) };
+  });
+  if (cache.size > 10_000) cache.clear();
+  if (!bucket) cache.set(id, (bucket = []));
+  bucket.push({ keys: [...keys], sorted });
   return sorted;
 }
 
+// Printable ASCII without quote or backslash serialises as itself: skip JSON.stringify for the common case.
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+function quote(s: string): string {
+  return PLAIN.test(s) ? `"${s}"` : JSON.stringify(s);
+}
+
+// Parsed JSON has no cycles; anything nested this deep is refused (and a cycle would hit the limit too).
+const MAX_DEPTH = 1000;
+
 export function canonicalJson(value: unknown, order: KeyOrder = 'code-unit'): string {
   const compare = order === 'code-unit' ? byCodeUnit : collator.compare;
-  const seen = new Set<object>();
-  const walk = (v: unknown): string => {
+  const walk = (v: unknown, depth: number): string => {
     if (v === null) return 'null';
     switch (typeof v) {
-      case 'boolean':
-        return v ? 'true' : 'false';
+      case 'string':
+        checkString(v);
+        return quote(v);
       case 'number':
         if (!Number.isFinite(v)) throw new CanonicalizationError('non-finite number');
         return JSON.stringify(v);
-      case 'string':
-        checkString(v);
-        return JSON.stringify(v);
+      case 'boolean':
+        return v ? 'true' : 'false';
       case 'object':
         break;
       default:
         throw new CanonicalizationError(`cannot canonicalize a ${typeof v}`);
     }
-    const obj = v as object;
-    if (seen.has(obj)) throw new CanonicalizationError('cycle');
-    seen.add(obj);
-    let out: string;
-    if (Array.isArray(obj)) {
-      const parts: string[] = [];
-      for (let i = 0; i < obj.length; i++) {
-        if (!(i in obj)) throw new CanonicalizationError('sparse array');
-        parts.push(walk(obj[i]));
+    if (depth > MAX_DEPTH) throw new CanonicalizationError('nesting too deep (or a cycle)');
+    if (Array.isArray(v)) {
+      let out = '[';
+      for (let i = 0; i < v.length; i++) {
+        if (!(i in v)) throw new CanonicalizationError('sparse array');
+        out += (i ? ',' : '') + walk(v[i], depth + 1);
       }
-      out = `[${parts.join(',')}]`;
-    } else {
-      const proto = Object.getPrototypeOf(obj);
-      if (proto !== Object.prototype && proto !== null) throw new CanonicalizationError('not a plain object');
-      const record = obj as Record<string, unknown>;
-      const parts: string[] = [];
-      for (const k of sortedKeys(Object.keys(record), order, compare)) {
-        const x = record[k];
-        if (x === undefined) continue;
-        checkString(k);
-        parts.push(`${JSON.stringify(k)}:${walk(x)}`);
-      }
-      out = `{${parts.join(',')}}`;
+      return out + ']';
     }
-    seen.delete(obj);
-    return out;
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) throw new CanonicalizationError('not a plain object');
+    const record = v as Record<string, unknown>;
+    let out = '{';
+    let first = true;
+    for (const { key, json } of sortedKeys(Object.keys(record), order, compare)) {
+      const x = record[key];
+      if (x === undefined) continue;
+      out += (first ? '' : ',') + json + ':' + walk(x, depth + 1);
+      first = false;
+    }
+    return out + '}';
   };
-  return walk(value);
+  return walk(value, 0);
 }
