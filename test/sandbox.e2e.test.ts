@@ -282,7 +282,7 @@ describe('the public MCP endpoint', () => {
       expect(names).toContain(n);
     }
     const raw = await api(base, 'POST', '/api/mcp/public', { jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} }, { 'mcp-protocol-version': '2025-11-25', accept: 'application/json, text/event-stream' });
-    expect(raw.body.result.tools.every((t: { rateLoopTier: string; rateLoopWorkflow: string }) => /^(primary|advanced)$/.test(t.rateLoopTier) && t.rateLoopWorkflow === 'ask')).toBe(true);
+    expect(raw.body.result.tools.every((t: { rateLoopTier: string; rateLoopWorkflow: string }) => /^(primary|advanced)$/.test(t.rateLoopTier) && ['ask', 'rating'].includes(t.rateLoopWorkflow))).toBe(true);
     const quote = await client.callTool({ name: 'rateloop_quote_question', arguments: askBody() });
     expect((quote.structuredContent as { operationKey: string }).operationKey).toMatch(/^0x[0-9a-f]{64}$/);
     const bad = await client.callTool({ name: 'rateloop_quote_question', arguments: { ...askBody(), bounty: { amount: 'lots' } } });

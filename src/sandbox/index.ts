@@ -18,6 +18,7 @@ import { Hostile } from './service/hostile.js';
 import { buildApp, Faults, RateLimiter, SPEC_RATE_LIMITS } from './service/http.js';
 import { McpTools } from './service/mcp.js';
 import { SandboxEvidence } from './service/evidence.js';
+import { RatingService } from './service/rating.js';
 
 export interface SandboxOptions {
   port?: number;
@@ -83,10 +84,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     const hostile = new Hostile();
     const asks = new AskService(chain, baseUrl, hostile, { atomicPlans: options.atomicPlans ?? false, receiptTimeoutMs: 180_000, pollAfterMs: 5000 });
     const evidence = new SandboxEvidence(apiKey, () => asks.settledRuns());
-    const mcp = new McpTools();
-    mcp.register(...askTools(asks));
-    mcp.onCall = (name) => evidence.audit(`mcp.${name}`, 'tool', name);
     keeper = new Keeper(chain, beacon, log);
+    const rating = new RatingService(chain, beacon, keeper, baseUrl, hostile);
+    const mcp = new McpTools();
+    mcp.register(...askTools(asks), ...rating.tools());
+    mcp.onCall = (name) => evidence.audit(`mcp.${name}`, 'tool', name);
     keeper.autoAdvance = options.autoAdvance ?? false;
     keeper.ratersEnabled = options.raters ?? true;
     const limiter = new RateLimiter({ ...SPEC_RATE_LIMITS });
@@ -108,6 +110,27 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         return { now, beaconRound: beacon.currentRound(), keeper: await k.tick() };
       },
       keeperTick: async () => ({ keeper: await k.tick() }),
+      content: async (b) => {
+        // A question from a simulated account (index 11), so the dev wallet can rate it; gated ones get hosted details.
+        const submitter = chain.raters[chain.raters.length - 1]!;
+        const gated = b.gated === true;
+        const details = gated ? rating.hostDetails(String(b.details ?? 'Confidential release notes: build 42 fixes the login bug.')) : undefined;
+        const body = {
+          chainId: 31337,
+          clientRequestId: `sandbox-content-${Date.now()}-${randomBytes(4).toString('hex')}`,
+          maxPaymentAmount: '1000000',
+          bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
+          roundConfig: { questionDurationSeconds: String(b.durationSeconds ?? 1200), minVoters: '3', maxVoters: '100' },
+          question: gated
+            ? { title: String(b.title ?? 'A gated question'), categoryId: '1', tags: ['sandbox'], detailsUrl: details!.url, detailsHash: details!.sha256, confidentiality: { visibility: 'gated' } }
+            : { title: String(b.title ?? 'A public question'), contextUrl: 'https://example.com/sandbox-content', categoryId: '1', tags: ['sandbox'] },
+          walletAddress: submitter.address,
+        };
+        await chain.fund(submitter.address, { usdc: 1_000_000n, eth: '10' });
+        const contentId = await asks.submitDirectly(body, submitter);
+        if (gated) rating.markGated(contentId, details!.url);
+        return { contentId, gated, details: details ? { url: details.url, sha256: details.sha256 } : null };
+      },
       fund: async (b) => {
         await chain.fund(String(b.address) as `0x${string}`, {
           eth: b.eth === undefined ? undefined : String(b.eth),
@@ -124,7 +147,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         if (b.rateLimits && typeof b.rateLimits === 'object') limiter.limits = { ...limiter.limits, ...(b.rateLimits as object) };
         return { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, pollAfterMs: asks.settings.pollAfterMs, rateLimits: limiter.limits };
       },
-    }, limiter, faults, evidence);
+    }, limiter, faults, evidence, rating);
 
     server = await new Promise<ServerType>((resolve, reject) => {
       const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port }, () => resolve(s));

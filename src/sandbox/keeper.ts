@@ -3,7 +3,7 @@
 // settle. Nothing here knows a plaintext it did not decrypt: reveals go through tlock like any keeper's.
 import { decodeEventLog, keccak256, toHex, type Hex } from 'viem';
 import { RoundVotingEngine } from './contracts/artifacts.js';
-import { contentRegistryAbi, votingEngineAbi } from '../protocol/abi.js';
+import { advisoryRecorderAbi, contentRegistryAbi, votingEngineAbi } from '../protocol/abi.js';
 import { buildCommitVoteParams } from '../vote/build.js';
 import { decodeVotePlaintext } from '../vote/commit.js';
 import { roundTime } from '../vote/drand.js';
@@ -17,6 +17,7 @@ interface PendingCommit {
   commitKey: Hex;
   targetRound: number;
   ciphertext: Hex;
+  advisory?: boolean;
   failed?: string;
 }
 
@@ -33,7 +34,10 @@ export class Keeper {
   private readonly pending = new Map<string, PendingCommit>(); // by commitKey
   private readonly openRounds = new Map<string, { contentId: bigint; roundId: bigint }>();
   readonly revealed = new Map<string, { isUp: boolean; predictedUpBps: number }>(); // by commitKey
-  private running: Promise<KeeperSummary> | undefined;
+  // Passes run one after another; a tick always gets a pass that starts after it was asked for (a pass already in
+  // flight may have started before the ask that the caller wants handled).
+  private queue: Promise<unknown> = Promise.resolve();
+  private timerPassQueued = false;
   private timer: NodeJS.Timeout | undefined;
   autoAdvance = false;
   /** Whether simulated raters vote on new questions. */
@@ -46,19 +50,26 @@ export class Keeper {
   ) {}
 
   start(intervalMs = 400): void {
-    this.timer = setInterval(() => void this.tick().catch((e) => this.log(`keeper: ${(e as Error).message}`)), intervalMs);
+    this.timer = setInterval(() => {
+      if (this.timerPassQueued) return;
+      this.timerPassQueued = true;
+      void this.tick()
+        .catch((e) => this.log(`keeper: ${(e as Error).message}`))
+        .finally(() => (this.timerPassQueued = false));
+    }, intervalMs);
     this.timer.unref();
   }
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+    await this.queue;
   }
 
-  /** One pass; concurrent callers share the pass in flight. */
+  /** One pass, queued after any pass in flight. */
   tick(): Promise<KeeperSummary> {
-    this.running ??= this.pass().finally(() => (this.running = undefined));
-    return this.running;
+    const pass = this.queue.then(() => this.pass());
+    this.queue = pass.catch(() => undefined);
+    return pass;
   }
 
   private engine() {
@@ -73,7 +84,7 @@ export class Keeper {
     const latest = await this.chain.publicClient.getBlockNumber();
     if (latest <= this.lastBlock) return;
     const logs = await this.chain.publicClient.getLogs({
-      address: [this.chain.addresses.contentRegistry, this.chain.addresses.roundVotingEngine],
+      address: [this.chain.addresses.contentRegistry, this.chain.addresses.roundVotingEngine, this.chain.addresses.advisoryVoteRecorder],
       fromBlock: this.lastBlock + 1n,
       toBlock: latest,
     });
@@ -85,6 +96,18 @@ export class Keeper {
           if (d.eventName === 'QuestionSubmitted') this.openRounds.set(`${d.args.contentId}:1`, { contentId: d.args.contentId, roundId: 1n });
         } catch {
           // other registry events
+        }
+        continue;
+      }
+      if (l.address.toLowerCase() === this.chain.addresses.advisoryVoteRecorder.toLowerCase()) {
+        try {
+          const d = decodeEventLog({ abi: advisoryRecorderAbi, data: l.data, topics: l.topics });
+          if (d.eventName === 'AdvisoryVoteRecorded') {
+            const a = d.args;
+            this.pending.set(a.advisoryCommitKey, { contentId: a.contentId, roundId: a.roundId, commitKey: a.advisoryCommitKey, targetRound: Number(a.targetRound), ciphertext: a.ciphertext, advisory: true });
+          }
+        } catch {
+          // not an advisory record
         }
         continue;
       }
@@ -174,7 +197,8 @@ export class Keeper {
       this.log(`keeper: commit ${p.commitKey} cannot be decrypted (${(error as Error).message})`);
       return false;
     }
-    await this.chain.send(this.chain.deployer, this.chain.addresses.roundVotingEngine, votingEngineAbi, 'revealVoteByCommitKey', [
+    // Advisory votes have no on-chain reveal: decrypting them is the reveal the status reports.
+    if (!p.advisory) await this.chain.send(this.chain.deployer, this.chain.addresses.roundVotingEngine, votingEngineAbi, 'revealVoteByCommitKey', [
       p.contentId,
       p.roundId,
       p.commitKey,
@@ -182,7 +206,7 @@ export class Keeper {
       plain.predictedUpBps,
       plain.salt,
     ]);
-    this.revealed.set(p.commitKey, { isUp: plain.isUp, predictedUpBps: plain.predictedUpBps });
+    this.revealed.set(p.commitKey.toLowerCase(), { isUp: plain.isUp, predictedUpBps: plain.predictedUpBps });
     this.pending.delete(p.commitKey);
     return true;
   }

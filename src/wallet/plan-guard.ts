@@ -46,15 +46,15 @@ export function refuse(rule: string, message: string, where?: { call?: number; p
 }
 
 const lc = (s: unknown) => String(s).toLowerCase();
-const same = (a: unknown, b: unknown) => lc(a) === lc(b);
+export const same = (a: unknown, b: unknown) => lc(a) === lc(b);
 
-function trusted(chain: ChainConfig, name: keyof ChainConfig['contracts']): Hex {
+export function trusted(chain: ChainConfig, name: keyof ChainConfig['contracts']): Hex {
   const a = chain.contracts[name];
   if (!a) refuse('untrusted_chain_config', `no trusted ${name} address is configured for chain ${chain.chainId}; set chains.${chain.chainId}.contracts.${name} in the config file`);
   return a as Hex;
 }
 
-function tokenAddress(chain: ChainConfig, asset: 'USDC' | 'LREP'): Hex {
+export function tokenAddress(chain: ChainConfig, asset: 'USDC' | 'LREP'): Hex {
   const a = chain.tokens[asset].address;
   if (!a) refuse('untrusted_chain_config', `no trusted ${asset} address is configured for chain ${chain.chainId}`);
   return a as Hex;
@@ -78,12 +78,13 @@ export function checkAskEnvelope(ctx: GuardContext, response: Record<string, any
   return response.operationKey as Hex;
 }
 
-function checkPlanShape(plan: unknown, count: number, label: string): PlanCall[] {
+export function checkPlanShape(plan: unknown, count: number | [number, number], label: string): PlanCall[] {
   if (!plan || typeof plan !== 'object') refuse('missing_plan', `the ${label} response has no transaction plan`);
   const p = plan as { calls?: unknown; requiresOrderedExecution?: unknown };
   if (!Array.isArray(p.calls) || p.calls.length === 0) refuse('empty_plan', `the ${label} plan has no calls`);
   if (p.requiresOrderedExecution === false) refuse('unordered_plan', `the ${label} plan says requiresOrderedExecution: false, which the service never sends`);
-  if (p.calls.length !== count) refuse('call_count', `the ${label} plan has ${p.calls.length} calls; expected exactly ${count}`);
+  const [lo, hi] = Array.isArray(count) ? count : [count, count];
+  if (p.calls.length < lo || p.calls.length > hi) refuse('call_count', `the ${label} plan has ${p.calls.length} calls; expected ${lo === hi ? `exactly ${lo}` : `${lo} to ${hi}`}`);
   return p.calls.map((c, i) => {
     const call = c as PlanCall;
     if (!call || typeof call !== 'object' || typeof call.to !== 'string' || typeof call.data !== 'string' || !/^0x([0-9a-fA-F]{2})+$/.test(call.data)) {
@@ -98,7 +99,7 @@ function checkPlanShape(plan: unknown, count: number, label: string): PlanCall[]
   });
 }
 
-function decode<A extends readonly unknown[]>(abi: A, call: PlanCall, i: number, fn: string) {
+export function decode<A extends readonly unknown[]>(abi: A, call: PlanCall, i: number, fn: string) {
   let d: { functionName: string; args: readonly unknown[] };
   try {
     d = decodeFunctionData({ abi: abi as never, data: call.data }) as never;
@@ -113,11 +114,11 @@ function decode<A extends readonly unknown[]>(abi: A, call: PlanCall, i: number,
   return d.args;
 }
 
-function expectTo(call: PlanCall, i: number, want: Hex, what: string): void {
+export function expectTo(call: PlanCall, i: number, want: Hex, what: string): void {
   if (!same(call.to, want)) refuse('untrusted_target', `target ${call.to} is not the trusted ${what} ${want}`, { call: i, phase: call.phase });
 }
 
-function expectApprove(call: PlanCall, i: number, token: Hex, spender: Hex, amount: bigint, what: string): void {
+export function expectApprove(call: PlanCall, i: number, token: Hex, spender: Hex, amount: bigint, what: string): void {
   expectTo(call, i, token, `${what} token`);
   const [s, v] = decode(erc20Abi, call, i, 'approve') as [Hex, bigint];
   if (!same(s, spender)) refuse('wrong_spender', `approval to ${s}, not the trusted ${what} spender ${spender}`, { call: i, phase: call.phase, field: 'spender' });

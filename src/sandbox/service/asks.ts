@@ -1,7 +1,7 @@
 // The ask side of the service (service-api.md §4–5): templates, quote, asks (wallet_calls and x402), confirm,
 // confirm-feedback-bonus, status and results. HTTP routes and MCP tools both call these functions, as on the
 // live service. Hostile scenarios tamper with responses here, after the honest response was built.
-import { decodeEventLog, decodeFunctionData, encodeFunctionData, isHex, type Hex, type Log, type TransactionReceipt } from 'viem';
+import { decodeEventLog, decodeFunctionData, encodeFunctionData, isHex, type Account, type Hex, type Log, type TransactionReceipt } from 'viem';
 import { contentRegistryAbi, feedbackBonusEscrowAbi } from '../../protocol/abi.js';
 import { AskFieldError, normalizeAsk, defaultPaymentMode, sameAssetTotal, type NormalizedAsk } from '../../protocol/ask-normalize.js';
 import { computeAskHashes, operationKeyOf, sha256hex, walletBoundClientRequestId, x402Nonce } from '../../protocol/ask-hashes.js';
@@ -607,6 +607,22 @@ export class AskService {
     const core = (await this.chain.publicClient.readContract({ ...engine, functionName: 'roundCore', args: [contentId, roundId] })) as readonly [number, number, number, number, bigint, number, number, number];
     const tally = (await this.chain.publicClient.readContract({ ...engine, functionName: 'roundTally', args: [contentId, roundId] })) as readonly [number, number, number, bigint, bigint, number];
     return { roundId, startTime: core[0], state: core[1], voteCount: core[2], revealedCount: core[3], totalStake: core[4], settledAt: core[6], ratingBps: tally[0], upCount: tally[1], downCount: tally[2], upStake: tally[3], downStake: tally[4] };
+  }
+
+  /** Test control: a simulated account asks (plan built and executed here, as a wallet would). */
+  async submitDirectly(body: Obj, account: Account): Promise<string> {
+    const response = this.ask(body);
+    const calls = (response.transactionPlan as TransactionPlan).calls;
+    const wallet = this.chain.wallet(account);
+    const hashes: Hex[] = [];
+    for (const call of calls) {
+      if (call.phase === 'submit_question') await this.chain.advanceTime(1);
+      const hash = await wallet.sendTransaction({ account, chain: null, to: call.to, data: call.data, value: 0n });
+      await this.chain.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+      hashes.push(hash);
+    }
+    const confirmed = await this.confirm(response.operationKey as string, { transactionHashes: hashes });
+    return String(confirmed.contentId);
   }
 
   /** Settled questions, as evidence runs (run_<contentId>). */

@@ -6,6 +6,7 @@ import { ApiError, invalidRequest } from './envelope.js';
 import { jsonRpcError, MCP_PROTOCOL_VERSIONS, type McpTools } from './mcp.js';
 import type { SandboxBeacon } from '../beacon.js';
 import type { SandboxEvidence } from './evidence.js';
+import type { RatingService } from './rating.js';
 
 export const BODY_CAP_LARGE = 58_021_206;
 export const BODY_CAP_CONFIRM = 131_072;
@@ -77,6 +78,7 @@ export interface ControlHooks {
   advance(seconds: number): Promise<Record<string, unknown>>;
   keeperTick(): Promise<Record<string, unknown>>;
   fund(body: Record<string, unknown>): Promise<Record<string, unknown>>;
+  content(body: Record<string, unknown>): Promise<Record<string, unknown>>;
   settings(body: Record<string, unknown>): Record<string, unknown>;
 }
 
@@ -98,6 +100,7 @@ export function buildApp(
   limiter: RateLimiter,
   faults: Faults,
   evidence: SandboxEvidence,
+  rating: RatingService,
 ): Hono {
   const app = new Hono();
   const subject = (c: Context) => `ip:${(c.env as { incoming?: { socket?: { remoteAddress?: string } } })?.incoming?.socket?.remoteAddress ?? 'unknown'}`;
@@ -181,6 +184,7 @@ export function buildApp(
   app.get('/api/agent/results/:key', route((c) => asks.result(c.req.param('key')!, asks.store.get(c.req.param('key')!), c.req.query('contentId'))));
 
   app.route('/', evidence.routes());
+  app.route('/', rating.routes());
 
   // Public MCP (service-api.md §8.1).
   app.get('/api/mcp/public', (c) => {
@@ -241,6 +245,7 @@ export function buildApp(
   app.post('/__sandbox/time', ctl((b) => control.advance(Number(b.advanceSeconds ?? 0))));
   app.post('/__sandbox/keeper/tick', ctl(() => control.keeperTick()));
   app.post('/__sandbox/fund', ctl((b) => control.fund(b)));
+  app.post('/__sandbox/content', ctl((b) => control.content(b)));
   app.post('/__sandbox/settings', ctl((b) => control.settings(b)));
   app.get('/__sandbox/faults', ctl(() => ({ faults: faults.active() })));
   app.post('/__sandbox/faults', ctl((b) => {
