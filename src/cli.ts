@@ -28,7 +28,8 @@ export function buildProgram(out: Output): Command {
       const cmd = args[args.length - 1] as Command;
       const flags = cmd.optsWithGlobals() as GlobalFlags;
       const handler = pick(await load());
-      await handler(createContext(flags, out), cmd.opts(), args.slice(0, -2));
+      // Parents' options included: `rate commit` and `rate status` take --content-id … from `rate`.
+      await handler(createContext(flags, out), cmd.optsWithGlobals(), args.slice(0, -2));
     };
 
   // Set before any subcommand exists: commander copies these settings into each subcommand as it is created.
@@ -154,6 +155,44 @@ export function buildProgram(out: Output): Command {
     .option('--require-final', 'exit 7 unless the result is final')
     .addHelpText('after', examples(['loopsign result --operation-key 0x…', 'loopsign result --content-id 42', 'loopsign --json result --client-request-id my-ask-1 --wait']))
     .action(lazy(() => import('./commands/lookups.js'), (m) => m.result));
+
+  const vote = (cmd: Command) =>
+    cmd
+      .option('--content-id <id>', 'the question to rate')
+      .option('--up', 'vote up')
+      .option('--down', 'vote down')
+      .option('--prediction <percent>', 'your prediction of the share of up votes, 1 … 99')
+      .option('--stake <lrep>', 'LREP to stake, 1 … 10 (at most 6 decimals); 0 for an advisory vote')
+      .option('--frontend <address>', 'frontend operator address for fee attribution');
+  const rateCmd = vote(
+    program
+      .command('rate')
+      .description('rate a question with an encrypted vote commit (direction, prediction and salt never leave this machine)'),
+  )
+    .option('--yes', 'accept the confidentiality terms of gated content (the wallet signs the terms message)')
+    .option('--atomic', 'approve and commit in one EIP-7702 batch')
+    .addHelpText('after', examples(['loopsign rate --content-id 42 --up --prediction 70 --stake 2', 'loopsign rate --content-id 42 --down --prediction 35 --stake 0', 'loopsign rate commit --offline --runtime runtime.json --voter 0x… --content-id 42 --up --prediction 70 --stake 2']))
+    .action(lazy(() => import('./commands/rate.js'), (m) => m.rate));
+  const voteOptionsNote = '\nAlso takes the vote options of `loopsign rate`: --content-id, --up/--down, --prediction, --stake, --frontend.\n';
+  rateCmd
+    .command('commit')
+    .description('build commit parameters with no network at all (buildCommitVoteParams)')
+    .option('--offline', 'required: build locally, send nothing')
+    .option('--runtime <file>', "the rating context's runtime object (JSON)")
+    .option('--voter <address>', 'the account that will call the voting engine')
+    .option('--salt <hex>', '32-byte salt for reproducible output (default: random from the CSPRNG)')
+    .addHelpText('after', voteOptionsNote + examples(['loopsign --json rate commit --offline --runtime runtime.json --voter 0x… --content-id 42 --up --prediction 70 --stake 2']))
+    .action(lazy(() => import('./commands/rate.js'), (m) => m.rateCommit));
+  rateCmd
+    .command('status')
+    .description('the rating status of your vote on a question (--content-id)')
+    .addHelpText('after', examples(['loopsign rate status --content-id 42']))
+    .action(lazy(() => import('./commands/rate.js'), (m) => m.rateStatus));
+  rateCmd
+    .command('reveal')
+    .description("reveal your committed vote from the journal, if the round's keeper has not (--content-id)")
+    .addHelpText('after', examples(['loopsign rate reveal --content-id 42']))
+    .action(lazy(() => import('./commands/rate.js'), (m) => m.rateReveal));
 
   const trust = (cmd: Command) =>
     cmd

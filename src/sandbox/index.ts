@@ -119,6 +119,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
           chainId: 31337,
           clientRequestId: `sandbox-content-${Date.now()}-${randomBytes(4).toString('hex')}`,
           maxPaymentAmount: '1000000',
+          paymentMode: 'wallet_calls',
           bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
           roundConfig: { questionDurationSeconds: String(b.durationSeconds ?? 1200), minVoters: '3', maxVoters: '100' },
           question: gated
@@ -143,6 +144,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         if (typeof b.atomicPlans === 'boolean') asks.settings.atomicPlans = b.atomicPlans;
         if (typeof b.autoAdvance === 'boolean') k.autoAdvance = b.autoAdvance;
         if (typeof b.raters === 'boolean') k.ratersEnabled = b.raters;
+        if (typeof b.reveals === 'boolean') k.revealsEnabled = b.reveals;
         if (typeof b.pollAfterMs === 'number' && b.pollAfterMs >= 0) asks.settings.pollAfterMs = b.pollAfterMs;
         if (b.rateLimits && typeof b.rateLimits === 'object') limiter.limits = { ...limiter.limits, ...(b.rateLimits as object) };
         return { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, pollAfterMs: asks.settings.pollAfterMs, rateLimits: limiter.limits };

@@ -42,6 +42,8 @@ export class Keeper {
   autoAdvance = false;
   /** Whether simulated raters vote on new questions. */
   ratersEnabled = true;
+  /** Whether the keeper reveals commits (off: users reveal their own, e.g. `loopsign rate reveal`). */
+  revealsEnabled = true;
 
   constructor(
     private readonly chain: SandboxChain,
@@ -216,7 +218,7 @@ export class Keeper {
     await this.scanLogs();
     for (const { contentId, roundId } of this.openRounds.values()) summary.raterVotes += await this.raterVotes(contentId, roundId);
     await this.scanLogs();
-    for (const p of [...this.pending.values()]) if (!p.failed && (await this.reveal(p))) summary.reveals++;
+    if (this.revealsEnabled) for (const p of [...this.pending.values()]) if (!p.failed && (await this.reveal(p))) summary.reveals++;
     let waitUntil = 0;
     for (const [key, { contentId, roundId }] of this.openRounds) {
       const [startTime, state, voteCount, revealedCount] = await this.read<readonly [number, number, number, number]>('roundCore', [contentId, roundId]);

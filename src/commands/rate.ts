@@ -1,0 +1,69 @@
+// loopsign rate | rate commit --offline | rate status | rate reveal (docs/rate.md)
+import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
+
+function direction(options: Record<string, unknown>): boolean {
+  if (options.up === true && options.down === true) throw new UsageError('usage', 'give --up or --down, not both');
+  if (options.up !== true && options.down !== true) throw new UsageError('usage', 'give --up or --down');
+  return options.up === true;
+}
+
+function required(options: Record<string, unknown>, ...names: string[]): void {
+  for (const n of names) {
+    if (options[n] === undefined) throw new UsageError('usage', `--${n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is required`);
+  }
+}
+
+export async function rate(ctx: Context, options: Record<string, unknown>): Promise<void> {
+  required(options, 'contentId', 'prediction', 'stake');
+  const { runRate } = await import('../rate/flow.js');
+  const r = await runRate(ctx, {
+    contentId: String(options.contentId),
+    isUp: direction(options),
+    prediction: String(options.prediction),
+    stake: String(options.stake),
+    frontend: options.frontend as string | undefined,
+    acceptTerms: options.yes === true,
+    atomic: options.atomic === true,
+  });
+  ctx.out.result(r, () =>
+    [
+      `committed a${r.advisory ? 'n advisory' : ` ${Number(r.stakeWei) / 1e6} LREP`} vote on question ${String(r.contentId)} (round ${String(r.roundId)})`,
+      `  commit hash   ${String(r.commitHash)}`,
+      `  drand round   ${String(r.targetRound)}, revealable from ${String(r.revealableAt)}`,
+      `  transactions  ${(r.transactionHashes as string[]).join(', ')}`,
+      `  journal       ${String(r.journal)} (direction, prediction and salt; keep it)`,
+    ].join('\n'),
+  );
+}
+
+export async function rateCommit(ctx: Context, options: Record<string, unknown>): Promise<void> {
+  if (options.offline !== true) throw new UsageError('usage', 'rate commit builds commits with --offline only; to rate online run `loopsign rate --content-id …`');
+  required(options, 'runtime', 'voter', 'contentId', 'prediction', 'stake');
+  const { offlineCommit } = await import('../rate/offline.js');
+  const out = await offlineCommit(ctx, {
+    runtime: String(options.runtime),
+    voter: String(options.voter),
+    contentId: String(options.contentId),
+    isUp: direction(options),
+    prediction: String(options.prediction),
+    stake: String(options.stake),
+    salt: options.salt as string | undefined,
+    frontend: options.frontend as string | undefined,
+  });
+  ctx.out.result(out, () => JSON.stringify(out, null, 2));
+}
+
+export async function rateStatus(ctx: Context, options: Record<string, unknown>): Promise<void> {
+  required(options, 'contentId');
+  const { rateStatus: status } = await import('../rate/offline.js');
+  const s = await status(ctx, String(options.contentId));
+  ctx.out.result(s, () => `question ${String(s.contentId)}: ${String(s.status)}${s.commitHash ? ` (commit ${String(s.commitHash)}, round ${String(s.roundId)})` : ''}`);
+}
+
+export async function rateReveal(ctx: Context, options: Record<string, unknown>): Promise<void> {
+  required(options, 'contentId');
+  const { rateReveal: reveal } = await import('../rate/offline.js');
+  const r = await reveal(ctx, String(options.contentId));
+  ctx.out.result(r, () => `question ${String(r.contentId)}, round ${String(r.roundId)}: revealed (by ${String(r.revealedBy)})`);
+}

@@ -1,0 +1,199 @@
+// Rating existing content (issue 5): the rating context over MCP, opening the round if needed, gated terms,
+// a commit built on this machine from on-chain round data, then prepare, guard, execute, confirm. Direction,
+// prediction and salt never leave the machine; they are kept in the journal (0600) before anything is sent.
+import { createHash } from 'node:crypto';
+import { toHex, type Hex, type PublicClient } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { Context } from '../context.js';
+import { ChainError, RefusedError, ServiceError, UsageError } from '../errors.js';
+import { connectChain } from '../chains/client.js';
+import type { ChainConfig } from '../chains/table.js';
+import { Journal, journalId } from '../journal/journal.js';
+import { votingEngineAbi } from '../protocol/abi.js';
+import { McpClient } from '../service/mcp.js';
+import { askEnvironment } from '../ask/prepare.js';
+import { buildCommitVoteParams, type BuiltCommit } from '../vote/build.js';
+import { roundTime } from '../vote/drand.js';
+import { checkStakeBounds, parseStake, predictedUpBps, VoteInputError } from '../vote/stake.js';
+import { Executor } from '../wallet/executor.js';
+import { checkSignedAction } from '../wallet/message-guard.js';
+import { checkOpenRoundPlan, checkRatingContracts, checkRatingPlan } from '../wallet/rating-guard.js';
+
+export interface RateOptions {
+  contentId: string;
+  isUp: boolean;
+  prediction: string;
+  stake: string;
+  frontend?: string;
+  acceptTerms: boolean;
+  atomic: boolean;
+}
+
+type Json = Record<string, any>;
+
+export function parseRateInputs(o: { contentId: string; prediction: string; stake: string; frontend?: string }) {
+  if (!/^[1-9][0-9]*$/.test(o.contentId)) throw new UsageError('invalid_content_id', `--content-id ${o.contentId} must be a positive integer`);
+  if (o.frontend !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(o.frontend)) throw new UsageError('invalid_frontend', `--frontend ${o.frontend} is not an address`);
+  try {
+    const stake = parseStake(o.stake);
+    checkStakeBounds(stake);
+    return { contentId: BigInt(o.contentId), stake, bps: predictedUpBps(o.prediction) };
+  } catch (error) {
+    if (error instanceof VoteInputError) throw new UsageError('invalid_vote', error.message, { details: { field: error.field } });
+    throw error;
+  }
+}
+
+async function onChainRound(client: PublicClient, chain: ChainConfig, contentId: bigint) {
+  const engine = { address: chain.contracts.roundVotingEngine as Hex, abi: votingEngineAbi } as const;
+  const [roundId, reference] = await client.readContract({ ...engine, functionName: 'previewCommitContext', args: [contentId] });
+  if (roundId === 0n) return undefined;
+  const core = await client.readContract({ ...engine, functionName: 'roundCore', args: [contentId, roundId] });
+  const config = await client.readContract({ ...engine, functionName: 'roundConfigSnapshot', args: [contentId, roundId] });
+  return { roundId, reference: Number(reference), startTime: Number(core[0]), epochDuration: Number(config[0]) };
+}
+
+export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
+  const input = parseRateInputs(opts);
+  const env = await askEnvironment(ctx, true);
+  const chain = env.chain.chain;
+  if (!chain.contracts.roundVotingEngine) throw new UsageError('untrusted_chain_config', `no trusted RoundVotingEngine is configured for chain ${chain.chainId}`);
+  const client = await connectChain(env.chain);
+  const account = privateKeyToAccount(toHex(env.signer.privateKey));
+  const wallet = env.signer.address.toLowerCase() as Hex;
+  const mcp = new McpClient(env.chain.baseUrl.value!);
+  const journal = await Journal.open(journalId('rate', [chain.chainId, wallet, opts.contentId]), { kind: 'rate', chainId: chain.chainId, wallet, contentId: opts.contentId });
+  try {
+    const args = { contentId: opts.contentId, chainId: chain.chainId, walletAddress: wallet };
+    ctx.out.progress('rate.context', `reading the rating context of question ${opts.contentId}`);
+    let context = await mcp.call('rateloop_get_rating_context', { ...args, stakeWei: input.stake.toString() });
+    checkRatingContracts(chain, context.contracts);
+
+    let round = await onChainRound(client, chain, input.contentId);
+    if (!round) {
+      const calls = checkOpenRoundPlan(chain, context.openRoundTransactionPlan, input.contentId);
+      ctx.out.progress('rate.open_round', 'the round is not open: opening it (the plan passed its checks)');
+      await new Executor(client, account, chain, journal, ctx.out, opts.atomic).execute(`open:${Date.now()}`, calls, 'ordered');
+      context = await mcp.call('rateloop_get_rating_context', { ...args, stakeWei: input.stake.toString() });
+      round = await onChainRound(client, chain, input.contentId);
+      if (!round) throw new ChainError('round_not_open', 'the round is still not open after openRound');
+    }
+
+    const gated = context.content?.contextAccess === 'gated';
+    let gatedContext: Json[] = [];
+    if (gated) {
+      if (input.stake === 0n) throw new UsageError('advisory_on_gated', 'advisory (zero-stake) votes are not allowed on gated content; stake between 1 and 10 LREP');
+      gatedContext = await acceptTermsAndFetch(ctx, mcp, account, wallet, args, context, opts.acceptTerms);
+    }
+
+    // The commit: from on-chain round data and the pinned drand network; the service's runtime is only a hint.
+    const existing = journal.data.commit as (BuiltCommit & { roundId: string }) | undefined;
+    let commit: BuiltCommit;
+    if (existing && existing.roundId === round.roundId.toString() && journal.data.step !== 'rate:confirmed') {
+      ctx.out.progress('rate.resume', 'resuming with the commit built before (same salt and ciphertext)');
+      commit = existing;
+    } else {
+      const now = Number((await client.getBlock({ blockTag: 'latest' })).timestamp);
+      const d = chain.drand;
+      commit = await buildCommitVoteParams(
+        {
+          voter: wallet,
+          contentId: input.contentId,
+          isUp: opts.isUp,
+          predictedUpPercent: opts.prediction,
+          stakeAmount: opts.stake,
+          epochDuration: round.epochDuration,
+          roundId: round.roundId,
+          roundReferenceRatingBps: round.reference,
+          frontend: opts.frontend as Hex | undefined,
+          runtime: { targetRound: context.runtime?.targetRound, drandChainHash: d.chainHash, drandGenesisTimeSeconds: d.genesis, drandPeriodSeconds: d.period, roundStartTimeSeconds: round.startTime },
+          now,
+        },
+        [d],
+      );
+      if (context.runtime?.drandChainHash && String(context.runtime.drandChainHash).replace(/^0x/, '').toLowerCase() !== d.chainHash) {
+        throw new RefusedError('unsupported_drand_chain', `the rating context names drand chain ${String(context.runtime.drandChainHash)}, not the pinned ${d.name} network`);
+      }
+      // Kept before anything is sent: the only way to prove or re-derive the vote later.
+      await journal.step('rate:built', { commit });
+    }
+
+    ctx.out.progress('rate.prepare', 'asking the service for the rating plan (only the encrypted commit is sent)');
+    const prepared = await mcp.call('rateloop_prepare_rating_transactions', {
+      ...args,
+      roundId: commit.roundId,
+      roundReferenceRatingBps: commit.roundReferenceRatingBps,
+      targetRound: commit.targetRound,
+      drandChainHash: commit.drandChainHash,
+      commitHash: commit.commitHash,
+      ciphertext: commit.ciphertext,
+      stakeWei: commit.stakeWei,
+      frontend: commit.frontend,
+    });
+    const calls = checkRatingPlan(chain, prepared, commit, input.contentId);
+    ctx.out.progress('rate.checked', `the rating plan passed every check (${calls.length} call${calls.length === 1 ? '' : 's'})`);
+    const { hashes, transactions } = await new Executor(client, account, chain, journal, ctx.out, opts.atomic).execute(`rate:${commit.roundId}`, calls, opts.atomic ? 'segmented' : 'ordered');
+    ctx.out.progress('rate.confirm', 'confirming the commit with the service');
+    const confirmed = await mcp.call('rateloop_confirm_rating_transactions', { ...args, roundId: commit.roundId, commitHash: commit.commitHash, transactionHashes: hashes });
+    if (confirmed.status !== 'committed') throw new ServiceError('rating_not_confirmed', `the service reports the rating as ${String(confirmed.status)}`);
+    await journal.step('rate:confirmed', { confirmed: { transactionHashes: hashes } });
+    const d = chain.drand;
+    return {
+      contentId: opts.contentId,
+      roundId: commit.roundId,
+      commitHash: commit.commitHash,
+      commitKey: commit.secret.commitKey,
+      targetRound: commit.targetRound,
+      revealableAt: new Date((roundTime(Number(commit.targetRound), d.genesis, d.period) + d.period) * 1000).toISOString(),
+      stakeWei: commit.stakeWei,
+      advisory: commit.stakeWei === '0',
+      gated,
+      gatedContext,
+      transactionHashes: hashes,
+      transactions,
+      journal: journal.file,
+    };
+  } finally {
+    await journal.close();
+    await mcp.close();
+  }
+}
+
+async function acceptTermsAndFetch(ctx: Context, mcp: McpClient, account: ReturnType<typeof privateKeyToAccount>, wallet: Hex, args: Json, context: Json, accept: boolean): Promise<Json[]> {
+  const terms = context.content.gatedContext ?? {};
+  let cookieHeader: string | undefined;
+  const first = await mcp.call('rateloop_accept_confidentiality_terms', args);
+  if (first.status === 'signature_required') {
+    if (!accept) {
+      throw new UsageError('terms_not_accepted', `question ${String(args.contentId)} is gated: its context is shared only under the confidentiality terms (${String(first.termsUri ?? terms.termsUri)}, version ${String(first.termsVersion ?? terms.termsVersion)})`, {
+        hint: 'read them, then rerun with --yes to accept them (the wallet signs the terms message)',
+      });
+    }
+    const message = checkSignedAction(first.message, { action: 'confidentiality_terms:accept', wallet });
+    // The terms lines must hash to the document hash the service reports.
+    const line = (name: string) => message.split('\n').find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2) ?? '';
+    const docHash = createHash('sha256').update(`${line('Terms Version')}\n${line('Terms URI')}\n${line('Terms')}`).digest('hex');
+    if (docHash !== line('Terms Hash') || (first.termsDocHash && first.termsDocHash !== docHash)) {
+      throw new RefusedError('message_refused', 'refused to sign: the terms text in the message does not hash to the stated terms hash');
+    }
+    ctx.out.progress('rate.terms', `accepting the confidentiality terms ${line('Terms Version')} for question ${String(args.contentId)}`);
+    const signature = await account.signMessage({ message });
+    const second = await mcp.call('rateloop_accept_confidentiality_terms', { ...args, challengeId: first.challengeId, signature });
+    cookieHeader = second.signedReadSession?.cookieHeader;
+  } else {
+    cookieHeader = first.signedReadSession?.cookieHeader;
+  }
+  const urls = (context.content.gatedContext?.fetch?.urls ?? []) as Json[];
+  const out: Json[] = [];
+  for (const u of urls) {
+    const url = new URL(String(u.url));
+    url.searchParams.set('address', wallet);
+    const res = await fetch(url, { headers: cookieHeader ? { cookie: cookieHeader } : {} });
+    if (!res.ok) throw new ServiceError('gated_fetch_failed', `the gated ${String(u.kind)} at ${url.origin}${url.pathname} answered ${res.status}`);
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const sha = `0x${createHash('sha256').update(bytes).digest('hex')}`;
+    if (u.sha256 && String(u.sha256).toLowerCase() !== sha) throw new RefusedError('gated_hash_mismatch', `the gated ${String(u.kind)} does not match its listed sha256`);
+    out.push({ kind: u.kind, resourceId: u.resourceId, sha256: sha, verified: Boolean(u.sha256), bytes: bytes.length, text: u.kind === 'details' ? bytes.toString('utf8') : undefined });
+  }
+  return out;
+}

@@ -1,0 +1,205 @@
+// Rating, as a user runs it against a real sandbox: a staked vote, an advisory vote, a vote that first opens the
+// round, a vote on gated content; the keeper (or `rate reveal`) reveals each and the revealed direction and
+// prediction equal what was committed. Hostile rating plans and messages are refused with exit 5.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { createPublicClient, http, parseAbi, type Hex } from 'viem';
+import { filesUnder, findSecret, makeHome, registerSecret, runCli, type Home } from './helpers/cli.js';
+import { api, startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import { tlockDecrypt } from '../src/vote/tlock.js';
+import { decodeVotePlaintext, commitHash } from '../src/vote/commit.js';
+
+const engineAbi = parseAbi([
+  'function commitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
+  'function balanceOf(address) view returns (uint256)',
+]);
+let sb: SandboxHandle;
+let home: Home;
+let pub: ReturnType<typeof createPublicClient>;
+const run = (args: string[]) => runCli(args, home, { env: sb.env() });
+const newContent = async (body: Record<string, unknown> = {}) => String((await sb.control('/__sandbox/content', body)).contentId);
+const lrep = async () => (await pub.readContract({ address: sb.info.tokens.LREP.address, abi: engineAbi, functionName: 'balanceOf', args: [sb.info.devWallet.address] })) as bigint;
+
+async function passTime(seconds = 1300) {
+  await sb.control('/__sandbox/time', { advanceSeconds: seconds });
+  for (let i = 0; i < 4; i++) await sb.control('/__sandbox/keeper/tick', {});
+}
+
+async function network() {
+  const info = (await api(sb.info.baseUrl, 'GET', `/drand/${sb.info.drand.chainHash}/info`)).body;
+  return { name: 'sandbox', chainHash: info.hash, genesis: info.genesis_time, period: info.period, publicKey: info.public_key, scheme: info.schemeID };
+}
+
+async function decryptJournal(journalFile: string) {
+  const j = JSON.parse(readFileSync(journalFile, 'utf8'));
+  const armored = Buffer.from(j.commit.ciphertext.slice(2), 'hex').toString('utf8');
+  const state = await sb.control('/__sandbox/state');
+  const plain = await tlockDecrypt(await network(), armored, async (r) => (await api(sb.info.baseUrl, 'GET', `/drand/${sb.info.drand.chainHash}/public/${r}`)).body, state.now - Math.floor(Date.now() / 1000));
+  return { plain: decodeVotePlaintext(plain), journal: j };
+}
+
+beforeAll(async () => {
+  sb = await startSandbox();
+  home = makeHome();
+  registerSecret(readFileSync(sb.info.devWallet.passwordFile, 'utf8').trim());
+  pub = createPublicClient({ transport: http(sb.info.rpcUrl), pollingInterval: 50 });
+}, 60_000);
+afterAll(async () => {
+  await sb.stop();
+  // The journals hold the vote secrets, but never the wallet key or password, and are private.
+  for (const f of filesUnder(`${home.dir}/state`)) expect(findSecret(readFileSync(f, 'utf8')), f).toBeUndefined();
+});
+
+describe('rating through to a revealed vote', () => {
+  it('a staked vote: committed, revealed by the keeper with the committed direction and prediction', async () => {
+    const id = await newContent();
+    const before = await lrep();
+    const r = await run(['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '2']);
+    expect(r.code, r.stderr).toBe(0);
+    const doc = r.json();
+    expect(doc).toMatchObject({ roundId: '1', stakeWei: '2000000', advisory: false });
+    expect(r.stderr).not.toMatch(/"isUp"|"salt"|"predictedUpBps"/);
+    expect(await lrep()).toBe(before - 2_000_000n);
+    await passTime();
+    const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'commitOf', args: [BigInt(id), 1n, doc.commitKey] })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
+    expect(stored).toMatchObject({ revealed: true, isUp: true, predictedUpBps: 7000 });
+    const status = await run(['--json', 'rate', 'status', '--content-id', id]);
+    expect(status.json().status).toBe('revealed');
+    const journal = JSON.parse(readFileSync(doc.journal, 'utf8'));
+    expect(journal.commit.secret).toMatchObject({ isUp: true, predictedUpBps: 7000 });
+    expect(journal.commit.secret.salt).toMatch(/^0x[0-9a-f]{64}$/);
+  });
+
+  it('an advisory vote (stake 0): recorded, and it decrypts to what was committed', async () => {
+    const id = await newContent();
+    const before = await lrep();
+    const r = await run(['--json', 'rate', '--content-id', id, '--down', '--prediction', '35', '--stake', '0']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json()).toMatchObject({ advisory: true, transactions: 1 });
+    expect(await lrep()).toBe(before);
+    await passTime();
+    expect((await run(['--json', 'rate', 'status', '--content-id', id])).json().status).toBe('revealed');
+    const { plain, journal } = await decryptJournal(r.json().journal);
+    expect(plain).toEqual({ isUp: false, predictedUpBps: 3500, salt: journal.commit.secret.salt });
+  });
+
+  it('a vote that first opens the round (the previous round settled)', async () => {
+    const id = await newContent({ durationSeconds: 60 });
+    await passTime(700);
+    const r = await run(['--json', 'rate', '--content-id', id, '--up', '--prediction', '55', '--stake', '1']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json().roundId).toBe('2');
+    expect(r.stderr).toMatch(/opening it/);
+  });
+
+  it('a vote on gated content: terms shown, accepted with --yes (message guard), context fetched and verified', async () => {
+    const created = await sb.control('/__sandbox/content', { gated: true, details: 'Release 42 is confidential.' });
+    const id = String(created.contentId);
+    const refused = await run(['--json', 'rate', '--content-id', id, '--up', '--prediction', '60', '--stake', '2']);
+    expect(refused.code).toBe(2);
+    expect(refused.json().error.code).toBe('terms_not_accepted');
+    const advisory = await run(['--json', 'rate', '--content-id', id, '--up', '--prediction', '60', '--stake', '0', '--yes']);
+    expect(advisory.code).toBe(2);
+    expect(advisory.json().error.code).toBe('advisory_on_gated');
+    const r = await run(['--json', 'rate', '--content-id', id, '--down', '--prediction', '40', '--stake', '2', '--yes']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json().gated).toBe(true);
+    expect(r.json().gatedContext).toEqual([expect.objectContaining({ kind: 'details', verified: true, sha256: created.details.sha256, text: 'Release 42 is confidential.' })]);
+    await passTime();
+    const { plain } = await decryptJournal(r.json().journal);
+    expect(plain).toMatchObject({ isUp: false, predictedUpBps: 4000 });
+  });
+
+  it('`rate reveal` reveals from the journal when the keeper has not', async () => {
+    await sb.control('/__sandbox/settings', { reveals: false });
+    const id = await newContent();
+    const r = await run(['--json', 'rate', '--content-id', id, '--down', '--prediction', '20', '--stake', '3']);
+    expect(r.code, r.stderr).toBe(0);
+    await sb.control('/__sandbox/time', { advanceSeconds: 1300 });
+    const reveal = await run(['--json', 'rate', 'reveal', '--content-id', id]);
+    await sb.control('/__sandbox/settings', { reveals: true });
+    expect(reveal.code, reveal.stderr).toBe(0);
+    expect(reveal.json().revealedBy).toBe('loopsign');
+    const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'commitOf', args: [BigInt(id), 1n, r.json().commitKey] })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
+    expect(stored).toMatchObject({ revealed: true, isUp: false, predictedUpBps: 2000 });
+  });
+});
+
+describe('rate commit --offline', () => {
+  it('builds the interface output with no network, reproducibly from --salt, and it decrypts with the sandbox beacon', async () => {
+    const runtime = { roundId: '1', roundReferenceRatingBps: '5000', epochDuration: '1200', drandChainHash: `0x${sb.info.drand.chainHash}`, drandGenesisTimeSeconds: String(sb.info.drand.genesis), drandPeriodSeconds: String(sb.info.drand.period), roundStartTimeSeconds: String((await sb.control('/__sandbox/state')).now), targetRound: null };
+    const file = home.file('runtime.json', JSON.stringify({ runtime }));
+    const voter = `0x${'22'.repeat(20)}`;
+    const salt = `0x${'22'.repeat(32)}`;
+    // A dead base URL and RPC: nothing may be contacted.
+    const r = await runCli(['--json', '--base-url', 'http://127.0.0.1:9', '--rpc-url', 'http://127.0.0.1:9', 'rate', 'commit', '--offline', '--runtime', file, '--voter', voter, '--content-id', '42', '--up', '--prediction', '69', '--stake', '2.5', '--salt', salt], home, { env: sb.env() });
+    expect(r.code, r.stderr).toBe(0);
+    const out = r.json();
+    expect(Object.keys(out).sort()).toEqual(['ciphertext', 'commitHash', 'drandChainHash', 'frontend', 'ok', 'roundId', 'roundReferenceRatingBps', 'stakeAtomicUnits', 'stakeWei', 'targetRound']);
+    expect(out).toMatchObject({ stakeWei: '2500000', stakeAtomicUnits: '2500000', roundId: '1', frontend: '0x0000000000000000000000000000000000000000' });
+    expect(out.commitHash).toBe(commitHash({ isUp: true, predictedUpBps: 6900, salt: salt as Hex, voter: voter as Hex, contentId: 42n, roundId: 1n, roundReferenceRatingBps: 5000, targetRound: BigInt(out.targetRound), drandChainHash: out.drandChainHash, ciphertext: out.ciphertext }));
+    await sb.control('/__sandbox/time', { advanceSeconds: 1300 });
+    const state = await sb.control('/__sandbox/state');
+    const plain = await tlockDecrypt(await network(), Buffer.from(out.ciphertext.slice(2), 'hex').toString('utf8'), async (n) => (await api(sb.info.baseUrl, 'GET', `/drand/${sb.info.drand.chainHash}/public/${n}`)).body, state.now - Math.floor(Date.now() / 1000));
+    expect(decodeVotePlaintext(plain)).toEqual({ isUp: true, predictedUpBps: 6900, salt });
+  });
+
+  it.each([
+    ['a stake above 10 LREP', ['--stake', '11'], /between 1 and 10 LREP/],
+    ['more than six decimals', ['--stake', '1.0000004'], /more than 6 decimal places/],
+    ['a prediction of 100', ['--prediction', '100'], /predictedUpPercent/],
+    ['both directions', ['--down'], /--up or --down, not both/],
+  ])('refuses %s with exit 2', async (_n, extra, message) => {
+    const base = ['--json', 'rate', 'commit', '--offline', '--runtime', home.file('rt.json', '{}'), '--voter', `0x${'22'.repeat(20)}`, '--content-id', '1', '--up', '--prediction', '50', '--stake', '2'];
+    const args = [...base];
+    for (let i = 0; i < extra.length; i++) {
+      const k = args.indexOf(extra[i]!);
+      if (k >= 0 && extra[i + 1] !== undefined && extra[i]!.startsWith('--') && !extra[i + 1]!.startsWith('--')) args[k + 1] = extra[++i]!;
+      else args.push(extra[i]!);
+    }
+    const r = await runCli(args, home, { env: sb.env() });
+    expect(r.code).toBe(2);
+    expect(r.json().error.message).toMatch(message);
+  });
+});
+
+describe('hostile rating plans and messages are refused with exit 5, and nothing moves', () => {
+  it.each(['rate_swapped_commit_hash', 'rate_swapped_ciphertext', 'rate_inflated_approval', 'rate_wrong_engine'])('%s', async (scenario) => {
+    const id = await newContent();
+    await sb.control('/__sandbox/hostile', { scenario, count: 3 });
+    const before = await lrep();
+    const n0 = await pub.getTransactionCount({ address: sb.info.devWallet.address });
+    const r = await run(['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '2']);
+    await sb.control('/__sandbox/hostile', undefined, 'DELETE');
+    expect(r.code, r.stdout).toBe(5);
+    expect(r.json().error.code).toBe('plan_refused');
+    expect(await lrep()).toBe(before);
+    expect(await pub.getTransactionCount({ address: sb.info.devWallet.address })).toBe(n0);
+  });
+
+  it('an open-round plan for another question', async () => {
+    const id = await newContent({ durationSeconds: 60 });
+    await passTime(700);
+    await sb.control('/__sandbox/hostile', { scenario: 'rate_open_round_wrong_content', count: 3 });
+    const r = await run(['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '2']);
+    await sb.control('/__sandbox/hostile', undefined, 'DELETE');
+    expect(r.code).toBe(5);
+    expect(r.json().error.message).toMatch(/opens the round of question/);
+  });
+
+  it.each(['terms_wrong_wallet', 'terms_wrong_action', 'terms_far_expiry', 'terms_typed_data', 'terms_raw_hex'])('%s', async (scenario) => {
+    const id = String((await sb.control('/__sandbox/content', { gated: true })).contentId);
+    await sb.control('/__sandbox/hostile', { scenario, count: 3 });
+    const r = await run(['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '2', '--yes']);
+    await sb.control('/__sandbox/hostile', undefined, 'DELETE');
+    expect(r.code, r.stdout).toBe(5);
+    expect(r.json().error.code).toBe('message_refused');
+  });
+
+  it('covers every rating scenario the sandbox offers', async () => {
+    const offered = (await sb.control('/__sandbox/hostile')).scenarios.filter((s: { flow: string }) => s.flow === 'rate').map((s: { name: string }) => s.name);
+    expect(offered.sort()).toEqual(
+      ['rate_swapped_commit_hash', 'rate_swapped_ciphertext', 'rate_inflated_approval', 'rate_wrong_engine', 'rate_open_round_wrong_content', 'terms_wrong_wallet', 'terms_wrong_action', 'terms_far_expiry', 'terms_typed_data', 'terms_raw_hex'].sort(),
+    );
+  });
+});
