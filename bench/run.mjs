@@ -3,6 +3,7 @@
 const suites = [
   ['cold-start', () => import('./cold-start.mjs')],
   ['keystore', () => import('./keystore.mjs')],
+  ['commit', () => import('./commit.mjs')],
   ['evidence', () => import('./evidence.mjs')],
   ['ask', () => import('./ask.mjs')],
 ];

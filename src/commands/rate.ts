@@ -40,7 +40,7 @@ export async function rate(ctx: Context, options: Record<string, unknown>): Prom
 export async function rateCommit(ctx: Context, options: Record<string, unknown>): Promise<void> {
   if (options.offline !== true) throw new UsageError('usage', 'rate commit builds commits with --offline only; to rate online run `loopsign rate --content-id …`');
   required(options, 'runtime', 'voter', 'contentId', 'prediction', 'stake');
-  const { offlineCommit } = await import('../rate/offline.js');
+  const { offlineCommit } = await import('../rate/offline-commit.js');
   const out = await offlineCommit(ctx, {
     runtime: String(options.runtime),
     voter: String(options.voter),
@@ -56,14 +56,14 @@ export async function rateCommit(ctx: Context, options: Record<string, unknown>)
 
 export async function rateStatus(ctx: Context, options: Record<string, unknown>): Promise<void> {
   required(options, 'contentId');
-  const { rateStatus: status } = await import('../rate/offline.js');
+  const { rateStatus: status } = await import('../rate/status.js');
   const s = await status(ctx, String(options.contentId));
   ctx.out.result(s, () => `question ${String(s.contentId)}: ${String(s.status)}${s.commitHash ? ` (commit ${String(s.commitHash)}, round ${String(s.roundId)})` : ''}`);
 }
 
 export async function rateReveal(ctx: Context, options: Record<string, unknown>): Promise<void> {
   required(options, 'contentId');
-  const { rateReveal: reveal } = await import('../rate/offline.js');
+  const { rateReveal: reveal } = await import('../rate/status.js');
   const r = await reveal(ctx, String(options.contentId));
   ctx.out.result(r, () => `question ${String(r.contentId)}, round ${String(r.roundId)}: revealed (by ${String(r.revealedBy)})`);
 }
