@@ -21,7 +21,7 @@ export interface ErrorOptions {
 }
 
 export class LoopsignError extends Error {
-  readonly exitCode: ExitCodeValue = ExitCode.internal;
+  exitCode: ExitCodeValue = ExitCode.internal;
   readonly code: string;
   readonly hint: string | undefined;
   readonly details: Record<string, unknown> | undefined;
@@ -37,37 +37,37 @@ export class LoopsignError extends Error {
 
 /** Bad flags, bad files, invalid input: nothing was sent. */
 export class UsageError extends LoopsignError {
-  override readonly exitCode = ExitCode.usage;
+  override exitCode: ExitCodeValue = ExitCode.usage;
 }
 
 /** The service answered with an error, or could not be reached. */
 export class ServiceError extends LoopsignError {
-  override readonly exitCode = ExitCode.service;
+  override exitCode: ExitCodeValue = ExitCode.service;
 }
 
 /** The chain or its RPC failed (wrong chain id, reverted transaction, unreachable RPC). */
 export class ChainError extends LoopsignError {
-  override readonly exitCode = ExitCode.chain;
+  override exitCode: ExitCodeValue = ExitCode.chain;
 }
 
 /** A safety check refused what the service asked us to sign or send. */
 export class RefusedError extends LoopsignError {
-  override readonly exitCode = ExitCode.refused;
+  override exitCode: ExitCodeValue = ExitCode.refused;
 }
 
 /** Keystore, password or other credential problems. */
 export class CredentialError extends LoopsignError {
-  override readonly exitCode = ExitCode.credential;
+  override exitCode: ExitCodeValue = ExitCode.credential;
 }
 
 /** Not ready yet: a wait timed out or a result is not final. */
 export class NotReadyError extends LoopsignError {
-  override readonly exitCode = ExitCode.notReady;
+  override exitCode: ExitCodeValue = ExitCode.notReady;
 }
 
 /** Evidence was read fine but did not verify. */
 export class EvidenceInvalidError extends LoopsignError {
-  override readonly exitCode = ExitCode.evidenceInvalid;
+  override exitCode: ExitCodeValue = ExitCode.evidenceInvalid;
 }
 
 export function exitCodeOf(error: unknown): ExitCodeValue {

@@ -99,6 +99,10 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
   const env = await askEnvironment(ctx, true);
   const wallet = env.signer.address.toLowerCase() as Hex;
   const mode: PaymentMode = opts.paymentMode ?? loaded.ask.paymentMode ?? defaultPaymentMode(loaded.ask);
+  if (JSON.stringify(loaded.body).includes('"imageFiles"')) {
+    const { resolveImageFiles } = await import('../images/upload.js');
+    loaded.body = await resolveImageFiles(ctx, loaded.body, opts.file, env);
+  }
   const body = outgoingBody(loaded, env.signer.address, mode);
   let ask: NormalizedAsk;
   try {

@@ -23,7 +23,7 @@ export async function loadAskFile(file: string, chainId: number, detailsFile?: s
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new UsageError('invalid_ask', `ask file ${file} must hold a JSON object`);
   let ask: NormalizedAsk;
   try {
-    ask = normalizeAsk(body, { templates: TEMPLATES });
+    ask = normalizeAsk(withPlaceholderImages(body), { templates: TEMPLATES });
   } catch (error) {
     if (error instanceof AskFieldError) throw new UsageError('invalid_ask', `${file}: ${error.message}`, { details: { field: error.field } });
     throw error;
@@ -47,6 +47,17 @@ export async function loadAskFile(file: string, chainId: number, detailsFile?: s
     }
   }
   return { body: body as Record<string, unknown>, ask };
+}
+
+/** Local image files (question.imageFiles) count as images for validation; they become real URLs on upload. */
+function withPlaceholderImages(body: object): object {
+  const b = structuredClone(body) as Record<string, any>;
+  const questions = Array.isArray(b.questions) ? b.questions : b.question ? [b.question] : [];
+  for (const q of questions) {
+    if (!Array.isArray(q?.imageFiles)) continue;
+    q.imageUrls = [...(q.imageUrls ?? []), ...q.imageFiles.map((_: unknown, i: number) => `https://placeholder.invalid/api/attachments/images/att_localimagefile${String(i).padStart(4, '0')}.webp`)];
+  }
+  return b;
 }
 
 export interface AskEnvironment {

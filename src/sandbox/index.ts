@@ -19,6 +19,7 @@ import { buildApp, Faults, RateLimiter, SPEC_RATE_LIMITS } from './service/http.
 import { McpTools } from './service/mcp.js';
 import { SandboxEvidence } from './service/evidence.js';
 import { RatingService } from './service/rating.js';
+import { ImageService } from './service/images.js';
 
 export interface SandboxOptions {
   port?: number;
@@ -86,8 +87,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     const evidence = new SandboxEvidence(apiKey, () => asks.settledRuns());
     keeper = new Keeper(chain, beacon, log);
     const rating = new RatingService(chain, beacon, keeper, baseUrl, hostile);
+    const images = new ImageService(baseUrl, hostile, () => chain.now());
     const mcp = new McpTools();
-    mcp.register(...askTools(asks), ...rating.tools());
+    mcp.register(...askTools(asks), ...rating.tools(), ...images.tools());
     mcp.onCall = (name) => evidence.audit(`mcp.${name}`, 'tool', name);
     keeper.autoAdvance = options.autoAdvance ?? false;
     keeper.ratersEnabled = options.raters ?? true;
@@ -149,7 +151,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         if (b.rateLimits && typeof b.rateLimits === 'object') limiter.limits = { ...limiter.limits, ...(b.rateLimits as object) };
         return { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, pollAfterMs: asks.settings.pollAfterMs, rateLimits: limiter.limits };
       },
-    }, limiter, faults, evidence, rating);
+    }, limiter, faults, evidence, rating, images);
 
     server = await new Promise<ServerType>((resolve, reject) => {
       const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port }, () => resolve(s));

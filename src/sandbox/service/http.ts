@@ -7,6 +7,7 @@ import { jsonRpcError, MCP_PROTOCOL_VERSIONS, type McpTools } from './mcp.js';
 import type { SandboxBeacon } from '../beacon.js';
 import type { SandboxEvidence } from './evidence.js';
 import type { RatingService } from './rating.js';
+import type { ImageService } from './images.js';
 
 export const BODY_CAP_LARGE = 58_021_206;
 export const BODY_CAP_CONFIRM = 131_072;
@@ -101,6 +102,7 @@ export function buildApp(
   faults: Faults,
   evidence: SandboxEvidence,
   rating: RatingService,
+  images: ImageService,
 ): Hono {
   const app = new Hono();
   const subject = (c: Context) => `ip:${(c.env as { incoming?: { socket?: { remoteAddress?: string } } })?.incoming?.socket?.remoteAddress ?? 'unknown'}`;
@@ -185,6 +187,7 @@ export function buildApp(
 
   app.route('/', evidence.routes());
   app.route('/', rating.routes());
+  app.route('/', images.routes());
 
   // Public MCP (service-api.md §8.1).
   app.get('/api/mcp/public', (c) => {

@@ -1,0 +1,134 @@
+// upload-image: for each file, local checks, prepare, the signed-message guard with the payload hash recomputed
+// from the file and the wallet, the signature, the upload, and the moderation status until approved or rejected.
+// A failed file does not stop the others.
+import { toHex, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { Context } from '../context.js';
+import { LoopsignError, ServiceError, UsageError } from '../errors.js';
+import { Journal, journalId } from '../journal/journal.js';
+import { McpClient } from '../service/mcp.js';
+import { askEnvironment, type AskEnvironment } from '../ask/prepare.js';
+import { checkSignedAction } from '../wallet/message-guard.js';
+import { checkImage, ratioHint, type CheckedImage } from './check.js';
+
+export interface UploadResult {
+  file: string;
+  ok: boolean;
+  attachmentId?: string;
+  imageUrl?: string;
+  sha256?: string;
+  sizeBytes?: number;
+  hint?: string;
+  reused?: boolean;
+  error?: { code: string; message: string; exitCode: number };
+}
+
+export interface Uploader {
+  upload(file: string, attachmentId?: string): Promise<UploadResult>;
+  close(): Promise<void>;
+}
+
+export async function uploader(ctx: Context, given?: AskEnvironment): Promise<Uploader> {
+  const env = given ?? (await askEnvironment(ctx, true));
+  const wallet = env.signer.address.toLowerCase() as Hex;
+  const account = privateKeyToAccount(toHex(env.signer.privateKey));
+  const mcp = new McpClient(env.chain.baseUrl.value!);
+  const chainId = env.chain.chain.chainId;
+
+  async function one(img: CheckedImage, attachmentId?: string): Promise<UploadResult> {
+    // An image this wallet already uploaded (a rerun of an interrupted ask) is not uploaded again.
+    const cacheId = journalId('image', [chainId, wallet, img.sha256]);
+    const cached = await Journal.read(cacheId);
+    if (cached?.imageUrl && attachmentId === undefined) return { file: img.file, ok: true, attachmentId: String(cached.attachmentId), imageUrl: String(cached.imageUrl), sha256: img.sha256, sizeBytes: img.sizeBytes, reused: true };
+    ctx.out.progress('image.prepare', `preparing the upload of ${img.filename} (${img.sizeBytes} bytes)`);
+    const prepared = await mcp.call('rateloop_prepare_image_upload', { filename: img.filename, mimeType: img.mimeType, sha256: img.sha256, sizeBytes: img.sizeBytes, walletAddress: wallet, ...(attachmentId ? { attachmentId } : {}) });
+    const id = String(prepared.attachmentId);
+    if (!/^att_[A-Za-z0-9_-]{16,80}$/.test(id)) throw new ServiceError('invalid_response', `the service returned a malformed attachment id ${id}`);
+    const message = checkSignedAction(prepared.message, { action: 'attachments:upload_image', wallet, payloadParts: [wallet, id, img.filename, img.mimeType, img.sizeBytes, img.sha256] });
+    const signature = await account.signMessage({ message });
+    ctx.out.progress('image.upload', `uploading ${img.filename}`);
+    let view = await mcp.callWithBase64('rateloop_upload_image', { attachmentId: id, challengeId: prepared.challengeId, filename: img.filename, mimeType: img.mimeType, sha256: img.sha256, sizeBytes: img.sizeBytes, signature, walletAddress: wallet }, 'imageBase64', img.bytes);
+    for (let i = 0; i < 60 && ['uploading', 'processing'].includes(String(view.status)); i++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      view = await mcp.call('rateloop_get_image_upload_status', { attachmentId: id });
+    }
+    if (view.status !== 'approved' || typeof view.imageUrl !== 'string') {
+      throw new ServiceError('image_rejected', `${img.filename} was not approved (${String(view.status)}${view.error ? `: ${String(view.error)}` : ''})`, { hint: 'upload another image' });
+    }
+    const url = new URL(view.imageUrl);
+    if (url.hash !== `#sha256=0x${img.sha256}`) throw new ServiceError('invalid_response', `the image URL does not carry this file's #sha256= fragment`);
+    const j = await Journal.open(cacheId, { kind: 'image', chainId, wallet });
+    await j.step('uploaded', { attachmentId: id, imageUrl: view.imageUrl, sha256: img.sha256 });
+    await j.close();
+    return { file: img.file, ok: true, attachmentId: id, imageUrl: view.imageUrl, sha256: img.sha256, sizeBytes: img.sizeBytes, hint: ratioHint(img) };
+  }
+
+  return {
+    async upload(file, attachmentId) {
+      try {
+        return await one(await checkImage(file), attachmentId);
+      } catch (error) {
+        if (!(error instanceof LoopsignError)) throw error;
+        return { file, ok: false, error: { code: error.code, message: error.message, exitCode: error.exitCode } };
+      }
+    },
+    close: () => mcp.close(),
+  };
+}
+
+/** Check every file first (so a bad one is refused before any network call), then upload one at a time. */
+export async function uploadImages(ctx: Context, files: string[], attachmentId?: string): Promise<UploadResult[]> {
+  if (files.length === 0) throw new UsageError('usage', 'give at least one image file');
+  if (attachmentId !== undefined && files.length > 1) throw new UsageError('usage', '--attachment-id applies to a single file');
+  const results: UploadResult[] = [];
+  const good: string[] = [];
+  for (const f of files) {
+    try {
+      await checkImage(f); // validated now; the bytes are read again at upload time, one file in memory at once
+      good.push(f);
+    } catch (error) {
+      if (!(error instanceof LoopsignError)) throw error;
+      results.push({ file: f, ok: false, error: { code: error.code, message: error.message, exitCode: error.exitCode } });
+    }
+  }
+  if (good.length) {
+    const up = await uploader(ctx);
+    try {
+      for (const f of good) results.push(await up.upload(f, attachmentId));
+    } finally {
+      await up.close();
+    }
+  }
+  return files.map((f) => results.find((r) => r.file === f)!);
+}
+
+/**
+ * The ask-file extension `question.imageFiles: ["shot.png", …]` (paths relative to the ask file): every file is
+ * checked before any network call, uploaded (or reused when this wallet uploaded it before, so a resumed ask keeps
+ * its payload), and replaced by its URL in `question.imageUrls`.
+ */
+export async function resolveImageFiles(ctx: Context, body: Record<string, unknown>, askFile: string, env: AskEnvironment): Promise<Record<string, unknown>> {
+  const path = await import('node:path');
+  const out = structuredClone(body);
+  const questions = (Array.isArray(out.questions) ? out.questions : out.question ? [out.question] : []) as Record<string, unknown>[];
+  const jobs: { q: Record<string, unknown>; file: string }[] = [];
+  for (const q of questions) {
+    if (q.imageFiles === undefined) continue;
+    if (!Array.isArray(q.imageFiles) || q.imageFiles.some((f) => typeof f !== 'string')) throw new UsageError('invalid_ask', `${askFile}: question.imageFiles must be an array of file paths`);
+    for (const f of q.imageFiles as string[]) jobs.push({ q, file: path.resolve(path.dirname(askFile), f) });
+  }
+  if (jobs.length === 0) return out;
+  for (const j of jobs) await checkImage(j.file);
+  const up = await uploader(ctx, env);
+  try {
+    for (const j of jobs) {
+      const r = await up.upload(j.file);
+      if (!r.ok) throw Object.assign(new ServiceError(r.error!.code, r.error!.message), { exitCode: r.error!.exitCode });
+      j.q.imageUrls = [...((j.q.imageUrls as string[] | undefined) ?? []), r.imageUrl!];
+    }
+  } finally {
+    await up.close();
+  }
+  for (const q of questions) delete q.imageFiles;
+  return out;
+}
