@@ -53,6 +53,38 @@ export function dimensions(b: Buffer, mime: string): { width: number; height: nu
   return undefined;
 }
 
+/** The checks that need no full read: existence, kind, size, and the magic bytes of the first 64 KiB. */
+export async function precheckImage(file: string): Promise<void> {
+  const handle = await statAndOpen(file);
+  try {
+    const head = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    if (!sniffMime(head.subarray(0, bytesRead))) {
+      throw new UsageError('image_unsupported', `${file} is not a JPEG, PNG or WEBP image (checked by its content, not its name)`, { hint: 'convert it to PNG, JPEG or WEBP' });
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+async function statAndOpen(file: string) {
+  let stat;
+  try {
+    stat = await fs.stat(file);
+  } catch {
+    throw new UsageError('image_not_found', `${file}: no such file`);
+  }
+  if (stat.isDirectory()) throw new UsageError('image_not_a_file', `${file} is a directory, not an image file`);
+  if (!stat.isFile()) throw new UsageError('image_not_a_file', `${file} is not a regular file`);
+  if (stat.size === 0) throw new UsageError('image_empty', `${file} is empty`);
+  if (stat.size > MAX_IMAGE_BYTES) throw new UsageError('image_too_large', `${file} is ${stat.size} bytes; images may be at most 10 MB (${MAX_IMAGE_BYTES} bytes)`);
+  try {
+    return await fs.open(file, 'r');
+  } catch (error) {
+    throw new UsageError('image_unreadable', `${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
 export async function checkImage(file: string): Promise<CheckedImage> {
   let stat;
   try {

@@ -9,7 +9,7 @@ import { Journal, journalId } from '../journal/journal.js';
 import { McpClient } from '../service/mcp.js';
 import { askEnvironment, type AskEnvironment } from '../ask/prepare.js';
 import { checkSignedAction } from '../wallet/message-guard.js';
-import { checkImage, ratioHint, type CheckedImage } from './check.js';
+import { checkImage, precheckImage, ratioHint, type CheckedImage } from './check.js';
 
 export interface UploadResult {
   file: string;
@@ -84,7 +84,7 @@ export async function uploadImages(ctx: Context, files: string[], attachmentId?:
   const good: string[] = [];
   for (const f of files) {
     try {
-      await checkImage(f); // validated now; the bytes are read again at upload time, one file in memory at once
+      await precheckImage(f); // the header only: the bytes are read once, at upload time, one file at a time
       good.push(f);
     } catch (error) {
       if (!(error instanceof LoopsignError)) throw error;
@@ -118,7 +118,7 @@ export async function resolveImageFiles(ctx: Context, body: Record<string, unkno
     for (const f of q.imageFiles as string[]) jobs.push({ q, file: path.resolve(path.dirname(askFile), f) });
   }
   if (jobs.length === 0) return out;
-  for (const j of jobs) await checkImage(j.file);
+  for (const j of jobs) await precheckImage(j.file);
   const up = await uploader(ctx, env);
   try {
     for (const j of jobs) {

@@ -58,11 +58,18 @@ export class McpClient {
     const [head, tail] = text.split(`"${marker}"`) as [string, string];
     const prefix = Buffer.from(`${head}"`);
     const suffix = Buffer.from(`"${tail}`);
-    const SLICE = 3 * 64 * 1024; // a multiple of 3: the base64 slices join without padding in between
+    const SLICE = 3 * 16 * 1024; // a multiple of 3: the base64 slices join without padding in between
     const base64Length = 4 * Math.ceil(bytes.length / 3);
+    const source = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
     async function* body() {
       yield prefix;
-      for (let o = 0; o < bytes.length; o += SLICE) yield Buffer.from(Buffer.from(bytes.buffer, bytes.byteOffset + o, Math.min(SLICE, bytes.length - o)).toString('base64'));
+      // Small slices, each consumed by the stream before the next is made, keep the garbage between GCs small.
+      for (let o = 0; o < source.length; o += SLICE) {
+        const text = source.toString('base64', o, Math.min(o + SLICE, source.length));
+        const out = Buffer.allocUnsafe(text.length);
+        out.write(text, 'latin1');
+        yield out;
+      }
       yield suffix;
     }
     let res;
