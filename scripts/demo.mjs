@@ -51,7 +51,7 @@ async function control(base, route, body, method = 'POST') {
 
 async function startSandbox() {
   const stateDir = path.join(home, 'sandbox');
-  const child = spawn(process.execPath, [bin, '--json', 'sandbox', '--state-dir', stateDir, '--auto-advance'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, [bin, '--json', 'sandbox', '--state-dir', stateDir, '--auto-advance'], { env, stdio: ['ignore', 'pipe', process.env.LOOPSIGN_DEMO_DEBUG ? 'inherit' : 'ignore'] });
   const info = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {
@@ -94,12 +94,41 @@ try {
   step('quote the ask (nothing is paid)', ['quote', '--file', askFile], sbEnv);
   step('ask humans: check the plan, pay atomically (EIP-7702), fund the bonus, wait for the result', ['ask', '--file', askFile, '--payment-mode', 'wallet_calls', '--atomic', '--wait', '--timeout', '120'], sbEnv);
   step('read the result again, as JSON for an agent', ['--json', 'result', '--client-request-id', 'demo-release-go-no-go'], sbEnv);
+  // An image, uploaded and asked about.
+  const png = Buffer.alloc(4096, 7);
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]).copy(png);
+  png.writeUInt32BE(1600, 16);
+  png.writeUInt32BE(900, 20);
+  const shot = path.join(home, 'screenshot.png');
+  writeFileSync(shot, png);
+  const imageAsk = path.join(home, 'image-ask.json');
+  writeFileSync(imageAsk, JSON.stringify({
+    chainId: 31337, clientRequestId: 'demo-image-question', maxPaymentAmount: '1000000',
+    bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
+    question: { title: 'Is this screenshot clear enough for new users?', imageFiles: ['screenshot.png'], categoryId: '1', tags: ['design'] },
+  }, null, 2));
+  step('upload an image (checked by content, signed challenge)', ['upload-image', shot], sbEnv);
+  step('ask about it: the local image path is uploaded and replaced by its URL', ['ask', '--file', imageAsk, '--payment-mode', 'x402_authorization', '--wait', '--timeout', '120'], sbEnv);
+  // Rating someone else's question with an encrypted commit, then seeing it revealed.
+  const content = await (await fetch(`${sandbox.info.baseUrl}/__sandbox/content`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json();
+  step('rate an existing question: the vote is encrypted to a future drand round', ['rate', '--content-id', content.contentId, '--up', '--prediction', '70', '--stake', '2'], sbEnv);
+  await control(sandbox.info.baseUrl, '/__sandbox/time', { advanceSeconds: 1300 });
+  await control(sandbox.info.baseUrl, '/__sandbox/keeper/tick', {});
+  step('after the round: the keeper decrypted and revealed the vote', ['rate', 'status', '--content-id', content.contentId], sbEnv);
+  step('a browser handoff link for a human-held wallet (token only in the fragment)', ['handoff', '--file', askFile, '--ttl', '30m'], sbEnv);
+  // Evidence, verified offline against pinned keys.
+  const keysFile = path.join(home, 'trusted-keys.json');
+  const apiKey = readFileSync(sandbox.info.workspace.apiKeyFile, 'utf8').trim();
+  step('download the public trusted keys (no account)', ['evidence', 'keys', '--out', keysFile], sbEnv);
+  const runId = `run_${JSON.parse(readFileSync(path.join(home, 'state', 'loopsign', 'journal', readdirSync(path.join(home, 'state', 'loopsign', 'journal')).find((f) => f.startsWith('ask-') && JSON.parse(readFileSync(path.join(home, 'state', 'loopsign', 'journal', f), 'utf8')).clientRequestId === 'demo-release-go-no-go')), 'utf8')).confirm.contentIds[0]}`;
+  step('fetch the evidence packet of the settled round and verify it against the pinned keys', ['evidence', 'fetch', 'run', runId, '--workspace', sandbox.info.workspace.id, '--trusted-keys', keysFile, '--out', path.join(home, 'packet.json')], { ...sbEnv, LOOPSIGN_API_KEY: apiKey });
+  step('fetch and verify the audit chain of everything the sandbox did', ['evidence', 'fetch', 'audit', '--workspace', sandbox.info.workspace.id, '--out', path.join(home, 'audit.json')], { ...sbEnv, LOOPSIGN_API_KEY: apiKey });
   await control(sandbox.info.baseUrl, '/__sandbox/hostile', { scenario: 'inflated_approval', count: 5 });
   const hostileFile = path.join(home, 'hostile.json');
   writeFileSync(hostileFile, readFileSync(askFile, 'utf8').replace('demo-release-go-no-go', 'demo-hostile-plan').replace('release 42', 'release 43'));
   step('a compromised service inflates the approval: the guard refuses (exit 5), nothing is signed', ['ask', '--file', hostileFile, '--payment-mode', 'wallet_calls'], sbEnv, 5);
   await control(sandbox.info.baseUrl, '/__sandbox/hostile', undefined, 'DELETE');
-  step('balances afterwards: one bounty and one bonus paid, nothing else', ['wallet', 'balance'], sbEnv);
+  step('balances afterwards: the refused plan moved nothing', ['wallet', 'balance'], sbEnv);
   console.log('\nsummary');
   console.log(`  ${'step'.padEnd(96)} ${'time'.padStart(8)}  exit  transactions`);
   for (const s of steps) console.log(`  ${s.title.padEnd(96)} ${String(s.ms).padStart(6)} ms  ${String(s.code).padStart(4)}  ${s.txs || ''}`);

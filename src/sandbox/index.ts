@@ -157,6 +157,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port }, () => resolve(s));
       s.on('error', reject);
     });
+    // Idle keep-alive sockets must be closed by clients (undici: after 4 s), never by the server at the moment a
+    // client reuses one — that race surfaces as a random "fetch failed".
+    const http = server as unknown as { keepAliveTimeout: number; headersTimeout: number };
+    http.keepAliveTimeout = 120_000;
+    http.headersTimeout = 125_000;
     keeper.start();
 
     const manifest: SandboxManifest = {
