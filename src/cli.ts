@@ -287,6 +287,27 @@ export function buildProgram(out: Output): Command {
     .action(lazy(() => import('./commands/evidence.js'), (m) => m.evidenceFetch));
 
   program
+    .command('generate')
+    .description('generate a draft with review (a draft is never approval); workspace API key in LOOPSIGN_API_KEY')
+    .option('--workflow <key>', 'the workflow key')
+    .option('--agent <id>', 'the connected API-key agent')
+    .option('--message <role:text...>', 'messages, e.g. user:Summarise the release notes')
+    .option('--max-output-tokens <n>', 'output token cap')
+    .option('--client-request-id <id>', 'idempotency label, sent as the Idempotency-Key header')
+    .option('--retry <client-request-id>', 'repeat a journaled request exactly (after review setup failed)')
+    .addHelpText('after', examples(['loopsign generate --workflow release-notes --agent agt_1 --message "user:Summarise build 42" --max-output-tokens 400', 'loopsign generate --retry gen-1a2b3c4d']))
+    .action(lazy(() => import('./commands/generate.js'), (m) => m.generate));
+  program
+    .command('review')
+    .description('follow reviews')
+    .command('wait')
+    .description('wait for a review with its continuation cursor; only an approved review is success (else exit 7)')
+    .argument('<opportunityId>', 'the review opportunity')
+    .option('--timeout <seconds>', 'give up (exit 7, not approval) after this long', '600')
+    .addHelpText('after', examples(['loopsign review wait opp_123 --timeout 300']))
+    .action(lazy(() => import('./commands/generate.js'), (m) => m.reviewWait));
+
+  program
     .command('sandbox')
     .description('run a local stand-in for the service (anvil chain, contracts, drand beacon, keeper) on 127.0.0.1')
     .option('--port <n>', 'port for the service (default: a free port)')

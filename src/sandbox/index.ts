@@ -20,6 +20,7 @@ import { McpTools } from './service/mcp.js';
 import { SandboxEvidence } from './service/evidence.js';
 import { RatingService } from './service/rating.js';
 import { ImageService } from './service/images.js';
+import { GenerationService } from './service/generation.js';
 
 export interface SandboxOptions {
   port?: number;
@@ -88,6 +89,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     keeper = new Keeper(chain, beacon, log);
     const rating = new RatingService(chain, beacon, keeper, baseUrl, hostile);
     const images = new ImageService(baseUrl, hostile, () => chain.now());
+    const generation = new GenerationService(apiKey, () => chain.now());
     const mcp = new McpTools();
     mcp.register(...askTools(asks), ...rating.tools(), ...images.tools());
     mcp.onCall = (name) => evidence.audit(`mcp.${name}`, 'tool', name);
@@ -147,11 +149,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         if (typeof b.autoAdvance === 'boolean') k.autoAdvance = b.autoAdvance;
         if (typeof b.raters === 'boolean') k.ratersEnabled = b.raters;
         if (typeof b.reveals === 'boolean') k.revealsEnabled = b.reveals;
+        if (typeof b.reviewSetupFailures === 'number') generation.reviewSetupFailures = b.reviewSetupFailures;
+        if (b.reviewOutcome === 'approved' || b.reviewOutcome === 'inconclusive' || b.reviewOutcome === 'failed_terminal') generation.reviewOutcome = b.reviewOutcome;
         if (typeof b.pollAfterMs === 'number' && b.pollAfterMs >= 0) asks.settings.pollAfterMs = b.pollAfterMs;
         if (b.rateLimits && typeof b.rateLimits === 'object') limiter.limits = { ...limiter.limits, ...(b.rateLimits as object) };
         return { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, pollAfterMs: asks.settings.pollAfterMs, rateLimits: limiter.limits };
       },
-    }, limiter, faults, evidence, rating, images);
+    }, limiter, faults, evidence, rating, images, generation);
 
     server = await new Promise<ServerType>((resolve, reject) => {
       const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port }, () => resolve(s));

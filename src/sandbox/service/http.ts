@@ -8,6 +8,7 @@ import type { SandboxBeacon } from '../beacon.js';
 import type { SandboxEvidence } from './evidence.js';
 import type { RatingService } from './rating.js';
 import type { ImageService } from './images.js';
+import type { GenerationService } from './generation.js';
 
 export const BODY_CAP_LARGE = 58_021_206;
 export const BODY_CAP_CONFIRM = 131_072;
@@ -103,6 +104,7 @@ export function buildApp(
   evidence: SandboxEvidence,
   rating: RatingService,
   images: ImageService,
+  generation: GenerationService,
 ): Hono {
   const app = new Hono();
   const subject = (c: Context) => `ip:${(c.env as { incoming?: { socket?: { remoteAddress?: string } } })?.incoming?.socket?.remoteAddress ?? 'unknown'}`;
@@ -188,6 +190,7 @@ export function buildApp(
   app.route('/', evidence.routes());
   app.route('/', rating.routes());
   app.route('/', images.routes());
+  app.route('/', generation.routes());
 
   // Public MCP (service-api.md §8.1).
   app.get('/api/mcp/public', (c) => {

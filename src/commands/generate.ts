@@ -1,0 +1,30 @@
+// loopsign generate | review wait
+import type { Context } from '../context.js';
+import { timeoutOf } from './ask.js';
+
+export async function generate(ctx: Context, options: Record<string, unknown>): Promise<void> {
+  const { generate: run } = await import('../generate/generate.js');
+  const r = await run(ctx, {
+    workflow: options.workflow as string | undefined,
+    agent: options.agent as string | undefined,
+    messages: options.message as string[] | undefined,
+    maxOutputTokens: options.maxOutputTokens as string | undefined,
+    clientRequestId: options.clientRequestId as string | undefined,
+    retry: options.retry as string | undefined,
+  });
+  ctx.out.result(r, () =>
+    [
+      '=== DRAFT — NOT APPROVED ===',
+      String(r.draft.text),
+      '=== END OF DRAFT ===',
+      `review: ${String(r.review?.lifecycle?.state ?? 'none')} (opportunity ${String(r.opportunityId)}); a draft is not approval`,
+      `next: loopsign review wait ${String(r.opportunityId)}`,
+    ].join('\n'),
+  );
+}
+
+export async function reviewWait(ctx: Context, options: Record<string, unknown>, args: unknown[]): Promise<void> {
+  const { reviewWait: wait } = await import('../generate/generate.js');
+  const r = await wait(ctx, String(args[0]), timeoutOf(options.timeout, 600));
+  ctx.out.result(r, () => `review ${String(r.opportunityId)}: approved`);
+}
