@@ -100,8 +100,8 @@ const LIVE_TOP_LEVEL = new Set(
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-function get(o: Obj | undefined, key: string): unknown {
-  return o === undefined ? undefined : o[key];
+function get(o: unknown, key: string): unknown {
+  return isObj(o) ? o[key] : undefined;
 }
 
 /** Decimal string of atomic units (the interface: all numeric quantities are decimal strings). */
@@ -370,7 +370,7 @@ export function normalizeAsk(body: unknown, options: NormalizeOptions = {}): Nor
 
   const shape: 'live' | 'seed' = SEED_FIELDS.some((path) => {
     const [a, b] = path.split('.') as [string, string];
-    return get(body[a] as Obj | undefined, b) !== undefined;
+    return get(body[a], b) !== undefined;
   })
     ? 'seed'
     : 'live';

@@ -60,8 +60,13 @@ export function tokenAddress(chain: ChainConfig, asset: 'USDC' | 'LREP'): Hex {
   return a as Hex;
 }
 
+function expectObject(value: unknown, what: string): asserts value is Record<string, any> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) refuse('malformed_response', `the ${what} is not a JSON object`);
+}
+
 /** Response-level checks shared by every ask response. */
 export function checkAskEnvelope(ctx: GuardContext, response: Record<string, any>): Hex {
+  expectObject(response, 'ask response');
   if (response.chainId !== ctx.chain.chainId) refuse('wrong_chain', `the response is for chain ${response.chainId}, not ${ctx.chain.chainId}`);
   if (response.wallet?.address !== undefined && !same(response.wallet.address, ctx.signer)) refuse('wrong_wallet', `the plan is for wallet ${response.wallet.address}, not ${ctx.signer}`);
   if (typeof response.operationKey !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(response.operationKey)) refuse('bad_operation_key', 'operationKey is not 0x + 64 hex');
@@ -169,6 +174,7 @@ function withSpec(ctx: GuardContext, qi: number, salt: Hex, spec: { questionMeta
 
 /** chain.md §3.4: reserve, approve (exact, to the escrow), submit (every field = the file). */
 export function checkWalletPlan(ctx: GuardContext, response: Record<string, any>): PlanCall[] {
+  expectObject(response, 'ask response');
   const calls = checkPlanShape(response.transactionPlan, 3, 'ask');
   const ask = ctx.ask;
   const registry = trusted(ctx.chain, 'contentRegistry');
@@ -245,6 +251,7 @@ export function bonusAwarder(ctx: GuardContext): Hex {
 
 /** chain.md §8.2 in full; returns the typed data to sign. `now` is the chain's time in seconds. */
 export function checkX402Request(ctx: GuardContext, response: Record<string, any>, now: number) {
+  expectObject(response, 'ask response');
   const ask = ctx.ask;
   if (ask.bounty.asset !== 'USDC' || (ask.feedbackBonus && ask.feedbackBonus.asset !== 'USDC') || ask.questions.length !== 1) {
     refuse('x402_not_applicable', 'x402 funds only a single-question USDC bounty (and a USDC bonus)');
@@ -316,6 +323,7 @@ export function checkX402Request(ctx: GuardContext, response: Record<string, any
 
 /** The one-call x402 plan embeds exactly what was signed. */
 export function checkX402Plan(ctx: GuardContext, response: Record<string, any>, signed: X402Message, signature: Hex): PlanCall[] {
+  expectObject(response, 'ask response');
   const calls = checkPlanShape(response.transactionPlan, 1, 'x402');
   const call = calls[0]!;
   if (call.phase !== 'submit_x402_question') refuse('unexpected_phases', `phase ${call.phase}, expected submit_x402_question`, { call: 0 });
@@ -351,6 +359,7 @@ export function checkX402Plan(ctx: GuardContext, response: Record<string, any>, 
 // ---- feedback bonus (chain.md §3.4) ----
 
 export function checkBonusPlan(ctx: GuardContext, bonus: Record<string, any>, contentId: string): PlanCall[] {
+  expectObject(bonus, 'feedback bonus');
   const want = ctx.ask.feedbackBonus;
   if (!want) refuse('bonus_not_requested', 'the service returned a feedback bonus plan, but the ask file has no feedbackBonus');
   const calls = checkPlanShape(bonus.transactionPlan, 2, 'feedback bonus');

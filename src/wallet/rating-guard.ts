@@ -34,6 +34,7 @@ export function checkOpenRoundPlan(chain: ChainConfig, plan: unknown, contentId:
 }
 
 export function checkRatingPlan(chain: ChainConfig, prepared: Record<string, any>, commit: BuiltCommit, contentId: bigint): PlanCall[] {
+  if (prepared === null || typeof prepared !== 'object') refuse('malformed_response', 'the rating plan response is not a JSON object');
   const stake = BigInt(commit.stakeWei);
   const advisory = stake === 0n;
   const calls = checkPlanShape(prepared.transactionPlan, advisory ? 1 : [1, 2], 'rating');
