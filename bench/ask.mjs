@@ -1,23 +1,11 @@
 // One ask with a USDC feedback bonus on a fresh sandbox: ordered execution against --atomic (EIP-7702 batches).
 // Reports wall time of the whole `loopsign ask` and the number of transactions each cost.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { BIN } from './lib.mjs';
+import { BIN, startSandbox } from './lib.mjs';
 
-async function startSandbox(home) {
-  const child = spawn(process.execPath, [BIN, '--json', 'sandbox', '--state-dir', path.join(home, 'sb')], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const info = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]));
-    });
-    child.on('exit', (c) => reject(new Error(`sandbox exited ${c}`)));
-  });
-  return { child, info };
-}
 
 function askOnce(home, env, mode, tag) {
   const file = path.join(home, `${tag}.json`);
@@ -39,7 +27,8 @@ function askOnce(home, env, mode, tag) {
 
 export async function run({ runs = 3 } = {}) {
   const home = mkdtempSync(path.join(tmpdir(), 'loopsign-bench-ask-'));
-  const { child, info } = await startSandbox(home);
+  const sb = await startSandbox(path.join(home, 'sb'));
+  const info = sb.info;
   try {
     await fetch(`${info.baseUrl}/__sandbox/settings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ raters: false, rateLimits: { write: 10000, read: 10000 } }) });
     const env = {
@@ -63,8 +52,7 @@ export async function run({ runs = 3 } = {}) {
       { name: 'ask with USDC bonus, --atomic (EIP-7702)', ms: a, baseline: o, note: `${atomic[0].txs} transactions (first run includes the delegation)` },
     ];
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    await sb.stop();
     rmSync(home, { recursive: true, force: true });
   }
 }

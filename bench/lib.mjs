@@ -36,3 +36,23 @@ export async function medianAsync(fn, runs) {
   }
   return median(samples);
 }
+
+/** A sandbox from the built binary; resolves with its printed info and a stop function. */
+export async function startSandbox(stateDir) {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, [BIN, '--json', 'sandbox', '--state-dir', stateDir], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const info = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]));
+    });
+    child.on('exit', (c) => reject(new Error(`sandbox exited ${c}`)));
+  });
+  const stop = () => new Promise((r) => {
+    child.once('exit', r);
+    child.kill('SIGTERM');
+  });
+  const env = (home) => ({ ...process.env, XDG_STATE_HOME: path.join(home, 'state'), LOOPSIGN_CHAIN_ID: '31337', LOOPSIGN_SANDBOX_MANIFEST: info.manifest, LOOPSIGN_KEYSTORE: info.devWallet.keystore, LOOPSIGN_PASSWORD_FILE: info.devWallet.passwordFile });
+  return { info, stop, env };
+}

@@ -1,10 +1,10 @@
 // Peak memory of uploading a 10 MB image: peak RSS of `loopsign upload-image` for a 10 MB file against the same
 // command for a tiny file, in copies of the image (target: about three at most).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { BIN } from './lib.mjs';
+import { BIN, startSandbox } from './lib.mjs';
 
 function png(size) {
   const b = Buffer.alloc(size, 7);
@@ -25,15 +25,8 @@ function peakKb(env, file) {
 
 export async function run({ runs = 3 } = {}) {
   const home = mkdtempSync(path.join(tmpdir(), 'loopsign-bench-up-'));
-  const child = spawn(process.execPath, [BIN, '--json', 'sandbox', '--state-dir', path.join(home, 'sb')], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const info = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]));
-    });
-    child.on('exit', (c) => reject(new Error(`sandbox exited ${c}`)));
-  });
+  const sb = await startSandbox(path.join(home, 'sb'));
+  const info = sb.info;
   try {
     const env = { ...process.env, XDG_STATE_HOME: path.join(home, 'state'), LOOPSIGN_CHAIN_ID: '31337', LOOPSIGN_SANDBOX_MANIFEST: info.manifest, LOOPSIGN_KEYSTORE: info.devWallet.keystore, LOOPSIGN_PASSWORD_FILE: info.devWallet.passwordFile };
     const size = 10_485_760;
@@ -55,8 +48,7 @@ export async function run({ runs = 3 } = {}) {
       { name: 'upload-image: peak RSS, 10 MB image', ms: 0, value: `${(med(big) / 1024).toFixed(1)} MB`, note: `+${extraMb.toFixed(1)} MB = ${copies.toFixed(2)} copies of the image (target ≤ ~3) ${copies <= 3.2 ? 'met' : 'MISSED'}` },
     ];
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    await sb.stop();
     rmSync(home, { recursive: true, force: true });
   }
 }

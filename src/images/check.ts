@@ -86,21 +86,14 @@ async function statAndOpen(file: string) {
 }
 
 export async function checkImage(file: string): Promise<CheckedImage> {
-  let stat;
-  try {
-    stat = await fs.stat(file);
-  } catch {
-    throw new UsageError('image_not_found', `${file}: no such file`);
-  }
-  if (stat.isDirectory()) throw new UsageError('image_not_a_file', `${file} is a directory, not an image file`);
-  if (!stat.isFile()) throw new UsageError('image_not_a_file', `${file} is not a regular file`);
-  if (stat.size === 0) throw new UsageError('image_empty', `${file} is empty`);
-  if (stat.size > MAX_IMAGE_BYTES) throw new UsageError('image_too_large', `${file} is ${stat.size} bytes; images may be at most 10 MB (${MAX_IMAGE_BYTES} bytes)`);
+  const handle = await statAndOpen(file);
   let bytes: Buffer;
   try {
-    bytes = await fs.readFile(file);
+    bytes = await handle.readFile();
   } catch (error) {
     throw new UsageError('image_unreadable', `${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  } finally {
+    await handle.close();
   }
   const mimeType = sniffMime(bytes);
   if (!mimeType) {
