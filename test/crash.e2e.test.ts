@@ -1,5 +1,6 @@
-// Crash recovery: the ask is SIGKILLed right after each journaled step (LOOPSIGN_CRASH_AFTER), then run again
-// unchanged. Every time: exit 0, exactly one question submitted, exactly one payment (bounty + bonus).
+// Crash recovery: the ask and the rate flows are SIGKILLed right after each journaled step (LOOPSIGN_CRASH_AFTER),
+// then run again unchanged. Every time: exit 0, exactly one question submitted and one payment (bounty + bonus),
+// or exactly one vote committed with one stake paid and the same commit (salt and ciphertext) as before the kill.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { createPublicClient, http, parseAbi, parseAbiItem, type Hex } from 'viem';
@@ -33,6 +34,11 @@ const WALLET_POINTS = [
   'bonus:confirmed',
 ];
 const X402_POINTS = ['ask:planned', 'ask:x402_signed', 'ask:signed:0', 'ask:mined:0', 'ask:executed', 'ask:confirmed'];
+// A vote on a fresh question lands in round 1; the plan is commitVote alone (the allowance already covers it).
+const RATE_POINTS = ['rate:built', 'rate:planned', 'rate:1:signed:0', 'rate:1:mined:0', 'rate:confirmed'];
+const voteAbi = parseAbi([
+  'function commitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
+]);
 
 beforeAll(async () => {
   sb = await startSandbox();
@@ -78,7 +84,34 @@ async function crashThenResume(point: string, mode: 'wallet_calls' | 'x402_autho
   expect(await usdc(), `${point}: exactly one payment of bounty + bonus`).toBe(before - 2_500_000n);
 }
 
+async function lrep(): Promise<bigint> {
+  return (await pub.readContract({ address: sb.info.tokens.LREP.address, abi: erc20, functionName: 'balanceOf', args: [sb.info.devWallet.address] })) as bigint;
+}
+
+async function rateCrashThenResume(point: string): Promise<void> {
+  const contentId = String((await sb.control('/__sandbox/content', {})).contentId);
+  const args = ['--json', 'rate', '--content-id', contentId, '--down', '--prediction', '40', '--stake', '3'];
+  const env = sb.env();
+  const before = await lrep();
+  const killed = await runCli(args, home, { env: { ...env, LOOPSIGN_CRASH_AFTER: point } });
+  expect(killed.code, `${point}: the first run must be killed at the step, got ${killed.code}\n${killed.stderr}`).toBe(-1);
+  const resumed = await runCli(args, home, { env });
+  expect(resumed.code, `${point}: ${resumed.stdout}${resumed.stderr}`).toBe(0);
+  const doc = resumed.json();
+  expect(doc.roundId).toBe('1');
+  const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: voteAbi, functionName: 'commitOf', args: [BigInt(contentId), 1n, doc.commitKey] })) as { commitHash: Hex; stake: bigint };
+  expect(stored.commitHash, `${point}: the committed vote is the one reported`).toBe(doc.commitHash);
+  expect(stored.stake).toBe(3_000_000n);
+  expect(await lrep(), `${point}: exactly one stake paid`).toBe(before - 3_000_000n);
+  // A third run changes nothing: the vote is already committed in this round.
+  const again = await runCli(args, home, { env });
+  expect(again.code).toBe(0);
+  expect(again.json()).toMatchObject({ commitHash: doc.commitHash, resumed: true });
+  expect(await lrep()).toBe(before - 3_000_000n);
+}
+
 describe('SIGKILL at every step, then rerun: one submission, one payment', () => {
+  it.each(RATE_POINTS)('rate (staked vote), killed after %s', (point) => rateCrashThenResume(point));
   it.each(WALLET_POINTS)('wallet_calls with a bonus, killed after %s', (point) => crashThenResume(point, 'wallet_calls'));
   it.each(X402_POINTS)('x402 one-shot with a bonus, killed after %s', (point) => crashThenResume(point, 'x402_authorization'));
 
@@ -101,4 +134,4 @@ describe('SIGKILL at every step, then rerun: one submission, one payment', () =>
   });
 });
 
-export const KILL_POINTS = WALLET_POINTS.length + X402_POINTS.length;
+export const KILL_POINTS = WALLET_POINTS.length + X402_POINTS.length + RATE_POINTS.length;

@@ -2,10 +2,10 @@
 // and usable in an ask; bad files refused before any network call; hostile upload messages refused; links created,
 // read, and expired.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { makeHome, registerSecret, runCli, type Home } from './helpers/cli.js';
+import { filesUnder, makeHome, registerSecret, runCli, type Home } from './helpers/cli.js';
 import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
 
 let sb: SandboxHandle;
@@ -42,6 +42,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await sb.stop();
 });
+
+const UPLOAD_HOSTILE = ['upload_wrong_wallet', 'upload_wrong_payload_hash', 'upload_wrong_action', 'upload_far_expiry'];
+const LINK_HOSTILE: [string, string, string][] = [
+  ['handoff_foreign_origin', 'handoff', 'foreign_link_origin'],
+  ['handoff_token_in_query', 'handoff', 'link_token_in_query'],
+  ['signing_link_foreign_origin', 'sign-link', 'foreign_link_origin'],
+];
 
 describe('upload-image', () => {
   it.each([
@@ -97,7 +104,7 @@ describe('upload-image', () => {
     expect(results[1].imageUrl).toMatch(/#sha256=0x/);
   });
 
-  it.each(['upload_wrong_wallet', 'upload_wrong_payload_hash', 'upload_wrong_action', 'upload_far_expiry'])('a hostile upload message (%s) is refused with exit 5', async (scenario) => {
+  it.each(UPLOAD_HOSTILE)('a hostile upload message (%s) is refused with exit 5', async (scenario) => {
     const file = path.join(home.dir, `${scenario}.png`);
     writeFileSync(file, png(1600, 900, 90 + scenario.length));
     await sb.control('/__sandbox/hostile', { scenario, count: 3 });
@@ -190,5 +197,22 @@ describe('handoff and signing links', () => {
     expect(r.code).toBe(0);
     expect(r.json().effectiveTtlMs).toBe(1_800_000);
     expect(r.stderr).toMatch(/requested_ttl_clamped/);
+  });
+
+  it('these tests cover every upload and link scenario the sandbox offers', async () => {
+    const offered = (await sb.control('/__sandbox/hostile')).scenarios.filter((s: { flow: string }) => ['upload', 'handoff'].includes(s.flow)).map((s: { name: string }) => s.name);
+    expect(offered.sort()).toEqual([...UPLOAD_HOSTILE, ...LINK_HOSTILE.map((l) => l[0])].sort());
+  });
+
+  it.each(LINK_HOSTILE)('a hostile link (%s) is refused with exit 5; its token is neither printed nor kept', async (scenario, command, code) => {
+    const journals = () => (existsSync(path.join(home.dir, 'state')) ? filesUnder(path.join(home.dir, 'state')).filter((f) => /handoff|signing-intent/.test(f)) : []);
+    const before = journals().length;
+    await sb.control('/__sandbox/hostile', { scenario, count: 1 });
+    const r = await run(['--json', command, '--file', askFile()]);
+    await sb.control('/__sandbox/hostile', undefined, 'DELETE');
+    expect(r.code, r.stdout).toBe(5);
+    expect(r.json().error.code).toBe(code);
+    expect(r.stdout + r.stderr).not.toMatch(/token=/);
+    expect(journals()).toHaveLength(before);
   });
 });

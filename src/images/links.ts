@@ -2,7 +2,7 @@
 // token lives only in the URL fragment; loopsign keeps it in the journal (0600) to read the link's status later,
 // and prints it nowhere but inside the URL.
 import type { Context } from '../context.js';
-import { ServiceError, UsageError } from '../errors.js';
+import { RefusedError, ServiceError, UsageError } from '../errors.js';
 import { Journal, journalId } from '../journal/journal.js';
 import { loadAskFile, askEnvironment } from '../ask/prepare.js';
 import { checkImage } from './check.js';
@@ -17,9 +17,20 @@ export function parseTtl(value: string | undefined): number | undefined {
   return n * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 'ms'] ?? 1);
 }
 
-function tokenFromFragment(url: string, route: string): string {
-  const u = new URL(url);
-  if (u.searchParams.has('token')) throw new ServiceError('invalid_response', 'the service put the link token in the query string; it must only be in the fragment');
+/**
+ * The link a human will open carries a one-time token: it must be on the configured service's own origin (a
+ * foreign origin would receive the token) and the token only in the fragment (a query string reaches server
+ * logs and referrers). Either is refused (exit 5) before the token is kept anywhere.
+ */
+function tokenFromLink(url: string, route: string, baseUrl: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new ServiceError('invalid_response', 'the service returned a link that is not a URL');
+  }
+  if (u.origin !== new URL(baseUrl).origin) throw new RefusedError('foreign_link_origin', `the link points at ${u.origin}, not at the configured service ${new URL(baseUrl).origin}; it was not kept or printed`);
+  if (u.searchParams.has('token')) throw new RefusedError('link_token_in_query', 'the service put the link token in the query string; it must only be in the fragment');
   if (!u.pathname.includes(route)) throw new ServiceError('invalid_response', `the link ${u.origin}${u.pathname} is not a ${route} URL`);
   const token = new URLSearchParams(u.hash.slice(1)).get('token');
   if (!token) throw new ServiceError('invalid_response', 'the link carries no #token= fragment');
@@ -42,7 +53,7 @@ export async function createHandoff(ctx: Context, file: string, images: string[]
     idempotent: false,
     timeoutMs: 60_000,
   });
-  const token = tokenFromFragment(String(res.handoffUrl), '/agent/handoff/');
+  const token = tokenFromLink(String(res.handoffUrl), '/agent/handoff/', env.chain.baseUrl.value!);
   const journal = await Journal.open(journalId('handoff', [res.handoffId ?? res.id]), { kind: 'handoff', chainId: config.chainId.value, wallet: '' });
   await journal.step('created', { handoffId: res.handoffId ?? res.id, token, expiresAt: res.expiresAt, baseUrl: env.chain.baseUrl.value });
   await journal.close();
@@ -56,7 +67,7 @@ export async function createSigningLink(ctx: Context, file: string, ttl?: string
   const ttlMs = parseTtl(ttl);
   const env = await askEnvironment(ctx, true, false);
   const res = await env.service.http.request<Json>({ method: 'POST', path: '/api/agent/signing-intents', body: { request: loaded.body, ...(ttlMs !== undefined ? { ttlMs } : {}) }, idempotent: false });
-  const token = tokenFromFragment(String(res.signingUrl), '/agent/sign/');
+  const token = tokenFromLink(String(res.signingUrl), '/agent/sign/', env.chain.baseUrl.value!);
   const journal = await Journal.open(journalId('signing-intent', [res.id]), { kind: 'signing-intent', chainId: config.chainId.value, wallet: '' });
   await journal.step('created', { intentId: res.id, token, expiresAt: res.expiresAt });
   await journal.close();

@@ -14,6 +14,7 @@ import { jsonText } from '../output.js';
 export interface JournalTx {
   stage: string; // 'ask' | 'bonus' | 'rate' | …
   calls: number[]; // plan call indexes this transaction covers
+  callsDigest?: `0x${string}`; // what those calls were (targets, data, values): a resumed plan must match it
   hash: `0x${string}`;
   raw: `0x${string}`;
   nonce: number;

@@ -88,8 +88,15 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
 
     // The commit: from on-chain round data and the pinned drand network; the service's runtime is only a hint.
     const existing = journal.data.commit as (BuiltCommit & { roundId: string }) | undefined;
+    const sameRound = existing !== undefined && existing.roundId === round.roundId.toString();
+    if (sameRound && journal.data.step === 'rate:confirmed') {
+      // A rerun after success: this wallet already voted in this round; report that vote, send nothing.
+      ctx.out.progress('rate.resume', `already committed in round ${existing.roundId}; nothing is sent again`);
+      const hashes = ((journal.data.confirmed as Json | undefined)?.transactionHashes ?? []) as Hex[];
+      return rateOutcome(chain, existing, hashes, 0, gated, gatedContext, journal.file, opts.contentId, true);
+    }
     let commit: BuiltCommit;
-    if (existing && existing.roundId === round.roundId.toString() && journal.data.step !== 'rate:confirmed') {
+    if (sameRound) {
       ctx.out.progress('rate.resume', 'resuming with the commit built before (same salt and ciphertext)');
       commit = existing;
     } else {
@@ -118,41 +125,19 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
       await journal.step('rate:built', { commit });
     }
 
-    ctx.out.progress('rate.prepare', 'asking the service for the rating plan (only the encrypted commit is sent)');
-    const prepared = await mcp.call('rateloop_prepare_rating_transactions', {
-      ...args,
-      roundId: commit.roundId,
-      roundReferenceRatingBps: commit.roundReferenceRatingBps,
-      targetRound: commit.targetRound,
-      drandChainHash: commit.drandChainHash,
-      commitHash: commit.commitHash,
-      ciphertext: commit.ciphertext,
-      stakeWei: commit.stakeWei,
-      frontend: commit.frontend,
-    });
+    // On resume the journaled plan is reused: a fresh one may differ (say, no approval once the stake moved),
+    // and call indexes must keep meaning the transactions already sent. It is checked again either way.
+    let prepared = sameRound ? (journal.data.ratePlan as Json | undefined) : undefined;
+    if (!prepared) prepared = await prepareRating(ctx, mcp, args, commit);
     const calls = checkRatingPlan(chain, prepared, commit, input.contentId);
+    if (!journal.data.ratePlan || !sameRound) await journal.step('rate:planned', { ratePlan: prepared });
     ctx.out.progress('rate.checked', `the rating plan passed every check (${calls.length} call${calls.length === 1 ? '' : 's'})`);
     const { hashes, transactions } = await new Executor(client, account, chain, journal, ctx.out, opts.atomic).execute(`rate:${commit.roundId}`, calls, opts.atomic ? 'segmented' : 'ordered');
     ctx.out.progress('rate.confirm', 'confirming the commit with the service');
     const confirmed = await mcp.call('rateloop_confirm_rating_transactions', { ...args, roundId: commit.roundId, commitHash: commit.commitHash, transactionHashes: hashes });
     if (confirmed.status !== 'committed') throw new ServiceError('rating_not_confirmed', `the service reports the rating as ${String(confirmed.status)}`);
     await journal.step('rate:confirmed', { confirmed: { transactionHashes: hashes } });
-    const d = chain.drand;
-    return {
-      contentId: opts.contentId,
-      roundId: commit.roundId,
-      commitHash: commit.commitHash,
-      commitKey: commit.secret.commitKey,
-      targetRound: commit.targetRound,
-      revealableAt: new Date((roundTime(Number(commit.targetRound), d.genesis, d.period) + d.period) * 1000).toISOString(),
-      stakeWei: commit.stakeWei,
-      advisory: commit.stakeWei === '0',
-      gated,
-      gatedContext,
-      transactionHashes: hashes,
-      transactions,
-      journal: journal.file,
-    };
+    return rateOutcome(chain, commit, hashes, transactions, gated, gatedContext, journal.file, opts.contentId, false);
   } finally {
     await journal.close();
     await mcp.close();
@@ -196,4 +181,39 @@ async function acceptTermsAndFetch(ctx: Context, mcp: McpClient, account: Return
     out.push({ kind: u.kind, resourceId: u.resourceId, sha256: sha, verified: Boolean(u.sha256), bytes: bytes.length, text: u.kind === 'details' ? bytes.toString('utf8') : undefined });
   }
   return out;
+}
+
+function rateOutcome(chain: ChainConfig, commit: BuiltCommit, hashes: Hex[], transactions: number, gated: boolean, gatedContext: Json[], journalFile: string, contentId: string, resumed: boolean): Json {
+  const d = chain.drand;
+  return {
+    contentId,
+    roundId: commit.roundId,
+    commitHash: commit.commitHash,
+    commitKey: commit.secret.commitKey,
+    targetRound: commit.targetRound,
+    revealableAt: new Date((roundTime(Number(commit.targetRound), d.genesis, d.period) + d.period) * 1000).toISOString(),
+    stakeWei: commit.stakeWei,
+    advisory: commit.stakeWei === '0',
+    gated,
+    gatedContext,
+    transactionHashes: hashes,
+    transactions,
+    resumed,
+    journal: journalFile,
+  };
+}
+
+function prepareRating(ctx: Context, mcp: McpClient, args: Json, commit: BuiltCommit): Promise<Json> {
+  ctx.out.progress('rate.prepare', 'asking the service for the rating plan (only the encrypted commit is sent)');
+  return mcp.call('rateloop_prepare_rating_transactions', {
+    ...args,
+    roundId: commit.roundId,
+    roundReferenceRatingBps: commit.roundReferenceRatingBps,
+    targetRound: commit.targetRound,
+    drandChainHash: commit.drandChainHash,
+    commitHash: commit.commitHash,
+    ciphertext: commit.ciphertext,
+    stakeWei: commit.stakeWei,
+    frontend: commit.frontend,
+  });
 }

@@ -8,6 +8,7 @@ import {
   encodeAbiParameters,
   encodeFunctionData,
   keccak256,
+  toBytes,
   type Hex,
   type LocalAccount,
   type PublicClient,
@@ -69,6 +70,12 @@ export class Executor {
       const journaled = this.journal.txsFor(stage).find((t) => t.calls.join() === seg.join());
       let receipt: TransactionReceipt;
       if (journaled) {
+        // Same indexes are not enough: the journaled transaction must carry exactly these calls.
+        if (journaled.callsDigest && journaled.callsDigest !== callsDigest(segCalls)) {
+          throw new ChainError('plan_changed', `the plan for ${stage} differs from the one journaled before (transaction ${journaled.hash}); refusing to guess what was paid`, {
+            hint: 'run `loopsign status` to see what is on chain; nothing more was sent',
+          });
+        }
         receipt = await this.resume(journaled);
       } else {
         const prev = calls[seg[0]! - 1];
@@ -175,11 +182,11 @@ export class Executor {
       gas: (gas * 12n) / 10n,
       ...(await this.fees()),
     });
-    return this.record(stage, seg, raw, nonce, 'call');
+    return this.record(stage, seg, [call], raw, nonce, 'call');
   }
 
-  private async record(stage: string, seg: number[], raw: Hex, nonce: number, kind: JournalTx['kind']): Promise<TransactionReceipt> {
-    const tx: JournalTx = { stage, calls: seg, hash: keccak256(raw), raw, nonce, kind, status: 'signed' };
+  private async record(stage: string, seg: number[], calls: PlanCall[], raw: Hex, nonce: number, kind: JournalTx['kind']): Promise<TransactionReceipt> {
+    const tx: JournalTx = { stage, calls: seg, callsDigest: callsDigest(calls), hash: keccak256(raw), raw, nonce, kind, status: 'signed' };
     await this.journal.addTx(tx);
     await this.broadcast(raw);
     return this.finish(tx, await this.waitReceipt(tx.hash));
@@ -247,11 +254,16 @@ export class Executor {
     } else {
       raw = await this.account.signTransaction({ type: 'eip1559', chainId: this.chain.chainId, to: self, data, value: 0n, nonce, gas: gasLimit, ...fees });
     }
-    const receipt = await this.record(stage, seg, raw, nonce, needsAuthorization ? 'batch+authorization' : 'batch');
+    const receipt = await this.record(stage, seg, calls, raw, nonce, needsAuthorization ? 'batch+authorization' : 'batch');
     const code = ((await this.client.getCode({ address: self })) ?? '0x').toLowerCase();
     if (code !== `0xef0100${delegate.slice(2).toLowerCase()}`) {
       throw new ChainError('delegation_missing', `after the batch, ${self} is not delegated to ${delegate}; the batch may not have executed`);
     }
     return receipt;
   }
+}
+
+/** Fingerprint of the calls one transaction carries, kept in the journal to detect a changed plan on resume. */
+function callsDigest(calls: PlanCall[]): Hex {
+  return keccak256(toBytes(JSON.stringify(calls.map((c) => [c.to.toLowerCase(), c.data.toLowerCase(), String(c.value)]))));
 }

@@ -1,10 +1,12 @@
 // Runs the built binary as a subprocess, as a user would, in an isolated XDG home. Every run's stdout and stderr
-// are scanned for known secrets (test private keys and passwords): a leak fails the test that caused it.
+// are scanned for known secrets (test private keys and passwords): a leak fails the test that caused it. Runs,
+// homes and secrets are also captured for the scan of everything after the whole run (test/setup/secrets-scan.ts).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { capture } from './capture.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = path.join(ROOT, 'bin', 'loopsign.js');
@@ -14,12 +16,16 @@ export const TEST_PRIVATE_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7
 export const TEST_ADDRESS = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 export const VECTOR_PASSWORD = 'correct horse battery staple';
 
-const secrets = new Set<string>([TEST_PRIVATE_KEY.slice(2), VECTOR_PASSWORD]);
+const secrets = new Set<string>();
 
 /** Register a value that must never appear in anything loopsign prints or writes outside its keystore. */
 export function registerSecret(value: string): void {
-  secrets.add(value.replace(/^0x/, ''));
+  const v = value.replace(/^0x/, '');
+  if (!secrets.has(v)) capture.secret(v);
+  secrets.add(v);
 }
+registerSecret(TEST_PRIVATE_KEY);
+registerSecret(VECTOR_PASSWORD);
 
 export function findSecret(text: string): string | undefined {
   const lower = text.toLowerCase();
@@ -36,6 +42,7 @@ export interface Home {
 
 export function makeHome(): Home {
   const dir = mkdtempSync(path.join(tmpdir(), 'loopsign-test-'));
+  capture.home(dir);
   const env = {
     HOME: dir,
     XDG_CONFIG_HOME: path.join(dir, 'config'),
@@ -94,6 +101,7 @@ export function runCli(args: string[], home: Home, options: RunOptions = {}): Pr
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
+      capture.run(args, stdout, stderr);
       const leaked = findSecret(stdout) ?? findSecret(stderr);
       if (leaked) {
         reject(new Error(`secret leaked in the output of loopsign ${args.join(' ')}: ${leaked.slice(0, 6)}…`));
