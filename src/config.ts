@@ -52,6 +52,7 @@ export const configFileSchema = z
     passwordFile: z.string().optional(),
     passwordEnv: z.string().optional(),
     sandboxManifest: z.string().optional(),
+    rpcTimeoutMs: z.number().int().positive().optional(),
     apiKeyHeader: z.string().optional(),
     chains: z.record(z.string(), chainOverride).optional(),
   })
@@ -70,6 +71,8 @@ export interface ResolvedConfig {
   passwordFile: Setting<string | undefined>;
   passwordEnv: Setting<string>;
   sandboxManifest: Setting<string | undefined>;
+  /** How long one RPC request may take before it counts as failed (a stalled node). */
+  rpcTimeoutMs: Setting<number>;
   file: ConfigFile;
 }
 
@@ -110,6 +113,12 @@ function pick<T>(flag: T | undefined, envName: string | undefined, fileValue: T 
   }
   if (fileValue !== undefined) return { value: fileValue, source: 'config' };
   return { value: fallback, source: 'default' };
+}
+
+function positiveMs(setting: Setting<string | number>, what: string): Setting<number> {
+  const text = String(setting.value).trim();
+  if (!/^[1-9][0-9]{0,8}$/.test(text)) throw new UsageError('invalid_config', `${what} (from ${setting.source}): "${text}" is not a positive number of milliseconds`);
+  return { value: Number(text), source: setting.source };
 }
 
 export function parseChainId(raw: unknown, where: string): number {
@@ -163,6 +172,7 @@ export async function resolveConfig(flags: GlobalFlags): Promise<ResolvedConfig>
     passwordFile: pick<string | undefined>(flags.passwordFile, 'LOOPSIGN_PASSWORD_FILE', data.passwordFile, undefined),
     passwordEnv: pick(flags.passwordEnv, undefined, data.passwordEnv, 'LOOPSIGN_PASSWORD'),
     sandboxManifest: pick<string | undefined>(undefined, 'LOOPSIGN_SANDBOX_MANIFEST', data.sandboxManifest, undefined),
+    rpcTimeoutMs: positiveMs(pick<string | number>(undefined, 'LOOPSIGN_RPC_TIMEOUT_MS', data.rpcTimeoutMs, 20_000), 'RPC timeout'),
     file: data,
   };
 }

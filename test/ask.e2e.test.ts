@@ -7,6 +7,7 @@ import path from 'node:path';
 import { createPublicClient, http, parseAbi, type Hex } from 'viem';
 import { filesUnder, findSecret, makeHome, registerSecret, runCli, VECTORS, type Home } from './helpers/cli.js';
 import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import { capture } from './helpers/capture.js';
 
 const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
 let sb: SandboxHandle;
@@ -202,6 +203,7 @@ describe('the plan guard refuses every hostile scenario with exit 5, and nothing
     expect(r.json().error.message).toMatch(/^refused: /);
     expect(await balance('USDC')).toBe(usdc);
     expect(await nonce()).toBe(n0);
+    capture.count('hostile scenarios refused with exit 5', scenario);
   });
 
   const bonusScenarios = ['bonus_inflated_approval', 'bonus_wrong_awarder', 'bonus_wrong_target'];
@@ -219,6 +221,7 @@ describe('the plan guard refuses every hostile scenario with exit 5, and nothing
     await sb.control('/__sandbox/hostile', undefined, 'DELETE');
     expect(r.code, r.stdout + r.stderr).toBe(5);
     expect(await balance('USDC')).toBe(usdc - 1_500_000n);
+    capture.count('hostile scenarios refused with exit 5', scenario);
   });
 
   it('a plan that must run atomically is refused when the batch would revert, and without consent to delegate', async () => {

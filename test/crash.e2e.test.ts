@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createPublicClient, http, parseAbi, parseAbiItem, type Hex } from 'viem';
 import { makeHome, registerSecret, runCli, type Home } from './helpers/cli.js';
 import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import { capture } from './helpers/capture.js';
 
 const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
 const submitted = parseAbiItem(
@@ -82,6 +83,7 @@ async function crashThenResume(point: string, mode: 'wallet_calls' | 'x402_autho
   expect(doc.feedbackBonus.status).toBe('funded');
   expect(await submissionsTitled(title), `${point}: exactly one submission`).toBe(1);
   expect(await usdc(), `${point}: exactly one payment of bounty + bonus`).toBe(before - 2_500_000n);
+  capture.count('kill points recovered', `${mode} ${point}`);
 }
 
 async function lrep(): Promise<bigint> {
@@ -108,6 +110,7 @@ async function rateCrashThenResume(point: string): Promise<void> {
   expect(again.code).toBe(0);
   expect(again.json()).toMatchObject({ commitHash: doc.commitHash, resumed: true });
   expect(await lrep()).toBe(before - 3_000_000n);
+  capture.count('kill points recovered', `rate ${point}`);
 }
 
 describe('SIGKILL at every step, then rerun: one submission, one payment', () => {

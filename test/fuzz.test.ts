@@ -17,6 +17,7 @@ import { TEMPLATES, resultSpecHash } from '../src/protocol/templates.js';
 import { BUILTIN_CHAINS } from '../src/chains/table.js';
 import { LoopsignError, ExitCode } from '../src/errors.js';
 import { makeHome, runCli, VECTORS, TEST_ADDRESS } from './helpers/cli.js';
+import { capture } from './helpers/capture.js';
 
 export const TRIED: Record<string, number> = {};
 const count = (name: string, n: number) => (TRIED[name] = n);
@@ -149,6 +150,7 @@ describe('fuzzing', () => {
 
   it('reports how many inputs were tried', () => {
     const total = Object.values(TRIED).reduce((a, b) => a + b, 0);
+    capture.count('fuzz inputs tried', 'all', total);
     process.stderr.write(`fuzzing: ${total} inputs tried (${Object.entries(TRIED).map(([k, v]) => `${k} ${v}`).join(', ')})\n`);
     expect(total).toBeGreaterThan(2000); // a property whose runs failed records nothing
   });

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { filesUnder, makeHome, registerSecret, runCli, type Home } from './helpers/cli.js';
 import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import { capture } from './helpers/capture.js';
 
 let sb: SandboxHandle;
 let home: Home;
@@ -112,6 +113,7 @@ describe('upload-image', () => {
     await sb.control('/__sandbox/hostile', undefined, 'DELETE');
     expect(r.code, r.stdout).toBe(5);
     expect(r.json().error.code).toBe('message_refused');
+    capture.count('hostile scenarios refused with exit 5', scenario);
   });
 });
 
@@ -214,5 +216,6 @@ describe('handoff and signing links', () => {
     expect(r.json().error.code).toBe(code);
     expect(r.stdout + r.stderr).not.toMatch(/token=/);
     expect(journals()).toHaveLength(before);
+    capture.count('hostile scenarios refused with exit 5', scenario);
   });
 });

@@ -8,6 +8,7 @@ import { filesUnder, findSecret, makeHome, registerSecret, runCli, type Home } f
 import { api, startSandbox, type SandboxHandle } from './helpers/sandbox.js';
 import { tlockDecrypt } from '../src/vote/tlock.js';
 import { decodeVotePlaintext, commitHash } from '../src/vote/commit.js';
+import { capture } from './helpers/capture.js';
 
 const engineAbi = parseAbi([
   'function commitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
@@ -175,6 +176,7 @@ describe('hostile rating plans and messages are refused with exit 5, and nothing
     expect(r.json().error.code).toBe('plan_refused');
     expect(await lrep()).toBe(before);
     expect(await pub.getTransactionCount({ address: sb.info.devWallet.address })).toBe(n0);
+    capture.count('hostile scenarios refused with exit 5', scenario);
   });
 
   it('an open-round plan for another question', async () => {
@@ -185,6 +187,7 @@ describe('hostile rating plans and messages are refused with exit 5, and nothing
     await sb.control('/__sandbox/hostile', undefined, 'DELETE');
     expect(r.code).toBe(5);
     expect(r.json().error.message).toMatch(/opens the round of question/);
+    capture.count('hostile scenarios refused with exit 5', 'rate_open_round_wrong_content');
   });
 
   it.each(['terms_wrong_wallet', 'terms_wrong_action', 'terms_far_expiry', 'terms_typed_data', 'terms_raw_hex'])('%s', async (scenario) => {
@@ -194,6 +197,7 @@ describe('hostile rating plans and messages are refused with exit 5, and nothing
     await sb.control('/__sandbox/hostile', undefined, 'DELETE');
     expect(r.code, r.stdout).toBe(5);
     expect(r.json().error.code).toBe('message_refused');
+    capture.count('hostile scenarios refused with exit 5', scenario);
   });
 
   it('covers every rating scenario the sandbox offers', async () => {

@@ -32,7 +32,8 @@ export async function connectChain(resolved: ResolvedChain): Promise<PublicClien
     chain: viemChain(resolved, url),
     // Short polling on a local dev chain; viem's default 4 s delays every receipt wait there.
     pollingInterval: resolved.chain.chainId === 31337 ? 100 : 2000,
-    transport: http(url, { timeout: 20_000, retryCount: 2 }),
+    // A stalled node fails each request after rpcTimeoutMs; viem retries twice, then the command reports it.
+    transport: http(url, { timeout: resolved.rpcTimeoutMs, retryCount: 2 }),
   }) as PublicClient;
   let reported: number;
   try {

@@ -66,6 +66,7 @@ export interface ResolvedChain {
   chain: ChainConfig;
   rpcUrl: Setting<string | undefined>;
   baseUrl: Setting<string | undefined>;
+  rpcTimeoutMs: number;
   manifest?: SandboxManifest;
 }
 
@@ -104,5 +105,6 @@ export async function resolveChain(config: ResolvedConfig): Promise<ResolvedChai
     chain.source += ` + config overrides`;
   }
   if (rpcUrl.value === undefined && chain.defaultRpcUrl) rpcUrl = { value: chain.defaultRpcUrl, source: 'default' };
-  return manifest ? { chain, rpcUrl, baseUrl, manifest } : { chain, rpcUrl, baseUrl };
+  const rpcTimeoutMs = config.rpcTimeoutMs.value;
+  return manifest ? { chain, rpcUrl, baseUrl, rpcTimeoutMs, manifest } : { chain, rpcUrl, baseUrl, rpcTimeoutMs };
 }

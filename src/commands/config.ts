@@ -15,6 +15,7 @@ export async function configShow(ctx: Context): Promise<void> {
     chainId: config.chainId,
     baseUrl: resolved.baseUrl,
     rpcUrl: resolved.rpcUrl,
+    rpcTimeoutMs: config.rpcTimeoutMs,
     keystore: config.keystore,
     passwordFile: config.passwordFile,
     passwordEnv: config.passwordEnv,

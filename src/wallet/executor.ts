@@ -72,7 +72,7 @@ export class Executor {
       if (journaled) {
         // Same indexes are not enough: the journaled transaction must carry exactly these calls.
         if (journaled.callsDigest && journaled.callsDigest !== callsDigest(segCalls)) {
-          throw new ChainError('plan_changed', `the plan for ${stage} differs from the one journaled before (transaction ${journaled.hash}); refusing to guess what was paid`, {
+          throw new RefusedError('plan_changed', `the plan for ${stage} differs from the one journaled before (transaction ${journaled.hash}); refusing to guess what was paid`, {
             hint: 'run `loopsign status` to see what is on chain; nothing more was sent',
           });
         }
@@ -138,7 +138,11 @@ export class Executor {
     } catch (error) {
       const m = shortMessage(error).toLowerCase();
       if (m.includes('already known') || m.includes('already imported') || m.includes('nonce too low')) return;
-      throw new ChainError('broadcast_failed', `the RPC refused the transaction: ${shortMessage(error)}`, { cause: error });
+      // A timeout leaves it unknown whether the node took the transaction; the journal makes a rerun safe either way.
+      throw new ChainError('broadcast_failed', `the RPC did not accept the transaction: ${shortMessage(error)}`, {
+        hint: 'the signed transaction is journaled; run the same command again (it is resent only if the chain does not have it)',
+        cause: error,
+      });
     }
   }
 

@@ -29,7 +29,21 @@ export const capture = {
   run: (args: string[], stdout: string, stderr: string) => append(`runs-${process.pid}.jsonl`, { args, stdout, stderr }),
   home: (home: string) => append(`homes-${process.pid}.jsonl`, home),
   secret: (value: string) => append(`secrets-${process.pid}.jsonl`, value),
+  /** A hardening result to count in the summary printed after the run (a refused scenario, a kill point, …). */
+  count: (kind: string, name: string, n = 1) => append(`counts-${process.pid}.jsonl`, { kind, name, n }),
 };
+
+/** Totals per kind of what the hardening suites recorded (counted once per name). */
+export function countTotals(d: string): Record<string, number> {
+  const seen = new Map<string, number>();
+  for (const c of lines(d, 'counts-') as { kind: string; name: string; n: number }[]) seen.set(`${c.kind}\u0000${c.name}`, c.n);
+  const totals: Record<string, number> = {};
+  for (const [key, n] of seen) {
+    const kind = key.split('\u0000')[0]!;
+    totals[kind] = (totals[kind] ?? 0) + n;
+  }
+  return totals;
+}
 
 export interface ScanReport {
   runs: number;

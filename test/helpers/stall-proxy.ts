@@ -1,0 +1,50 @@
+// A JSON-RPC proxy in front of the sandbox's anvil that can stall, as a hung node or load balancer does: the
+// connection is accepted and the request read, but no answer ever comes. Modes:
+// - 'pass': forward everything;
+// - 'stall': answer nothing;
+// - 'stall-after-send': forward requests, including the first eth_sendRawTransaction (so the transaction does
+//   reach the chain), but never answer that one or anything after it.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type StallMode = 'pass' | 'stall' | 'stall-after-send';
+
+export interface StallProxy {
+  url: string;
+  mode: StallMode;
+  forwarded: string[];
+  close(): Promise<void>;
+}
+
+export async function startStallProxy(target: string, mode: StallMode): Promise<StallProxy> {
+  const held: ServerResponse[] = [];
+  let stalled = mode === 'stall';
+  const proxy: StallProxy = { url: '', mode, forwarded: [], close: async () => {} };
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    if (stalled) {
+      held.push(res);
+      return;
+    }
+    const method = (JSON.parse(body) as { method?: string }).method ?? '?';
+    proxy.forwarded.push(method);
+    const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const text = await answer.text();
+    if (proxy.mode === 'stall-after-send' && method === 'eth_sendRawTransaction') {
+      stalled = true;
+      held.push(res);
+      return;
+    }
+    res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  proxy.close = async () => {
+    for (const r of held) r.destroy();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return proxy;
+}
