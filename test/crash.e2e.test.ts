@@ -2,19 +2,16 @@
 // then run again unchanged. Every time: exit 0, exactly one question submitted and one payment (bounty + bonus),
 // or exactly one vote committed with one stake paid and the same commit (salt and ciphertext) as before the kill.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
-import { createPublicClient, http, parseAbi, parseAbiItem, type Hex } from 'viem';
-import { makeHome, registerSecret, runCli, type Home } from './helpers/cli.js';
-import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import type { Hex } from 'viem';
+import { runCli, type Home } from './helpers/cli.js';
+import type { SandboxHandle } from './helpers/sandbox.js';
 import { capture } from './helpers/capture.js';
+import { engineAbi, openSession, submissionsTitled as titled, tokenBalance, type Pub, type Session } from './helpers/chain.js';
 
-const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
-const submitted = parseAbiItem(
-  'event QuestionSubmitted(uint256 indexed contentId, address indexed submitter, bytes32 indexed revealCommitment, uint256 bundleId, uint8 asset, uint256 amount, bytes32 questionMetadataHash, string title)',
-);
+let s: Session;
 let sb: SandboxHandle;
 let home: Home;
-let pub: ReturnType<typeof createPublicClient>;
+let pub: Pub;
 let n = 0;
 
 const WALLET_POINTS = [
@@ -37,29 +34,18 @@ const WALLET_POINTS = [
 const X402_POINTS = ['ask:planned', 'ask:x402_signed', 'ask:signed:0', 'ask:mined:0', 'ask:executed', 'ask:confirmed'];
 // A vote on a fresh question lands in round 1; the plan is commitVote alone (the allowance already covers it).
 const RATE_POINTS = ['rate:built', 'rate:planned', 'rate:1:signed:0', 'rate:1:mined:0', 'rate:confirmed'];
-const voteAbi = parseAbi([
-  'function commitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
-]);
 
 beforeAll(async () => {
-  sb = await startSandbox();
-  await sb.control('/__sandbox/settings', { rateLimits: { write: 10_000, read: 10_000 }, raters: false });
-  home = makeHome();
-  registerSecret(readFileSync(sb.info.devWallet.passwordFile, 'utf8').trim());
-  pub = createPublicClient({ transport: http(sb.info.rpcUrl), pollingInterval: 50 });
+  s = await openSession({ rateLimits: { write: 10_000, read: 10_000 }, raters: false });
+  ({ sb, home, pub } = s);
 }, 60_000);
 afterAll(async () => {
   await sb.stop();
 });
 
-async function usdc(): Promise<bigint> {
-  return (await pub.readContract({ address: sb.info.tokens.USDC.address, abi: erc20, functionName: 'balanceOf', args: [sb.info.devWallet.address] })) as bigint;
-}
-
-async function submissionsTitled(title: string): Promise<number> {
-  const logs = await pub.getLogs({ address: sb.info.contracts.contentRegistry, event: submitted, args: { submitter: sb.info.devWallet.address as Hex }, fromBlock: 0n });
-  return logs.filter((l) => l.args.title === title).length;
-}
+const usdc = () => tokenBalance(s, 'USDC');
+const lrep = () => tokenBalance(s, 'LREP');
+const submissionsTitled = (title: string) => titled(s, title);
 
 async function crashThenResume(point: string, mode: 'wallet_calls' | 'x402_authorization'): Promise<void> {
   const title = `Crash test ${point} ${mode} ${n++}`;
@@ -86,10 +72,6 @@ async function crashThenResume(point: string, mode: 'wallet_calls' | 'x402_autho
   capture.count('kill points recovered', `${mode} ${point}`);
 }
 
-async function lrep(): Promise<bigint> {
-  return (await pub.readContract({ address: sb.info.tokens.LREP.address, abi: erc20, functionName: 'balanceOf', args: [sb.info.devWallet.address] })) as bigint;
-}
-
 async function rateCrashThenResume(point: string): Promise<void> {
   const contentId = String((await sb.control('/__sandbox/content', {})).contentId);
   const args = ['--json', 'rate', '--content-id', contentId, '--down', '--prediction', '40', '--stake', '3'];
@@ -101,7 +83,7 @@ async function rateCrashThenResume(point: string): Promise<void> {
   expect(resumed.code, `${point}: ${resumed.stdout}${resumed.stderr}`).toBe(0);
   const doc = resumed.json();
   expect(doc.roundId).toBe('1');
-  const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: voteAbi, functionName: 'commitOf', args: [BigInt(contentId), 1n, doc.commitKey] })) as { commitHash: Hex; stake: bigint };
+  const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'commitOf', args: [BigInt(contentId), 1n, doc.commitKey] })) as { commitHash: Hex; stake: bigint };
   expect(stored.commitHash, `${point}: the committed vote is the one reported`).toBe(doc.commitHash);
   expect(stored.stake).toBe(3_000_000n);
   expect(await lrep(), `${point}: exactly one stake paid`).toBe(before - 3_000_000n);

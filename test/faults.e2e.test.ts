@@ -3,38 +3,22 @@
 // reached the chain, rerunning the same command against a healthy node finishes the ask with exactly one
 // submission and one payment. (429, 5xx, service timeouts and connection resets: http-client.test.ts, ask.e2e.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
-import { createPublicClient, http, parseAbi, parseAbiItem, type Hex } from 'viem';
-import { makeHome, registerSecret, runCli, type Home } from './helpers/cli.js';
-import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import { runCli } from './helpers/cli.js';
+import { openSession, submissionsTitled as titled, tokenBalance, type Session } from './helpers/chain.js';
 import { startStallProxy } from './helpers/stall-proxy.js';
 
-const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
-const submitted = parseAbiItem(
-  'event QuestionSubmitted(uint256 indexed contentId, address indexed submitter, bytes32 indexed revealCommitment, uint256 bundleId, uint8 asset, uint256 amount, bytes32 questionMetadataHash, string title)',
-);
-let sb: SandboxHandle;
-let home: Home;
-let pub: ReturnType<typeof createPublicClient>;
-
+let s: Session;
 beforeAll(async () => {
-  sb = await startSandbox();
-  await sb.control('/__sandbox/settings', { raters: false });
-  home = makeHome();
-  registerSecret(readFileSync(sb.info.devWallet.passwordFile, 'utf8').trim());
-  pub = createPublicClient({ transport: http(sb.info.rpcUrl), pollingInterval: 50 });
+  s = await openSession({ raters: false });
 }, 60_000);
 afterAll(async () => {
-  await sb.stop();
+  await s.sb.stop();
 });
 
-const usdc = async () => (await pub.readContract({ address: sb.info.tokens.USDC.address, abi: erc20, functionName: 'balanceOf', args: [sb.info.devWallet.address] })) as bigint;
-async function submissionsTitled(title: string): Promise<number> {
-  const logs = await pub.getLogs({ address: sb.info.contracts.contentRegistry, event: submitted, args: { submitter: sb.info.devWallet.address as Hex }, fromBlock: 0n });
-  return logs.filter((l) => l.args.title === title).length;
-}
+const usdc = () => tokenBalance(s, 'USDC');
+const submissionsTitled = (title: string) => titled(s, title);
 function askFile(title: string): string {
-  return home.file(`${title.replace(/\W+/g, '-')}.json`, JSON.stringify({
+  return s.home.file(`${title.replace(/\W+/g, '-')}.json`, JSON.stringify({
     chainId: 31337,
     clientRequestId: `${title.replace(/\W+/g, '-')}-${Date.now()}`,
     maxPaymentAmount: '1500000',
@@ -45,10 +29,10 @@ function askFile(title: string): string {
 
 describe('a stalled RPC', () => {
   it('that never answers: exit 4 after the configured timeout, one clear line, nothing paid', async () => {
-    const proxy = await startStallProxy(sb.info.rpcUrl, 'stall');
+    const proxy = await startStallProxy(s.sb.info.rpcUrl, 'stall');
     try {
       const before = await usdc();
-      const r = await runCli(['--json', 'ask', '--file', askFile('Stalled from the start'), '--rpc-url', proxy.url], home, { env: { ...sb.env(), LOOPSIGN_RPC_TIMEOUT_MS: '400' } });
+      const r = await runCli(['--json', 'ask', '--file', askFile('Stalled from the start'), '--rpc-url', proxy.url], s.home, { env: { ...s.sb.env(), LOOPSIGN_RPC_TIMEOUT_MS: '400' } });
       expect(r.code, r.stderr).toBe(4);
       const err = r.json().error;
       expect(err.code).toBe('rpc_unreachable');
@@ -63,10 +47,10 @@ describe('a stalled RPC', () => {
   it('right after a transaction reached the chain: exit 4, then a rerun on a healthy node pays once', async () => {
     const title = `Stalled after send ${Date.now()}`;
     const file = askFile(title);
-    const proxy = await startStallProxy(sb.info.rpcUrl, 'stall-after-send');
+    const proxy = await startStallProxy(s.sb.info.rpcUrl, 'stall-after-send');
     const before = await usdc();
     try {
-      const r = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], home, { env: { ...sb.env(), LOOPSIGN_RPC_TIMEOUT_MS: '400' } });
+      const r = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], s.home, { env: { ...s.sb.env(), LOOPSIGN_RPC_TIMEOUT_MS: '400' } });
       expect(r.code, r.stdout + r.stderr).toBe(4);
       expect(r.json().error.code).toBe('broadcast_failed');
       expect(r.json().error.hint).toMatch(/journaled; run the same command again/);
@@ -74,7 +58,7 @@ describe('a stalled RPC', () => {
     } finally {
       await proxy.close();
     }
-    const resumed = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'], home, { env: sb.env() });
+    const resumed = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'], s.home, { env: s.sb.env() });
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     expect(resumed.json().status).toBe('submitted');
     expect(await submissionsTitled(title)).toBe(1);
@@ -82,7 +66,7 @@ describe('a stalled RPC', () => {
   });
 
   it('an RPC timeout that is not a positive number of milliseconds is a usage error', async () => {
-    const r = await runCli(['--json', 'config', 'show'], home, { env: { ...sb.env(), LOOPSIGN_RPC_TIMEOUT_MS: 'soon' } });
+    const r = await runCli(['--json', 'config', 'show'], s.home, { env: { ...s.sb.env(), LOOPSIGN_RPC_TIMEOUT_MS: 'soon' } });
     expect(r.code).toBe(2);
     expect(r.json().error.message).toMatch(/RPC timeout \(from env\): "soon"/);
   });

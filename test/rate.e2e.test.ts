@@ -3,12 +3,13 @@
 // prediction equal what was committed. Hostile rating plans and messages are refused with exit 5.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { createPublicClient, http, parseAbi, type Hex } from 'viem';
-import { filesUnder, findSecret, makeHome, registerSecret, runCli, type Home } from './helpers/cli.js';
-import { api, startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import { parseAbi, type Hex } from 'viem';
+import { filesUnder, findSecret, runCli, type Home } from './helpers/cli.js';
+import { api, type SandboxHandle } from './helpers/sandbox.js';
 import { tlockDecrypt } from '../src/vote/tlock.js';
 import { decodeVotePlaintext, commitHash } from '../src/vote/commit.js';
 import { capture } from './helpers/capture.js';
+import { openSession, type Pub } from './helpers/chain.js';
 
 const engineAbi = parseAbi([
   'function commitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
@@ -16,7 +17,7 @@ const engineAbi = parseAbi([
 ]);
 let sb: SandboxHandle;
 let home: Home;
-let pub: ReturnType<typeof createPublicClient>;
+let pub: Pub;
 const run = (args: string[]) => runCli(args, home, { env: sb.env() });
 const newContent = async (body: Record<string, unknown> = {}) => String((await sb.control('/__sandbox/content', body)).contentId);
 const lrep = async () => (await pub.readContract({ address: sb.info.tokens.LREP.address, abi: engineAbi, functionName: 'balanceOf', args: [sb.info.devWallet.address] })) as bigint;
@@ -40,10 +41,7 @@ async function decryptJournal(journalFile: string) {
 }
 
 beforeAll(async () => {
-  sb = await startSandbox();
-  home = makeHome();
-  registerSecret(readFileSync(sb.info.devWallet.passwordFile, 'utf8').trim());
-  pub = createPublicClient({ transport: http(sb.info.rpcUrl), pollingInterval: 50 });
+  ({ sb, home, pub } = await openSession());
 }, 60_000);
 afterAll(async () => {
   await sb.stop();

@@ -122,15 +122,16 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
         throw new RefusedError('unsupported_drand_chain', `the rating context names drand chain ${String(context.runtime.drandChainHash)}, not the pinned ${d.name} network`);
       }
       // Kept before anything is sent: the only way to prove or re-derive the vote later.
-      await journal.step('rate:built', { commit });
+      // A plan journaled for an earlier round must not be reused with this commit.
+      await journal.step('rate:built', { commit, ratePlan: undefined });
     }
 
     // On resume the journaled plan is reused: a fresh one may differ (say, no approval once the stake moved),
     // and call indexes must keep meaning the transactions already sent. It is checked again either way.
-    let prepared = sameRound ? (journal.data.ratePlan as Json | undefined) : undefined;
-    if (!prepared) prepared = await prepareRating(ctx, mcp, args, commit);
+    const journaledPlan = journal.data.ratePlan as Json | undefined;
+    const prepared = journaledPlan ?? (await prepareRating(ctx, mcp, args, commit));
     const calls = checkRatingPlan(chain, prepared, commit, input.contentId);
-    if (!journal.data.ratePlan || !sameRound) await journal.step('rate:planned', { ratePlan: prepared });
+    if (!journaledPlan) await journal.step('rate:planned', { ratePlan: prepared });
     ctx.out.progress('rate.checked', `the rating plan passed every check (${calls.length} call${calls.length === 1 ? '' : 's'})`);
     const { hashes, transactions } = await new Executor(client, account, chain, journal, ctx.out, opts.atomic).execute(`rate:${commit.roundId}`, calls, opts.atomic ? 'segmented' : 'ordered');
     ctx.out.progress('rate.confirm', 'confirming the commit with the service');

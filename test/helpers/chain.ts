@@ -1,0 +1,41 @@
+// What end-to-end suites read from the sandbox's chain to prove what moved: token balances, submitted questions,
+// stored vote commits. And the usual session: a sandbox, an isolated home, a public client on its RPC.
+import { readFileSync } from 'node:fs';
+import { createPublicClient, http, parseAbi, parseAbiItem, type Hex } from 'viem';
+import { makeHome, registerSecret, type Home } from './cli.js';
+import { startSandbox, type SandboxHandle } from './sandbox.js';
+
+export type Pub = ReturnType<typeof createPublicClient>;
+
+const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
+export const engineAbi = parseAbi([
+  'function commitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
+]);
+const submitted = parseAbiItem(
+  'event QuestionSubmitted(uint256 indexed contentId, address indexed submitter, bytes32 indexed revealCommitment, uint256 bundleId, uint8 asset, uint256 amount, bytes32 questionMetadataHash, string title)',
+);
+
+export interface Session {
+  sb: SandboxHandle;
+  home: Home;
+  pub: Pub;
+}
+
+/** A sandbox (settings applied), a fresh home and a public client; the dev wallet's password is a known secret. */
+export async function openSession(settings: Record<string, unknown> = {}): Promise<Session> {
+  const sb = await startSandbox();
+  if (Object.keys(settings).length) await sb.control('/__sandbox/settings', settings);
+  registerSecret(readFileSync(sb.info.devWallet.passwordFile, 'utf8').trim());
+  return { sb, home: makeHome(), pub: createPublicClient({ transport: http(sb.info.rpcUrl), pollingInterval: 50 }) };
+}
+
+/** The dev wallet's balance of a sandbox token, in atomic units. */
+export async function tokenBalance(s: Session, token: 'USDC' | 'LREP'): Promise<bigint> {
+  return (await s.pub.readContract({ address: s.sb.info.tokens[token].address, abi: erc20, functionName: 'balanceOf', args: [s.sb.info.devWallet.address] })) as bigint;
+}
+
+/** How many questions with this title the dev wallet has submitted on chain. */
+export async function submissionsTitled(s: Session, title: string): Promise<number> {
+  const logs = await s.pub.getLogs({ address: s.sb.info.contracts.contentRegistry, event: submitted, args: { submitter: s.sb.info.devWallet.address as Hex }, fromBlock: 0n });
+  return logs.filter((l) => l.args.title === title).length;
+}
