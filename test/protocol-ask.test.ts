@@ -17,7 +17,7 @@ import {
 } from '../src/protocol/ask-hashes.js';
 import { TEMPLATES, resultSpecHash } from '../src/protocol/templates.js';
 import { canonicalJson } from '../src/protocol/canonical.js';
-import { readVector, VECTORS, TEST_ADDRESS } from './helpers/cli.js';
+import { readVector, VECTORS, TEST_ADDRESS, VECTOR_ASK_BODY } from './helpers/cli.js';
 
 const vec = readVector('ask-keystore-eip3009.json');
 const reveal = readVector('reveal-metadata-tlock.json');
@@ -25,14 +25,7 @@ const resolver = (id: string, v: number) => {
   const t = TEMPLATES.find((x) => x.id === id)!;
   return resultSpecHash(id, v, t.voteSemantics);
 };
-const exampleBody = {
-  bounty: { amount: '1500000', bountyEligibility: '0', requiredVoters: '3' },
-  clientRequestId: 'local-signer-test',
-  maxPaymentAmount: '1500000',
-  question: { categoryId: '1', contextUrl: 'https://example.com/context', tags: ['agent'], title: 'Should this agent proceed?' },
-  roundConfig: { questionDurationSeconds: '1200', maxVoters: '100', minVoters: '3' },
-  chainId: 8453,
-};
+const exampleBody = VECTOR_ASK_BODY;
 const BASE = {
   contentRegistry: '0x1b0219e42e4C72A3eeBad1ef8578444c3523bcB3',
   questionRewardPoolEscrow: '0x88D82500425b6BD4f1CA68416D4Bc8835F028F31',

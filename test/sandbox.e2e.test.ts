@@ -7,7 +7,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { alive, api, startSandbox, type SandboxHandle } from './helpers/sandbox.js';
-import { TEST_ADDRESS, TEST_PRIVATE_KEY, readVector } from './helpers/cli.js';
+import { TEST_ADDRESS, TEST_PRIVATE_KEY, VECTOR_ASK_BODY, readVector } from './helpers/cli.js';
 import { normalizeAsk } from '../src/protocol/ask-normalize.js';
 import { computeAskHashes } from '../src/protocol/ask-hashes.js';
 import { TEMPLATES, resultSpecHash } from '../src/protocol/templates.js';
@@ -102,15 +102,7 @@ describe('sandbox startup', () => {
 describe('conformance values the service reproduces', () => {
   it('quotes the example ask with the wallet-bound operationKey and payloadHash of the vectors', async () => {
     const vec = readVector('ask-keystore-eip3009.json');
-    const body = {
-      bounty: { amount: '1500000', bountyEligibility: '0', requiredVoters: '3' },
-      clientRequestId: 'local-signer-test',
-      maxPaymentAmount: '1500000',
-      question: { categoryId: '1', contextUrl: 'https://example.com/context', tags: ['agent'], title: 'Should this agent proceed?' },
-      roundConfig: { questionDurationSeconds: '1200', maxVoters: '100', minVoters: '3' },
-      chainId: 8453,
-      walletAddress: TEST_ADDRESS,
-    };
+    const body = { ...VECTOR_ASK_BODY, walletAddress: TEST_ADDRESS };
     const q = await api(base, 'POST', '/api/agent/quote', body);
     expect(q.status).toBe(200);
     expect(q.body.operationKey).toBe(vec.walletBound_clientRequestId_defaultMetaBase.operationKey);

@@ -133,6 +133,16 @@ export function filesUnder(dir: string): string[] {
   return out;
 }
 
+/** The example ask behind the shared vectors (ask-keystore-eip3009.json): a chain 8453 ask the vectors hash. */
+export const VECTOR_ASK_BODY = {
+  bounty: { amount: '1500000', bountyEligibility: '0', requiredVoters: '3' },
+  clientRequestId: 'local-signer-test',
+  maxPaymentAmount: '1500000',
+  question: { categoryId: '1', contextUrl: 'https://example.com/context', tags: ['agent'], title: 'Should this agent proceed?' },
+  roundConfig: { questionDurationSeconds: '1200', maxVoters: '100', minVoters: '3' },
+  chainId: 8453,
+};
+
 export function readVector(name: string): any {
   return JSON.parse(readFileSync(path.join(VECTORS, name), 'utf8'));
 }
