@@ -25,12 +25,13 @@ function step(title, args, extraEnv = {}, expectCode = 0) {
   console.log(`\n== ${title}\n$ loopsign ${args.join(' ')}`);
   const t0 = Date.now();
   const r = spawnSync(process.execPath, [bin, ...args], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'inherit', 'inherit'] });
-  const journal = args.includes('ask') ? lastJournalTxs() : 0;
+  // Steps that pay (an ask, a vote) report what they sent; reads and refusals send nothing.
+  const journal = args[0] === 'ask' || (args[0] === 'rate' && args[1] === '--content-id') ? lastJournalTxs() : 0;
   steps.push({ title, ms: Date.now() - t0, code: r.status, txs: journal });
   if (r.status !== expectCode) throw new Error(`step "${title}" exited ${r.status}, expected ${expectCode}`);
 }
 
-// Transactions the last ask sent, from its journal (the newest journal file).
+// Transactions the last ask or vote sent, from its journal (the newest journal file).
 function lastJournalTxs() {
   const dir = path.join(home, 'state', 'loopsign', 'journal');
   let newest;
@@ -109,7 +110,10 @@ try {
   }, null, 2));
   step('upload an image (checked by content, signed challenge)', ['upload-image', shot], sbEnv);
   step('ask about it: the local image path is uploaded and replaced by its URL', ['ask', '--file', imageAsk, '--payment-mode', 'x402_authorization', '--wait', '--timeout', '120'], sbEnv);
-  // Rating someone else's question with an encrypted commit, then seeing it revealed.
+  // Rating someone else's question with an encrypted commit, then seeing it revealed. The simulated raters stay
+  // out of this round: with --auto-advance their votes would make the keeper jump the clock past the voting window
+  // before our vote is in.
+  await control(sandbox.info.baseUrl, '/__sandbox/settings', { raters: false });
   const content = await (await fetch(`${sandbox.info.baseUrl}/__sandbox/content`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json();
   step('rate an existing question: the vote is encrypted to a future drand round', ['rate', '--content-id', content.contentId, '--up', '--prediction', '70', '--stake', '2'], sbEnv);
   await control(sandbox.info.baseUrl, '/__sandbox/time', { advanceSeconds: 1300 });
