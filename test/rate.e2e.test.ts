@@ -103,7 +103,15 @@ describe('rating through to a revealed vote', () => {
     const r = await run(['--json', 'rate', '--content-id', id, '--down', '--prediction', '40', '--stake', '2', '--yes']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.json().gated).toBe(true);
+    expect(r.stderr).toMatch(/"event":"rate\.terms"/);
     expect(r.json().gatedContext).toEqual([expect.objectContaining({ kind: 'details', verified: true, sha256: created.details.sha256, text: 'Release 42 is confidential.' })]);
+    // Run again after success: the same vote is reported; nothing is signed or paid, not even the terms again.
+    const stake = await lrep();
+    const again = await run(['--json', 'rate', '--content-id', id, '--down', '--prediction', '40', '--stake', '2', '--yes']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.json()).toMatchObject({ resumed: true, commitHash: r.json().commitHash, transactions: 0 });
+    expect(again.stderr).not.toMatch(/"event":"rate\.terms"/);
+    expect(await lrep()).toBe(stake);
     await passTime();
     const { plain } = await decryptJournal(r.json().journal);
     expect(plain).toMatchObject({ isUp: false, predictedUpBps: 4000 });

@@ -80,6 +80,15 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     }
 
     const gated = context.content?.contextAccess === 'gated';
+    const existing = journal.data.commit as (BuiltCommit & { roundId: string }) | undefined;
+    const sameRound = existing !== undefined && existing.roundId === round.roundId.toString();
+    if (sameRound && journal.data.step === 'rate:confirmed') {
+      // A rerun after success: this wallet already voted in this round; report that vote and sign nothing (not
+      // even the terms of gated content again).
+      ctx.out.progress('rate.resume', `already committed in round ${existing.roundId}; nothing is sent again`);
+      const hashes = ((journal.data.confirmed as Json | undefined)?.transactionHashes ?? []) as Hex[];
+      return rateOutcome(chain, existing, { contentId: opts.contentId, hashes, transactions: 0, gated, gatedContext: [], journalFile: journal.file, resumed: true });
+    }
     let gatedContext: Json[] = [];
     if (gated) {
       if (input.stake === 0n) throw new UsageError('advisory_on_gated', 'advisory (zero-stake) votes are not allowed on gated content; stake between 1 and 10 LREP');
@@ -87,14 +96,6 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     }
 
     // The commit: from on-chain round data and the pinned drand network; the service's runtime is only a hint.
-    const existing = journal.data.commit as (BuiltCommit & { roundId: string }) | undefined;
-    const sameRound = existing !== undefined && existing.roundId === round.roundId.toString();
-    if (sameRound && journal.data.step === 'rate:confirmed') {
-      // A rerun after success: this wallet already voted in this round; report that vote, send nothing.
-      ctx.out.progress('rate.resume', `already committed in round ${existing.roundId}; nothing is sent again`);
-      const hashes = ((journal.data.confirmed as Json | undefined)?.transactionHashes ?? []) as Hex[];
-      return rateOutcome(chain, existing, hashes, 0, gated, gatedContext, journal.file, opts.contentId, true);
-    }
     let commit: BuiltCommit;
     if (sameRound) {
       ctx.out.progress('rate.resume', 'resuming with the commit built before (same salt and ciphertext)');
@@ -138,7 +139,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     const confirmed = await mcp.call('rateloop_confirm_rating_transactions', { ...args, roundId: commit.roundId, commitHash: commit.commitHash, transactionHashes: hashes });
     if (confirmed.status !== 'committed') throw new ServiceError('rating_not_confirmed', `the service reports the rating as ${String(confirmed.status)}`);
     await journal.step('rate:confirmed', { confirmed: { transactionHashes: hashes } });
-    return rateOutcome(chain, commit, hashes, transactions, gated, gatedContext, journal.file, opts.contentId, false);
+    return rateOutcome(chain, commit, { contentId: opts.contentId, hashes, transactions, gated, gatedContext, journalFile: journal.file, resumed: false });
   } finally {
     await journal.close();
     await mcp.close();
@@ -184,10 +185,20 @@ async function acceptTermsAndFetch(ctx: Context, mcp: McpClient, account: Return
   return out;
 }
 
-function rateOutcome(chain: ChainConfig, commit: BuiltCommit, hashes: Hex[], transactions: number, gated: boolean, gatedContext: Json[], journalFile: string, contentId: string, resumed: boolean): Json {
+interface RunFacts {
+  contentId: string;
+  hashes: Hex[];
+  transactions: number;
+  gated: boolean;
+  gatedContext: Json[];
+  journalFile: string;
+  resumed: boolean;
+}
+
+function rateOutcome(chain: ChainConfig, commit: BuiltCommit, run: RunFacts): Json {
   const d = chain.drand;
   return {
-    contentId,
+    contentId: run.contentId,
     roundId: commit.roundId,
     commitHash: commit.commitHash,
     commitKey: commit.secret.commitKey,
@@ -195,12 +206,12 @@ function rateOutcome(chain: ChainConfig, commit: BuiltCommit, hashes: Hex[], tra
     revealableAt: new Date((roundTime(Number(commit.targetRound), d.genesis, d.period) + d.period) * 1000).toISOString(),
     stakeWei: commit.stakeWei,
     advisory: commit.stakeWei === '0',
-    gated,
-    gatedContext,
-    transactionHashes: hashes,
-    transactions,
-    resumed,
-    journal: journalFile,
+    gated: run.gated,
+    gatedContext: run.gatedContext,
+    transactionHashes: run.hashes,
+    transactions: run.transactions,
+    resumed: run.resumed,
+    journal: run.journalFile,
   };
 }
 

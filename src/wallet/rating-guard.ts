@@ -8,6 +8,9 @@ import { advisoryRecorderAbi, votingEngineAbi } from '../protocol/abi.js';
 import type { BuiltCommit } from '../vote/build.js';
 import { checkPlanShape, decode, expectApprove, expectTo, refuse, same, tokenAddress, trusted, type PlanCall } from './plan-guard.js';
 
+/** contentId, roundContext, targetRound, drandChainHash, commitHash, ciphertext. */
+type CommitArgs = [bigint, bigint, bigint, Hex, Hex, Hex];
+
 /** The contracts a rating context names must be the pinned ones. */
 export function checkRatingContracts(chain: ChainConfig, contracts: Record<string, unknown> | undefined): void {
   const want: [string, keyof ChainConfig['contracts'] | 'LREP'][] = [
@@ -47,16 +50,19 @@ export function checkRatingPlan(chain: ChainConfig, prepared: Record<string, any
   };
   const last = calls[calls.length - 1]!;
   const i = calls.length - 1;
-  if (advisory) {
-    if (last.phase !== 'record_advisory_vote') refuse('unexpected_phases', `phase ${last.phase}, expected record_advisory_vote`, { call: i });
-    expectTo(last, i, trusted(chain, 'advisoryVoteRecorder'), 'AdvisoryVoteRecorder');
-    const [cid, ctx, target, hash, commitHash, ciphertext] = decode(advisoryRecorderAbi, last, i, 'recordAdvisoryVote') as [bigint, bigint, bigint, Hex, Hex, Hex];
+  // What an advisory record and a staked commit both carry: each must be the locally built value.
+  const commonFields = ([cid, ctx, target, hash, commitHash, ciphertext]: CommitArgs) => {
     eq(cid === contentId, i, last.phase, 'contentId');
     eq(ctx === roundContext, i, last.phase, 'roundContext');
     eq(target === BigInt(commit.targetRound), i, last.phase, 'targetRound');
     eq(same(hash, commit.drandChainHash), i, last.phase, 'drandChainHash');
     eq(same(commitHash, commit.commitHash), i, last.phase, 'commitHash');
     eq(same(ciphertext, commit.ciphertext), i, last.phase, 'ciphertext');
+  };
+  if (advisory) {
+    if (last.phase !== 'record_advisory_vote') refuse('unexpected_phases', `phase ${last.phase}, expected record_advisory_vote`, { call: i });
+    expectTo(last, i, trusted(chain, 'advisoryVoteRecorder'), 'AdvisoryVoteRecorder');
+    commonFields(decode(advisoryRecorderAbi, last, i, 'recordAdvisoryVote') as CommitArgs);
     return calls;
   }
   const engine = trusted(chain, 'roundVotingEngine');
@@ -66,13 +72,9 @@ export function checkRatingPlan(chain: ChainConfig, prepared: Record<string, any
   }
   if (last.phase !== 'commit_rating') refuse('unexpected_phases', `phase ${last.phase}, expected commit_rating`, { call: i });
   expectTo(last, i, engine, 'RoundVotingEngine');
-  const [cid, ctx, target, hash, commitHash, ciphertext, stakeAmount, frontend] = decode(votingEngineAbi, last, i, 'commitVote') as [bigint, bigint, bigint, Hex, Hex, Hex, bigint, Hex];
-  eq(cid === contentId, i, last.phase, 'contentId');
-  eq(ctx === roundContext, i, last.phase, 'roundContext');
-  eq(target === BigInt(commit.targetRound), i, last.phase, 'targetRound');
-  eq(same(hash, commit.drandChainHash), i, last.phase, 'drandChainHash');
-  eq(same(commitHash, commit.commitHash), i, last.phase, 'commitHash');
-  eq(same(ciphertext, commit.ciphertext), i, last.phase, 'ciphertext');
+  const args = decode(votingEngineAbi, last, i, 'commitVote') as [...CommitArgs, bigint, Hex];
+  commonFields(args.slice(0, 6) as CommitArgs);
+  const [, , , , , , stakeAmount, frontend] = args;
   eq(stakeAmount === stake, i, last.phase, 'stakeAmount');
   eq(same(frontend, commit.frontend), i, last.phase, 'frontend');
   return calls;
