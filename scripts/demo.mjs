@@ -47,7 +47,8 @@ function lastJournalTxs() {
 }
 
 async function control(base, route, body, method = 'POST') {
-  await fetch(`${base}${route}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${base}${route}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (!res.ok) throw new Error(`sandbox control ${route} failed (${res.status}): ${await res.text()}`);
 }
 
 async function startSandbox() {

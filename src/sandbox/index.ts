@@ -109,7 +109,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         settings: { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, rateLimits: limiter.limits },
       }),
       advance: async (seconds) => {
-        const now = await chain.advanceTime(seconds);
+        const now = await k.advance(seconds);
         evidence.audit('sandbox.time_advanced', 'chain', '31337', { seconds });
         return { now, beaconRound: beacon.currentRound(), keeper: await k.tick() };
       },
@@ -149,11 +149,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         if (typeof b.autoAdvance === 'boolean') k.autoAdvance = b.autoAdvance;
         if (typeof b.raters === 'boolean') k.ratersEnabled = b.raters;
         if (typeof b.reveals === 'boolean') k.revealsEnabled = b.reveals;
+        if (typeof b.keeperBackground === 'boolean') k.background = b.keeperBackground;
         if (typeof b.reviewSetupFailures === 'number') generation.reviewSetupFailures = b.reviewSetupFailures;
         if (b.reviewOutcome === 'approved' || b.reviewOutcome === 'inconclusive' || b.reviewOutcome === 'failed_terminal') generation.reviewOutcome = b.reviewOutcome;
         if (typeof b.pollAfterMs === 'number' && b.pollAfterMs >= 0) asks.settings.pollAfterMs = b.pollAfterMs;
         if (b.rateLimits && typeof b.rateLimits === 'object') limiter.limits = { ...limiter.limits, ...(b.rateLimits as object) };
-        return { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, pollAfterMs: asks.settings.pollAfterMs, rateLimits: limiter.limits };
+        return { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, keeperBackground: k.background, pollAfterMs: asks.settings.pollAfterMs, rateLimits: limiter.limits };
       },
     }, limiter, faults, evidence, rating, images, generation);
 

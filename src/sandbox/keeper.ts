@@ -11,6 +11,8 @@ import { tlockDecrypt } from '../vote/tlock.js';
 import type { SandboxBeacon } from './beacon.js';
 import type { SandboxChain } from './chain.js';
 
+const ZERO_KEY = `0x${'0'.repeat(64)}`;
+
 interface PendingCommit {
   contentId: bigint;
   roundId: bigint;
@@ -44,6 +46,8 @@ export class Keeper {
   ratersEnabled = true;
   /** Whether the keeper reveals commits (off: users reveal their own, e.g. `loopsign rate reveal`). */
   revealsEnabled = true;
+  /** Whether passes also run on the timer (off: only ticks and time jumps run them, for deterministic tests). */
+  background = true;
 
   constructor(
     private readonly chain: SandboxChain,
@@ -53,7 +57,7 @@ export class Keeper {
 
   start(intervalMs = 400): void {
     this.timer = setInterval(() => {
-      if (this.timerPassQueued) return;
+      if (this.timerPassQueued || !this.background) return;
       this.timerPassQueued = true;
       void this.tick()
         .catch((e) => this.log(`keeper: ${(e as Error).message}`))
@@ -69,9 +73,25 @@ export class Keeper {
 
   /** One pass, queued after any pass in flight. */
   tick(): Promise<KeeperSummary> {
-    const pass = this.queue.then(() => this.pass());
-    this.queue = pass.catch(() => undefined);
-    return pass;
+    return this.enqueue(() => this.pass());
+  }
+
+  /**
+   * Make time pass on the chain. Simulated raters live in real time, so a pass first lets them answer every
+   * question asked before the jump; without it a question submitted just before could be seen only afterwards,
+   * when its commit window has closed.
+   */
+  advance(seconds: number): Promise<number> {
+    return this.enqueue(async () => {
+      await this.pass();
+      return this.chain.advanceTime(seconds);
+    });
+  }
+
+  private enqueue<T>(job: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(job);
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   private engine() {
@@ -83,7 +103,8 @@ export class Keeper {
   }
 
   private async scanLogs(): Promise<void> {
-    const latest = await this.chain.publicClient.getBlockNumber();
+    // cacheTime 0: a block number cached from just before the newest block would hide that block's events.
+    const latest = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
     if (latest <= this.lastBlock) return;
     const logs = await this.chain.publicClient.getLogs({
       address: [this.chain.addresses.contentRegistry, this.chain.addresses.roundVotingEngine, this.chain.addresses.advisoryVoteRecorder],
@@ -130,11 +151,14 @@ export class Keeper {
   private async raterVotes(contentId: bigint, roundId: bigint): Promise<number> {
     const key = `${contentId}:${roundId}`;
     if (this.voted.has(key) || !this.ratersEnabled) return 0;
-    this.voted.add(key);
     const [startTime, state] = await this.read<readonly [number, number]>('roundCore', [contentId, roundId]);
     const [epochDuration, , minVoters] = await this.read<readonly [number, number, number, number]>('roundConfigSnapshot', [contentId, roundId]);
     const [openRoundId, reference] = await this.read<readonly [bigint, number]>('previewCommitContext', [contentId]);
-    if (state !== 0 || openRoundId !== roundId) return 0;
+    // Raters answer within the round's first epoch: the engine accepts their target rounds only there.
+    if (state !== 0 || openRoundId !== roundId || this.chain.now() >= startTime + epochDuration) {
+      this.voted.add(key);
+      return 0;
+    }
     const submitter = (await this.chain.publicClient.readContract({
       address: this.chain.addresses.contentRegistry,
       abi: [{ type: 'function', name: 'contentSubmitter', stateMutability: 'view', inputs: [{ type: 'uint256' }], outputs: [{ type: 'address' }] }] as const,
@@ -144,6 +168,8 @@ export class Keeper {
     const raters = this.chain.raters.filter((r) => r.address.toLowerCase() !== submitter.toLowerCase()).slice(0, minVoters);
     let count = 0;
     for (const [i, rater] of raters.entries()) {
+      // The chain is the record of who voted, so a pass that failed half-way is finished by the next one.
+      if ((await this.read<Hex>('commitKeyOf', [contentId, roundId, rater.address])) !== ZERO_KEY) continue;
       // Deterministic opinions per question: most raters like it, a seeded minority does not.
       const h = BigInt(keccak256(toHex(`${contentId}:${roundId}:${i}`)));
       const isUp = h % 10n < 7n;
@@ -179,12 +205,23 @@ export class Keeper {
       ]);
       count++;
     }
+    this.voted.add(key);
     return count;
   }
 
   private async reveal(p: PendingCommit): Promise<boolean> {
     const n = this.beacon.network;
     if (this.chain.now() < roundTime(p.targetRound, n.genesis, n.period) || !this.beacon.round(p.targetRound)) return false;
+    if (!p.advisory) {
+      // The voter may have revealed it already (`loopsign rate reveal`): the chain says so, and sending the reveal
+      // again would revert and stall every pass after it.
+      const onChain = await this.read<{ revealed: boolean; isUp: boolean; predictedUpBps: number }>('commitOf', [p.contentId, p.roundId, p.commitKey]);
+      if (onChain.revealed) {
+        this.revealed.set(p.commitKey.toLowerCase(), { isUp: onChain.isUp, predictedUpBps: onChain.predictedUpBps });
+        this.pending.delete(p.commitKey);
+        return false;
+      }
+    }
     let plain;
     try {
       const armored = Buffer.from(p.ciphertext.slice(2), 'hex').toString('utf8');
@@ -218,7 +255,18 @@ export class Keeper {
     await this.scanLogs();
     for (const { contentId, roundId } of this.openRounds.values()) summary.raterVotes += await this.raterVotes(contentId, roundId);
     await this.scanLogs();
-    if (this.revealsEnabled) for (const p of [...this.pending.values()]) if (!p.failed && (await this.reveal(p))) summary.reveals++;
+    // One commit whose reveal fails must not hold up the others or the settlements: go on, then report it.
+    const failures: string[] = [];
+    if (this.revealsEnabled) {
+      for (const p of [...this.pending.values()]) {
+        if (p.failed) continue;
+        try {
+          if (await this.reveal(p)) summary.reveals++;
+        } catch (error) {
+          failures.push(`reveal of ${p.commitKey}: ${(error as Error).message}`);
+        }
+      }
+    }
     let waitUntil = 0;
     for (const [key, { contentId, roundId }] of this.openRounds) {
       const [startTime, state, voteCount, revealedCount] = await this.read<readonly [number, number, number, number]>('roundCore', [contentId, roundId]);
@@ -242,6 +290,7 @@ export class Keeper {
       await this.chain.advanceTime(waitUntil - this.chain.now());
       summary.advanced = 1;
     }
+    if (failures.length > 0) throw new Error(failures.join('; '));
     return summary;
   }
 }

@@ -71,7 +71,11 @@ export async function startSandbox(args: string[] = []): Promise<SandboxHandle> 
         headers: { 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
-      return res.json();
+      const doc = await res.json();
+      // A control that failed (a keeper pass that threw, a bad setting) fails the test here, with its reason,
+      // rather than later as a result that never became ready.
+      if (!res.ok) throw new Error(`sandbox control ${pathname} failed (${res.status}): ${JSON.stringify(doc)}\n${stderr.slice(-2000)}`);
+      return doc;
     },
     env: () => ({
       LOOPSIGN_CHAIN_ID: '31337',
