@@ -22,7 +22,7 @@ function chain(n) {
   return { format: 'rateloop-audit-v1', integrity: { eventCount: n, headDigest: previous, valid: true }, events, workspaceId: 'ws_bench' };
 }
 
-export async function run({ events = 100_000, runs = 3 } = {}) {
+export async function run({ events = 100_000, runs = 5 } = {}) {
   const doc = chain(events);
   const times = [];
   for (let i = 0; i < runs; i++) {

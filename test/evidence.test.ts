@@ -1,7 +1,7 @@
 // Offline evidence verification: the shared example packet, every single-value tamper, trust anchors, legacy
 // schemas, hostile files, audit chains and coverage exports — through the core and through the built binary.
 import { describe, expect, it } from 'vitest';
-import { generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
+import { createHash, generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { verifyPacket, sha256EvidenceValue, evidenceMerkleRoot } from '../src/evidence/packet.js';
@@ -122,16 +122,29 @@ describe('the shared example packet', () => {
 });
 
 describe('audit chains', () => {
-  function chain(n: number, camel = false) {
+  /** evidence.md §11.2 written out literally (snake_case rows), independent of loopsign's fast path. */
+  function specDigest(previous: string, e: any, nullAs: 'null' | 'string' = 'null'): string {
+    const keep = (v: unknown) => (nullAs === 'string' && v === null ? String(v) : v);
+    const P = {
+      action: e.action, actorKind: e.actor_kind, actorReference: e.actor_reference, assuranceMethod: e.assurance_method, eventId: e.event_id,
+      homeRegion: e.home_region, metadata: JSON.parse(e.metadata_json), occurredAt: new Date(e.occurred_at).toISOString(), purpose: keep(e.purpose),
+      reason: keep(e.reason), requestCorrelation: e.request_correlation ?? null, result: e.result, targetId: keep(e.target_id), targetKind: e.target_kind,
+      workspaceId: e.workspace_id, sequence: e.sequence,
+    };
+    return `sha256:${createHash('sha256').update(`${previous}\n${canonicalJson(P, 'locale-en-US')}`, 'utf8').digest('hex')}`;
+  }
+
+  function chain(n: number, camel = false, options: { reason?: string | null; nullAs?: 'null' | 'string' } = {}) {
     let previous = GENESIS_DIGEST;
     const events = [];
     for (let i = 1; i <= n; i++) {
       const e: any = {
         event_id: `evt_${i}`, workspace_id: 'ws_1', sequence: i, previous_digest: previous, home_region: 'eu', actor_kind: 'agent', actor_reference: 'wallet:0xabc',
         assurance_method: 'wallet_signature', action: i % 2 ? 'ask.create' : 'ask.confirm', target_kind: 'ask', target_id: `op_${i}`, purpose: 'paid_feedback',
-        reason: null, request_correlation: null, result: 'success', metadata_json: JSON.stringify({ Amount: '1', alpha: i, nested: { B: 1, a: 2 } }), occurred_at: new Date(1_700_000_000_000 + i * 1000).toISOString(),
+        reason: options.reason === undefined ? null : options.reason, request_correlation: null, result: 'success',
+        metadata_json: JSON.stringify({ Amount: '1', alpha: i, nested: { B: 1, a: 2 } }), occurred_at: new Date(1_700_000_000_000 + i * 1000).toISOString(),
       };
-      e.event_digest = auditEventDigest(previous, e);
+      e.event_digest = specDigest(previous, e, options.nullAs);
       previous = e.event_digest;
       if (camel) {
         for (const k of Object.keys(e)) if (k.includes('_')) (e[k.replace(/_([a-z])/g, (_m, c) => c.toUpperCase())] = e[k]), delete e[k];
@@ -159,6 +172,40 @@ describe('audit chains', () => {
     const r = verifyAuditExport(c);
     expect(r.errors).toEqual([code === 'previous_digest_mismatch' ? 'sequence_mismatch' : code]);
     expect(r.sequence).toBe(code === 'previous_digest_mismatch' ? 6 : sequence);
+  });
+
+  it('null purpose/reason/targetId: kept as null like the server, and the difference from the service checker is noted', () => {
+    const server = verifyAuditExport(chain(4));
+    expect(server).toMatchObject({ valid: true, errors: [] });
+    expect(server.note).toMatch(/4 event\(s\), first event 1, have null purpose, reason or targetId.*"null".*event_digest_mismatch/);
+    expect(verifyAuditExport(chain(4, false, { reason: 'retention' })).note).toBeUndefined();
+    const checkerForm = verifyAuditExport(chain(4, false, { nullAs: 'string' }));
+    expect(checkerForm).toMatchObject({ valid: false, errors: ['event_digest_mismatch'], sequence: 1 });
+    expect(checkerForm.note).toMatch(/event 1 hashes only with its null reason written as "null"/);
+  });
+
+  it('the note reaches the user through the built binary, valid or not', async () => {
+    const home = makeHome();
+    const ok = await runCli(['verify-evidence', '--audit', home.file('server.json', JSON.stringify(chain(3)))], home);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/^audit: VALID[\s\S]*\n  note: 3 event\(s\)/);
+    const bad = await runCli(['--json', 'verify-evidence', '--audit', home.file('checker.json', JSON.stringify(chain(3, false, { nullAs: 'string' })))], home);
+    expect(bad.code).toBe(8);
+    expect(bad.json().error.note).toMatch(/written as "null"/);
+  });
+
+  it('the fast digest path equals the spec-literal digest over varied rows', () => {
+    const rows: any[] = [
+      { metadata_json: JSON.stringify({ z: [1, { y: 'é', Y: null }], Ä: 'ü', a: { '': 1 } }), occurred_at: '2026-01-02T03:04:05Z', purpose: null, target_id: null },
+      { metadata_json: '{}', occurred_at: 'Tue, 06 Oct 2026 10:00:00 GMT', request_correlation: 'req_1', reason: 'quote "x" \\ \u2028' },
+      { metadata_json: JSON.stringify({ n: 1.5e21, m: -0, t: true }), occurred_at: '2026-08-06T10:00:00.123Z', action: '\u{1F600}' },
+    ];
+    let previous = GENESIS_DIGEST;
+    rows.forEach((extra, i) => {
+      const e = { ...chain(1).events[0], sequence: i + 1, ...extra };
+      expect(auditEventDigest(previous, e)).toBe(specDigest(previous, e));
+      previous = specDigest(previous, e);
+    });
   });
 
   it('head, count, shape and workspace', () => {

@@ -28,7 +28,10 @@ function render(outcome: ev.VerifyOutcome): string {
   const r = outcome.result as Record<string, any>;
   const head = `${outcome.kind}: ${r.valid ? 'VALID' : 'INVALID'}${r.errors.length ? ` (${r.errors.join(', ')})` : ''}`;
   if (outcome.kind === 'packet') return `${head}\n  digest ${r.packetDigest ?? 'n/a'}\n${renderChecks(r.checks)}`;
-  if (outcome.kind === 'audit') return `${head}\n  events ${r.eventCount ?? 'n/a'}, head ${r.headDigest ?? 'n/a'}${r.sequence ? `\n  first broken link: event ${r.sequence}${r.detail ? ` (${r.detail})` : ''}` : ''}`;
+  if (outcome.kind === 'audit') {
+    const broken = r.sequence ? `\n  first broken link: event ${r.sequence}${r.detail ? ` (${r.detail})` : ''}` : '';
+    return `${head}\n  events ${r.eventCount ?? 'n/a'}, head ${r.headDigest ?? 'n/a'}${broken}${r.note ? `\n  note: ${r.note}` : ''}`;
+  }
   return `${head}\n  exportDigest ${r.exportDigest ?? 'n/a'}${r.expected ? ` (recomputed ${r.expected})` : ''}`;
 }
 

@@ -1,8 +1,10 @@
 // Audit chain exports, rateloop-audit-v1 (evidence.md §11): genesis, sequence, previous digests, event digests,
-// head and count. Reports the first broken link. Event digests use the legacy (localeCompare) canonical form;
-// the key order of the fixed columns is computed once per key set, so long chains stay fast.
-import { createHash } from 'node:crypto';
-import { canonicalJson } from '../protocol/canonical.js';
+// head and count. Reports the first broken link. Event digests use the legacy (localeCompare) canonical form.
+// Long chains must verify at 100,000+ events a second: the payload's sixteen keys never change, so their legacy
+// order is computed once and each event is written straight into it; only the metadata object goes through the
+// general canonicalizer, and the hash is node's one-shot SHA-256.
+import { hash } from 'node:crypto';
+import { canonicalJson, canonicalString } from '../protocol/canonical.js';
 
 export const GENESIS_DIGEST = `sha256:${'0'.repeat(64)}`;
 
@@ -13,6 +15,8 @@ export interface AuditResult {
   headDigest?: string;
   sequence?: number;
   detail?: string;
+  /** Where this result differs from the service's offline checker, and why (evidence.md §11.2). */
+  note?: string;
 }
 
 type Obj = Record<string, any>;
@@ -50,9 +54,46 @@ export function auditEventPayload(e: Obj): Obj {
   };
 }
 
+// The payload's keys in the legacy order (en-US collation), each with its JSON prefix.
+const PAYLOAD_ORDER = ['action', 'actorKind', 'actorReference', 'assuranceMethod', 'eventId', 'homeRegion', 'metadata', 'occurredAt', 'purpose', 'reason', 'requestCorrelation', 'result', 'targetId', 'targetKind', 'workspaceId', 'sequence']
+  .sort(new Intl.Collator('en-US').compare)
+  .map((key) => ({ key, prefix: `"${key}":` }));
+
+/** legacyCanonical(P): the same text as canonicalJson(payload, 'locale-en-US'), without sorting keys per event. */
+function legacyCanonicalPayload(payload: Obj): string {
+  let out = '{';
+  for (const { key, prefix } of PAYLOAD_ORDER) {
+    const value = payload[key];
+    if (value === undefined) continue; // as JSON (and canonicalJson) leaves it out
+    out += (out.length > 1 ? ',' : '') + prefix + (typeof value === 'string' ? canonicalString(value) : canonicalJson(value, 'locale-en-US'));
+  }
+  return out + '}';
+}
+
+function digestOf(previousDigest: string, payload: Obj): string {
+  return `sha256:${hash('sha256', `${previousDigest}\n${legacyCanonicalPayload(payload)}`, 'hex')}`;
+}
+
 export function auditEventDigest(previousDigest: string, event: Obj): string {
-  const text = `${previousDigest}\n${canonicalJson(auditEventPayload(event), 'locale-en-US')}`;
-  return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
+  return digestOf(previousDigest, auditEventPayload(event));
+}
+
+// evidence.md §11.2 pitfall: the service's offline checker turns null purpose/reason/targetId into "null" with
+// String(); the server keeps null, and so does loopsign. The difference is reported, never silently absorbed.
+const STRINGIFIED_BY_SERVICE_CHECKER = ['purpose', 'reason', 'targetId'] as const;
+
+function hasNullColumn(payload: Obj): boolean {
+  return payload.purpose === null || payload.reason === null || payload.targetId === null;
+}
+
+function nullColumns(payload: Obj): string[] {
+  return STRINGIFIED_BY_SERVICE_CHECKER.filter((k) => payload[k] === null);
+}
+
+function stringified(payload: Obj): Obj {
+  const copy = { ...payload };
+  for (const k of STRINGIFIED_BY_SERVICE_CHECKER) if (copy[k] === null) copy[k] = 'null';
+  return copy;
 }
 
 export function verifyAuditExport(doc: unknown, expectedHead?: string): AuditResult {
@@ -64,21 +105,45 @@ export function verifyAuditExport(doc: unknown, expectedHead?: string): AuditRes
     if (typeof d.workspaceId !== 'string' || d.workspaceId === '') return { valid: false, errors: ['workspace_missing'] };
     let previous = GENESIS_DIGEST;
     const events = d.events as Obj[];
+    let withNulls = 0;
+    let firstWithNulls = 0;
+    // Nothing is allocated per event beyond the payload and its text: this loop runs 100,000+ times a second.
+    const fail = (i: number, code: string, detail: string, note?: string): AuditResult => ({
+      valid: false,
+      errors: [code],
+      sequence: typeof events[i]!.sequence === 'number' ? events[i]!.sequence : i + 1,
+      eventCount: events.length,
+      detail,
+      ...(note ? { note } : {}),
+    });
     for (let i = 0; i < events.length; i++) {
       const e = events[i]!;
-      const fail = (code: string, detail: string): AuditResult => ({ valid: false, errors: [code], sequence: typeof e.sequence === 'number' ? e.sequence : i + 1, eventCount: events.length, detail });
-      if (e.sequence !== i + 1) return fail('sequence_mismatch', `event ${i + 1} has sequence ${String(e.sequence)}`);
-      if (col(e, 'workspace_id', 'workspaceId') !== d.workspaceId) return fail('workspace_mismatch', `event ${i + 1} belongs to another workspace`);
-      if (col(e, 'previous_digest', 'previousDigest') !== previous) return fail('previous_digest_mismatch', `event ${i + 1} does not point at the event before it`);
-      const digest = auditEventDigest(previous, e);
-      if (col(e, 'event_digest', 'eventDigest') !== digest) return fail('event_digest_mismatch', `event ${i + 1} does not hash to its event_digest (expected ${digest})`);
+      if (e.sequence !== i + 1) return fail(i, 'sequence_mismatch', `event ${i + 1} has sequence ${String(e.sequence)}`);
+      if (col(e, 'workspace_id', 'workspaceId') !== d.workspaceId) return fail(i, 'workspace_mismatch', `event ${i + 1} belongs to another workspace`);
+      if (col(e, 'previous_digest', 'previousDigest') !== previous) return fail(i, 'previous_digest_mismatch', `event ${i + 1} does not point at the event before it`);
+      const payload = auditEventPayload(e);
+      const digest = digestOf(previous, payload);
+      const claimed = col(e, 'event_digest', 'eventDigest');
+      const nulls = hasNullColumn(payload);
+      if (claimed !== digest) {
+        const note =
+          nulls && claimed === digestOf(previous, stringified(payload))
+            ? `event ${i + 1} hashes only with its null ${nullColumns(payload).join('/')} written as "null" (the service's offline checker's form); the server keeps null, so loopsign does too`
+            : undefined;
+        return fail(i, 'event_digest_mismatch', `event ${i + 1} does not hash to its event_digest (expected ${digest})`, note);
+      }
+      if (nulls && withNulls++ === 0) firstWithNulls = i + 1;
       previous = digest;
     }
     const head = events.length ? previous : GENESIS_DIGEST;
     const errors: string[] = [];
     if (d.integrity.headDigest !== head || d.integrity.eventCount !== events.length) errors.push('head_mismatch');
     if (expectedHead !== undefined && expectedHead !== head) errors.push('expected_head_mismatch');
-    return { valid: errors.length === 0, errors, eventCount: events.length, headDigest: head };
+    const note =
+      withNulls > 0
+        ? `${withNulls} event(s), first event ${firstWithNulls}, have null purpose, reason or targetId; they verify as the server hashes them (null kept), while the service's offline checker, which writes them as "null", would report event_digest_mismatch`
+        : undefined;
+    return { valid: errors.length === 0, errors, eventCount: events.length, headDigest: head, ...(note ? { note } : {}) };
   } catch (error) {
     return { valid: false, errors: ['verification_failed'], detail: (error as Error).message };
   }

@@ -54,48 +54,55 @@ function quote(s: string): string {
   return PLAIN.test(s) ? `"${s}"` : JSON.stringify(s);
 }
 
+/** One string as canonical JSON (the same text canonicalJson gives it), without a walk: for hot, flat callers. */
+export function canonicalString(s: string): string {
+  checkString(s);
+  return quote(s);
+}
+
 // Parsed JSON has no cycles; anything nested this deep is refused (and a cycle would hit the limit too).
 const MAX_DEPTH = 1000;
 
 export function canonicalJson(value: unknown, order: KeyOrder = 'code-unit'): string {
-  const compare = order === 'code-unit' ? byCodeUnit : collator.compare;
-  const walk = (v: unknown, depth: number): string => {
-    if (v === null) return 'null';
-    switch (typeof v) {
-      case 'string':
-        checkString(v);
-        return quote(v);
-      case 'number':
-        if (!Number.isFinite(v)) throw new CanonicalizationError('non-finite number');
-        return JSON.stringify(v);
-      case 'boolean':
-        return v ? 'true' : 'false';
-      case 'object':
-        break;
-      default:
-        throw new CanonicalizationError(`cannot canonicalize a ${typeof v}`);
+  return walk(value, 0, order, order === 'code-unit' ? byCodeUnit : collator.compare);
+}
+
+// A plain function, not a closure per call: hot callers (audit chains) canonicalise one small object per event.
+function walk(v: unknown, depth: number, order: KeyOrder, compare: (a: string, b: string) => number): string {
+  if (v === null) return 'null';
+  switch (typeof v) {
+    case 'string':
+      checkString(v);
+      return quote(v);
+    case 'number':
+      if (!Number.isFinite(v)) throw new CanonicalizationError('non-finite number');
+      return JSON.stringify(v);
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'object':
+      break;
+    default:
+      throw new CanonicalizationError(`cannot canonicalize a ${typeof v}`);
+  }
+  if (depth > MAX_DEPTH) throw new CanonicalizationError('nesting too deep (or a cycle)');
+  if (Array.isArray(v)) {
+    let out = '[';
+    for (let i = 0; i < v.length; i++) {
+      if (!(i in v)) throw new CanonicalizationError('sparse array');
+      out += (i ? ',' : '') + walk(v[i], depth + 1, order, compare);
     }
-    if (depth > MAX_DEPTH) throw new CanonicalizationError('nesting too deep (or a cycle)');
-    if (Array.isArray(v)) {
-      let out = '[';
-      for (let i = 0; i < v.length; i++) {
-        if (!(i in v)) throw new CanonicalizationError('sparse array');
-        out += (i ? ',' : '') + walk(v[i], depth + 1);
-      }
-      return out + ']';
-    }
-    const proto = Object.getPrototypeOf(v);
-    if (proto !== Object.prototype && proto !== null) throw new CanonicalizationError('not a plain object');
-    const record = v as Record<string, unknown>;
-    let out = '{';
-    let first = true;
-    for (const { key, json } of sortedKeys(Object.keys(record), order, compare)) {
-      const x = record[key];
-      if (x === undefined) continue;
-      out += (first ? '' : ',') + json + ':' + walk(x, depth + 1);
-      first = false;
-    }
-    return out + '}';
-  };
-  return walk(value, 0);
+    return out + ']';
+  }
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) throw new CanonicalizationError('not a plain object');
+  const record = v as Record<string, unknown>;
+  let out = '{';
+  let first = true;
+  for (const { key, json } of sortedKeys(Object.keys(record), order, compare)) {
+    const x = record[key];
+    if (x === undefined) continue;
+    out += (first ? '' : ',') + json + ':' + walk(x, depth + 1, order, compare);
+    first = false;
+  }
+  return out + '}';
 }

@@ -74,7 +74,11 @@ export class SandboxChain {
   }
 
   async send(account: Account, to: Address, abi: readonly unknown[], functionName: string, args: unknown[]): Promise<Hex> {
-    const hash = await this.wallet(account).writeContract({ address: to, abi: abi as never, functionName: functionName as never, args: args as never, account, chain: undefined });
+    const call = { address: to, abi: abi as never, functionName: functionName as never, args: args as never, account };
+    // Headroom over the estimate, as loopsign's executor keeps: a user's transaction landing first (a commit that
+    // makes this one the threshold vote) can cost this one more gas than estimated.
+    const gas = ((await this.publicClient.estimateContractGas(call)) * 12n) / 10n;
+    const hash = await this.wallet(account).writeContract({ ...call, gas, chain: undefined });
     const receipt = await this.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
     if (receipt.status !== 'success') throw new Error(`${functionName} reverted (${hash})`);
     return hash;
