@@ -134,6 +134,18 @@ describe('asks through to a settled result', () => {
     expect(await nonce()).toBe(n0);
   });
 
+  it('three asks at once from one wallet: each pays exactly once (plans take turns under the wallet lock: nonces and exact approvals)', async () => {
+    const before = await balance('USDC');
+    const n0 = await nonce();
+    const runs = await Promise.all([0, 1, 2].map(() => run(['--json', 'ask', '--file', askFile(), '--payment-mode', 'wallet_calls'])));
+    for (const r of runs) {
+      expect(r.code, r.stdout + r.stderr.slice(-1500)).toBe(0);
+      expect(r.json()).toMatchObject({ ok: true, status: 'submitted', transactions: 3 });
+    }
+    expect(await balance('USDC')).toBe(before - 3n * 1_500_000n);
+    expect(await nonce()).toBe(n0 + 9);
+  });
+
   it('quote and templates', async () => {
     const q = await run(['--json', 'quote', '--file', askFile()]);
     expect(q.code).toBe(0);

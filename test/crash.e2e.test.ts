@@ -2,7 +2,10 @@
 // then run again unchanged. Every time: exit 0, exactly one question submitted and one payment (bounty + bonus),
 // or exactly one vote committed with one stake paid and the same commit (salt and ciphertext) as before the kill.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Hex } from 'viem';
+import { readFileSync } from 'node:fs';
+import { createWalletClient, http, toHex, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { decryptKeystore } from '../src/wallet/keystore.js';
 import { runCli, type Home } from './helpers/cli.js';
 import type { SandboxHandle } from './helpers/sandbox.js';
 import { capture } from './helpers/capture.js';
@@ -116,6 +119,32 @@ describe('SIGKILL at every step, then rerun: one submission, one payment', () =>
     expect(second.code).toBe(2);
     expect(second.json().error.code).toBe('journal_locked');
     expect((await first).code).toBe(0);
+  });
+
+  it('a transaction sent from the wallet by other software takes the journaled nonce: the rerun says so at once and pays nothing', async () => {
+    const title = `Nonce taken ${Date.now()}`;
+    const file = home.file('nonce-taken.json', JSON.stringify({
+      chainId: 31337,
+      clientRequestId: `nonce-taken-${Date.now()}`,
+      maxPaymentAmount: '1500000',
+      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+      question: { title, contextUrl: 'https://example.com/nonce', categoryId: '1', tags: ['nonce'] },
+    }));
+    const env = sb.env();
+    const before = await usdc();
+    const args = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
+    expect((await runCli(args, home, { env: { ...env, LOOPSIGN_CRASH_AFTER: 'ask:signed:0' } })).code).toBe(-1);
+    // The same key, used elsewhere: a plain self-transfer takes the nonce the journaled reservation was signed with.
+    const password = readFileSync(sb.info.devWallet.passwordFile, 'utf8').replace(/\n$/, '');
+    const { privateKey } = await decryptKeystore(JSON.parse(readFileSync(sb.info.devWallet.keystore, 'utf8')), password);
+    const other = createWalletClient({ account: privateKeyToAccount(toHex(privateKey)), transport: http(sb.info.rpcUrl) });
+    await pub.waitForTransactionReceipt({ hash: await other.sendTransaction({ chain: null, to: sb.info.devWallet.address, value: 0n }) });
+    const rerun = await runCli(args, home, { env });
+    expect(rerun.code, rerun.stdout).toBe(4);
+    expect(rerun.json().error.code, rerun.stdout).toBe("nonce_used_elsewhere");
+    expect(rerun.json().error.message).toMatch(/can never be mined: nonce \d+ of 0x[0-9a-fA-F]{40} was used by another transaction/);
+    expect(await submissionsTitled(title)).toBe(0);
+    expect(await usdc()).toBe(before);
   });
 });
 

@@ -1,6 +1,9 @@
 // Resuming a journaled transaction is only safe if it carried the calls being resumed: the executor compares the
 // journaled digest of the calls with the plan and stops (exit 5) before touching the chain when they differ.
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { privateKeyToAccount } from 'viem/accounts';
 import { Executor } from '../src/wallet/executor.js';
 import { RefusedError } from '../src/errors.js';
@@ -9,6 +12,11 @@ import type { Journal, JournalTx } from '../src/journal/journal.js';
 import type { PlanCall } from '../src/wallet/plan-guard.js';
 import type { Output } from '../src/output.js';
 import { TEST_PRIVATE_KEY } from './helpers/cli.js';
+
+// The executor takes the wallet lock in the state folder: a private one, never the user's.
+beforeAll(() => {
+  process.env.XDG_STATE_HOME = mkdtempSync(path.join(tmpdir(), 'loopsign-executor-'));
+});
 
 const call = (data: `0x${string}`): PlanCall => ({ phase: 'submit_question', to: '0x00000000000000000000000000000000000000c1', data, value: '0' });
 

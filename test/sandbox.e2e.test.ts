@@ -372,6 +372,21 @@ describe('bad requests get the envelope and never break the sandbox', () => {
   });
 });
 
+describe('concurrent senders', () => {
+  it('funds six accounts at once and runs a keeper pass meanwhile: every deployer transaction lands (no nonce race)', async () => {
+    const addresses = Array.from({ length: 6 }, (_, i) => privateKeyToAccount(`0x${(i + 101).toString(16).padStart(64, '0')}` as Hex).address);
+    const results = await Promise.all([
+      ...addresses.map((address) => sb.control('/__sandbox/fund', { address, usdc: '7', lrep: '9' })),
+      sb.control('/__sandbox/keeper/tick', {}),
+    ]);
+    expect(results.slice(0, 6).map((r) => r.funded)).toEqual(addresses);
+    for (const address of addresses) {
+      expect(await pub.readContract({ address: sb.info.tokens.USDC.address, abi: erc20, functionName: 'balanceOf', args: [address] })).toBe(7n);
+      expect(await pub.readContract({ address: sb.info.tokens.LREP.address, abi: erc20, functionName: 'balanceOf', args: [address] })).toBe(9n);
+    }
+  });
+});
+
 describe('faults and hostile scenarios (test controls)', () => {
   it('after_commit: the ask is stored although the client saw a 500; a retry gets the same operation', async () => {
     const body = askBody({ paymentMode: 'wallet_calls' });

@@ -5,10 +5,10 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import lockfile from 'proper-lockfile';
 import { UsageError } from '../errors.js';
 import { createFileAtomically, ensurePrivateDir, writeFileAtomically } from '../fsutil.js';
 import { journalDir } from '../paths.js';
+import { acquireLock } from './lock.js';
 import { jsonText } from '../output.js';
 
 export interface JournalTx {
@@ -70,7 +70,8 @@ export class Journal {
     await createFileAtomically(file, jsonText(fresh) + '\n').catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
     });
-    const release = await lockJournal(file);
+    // No waiting: a second process on the same operation is told so at once.
+    const release = await acquireLock(file, { locked: () => lockedError(file) });
     const data = (await Journal.read(id))!;
     return new Journal(file, data, release);
   }
@@ -105,45 +106,6 @@ export class Journal {
   async close(): Promise<void> {
     await this.unlock().catch(() => undefined);
   }
-}
-
-const LOCK_OPTIONS = { realpath: false, stale: 60_000, update: 10_000, retries: 0 } as const; // lock dir: `${file}.lock`
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * Lock a journal. The owner's PID is kept beside the lock, so a lock left by a process that died (a crash, a
- * SIGKILL) is taken over at once instead of blocking the resume until it goes stale.
- */
-async function lockJournal(file: string): Promise<() => Promise<void>> {
-  const pidFile = `${file}.pid`;
-  let release: () => Promise<void>;
-  try {
-    release = await lockfile.lock(file, LOCK_OPTIONS);
-  } catch {
-    const owner = Number((await fs.readFile(pidFile, 'utf8').catch(() => '')).trim());
-    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && !alive(owner)) {
-      // proper-lockfile only releases locks it took in this process: the dead owner's lock directory goes.
-      await fs.rm(`${file}.lock`, { recursive: true, force: true });
-      release = await lockfile.lock(file, LOCK_OPTIONS).catch(() => {
-        throw lockedError(file);
-      });
-    } else {
-      throw lockedError(file);
-    }
-  }
-  await fs.writeFile(pidFile, String(process.pid), { mode: 0o600 });
-  return async () => {
-    await fs.rm(pidFile, { force: true });
-    await release();
-  };
 }
 
 function lockedError(file: string): UsageError {

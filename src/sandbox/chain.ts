@@ -42,6 +42,7 @@ export class SandboxChain {
   readonly deployer: Account;
   readonly raters: Account[];
   private offset = 0;
+  private readonly lanes = new Map<string, Promise<unknown>>();
   addresses!: SandboxAddresses;
 
   constructor(readonly rpcUrl: string, raterCount = 10) {
@@ -73,7 +74,18 @@ export class SandboxChain {
     return this.now();
   }
 
-  async send(account: Account, to: Address, abi: readonly unknown[], functionName: string, args: unknown[]): Promise<Hex> {
+  /**
+   * One transaction at a time per account: the keeper and the test controls both send as the deployer, and two
+   * concurrent sends would pick the same nonce.
+   */
+  send(account: Account, to: Address, abi: readonly unknown[], functionName: string, args: unknown[]): Promise<Hex> {
+    const lane = account.address.toLowerCase();
+    const run = (this.lanes.get(lane) ?? Promise.resolve()).then(() => this.sendNow(account, to, abi, functionName, args));
+    this.lanes.set(lane, run.catch(() => undefined));
+    return run;
+  }
+
+  private async sendNow(account: Account, to: Address, abi: readonly unknown[], functionName: string, args: unknown[]): Promise<Hex> {
     const call = { address: to, abi: abi as never, functionName: functionName as never, args: args as never, account };
     // Headroom over the estimate, as loopsign's executor keeps: a user's transaction landing first (a commit that
     // makes this one the threshold vote) can cost this one more gas than estimated.

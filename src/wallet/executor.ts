@@ -3,7 +3,10 @@
 // - Atomic: one EIP-7702 self-call to the chain's pinned ERC-7821 delegate, simulated first; a batch that would
 //   revert, a missing delegate, or a wallet delegated elsewhere is refused and nothing is sent.
 // Every transaction is signed locally and journaled (hash and raw bytes) before it is broadcast; on resume a
-// journaled transaction is found on chain or re-broadcast byte for byte, never re-signed.
+// journaled transaction is found on chain or re-broadcast byte for byte, never re-signed. A whole plan runs under
+// the wallet's lock, so concurrent loopsign processes on one wallet (an agent running asks in parallel) take
+// turns: no two transactions signed with one nonce, and no plan's exact approval overwritten by another's.
+import path from 'node:path';
 import {
   encodeAbiParameters,
   encodeFunctionData,
@@ -19,6 +22,9 @@ import type { ChainConfig } from '../chains/table.js';
 import { shortMessage } from '../chains/client.js';
 import { BATCH_MODE, erc7821Abi } from '../protocol/abi.js';
 import type { Journal, JournalTx } from '../journal/journal.js';
+import { acquireLock } from '../journal/lock.js';
+import { journalDir } from '../paths.js';
+import { ensurePrivateDir } from '../fsutil.js';
 import type { Output } from '../output.js';
 import type { PlanCall } from './plan-guard.js';
 
@@ -31,6 +37,8 @@ export interface ExecutionResult {
 }
 
 const RESERVATION_WAIT_MS = 1250;
+// Another process's plan takes seconds to a minute on a live chain; waiting longer than this means it is stuck.
+const WALLET_LOCK_WAIT_MS = 600_000;
 
 export class Executor {
   constructor(
@@ -62,6 +70,30 @@ export class Executor {
   }
 
   async execute(stage: string, calls: PlanCall[], mode: ExecutionMode): Promise<ExecutionResult> {
+    const release = await this.lockWallet();
+    try {
+      return await this.executeLocked(stage, calls, mode);
+    } finally {
+      await release();
+    }
+  }
+
+  private async lockWallet(): Promise<() => Promise<void>> {
+    await ensurePrivateDir(journalDir());
+    const lockFile = path.join(journalDir(), `wallet-${this.chain.chainId}-${this.account.address.toLowerCase()}`);
+    const locked = () =>
+      new ChainError('wallet_busy', `another loopsign process has been sending from ${this.account.address} for over ${WALLET_LOCK_WAIT_MS / 60_000} minutes; nothing was signed`, {
+        hint: 'wait for it to finish, then run the same command again (the journal resumes where this stopped)',
+      });
+    try {
+      return await acquireLock(lockFile, { locked });
+    } catch {
+      this.out.progress('wallet.wait', `waiting for another loopsign process sending from ${this.account.address}`);
+      return acquireLock(lockFile, { waitMs: WALLET_LOCK_WAIT_MS, locked });
+    }
+  }
+
+  private async executeLocked(stage: string, calls: PlanCall[], mode: ExecutionMode): Promise<ExecutionResult> {
     const segments = Executor.segments(calls, mode);
     const hashes: Hex[] = [];
     let previousReceipt: TransactionReceipt | undefined;
@@ -100,7 +132,7 @@ export class Executor {
       const pending = await this.client.getTransaction({ hash: tx.hash }).catch(() => undefined);
       if (!pending) {
         this.out.progress('tx.rebroadcast', `re-broadcasting journaled transaction ${tx.hash}`);
-        await this.broadcast(tx.raw);
+        await this.broadcast(tx.raw, tx.hash, tx.nonce);
       }
       receipt = await this.waitReceipt(tx.hash);
     } else {
@@ -132,12 +164,22 @@ export class Executor {
     }
   }
 
-  private async broadcast(raw: Hex): Promise<void> {
+  private async broadcast(raw: Hex, hash: Hex, nonce: number): Promise<void> {
     try {
       await this.client.sendRawTransaction({ serializedTransaction: raw });
     } catch (error) {
-      const m = shortMessage(error).toLowerCase();
-      if (m.includes('already known') || m.includes('already imported') || m.includes('nonce too low')) return;
+      // The node's own words are in viem's details (its short message is only "Transaction creation failed").
+      const m = `${shortMessage(error)} ${(error as { details?: string }).details ?? ''}`.toLowerCase();
+      if (m.includes('already known') || m.includes('already imported')) return;
+      if (m.includes('nonce too low')) {
+        // Fine when it is this very transaction (sent before a crash); otherwise another transaction from this
+        // wallet, sent outside loopsign, took the nonce, and this one can never be mined: say so now rather than
+        // wait for a receipt that cannot come.
+        if (await this.client.getTransaction({ hash }).catch(() => undefined)) return;
+        throw new ChainError('nonce_used_elsewhere', `transaction ${hash} can never be mined: nonce ${nonce} of ${this.account.address} was used by another transaction, sent outside this loopsign run; this step paid nothing`, {
+          hint: 'do not use this wallet from other software while loopsign is running; check `loopsign status` and the wallet\'s transactions before trying again',
+        });
+      }
       // A timeout leaves it unknown whether the node took the transaction; the journal makes a rerun safe either way.
       throw new ChainError('broadcast_failed', `the RPC did not accept the transaction: ${shortMessage(error)}`, {
         hint: 'the signed transaction is journaled; run the same command again (it is resent only if the chain does not have it)',
@@ -175,24 +217,19 @@ export class Executor {
         cause: error,
       });
     }
-    const nonce = await this.client.getTransactionCount({ address: from, blockTag: 'pending' });
-    const raw = await this.account.signTransaction({
-      type: 'eip1559',
-      chainId: this.chain.chainId,
-      to: call.to,
-      data: call.data,
-      value: 0n,
-      nonce,
-      gas: (gas * 12n) / 10n,
-      ...(await this.fees()),
-    });
-    return this.record(stage, seg, [call], raw, nonce, 'call');
+    const fees = await this.fees();
+    return this.send(stage, seg, [call], 'call', (nonce) =>
+      this.account.signTransaction({ type: 'eip1559', chainId: this.chain.chainId, to: call.to, data: call.data, value: 0n, nonce, gas: (gas * 12n) / 10n, ...fees }),
+    );
   }
 
-  private async record(stage: string, seg: number[], calls: PlanCall[], raw: Hex, nonce: number, kind: JournalTx['kind']): Promise<TransactionReceipt> {
+  /** Nonce (under the wallet lock), signature, journal entry before the broadcast, then the receipt. */
+  private async send(stage: string, seg: number[], calls: PlanCall[], kind: JournalTx['kind'], sign: (nonce: number) => Promise<Hex>): Promise<TransactionReceipt> {
+    const nonce = await this.client.getTransactionCount({ address: this.account.address, blockTag: 'pending' });
+    const raw = await sign(nonce);
     const tx: JournalTx = { stage, calls: seg, callsDigest: callsDigest(calls), hash: keccak256(raw), raw, nonce, kind, status: 'signed' };
     await this.journal.addTx(tx);
-    await this.broadcast(raw);
+    await this.broadcast(raw, tx.hash, nonce);
     return this.finish(tx, await this.waitReceipt(tx.hash));
   }
 
@@ -246,19 +283,15 @@ export class Executor {
         cause: error,
       });
     }
-    const nonce = await this.client.getTransactionCount({ address: self, blockTag: 'pending' });
     const fees = await this.fees();
     const gasLimit = (gas * 13n) / 10n + (needsAuthorization ? 30_000n : 0n);
-    let raw: Hex;
-    if (needsAuthorization) {
-      this.out.progress(`${stage}.delegate`, `delegating ${self} to the pinned batch delegate ${delegate} (EIP-7702)`);
+    if (needsAuthorization) this.out.progress(`${stage}.delegate`, `delegating ${self} to the pinned batch delegate ${delegate} (EIP-7702)`);
+    const receipt = await this.send(stage, seg, calls, needsAuthorization ? 'batch+authorization' : 'batch', async (nonce) => {
+      if (!needsAuthorization) return this.account.signTransaction({ type: 'eip1559', chainId: this.chain.chainId, to: self, data, value: 0n, nonce, gas: gasLimit, ...fees });
       // Self-executed: the transaction bumps the nonce before the authorization list is processed.
       const authorization = await this.account.signAuthorization!({ chainId: this.chain.chainId, address: delegate, nonce: nonce + 1 });
-      raw = await this.account.signTransaction({ type: 'eip7702', chainId: this.chain.chainId, to: self, data, value: 0n, nonce, gas: gasLimit, authorizationList: [authorization], ...fees });
-    } else {
-      raw = await this.account.signTransaction({ type: 'eip1559', chainId: this.chain.chainId, to: self, data, value: 0n, nonce, gas: gasLimit, ...fees });
-    }
-    const receipt = await this.record(stage, seg, calls, raw, nonce, needsAuthorization ? 'batch+authorization' : 'batch');
+      return this.account.signTransaction({ type: 'eip7702', chainId: this.chain.chainId, to: self, data, value: 0n, nonce, gas: gasLimit, authorizationList: [authorization], ...fees });
+    });
     const code = ((await this.client.getCode({ address: self })) ?? '0x').toLowerCase();
     if (code !== `0xef0100${delegate.slice(2).toLowerCase()}`) {
       throw new ChainError('delegation_missing', `after the batch, ${self} is not delegated to ${delegate}; the batch may not have executed`);
