@@ -225,7 +225,14 @@ describe('a feedback bonus', () => {
 });
 
 describe('a vote committed directly on chain with tlock to the sandbox beacon', () => {
-  it('is revealed by the keeper with the committed direction and prediction', async () => {
+  const engineAbi = parseAbi(['function commitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))']);
+
+  /**
+   * A question asked by the test account, and a vote on it committed straight to the engine by another account
+   * (anvil account `voterIndex`, no simulated rater). With `lie`, the commit hash is that of the opposite vote,
+   * so the ciphertext decrypts to a vote whose reveal the engine refuses.
+   */
+  async function directCommit(voterIndex: number, lie = false) {
     await sb.control('/__sandbox/settings', { raters: false });
     const body = askBody({ paymentMode: 'wallet_calls' });
     const r = await api(base, 'POST', '/api/agent/asks', body);
@@ -233,38 +240,60 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
     const c = await api(base, 'POST', `/api/agent/asks/${r.body.operationKey}/confirm`, { transactionHashes: txs });
     const contentId = BigInt(c.body.contentId);
     const engine = sb.info.contracts.roundVotingEngine;
-    // A voter other than the submitter (the test account asked): anvil account 13, no simulated rater.
     const { mnemonicToAccount } = await import('viem/accounts');
-    const voter = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 13 });
+    const voter = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: voterIndex });
     await sb.control('/__sandbox/fund', { address: voter.address, lrep: '5000000', eth: '10' });
     const vw = createWalletClient({ account: voter, transport: http(sb.info.rpcUrl) });
-    const [openRoundId, ref] = (await pub.readContract({ address: engine, abi: votingEngineAbi, functionName: 'previewCommitContext', args: [contentId] })) as [bigint, number];
-    const core = (await pub.readContract({ address: engine, abi: votingEngineAbi, functionName: 'roundCore', args: [contentId, openRoundId] })) as readonly [number, ...unknown[]];
+    const [roundId, ref] = (await pub.readContract({ address: engine, abi: votingEngineAbi, functionName: 'previewCommitContext', args: [contentId] })) as [bigint, number];
+    const core = (await pub.readContract({ address: engine, abi: votingEngineAbi, functionName: 'roundCore', args: [contentId, roundId] })) as readonly [number, ...unknown[]];
     const state = await sb.control('/__sandbox/state');
-    const built = await buildCommitVoteParams(
-      {
-        voter: voter.address, contentId, isUp: false, predictedUpPercent: 31, stakeAmount: '2', epochDuration: 1200, roundId: openRoundId, roundReferenceRatingBps: ref,
-        runtime: { drandChainHash: sb.info.drand.chainHash, drandGenesisTimeSeconds: sb.info.drand.genesis, drandPeriodSeconds: sb.info.drand.period, roundStartTimeSeconds: core[0] },
-        now: state.now,
-      },
-      [{ name: 'sandbox', chainHash: sb.info.drand.chainHash, genesis: sb.info.drand.genesis, period: sb.info.drand.period, publicKey: (await api(base, 'GET', `/drand/${sb.info.drand.chainHash}/info`)).body.public_key, scheme: 'bls-unchained-g1-rfc9380' }],
-    );
+    const network = { name: 'sandbox', chainHash: sb.info.drand.chainHash, genesis: sb.info.drand.genesis, period: sb.info.drand.period, publicKey: (await api(base, 'GET', `/drand/${sb.info.drand.chainHash}/info`)).body.public_key, scheme: 'bls-unchained-g1-rfc9380' } as const;
+    const build = (isUp: boolean) =>
+      buildCommitVoteParams(
+        {
+          voter: voter.address, contentId, isUp, predictedUpPercent: 31, stakeAmount: '2', epochDuration: 1200, roundId, roundReferenceRatingBps: ref,
+          runtime: { drandChainHash: sb.info.drand.chainHash, drandGenesisTimeSeconds: sb.info.drand.genesis, drandPeriodSeconds: sb.info.drand.period, roundStartTimeSeconds: core[0] },
+          now: state.now,
+        },
+        [network],
+      );
+    const built = await build(false);
+    const claimed = lie ? await build(true) : built;
     const approve = await vw.writeContract({ account: voter, chain: null, address: sb.info.tokens.LREP.address, abi: erc20, functionName: 'approve', args: [engine, 2_000_000n] });
     await pub.waitForTransactionReceipt({ hash: approve });
     const commit = await vw.writeContract({
       account: voter, chain: null, address: engine, abi: votingEngineAbi, functionName: 'commitVote',
-      args: [contentId, BigInt(built.secret.roundContext), BigInt(built.targetRound), built.drandChainHash, built.commitHash, built.ciphertext, 2_000_000n, built.frontend],
+      args: [contentId, BigInt(built.secret.roundContext), BigInt(built.targetRound), built.drandChainHash, claimed.commitHash, built.ciphertext, 2_000_000n, built.frontend],
     });
     // Raters join only now: a rater commit landing between viem's gas estimate and this one could make this the
     // threshold vote (one more storage write) and run it out of gas, as it once did in CI.
     expect((await pub.waitForTransactionReceipt({ hash: commit })).status).toBe('success');
     await sb.control('/__sandbox/settings', { raters: true });
+    return { contentId, roundId, commitKey: claimed.secret.commitKey as Hex };
+  }
+
+  it('is revealed by the keeper with the committed direction and prediction', async () => {
+    const { contentId, roundId, commitKey } = await directCommit(13);
     await settle();
-    const engineAbi = parseAbi(['function commitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))']);
-    const stored = (await pub.readContract({ address: engine, abi: engineAbi, functionName: 'commitOf', args: [contentId, openRoundId, built.secret.commitKey] })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
+    const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'commitOf', args: [contentId, roundId, commitKey] })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
     expect(stored.revealed).toBe(true);
     expect(stored.isUp).toBe(false);
     expect(stored.predictedUpBps).toBe(3100);
+  });
+
+  it('a commit whose reveal the engine refuses is reported once and does not hold up the other reveals', async () => {
+    // Passes only on demand, so the failure surfaces in the pass this test runs, not in a background one.
+    await sb.control('/__sandbox/settings', { keeperBackground: false });
+    onTestFinished(() => sb.control('/__sandbox/settings', { keeperBackground: true }));
+    const { contentId, roundId, commitKey } = await directCommit(14, true);
+    // The raters vote in the pass before the jump; the pass after it reveals them and meets the lie.
+    await expect(sb.control('/__sandbox/time', { advanceSeconds: 1300 })).rejects.toThrow(new RegExp(`reveal of ${commitKey}.*reverted`, 's'));
+    const again = await sb.control('/__sandbox/keeper/tick', {});
+    expect(again.keeper).toMatchObject({ reveals: 0 });
+    const core = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: votingEngineAbi, functionName: 'roundCore', args: [contentId, roundId] })) as readonly [number, number, number, number];
+    expect([core[2], core[3]]).toEqual([4, 3]); // four commits, the three honest ones revealed
+    const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'commitOf', args: [contentId, roundId, commitKey] })) as { revealed: boolean };
+    expect(stored.revealed).toBe(false);
   });
 });
 

@@ -1,7 +1,7 @@
 // The keeper makes asks come alive: simulated raters commit tlock-encrypted votes to each new question, every
 // commit (theirs or a user's) is revealed by decrypting it with the beacon once its round is out, and rounds
 // settle. Nothing here knows a plaintext it did not decrypt: reveals go through tlock like any keeper's.
-import { decodeEventLog, keccak256, toHex, type Hex } from 'viem';
+import { BaseError, ContractFunctionRevertedError, decodeEventLog, keccak256, toHex, type Hex } from 'viem';
 import { RoundVotingEngine } from './contracts/artifacts.js';
 import { advisoryRecorderAbi, contentRegistryAbi, votingEngineAbi } from '../protocol/abi.js';
 import { buildCommitVoteParams } from '../vote/build.js';
@@ -263,6 +263,8 @@ export class Keeper {
         try {
           if (await this.reveal(p)) summary.reveals++;
         } catch (error) {
+          // A revert will revert again: reported once, then left alone. Anything else (a node hiccup) is retried.
+          if (error instanceof BaseError && error.walk((e) => e instanceof ContractFunctionRevertedError)) p.failed = `reveal reverted: ${error.shortMessage}`;
           failures.push(`reveal of ${p.commitKey}: ${(error as Error).message}`);
         }
       }
