@@ -1,7 +1,7 @@
 // Rating, as a user runs it against a real sandbox: a staked vote, an advisory vote, a vote that first opens the
 // round, a vote on gated content; the keeper (or `rate reveal`) reveals each and the revealed direction and
 // prediction equal what was committed. Hostile rating plans and messages are refused with exit 5.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { parseAbi, type Hex } from 'viem';
 import { filesUnder, findSecret, runCli, type Home } from './helpers/cli.js';
@@ -89,6 +89,20 @@ describe('rating through to a revealed vote', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.json().roundId).toBe('2');
     expect(r.stderr).toMatch(/opening it/);
+  });
+
+  it('a round closed to votes but not settled yet: exit 4 naming the reason (not a bare custom error), nothing paid', async () => {
+    // No rater votes: the round expires with none, and the keeper settles an expired round only 600 s later.
+    await sb.control('/__sandbox/settings', { raters: false });
+    onTestFinished(() => sb.control('/__sandbox/settings', { raters: true }));
+    const id = await newContent({ durationSeconds: 60 });
+    await passTime(120);
+    const before = await lrep();
+    const r = await run(['--json', 'rate', '--content-id', id, '--up', '--prediction', '55', '--stake', '1']);
+    expect(r.code, r.stdout).toBe(4);
+    expect(r.json().error).toMatchObject({ code: 'call_would_revert' });
+    expect(r.json().error.message).toMatch(/would revert: RoundAlreadyOpen: .*not settled; try again once it settles/);
+    expect(await lrep()).toBe(before);
   });
 
   it('a vote on gated content: terms shown, accepted with --yes (message guard), context fetched and verified', async () => {

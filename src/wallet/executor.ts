@@ -27,6 +27,7 @@ import { journalDir } from '../paths.js';
 import { ensurePrivateDir } from '../fsutil.js';
 import type { Output } from '../output.js';
 import type { PlanCall } from './plan-guard.js';
+import { revertReason } from './revert-reason.js';
 
 export type ExecutionMode = 'ordered' | 'atomic' | 'segmented';
 
@@ -212,7 +213,7 @@ export class Executor {
     try {
       gas = await this.client.estimateGas({ account: from, to: call.to, data: call.data, value: 0n, blockTag: 'pending' });
     } catch (error) {
-      throw new ChainError('call_would_revert', `plan call ${seg[0]} (${call.phase}) would revert: ${shortMessage(error)}`, {
+      throw new ChainError('call_would_revert', `plan call ${seg[0]} (${call.phase}) would revert: ${revertReason(error) ?? shortMessage(error)}`, {
         hint: 'nothing was sent for this call; check balances and `loopsign status`, then run the command again',
         cause: error,
       });
@@ -278,7 +279,7 @@ export class Executor {
       await this.client.call({ account: self, to: self, data, stateOverride, blockTag: 'pending' });
       gas = await this.client.estimateGas({ account: self, to: self, data, stateOverride, blockTag: 'pending' });
     } catch (error) {
-      throw new RefusedError('atomic_simulation_reverted', `the plan as one atomic batch (calls ${seg.join(', ')}) would revert: ${shortMessage(error)}; nothing was sent`, {
+      throw new RefusedError('atomic_simulation_reverted', `the plan as one atomic batch (calls ${seg.join(', ')}) would revert: ${revertReason(error) ?? shortMessage(error)}; nothing was sent`, {
         hint: 'an atomic plan is never split. If the plan reserves and submits a question in one batch, the reservation\'s minimum age makes that impossible; ask the service for a plan without requiresAtomicExecution',
         cause: error,
       });
