@@ -88,7 +88,8 @@ export class Executor {
       });
     try {
       return await acquireLock(lockFile, { locked });
-    } catch {
+    } catch (error) {
+      if (!(error instanceof ChainError && error.code === 'wallet_busy')) throw error;
       this.out.progress('wallet.wait', `waiting for another loopsign process sending from ${this.account.address}`);
       return acquireLock(lockFile, { waitMs: WALLET_LOCK_WAIT_MS, locked });
     }
