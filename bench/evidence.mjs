@@ -37,8 +37,8 @@ export async function run({ events = 100_000, runs = 5 } = {}) {
   // Cold start: the whole CLI verifying the example packet, against node -e 0 doing the same hashing work.
   const dir = mkdtempSync(path.join(tmpdir(), 'loopsign-bench-ev-'));
   const work = path.join(dir, 'work.mjs');
-  const packet = path.join(ROOT, '..', 'shared', 'vectors', 'synthetic-evidence-v4.json');
-  const pin = path.join(ROOT, '..', 'shared', 'vectors', 'synthetic-evidence-v4.spki.txt');
+  const packet = path.join(ROOT, 'test', 'fixtures', 'vectors', 'synthetic-evidence-v4.json');
+  const pin = path.join(ROOT, 'test', 'fixtures', 'vectors', 'synthetic-evidence-v4.spki.txt');
   writeFileSync(work, `import { createHash } from 'node:crypto'; import { readFileSync } from 'node:fs';
 const t = readFileSync(${JSON.stringify(packet)}, 'utf8'); const p = JSON.parse(t);
 for (let i = 0; i < 12; i++) createHash('sha256').update(JSON.stringify(p.payload)).digest('hex');`);
