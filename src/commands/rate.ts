@@ -1,6 +1,7 @@
 // loopsign rate | rate commit --offline | rate status | rate reveal (docs/rate.md)
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import { serviceDocument } from '../output.js';
 import type { VoteOptions } from './define.js';
 import type { RateCommitOptions, RateLookupOptions, RateOptions } from './rate.def.js';
 
@@ -60,7 +61,7 @@ export async function rateStatus(ctx: Context, options: RateLookupOptions): Prom
   required(options, 'contentId');
   const { rateStatus: status } = await import('../rate/status.js');
   const s = await status(ctx, String(options.contentId));
-  ctx.out.result(s, () => `question ${String(s.contentId)}: ${String(s.status)}${s.commitHash ? ` (commit ${String(s.commitHash)}, round ${String(s.roundId)})` : ''}`);
+  ctx.out.result(serviceDocument(s, { contentId: String(options.contentId) }), () => `question ${String(s.contentId)}: ${String(s.status)}${s.commitHash ? ` (commit ${String(s.commitHash)}, round ${String(s.roundId)})` : ''}`);
 }
 
 export async function rateReveal(ctx: Context, options: RateLookupOptions): Promise<void> {
