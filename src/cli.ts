@@ -18,7 +18,7 @@ import { defineRate } from './commands/rate.def.js';
 import { defineSandbox } from './commands/sandbox.def.js';
 import { defineWallet } from './commands/wallet.def.js';
 
-// Every command, in the order --help lists them. Each definition lives beside its handler (src/commands/define.ts).
+// Every command, in the order --help lists them; each is defined beside its handler (convention: src/commands/define.ts).
 const COMMANDS: Define[] = [
   defineWallet,
   defineConfig,
