@@ -1,6 +1,7 @@
 // loopsign upload-image | handoff | handoff status | sign-link | sign-link status (docs/images.md)
 import type { Context } from '../context.js';
 import { LoopsignError } from '../errors.js';
+import { serviceDocument } from '../output.js';
 import type { HandoffOptions, SignLinkOptions, UploadImageOptions } from './images.def.js';
 
 export async function uploadImage(ctx: Context, options: UploadImageOptions, args: unknown[]): Promise<void> {
@@ -29,7 +30,7 @@ export async function handoff(ctx: Context, options: HandoffOptions): Promise<vo
 export async function handoffStatus(ctx: Context, _options: unknown, args: unknown[]): Promise<void> {
   const { handoffStatus: status } = await import('../images/links.js');
   const r = await status(ctx, String(args[0]));
-  ctx.out.result(r, () => `handoff ${String(r.id)}: ${String(r.status)} (expires ${String(r.expiresAt)})`);
+  ctx.out.result(serviceDocument(r, { handoffId: String(args[0]) }), () => `handoff ${String(r.id)}: ${String(r.status)} (expires ${String(r.expiresAt)})`);
 }
 
 export async function signLink(ctx: Context, options: SignLinkOptions): Promise<void> {
@@ -41,5 +42,5 @@ export async function signLink(ctx: Context, options: SignLinkOptions): Promise<
 export async function signLinkStatus(ctx: Context, _options: unknown, args: unknown[]): Promise<void> {
   const { signingLinkStatus: status } = await import('../images/links.js');
   const r = await status(ctx, String(args[0]));
-  ctx.out.result(r, () => `signing intent ${String(r.id)}: ${String(r.status)} (expires ${String(r.expiresAt)})`);
+  ctx.out.result(serviceDocument(r, { intentId: String(args[0]) }), () => `signing intent ${String(r.id)}: ${String(r.status)} (expires ${String(r.expiresAt)})`);
 }
