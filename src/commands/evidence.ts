@@ -42,7 +42,7 @@ export async function verifyEvidence(ctx: Context, options: Record<string, unkno
   const given = [packetFile, audit, coverage].filter((x) => x !== undefined);
   if (given.length !== 1) throw new UsageError('usage', 'give one file: a PACKET, or --audit EXPORT, or --coverage EXPORT');
   const file = given[0]!;
-  const { doc, kind: detected } = await ev.readEvidenceFile(file, audit || coverage ? ev.EXPORT_MAX_BYTES : ev.PACKET_MAX_BYTES * 256);
+  const { doc, kind: detected } = await ev.readEvidenceFile(file, audit ? 'audit' : coverage ? 'coverage' : undefined);
   const kind = audit ? 'audit' : coverage ? 'coverage' : detected;
   const outcome = await ev.verifyDocument(doc, kind, trustOf(options), options.expectedHead as string | undefined);
   if (!outcome.result.valid) {
@@ -63,7 +63,7 @@ async function serviceHttp(ctx: Context) {
 }
 
 function keyTable(keys: TrustedKey[]): string {
-  return keys.map((k) => `${k.keyId}  ${k.algorithm.padEnd(12)} ${k.status.padEnd(8)} ${(k.uses ?? []).join(',')}`).join('\n');
+  return keys.map((k) => `${k.keyId}  ${k.algorithm.padEnd(12)} ${k.status.padEnd(8)} ${k.uses.join(',')}`).join('\n');
 }
 
 export async function evidenceKeys(ctx: Context, options: Record<string, unknown>): Promise<void> {
