@@ -10,6 +10,7 @@ import { auditEventDigest, verifyAuditExport, GENESIS_DIGEST } from '../src/evid
 import { coverageDigest, verifyCoverageExport } from '../src/evidence/coverage.js';
 import { keyIdOf, b64url, ED25519_SPKI_PREFIX } from '../src/evidence/keys.js';
 import { KIND_MAX_BYTES, sniffKind } from '../src/evidence/detect.js';
+import { parseSessionCookie } from '../src/evidence/session-cookie.js';
 import { canonicalJson } from '../src/protocol/canonical.js';
 import { makeHome, readVector, runCli, VECTORS } from './helpers/cli.js';
 
@@ -464,4 +465,29 @@ describe('reading within the cap of each kind of evidence file', () => {
     expect(r.code, r.stderr).toBe(2);
     expect(r.json().error).toMatchObject({ code: 'invalid_packet_shape', message: expect.stringMatching(new RegExp(`objects and arrays for ${statSync(file).size} characters`)) });
   }, 60_000);
+});
+
+describe('the session cookie for evidence downloads', () => {
+  const value = 'Qm9ndXMtc2Vzc2lvbi10b2tlbi1mb3ItdGVzdHMtb25seQ';
+  it('takes the bare value, name=value, or a copied Cookie header, and sends only the session cookie', () => {
+    expect(parseSessionCookie(`${value}\n`, 'f')).toBe(`__Host-rateloop-session=${value}`);
+    expect(parseSessionCookie(`rateloop-session=${value}`, 'f')).toBe(`rateloop-session=${value}`);
+    expect(parseSessionCookie(`Cookie: a=1; __Host-rateloop-session=${value}; rateloop-session=other-value-123456`, 'f')).toBe(`__Host-rateloop-session=${value}`);
+  });
+
+  it.each([
+    ['no session cookie among others', 'a=1; b=2'],
+    ['a value with a space', `__Host-rateloop-session=${value} x`],
+    ['a value too short', 'short'],
+    ['two lines', `${value}\n${value}`],
+  ])('refuses %s (exit 6), never echoing what it read', (_n, text) => {
+    let error: any;
+    try {
+      parseSessionCookie(text, 'the session cookie file c.txt');
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ exitCode: 6, code: 'session_cookie_invalid' });
+    expect(`${error.message} ${error.hint}`).not.toContain(value);
+  });
 });

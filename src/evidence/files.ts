@@ -1,7 +1,9 @@
 // Evidence files as the commands meet them: read within the cap of their kind, parse strictly, detect the kind,
 // verify. (Downloads live in download.ts, so verifying offline loads no HTTP client.)
 import { createReadStream, promises as fs } from 'node:fs';
+import path from 'node:path';
 import { EvidenceInvalidError, UsageError } from '../errors.js';
+import { refuseUnwritable, writeFileNoFollow } from '../fsutil.js';
 import { verifyAuditExport, type AuditResult } from './audit.js';
 import { verifyCoverageExport, type CoverageResult } from './coverage.js';
 import { detectKind, kindLabel, KIND_MAX_BYTES, SNIFF_BYTES, sniffKind, type EvidenceKind, type KnownKind } from './detect.js';
@@ -76,6 +78,19 @@ export function parseEvidenceText(text: string, what: string, code = 'invalid_pa
   }
 }
 
+/** Where an evidence download or pin is saved: private (0600), atomically, never through a link, never over a file without --force. */
+export async function saveEvidenceText(out: string, text: string, force: boolean): Promise<string> {
+  const file = path.resolve(out);
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  await writeFileNoFollow(file, text, { replace: force, replaceFlag: '--force' });
+  return file;
+}
+
+/** The same refusals as saveEvidenceText, before anything is downloaded. */
+export async function checkEvidenceOut(out: string, force: boolean): Promise<void> {
+  await refuseUnwritable(path.resolve(out), { replace: force, replaceFlag: '--force' });
+}
+
 export interface PacketTrust {
   publicKey?: string;
   keyId?: string;
@@ -85,6 +100,15 @@ export interface PacketTrust {
 export async function trustedKeysFrom(file: string): Promise<TrustedKey[]> {
   const { doc } = await readEvidenceFile(file, 'trusted-keys');
   return checkTrustedKeysDocument(doc);
+}
+
+/** A packet is verified only against a key the user gives: refused (exit 2) before any work when there is none. */
+export function requireTrust(trust: PacketTrust): void {
+  if (trust.trustedKeys === undefined && trust.publicKey === undefined) {
+    throw new UsageError('missing_trust_anchor', 'verifying a packet needs --public-key (with or without --key-id) or --trusted-keys FILE', {
+      hint: 'the key inside the packet is never trusted; get the pin with `loopsign evidence pin --key-id ed25519:… --out key.spki.txt`',
+    });
+  }
 }
 
 /** Verify a packet with the user's anchor: a pin and key id, or a saved trusted-keys document. */
@@ -100,13 +124,9 @@ export async function verifyPacketWith(doc: unknown, trust: PacketTrust): Promis
     }
     return verifyPacket(doc, { publicKey: key.publicKeySpki, keyId: key.keyId });
   }
-  if (trust.publicKey === undefined) {
-    throw new UsageError('missing_trust_anchor', 'verifying a packet needs --public-key (or --trusted-keys FILE)', {
-      hint: 'the key inside the packet is never trusted; get the pin with `loopsign evidence pin --key-id ed25519:… --out key.spki.txt`',
-    });
-  }
+  requireTrust(trust);
   // Without --key-id the id derived from the pin is expected (verifyPacket derives it).
-  return verifyPacket(doc, { publicKey: await readPin(trust.publicKey), keyId: trust.keyId });
+  return verifyPacket(doc, { publicKey: await readPin(trust.publicKey!), keyId: trust.keyId });
 }
 
 export type VerifyOutcome =
@@ -123,9 +143,17 @@ export async function verifyDocument(doc: unknown, kind: EvidenceKind, trust: Pa
   });
 }
 
-export function invalidError(outcome: VerifyOutcome): EvidenceInvalidError {
+/** A downloaded document that names another run or workspace than the one asked for. */
+export interface SubjectMismatch {
+  field: 'payload.runId' | 'workspaceId';
+  expected: string;
+  actual: unknown;
+}
+
+export function invalidError(outcome: VerifyOutcome, mismatch?: SubjectMismatch): EvidenceInvalidError {
   const what = outcome.kind === 'packet' ? 'the evidence packet' : outcome.kind === 'audit' ? 'the audit chain' : 'the coverage export';
-  return new EvidenceInvalidError('evidence_invalid', `${what} did not verify: ${outcome.result.errors.join(', ')}`, {
-    details: { kind: outcome.kind, ...outcome.result },
-  });
+  const message = mismatch
+    ? `${what} is for ${mismatch.field} ${JSON.stringify(mismatch.actual ?? null).slice(0, 120)}, not the ${JSON.stringify(mismatch.expected)} asked for; nothing was written`
+    : `${what} did not verify: ${outcome.result.errors.join(', ')}`;
+  return new EvidenceInvalidError('evidence_invalid', message, { details: { kind: outcome.kind, ...outcome.result, ...(mismatch ? { mismatch } : {}) } });
 }
