@@ -236,7 +236,7 @@ export function buildProgram(out: Output): Command {
   const trust = (cmd: Command) =>
     cmd
       .option('--public-key <pin>', 'the pinned key: an .spki.txt pin file or its base64url line')
-      .option('--key-id <id>', 'the key id, ed25519:<24 hex> (required with --public-key)')
+      .option('--key-id <id>', 'the key id, ed25519:<24 hex>; without it the id derived from the pin is expected')
       .option('--trusted-keys <file>', 'a saved trusted-keys document instead of a single pin (current and retired keys)');
   trust(
     program
@@ -251,6 +251,7 @@ export function buildProgram(out: Output): Command {
       'after',
       examples([
         'loopsign verify-evidence packet.json --public-key key.spki.txt --key-id ed25519:2d5798c16bafaed29bdbcca0',
+        'loopsign verify-evidence packet.json --public-key key.spki.txt',
         'loopsign verify-evidence packet.json --trusted-keys trusted-keys.json',
         'loopsign --json verify-evidence --audit rateloop-audit.json --expected-head sha256:…',
       ]) + '\nExit 0 valid, 8 did not verify, 2 unusable input. The key inside a packet is never trusted.\n',
@@ -261,6 +262,7 @@ export function buildProgram(out: Output): Command {
     .command('keys')
     .description('download the public trusted keys (no account needed)')
     .option('--out <file>', 'save the document (for --trusted-keys)')
+    .option('--force', 'replace an existing --out file')
     .addHelpText('after', examples(['loopsign evidence keys', 'loopsign evidence keys --out trusted-keys.json']))
     .action(lazy(() => import('./commands/evidence.js'), (m) => m.evidenceKeys));
   evidence
@@ -269,21 +271,31 @@ export function buildProgram(out: Output): Command {
     .requiredOption('--key-id <id>', 'ed25519:<24 hex>')
     .requiredOption('--out <file>', 'the pin file to write')
     .option('--trusted-keys <file>', 'take the key from a saved document instead of downloading')
+    .option('--force', 'replace an existing --out file')
     .addHelpText('after', examples(['loopsign evidence pin --key-id ed25519:2d5798c16bafaed29bdbcca0 --out key.spki.txt']))
     .action(lazy(() => import('./commands/evidence.js'), (m) => m.evidencePin));
   trust(
     evidence
       .command('fetch')
-      .description('download a run packet, the audit chain or the coverage export (workspace API key in LOOPSIGN_API_KEY) and verify it')
+      .description('download a run packet, the audit chain or the coverage export (with a browser session cookie) and verify it')
       .argument('<what>', 'run, audit or coverage')
       .argument('[runId]', 'the run, for `run`')
       .requiredOption('--workspace <id>', 'the workspace id')
       .option('--from <iso>', 'coverage window start')
       .option('--to <iso>', 'coverage window end')
       .option('--expected-head <digest>', 'audit: the head digest you expect')
-      .option('--out <file>', 'where to write it'),
+      .option('--out <file>', 'where to write it (0600; never over an existing file without --force)')
+      .option('--force', 'replace an existing --out file')
+      .option('--session-cookie-file <file>', 'a file holding the __Host-rateloop-session cookie of a signed-in browser')
+      .option('--session-cookie-env <name>', 'the NAME of an environment variable holding that cookie (the cookie never goes in argv)'),
   )
-    .addHelpText('after', examples(['LOOPSIGN_API_KEY=… loopsign evidence fetch run run_123 --workspace ws_1 --trusted-keys trusted-keys.json', 'loopsign evidence fetch audit --workspace ws_1']))
+    .addHelpText(
+      'after',
+      examples([
+        'loopsign evidence fetch run run_123 --workspace ws_1 --session-cookie-file ~/.rateloop-session --trusted-keys trusted-keys.json',
+        'loopsign evidence fetch audit --workspace ws_1 --session-cookie-env RATELOOP_SESSION',
+      ]) + '\nThese routes take a browser session cookie, not a workspace API key. A document for another run or workspace than asked is refused (exit 8).\n',
+    )
     .action(lazy(() => import('./commands/evidence.js'), (m) => m.evidenceFetch));
 
   program
