@@ -11,6 +11,7 @@ import { coverageDigest, verifyCoverageExport } from '../src/evidence/coverage.j
 import { keyIdOf, b64url, ED25519_SPKI_PREFIX } from '../src/evidence/keys.js';
 import { KIND_MAX_BYTES, sniffKind } from '../src/evidence/detect.js';
 import { parseSessionCookie } from '../src/evidence/session-cookie.js';
+import { evidenceRoute } from '../src/evidence/download.js';
 import { canonicalJson } from '../src/protocol/canonical.js';
 import { makeHome, readVector, runCli, VECTORS } from './helpers/cli.js';
 
@@ -489,5 +490,16 @@ describe('the session cookie for evidence downloads', () => {
     }
     expect(error).toMatchObject({ exitCode: 6, code: 'session_cookie_invalid' });
     expect(`${error.message} ${error.hint}`).not.toContain(value);
+  });
+});
+
+describe('download routes', () => {
+  it('build the route from checked ids: "." and ".." (which a URL resolves by climbing, encoded or not) are refused', () => {
+    expect(evidenceRoute({ what: 'run', workspace: 'ws_1', runId: 'run:1.2' })).toMatchObject({ path: '/api/account/workspaces/ws_1/assurance/runs/run%3A1.2/evidence', defaultName: 'evidence-run:1.2.json' });
+    expect(evidenceRoute({ what: 'coverage', workspace: 'ws_1', from: '2026-01-01T00:00:00Z' }).query).toEqual({ from: '2026-01-01T00:00:00Z', to: undefined });
+    for (const [workspace, runId] of [['..', 'run_1'], ['ws_1', '.'], ['ws_1', '..'], ['ws/1', 'run_1'], ['ws_1', 'run_1/../x']]) {
+      expect(() => evidenceRoute({ what: 'run', workspace: workspace!, runId })).toThrow(expect.objectContaining({ code: 'invalid_id', exitCode: 2 }));
+    }
+    expect(() => evidenceRoute({ what: 'run', workspace: 'ws_1' })).toThrow(/needs RUN_ID/);
   });
 });

@@ -95,12 +95,13 @@ export async function evidenceFetch(ctx: Context, options: Record<string, unknow
   const trust = trustOf(options);
   const force = options.force === true;
   if (what === 'run') ev.requireTrust(trust);
+  const { http, dl } = await serviceHttp(ctx);
+  const route = dl.evidenceRoute({ what, runId, workspace: String(options.workspace), from: options.from as string | undefined, to: options.to as string | undefined });
+  const out = typeof options.out === 'string' ? options.out : route.defaultName;
+  await ev.checkEvidenceOut(out, force);
   const { sessionCookieHeader } = await import('../evidence/session-cookie.js');
   const cookie = await sessionCookieHeader({ file: options.sessionCookieFile as string | undefined, env: options.sessionCookieEnv as string | undefined });
-  const { http, dl } = await serviceHttp(ctx);
-  const out = typeof options.out === 'string' ? options.out : dl.defaultEvidenceName(what, runId);
-  await ev.checkEvidenceOut(out, force);
-  const fetched = await dl.fetchEvidence(http, { what, runId, workspace: String(options.workspace), from: options.from as string | undefined, to: options.to as string | undefined, cookie });
+  const fetched = await dl.fetchEvidence(http, route, cookie);
   const { outcome, mismatch } = await dl.verifyFetched(fetched, trust, options.expectedHead as string | undefined);
   if (!outcome.result.valid) {
     if (!ctx.out.json) process.stderr.write(render(outcome) + '\n');

@@ -33,8 +33,14 @@ export interface FetchRequest {
   runId?: string;
   from?: string;
   to?: string;
-  /** The `Cookie` header (sessionCookieHeader). */
-  cookie: string;
+}
+
+export interface EvidenceRoute {
+  request: FetchRequest;
+  path: string;
+  query: Record<string, string | undefined>;
+  /** The file name when --out is not given. */
+  defaultName: string;
 }
 
 export interface Fetched {
@@ -57,28 +63,24 @@ export async function verifyFetched(f: Fetched, trust: PacketTrust, expectedHead
   return { outcome: { ...outcome, result } as VerifyOutcome, mismatch: f.subject };
 }
 
-export function defaultEvidenceName(what: FetchWhat, runId: string | undefined): string {
-  if (what === 'run') return `evidence-${segment(runId ?? '', 'RUN_ID')}.json`;
-  return what === 'audit' ? 'rateloop-audit.json' : 'rateloop-assurance-coverage.json';
+/** The route for a download, from the user's ids (checked here, before any credential is read or request sent). */
+export function evidenceRoute(request: FetchRequest): EvidenceRoute {
+  const ws = `/api/account/workspaces/${segment(request.workspace, '--workspace')}`;
+  if (request.what === 'run') {
+    if (!request.runId) throw new UsageError('usage', 'evidence fetch run needs RUN_ID');
+    const run = segment(request.runId, 'RUN_ID');
+    return { request, path: `${ws}/assurance/runs/${run}/evidence`, query: {}, defaultName: `evidence-${request.runId}.json` };
+  }
+  if (request.what === 'audit') return { request, path: `${ws}/audit/export`, query: {}, defaultName: 'rateloop-audit.json' };
+  return { request, path: `${ws}/assurance/coverage/export`, query: { from: request.from, to: request.to }, defaultName: 'rateloop-assurance-coverage.json' };
 }
 
-/** GET one workspace export with the session cookie. A 401 says which credential the route wanted. */
-export async function fetchEvidence(http: HttpClient, req: FetchRequest): Promise<Fetched> {
-  const ws = `/api/account/workspaces/${segment(req.workspace, '--workspace')}`;
-  let path: string;
-  let query: Record<string, string | undefined> = {};
-  if (req.what === 'run') {
-    if (!req.runId) throw new UsageError('usage', 'evidence fetch run needs RUN_ID');
-    path = `${ws}/assurance/runs/${segment(req.runId, 'RUN_ID')}/evidence`;
-  } else if (req.what === 'audit') {
-    path = `${ws}/audit/export`;
-  } else {
-    path = `${ws}/assurance/coverage/export`;
-    query = { from: req.from, to: req.to };
-  }
+/** GET one workspace export with the session cookie (the `Cookie` header). A 401 says which credential the route wanted. */
+export async function fetchEvidence(http: HttpClient, route: EvidenceRoute, cookie: string): Promise<Fetched> {
+  const { request: req, path, query } = route;
   let doc: Record<string, unknown>;
   try {
-    doc = await http.request({ method: 'GET', path, headers: { cookie: req.cookie }, query, idempotent: true, timeoutMs: 60_000 });
+    doc = await http.request({ method: 'GET', path, headers: { cookie }, query, idempotent: true, timeoutMs: 60_000 });
   } catch (error) {
     throw error instanceof ServiceError && (error.details as { status?: number } | undefined)?.status === 401 ? sessionRefused(error) : error;
   }
