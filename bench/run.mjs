@@ -9,7 +9,7 @@ const suites = [
   ['upload', () => import('./upload.mjs')],
 ];
 
-const only = process.argv.slice(2);
+const only = process.argv.slice(2).filter((a) => !a.startsWith('--')); // flags go to the suites
 const rows = [];
 for (const [name, load] of suites) {
   if (only.length && !only.includes(name)) continue;

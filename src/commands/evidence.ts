@@ -43,9 +43,7 @@ export async function verifyEvidence(ctx: Context, options: VerifyEvidenceOption
   const given = [packetFile, audit, coverage].filter((x) => x !== undefined);
   if (given.length !== 1) throw new UsageError('usage', 'give one file: a PACKET, or --audit EXPORT, or --coverage EXPORT');
   const file = given[0]!;
-  const { doc, kind: detected } = await ev.readEvidenceFile(file, audit ? 'audit' : coverage ? 'coverage' : undefined);
-  const kind = audit ? 'audit' : coverage ? 'coverage' : detected;
-  const outcome = await ev.verifyDocument(doc, kind, trustOf(options), options.expectedHead);
+  const outcome = await ev.verifyEvidenceFile(file, audit ? 'audit' : coverage ? 'coverage' : undefined, trustOf(options), options.expectedHead);
   if (!outcome.result.valid) {
     const error = ev.invalidError(outcome);
     if (!ctx.out.json) process.stderr.write(render(outcome) + '\n');

@@ -18,6 +18,13 @@ export const KIND_MAX_BYTES: Record<KnownKind, number> = {
   audit: 128 * MiB,
 };
 
+/**
+ * Audit exports from this size on are streamed and checked by worker threads (audit-stream.ts), with no cap on
+ * their size; smaller ones are read whole on the main thread, where starting workers would cost more than they
+ * save (bench/evidence.mjs measures both sides).
+ */
+export const STREAM_MIN_BYTES = 8 * MiB;
+
 /** How much of a file is read to tell its kind. */
 export const SNIFF_BYTES = 64 * 1024;
 

@@ -6,7 +6,7 @@ import { EvidenceInvalidError, UsageError } from '../errors.js';
 import { refuseUnwritable, writeFileNoFollow } from '../fsutil.js';
 import { verifyAuditExport, type AuditResult } from './audit.js';
 import { verifyCoverageExport, type CoverageResult } from './coverage.js';
-import { detectKind, kindLabel, KIND_MAX_BYTES, SNIFF_BYTES, sniffKind, type EvidenceKind, type KnownKind } from './detect.js';
+import { detectKind, kindLabel, KIND_MAX_BYTES, SNIFF_BYTES, sniffKind, STREAM_MIN_BYTES, type EvidenceKind, type KnownKind } from './detect.js';
 import { checkTrustedKeysDocument, readPin, type TrustedKey } from './keys.js';
 import { verifyPacket, type PacketResult } from './packet.js';
 import { parseStrictJson } from './strict-json.js';
@@ -74,8 +74,47 @@ export function parseEvidenceText(text: string, what: string, code = 'invalid_pa
   try {
     return parseStrictJson(text);
   } catch (error) {
-    throw new UsageError(code, `${what} is not usable JSON: ${(error as Error).message}`);
+    throw notJson(what, (error as Error).message, code);
   }
+}
+
+const notJson = (what: string, reason: string, code = 'invalid_packet_shape'): UsageError => new UsageError(code, `${what} is not usable JSON: ${reason}`);
+
+/**
+ * Verify an evidence file: `expected` is the kind the user named (--audit, --coverage), if any. An audit export
+ * of STREAM_MIN_BYTES or more is streamed and checked on every core instead of being read whole: its memory stays
+ * bounded however many events it has, so the whole-file cap does not apply to it (audit-stream.ts bounds its
+ * events and other fields instead). Everything else — stdin, smaller files, other kinds — is read within its
+ * kind's cap as before.
+ */
+export async function verifyEvidenceFile(file: string, expected: 'audit' | 'coverage' | undefined, trust: PacketTrust, expectedHead?: string): Promise<VerifyOutcome> {
+  if (file !== '-' && expected !== 'coverage') {
+    const streamed = await streamedAudit(file, expected === 'audit', expectedHead);
+    if (streamed) return streamed;
+  }
+  const { doc, kind: detected } = await readEvidenceFile(file, expected);
+  return verifyDocument(doc, expected ?? detected, trust, expectedHead);
+}
+
+async function streamedAudit(file: string, named: boolean, expectedHead?: string): Promise<VerifyOutcome | undefined> {
+  const stat = await fs.stat(file).catch(() => undefined);
+  if (!stat?.isFile() || stat.size < STREAM_MIN_BYTES) return undefined; // (a missing file is reported by readEvidenceFile)
+  const handle = await fs.open(file, 'r');
+  let start: string;
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(SNIFF_BYTES), 0, SNIFF_BYTES, 0);
+    start = buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+  // Only an object is taken apart as it streams; anything else is read whole, within the cap, and refused there.
+  if (!/^[ \t\r\n]*\{/.test(start) || (!named && sniffKind(start) !== 'audit')) return undefined;
+  const { verifyAuditFile } = await import('./audit-stream.js');
+  const streamed = await verifyAuditFile(file, { expectedHead });
+  if (streamed.jsonError !== undefined) throw notJson(file, streamed.jsonError);
+  // The whole document says it is another kind after all: read it as that kind, within that kind's cap.
+  if (!named && detectKind(streamed.shell) !== 'audit') return undefined;
+  return { kind: 'audit', result: streamed.result! };
 }
 
 /** Where an evidence download or pin is saved: private (0600), atomically, never through a link, never over a file without --force. */

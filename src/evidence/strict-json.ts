@@ -17,13 +17,27 @@ export function maxContainers(length: number): number {
 }
 
 export function parseStrictJson(text: string): unknown {
-  scan(text);
+  const report = scanJson(text, 0, maxContainers(text.length));
+  if (report.error) throw report.error.syntax ? new SyntaxError(report.error.message) : new StrictJsonError(report.error.message);
   return JSON.parse(text);
 }
 
-function scan(text: string): void {
-  const budget = maxContainers(text.length);
+export const tooManyContainers = (budget: number, length: number): string =>
+  `more than ${budget} objects and arrays for ${length} characters; real evidence has far fewer`;
+
+/** What a scan found: the objects and arrays opened, and the first problem with how many were opened before it. */
+export interface ScanReport {
+  containers: number;
+  error?: { message: string; before: number; syntax?: boolean };
+}
+
+/**
+ * Scan `text`, a piece of a document that starts `depth` levels deep (a streamed audit export is scanned piece by
+ * piece, the budget applied over the whole), stopping at the first problem. Never throws.
+ */
+export function scanJson(text: string, depth = 0, budget = Infinity): ScanReport {
   let containers = 0;
+  const stop = (message: string, syntax = false): ScanReport => ({ containers, error: { message, before: containers, ...(syntax ? { syntax } : {}) } });
   // A stack of key sets: one per open object, null per open array.
   const stack: (Set<string> | null)[] = [];
   let i = 0;
@@ -32,8 +46,8 @@ function scan(text: string): void {
     const c = text.charCodeAt(i);
     if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       stack.push(c === 0x7b ? new Set() : null);
-      if (stack.length > MAX_DEPTH) throw new StrictJsonError(`nesting deeper than ${MAX_DEPTH} levels`);
-      if (++containers > budget) throw new StrictJsonError(`more than ${budget} objects and arrays for ${text.length} characters; real evidence has far fewer`);
+      if (stack.length + depth > MAX_DEPTH) return stop(`nesting deeper than ${MAX_DEPTH} levels`);
+      if (++containers > budget) return stop(tooManyContainers(budget, text.length));
       expectKey = c === 0x7b;
       i++;
     } else if (c === 0x7d || c === 0x5d) {
@@ -44,24 +58,48 @@ function scan(text: string): void {
       expectKey = stack[stack.length - 1] instanceof Set;
       i++;
     } else if (c === 0x22 /* " */) {
-      let j = i + 1;
-      while (j < text.length && text.charCodeAt(j) !== 0x22) j += text.charCodeAt(j) === 0x5c ? 2 : 1;
+      const j = closingQuote(text, i + 1);
       if (expectKey) {
-        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        let key: string;
+        try {
+          // A key without escapes or control characters is its own text (the common case, and a hot one).
+          key = j < text.length && !NOT_PLAIN.test(text.slice(i + 1, j)) ? text.slice(i + 1, j) : (JSON.parse(text.slice(i, j + 1)) as string);
+        } catch (error) {
+          return stop((error as Error).message, true);
+        }
         const keys = stack[stack.length - 1] as Set<string>;
-        if (keys.has(key)) throw new StrictJsonError(`duplicate key ${JSON.stringify(key)}`);
+        if (keys.has(key)) return stop(`duplicate key ${JSON.stringify(key)}`);
         keys.add(key);
         expectKey = false;
       }
       i = j + 1;
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
       let j = i + 1;
-      while (j < text.length && /[0-9eE.+-]/.test(text[j]!)) j++;
+      while (j < text.length && isNumberChar(text.charCodeAt(j))) j++;
       const n = Number(text.slice(i, j));
-      if (!Number.isFinite(n)) throw new StrictJsonError(`number ${text.slice(i, Math.min(j, i + 24))}… is out of range`);
+      if (!Number.isFinite(n)) return stop(`number ${text.slice(i, Math.min(j, i + 24))}… is out of range`);
       i = j;
     } else {
       i++;
     }
   }
+  return { containers };
+}
+
+const NOT_PLAIN = /[\\\x00-\x1f]/;
+
+/** [0-9eE.+-] */
+const isNumberChar = (c: number): boolean => (c >= 0x30 && c <= 0x39) || c === 0x65 || c === 0x45 || c === 0x2e || c === 0x2b || c === 0x2d;
+
+/**
+ * The index of the quote that ends the string whose text starts at `from` (text.length if none): the first quote
+ * not escaped by an odd run of backslashes — found by indexOf rather than char by char.
+ */
+function closingQuote(text: string, from: number): number {
+  for (let q = text.indexOf('"', from); q !== -1; q = text.indexOf('"', q + 1)) {
+    let k = q - 1;
+    while (k >= from && text.charCodeAt(k) === 0x5c) k--;
+    if ((q - 1 - k) % 2 === 0) return q;
+  }
+  return text.length;
 }

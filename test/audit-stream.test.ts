@@ -1,0 +1,295 @@
+// The streamed, multi-threaded audit verifier against the reference (the whole export parsed on one thread by
+// parseStrictJson and checked by verifyAuditExport), on the same files: every break — in each worker's batch, at
+// batch boundaries, at the first and last event — every export-level failure and every strict-JSON refusal must
+// come out identical, whether the events array was cut by guessing or exactly, in chunks of any size.
+// The streamed path runs worker threads, which load the built JavaScript: these tests import it from dist/.
+import { afterAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { createWriteStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { canonicalJson } from '../src/protocol/canonical.js';
+import { makeHome, ROOT, runCli } from './helpers/cli.js';
+
+const dist = (m: string) => import(path.join(ROOT, 'dist', 'evidence', m));
+const { verifyAuditFile } = await dist('audit-stream.js');
+const { verifyAuditExport, GENESIS_DIGEST } = await dist('audit.js');
+const { parseStrictJson } = await dist('strict-json.js');
+const { STREAM_MIN_BYTES } = await dist('detect.js');
+
+const dir = mkdtempSync(path.join(tmpdir(), 'loopsign-audit-stream-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** evidence.md §11.2 written out literally, as in test/evidence.test.ts: independent of loopsign's fast path. */
+function specDigest(previous: string, e: any, nullAs: 'null' | 'string' = 'null'): string {
+  const keep = (v: unknown) => (nullAs === 'string' && v === null ? String(v) : v);
+  const P = {
+    action: e.action, actorKind: e.actor_kind, actorReference: e.actor_reference, assuranceMethod: e.assurance_method, eventId: e.event_id,
+    homeRegion: e.home_region, metadata: JSON.parse(e.metadata_json), occurredAt: new Date(e.occurred_at).toISOString(), purpose: keep(e.purpose),
+    reason: keep(e.reason), requestCorrelation: e.request_correlation ?? null, result: e.result, targetId: keep(e.target_id), targetKind: e.target_kind,
+    workspaceId: e.workspace_id, sequence: e.sequence,
+  };
+  return `sha256:${createHash('sha256').update(`${previous}\n${canonicalJson(P, 'locale-en-US')}`, 'utf8').digest('hex')}`;
+}
+
+/** An event whose strings exercise the cutter: escapes, backslashes before quotes, `},{` inside a string, non-ASCII. */
+function event(i: number, previous: string, extra: Record<string, unknown> = {}): any {
+  const e: any = {
+    event_id: `evt_${i}`, workspace_id: 'ws_1', sequence: i, previous_digest: previous, home_region: 'eu', actor_kind: 'agent',
+    actor_reference: i % 4 === 0 ? 'wallet:0xabc\\' : 'wallet:0xabc', assurance_method: 'wallet_signature', action: i % 2 ? 'ask.create' : 'ask.confirm',
+    target_kind: 'ask', target_id: `op_${i}`, purpose: 'paid_feedback', reason: i % 3 ? 'ok "quoted" },{ x' : null, request_correlation: null, result: 'success',
+    metadata_json: JSON.stringify({ Amount: String(i), list: [{ a: 1 }, { b: '},{"' }], é: 'ü', n: i }), occurred_at: new Date(1_700_000_000_000 + i * 1000).toISOString(),
+    ...extra,
+  };
+  return e;
+}
+
+/** A valid export of n events; `tamper` changes it (events, or the whole document) afterwards. */
+function exportOf(n: number, options: { camel?: boolean; reasons?: (i: number) => string | null } = {}): any {
+  let previous = GENESIS_DIGEST;
+  const events: any[] = [];
+  for (let i = 1; i <= n; i++) {
+    const e = event(i, previous, options.reasons ? { reason: options.reasons(i) } : {});
+    e.event_digest = specDigest(previous, e);
+    previous = e.event_digest;
+    if (options.camel) for (const k of Object.keys(e)) if (k.includes('_')) (e[k.replace(/_([a-z])/g, (_m, c) => c.toUpperCase())] = e[k]), delete e[k];
+    events.push(e);
+  }
+  return { exportedAt: '2026-01-01T00:00:00.000Z', format: 'rateloop-audit-v1', integrity: { eventCount: n, headDigest: previous, valid: true }, events, retention: { months: 6 }, workspaceId: 'ws_1' };
+}
+
+let files = 0;
+function fileOf(text: string): string {
+  const file = path.join(dir, `export-${files++}.json`);
+  writeFileSync(file, text);
+  return file;
+}
+
+/** The reference's answer for a file's text: its result, or why it is not usable JSON. */
+function reference(text: string, expectedHead?: string): { result?: unknown; jsonError?: string } {
+  let doc: unknown;
+  try {
+    doc = parseStrictJson(text);
+  } catch (error) {
+    return { jsonError: (error as Error).message };
+  }
+  return { result: verifyAuditExport(doc, expectedHead) };
+}
+
+async function streamed(file: string, options: Record<string, unknown>): Promise<{ result?: unknown; jsonError?: string; recut: boolean }> {
+  const s = await verifyAuditFile(file, options);
+  return { ...(s.jsonError !== undefined ? { jsonError: s.jsonError } : { result: s.result }), recut: s.recut };
+}
+
+// About three events per batch: 24 events make eight batches, dealt to two workers in turn.
+const EVENT_BYTES = JSON.stringify(event(10, GENESIS_DIGEST, { event_digest: GENESIS_DIGEST })).length;
+const SMALL = { batchBytes: EVENT_BYTES * 2 + 10 };
+
+/** Every way of reading `text` agrees with the reference; returns the reference's answer. */
+async function agree(text: string, ways: Record<string, unknown>[], expectedHead?: string) {
+  const ref = reference(text, expectedHead);
+  const file = fileOf(text);
+  for (const way of ways) {
+    const { recut: _recut, ...got } = await streamed(file, { ...way, expectedHead });
+    expect(got, JSON.stringify(way)).toEqual(ref);
+  }
+  return ref;
+}
+
+const WAYS = [
+  { workers: 2, ...SMALL },
+  { workers: 0, ...SMALL, exact: true },
+  { workers: 1, ...SMALL, chunkBytes: 7 },
+];
+
+const TAMPERS: [string, (d: any, k: number) => void][] = [
+  ['a changed field', (d, k) => (d.events[k].result = 'failure')],
+  ['a wrong sequence', (d, k) => (d.events[k].sequence = 99)],
+  ['a sequence as text', (d, k) => (d.events[k].sequence = String(k + 1))],
+  ['a dropped event', (d, k) => d.events.splice(k, 1)],
+  ['another workspace', (d, k) => (d.events[k].workspace_id = 'ws_2')],
+  ['a wrong previous digest', (d, k) => (d.events[k].previous_digest = GENESIS_DIGEST.replace(/0$/, '1'))],
+  ['a null event', (d, k) => (d.events[k] = null)],
+  ['metadata that is not JSON', (d, k) => (d.events[k].metadata_json = '{"a":')],
+  ['a date that is not one', (d, k) => (d.events[k].occurred_at = 'yesterday')],
+  ['the service checker\'s "null" form', (d, k) => {
+    const e = d.events[k];
+    e.reason = null;
+    e.event_digest = specDigest(e.previous_digest, e, 'string');
+  }],
+];
+
+describe('a break anywhere is reported as the reference reports it', () => {
+  const N = 24;
+  it.each(TAMPERS)('%s, at every event (first, last, both sides of every batch boundary, every worker)', async (_name, tamper) => {
+    for (let k = 0; k < N; k++) {
+      const d = exportOf(N);
+      tamper(d, k);
+      const ref = await agree(JSON.stringify(d), [WAYS[0]!]);
+      expect(ref.result).toMatchObject({ valid: false });
+    }
+  }, 120_000);
+
+  it('in every way of reading: guessed or exact cuts, tiny chunks, pretty-printed', async () => {
+    for (const [, tamper] of TAMPERS) {
+      for (const k of [0, 5, 6, 7, 23]) {
+        const d = exportOf(N);
+        tamper(d, k);
+        await agree(JSON.stringify(d), WAYS);
+        await agree(JSON.stringify(d, null, 2), [WAYS[0]!]);
+      }
+    }
+  }, 120_000);
+
+  it('two breaks in different batches: the earlier one, even when its batch finishes last', async () => {
+    const d = exportOf(N);
+    d.events[20].result = 'failure';
+    d.events[4].workspace_id = 'ws_2';
+    const ref = await agree(JSON.stringify(d), WAYS);
+    expect(ref.result).toMatchObject({ errors: ['workspace_mismatch'], sequence: 5 });
+  });
+});
+
+describe('export-level results are the reference\'s', () => {
+  const cases: [string, (d: any) => unknown][] = [
+    ['a valid chain', (d) => d],
+    ['camelCase columns', () => exportOf(24, { camel: true })],
+    ['null columns noted from the first such event, in a later batch', () => exportOf(24, { reasons: (i) => (i >= 14 ? null : 'kept') })],
+    ['another workspace for the whole export', (d) => ({ ...d, workspaceId: 'ws_2' })],
+    ['no workspace', (d) => ({ ...d, workspaceId: undefined })],
+    ['another format', (d) => ({ ...d, format: 'rateloop-audit-v2' })],
+    ['a wrong head', (d) => ({ ...d, integrity: { ...d.integrity, headDigest: GENESIS_DIGEST } })],
+    ['a wrong count', (d) => ({ ...d, integrity: { ...d.integrity, eventCount: 3 } })],
+    ['integrity not flagged valid', (d) => ({ ...d, integrity: { ...d.integrity, valid: false } })],
+    ['no events', (d) => ({ ...d, events: [], integrity: { eventCount: 0, headDigest: GENESIS_DIGEST, valid: true } })],
+    ['events that are not an array', (d) => ({ ...d, events: { 0: d.events[0] } })],
+    ['events that are not objects', (d) => ({ ...d, events: [1, 2, 3] })],
+    ['events first, fields after', (d) => ({ events: d.events, workspaceId: d.workspaceId, integrity: d.integrity, format: d.format })],
+    ['a __proto__ field', (d) => JSON.parse(JSON.stringify(d).replace('"retention"', '"__proto__"'))],
+  ];
+  it.each(cases)('%s', async (_name, make) => {
+    const text = JSON.stringify(make(exportOf(24)));
+    await agree(text, WAYS);
+    await agree(text, [WAYS[0]!], `sha256:${'1'.repeat(64)}`);
+  });
+
+  it('an expected head that matches', async () => {
+    const d = exportOf(24);
+    const ref = await agree(JSON.stringify(d), WAYS, d.integrity.headDigest);
+    expect(ref.result).toMatchObject({ valid: true, errors: [] });
+  });
+
+  it('a chain whose strings end in `},{` is recut exactly, with the same result; ordinary ones are not', async () => {
+    const plain = fileOf(JSON.stringify(exportOf(24)));
+    expect(await streamed(plain, { workers: 2, ...SMALL })).toMatchObject({ recut: false, result: { valid: true } });
+    const d = exportOf(24);
+    for (const e of d.events) e.extra = '},{';
+    const text = JSON.stringify(d);
+    const ref = await agree(text, WAYS);
+    expect(ref.result).toMatchObject({ valid: true });
+    expect(await streamed(fileOf(text), { workers: 2, ...SMALL })).toMatchObject({ recut: true });
+  });
+});
+
+describe('strict JSON: the same refusal, with the same reason', () => {
+  const base = () => JSON.stringify(exportOf(24));
+  const nth = (text: string, needle: string, n: number) => {
+    let at = -1;
+    for (let k = 0; k <= n; k++) at = text.indexOf(needle, at + 1);
+    return at;
+  };
+  const insertAt = (text: string, at: number, what: string) => text.slice(0, at) + what + text.slice(at);
+  const cases: [string, () => string][] = [
+    ['a duplicate key in an event of a later batch', () => { const t = base(); return insertAt(t, nth(t, '"result":', 13), '"result":"x",'); }],
+    ['a duplicate top-level key', () => base().replace('"retention"', '"format"')],
+    ['a duplicate "events"', () => base().replace('"retention":{"months":6}', '"events":[]')],
+    ['nesting deeper than 200 levels inside an event', () => { const t = base(); return insertAt(t, nth(t, '"result":', 9), `"deep":${'['.repeat(198)}${']'.repeat(198)},`); }],
+    ['nesting just within the limit', () => { const t = base(); return insertAt(t, nth(t, '"result":', 9), `"deep":${'['.repeat(197)}${']'.repeat(197)},`); }],
+    ['a number out of range', () => { const t = base(); return insertAt(t, nth(t, '"result":', 17), '"big":1e400,'); }],
+    ['a key that is not a string', () => { const t = base(); return insertAt(t, nth(t, '"result":', 3), '"\\x":1,'); }],
+    ['far more arrays than evidence has', () => JSON.stringify({ format: 'rateloop-audit-v1', integrity: {}, events: Array.from({ length: 30_000 }, () => []), workspaceId: 'ws_1' })],
+    ['too many arrays, and a duplicate key after the budget ran out', () => JSON.stringify({ format: 'rateloop-audit-v1', integrity: {}, events: Array.from({ length: 30_000 }, () => []), workspaceId: 'ws_1' }).replace('"workspaceId"', '"integrity":1,"workspaceId"')],
+    ['a duplicate key before the budget runs out', () => JSON.stringify({ format: 'rateloop-audit-v1', integrity: {}, events: [{ a: 1 }, ...Array.from({ length: 30_000 }, () => [])], workspaceId: 'ws_1' }).replace('{"a":1}', '{"a":1,"a":2}')],
+  ];
+  it.each(cases)('%s', async (_name, make) => {
+    await agree(make(), WAYS);
+  });
+
+  it.each([
+    ['a missing colon inside an event', (t: string) => t.replace('"result":"success"', '"result" "success"')],
+    ['a trailing comma in the events', (t: string) => t.replace('}],"retention"', '},],"retention"')],
+    ['an empty element', (t: string) => t.replace('},{"event_id":"evt_5"', '},,{"event_id":"evt_5"')],
+    ['the events closed by a brace', (t: string) => t.replace('}],"retention"', '}},"retention"')],
+    ['a file cut short', (t: string) => t.slice(0, t.length - 40)],
+    ['something after the object', (t: string) => `${t} x`],
+    ['a byte order mark', (t: string) => `\ufeff${t}`],
+  ])('not JSON at all (%s): refused by both, the reason in the streamed path\'s own words', async (_name, change) => {
+    const text = change(JSON.stringify(exportOf(24)));
+    expect(text).not.toBe(JSON.stringify(exportOf(24)));
+    expect(reference(text).jsonError).toBeDefined();
+    const file = fileOf(text);
+    for (const way of WAYS) expect((await streamed(file, way)).jsonError, JSON.stringify(way)).toEqual(expect.any(String));
+  });
+});
+
+describe('the command streams large audit exports', () => {
+  const home = makeHome();
+
+  /** Write an export of `count` events, each padded to about `pad` bytes, without holding it whole. */
+  async function bigExport(name: string, count: number, pad: number, tamperAt?: number): Promise<{ file: string; head: string }> {
+    const file = path.join(dir, name);
+    const out = createWriteStream(file);
+    out.write('{"format":"rateloop-audit-v1","workspaceId":"ws_1","events":[');
+    let previous = GENESIS_DIGEST;
+    for (let i = 1; i <= count; i++) {
+      const e = event(i, previous, { metadata_json: JSON.stringify({ pad: 'p'.repeat(pad) }) });
+      e.event_digest = specDigest(previous, e);
+      previous = e.event_digest;
+      if (i === tamperAt) e.result = 'failure';
+      if (!out.write((i > 1 ? ',' : '') + JSON.stringify(e))) await new Promise((r) => out.once('drain', r));
+    }
+    out.end(`],"integrity":{"eventCount":${count},"headDigest":"${previous}","valid":true}}`);
+    await new Promise((r) => out.on('finish', r));
+    return { file, head: previous };
+  }
+
+  it('an export of 8 MiB or more gives the reference\'s verdict through the built binary, valid or broken', async () => {
+    const { file, head } = await bigExport('big.json', 3000, 3000);
+    expect(statSync(file).size).toBeGreaterThanOrEqual(STREAM_MIN_BYTES);
+    const ok = await runCli(['--json', 'verify-evidence', '--audit', file, '--expected-head', head], home);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.json()).toMatchObject({ kind: 'audit', valid: true, eventCount: 3000, headDigest: head });
+    // Detected as an audit export from its first bytes, without --audit.
+    expect((await runCli(['--json', 'verify-evidence', file], home)).json()).toMatchObject({ kind: 'audit', valid: true });
+
+    const broken = await bigExport('broken.json', 3000, 3000, 2222);
+    const bad = await runCli(['--json', 'verify-evidence', '--audit', broken.file], home);
+    expect(bad.code, bad.stderr).toBe(8);
+    const { readFileSync } = await import('node:fs');
+    const ref = verifyAuditExport(JSON.parse(readFileSync(broken.file, 'utf8')));
+    expect(ref).toMatchObject({ errors: ['event_digest_mismatch'], sequence: 2222 });
+    expect(bad.json().error).toMatchObject({ code: 'evidence_invalid', ...ref });
+    const text = await runCli(['verify-evidence', '--audit', broken.file], home);
+    expect(text.stderr).toContain(`first broken link: event 2222 (${ref.detail})`);
+  }, 120_000);
+
+  it('an export larger than the whole-file cap of 128 MiB verifies with the heap capped at 128 MB', async () => {
+    const { file, head } = await bigExport('huge.json', 36, 3_900_000);
+    expect(statSync(file).size).toBeGreaterThan(128 * 1024 * 1024);
+    const r = await runCli(['--json', 'verify-evidence', '--audit', file], home, { env: { NODE_OPTIONS: '--max-old-space-size=128' } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json()).toMatchObject({ valid: true, eventCount: 36, headDigest: head });
+    rmSync(file);
+  }, 180_000);
+
+  it('an event or the other fields beyond their caps are refused (exit 2), not read whole', async () => {
+    const { file } = await bigExport('fat-event.json', 4, 4_300_000);
+    const r = await runCli(['--json', 'verify-evidence', '--audit', file], home);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.json().error).toMatchObject({ code: 'too_large', message: expect.stringMatching(/an event larger than 4194304 bytes/) });
+    const fields = fileOf(`{"format":"rateloop-audit-v1","retention":"${'r'.repeat(9_000_000)}","events":[]}`);
+    const f = await runCli(['--json', 'verify-evidence', '--audit', fields], home);
+    expect(f.code, f.stderr).toBe(2);
+    expect(f.json().error).toMatchObject({ code: 'too_large', message: expect.stringMatching(/outside its events array/) });
+  }, 120_000);
+});
