@@ -1,8 +1,8 @@
 // Evidence verification:
 // - an in-memory audit chain of 100,000 events on one thread (events per second, target ≥ 100,000/s);
 // - a 100,000-event export file (~65 MB, within the whole-file cap) verified the single-thread way (read whole,
-//   strict parse, verifyAuditExport — the reference) against the streamed path on worker threads, interleaved in
-//   this process (target ≥ 1.6x), with the CPU time of both (all threads) to show what the threads cost;
+//   strict parse, verifyAuditExport — the reference) against the streamed path on worker threads, cold, in fresh
+//   processes, interleaved (target ≥ 1.6x), with the CPU time of both (all threads) to show what the threads cost;
 // - where streaming starts to pay: the same comparison on small exports around STREAM_MIN_BYTES;
 // - a 1,000,000-event export (~650 MB) verified by the CLI in a child process: wall time and peak RSS (target
 //   ≤ 300 MB; `npm run bench -- evidence --no-million` skips it);
@@ -12,9 +12,7 @@ import { createWriteStream, existsSync, mkdtempSync, rmSync, statSync, writeFile
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { auditEventDigest, verifyAuditExport, GENESIS_DIGEST } from '../dist/evidence/audit.js';
-import { readEvidenceFile } from '../dist/evidence/files.js';
 import { STREAM_MIN_BYTES } from '../dist/evidence/detect.js';
-import { verifyAuditFile } from '../dist/evidence/audit-stream.js';
 import { BIN, ROOT, medianOfInterleaved, median } from './lib.mjs';
 
 function event(i, previous) {
@@ -54,29 +52,22 @@ async function exportFile(file, n) {
   return file;
 }
 
-/** The single-thread path the CLI takes below STREAM_MIN_BYTES (and took for every file before). */
-async function wholeFile(file) {
-  const { doc } = await readEvidenceFile(file, 'audit');
-  return verifyAuditExport(doc);
-}
-
-async function streamed(file) {
-  return (await verifyAuditFile(file)).result;
-}
-
-/** Interleaved runs of both paths on one file: medians, pairwise ratios, and CPU time of all threads. */
-async function compare(file, runs) {
+/**
+ * Interleaved cold runs of both paths on one file, each in a fresh process as the CLI runs (bench/audit-verify.mjs;
+ * in one process the single-thread path would run warm while every run's new workers start cold): medians of the
+ * verification's wall time, pairwise ratios, and the CPU time of all threads.
+ */
+function compare(file, runs) {
   const wall = { whole: [], streamed: [] };
   const cpu = { whole: [], streamed: [] };
   for (let i = 0; i < runs; i++) {
-    for (const [name, verify] of [['whole', wholeFile], ['streamed', streamed]]) {
-      const c = process.cpuUsage();
-      const t0 = process.hrtime.bigint();
-      const r = await verify(file);
-      wall[name].push(Number(process.hrtime.bigint() - t0) / 1e6);
-      const u = process.cpuUsage(c);
-      cpu[name].push((u.user + u.system) / 1000);
-      if (!r.valid) throw new Error(`bench export did not verify (${name})`);
+    for (const how of ['whole', 'streamed']) {
+      const r = spawnSync(process.execPath, [path.join(ROOT, 'bench', 'audit-verify.mjs'), how, file], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`audit-verify ${how} exited ${r.status}: ${r.stderr}`);
+      const out = JSON.parse(r.stdout);
+      if (!out.valid) throw new Error(`bench export did not verify (${how})`);
+      wall[how].push(out.ms);
+      cpu[how].push(out.cpu);
     }
   }
   const pairs = wall.whole.map((w, i) => w / wall.streamed[i]).sort((a, b) => a - b);
@@ -118,7 +109,7 @@ export async function run({ events = 100_000, runs = 5, million = !process.argv.
   try {
     // The file comparison: the single-thread whole-file path as the baseline, the streamed path on workers.
     const file = await exportFile(path.join(dir, 'audit-100k.json'), events);
-    const c = await compare(file, runs);
+    const c = compare(file, runs);
     const speedup = c.whole / c.streamed;
     const mb = (statSync(file).size / 1e6).toFixed(0);
     rows.push({ name: `audit file (${mb} MB): whole file, one thread (baseline)`, ms: c.whole, value: `${(c.whole / 1000).toFixed(2)} s`, note: `CPU ${(c.cpuWhole / 1000).toFixed(2)} s` });
@@ -130,9 +121,9 @@ export async function run({ events = 100_000, runs = 5, million = !process.argv.
     });
 
     // Where streaming starts to pay: exports from well below to well above the threshold.
-    for (const n of [1_000, 6_000, 13_000, 30_000]) {
+    for (const n of [3_000, 6_000, 13_000, 20_000, 30_000]) {
       const small = await exportFile(path.join(dir, `audit-${n}.json`), n);
-      const s = await compare(small, runs);
+      const s = compare(small, runs);
       const size = statSync(small).size;
       rows.push({
         name: `audit file of ${n.toLocaleString('en-US')} events (${(size / 2 ** 20).toFixed(1)} MiB)`,

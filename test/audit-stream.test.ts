@@ -253,8 +253,8 @@ describe('the command streams large audit exports', () => {
     return { file, head: previous };
   }
 
-  it('an export of 8 MiB or more gives the reference\'s verdict through the built binary, valid or broken', async () => {
-    const { file, head } = await bigExport('big.json', 3000, 3000);
+  it('an export of STREAM_MIN_BYTES or more gives the reference\'s verdict through the built binary, valid or broken', async () => {
+    const { file, head } = await bigExport('big.json', 3000, 6000);
     expect(statSync(file).size).toBeGreaterThanOrEqual(STREAM_MIN_BYTES);
     const ok = await runCli(['--json', 'verify-evidence', '--audit', file, '--expected-head', head], home);
     expect(ok.code, ok.stderr).toBe(0);
@@ -262,7 +262,7 @@ describe('the command streams large audit exports', () => {
     // Detected as an audit export from its first bytes, without --audit.
     expect((await runCli(['--json', 'verify-evidence', file], home)).json()).toMatchObject({ kind: 'audit', valid: true });
 
-    const broken = await bigExport('broken.json', 3000, 3000, 2222);
+    const broken = await bigExport('broken.json', 3000, 6000, 2222);
     const bad = await runCli(['--json', 'verify-evidence', '--audit', broken.file], home);
     expect(bad.code, bad.stderr).toBe(8);
     const { readFileSync } = await import('node:fs');
@@ -283,11 +283,11 @@ describe('the command streams large audit exports', () => {
   }, 180_000);
 
   it('an event or the other fields beyond their caps are refused (exit 2), not read whole', async () => {
-    const { file } = await bigExport('fat-event.json', 4, 4_300_000);
+    const { file } = await bigExport('fat-event.json', 5, 4_300_000);
     const r = await runCli(['--json', 'verify-evidence', '--audit', file], home);
     expect(r.code, r.stderr).toBe(2);
     expect(r.json().error).toMatchObject({ code: 'too_large', message: expect.stringMatching(/an event larger than 4194304 bytes/) });
-    const fields = fileOf(`{"format":"rateloop-audit-v1","retention":"${'r'.repeat(9_000_000)}","events":[]}`);
+    const fields = fileOf(`{"format":"rateloop-audit-v1","retention":"${'r'.repeat(17_000_000)}","events":[]}`);
     const f = await runCli(['--json', 'verify-evidence', '--audit', fields], home);
     expect(f.code, f.stderr).toBe(2);
     expect(f.json().error).toMatchObject({ code: 'too_large', message: expect.stringMatching(/outside its events array/) });

@@ -7,9 +7,11 @@ export type KnownKind = Exclude<EvidenceKind, 'unknown'>;
 const MiB = 1024 * 1024;
 
 /**
- * The most loopsign reads of each kind. Packets: the service's own verifier limit (evidence.md §9.4). Trusted
- * keys: at most 256 keys of well under 1 KiB each. Audit chains: about 200,000 events. Coverage exports: the
- * service caps them at 500 scopes and 5,000 rows per series.
+ * The most loopsign reads whole of each kind. Packets: the service's own verifier limit (evidence.md §9.4).
+ * Trusted keys: at most 256 keys of well under 1 KiB each. Audit chains: about 200,000 events — read whole only
+ * from stdin or when they are not a JSON object; an audit export file of STREAM_MIN_BYTES or more is streamed
+ * instead, with no size cap (audit-split.ts bounds its events and other fields). Coverage exports: the service
+ * caps them at 500 scopes and 5,000 rows per series.
  */
 export const KIND_MAX_BYTES: Record<KnownKind, number> = {
   packet: 2_000_000,
@@ -20,10 +22,10 @@ export const KIND_MAX_BYTES: Record<KnownKind, number> = {
 
 /**
  * Audit exports from this size on are streamed and checked by worker threads (audit-stream.ts), with no cap on
- * their size; smaller ones are read whole on the main thread, where starting workers would cost more than they
- * save (bench/evidence.mjs measures both sides).
+ * their size. Smaller ones are read whole on the main thread: below about 16 MiB, starting the workers (some
+ * 35 ms, and each worker's code starting cold) costs more than they save (bench/evidence.mjs measures both).
  */
-export const STREAM_MIN_BYTES = 8 * MiB;
+export const STREAM_MIN_BYTES = 16 * MiB;
 
 /** How much of a file is read to tell its kind. */
 export const SNIFF_BYTES = 64 * 1024;
