@@ -147,6 +147,20 @@ export function buildProgram(out: Output): Command {
     .option('--feedback-bonus', 'confirm the feedback bonus transactions instead')
     .addHelpText('after', examples(['loopsign confirm --operation-key 0x…', 'loopsign confirm --operation-key 0x… --feedback-bonus']))
     .action(lazy(() => import('./commands/lookups.js'), (m) => m.confirm));
+  program
+    .command('check-plan')
+    .description('check a service answer obtained elsewhere (ask plan, x402 request or follow-up, bonus confirmation, rating prepare) against your ask with the signing guards; offline, no keystore')
+    .requiredOption('--ask <ask.json>', 'your ask file or the ask body that was sent (for a rating prepare: its arguments)')
+    .requiredOption('--response <answer.json>', "the service's JSON answer")
+    .option('--wallet <address>', 'the wallet that would sign (default: walletAddress in the ask)')
+    .option('--now <unix-seconds>', 'the clock for authorization validity and seed translation (default: now)')
+    .option('--templates <file>', "the service's templates answer, to recompute result-spec hashes from (default: the profile's table)")
+    .addHelpText(
+      'after',
+      examples(['loopsign check-plan --ask ask.json --response plan.json --wallet 0x…', 'loopsign --json check-plan --ask rate-args.json --response prepared.json --chain-id 8453']) +
+        '\nExit codes: 0 every check passed, 5 refused (each failed check named), 2 unusable input. No network, no keystore.\n',
+    )
+    .action(lazy(() => import('./commands/check-plan.js'), (m) => m.checkPlan));
   lookupOptions(program.command('status').description('the status of an ask'))
     .addHelpText('after', examples(['loopsign status --operation-key 0x…', 'loopsign status --client-request-id my-ask-1 --wait --timeout 120']))
     .action(lazy(() => import('./commands/lookups.js'), (m) => m.status));

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { UsageError } from './errors.js';
 import { defaultConfigFile, defaultKeystorePath } from './paths.js';
 import { SUPPORTED_CHAIN_IDS } from './chains/table.js';
+import { DEFAULT_PROFILE_ID } from './protocol/profiles/index.js';
 
 export type Source = 'flag' | 'env' | 'config' | 'default' | 'sandbox manifest';
 
@@ -54,6 +55,8 @@ export const configFileSchema = z
     sandboxManifest: z.string().optional(),
     rpcTimeoutMs: z.number().int().positive().optional(),
     apiKeyHeader: z.string().optional(),
+    /** The service profile (src/protocol/profiles): routes, ask rules, hash layouts and trust anchors of one service version. */
+    profile: z.string().optional(),
     chains: z.record(z.string(), chainOverride).optional(),
   })
   .strict();
@@ -73,6 +76,8 @@ export interface ResolvedConfig {
   sandboxManifest: Setting<string | undefined>;
   /** How long one RPC request may take before it counts as failed (a stalled node). */
   rpcTimeoutMs: Setting<number>;
+  /** The service profile id (env LOOPSIGN_PROFILE, config `profile`). */
+  profile: Setting<string>;
   file: ConfigFile;
 }
 
@@ -173,6 +178,7 @@ export async function resolveConfig(flags: GlobalFlags): Promise<ResolvedConfig>
     passwordEnv: pick(flags.passwordEnv, undefined, data.passwordEnv, 'LOOPSIGN_PASSWORD'),
     sandboxManifest: pick<string | undefined>(undefined, 'LOOPSIGN_SANDBOX_MANIFEST', data.sandboxManifest, undefined),
     rpcTimeoutMs: positiveMs(pick<string | number>(undefined, 'LOOPSIGN_RPC_TIMEOUT_MS', data.rpcTimeoutMs, 20_000), 'RPC timeout'),
+    profile: pick<string>(undefined, 'LOOPSIGN_PROFILE', data.profile, DEFAULT_PROFILE_ID),
     file: data,
   };
 }

@@ -5,29 +5,45 @@ import { promises as fs } from 'node:fs';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { readUserJson } from '../fsutil.js';
-import { resolveChain, type ResolvedChain } from '../chains/index.js';
+import { assertPaidRoundDeployment, resolveChain, type ResolvedChain } from '../chains/index.js';
 import type { ResolvedConfig } from '../config.js';
-import { AskFieldError, normalizeAsk, type NormalizedAsk } from '../protocol/ask-normalize.js';
+import { AskFieldError, normalizeAsk, translateAsk, type NormalizedAsk } from '../protocol/ask-normalize.js';
+import { DEFAULT_PROFILE, getProfile, type ServiceProfile } from '../protocol/profiles/index.js';
+import type { Translation } from '../protocol/profiles/types.js';
 import { TEMPLATES } from '../protocol/templates.js';
 import { serviceClient, type ServiceClient } from '../service/client.js';
 import { unlockWallet, type Signer } from '../wallet/unlock.js';
 
 export interface LoadedAsk {
+  /** What is sent: the file, made live-shaped when it was seed-shaped (never a field the service refuses). */
   body: Record<string, unknown>;
   ask: NormalizedAsk;
+  /** What the translation of a seed-shaped file changed (empty for a live-shaped file). */
+  translations: Translation[];
+}
+
+/**
+ * A user's ask body checked locally: a seed-shaped body is translated into what the service accepts (or refused,
+ * naming the field), then validated by the service's own rules. `now` (unix seconds) is the clock the translation
+ * judges a bountyStartBy by. Throws UsageError (exit 2) naming the field.
+ */
+export function checkAskBody(raw: unknown, where: string, now: number, profile: ServiceProfile = DEFAULT_PROFILE): LoadedAsk {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new UsageError('invalid_ask', `${where} must hold a JSON object`);
+  try {
+    const { body, translations } = translateAsk(raw, now, profile);
+    const ask = normalizeAsk(withPlaceholderImages(body), { templates: TEMPLATES, profile });
+    return { body, ask, translations };
+  } catch (error) {
+    if (error instanceof AskFieldError) throw new UsageError('invalid_ask', `${where}: ${error.message}`, { details: { field: error.field } });
+    throw error;
+  }
 }
 
 /** Read and validate an ask file locally (interface.md rules), naming the field on failure. */
-export async function loadAskFile(file: string, chainId: number, detailsFile?: string): Promise<LoadedAsk> {
-  const body = await readUserJson(file, 'ask file', 60 * 1024 * 1024);
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new UsageError('invalid_ask', `ask file ${file} must hold a JSON object`);
-  let ask: NormalizedAsk;
-  try {
-    ask = normalizeAsk(withPlaceholderImages(body), { templates: TEMPLATES });
-  } catch (error) {
-    if (error instanceof AskFieldError) throw new UsageError('invalid_ask', `${file}: ${error.message}`, { details: { field: error.field } });
-    throw error;
-  }
+export async function loadAskFile(file: string, chainId: number, detailsFile?: string, profileId?: string): Promise<LoadedAsk> {
+  const raw = await readUserJson(file, 'ask file', 60 * 1024 * 1024);
+  const loaded = checkAskBody(raw, file, Math.floor(Date.now() / 1000), getProfile(profileId));
+  const ask = loaded.ask;
   if (ask.chainId !== chainId) {
     throw new UsageError('chain_mismatch', `${file}: chainId ${ask.chainId} is not the configured chain ${chainId}`, {
       hint: `run with --chain-id ${ask.chainId}, or change chainId in the file`,
@@ -46,7 +62,7 @@ export async function loadAskFile(file: string, chainId: number, detailsFile?: s
       throw new UsageError('invalid_ask', `${file}: question.detailsHash: does not match the SHA-256 of ${detailsFile} (${hash})`, { details: { field: 'question.detailsHash' } });
     }
   }
-  return { body: body as Record<string, unknown>, ask };
+  return loaded;
 }
 
 /** Local image files (question.imageFiles) count as images for validation; they become real URLs on upload. */
@@ -55,7 +71,7 @@ function withPlaceholderImages(body: object): object {
   const questions = Array.isArray(b.questions) ? b.questions : b.question ? [b.question] : [];
   for (const q of questions) {
     if (!Array.isArray(q?.imageFiles)) continue;
-    q.imageUrls = [...(q.imageUrls ?? []), ...q.imageFiles.map((_: unknown, i: number) => `https://placeholder.invalid/api/attachments/images/att_localimagefile${String(i).padStart(4, '0')}.webp`)];
+    q.imageUrls = [...(q.imageUrls ?? []), ...q.imageFiles.map((_: unknown, i: number) => `https://placeholder.invalid/api/attachments/images/att_localimagefile${String(i).padStart(4, '0')}.webp#sha256=0x${'0'.repeat(64)}`)];
   }
   return b;
 }
@@ -70,12 +86,14 @@ export interface AskEnvironment {
 export async function askEnvironment(ctx: Context, spends: boolean, needSigner = true): Promise<AskEnvironment> {
   const config = await ctx.config();
   const chain = await resolveChain(config);
+  // Signing a paid round needs a trusted deployment of the service's contracts on this chain: say so now.
+  if (spends && needSigner) assertPaidRoundDeployment(chain.chain);
   const service = serviceClient(config, chain, ctx.out, spends);
   const signer = needSigner ? await unlockWallet(config, ctx.out) : (undefined as unknown as Signer);
   return { config, chain, signer, service };
 }
 
-/** The body sent to the service: the user's file untouched, plus walletAddress and an explicit paymentMode. */
+/** The body sent to the service: the (translated) file, plus walletAddress and an explicit paymentMode. */
 export function outgoingBody(loaded: LoadedAsk, wallet: string, paymentMode: string): Record<string, unknown> {
   const fileWallet = loaded.body.walletAddress ?? loaded.body.agentWalletAddress;
   if (fileWallet !== undefined && String(fileWallet).toLowerCase() !== wallet.toLowerCase()) {

@@ -6,43 +6,47 @@ import type { ResolvedChain } from '../chains/index.js';
 import { UsageError } from '../errors.js';
 import type { Output } from '../output.js';
 import { HttpClient } from './http.js';
+import { DEFAULT_PROFILE, getProfile } from '../protocol/profiles/index.js';
+import type { ServiceRoutes } from '../protocol/profiles/types.js';
 
 export type Json = Record<string, any>;
 
-const enc = (s: string) => encodeURIComponent(s).replace(/\./g, '%2E');
-
 export class ServiceClient {
-  constructor(readonly http: HttpClient) {}
+  constructor(
+    readonly http: HttpClient,
+    /** The active service profile's routes (src/protocol/profiles). */
+    readonly routes: ServiceRoutes = DEFAULT_PROFILE.routes,
+  ) {}
 
   templates(): Promise<Json> {
-    return this.http.request({ method: 'GET', path: '/api/agent/templates', idempotent: true });
+    return this.http.request({ method: 'GET', path: this.routes.templates, idempotent: true });
   }
   quote(body: Json): Promise<Json> {
-    return this.http.request({ method: 'POST', path: '/api/agent/quote', body, idempotent: true, timeoutMs: 30_000 });
+    return this.http.request({ method: 'POST', path: this.routes.quote, body, idempotent: true, timeoutMs: 30_000 });
   }
   ask(body: Json): Promise<Json> {
-    return this.http.request({ method: 'POST', path: '/api/agent/asks', body, idempotent: true, timeoutMs: 30_000 });
+    return this.http.request({ method: 'POST', path: this.routes.asks, body, idempotent: true, timeoutMs: 30_000 });
   }
   confirm(operationKey: string, transactionHashes: string[]): Promise<Json> {
-    return this.http.request({ method: 'POST', path: `/api/agent/asks/${enc(operationKey)}/confirm`, body: { transactionHashes }, idempotent: true, timeoutMs: 210_000 });
+    return this.http.request({ method: 'POST', path: this.routes.confirm(operationKey), body: { transactionHashes }, idempotent: true, timeoutMs: 210_000 });
   }
   confirmBonus(operationKey: string, transactionHashes: string[]): Promise<Json> {
-    return this.http.request({ method: 'POST', path: `/api/agent/asks/${enc(operationKey)}/confirm-feedback-bonus`, body: { transactionHashes }, idempotent: true, timeoutMs: 210_000 });
+    return this.http.request({ method: 'POST', path: this.routes.confirmBonus(operationKey), body: { transactionHashes }, idempotent: true, timeoutMs: 210_000 });
   }
   status(operationKey: string): Promise<Json> {
-    return this.http.request({ method: 'GET', path: `/api/agent/asks/${enc(operationKey)}`, idempotent: true });
+    return this.http.request({ method: 'GET', path: this.routes.ask(operationKey), idempotent: true });
   }
   statusByClient(chainId: number, clientRequestId: string, walletAddress: string): Promise<Json> {
-    return this.http.request({ method: 'GET', path: '/api/agent/asks/by-client-request', query: { chainId: String(chainId), clientRequestId, walletAddress }, idempotent: true });
+    return this.http.request({ method: 'GET', path: this.routes.askByClient, query: { chainId: String(chainId), clientRequestId, walletAddress }, idempotent: true });
   }
   result(operationKey: string, contentId?: string): Promise<Json> {
-    return this.http.request({ method: 'GET', path: `/api/agent/results/${enc(operationKey)}`, query: { contentId }, idempotent: true });
+    return this.http.request({ method: 'GET', path: this.routes.result(operationKey), query: { contentId }, idempotent: true });
   }
   resultByClient(chainId: number, clientRequestId: string, walletAddress: string, contentId?: string): Promise<Json> {
-    return this.http.request({ method: 'GET', path: '/api/agent/results/by-client-request', query: { chainId: String(chainId), clientRequestId, walletAddress, contentId }, idempotent: true });
+    return this.http.request({ method: 'GET', path: this.routes.resultByClient, query: { chainId: String(chainId), clientRequestId, walletAddress, contentId }, idempotent: true });
   }
   resultByContent(contentId: string): Promise<Json> {
-    return this.http.request({ method: 'GET', path: `/api/agent/results/by-content/${enc(contentId)}`, idempotent: true });
+    return this.http.request({ method: 'GET', path: this.routes.resultByContent(contentId), idempotent: true });
   }
 }
 
@@ -62,11 +66,11 @@ export function serviceClient(config: ResolvedConfig, chain: ResolvedChain, out:
     }
     baseUrl = DEFAULT_BASE_URL;
   }
-  void config;
   return new ServiceClient(
     new HttpClient({
       baseUrl,
       onRetry: ({ attempt, waitMs, reason }) => out.progress('service.retry', `retrying in ${(waitMs / 1000).toFixed(1)} s (attempt ${attempt + 1}): ${reason}`, { attempt, waitMs }),
     }),
+    getProfile(config.profile.value).routes,
   );
 }

@@ -4,7 +4,7 @@
 import { decodeEventLog, decodeFunctionData, encodeFunctionData, isHex, type Account, type Hex, type Log, type TransactionReceipt } from 'viem';
 import { contentRegistryAbi, feedbackBonusEscrowAbi } from '../../protocol/abi.js';
 import { AskFieldError, normalizeAsk, defaultPaymentMode, sameAssetTotal, type NormalizedAsk } from '../../protocol/ask-normalize.js';
-import { computeAskHashes, operationKeyOf, sha256hex, walletBoundClientRequestId, x402Nonce } from '../../protocol/ask-hashes.js';
+import { computeAskHashes, operationKeyOf, roundConfigJson, sha256hex, walletBoundClientRequestId, x402Nonce } from '../../protocol/ask-hashes.js';
 import { TEMPLATES, resultSpecHash } from '../../protocol/templates.js';
 import { RoundVotingEngine } from '../contracts/artifacts.js';
 import type { SandboxChain } from '../chain.js';
@@ -45,26 +45,29 @@ export class AskService {
 
   templates(): Obj {
     return {
-      templates: TEMPLATES.map((t) => ({
-        id: t.id,
-        version: t.version,
-        title: t.title,
-        description: t.description,
-        ratingSystem: 'rateloop.robust_bts_binary.v1',
-        voteSemantics: t.voteSemantics,
-        interpretation: { proceedRatingBps: 7000, proceedConservativeRatingBps: 6500, cautionRatingBps: 5500, reviseRatingBps: 4000 },
-        recommendedUse: [t.description],
-        resultSpecHash: resolver(t.id, t.version),
-        submissionPattern: t.submissionPattern,
-        bundleStrategy: t.bundleStrategy,
-        templateInputsSchema: {
-          type: 'object',
-          additionalProperties: { type: 'string' },
-          required: t.requiredInputs,
-          properties: Object.fromEntries(t.requiredInputs.map((k) => [k, { type: 'string' }])),
-        },
-        templateInputsExample: Object.fromEntries(t.requiredInputs.map((k) => [k, `example ${k}`])),
-      })),
+      templates: TEMPLATES.map((t) => {
+        const [proceedRatingBps, proceedConservativeRatingBps, cautionRatingBps, reviseRatingBps] = t.interpretation;
+        return {
+          id: t.id,
+          title: t.title,
+          description: `${t.title} (sandbox template).`,
+          voteSemantics: t.voteSemantics,
+          interpretation: { proceedRatingBps, proceedConservativeRatingBps, cautionRatingBps, reviseRatingBps },
+          recommendedUse: [t.id],
+          submissionPattern: t.submissionPattern,
+          bundleStrategy: t.bundleStrategy,
+          templateInputsSchema: {
+            additionalProperties: true,
+            properties: Object.fromEntries(t.inputs.map((k) => [k, { type: 'string' }])),
+            ...(t.requiredInputs.length ? { required: t.requiredInputs } : {}),
+            type: 'object',
+          },
+          templateInputsExample: Object.fromEntries(t.inputs.map((k) => [k, `example ${k}`])),
+          ratingSystem: 'rateloop.robust_bts_binary.v1',
+          resultSpecHash: resolver(t.id, t.version),
+          version: t.version,
+        };
+      }),
     };
   }
 
@@ -74,6 +77,8 @@ export class AskService {
       return normalizeAsk(body, { serviceOrigin: this.baseUrl, templates: TEMPLATES });
     } catch (error) {
       if (error instanceof AskFieldError) {
+        // Where the service's exact answer is known (obsolete seed fields, gated media), it is given verbatim.
+        if (error.service) throw new ApiError(400, error.service.code, error.service.message, error.service.code === 'invalid_media' ? 'fix_media_urls' : 'fix_tool_arguments', { originalCode: error.service.originalCode });
         if (error.field === 'maxPaymentAmount') throw new ApiError(400, 'max_payment_exceeded', 'Quoted payment exceeds maxPaymentAmount.', 'increase_maxPaymentAmount_or_requote');
         if (error.field === 'templateId' || error.field.endsWith('.templateId')) throw new ApiError(400, 'unsupported_template', error.message, 'call_rateloop_list_result_templates');
         throw invalidArguments(error.message);
@@ -225,7 +230,7 @@ export class AskService {
       questionCount: ask.questions.length,
       questionMetadataBaseUrl: hashes.metadataBase,
       ready: false,
-      roundConfig: this.roundConfigJson(ask),
+      roundConfig: roundConfigJson(ask),
       status: 'awaiting_wallet_signature',
       terminal: false,
       paymentMode: mode,
@@ -253,12 +258,6 @@ export class AskService {
     return this.tamperResponse(response);
   }
 
-  private roundConfigJson(ask: NormalizedAsk): Obj {
-    const r = ask.roundConfig;
-    return ask.shape === 'seed'
-      ? { epochDuration: String(r.epochDuration), maxDuration: String(r.maxDuration), minVoters: String(r.minVoters), maxVoters: String(r.maxVoters) }
-      : { questionDurationSeconds: String(r.questionDurationSeconds), minVoters: String(r.minVoters), maxVoters: String(r.maxVoters) };
-  }
 
   private dryRun(ask: NormalizedAsk): Obj {
     const wallet = (ask.walletAddress ?? '0x000000000000000000000000000000000000dEaD').toLowerCase() as Hex;
