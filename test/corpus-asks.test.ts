@@ -245,7 +245,7 @@ describe('the built check-plan on the corpus', () => {
       results.forEach((r, k) => {
         const [name, , , kind] = jobs[i + k]!;
         expect(r.code, `${name}: ${r.stdout}${r.stderr}`).toBe(0);
-        expect(r.json()).toMatchObject({ ok: true, kind });
+        expect(r.json()).toMatchObject({ ok: true, passed: true, kind });
         count('check-plan-ok');
       });
     }

@@ -10,7 +10,7 @@ import type { Translation } from '../protocol/profiles/types.js';
 import { TEMPLATES, resultSpecHash } from '../protocol/templates.js';
 import { roundContext } from '../vote/commit.js';
 import type { BuiltCommit } from '../vote/build.js';
-import { checkAskEnvelope, checkBonusPlan, checkWalletPlan, checkX402Plan, checkX402Request, refuse, type GuardContext, type PlanCall, type X402Message } from '../wallet/plan-guard.js';
+import { checkAskEnvelope, checkBonusPlan, checkWalletPlan, checkX402Plan, checkX402Request, refuse, type BonusTarget, type GuardContext, type PlanCall, type X402Message } from '../wallet/plan-guard.js';
 import { checkRatingPlan } from '../wallet/rating-guard.js';
 
 type Json = Record<string, any>;
@@ -77,7 +77,8 @@ export interface CheckPlanInput {
 }
 
 export interface CheckPlanResult {
-  ok: boolean;
+  /** Every check passed. */
+  passed: boolean;
   kind: AnswerKind;
   wallet: string;
   chainId: number;
@@ -161,7 +162,7 @@ function checkRating(input: CheckPlanInput, args: Json, response: Json, wallet: 
   });
   const calls = run(checks, 'rating_plan', 'every call is the trusted contract with exactly the commit sent (stake approval exact)', () => checkRatingPlan(input.chain, response, commit, BigInt(args.contentId)));
   return {
-    ok: checks.every((c) => c.ok),
+    passed: checks.every((c) => c.ok),
     kind: 'rating_plan',
     wallet,
     chainId: input.chain.chainId,
@@ -240,13 +241,14 @@ export async function checkPlan(input: CheckPlanInput): Promise<CheckPlanResult>
     calls = run(checks, 'x402_plan', 'one call to the trusted submitter embedding exactly the signed authorization and this question', () => checkX402Plan(g, response, signed.message, signed.signature));
   } else {
     const bonus = response.feedbackBonus as Json;
-    const contentId = String((Array.isArray(response.contentIds) ? response.contentIds[0] : undefined) ?? response.contentId ?? bonus.contentId ?? '');
-    if (!/^\d+$/.test(contentId)) throw new UsageError('not_a_plan', 'the bonus confirmation names no contentId');
-    calls = run(checks, 'bonus_plan', 'exact approval to the trusted bonus escrow and a pool of exactly the file\'s bonus', () => checkBonusPlan(g, bonus, contentId));
-    needsChain.push('that question ' + contentId + ' is the one this wallet submitted and paid for (the submit transaction\'s receipt), and its round id and bonus close time, are proven on chain before a bonus is funded; offline they are only compared with the answer itself');
+    const target = offlineBonusTarget(response, bonus, ask, input.now);
+    calls = run(checks, 'bonus_plan', "exact approval to the trusted bonus escrow and a pool of exactly the file's bonus, for the question and round the answer names", () => checkBonusPlan(g, bonus, target));
+    needsChain.push(
+      `that question ${target.contentId} is the one this wallet submitted and paid for (its submit transaction's receipt), that round ${target.roundId} is its current round and when that round started: the signing path proves these on chain before any bonus is funded; offline they are taken from the answer itself`,
+    );
   }
   return {
-    ok: checks.every((c) => c.ok),
+    passed: checks.every((c) => c.ok),
     kind,
     wallet,
     chainId: input.chain.chainId,
@@ -256,6 +258,22 @@ export async function checkPlan(input: CheckPlanInput): Promise<CheckPlanResult>
     checks,
     needsChain,
   };
+}
+
+/**
+ * Offline, the chain facts a bonus plan is checked against (proven content, current round, its start, chain time) can
+ * only come from the answer itself and the given clock: the round is assumed to have started one question duration
+ * before the close time the answer reports. Reported as needing the chain.
+ */
+function offlineBonusTarget(response: Json, bonus: Json, ask: NormalizedAsk, now: number): BonusTarget {
+  const contentId = String((Array.isArray(response.contentIds) ? response.contentIds[0] : undefined) ?? response.contentId ?? bonus.contentId ?? '');
+  if (!/^\d+$/.test(contentId)) throw new UsageError('not_a_plan', 'the bonus confirmation names no contentId');
+  const int = (v: unknown, what: string) => {
+    if (!/^\d+$/.test(String(v ?? ''))) throw new UsageError('not_a_plan', `the bonus confirmation names no ${what}`);
+    return BigInt(String(v));
+  };
+  const closes = int(bonus.feedbackClosesAt, 'feedbackClosesAt');
+  return { contentId, roundId: int(bonus.roundId, 'roundId'), roundStart: closes - BigInt(ask.roundConfig.maxDuration), now: BigInt(now) };
 }
 
 function x402TypedData(chain: ChainConfig, m: X402Message) {

@@ -59,6 +59,11 @@ export interface NormalizedBonus {
   amount: bigint;
   asset: Asset;
   awarder?: `0x${string}`;
+  /**
+   * A close time the file asks for. Never set under rateloop-main-2026-08: that service takes no close time (the
+   * bonus closes with the question), so a file naming one is refused before anything is sent.
+   */
+  feedbackClosesAt?: string;
 }
 
 export type PaymentMode = 'wallet_calls' | 'x402_authorization';
