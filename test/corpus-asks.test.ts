@@ -15,7 +15,8 @@ import { assertPaidRoundDeployment, chainForProfile } from '../src/chains/index.
 import type { ChainConfig } from '../src/chains/table.js';
 import { UsageError, RefusedError } from '../src/errors.js';
 import { contentRegistryAbi } from '../src/protocol/abi.js';
-import { bundleRevealCommitment, questionMetadata, revealCommitment } from '../src/protocol/ask-hashes.js';
+import { bundleRevealCommitment, onChainQuestion, questionMetadata, revealCommitment, tagsString } from '../src/protocol/ask-hashes.js';
+import { contentHash } from '../src/protocol/submission.js';
 import { TEMPLATES, resultSpecHash } from '../src/protocol/templates.js';
 import { roundContext } from '../src/vote/commit.js';
 import type { BuiltCommit } from '../src/vote/build.js';
@@ -127,6 +128,12 @@ describe('every ask input of the corpus', () => {
       const commitment = ask.isBundle ? bundleRevealCommitment(ask, g.hashes, c.walletAddress) : revealCommitment(ask, g.hashes, c.walletAddress);
       expect(commitment).toBe(ex.revealCommitment);
     }
+    // The content hashes the service will check at confirmation are those of the questions as they go on chain.
+    ask.questions.forEach((question, i) => {
+      const q = onChainQuestion(question);
+      const spec = { questionMetadataHash: g.hashes.questions[i]!.questionMetadataHash, resultSpecHash: g.hashes.questions[i]!.resultSpecHash };
+      expect(contentHash({ ...q, tags: tagsString(q), details: { detailsUrl: q.detailsUrl, detailsHash: q.detailsHash }, spec })).toBe(c.serverRecord.paymentReceipt.expectedContentHashes[i]);
+    });
     // The question metadata documents the service stored (and their hashes) are the ones loopsign builds.
     c.serverRecord.paymentReceipt.questionMetadata.forEach((m: any, i: number) => {
       expect(questionMetadata(ask, ask.questions[i]!, i)).toEqual(m.questionMetadata);

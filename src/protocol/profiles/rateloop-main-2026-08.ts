@@ -200,6 +200,17 @@ export const rateloopMain202608: ServiceProfile = {
       predictionScale: { display: '0-100% up', maxBps: 10000, minBps: 0, unit: 'predicted share of up votes' },
     },
   },
+  knownFailures: [
+    {
+      // Its bundle builder leaves out the details tuple the bundle ABI requires (corpus: every wallet-calls bundle).
+      route: 'asks',
+      status: 500,
+      code: 'failed_submission',
+      applies: (body) => Array.isArray(body.questions) && body.questions.length > 1,
+      explain: 'a known fault of this service version with multi-question (bundle) asks',
+      hint: 'ask the questions one at a time (one ask file per question), or try again once the service is fixed',
+    },
+  ],
   deployments: {
     8453: {
       source: 'profile rateloop-main-2026-08 (Base mainnet deployment, block 48195709; chain.md §2.1)',

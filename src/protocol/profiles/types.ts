@@ -82,6 +82,18 @@ export interface HashLayout {
   resultSpec: { ratingSystem: string; schemaVersion: string; confidenceInputs: readonly string[]; predictionScale: Record<string, string | number> };
 }
 
+/** A failure of this service version that loopsign recognises, to say what it means instead of echoing it. */
+export interface KnownFailure {
+  /** The route's key in ServiceRoutes. */
+  route: keyof ServiceRoutes;
+  status: number;
+  code: string;
+  /** Whether the request that drew it is the kind the fault hits. */
+  applies(body: Record<string, unknown>): boolean;
+  explain: string;
+  hint: string;
+}
+
 export interface ServiceProfile {
   id: string;
   summary: string;
@@ -90,6 +102,7 @@ export interface ServiceProfile {
   routes: ServiceRoutes;
   ask: AskRules;
   hashes: HashLayout;
+  knownFailures: readonly KnownFailure[];
   /** Trust anchors per chain id. 31337 (the sandbox) takes its addresses from the running sandbox's manifest. */
   deployments: Record<number, ProfileDeployment | ProfileNoDeployment>;
 }

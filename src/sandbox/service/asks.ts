@@ -165,11 +165,16 @@ export class AskService {
     const ask = this.parse(body);
     if (ask.dryRun) return this.dryRun(ask);
     if (ask.chainId !== 31337) {
-      throw new ApiError(400, 'invalid_arguments', `Chain ${ask.chainId} is not configured on this server: the sandbox chain is 31337.`, 'fix_request_and_retry');
+      throw new ApiError(400, 'invalid_arguments', `Chain ${ask.chainId} is not configured on this server: the sandbox chain is 31337.`, 'fix_tool_arguments');
     }
     const wallet = this.wallet(ask);
     const mode = ask.paymentMode ?? defaultPaymentMode(ask);
-    if (ask.maxPaymentAmount === null) throw new ApiError(400, 'invalid_arguments', 'maxPaymentAmount must be a non-negative integer string.', 'fix_request_and_retry');
+    if (ask.maxPaymentAmount === null) throw new ApiError(400, 'invalid_arguments', 'maxPaymentAmount must be a non-negative integer string.', 'fix_tool_arguments');
+    // The live service at 0b442ae fails every wallet-calls bundle this way (its bundle builder leaves out the details
+    // tuple): the corpus's bundle cases. Selectable, so clients can be held to handling it.
+    if (ask.isBundle && mode === 'wallet_calls' && this.hostile.take('bundle_internal_error')) {
+      throw new ApiError(500, 'failed_submission', "Cannot read properties of undefined (reading 'detailsUrl')", 'retry_or_contact_operator');
+    }
     const hashes = computeAskHashes(ask, wallet, resolver);
     const existing = this.store.byClientRequest(ask.chainId, hashes.effectiveClientRequestId);
     if (existing && existing.payloadHash !== hashes.payloadHash) {
