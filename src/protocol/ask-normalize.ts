@@ -92,6 +92,8 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 const trimmed = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
 const given = (v: unknown) => v !== undefined && v !== null;
+/** The service names a single `question` as questions[0] in its messages. */
+const servicePath = (field: string) => field.replace(/^question(?=\.|$)/, 'questions[0]');
 
 /** Decimal string of atomic units (the interface: all numeric quantities are decimal strings). */
 export function decimalString(value: unknown, field: string, opts: { allowNumber?: boolean } = {}): bigint {
@@ -192,7 +194,7 @@ function normalizeQuestion(q: unknown, field: string, top: Obj, options: Normali
       throw new AskFieldError(
         `${field}.confidentiality.visibility`,
         `gated requires a service-hosted detailsUrl; external contextUrl and videoUrl are not allowed (remove ${field}.${contextUrl ? 'contextUrl' : 'videoUrl'})`,
-        { stage: 'parse', code: 'invalid_media', originalCode: 'X402QuestionInputError', message: `${field.replace(/^question$/, 'questions[0]')}.confidentiality.visibility gated requires a RateLoop-hosted detailsUrl; external contextUrl and videoUrl are not allowed.` },
+        profile.ask.rejections.gatedExternalMedia(servicePath(field)),
       );
     }
     if (!detailsUrl) throw new AskFieldError(`${field}.detailsUrl`, 'is required for gated questions (upload the details to the service first)');
@@ -206,7 +208,7 @@ function normalizeQuestion(q: unknown, field: string, top: Obj, options: Normali
   if (q.categoryId === undefined || q.categoryId === null) throw new AskFieldError(`${field}.categoryId`, 'is required (a positive integer, e.g. "1")');
   const categoryId = decimalString(typeof q.categoryId === 'string' ? q.categoryId.trim() : q.categoryId, `${field}.categoryId`, { allowNumber: true });
   if (categoryId === 0n) throw new AskFieldError(`${field}.categoryId`, 'must be a positive integer');
-  const targetAudience = normalizeTargetAudience(q.targetAudience, `${field}.targetAudience`, profile.ask.targetAudience);
+  const targetAudience = normalizeTargetAudience(q.targetAudience, `${field}.targetAudience`, profile.ask.targetAudience, (path) => profile.ask.rejections.unknownAudienceField(servicePath(path)));
 
   const templateId = trimmed(q.templateId) || trimmed(top.templateId) || 'generic_rating';
   const template = options.templates?.find((t) => t.id === templateId);
@@ -397,13 +399,14 @@ export function normalizeAsk(body: unknown, options: NormalizeOptions = {}): Nor
     dryRun: isDryRun(body),
   };
   // Tool-level rules that depend only on the input (certain, so refused here rather than by the service).
+  const rejections = profile.ask.rejections;
   if (maxPaymentAmount !== null && sameAssetTotal(ask) > maxPaymentAmount) {
-    throw new AskFieldError('maxPaymentAmount', `${maxPaymentAmount} does not cover the ${bounty.asset} bounty plus any ${bounty.asset} feedback bonus (${sameAssetTotal(ask)})`);
+    throw new AskFieldError('maxPaymentAmount', `${maxPaymentAmount} does not cover the ${bounty.asset} bounty plus any ${bounty.asset} feedback bonus (${sameAssetTotal(ask)})`, rejections.maxPayment);
   }
   const mode = paymentMode ?? defaultPaymentMode(ask);
   if (mode === 'x402_authorization') {
-    if (isBundle) throw new AskFieldError('paymentMode', 'x402_authorization supports single-question asks only; use wallet_calls for bundles');
-    if (bounty.asset !== 'USDC') throw new AskFieldError('paymentMode', 'LREP bounties require wallet_calls funding mode');
+    if (isBundle) throw new AskFieldError('paymentMode', 'x402_authorization supports single-question asks only; use wallet_calls for bundles', rejections.x402Bundle);
+    if (bounty.asset !== 'USDC') throw new AskFieldError('paymentMode', 'LREP bounties require wallet_calls funding mode', rejections.x402Lrep);
     if (feedbackBonus && feedbackBonus.asset !== 'USDC') throw new AskFieldError('paymentMode', 'x402_authorization can only fund USDC bounties and USDC feedback bonuses');
   }
   return ask;

@@ -161,6 +161,16 @@ export const rateloopMain202608: ServiceProfile = {
       'roundConfig.maxDuration': ROUND_CONFIG_OBSOLETE,
       'feedbackBonus.feedbackClosesAt': obsolete('request', 'feedbackBonus.feedbackClosesAt is no longer accepted; Feedback Bonus timing uses the question duration.'),
     },
+    rejections: {
+      gatedExternalMedia: (q) => ({
+        ...obsolete('parse', `${q}.confidentiality.visibility gated requires a RateLoop-hosted detailsUrl; external contextUrl and videoUrl are not allowed.`),
+        code: 'invalid_media',
+      }),
+      unknownAudienceField: (path) => obsolete('parse', `${path}: is not a supported targetAudience field.`),
+      x402Bundle: { stage: 'request', status: 409, code: 'duplicate_ask', originalCode: 'X402QuestionConflictError', message: 'EIP-3009 USDC authorization currently supports single-question asks only.', recoverWith: 'reuse_original_request_or_change_clientRequestId' },
+      x402Lrep: { ...obsolete('request', 'LREP bounties require wallet_calls funding mode.'), originalCode: 'X402QuestionInputError' },
+      maxPayment: { stage: 'request', code: 'max_payment_exceeded', originalCode: 'McpToolError', message: 'Quoted payment exceeds maxPaymentAmount.', recoverWith: 'increase_maxPaymentAmount_or_requote' },
+    },
     obsoleteRoundKeys: [...EPOCH_KEYS, ...MAX_KEYS],
     durationKeys: DURATION_KEYS,
     roundDefaults: { questionDurationSeconds: DEFAULT_DURATION, maxVoters: 100, minRequiredVoters: 3 },

@@ -39,6 +39,9 @@ export interface ServiceRejection {
   code: string;
   originalCode: string;
   message: string;
+  /** HTTP status (default 400) and recoverWith (default by code) of the envelope. */
+  status?: number;
+  recoverWith?: string;
 }
 
 /** One change a translation made to the user's file before anything is sent. */
@@ -53,6 +56,14 @@ export interface AskRules {
   topLevelFields: ReadonlySet<string>;
   /** Seed-era fields the service refuses, keyed by path, with its exact answer. */
   obsoleteFields: Record<string, ServiceRejection>;
+  /** The service's own answers to input-only rules loopsign also applies locally (`servicePath` is its field path, questions[i]…). */
+  rejections: {
+    gatedExternalMedia(servicePath: string): ServiceRejection;
+    unknownAudienceField(servicePath: string): ServiceRejection;
+    x402Bundle: ServiceRejection;
+    x402Lrep: ServiceRejection;
+    maxPayment: ServiceRejection;
+  };
   /** roundConfig keys that count as the obsolete epochDuration / maxDuration. */
   obsoleteRoundKeys: readonly string[];
   /** roundConfig keys that name the question duration. */

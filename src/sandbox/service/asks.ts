@@ -78,9 +78,10 @@ export class AskService {
       return normalizeAsk(body, { serviceOrigin: this.baseUrl, templates: TEMPLATES });
     } catch (error) {
       if (error instanceof AskFieldError) {
-        // Where the service's exact answer is known (obsolete seed fields, gated media), it is given verbatim.
-        if (error.service) throw new ApiError(400, error.service.code, error.service.message, error.service.code === 'invalid_media' ? 'fix_media_urls' : 'fix_tool_arguments', { originalCode: error.service.originalCode });
-        if (error.field === 'maxPaymentAmount') throw new ApiError(400, 'max_payment_exceeded', 'Quoted payment exceeds maxPaymentAmount.', 'increase_maxPaymentAmount_or_requote');
+        // Where the service's exact answer is known (the profile's: obsolete seed fields, gated media, x402 limits,
+        // the spend cap, unknown audience fields), it is given verbatim.
+        const known = error.service;
+        if (known) throw new ApiError(known.status ?? 400, known.code, known.message, known.recoverWith ?? (known.code === 'invalid_media' ? 'fix_media_urls' : 'fix_tool_arguments'), { originalCode: known.originalCode });
         if (error.field === 'templateId' || error.field.endsWith('.templateId')) throw new ApiError(400, 'unsupported_template', error.message, 'call_rateloop_list_result_templates');
         throw invalidArguments(error.message);
       }
