@@ -2,8 +2,9 @@
 import type { Context } from '../context.js';
 import { RefusedError, UsageError } from '../errors.js';
 import { readUserJson } from '../fsutil.js';
+import type { CheckPlanOptions } from './check-plan.def.js';
 
-export async function checkPlan(ctx: Context, options: Record<string, unknown>): Promise<void> {
+export async function checkPlan(ctx: Context, options: CheckPlanOptions): Promise<void> {
   const [{ checkPlan: run }, { assertPaidRoundDeployment, resolveChain }] = await Promise.all([import('../ask/check-plan.js'), import('../chains/index.js')]);
   const config = await ctx.config();
   const resolved = await resolveChain(config);
@@ -13,12 +14,12 @@ export async function checkPlan(ctx: Context, options: Record<string, unknown>):
     if (!/^\d{1,12}$/.test(String(options.now))) throw new UsageError('invalid_now', `--now ${String(options.now)} must be a unix time in seconds`);
     now = Number(options.now);
   }
-  const wallet = options.wallet as string | undefined;
+  const wallet = options.wallet;
   if (wallet !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(wallet)) throw new UsageError('invalid_wallet', `--wallet ${wallet} is not a 0x-prefixed 20-byte address`);
   const [ask, response, templates] = await Promise.all([
-    readUserJson(String(options.ask), 'ask file', 60 * 1024 * 1024),
-    readUserJson(String(options.response), 'answer file', 60 * 1024 * 1024),
-    options.templates === undefined ? undefined : readUserJson(String(options.templates), 'templates file'),
+    readUserJson(options.ask, 'ask file', 60 * 1024 * 1024),
+    readUserJson(options.response, 'answer file', 60 * 1024 * 1024),
+    options.templates === undefined ? undefined : readUserJson(options.templates, 'templates file'),
   ]);
   const result = await run({ ask, response, chain: resolved.chain, wallet, now, templates });
   const failed = result.checks.filter((c) => !c.ok);
