@@ -22,6 +22,7 @@ import { roundContext } from '../src/vote/commit.js';
 import type { BuiltCommit } from '../src/vote/build.js';
 import { checkAskEnvelope, checkWalletPlan, checkX402Plan, checkX402Request } from '../src/wallet/plan-guard.js';
 import { checkRatingPlan } from '../src/wallet/rating-guard.js';
+import { bonusPlan } from '../src/sandbox/service/plans.js';
 import { capture } from './helpers/capture.js';
 import { makeHome, readVector, runCli, TEST_PRIVATE_KEY, VECTORS, type Home } from './helpers/cli.js';
 
@@ -275,6 +276,36 @@ describe('the built check-plan on the corpus', () => {
       count('check-plan-refused');
     }
   }, 60_000);
+
+  it('a bonus confirmation: checked offline against the file, with what only the chain proves named; a foreign awarder refused', async () => {
+    const c = corpus.cases.find((x: Case) => x.id === 'bonus-usdc-wallet-calls');
+    const m = corpus.meta.contracts;
+    const plan = bonusPlan({ amount: 1_000_000n, asset: 'USDC', awarder: c.walletAddress.toLowerCase() }, 42n, 1n, BigInt(NOW + 600), { ...m, batchExecutor: m.usdc } as never, false);
+    const answer = { status: 'submitted', contentIds: ['42'], feedbackBonus: { amount: '1000000', asset: 'USDC', contentId: '42', roundId: '1', feedbackClosesAt: String(NOW + 600), status: 'awaiting_wallet_signature', transactionPlan: plan } };
+    expect(c.request.body.feedbackBonus).toEqual({ amount: '1000000', asset: 'USDC' });
+    const ok = await run('bonus', c.request.body, answer);
+    expect(ok.code, ok.stdout).toBe(0);
+    expect(ok.json()).toMatchObject({ kind: 'bonus_plan', passed: true, calls: 2 });
+    expect(ok.json().needsChain[0]).toMatch(/question 42 is the one this wallet submitted/);
+    count('check-plan-ok');
+    const foreign = bonusPlan({ amount: 1_000_000n, asset: 'USDC', awarder: '0xbad000000000000000000000000000000000bad0' }, 42n, 1n, BigInt(NOW + 600), { ...m, batchExecutor: m.usdc } as never, false);
+    const bad = await run('bonus-foreign', c.request.body, { ...answer, feedbackBonus: { ...answer.feedbackBonus, transactionPlan: foreign } });
+    expect(bad.code).toBe(5);
+    expect(bad.json().error.message).toMatch(/bonus_plan: .*awarder/);
+    count('check-plan-refused');
+  });
+
+  it('an x402 follow-up whose authorization another key signed is refused (exit 5, x402_signer)', async () => {
+    const c = corpus.cases.find((x: Case) => x.id === 'baseline-x402');
+    const ask = structuredClone(c.x402.signedFollowUp.request.body);
+    const other = privateKeyToAccount(`0x${'42'.repeat(32)}`);
+    const typed = c.x402.authorizationRequest.eip712;
+    ask.paymentAuthorization.signature = await other.signTypedData({ ...typed, message: { ...typed.message, value: BigInt(typed.message.value), validAfter: BigInt(typed.message.validAfter), validBefore: BigInt(typed.message.validBefore) } });
+    const r = await run('x402-other-signer', ask, c.x402.signedFollowUp.body);
+    expect(r.code).toBe(5);
+    expect(r.json().error.checks.filter((k: any) => !k.ok).map((k: any) => k.name)).toEqual(expect.arrayContaining(['x402_signer']));
+    count('check-plan-refused');
+  });
 
   it('checks a rating prepare and says what only the voter\'s record can prove', async () => {
     const c = rating.cases.find((x: any) => x.id === 'staked-no-allowance');
