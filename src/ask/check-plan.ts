@@ -3,6 +3,7 @@
 // pieces the ask flow composes its guard context from, so both run the same code.
 import { keccak256, verifyTypedData, type Hex } from 'viem';
 import type { ChainConfig } from '../chains/table.js';
+import { RECEIVE_WITH_AUTHORIZATION } from '../protocol/abi.js';
 import { RefusedError, UsageError } from '../errors.js';
 import { AskFieldError, defaultPaymentMode, normalizeAsk, translateAsk, type NormalizedAsk } from '../protocol/ask-normalize.js';
 import { computeAskHashes, normalizeMetadataBase, type ResultSpecResolver } from '../protocol/ask-hashes.js';
@@ -280,16 +281,7 @@ function x402TypedData(chain: ChainConfig, m: X402Message) {
   const usdc = chain.tokens.USDC;
   return {
     domain: { chainId: chain.chainId, name: usdc.eip712?.name, verifyingContract: usdc.address, version: usdc.eip712?.version ?? '2' },
-    types: {
-      ReceiveWithAuthorization: [
-        { name: 'from', type: 'address' },
-        { name: 'to', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'validAfter', type: 'uint256' },
-        { name: 'validBefore', type: 'uint256' },
-        { name: 'nonce', type: 'bytes32' },
-      ],
-    },
+    types: { ReceiveWithAuthorization: RECEIVE_WITH_AUTHORIZATION },
     primaryType: 'ReceiveWithAuthorization' as const,
     message: { from: m.from, to: m.to, value: m.value, validAfter: m.validAfter, validBefore: m.validBefore, nonce: m.nonce },
   };

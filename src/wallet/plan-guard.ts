@@ -4,7 +4,7 @@
 import { decodeFunctionData, encodeFunctionData, hexToSignature, type Hex } from 'viem';
 import { RefusedError } from '../errors.js';
 import type { ChainConfig } from '../chains/table.js';
-import { contentRegistryAbi, erc20Abi, feedbackBonusEscrowAbi, x402LegacyAbi, x402SubmitterAbi } from '../protocol/abi.js';
+import { RECEIVE_WITH_AUTHORIZATION, contentRegistryAbi, erc20Abi, feedbackBonusEscrowAbi, x402LegacyAbi, x402SubmitterAbi } from '../protocol/abi.js';
 import { ASSET_ENUM, profileOf, sameAssetTotal, type NormalizedAsk, type NormalizedQuestion } from '../protocol/ask-normalize.js';
 import {
   bundleRevealCommitment,
@@ -230,14 +230,7 @@ export interface X402Message {
 }
 
 const AUTH_FIELDS = ['from', 'to', 'value', 'validAfter', 'validBefore', 'nonce'];
-const AUTH_TYPES = [
-  ['from', 'address'],
-  ['to', 'address'],
-  ['value', 'uint256'],
-  ['validAfter', 'uint256'],
-  ['validBefore', 'uint256'],
-  ['nonce', 'bytes32'],
-];
+const AUTH_TYPES = RECEIVE_WITH_AUTHORIZATION.map((f) => [f.name, f.type]);
 
 export function bonusAwarder(ctx: GuardContext): Hex {
   return (ctx.ask.feedbackBonus?.awarder ?? ctx.signer).toLowerCase() as Hex;
@@ -305,7 +298,7 @@ export function checkX402Request(ctx: GuardContext, response: Record<string, any
   if (!same(m.nonce, nonce)) refuse('x402_wrong_nonce', `the nonce is not bound to this ask (expected ${nonce})`);
   return {
     domain: { name: d.name as string, version: d.version as string, chainId: ctx.chain.chainId, verifyingContract: d.verifyingContract as Hex },
-    types: { ReceiveWithAuthorization: AUTH_TYPES.map(([name, type]) => ({ name: name!, type: type! })) },
+    types: { ReceiveWithAuthorization: RECEIVE_WITH_AUTHORIZATION },
     primaryType: 'ReceiveWithAuthorization' as const,
     message: m,
   };

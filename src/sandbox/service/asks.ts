@@ -2,7 +2,7 @@
 // confirm-feedback-bonus, status and results. HTTP routes and MCP tools both call these functions, as on the
 // live service. Hostile scenarios tamper with responses here, after the honest response was built.
 import { decodeEventLog, decodeFunctionData, encodeFunctionData, isHex, type Account, type Hex, type Log, type TransactionReceipt } from 'viem';
-import { contentRegistryAbi, feedbackBonusEscrowAbi } from '../../protocol/abi.js';
+import { RECEIVE_WITH_AUTHORIZATION, contentRegistryAbi, feedbackBonusEscrowAbi } from '../../protocol/abi.js';
 import { AskFieldError, normalizeAsk, defaultPaymentMode, sameAssetTotal, type NormalizedAsk } from '../../protocol/ask-normalize.js';
 import { computeAskHashes, operationKeyOf, roundConfigJson, sha256hex, walletBoundClientRequestId, x402Nonce } from '../../protocol/ask-hashes.js';
 import { TEMPLATES, resultSpecHash } from '../../protocol/templates.js';
@@ -380,16 +380,7 @@ export class AskService {
         domain: this.x402Domain(),
         message,
         primaryType: 'ReceiveWithAuthorization',
-        types: {
-          ReceiveWithAuthorization: [
-            { name: 'from', type: 'address' },
-            { name: 'to', type: 'address' },
-            { name: 'value', type: 'uint256' },
-            { name: 'validAfter', type: 'uint256' },
-            { name: 'validBefore', type: 'uint256' },
-            { name: 'nonce', type: 'bytes32' },
-          ],
-        },
+        types: { ReceiveWithAuthorization: RECEIVE_WITH_AUTHORIZATION },
       },
       submitTool: 'rateloop_ask_humans',
     };
