@@ -10,7 +10,7 @@ import path from 'node:path';
 import { decodeFunctionData, encodeFunctionData, keccak256, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { askGuardContext, publicMetadataBase, templateResolverFrom } from '../src/ask/check-plan.js';
-import { checkAskBody } from '../src/ask/prepare.js';
+import { checkAskBody } from '../src/ask/ask-body.js';
 import { assertPaidRoundDeployment, chainForProfile } from '../src/chains/index.js';
 import type { ChainConfig } from '../src/chains/table.js';
 import { UsageError, RefusedError } from '../src/errors.js';

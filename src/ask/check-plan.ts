@@ -5,7 +5,8 @@ import { keccak256, verifyTypedData, type Hex } from 'viem';
 import type { ChainConfig } from '../chains/table.js';
 import { RECEIVE_WITH_AUTHORIZATION } from '../protocol/abi.js';
 import { RefusedError, UsageError } from '../errors.js';
-import { AskFieldError, defaultPaymentMode, normalizeAsk, translateAsk, type NormalizedAsk } from '../protocol/ask-normalize.js';
+import { defaultPaymentMode, type NormalizedAsk } from '../protocol/ask-normalize.js';
+import { getProfile } from '../protocol/profiles/index.js';
 import { computeAskHashes, normalizeMetadataBase, type ResultSpecResolver } from '../protocol/ask-hashes.js';
 import type { Translation } from '../protocol/profiles/types.js';
 import { TEMPLATES, resultSpecHash } from '../protocol/templates.js';
@@ -13,6 +14,7 @@ import { roundContext } from '../vote/commit.js';
 import type { BuiltCommit } from '../vote/build.js';
 import { checkAskEnvelope, checkBonusPlan, checkWalletPlan, checkX402Plan, checkX402Request, refuse, type BonusTarget, type GuardContext, type PlanCall, type X402Message } from '../wallet/plan-guard.js';
 import { checkRatingPlan } from '../wallet/rating-guard.js';
+import { checkAskBody } from './ask-body.js';
 
 type Json = Record<string, any>;
 const isObj = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -198,17 +200,9 @@ export async function checkPlan(input: CheckPlanInput): Promise<CheckPlanResult>
     return checkRating(input, askJson, response, wallet);
   }
 
-  // The ask first: a file the service would refuse is unusable input whatever the answer says.
-  let ask: NormalizedAsk;
-  let translations: Translation[];
-  try {
-    const translated = translateAsk(askJson, input.now);
-    translations = translated.translations;
-    ask = normalizeAsk(translated.body);
-  } catch (error) {
-    if (error instanceof AskFieldError) throw new UsageError('invalid_ask', `ask: ${error.message}`, { details: { field: error.field } });
-    throw error;
-  }
+  // The ask first, exactly as the signing path loads it: a file the service would refuse is unusable input whatever
+  // the answer says.
+  const { ask, translations } = checkAskBody(askJson, 'ask', input.now, getProfile(input.chain.profile));
   if (ask.chainId !== input.chain.chainId) throw new UsageError('chain_mismatch', `the ask is for chain ${ask.chainId}, the configured chain is ${input.chain.chainId}`, { hint: `run with --chain-id ${ask.chainId}` });
   const kind = kindOf(response);
   const resolver = input.templates === undefined ? builtinTemplateResolver : templateResolverFrom(isObj(input.templates) ? input.templates.templates : input.templates);
