@@ -44,7 +44,12 @@ export async function configShow(ctx: Context): Promise<void> {
   const { getProfile } = await import('../protocol/profiles/index.js');
   const p = getProfile(config.profile.value);
   const profile = { id: p.id, summary: p.summary, basis: p.basis, source: config.profile.source, routes: { asks: p.routes.asks, publicMcp: p.routes.publicMcp } };
-  ctx.out.result({ settings, profile, chain }, () => {
+  const gate = await ctx.policy();
+  const policy = {
+    files: gate.policies.map((f) => ({ file: f.file, source: f.source, policy: f.policy })),
+    remaining: (await gate.remaining(resolved.chain)).map((w) => ({ ...w, limit: w.limit.toString(), used: w.used.toString(), left: w.left.toString() })),
+  };
+  ctx.out.result({ settings, profile, chain, policy }, () => {
     const rows = Object.entries(settings).map(([k, s]) => `  ${k.padEnd(13)} ${String(s.value ?? '(none)')}  ${ctx.out.style('dim', `[${s.source}]`)}`);
     const from = (k: string) => (chain.sources[k] ? `  ${ctx.out.style('dim', `[${chain.sources[k]}]`)}` : '');
     const contracts = Object.entries(chain.contracts).map(([k, v]) => `    ${k.padEnd(26)} ${v}${from(k)}`);
@@ -58,6 +63,8 @@ export async function configShow(ctx: Context): Promise<void> {
       `    ${'LREP'.padEnd(26)} ${chain.tokens.LREP.address ?? '(not configured)'}${from('LREP')}`,
       `    ${'drand'.padEnd(26)} ${chain.drand.name} ${chain.drand.chainHash}`,
       `    ${'batch delegate'.padEnd(26)} ${chain.batchDelegate ?? '(none pinned)'}`,
+      policy.files.length ? `spending policy: ${policy.files.map((f) => `${f.file} [${f.source}]`).join(', ')}` : 'spending policy: none (see docs/policy.md)',
+      ...policy.remaining.map((w) => `    ${`${w.window}, ${w.asset}`.padEnd(26)} ${Number(w.left) / 1e6} of ${Number(w.limit) / 1e6} left`),
     ].join('\n');
   });
 }
