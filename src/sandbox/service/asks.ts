@@ -31,6 +31,8 @@ type Obj = Record<string, unknown>;
 
 export class AskService {
   readonly store = new OperationStore();
+  /** The live rule for question.imageUrls (approved uploads of this wallet, stored digest); set by the image side. */
+  imagesError: (imageUrls: string[], wallet: string) => string | null = () => null;
 
   constructor(
     private readonly chain: SandboxChain,
@@ -162,6 +164,8 @@ export class AskService {
       throw new ApiError(400, 'invalid_arguments', `Chain ${ask.chainId} is not configured on this server: the sandbox chain is 31337.`, 'fix_request_and_retry');
     }
     const wallet = this.wallet(ask);
+    const imagesError = this.imagesError(ask.questions.flatMap((q) => q.imageUrls), wallet);
+    if (imagesError) throw new ApiError(400, 'invalid_media', imagesError, 'fix_media_urls', { originalCode: 'X402QuestionInputError' });
     const mode = ask.paymentMode ?? defaultPaymentMode(ask);
     if (ask.maxPaymentAmount === null) throw new ApiError(400, 'invalid_arguments', 'maxPaymentAmount must be a non-negative integer string.', 'fix_request_and_retry');
     const hashes = computeAskHashes(ask, wallet, resolver);
