@@ -271,7 +271,7 @@ describe('handoff and signing links', () => {
     const id = command === 'handoff' ? r.json().handoffId : r.json().intentId;
     const s = await run(['--json', command, 'status', id]);
     expect(s.code, s.stdout).toBe(0);
-    expect(Date.parse(s.json().expiresAt) - Date.parse(s.json().createdAt)).toBe(ms);
+    expect(Date.parse(s.json().service.expiresAt) - Date.parse(s.json().service.createdAt)).toBe(ms);
   });
 
   it.each([['handoff'], ['sign-link']])('%s status sends the token only to the origin that issued it (exit 5, nothing sent)', async (command) => {

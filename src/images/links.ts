@@ -6,7 +6,6 @@ import type { Context } from '../context.js';
 import { RefusedError, ServiceError, UsageError } from '../errors.js';
 import { Journal, journalId } from '../journal/journal.js';
 import { loadAskFile, askEnvironment } from '../ask/prepare.js';
-import { serviceDocument } from '../output.js';
 import { checkImage } from './check.js';
 
 type Json = Record<string, any>;
@@ -150,10 +149,7 @@ async function linkStatus(ctx: Context, kind: LinkKind, id: string): Promise<Jso
   const header = kind === 'handoff' ? 'x-rateloop-handoff-token' : 'x-rateloop-signing-intent-token';
   const route = kind === 'handoff' ? `/api/agent/handoffs/${id}` : `/api/agent/signing-intents/${id}`;
   try {
-    const view = await env.service.http.request<Json>({ method: 'GET', path: route, headers: { [header]: String(data.token) }, idempotent: true });
-    // The service's view stays under `service`; beside it only the id asked for and times that parse as times.
-    const time = (v: unknown) => (Number.isFinite(Date.parse(String(v))) ? new Date(Date.parse(String(v))).toISOString() : undefined);
-    return serviceDocument(view, { id, createdAt: time(view?.createdAt), expiresAt: time(view?.expiresAt) });
+    return await env.service.http.request<Json>({ method: 'GET', path: route, headers: { [header]: String(data.token) }, idempotent: true });
   } catch (error) {
     if (error instanceof ServiceError && (error.details as { status?: number })?.status === 410) {
       throw new ServiceError('link_expired', `the ${kind === 'handoff' ? 'handoff link' : 'signing link'} ${id} expired at ${String(data.expiresAt)}`, {
