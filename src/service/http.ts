@@ -1,8 +1,50 @@
 // HTTP to the service with undici. Errors come back as ServiceError carrying the service envelope
 // (code, recoverWith, retryable, status). Only idempotent calls are retried, with backoff, and 429 waits for
-// Retry-After; a 4xx is never retried.
+// Retry-After; a 4xx is never retried. No answer is read past a byte cap (an endless body would fill memory).
 import { request, errors as undiciErrors } from 'undici';
 import { ServiceError, UsageError } from '../errors.js';
+
+/** The most loopsign reads of one service answer unless a caller says otherwise (plans and results are kilobytes). */
+export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+export function responseTooLarge(what: string, maxBytes: number): ServiceError {
+  return new ServiceError('response_too_large', `${what} is larger than ${formatBytes(maxBytes)}; loopsign stopped reading it`, {
+    hint: 'a service answer is never that large: the service (or something between it and you) is misbehaving; nothing was signed from it',
+    details: { maxBytes },
+  });
+}
+
+function formatBytes(n: number): string {
+  return n >= 1024 * 1024 ? `${+(n / (1024 * 1024)).toFixed(1)} MiB` : n >= 1024 ? `${+(n / 1024).toFixed(1)} KiB` : `${n} bytes`;
+}
+
+type Body = AsyncIterable<Uint8Array> & { destroy?: (error?: Error) => unknown; on?: (event: 'error', listener: () => void) => unknown };
+
+/** Drop a body unread and close its connection (an error the stream raises for it is expected, not a crash). */
+export function discardBody(body: Body): void {
+  body.on?.('error', () => undefined);
+  body.destroy?.();
+}
+
+/**
+ * Read a whole body, never more than maxBytes: a declared content-length above the cap is refused at once, and a
+ * body that keeps coming is cut off at the cap (leaving the loop destroys the stream, closing the connection) — exit 3.
+ */
+export async function readCapped(body: Body, maxBytes: number, what: string, contentLength?: string | string[]): Promise<Buffer> {
+  const declared = Number(Array.isArray(contentLength) ? contentLength[0] : contentLength);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    discardBody(body);
+    throw responseTooLarge(what, maxBytes);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw responseTooLarge(what, maxBytes);
+    chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  }
+  return Buffer.concat(chunks, size);
+}
 
 export interface ServiceErrorDetails {
   status: number;
@@ -21,6 +63,8 @@ export interface RequestOptions {
   idempotent: boolean;
   timeoutMs?: number;
   query?: Record<string, string | undefined>;
+  /** Byte cap for this answer (default: the client's, else DEFAULT_MAX_RESPONSE_BYTES). */
+  maxBytes?: number;
 }
 
 export interface HttpClientOptions {
@@ -31,6 +75,8 @@ export interface HttpClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Longest Retry-After honoured before giving up (seconds). */
   maxRetryAfterSeconds?: number;
+  /** Byte cap for every answer of this client (evidence downloads set a higher one). */
+  maxBytes?: number;
 }
 
 const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -103,7 +149,8 @@ export class HttpClient {
           headersTimeout: opts.timeoutMs ?? 30_000,
           bodyTimeout: opts.timeoutMs ?? 30_000,
         });
-        const text = await res.body.text();
+        const maxBytes = opts.maxBytes ?? this.options.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+        const text = (await readCapped(res.body, maxBytes, `the service's answer to ${opts.path}`, res.headers['content-length'])).toString('utf8');
         let parsed: unknown = text;
         try {
           parsed = text.length ? JSON.parse(text) : {};
