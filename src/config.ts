@@ -55,6 +55,7 @@ export const configFileSchema = z
     passwordEnv: z.string().optional(),
     sandboxManifest: z.string().optional(),
     rpcTimeoutMs: z.number().int().positive().optional(),
+    maxFeePerGasGwei: z.union([z.number().positive(), z.string()]).optional(),
     apiKeyHeader: z.string().optional(),
     chains: z.record(z.string(), chainOverride).optional(),
     /** Opt-in: let `chains["8453"]` replace production trust anchors (a warning is printed on every signing command). */
@@ -79,6 +80,8 @@ export interface ResolvedConfig {
   sandboxManifest: Setting<string | undefined>;
   /** How long one RPC request may take before it counts as failed (a stalled node). */
   rpcTimeoutMs: Setting<number>;
+  /** Refuse to sign when the network asks more per gas than this (gwei); unset: the chain's default. */
+  maxFeePerGasGwei: Setting<number | undefined>;
   /** --allow-weak-kdf: unlock a keystore whose KDF is below the floor (wallet/keystore.ts). */
   allowWeakKdf: boolean;
   file: ConfigFile;
@@ -127,6 +130,16 @@ function positiveMs(setting: Setting<string | number>, what: string): Setting<nu
   const text = String(setting.value).trim();
   if (!/^[1-9][0-9]{0,8}$/.test(text)) throw new UsageError('invalid_config', `${what} (from ${setting.source}): "${text}" is not a positive number of milliseconds`);
   return { value: Number(text), source: setting.source };
+}
+
+function positiveGwei(setting: Setting<string | number | undefined>): Setting<number | undefined> {
+  if (setting.value === undefined) return { value: undefined, source: setting.source };
+  const text = String(setting.value).trim();
+  const n = Number(text);
+  if (!/^[0-9]+(\.[0-9]{1,9})?$/.test(text) || !(n > 0) || n > 100_000) {
+    throw new UsageError('invalid_config', `max fee per gas (from ${setting.source}): "${text}" is not a positive number of gwei (at most 100000)`);
+  }
+  return { value: n, source: setting.source };
 }
 
 export function parseChainId(raw: unknown, where: string): number {
@@ -234,6 +247,7 @@ export async function resolveConfig(flags: GlobalFlags): Promise<ResolvedConfig>
     passwordEnv: pick(flags.passwordEnv, undefined, data.passwordEnv, 'LOOPSIGN_PASSWORD'),
     sandboxManifest: pathSetting(pick<string | undefined>(undefined, 'LOOPSIGN_SANDBOX_MANIFEST', data.sandboxManifest, undefined), 'sandbox manifest'),
     rpcTimeoutMs: positiveMs(pick<string | number>(undefined, 'LOOPSIGN_RPC_TIMEOUT_MS', data.rpcTimeoutMs, 20_000), 'RPC timeout'),
+    maxFeePerGasGwei: positiveGwei(pick<string | number | undefined>(undefined, 'LOOPSIGN_MAX_FEE_GWEI', data.maxFeePerGasGwei, undefined)),
     allowWeakKdf: flags.allowWeakKdf === true,
     file: data,
   };

@@ -33,6 +33,26 @@ export function redact<T>(value: T): T {
   return value;
 }
 
+const RESERVED_KEYS = ['ok', 'error'] as const;
+
+const OPERATION_KEY = /^0x[0-9a-fA-F]{64}$/;
+const WORD = /^[a-z][a-z0-9_]{0,63}$/;
+
+/**
+ * A service document as a command's result: a few fields loopsign checked for their exact form (operationKey,
+ * status, ready, terminal) at the top, the document itself, untouched, under `service`. Fields that fail their
+ * form are left out of the summary (they stay visible, unchecked, in `service`).
+ */
+export function serviceDocument(doc: unknown, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const d = (doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? doc : {}) as Record<string, unknown>;
+  const summary: Record<string, unknown> = {};
+  if (typeof d.operationKey === 'string' && OPERATION_KEY.test(d.operationKey)) summary.operationKey = d.operationKey.toLowerCase();
+  if (typeof d.status === 'string' && WORD.test(d.status)) summary.status = d.status;
+  if (typeof d.ready === 'boolean') summary.ready = d.ready;
+  if (typeof d.terminal === 'boolean') summary.terminal = d.terminal;
+  return { ...summary, ...extra, service: doc };
+}
+
 // Text from the service can carry terminal controls: ESC [2K erases the line above, \r overwrites the current one,
 // OSC sequences set titles, hyperlinks or the clipboard, bidi overrides reorder what is shown. In human output every
 // such character becomes a visible escape (\u001b, \r …), so the rest of the sequence is plain printable text.
@@ -159,9 +179,14 @@ export class Output {
     this.write('stderr', this.human(text) + '\n');
   }
 
-  /** The command's one result. `text` renders it for people; JSON mode prints the data itself. */
+  /**
+   * The command's one result. `text` renders it for people; JSON mode prints the data itself beside `ok: true`.
+   * The envelope's own keys can never come from the data: a service document is passed under `service`
+   * (see serviceDocument), so whatever it says cannot forge `ok`, `error` or a loopsign field.
+   */
   result(data: Record<string, unknown>, text?: string | (() => string)): void {
     if (this.written) throw new Error('output: a command may print only one result');
+    for (const key of RESERVED_KEYS) if (key in data) throw new Error(`output: a result may not carry the envelope key "${key}"`);
     this.written = true;
     this.stopSpinner();
     if (this.options.json) {

@@ -130,7 +130,7 @@ describe('asks through to a settled result', () => {
     const n0 = await nonce();
     const r = await run(['--json', 'ask', '--file', askFile(), '--dry-run']);
     expect(r.code).toBe(0);
-    expect(r.json()).toMatchObject({ status: 'dry_run', paymentRequired: false, transactionPlan: null });
+    expect(r.json()).toMatchObject({ dryRun: true, status: 'dry_run', service: { status: 'dry_run', paymentRequired: false, transactionPlan: null } });
     expect(await nonce()).toBe(n0);
   });
 
@@ -150,7 +150,7 @@ describe('asks through to a settled result', () => {
     const q = await run(['--json', 'quote', '--file', askFile()]);
     expect(q.code).toBe(0);
     expect(q.json().operationKey).toMatch(/^0x[0-9a-f]{64}$/);
-    expect(q.json().wallet.address.toLowerCase()).toBe(dev.toLowerCase());
+    expect(q.json().service.wallet.address.toLowerCase()).toBe(dev.toLowerCase());
     const t = await run(['templates']);
     expect(t.code).toBe(0);
     expect(t.stdout).toMatch(/feature_acceptance_test\s+Feature acceptance test\s+\(inputs: acceptanceCriteria, expectedBehavior, releaseStage, testSteps\)/);
@@ -297,7 +297,7 @@ describe('confirm, status and result', () => {
     expect(byId.code).toBe(0);
     expect(byId.json().ready).toBe(true);
     const res = await run(['--json', 'result', '--client-request-id', body.clientRequestId]);
-    expect(res.json().operation.operationKey).toBe(doc.operationKey);
+    expect(res.json().service.operation.operationKey).toBe(doc.operationKey);
   });
 
   it('a wait that times out is exit 7 and says how to continue', async () => {

@@ -86,7 +86,7 @@ async function rateCrashThenResume(point: string): Promise<void> {
   expect(resumed.code, `${point}: ${resumed.stdout}${resumed.stderr}`).toBe(0);
   const doc = resumed.json();
   expect(doc.roundId).toBe('1');
-  const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'commitOf', args: [BigInt(contentId), 1n, doc.commitKey] })) as { commitHash: Hex; stake: bigint };
+  const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'sandboxCommitOf', args: [BigInt(contentId), 1n, doc.commitKey] })) as { commitHash: Hex; stake: bigint };
   expect(stored.commitHash, `${point}: the committed vote is the one reported`).toBe(doc.commitHash);
   expect(stored.stake).toBe(3_000_000n);
   expect(await lrep(), `${point}: exactly one stake paid`).toBe(before - 3_000_000n);

@@ -13,7 +13,7 @@ import { capture } from './helpers/capture.js';
 import { openSession, type Pub } from './helpers/chain.js';
 
 const engineAbi = parseAbi([
-  'function commitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
+  'function sandboxCommitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
   'function balanceOf(address) view returns (uint256)',
 ]);
 let sb: SandboxHandle;
@@ -62,7 +62,7 @@ describe('rating through to a revealed vote', () => {
     expect(r.stderr).not.toMatch(/"isUp"|"salt"|"predictedUpBps"/);
     expect(await lrep()).toBe(before - 2_000_000n);
     await passTime();
-    const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'commitOf', args: [BigInt(id), 1n, doc.commitKey] })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
+    const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'sandboxCommitOf', args: [BigInt(id), 1n, doc.commitKey] })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
     expect(stored).toMatchObject({ revealed: true, isUp: true, predictedUpBps: 7000 });
     const status = await run(['--json', 'rate', 'status', '--content-id', id]);
     expect(status.json().status).toBe('revealed');
@@ -157,7 +157,7 @@ describe('rating through to a revealed vote', () => {
     await sb.control('/__sandbox/settings', { reveals: true });
     expect(reveal.code, reveal.stderr).toBe(0);
     expect(reveal.json().revealedBy).toBe('loopsign');
-    const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'commitOf', args: [BigInt(id), 1n, r.json().commitKey] })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
+    const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'sandboxCommitOf', args: [BigInt(id), 1n, r.json().commitKey] })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
     expect(stored).toMatchObject({ revealed: true, isUp: false, predictedUpBps: 2000 });
   });
 });

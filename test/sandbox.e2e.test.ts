@@ -225,7 +225,7 @@ describe('a feedback bonus', () => {
 });
 
 describe('a vote committed directly on chain with tlock to the sandbox beacon', () => {
-  const engineAbi = parseAbi(['function commitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))']);
+  const engineAbi = parseAbi(['function sandboxCommitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))']);
 
   /**
    * A question asked by the test account, and a vote on it committed straight to the engine by another account
@@ -275,7 +275,7 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
   it('is revealed by the keeper with the committed direction and prediction', async () => {
     const { contentId, roundId, commitKey } = await directCommit(13);
     await settle();
-    const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'commitOf', args: [contentId, roundId, commitKey] })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
+    const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'sandboxCommitOf', args: [contentId, roundId, commitKey] })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
     expect(stored.revealed).toBe(true);
     expect(stored.isUp).toBe(false);
     expect(stored.predictedUpBps).toBe(3100);
@@ -292,7 +292,7 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
     expect(again.keeper).toMatchObject({ reveals: 0 });
     const core = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: votingEngineAbi, functionName: 'roundCore', args: [contentId, roundId] })) as readonly [number, number, number, number];
     expect([core[2], core[3]]).toEqual([4, 3]); // four commits, the three honest ones revealed
-    const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'commitOf', args: [contentId, roundId, commitKey] })) as { revealed: boolean };
+    const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'sandboxCommitOf', args: [contentId, roundId, commitKey] })) as { revealed: boolean };
     expect(stored.revealed).toBe(false);
   });
 });

@@ -1,20 +1,28 @@
 // The whole paid round in one call: ask, check, sign, execute, confirm, fund and confirm a feedback bonus,
 // and optionally wait for the result. Each step is journaled; running the same ask again resumes where it
-// stopped and never re-sends a mined call or pays twice.
-import { erc20Abi, formatUnits, toHex, type Hex, type PublicClient } from 'viem';
+// stopped and never re-sends a mined call or pays twice: every signature is admitted by the operation's spend
+// ledger (caps from the file, src/ask/caps.ts), a submission is believed only from this wallet's own receipts
+// (src/ask/proof.ts), and the identifiers loopsign reports or puts in `next` are only ones it checked.
+import { erc20Abi, formatUnits, toHex, type Hex, type Log, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Context } from '../context.js';
-import { ChainError, ServiceError, UsageError } from '../errors.js';
+import { ChainError, RefusedError, ServiceError, UsageError } from '../errors.js';
 import { connectChain } from '../chains/client.js';
-import { Journal, journalId } from '../journal/journal.js';
+import type { ChainConfig } from '../chains/table.js';
+import { Journal, journalId, type JournalTx } from '../journal/journal.js';
+import { authorizationEffect, SpendLedger } from '../journal/ledger.js';
 import { AskFieldError, defaultPaymentMode, normalizeAsk, type NormalizedAsk, type PaymentMode } from '../protocol/ask-normalize.js';
 import { computeAskHashes, normalizeMetadataBase } from '../protocol/ask-hashes.js';
 import { resultSpecHash } from '../protocol/templates.js';
 import type { Json, ServiceClient } from '../service/client.js';
-import { Executor, type ExecutionMode } from '../wallet/executor.js';
-import { checkAskEnvelope, checkBonusPlan, checkWalletPlan, checkX402Plan, checkX402Request, refuse, type GuardContext, type PlanCall, type X402Message } from '../wallet/plan-guard.js';
+import { callDigest, Executor, type ExecutionMode } from '../wallet/executor.js';
+import { callsOfRawTransaction } from '../wallet/spend-effects.js';
+import { checkAskEnvelope, checkBonusPlan, checkWalletPlan, checkX402Plan, checkX402Request, refuse, type BonusTarget, type GuardContext, type PlanCall, type X402Message } from '../wallet/plan-guard.js';
+import { askSpendCaps } from './caps.js';
 import { askEnvironment, loadAskFile, outgoingBody } from './prepare.js';
+import { bonusChainFacts, candidateTransactions, proveSubmission, type SubmissionProof } from './proof.js';
 import { waitForReady } from './wait.js';
+import { bonusPoolsCreated } from '../protocol/submission.js';
 
 export interface AskOptions {
   file: string;
@@ -35,7 +43,7 @@ export interface AskOutcome {
   contentIds: string[];
   transactionHashes: string[];
   transactions: number;
-  feedbackBonus: Json | null;
+  feedbackBonus: BonusOutcome | null;
   result: Json | null;
   resumed: boolean;
   journal: string;
@@ -131,6 +139,8 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
       });
     }
     await journal.save({ request: body });
+    const ledger = new SpendLedger(journal, chain, wallet, askSpendCaps(ask, opts.file, mode));
+    const run: Run = { ctx, chain, client, account, journal, ledger, maxFeePerGas: env.chain.maxFeePerGas.value, atomic: opts.atomic };
 
     ctx.out.progress('ask.templates', 'reading templates to recompute result-spec hashes');
     const resolver = await templateResolver(env.service);
@@ -144,15 +154,16 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
 
     // Already submitted (a rerun after confirm, or the service says so)? Then no plan is executed again.
     let confirmed: Json | undefined = journal.data.confirm as Json | undefined;
-    let operationKey = journal.data.operationKey as string | undefined;
+    let operationKey = journal.data.operationKey as Hex | undefined;
     let g = guard(journal.data.metadataBase as string | undefined);
     let askHashes: string[] = (journal.data.askHashes as string[] | undefined) ?? [];
-    let transactions = journal.data.txs.length;
 
     if (!confirmed) {
       ctx.out.progress('ask.request', `asking the service (${mode})`);
       let response = await env.service.ask(body);
       if (response.status === 'submitted') {
+        // Believed only once this wallet's own receipt proves it (below); its operationKey must be this ask's.
+        operationKey = checkedOperationKey(g, response, operationKey);
         confirmed = response;
       } else {
         g = guard(publicMetadataBase(response.questionMetadataBaseUrl));
@@ -162,7 +173,7 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
         if (mode === 'wallet_calls') {
           calls = checkWalletPlan(g, response);
         } else {
-          const signed = await signX402(ctx, g, response, client, account, journal);
+          const signed = await signX402(run, g, response);
           response = await env.service.ask({ ...body, paymentAuthorization: signed.payload });
           checkAskEnvelope(g, response);
           calls = checkX402Plan(g, response, signed.message, signed.signature);
@@ -171,43 +182,46 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
         if (journal.data.txs.length === 0) await checkFunds(client, g, wallet, calls, ctx.out);
         await expireStaleReservation(client, journal, calls, ctx);
         const execMode: ExecutionMode = response.transactionPlan?.requiresAtomicExecution === true && calls.length > 1 ? 'atomic' : opts.atomic ? 'segmented' : 'ordered';
-        const executor = new Executor(client, account, chain, journal, ctx.out, opts.atomic);
-        const result = await executor.execute('ask', calls, execMode);
+        const result = await executor(run).execute('ask', calls, execMode);
         askHashes = result.hashes;
-        transactions = result.transactions;
         await journal.step('ask:executed', { askHashes });
         if (!opts.confirm) {
-          return outcome(journal, { operationKey: operationKey!, clientRequestId: ask.clientRequestId, paymentMode: mode, status: 'executed_not_confirmed', contentIds: [], transactionHashes: askHashes, transactions, feedbackBonus: null, result: null, resumed, next: [`loopsign confirm --operation-key ${operationKey}`] });
+          return outcome(journal, { operationKey, clientRequestId: ask.clientRequestId, paymentMode: mode, status: 'executed_not_confirmed', contentIds: [], transactionHashes: askHashes, transactions: result.transactions, feedbackBonus: null, result: null, resumed, next: [`loopsign confirm --operation-key ${operationKey}`] });
         }
         ctx.out.progress('ask.confirm', 'confirming the transactions with the service');
-        confirmed = await env.service.confirm(operationKey!, askHashes);
-        if (confirmed.status !== 'submitted') throw new ServiceError('confirm_failed', `the service did not accept the confirmation (status ${confirmed.status})`);
+        confirmed = await env.service.confirm(operationKey, askHashes);
+        if (confirmed.status !== 'submitted') throw new ServiceError('confirm_failed', `the service did not accept the confirmation (status ${String(confirmed.status)})`);
       }
-      await journal.step('ask:confirmed', { confirm: confirmed, operationKey: confirmed.operationKey ?? operationKey });
-      operationKey = (confirmed.operationKey as string | undefined) ?? operationKey;
+      await journal.step('ask:confirmed', { confirm: confirmed, operationKey });
     }
+    if (!operationKey) throw new ServiceError('missing_operation_key', 'the service did not return an operationKey');
 
-    const contentIds = (confirmed.contentIds as string[] | undefined) ?? [];
-    let feedbackBonus = (confirmed.feedbackBonus as Json | undefined) ?? null;
+    // The chain's word, not the service's: which questions this wallet's own transaction submitted.
+    const proof = await proveSubmission(client, chain, wallet, ask, journal, candidateTransactions(journal, confirmed.transactionHashes));
+    ctx.out.progress('ask.proven', `the submission is on chain (question ${proof.contentIds.join(', ')}, transaction ${proof.transactionHash})`);
+    const transactionHashes = [...new Set([...journal.txsFor('ask').filter((t) => t.status === 'mined').map((t) => t.hash), proof.transactionHash])];
+
+    let feedbackBonus: BonusOutcome | null = null;
     if (ask.feedbackBonus && mode === 'wallet_calls') {
-      feedbackBonus = await fundBonus(ctx, env.service, g, operationKey!, confirmed, client, account, journal, opts.atomic);
+      feedbackBonus = await fundBonus(run, env.service, g, operationKey, confirmed, proof);
+    } else if (ask.feedbackBonus) {
+      feedbackBonus = oneShotBonus(chain, wallet, proof, await client.getTransactionReceipt({ hash: proof.transactionHash }));
     }
-    if (!g.verifyPayload && !operationKey) throw new ServiceError('missing_operation_key', 'the service did not return an operationKey');
 
     let result: Json | null = null;
     if (opts.wait) {
-      await waitForReady(env.service, operationKey!, ctx.out, { timeoutSeconds: opts.timeoutSeconds });
-      result = await env.service.result(operationKey!, contentIds.length > 1 ? contentIds[0] : undefined);
+      await waitForReady(env.service, operationKey, ctx.out, { timeoutSeconds: opts.timeoutSeconds });
+      result = await env.service.result(operationKey, proof.contentIds.length > 1 ? proof.contentIds[0] : undefined);
     }
     await journal.step('done');
     return outcome(journal, {
-      operationKey: operationKey!,
+      operationKey,
       clientRequestId: ask.clientRequestId,
       paymentMode: mode,
       status: 'submitted',
-      contentIds,
-      transactionHashes: (confirmed.transactionHashes as string[] | undefined) ?? askHashes,
-      transactions,
+      contentIds: proof.contentIds,
+      transactionHashes,
+      transactions: journal.txsFor('ask').filter((t) => t.status === 'mined').length,
       feedbackBonus,
       result,
       resumed,
@@ -218,20 +232,52 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
   }
 }
 
+/** What one ask run shares with its steps. */
+interface Run {
+  ctx: Context;
+  chain: ChainConfig;
+  client: PublicClient;
+  account: ReturnType<typeof privateKeyToAccount>;
+  journal: Journal;
+  ledger: SpendLedger;
+  maxFeePerGas: bigint;
+  atomic: boolean;
+}
+
+function executor(run: Run): Executor {
+  return new Executor({ client: run.client, account: run.account, chain: run.chain, journal: run.journal, out: run.ctx.out, ledger: run.ledger, allowDelegation: run.atomic, maxFeePerGas: run.maxFeePerGas });
+}
+
+/**
+ * The operationKey of an answer that says "submitted": it must have the exact form, equal what this ask hashes to
+ * (live-shaped asks), and equal any key journaled before. Nothing else from such an answer is used unchecked.
+ */
+function checkedOperationKey(g: GuardContext, response: Json, journaled: Hex | undefined): Hex {
+  const key = response.operationKey;
+  if (typeof key !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(key)) refuse('bad_operation_key', 'operationKey is not 0x + 64 hex');
+  if (g.verifyPayload && !same(key, g.hashes.operationKey)) refuse('operation_key_mismatch', `operationKey ${key} is not the one this ask hashes to (${g.hashes.operationKey})`);
+  if (journaled && !same(key, journaled)) refuse('operation_key_mismatch', `operationKey ${key} is not the one journaled for this ask (${journaled})`);
+  return key.toLowerCase() as Hex;
+}
+
+const same = (a: unknown, b: unknown) => String(a).toLowerCase() === String(b).toLowerCase();
+
 /**
  * A reservation lives 30 minutes (chain.md §6.11). When a resumed ask finds its journaled reservation older than
  * that and the submit not yet mined, the reservation is sent again: it moves no money, and the submit needs it.
  */
 async function expireStaleReservation(client: PublicClient, journal: Journal, calls: PlanCall[], ctx: Context): Promise<void> {
   if (calls[0]?.phase !== 'reserve_submission') return;
+  const carried = (t: JournalTx, call: PlanCall) => callsOfRawTransaction(t.raw, journal.data.wallet as Hex).some((c) => callDigest(c) === callDigest(call));
   const txs = journal.txsFor('ask');
-  const reserve = txs.find((t) => t.calls[0] === 0 && t.status === 'mined');
-  const submitted = txs.some((t) => t.calls.includes(calls.length - 1) && t.status !== 'reverted');
+  const reserve = txs.find((t) => t.status === 'mined' && carried(t, calls[0]!));
+  const submitted = txs.some((t) => t.status !== 'reverted' && carried(t, calls[calls.length - 1]!));
   if (!reserve || submitted || reserve.blockNumber === undefined) return;
   const reservedAt = (await client.getBlock({ blockNumber: BigInt(reserve.blockNumber) })).timestamp;
   const latest = (await client.getBlock({ blockTag: 'latest' })).timestamp;
   if (latest < reservedAt + 1800n - 30n) return;
   ctx.out.progress('ask.reserve_again', 'the journaled reservation has expired (30 minutes); reserving again');
+  // Moved out of the ask stage, so the executor sends the reservation again (it moves no money).
   reserve.stage = 'ask:expired-reservation';
   await journal.save();
 }
@@ -240,59 +286,93 @@ function outcome(journal: Journal, o: Omit<AskOutcome, 'journal'>): AskOutcome {
   return { ...o, journal: journal.file };
 }
 
-async function signX402(ctx: Context, g: GuardContext, response: Json, client: PublicClient, account: ReturnType<typeof privateKeyToAccount>, journal: Journal) {
+/**
+ * The EIP-3009 authorization: the one already signed for this ask while it stays valid for two more minutes (same
+ * nonce, so it can pay only once), else a new one — admitted by the spend ledger first, which counts every
+ * authorization signed for this ask until it has provably expired unused.
+ */
+async function signX402(run: Run, g: GuardContext, response: Json) {
+  const { client, journal, ctx } = run;
   const latest = await client.getBlock({ blockTag: 'latest' });
   const now = Math.max(Math.floor(Date.now() / 1000), Number(latest.timestamp));
-  const stored = journal.data.x402 as { message: Record<string, string>; signature: Hex } | undefined;
-  if (stored && BigInt(stored.message.validBefore!) > BigInt(now + 120)) {
-    // Resume: the same authorization again (same nonce), never a second one for the same ask.
-    const message = { from: stored.message.from as Hex, to: stored.message.to as Hex, value: BigInt(stored.message.value!), validAfter: BigInt(stored.message.validAfter!), validBefore: BigInt(stored.message.validBefore!), nonce: stored.message.nonce as Hex };
-    return { message, signature: stored.signature, payload: { ...stored.message, signature: stored.signature } };
+  const stored = journal.authorizations().filter((a) => !a.dead).at(-1);
+  if (stored && BigInt(stored.message.validBefore) > BigInt(now + 120)) {
+    const m = stored.message;
+    const message = { from: m.from as Hex, to: m.to as Hex, value: BigInt(m.value), validAfter: BigInt(m.validAfter), validBefore: BigInt(m.validBefore), nonce: m.nonce as Hex };
+    return { message, signature: stored.signature, payload: { ...m, signature: stored.signature } };
   }
-  if (response.nextAction !== 'sign_x402_authorization') refuse('x402_missing', `the service did not ask for an authorization (nextAction ${response.nextAction})`);
+  if (response.nextAction !== 'sign_x402_authorization') refuse('x402_missing', `the service did not ask for an authorization (nextAction ${String(response.nextAction)})`);
   const typed = checkX402Request(g, response, now);
-  const signature = await account.signTypedData(typed as unknown as Parameters<typeof account.signTypedData>[0]);
   const m: X402Message = typed.message;
   const wire = { from: m.from, to: m.to, value: m.value.toString(), validAfter: m.validAfter.toString(), validBefore: m.validBefore.toString(), nonce: m.nonce };
-  await journal.step('ask:x402_signed', { x402: { message: wire, signature } });
+  const entry = { stage: 'ask', message: wire, signature: '0x' as Hex, signedAt: new Date().toISOString() };
+  await run.ledger.admit('ask', [authorizationEffect(entry)], client);
+  entry.signature = await run.account.signTypedData(typed as unknown as Parameters<typeof run.account.signTypedData>[0]);
+  // Journaled before the signature leaves this process (the next request carries it).
+  await journal.addAuthorization(entry);
+  await journal.step('ask:x402_signed');
   ctx.out.progress('ask.x402', `signed a USDC ReceiveWithAuthorization of ${formatUnits(m.value, 6)} USDC to the trusted submitter, valid until ${m.validBefore}`);
-  return { message: m, signature, payload: { ...wire, signature } };
+  return { message: m, signature: entry.signature, payload: { ...wire, signature: entry.signature } };
 }
 
-async function fundBonus(
-  ctx: Context,
-  service: ServiceClient,
-  g: GuardContext,
-  operationKey: string,
-  confirmed: Json,
-  client: PublicClient,
-  account: ReturnType<typeof privateKeyToAccount>,
-  journal: Journal,
-  atomic: boolean,
-): Promise<Json | null> {
-  let bonus = (journal.data.bonusConfirm as Json | undefined)?.feedbackBonus ?? confirmed.feedbackBonus;
-  if (bonus?.status === 'funded') return bonus;
-  if (!bonus || bonus.status !== 'awaiting_wallet_signature' || !bonus.transactionPlan) {
-    // The plan may be missing from a stored confirm body: ask for the current state.
-    const status = await service.status(operationKey);
-    bonus = status.feedbackBonus;
-    if (bonus?.status === 'funded') return bonus;
+/** The bonus as loopsign reports it: only values it checked (the pool from its own receipt). */
+export interface BonusOutcome {
+  status: 'funded' | 'unavailable';
+  asset?: string;
+  amount?: string;
+  contentId?: string;
+  roundId?: string;
+  poolId?: string | null;
+  transactionHashes?: Hex[];
+  /** What the service said, when loopsign could not fund or prove it. */
+  service?: Json | null;
+}
+
+/**
+ * The feedback bonus of a wallet-calls ask. Checked against the file and the chain (the proven content, its open
+ * round), journaled before its first transaction, and once any bonus transaction is signed only that journaled
+ * plan is ever resumed and confirmed: a rerun never funds a second pool, whatever the service answers.
+ */
+async function fundBonus(run: Run, service: ServiceClient, g: GuardContext, operationKey: Hex, confirmed: Json, proof: SubmissionProof): Promise<BonusOutcome> {
+  const { journal, ctx, client } = run;
+  const contentId = proof.contentIds[0]!;
+  let plan = journal.data.bonusPlan as { bonus: Json; target: Record<string, string> } | undefined;
+  if (!plan) {
+    if (journal.txsFor('bonus').length > 0) throw new RefusedError('bonus_plan_missing', 'bonus transactions are journaled without their plan; refusing to fund again', { hint: `inspect ${journal.file}; nothing was sent` });
+    let bonus: Json | undefined = confirmed.feedbackBonus;
+    if (!bonus?.transactionPlan) bonus = (await service.status(operationKey)).feedbackBonus;
     if (!bonus?.transactionPlan) {
-      ctx.out.warn('the service returned no feedback bonus plan (feedback_bonus_plan_unavailable); the ask itself is submitted');
-      return bonus ?? null;
+      ctx.out.warn('the service returned no feedback bonus plan (feedback_bonus_plan_unavailable); the ask itself is submitted and nothing was paid for a bonus');
+      return { status: 'unavailable', service: bonus ?? null };
     }
+    const facts = await bonusChainFacts(client, run.chain, contentId);
+    checkBonusPlan(g, bonus, facts);
+    plan = { bonus, target: { contentId: facts.contentId, roundId: facts.roundId.toString(), roundStart: facts.roundStart.toString(), now: facts.now.toString() } };
+    await journal.step('bonus:planned', { bonusPlan: plan });
   }
-  const contentId = String((confirmed.contentIds as string[])[0]);
-  const calls = checkBonusPlan(g, bonus, contentId);
+  // Checked again as journaled (a rerun may come after the round moved on: the facts are those it was checked with).
+  const t = plan.target;
+  const target: BonusTarget = { contentId: t.contentId!, roundId: BigInt(t.roundId!), roundStart: BigInt(t.roundStart!), now: BigInt(t.now!) };
+  if (target.contentId !== contentId) refuse('bonus_wrong_content', `the journaled bonus plan is for question ${target.contentId}, the proven submission is ${contentId}`);
+  const calls = checkBonusPlan(g, plan.bonus, target);
   ctx.out.progress('bonus.checked', 'the feedback bonus plan passed every check');
-  const mode: ExecutionMode = bonus.transactionPlan.requiresAtomicExecution === true ? 'atomic' : atomic ? 'segmented' : 'ordered';
-  const executor = new Executor(client, account, g.chain, journal, ctx.out, atomic);
-  const { hashes } = await executor.execute('bonus', calls, mode);
+  const mode: ExecutionMode = plan.bonus.transactionPlan.requiresAtomicExecution === true ? 'atomic' : run.atomic ? 'segmented' : 'ordered';
+  const { hashes } = await executor(run).execute('bonus', calls, mode);
   await journal.step('bonus:executed', { bonusHashes: hashes });
   ctx.out.progress('bonus.confirm', 'confirming the feedback bonus with the service');
   const res = await service.confirmBonus(operationKey, hashes);
   await journal.step('bonus:confirmed', { bonusConfirm: res });
-  if (res.feedbackBonus?.status !== 'funded') throw new ServiceError('bonus_not_funded', `the service reports the feedback bonus as ${res.feedbackBonus?.status}`);
-  return res.feedbackBonus;
+  if (res.feedbackBonus?.status !== 'funded') throw new ServiceError('bonus_not_funded', `the service reports the feedback bonus as ${String(res.feedbackBonus?.status)}`);
+  const receipts = await Promise.all(hashes.map((hash) => client.getTransactionReceipt({ hash })));
+  const pool = bonusPoolsCreated(receipts.flatMap((r) => r.logs), run.chain.contracts.feedbackBonusEscrow as Hex).find((p) => String(p.contentId) === contentId && same(p.funder, run.account.address));
+  const want = g.ask.feedbackBonus!;
+  return { status: 'funded', asset: want.asset, amount: want.amount.toString(), contentId, roundId: target.roundId.toString(), poolId: pool ? String(pool.poolId) : null, transactionHashes: hashes };
 }
 
+/** An x402 one-shot ask funds its bonus in the submit call: the pool is read from that receipt. */
+function oneShotBonus(chain: ChainConfig, wallet: Hex, proof: SubmissionProof, receipt: { logs: readonly Log[] }): BonusOutcome {
+  const pool = bonusPoolsCreated(receipt.logs, chain.contracts.feedbackBonusEscrow as Hex).find((p) => String(p.contentId) === proof.contentIds[0] && same(p.funder, wallet));
+  return pool
+    ? { status: 'funded', asset: 'USDC', amount: String(pool.amount), contentId: proof.contentIds[0]!, roundId: String(pool.roundId), poolId: String(pool.poolId), transactionHashes: [proof.transactionHash] }
+    : { status: 'unavailable', service: null };
+}

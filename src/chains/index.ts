@@ -2,6 +2,7 @@
 // the manifest the running sandbox wrote. Addresses the service returns never enter here.
 import path from 'node:path';
 import { promises as fs } from 'node:fs';
+import { parseGwei } from 'viem';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { defaultSandboxDir } from '../paths.js';
@@ -67,6 +68,8 @@ export interface ResolvedChain {
   rpcUrl: Setting<string | undefined>;
   baseUrl: Setting<string | undefined>;
   rpcTimeoutMs: number;
+  /** The fee cap in wei per gas, and where it came from. */
+  maxFeePerGas: Setting<bigint>;
   manifest?: SandboxManifest;
 }
 
@@ -106,5 +109,10 @@ export async function resolveChain(config: ResolvedConfig): Promise<ResolvedChai
   }
   if (rpcUrl.value === undefined && chain.defaultRpcUrl) rpcUrl = { value: chain.defaultRpcUrl, source: 'default' };
   const rpcTimeoutMs = config.rpcTimeoutMs.value;
-  return manifest ? { chain, rpcUrl, baseUrl, rpcTimeoutMs, manifest } : { chain, rpcUrl, baseUrl, rpcTimeoutMs };
+  const gwei = config.maxFeePerGasGwei.value;
+  const maxFeePerGas: Setting<bigint> =
+    gwei === undefined ? { value: parseGwei(String(chain.defaultMaxFeePerGasGwei)), source: 'default' } : { value: parseGwei(String(gwei)), source: config.maxFeePerGasGwei.source };
+  const out: ResolvedChain = { chain, rpcUrl, baseUrl, rpcTimeoutMs, maxFeePerGas };
+  if (manifest) out.manifest = manifest;
+  return out;
 }

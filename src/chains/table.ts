@@ -44,6 +44,8 @@ export interface ChainConfig {
   /** Pinned ERC-7821 batch delegate for EIP-7702; never taken from the service. */
   batchDelegate?: Address;
   defaultRpcUrl?: string;
+  /** Fee cap when the user sets none (gwei per gas): refusing above it keeps a fee spike from draining the wallet. */
+  defaultMaxFeePerGasGwei: number;
   /** Where the chain's addresses came from, for config show. */
   source: string;
 }
@@ -97,6 +99,8 @@ export const BUILTIN_CHAINS: Record<number, ChainConfig> = {
     drand: QUICKNET,
     batchDelegate: '0x000000005c84F8Fd50b21CAC312528A64437030e',
     defaultRpcUrl: 'https://mainnet.base.org',
+    // Base's base fee is usually around 0.01 gwei; 2 gwei is two orders of magnitude of headroom.
+    defaultMaxFeePerGasGwei: 2,
     source: 'built-in',
   },
   84532: {
@@ -116,6 +120,7 @@ export const BUILTIN_CHAINS: Record<number, ChainConfig> = {
     },
     drand: QUICKNET_T,
     defaultRpcUrl: 'https://sepolia.base.org',
+    defaultMaxFeePerGasGwei: 2,
     source: 'built-in',
   },
   31337: {
@@ -127,6 +132,8 @@ export const BUILTIN_CHAINS: Record<number, ChainConfig> = {
     contracts: {},
     tokens: { USDC: { decimals: 6, eip712: { name: 'USD Coin', version: '2' } }, LREP: { decimals: 6 } },
     drand: QUICKNET,
+    // anvil starts at 1 gwei and rises under load; nothing real is spent.
+    defaultMaxFeePerGasGwei: 100,
     source: 'built-in',
   },
 };

@@ -3,6 +3,7 @@ import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { runAsk, type AskOutcome } from '../ask/flow.js';
 import { renderResult } from './render.js';
+import { serviceDocument } from '../output.js';
 
 export function timeoutOf(value: unknown, fallback = 1800): number {
   if (value === undefined) return fallback;
@@ -27,7 +28,7 @@ export async function ask(ctx: Context, options: Record<string, unknown>): Promi
     detailsFile: options.detailsFile as string | undefined,
   });
   if (options.dryRun === true) {
-    ctx.out.result(out as Record<string, unknown>, () => `dry run of ${String(out.clientRequestId)}: ${String(out.status)}, operation ${String(out.operationKey)}; no payment, no transaction\nanswer: ${String((out.result as Record<string, unknown> | undefined)?.answer ?? 'n/a')}`);
+    ctx.out.result(serviceDocument(out, { dryRun: true }), () => `dry run of ${String(out.clientRequestId)}: ${String(out.status)}, operation ${String(out.operationKey)}; no payment, no transaction\nanswer: ${String((out.result as Record<string, unknown> | undefined)?.answer ?? 'n/a')}`);
     return;
   }
   const o = out as AskOutcome;

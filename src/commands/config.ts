@@ -16,6 +16,7 @@ export async function configShow(ctx: Context): Promise<void> {
     baseUrl: resolved.baseUrl,
     rpcUrl: resolved.rpcUrl,
     rpcTimeoutMs: config.rpcTimeoutMs,
+    maxFeePerGasGwei: { value: Number(resolved.maxFeePerGas.value) / 1e9, source: resolved.maxFeePerGas.source },
     keystore: config.keystore,
     passwordFile: config.passwordFile,
     passwordEnv: config.passwordEnv,

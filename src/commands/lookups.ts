@@ -4,6 +4,7 @@ import { NotReadyError } from '../errors.js';
 import * as core from '../ask/lookups.js';
 import { timeoutOf } from './ask.js';
 import { renderResult, renderStatus } from './render.js';
+import { serviceDocument } from '../output.js';
 
 function lookup(options: Record<string, unknown>): core.LookupOptions {
   return {
@@ -18,12 +19,12 @@ function lookup(options: Record<string, unknown>): core.LookupOptions {
 
 export async function status(ctx: Context, options: Record<string, unknown>): Promise<void> {
   const s = await core.status(ctx, lookup(options));
-  ctx.out.result(s, () => renderStatus(s));
+  ctx.out.result(serviceDocument(s), () => renderStatus(s));
 }
 
 export async function result(ctx: Context, options: Record<string, unknown>): Promise<void> {
   const r = await core.result(ctx, lookup(options));
-  ctx.out.result(r, () => renderResult(r));
+  ctx.out.result(serviceDocument(r), () => renderResult(r));
   if (options.requireFinal === true && r.ready !== true) {
     throw new NotReadyError('result_not_final', 'the result is not final yet', { hint: 'wait with --wait, or run again later' });
   }
@@ -31,7 +32,7 @@ export async function result(ctx: Context, options: Record<string, unknown>): Pr
 
 export async function quote(ctx: Context, options: Record<string, unknown>): Promise<void> {
   const q = await core.quote(ctx, String(options.file), options.paymentMode as string | undefined);
-  ctx.out.result(q, () => {
+  ctx.out.result(serviceDocument(q), () => {
     const p = (q.payment ?? {}) as Record<string, unknown>;
     return [
       `quote for ${String(q.clientRequestId)}: ${String(p.totalAmount ?? p.amount)} ${String(p.asset)} atomic units (${q.paymentMode})`,
@@ -44,12 +45,12 @@ export async function quote(ctx: Context, options: Record<string, unknown>): Pro
 
 export async function templates(ctx: Context): Promise<void> {
   const t = await core.templates(ctx);
-  ctx.out.result(t, () =>
+  ctx.out.result(serviceDocument(t), () =>
     ((t.templates as Record<string, unknown>[]) ?? []).map((x) => `${String(x.id).padEnd(28)} ${String(x.title)}${(x.templateInputsSchema as { required?: string[] })?.required?.length ? `  (inputs: ${(x.templateInputsSchema as { required: string[] }).required.join(', ')})` : ''}`).join('\n'),
   );
 }
 
 export async function confirm(ctx: Context, options: Record<string, unknown>): Promise<void> {
   const r = await core.confirm(ctx, String(options.operationKey), (options.tx as string[] | undefined) ?? [], options.feedbackBonus === true);
-  ctx.out.result(r, () => (options.feedbackBonus === true ? `feedback bonus: ${String((r.feedbackBonus as Record<string, unknown>)?.status)}` : renderStatus(r)));
+  ctx.out.result(serviceDocument(r), () => (options.feedbackBonus === true ? `feedback bonus: ${String((r.feedbackBonus as Record<string, unknown>)?.status)}` : renderStatus(r)));
 }

@@ -1,6 +1,7 @@
 // loopsign rate | rate commit --offline | rate status | rate reveal (docs/rate.md)
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import { serviceDocument } from '../output.js';
 
 function direction(options: Record<string, unknown>): boolean {
   if (options.up === true && options.down === true) throw new UsageError('usage', 'give --up or --down, not both');
@@ -58,7 +59,7 @@ export async function rateStatus(ctx: Context, options: Record<string, unknown>)
   required(options, 'contentId');
   const { rateStatus: status } = await import('../rate/status.js');
   const s = await status(ctx, String(options.contentId));
-  ctx.out.result(s, () => `question ${String(s.contentId)}: ${String(s.status)}${s.commitHash ? ` (commit ${String(s.commitHash)}, round ${String(s.roundId)})` : ''}`);
+  ctx.out.result(serviceDocument(s, { contentId: String(options.contentId) }), () => `question ${String(s.contentId)}: ${String(s.status)}${s.commitHash ? ` (commit ${String(s.commitHash)}, round ${String(s.roundId)})` : ''}`);
 }
 
 export async function rateReveal(ctx: Context, options: Record<string, unknown>): Promise<void> {

@@ -12,15 +12,36 @@ import { acquireLock } from './lock.js';
 import { jsonText } from '../output.js';
 
 export interface JournalTx {
-  stage: string; // 'ask' | 'bonus' | 'rate' | …
-  calls: number[]; // plan call indexes this transaction covers
-  callsDigest?: `0x${string}`; // what those calls were (targets, data, values): a resumed plan must match it
+  stage: string; // 'ask' | 'bonus' | 'rate:<round>' | …
+  calls: number[]; // plan call indexes this transaction covered when it was signed (for people; resume matches calls by digest)
   hash: `0x${string}`;
+  // The signed bytes: resent as they are, never re-signed; which calls the transaction carries (and so what it can
+  // pay) is read back from them, so nothing that could be derived is trusted from the journal.
   raw: `0x${string}`;
   nonce: number;
   kind: 'call' | 'batch' | 'batch+authorization';
   status: 'signed' | 'mined' | 'reverted';
   blockNumber?: string;
+  /** The spend ledger's record of what this transaction can cause (token, spender, atomic units), for people and policies. */
+  effects?: RecordedEffect[];
+  signedAt?: string;
+}
+
+export interface RecordedEffect {
+  asset: 'USDC' | 'LREP';
+  kind: 'approve' | 'authorization' | 'pull';
+  spender: string;
+  amount: string;
+}
+
+/** An EIP-3009 authorization this wallet signed for the operation (it can move USDC without a transaction). */
+export interface JournalAuthorization {
+  stage: string;
+  message: { from: string; to: string; value: string; validAfter: string; validBefore: string; nonce: string };
+  signature: `0x${string}`;
+  signedAt: string;
+  /** Proven unusable: its validity passed and the token says its nonce was never used. */
+  dead?: boolean;
 }
 
 export interface JournalData {
@@ -101,6 +122,18 @@ export class Journal {
 
   txsFor(stage: string): JournalTx[] {
     return this.data.txs.filter((t) => t.stage === stage);
+  }
+
+  /** The authorizations signed for this operation (the same objects: marking one dead and saving persists it). */
+  authorizations(): JournalAuthorization[] {
+    return ((this.data.authorizations ??= []) as JournalAuthorization[]);
+  }
+
+  /** Records an authorization before its signature leaves the process. */
+  async addAuthorization(a: JournalAuthorization): Promise<void> {
+    this.authorizations().push(a);
+    await this.save();
+    crashHook(`${a.stage}:authorization_signed`);
   }
 
   async close(): Promise<void> {

@@ -12,6 +12,8 @@ export const erc20Abi = parseAbi([
   'function approve(address spender, uint256 value) returns (bool)',
   'function allowance(address owner, address spender) view returns (uint256)',
   'function balanceOf(address owner) view returns (uint256)',
+  // EIP-3009 (USDC): whether an authorization's nonce has been used.
+  'function authorizationState(address authorizer, bytes32 nonce) view returns (bool)',
   'function decimals() view returns (uint8)',
   'function transfer(address to, uint256 value) returns (bool)',
 ]);
@@ -22,13 +24,21 @@ export const contentRegistryAbi = parseAbi([
   `function submitQuestionWithRewardAndRoundConfig(${QUESTION_ARGS}, ${CONFIDENTIALITY}) returns (uint256)`,
   'function submitQuestionBundleWithRewardAndRoundConfig((string contextUrl, string[] imageUrls, string videoUrl, string title, string tags, uint256 categoryId, (string detailsUrl, bytes32 detailsHash) details, bytes32 salt, (bytes32 questionMetadataHash, bytes32 resultSpecHash) spec)[] questions, (uint8 asset, uint256 amount, uint256 requiredVoters, uint8 bountyEligibility) rewardTerms, (uint32 epochDuration, uint32 maxDuration, uint16 minVoters, uint16 maxVoters) roundConfig) returns (uint256 bundleId, uint256[] contentIds)',
   'function getContentRoundConfig(uint256 contentId) view returns ((uint32 epochDuration, uint32 maxDuration, uint16 minVoters, uint16 maxVoters))',
-  'function reservations(bytes32) view returns (address submitter, uint64 reservedAt)',
-  'event QuestionSubmitted(uint256 indexed contentId, address indexed submitter, bytes32 indexed revealCommitment, uint256 bundleId, uint8 asset, uint256 amount, bytes32 questionMetadataHash, string title)',
+  'function isContentActive(uint256 contentId) view returns (bool)',
+  // The live registry's events (chain.md §4.3): a submission is proven from these in the wallet's own receipts.
+  'event SubmissionReserved(address indexed submitter, bytes32 indexed revealCommitment, uint256 expiresAt)',
+  'event ContentSubmitted(uint256 indexed contentId, address indexed submitter, bytes32 contentHash, string url, string title, string tags, uint256 indexed categoryId)',
+  'event ContentDetailsSubmitted(uint256 indexed contentId, string detailsUrl, bytes32 detailsHash)',
+  'event SubmissionRewardPoolAttached(uint256 indexed contentId, address indexed submitter, uint8 indexed rewardAsset, uint256 amount, uint256 requiredVoters, uint256 requiredSettledRounds, uint256 bountyStartBy, uint256 bountyWindowSeconds, uint256 feedbackWindowSeconds, uint8 bountyEligibility, bytes32 bountyEligibilityDataHash, uint256 rewardPoolId)',
+  'event QuestionBundleSubmitted(uint256 indexed bundleId, address indexed submitter, uint256 questionCount, uint8 indexed rewardAsset, uint256 amount, uint256 requiredCompleters, uint256 bountyStartBy, uint256 bountyWindowSeconds, uint256 feedbackWindowSeconds, uint8 bountyEligibility, bytes32 bountyEligibilityDataHash, bytes32 bundleHash, uint256 rewardPoolId)',
+  'event QuestionBundleContentLinked(uint256 indexed bundleId, uint256 indexed contentId, uint256 indexed bundleIndex)',
 ]);
 
 export const x402SubmitterAbi = parseAbi([
   `function submitQuestionWithX402Payment(${QUESTION_ARGS}, ${CONFIDENTIALITY}, ${AUTH}) returns (uint256 contentId)`,
   `function submitQuestionWithX402OneShotPayment(${QUESTION_ARGS}, ${CONFIDENTIALITY}, (uint256 amount, address awarder, uint256 executeBy) feedbackBonusTerms, ${AUTH}) returns (uint256 contentId, uint256 feedbackBonusPoolId)`,
+  'event X402QuestionSubmitted(uint256 indexed contentId, address indexed submitter, bytes32 indexed paymentNonce, uint256 amount)',
+  'event X402FeedbackBonusAttached(uint256 indexed contentId, uint256 indexed feedbackBonusPoolId, address indexed funder, uint256 amount, uint256 feedbackClosesAt, address awarder)',
 ]);
 
 /** Legacy overloads: recognised only to refuse them precisely (chain.md §4.1). */
@@ -39,7 +49,7 @@ export const x402LegacyAbi = parseAbi([
 
 export const feedbackBonusEscrowAbi = parseAbi([
   'function createFeedbackBonusPoolWithAsset(uint256 contentId, uint256 roundId, uint8 asset, uint256 amount, uint256 feedbackClosesAt, address awarder) returns (uint256 poolId)',
-  'event FeedbackBonusPoolCreated(uint256 indexed poolId, uint256 indexed contentId, uint256 indexed roundId, address funder, uint8 asset, uint256 amount, uint256 feedbackClosesAt, address awarder)',
+  'event FeedbackBonusPoolCreated(uint256 indexed poolId, uint256 indexed contentId, uint256 indexed roundId, address funder, address awarder, uint256 amount, uint256 feedbackClosesAt, uint256 frontendFeeBps, uint8 asset)',
 ]);
 
 export const votingEngineAbi = parseAbi([
@@ -53,6 +63,7 @@ export const votingEngineAbi = parseAbi([
   'function roundConfigSnapshot(uint256, uint256) view returns (uint32 epochDuration, uint32 maxDuration, uint16 minVoters, uint16 maxVoters)',
   'function advisoryRoundContext(uint256 contentId, uint256 roundId, uint64 targetRound) view returns (uint16 referenceRatingBps, uint256 targetRevealableAt, bytes32 drandChainHash, uint64 drandGenesisTime, uint64 drandPeriod, bool rbtsScoringClosed, address advisoryVoteRecorder)',
   'function protocolConfig() view returns (address)',
+  'function commitCore(uint256 contentId, uint256 roundId, bytes32 commitKey) view returns (address voter, uint64 stakeAmount, address frontend, uint48 revealableAfter, bool revealed, bool isUp, uint8 epochIndex)',
   'event VoteCommitted(uint256 indexed contentId, uint256 indexed roundId, address indexed voter, bytes32 commitHash, uint16 roundReferenceRatingBps, uint64 targetRound, bytes32 drandChainHash, uint256 stake, bytes32 ciphertextHash, bytes ciphertext)',
 ]);
 

@@ -9,11 +9,12 @@ import { ChainError, RefusedError, ServiceError, UsageError } from '../errors.js
 import { connectChain } from '../chains/client.js';
 import type { ChainConfig } from '../chains/table.js';
 import { Journal, journalId } from '../journal/journal.js';
+import { SpendLedger } from '../journal/ledger.js';
 import { votingEngineAbi } from '../protocol/abi.js';
 import { McpClient } from '../service/mcp.js';
 import { askEnvironment } from '../ask/prepare.js';
 import { buildCommitVoteParams, type BuiltCommit } from '../vote/build.js';
-import { roundTime } from '../vote/drand.js';
+import { roundTime, targetRoundWindow } from '../vote/drand.js';
 import { checkStakeBounds, parseStake, predictedUpBps, VoteInputError } from '../vote/stake.js';
 import { Executor } from '../wallet/executor.js';
 import { acceptTermsAndFetch, type TermsRecord } from './gated.js';
@@ -63,6 +64,8 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
   const wallet = env.signer.address.toLowerCase() as Hex;
   const mcp = new McpClient(env.chain.baseUrl.value!);
   const journal = await Journal.open(journalId('rate', [chain.chainId, wallet, opts.contentId]), { kind: 'rate', chainId: chain.chainId, wallet, contentId: opts.contentId });
+  const executor = () =>
+    new Executor({ client, account, chain, journal, out: ctx.out, ledger: rateLedger(journal, chain, wallet, input.stake), allowDelegation: opts.atomic, maxFeePerGas: env.chain.maxFeePerGas.value });
   try {
     const args = { contentId: opts.contentId, chainId: chain.chainId, walletAddress: wallet };
     ctx.out.progress('rate.context', `reading the rating context of question ${opts.contentId}`);
@@ -73,7 +76,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     if (!round) {
       const calls = checkOpenRoundPlan(chain, context.openRoundTransactionPlan, input.contentId);
       ctx.out.progress('rate.open_round', 'the round is not open: opening it (the plan passed its checks)');
-      await new Executor(client, account, chain, journal, ctx.out, opts.atomic).execute(`open:${Date.now()}`, calls, 'ordered');
+      await executor().execute(`open:${Date.now()}`, calls, 'ordered');
       context = await mcp.call('rateloop_get_rating_context', { ...args, stakeWei: input.stake.toString() });
       round = await onChainRound(client, chain, input.contentId);
       if (!round) throw new ChainError('round_not_open', 'the round is still not open after openRound');
@@ -82,6 +85,8 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     const gated = context.content?.contextAccess === 'gated';
     const existing = journal.data.commit as (BuiltCommit & { roundId: string }) | undefined;
     const sameRound = existing !== undefined && existing.roundId === round.roundId.toString();
+    // A journaled vote is reused only if it is the vote these flags ask for (issue 11 §4): never a different one.
+    if (sameRound) checkResumedVote(existing, input, opts);
     if (sameRound && journal.data.step === 'rate:confirmed') {
       // A rerun after success: this wallet already voted in this round; report that vote and sign nothing (not
       // even the terms of gated content again).
@@ -98,11 +103,13 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
 
     // The commit: from on-chain round data and the pinned drand network; the service's runtime is only a hint.
     let commit: BuiltCommit;
-    if (sameRound) {
+    const now = Number((await client.getBlock({ blockTag: 'latest' })).timestamp);
+    const stillValid = sameRound && (targetStillValid(existing, round, chain, now) || journal.txsFor(`rate:${existing.roundId}`).some((t) => t.status !== 'reverted'));
+    if (sameRound && !stillValid) ctx.out.progress('rate.rebuild', `the journaled commit targets drand round ${existing.targetRound}, which this round no longer accepts: building the same vote again for the current window`);
+    if (sameRound && stillValid) {
       ctx.out.progress('rate.resume', 'resuming with the commit built before (same salt and ciphertext)');
       commit = existing;
     } else {
-      const now = Number((await client.getBlock({ blockTag: 'latest' })).timestamp);
       const d = chain.drand;
       commit = await buildCommitVoteParams(
         {
@@ -135,7 +142,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     const calls = checkRatingPlan(chain, prepared, commit, input.contentId);
     if (!journaledPlan) await journal.step('rate:planned', { ratePlan: prepared });
     ctx.out.progress('rate.checked', `the rating plan passed every check (${calls.length} call${calls.length === 1 ? '' : 's'})`);
-    const { hashes, transactions } = await new Executor(client, account, chain, journal, ctx.out, opts.atomic).execute(`rate:${commit.roundId}`, calls, opts.atomic ? 'segmented' : 'ordered');
+    const { hashes, transactions } = await executor().execute(`rate:${commit.roundId}`, calls, opts.atomic ? 'segmented' : 'ordered');
     ctx.out.progress('rate.confirm', 'confirming the commit with the service');
     const confirmed = await mcp.call('rateloop_confirm_rating_transactions', { ...args, roundId: commit.roundId, commitHash: commit.commitHash, transactionHashes: hashes });
     if (confirmed.status !== 'committed') throw new ServiceError('rating_not_confirmed', `the service reports the rating as ${String(confirmed.status)}`);
@@ -145,6 +152,43 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     await journal.close();
     await mcp.close();
   }
+}
+
+/** A rating journal's spend ledger: each round's stage may pay at most the stake these flags ask for. */
+export function rateLedger(journal: Journal, chain: ChainConfig, wallet: Hex, stake: bigint): SpendLedger {
+  return new SpendLedger(journal, chain, wallet, {
+    stage: (stage) => (stage.startsWith('rate:') ? { LREP: stake } : {}),
+    source: 'the --stake flag',
+  });
+}
+
+/** Refuses (exit 5) to reuse a journaled commit that is not the vote the flags ask for, naming each difference. */
+function checkResumedVote(existing: BuiltCommit, input: ReturnType<typeof parseRateInputs>, opts: RateOptions): void {
+  const diffs: string[] = [];
+  if (existing.secret.isUp !== opts.isUp) diffs.push(`direction ${existing.secret.isUp ? 'up' : 'down'} (flags: ${opts.isUp ? 'up' : 'down'})`);
+  if (existing.secret.predictedUpBps !== input.bps) diffs.push(`prediction ${existing.secret.predictedUpBps / 100}% (flags: ${input.bps / 100}%)`);
+  if (existing.stakeWei !== input.stake.toString()) diffs.push(`stake ${Number(existing.stakeWei) / 1e6} LREP (flags: ${Number(input.stake) / 1e6} LREP)`);
+  const frontend = (opts.frontend ?? '0x0000000000000000000000000000000000000000').toLowerCase();
+  if (existing.frontend.toLowerCase() !== frontend) diffs.push(`frontend ${existing.frontend} (flags: ${frontend})`);
+  try {
+    checkStakeBounds(BigInt(existing.stakeWei));
+  } catch {
+    diffs.push(`a stake of ${Number(existing.stakeWei) / 1e6} LREP, outside 1 … 10 LREP`);
+  }
+  if (diffs.length === 0) return;
+  throw new RefusedError('vote_mismatch', `refused: this round already has a journaled vote that differs from the flags: ${diffs.join(', ')}; nothing was signed`, {
+    hint: 'rerun with the flags of the journaled vote to finish it (`loopsign rate status` shows it); a vote cannot be changed once it may have been sent',
+    details: { rule: 'vote_mismatch' },
+  });
+}
+
+/** Whether a journaled commit's drand target round is still inside the window the round accepts now. */
+function targetStillValid(commit: BuiltCommit, round: { startTime: number; epochDuration: number }, chain: ChainConfig, now: number): boolean {
+  const d = chain.drand;
+  const epochEnd = round.startTime + (Math.floor(Math.max(0, now - round.startTime) / round.epochDuration) + 1) * round.epochDuration;
+  const [lo, hi] = targetRoundWindow(epochEnd, d.genesis, d.period);
+  const target = Number(commit.targetRound);
+  return target >= lo && target <= hi;
 }
 
 interface RunFacts {

@@ -116,7 +116,7 @@ export class Keeper {
       if (l.address.toLowerCase() === this.chain.addresses.contentRegistry.toLowerCase()) {
         try {
           const d = decodeEventLog({ abi: contentRegistryAbi, data: l.data, topics: l.topics });
-          if (d.eventName === 'QuestionSubmitted') this.openRounds.set(`${d.args.contentId}:1`, { contentId: d.args.contentId, roundId: 1n });
+          if (d.eventName === 'ContentSubmitted') this.openRounds.set(`${d.args.contentId}:1`, { contentId: d.args.contentId, roundId: 1n });
         } catch {
           // other registry events
         }
@@ -161,15 +161,15 @@ export class Keeper {
     }
     const submitter = (await this.chain.publicClient.readContract({
       address: this.chain.addresses.contentRegistry,
-      abi: [{ type: 'function', name: 'contentSubmitter', stateMutability: 'view', inputs: [{ type: 'uint256' }], outputs: [{ type: 'address' }] }] as const,
-      functionName: 'contentSubmitter',
+      abi: [{ type: 'function', name: 'sandboxContentSubmitter', stateMutability: 'view', inputs: [{ type: 'uint256' }], outputs: [{ type: 'address' }] }] as const,
+      functionName: 'sandboxContentSubmitter',
       args: [contentId],
     })) as Hex;
     const raters = this.chain.raters.filter((r) => r.address.toLowerCase() !== submitter.toLowerCase()).slice(0, minVoters);
     let count = 0;
     for (const [i, rater] of raters.entries()) {
       // The chain is the record of who voted, so a pass that failed half-way is finished by the next one.
-      if ((await this.read<Hex>('commitKeyOf', [contentId, roundId, rater.address])) !== ZERO_KEY) continue;
+      if ((await this.read<readonly [Hex, Hex]>('voterCommitKey', [contentId, roundId, rater.address]))[1] !== ZERO_KEY) continue;
       // Deterministic opinions per question: most raters like it, a seeded minority does not.
       const h = BigInt(keccak256(toHex(`${contentId}:${roundId}:${i}`)));
       const isUp = h % 10n < 7n;
@@ -215,7 +215,7 @@ export class Keeper {
     if (!p.advisory) {
       // The voter may have revealed it already (`loopsign rate reveal`): the chain says so, and sending the reveal
       // again would revert and stall every pass after it.
-      const onChain = await this.read<{ revealed: boolean; isUp: boolean; predictedUpBps: number }>('commitOf', [p.contentId, p.roundId, p.commitKey]);
+      const onChain = await this.read<{ revealed: boolean; isUp: boolean; predictedUpBps: number }>('sandboxCommitOf', [p.contentId, p.roundId, p.commitKey]);
       if (onChain.revealed) {
         this.revealed.set(p.commitKey.toLowerCase(), { isUp: onChain.isUp, predictedUpBps: onChain.predictedUpBps });
         this.pending.delete(p.commitKey);

@@ -2,14 +2,18 @@
 // - Ordered: call by call, each receipt awaited, the reservation's minimum age and waitAfterMs honoured.
 // - Atomic: one EIP-7702 self-call to the chain's pinned ERC-7821 delegate, simulated first; a batch that would
 //   revert, a missing delegate, or a wallet delegated elsewhere is refused and nothing is sent.
-// Every transaction is signed locally and journaled (hash and raw bytes) before it is broadcast; on resume a
-// journaled transaction is found on chain or re-broadcast byte for byte, never re-signed. A whole plan runs under
-// the wallet's lock, so concurrent loopsign processes on one wallet (an agent running asks in parallel) take
-// turns: no two transactions signed with one nonce, and no plan's exact approval overwritten by another's.
+// Every transaction is admitted by the operation's spend ledger before it is signed, then journaled (hash and raw
+// bytes) before it is broadcast; on resume a journaled transaction is found on chain or re-broadcast byte for byte,
+// never re-signed. A resumed plan is matched with the journal call by call (target and full calldata), never by
+// position or grouping: a call some journaled transaction already carries is never signed again, whatever mode
+// this run uses, and the rest of the plan is sent around it. A whole plan runs under the wallet's lock, so
+// concurrent loopsign processes on one wallet take turns: no two transactions signed with one nonce, and no plan's
+// exact approval overwritten by another's.
 import path from 'node:path';
 import {
   encodeAbiParameters,
   encodeFunctionData,
+  formatGwei,
   keccak256,
   toBytes,
   type Hex,
@@ -18,6 +22,8 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import { ChainError, RefusedError } from '../errors.js';
+import type { SpendLedger } from '../journal/ledger.js';
+import { callEffects, callsOfRawTransaction, type CallLike } from './spend-effects.js';
 import type { ChainConfig } from '../chains/table.js';
 import { shortMessage } from '../chains/client.js';
 import { BATCH_MODE, erc7821Abi } from '../protocol/abi.js';
@@ -32,9 +38,25 @@ import { revertReason } from './revert-reason.js';
 export type ExecutionMode = 'ordered' | 'atomic' | 'segmented';
 
 export interface ExecutionResult {
-  /** One hash per transaction, in plan order. */
+  /** One hash per transaction carrying the plan's calls, in plan order (journaled ones included). */
   hashes: Hex[];
   transactions: number;
+  /** Transactions signed by this run. */
+  sent: number;
+}
+
+export interface ExecutorOptions {
+  client: PublicClient;
+  account: LocalAccount;
+  chain: ChainConfig;
+  journal: Journal;
+  out: Output;
+  /** Every signature is admitted by this ledger first. */
+  ledger: SpendLedger;
+  /** The user agreed to delegate this wallet to the pinned batch delegate (--atomic). */
+  allowDelegation: boolean;
+  /** Refuse to sign above this max fee per gas (wei). */
+  maxFeePerGas: bigint;
 }
 
 const RESERVATION_WAIT_MS = 1250;
@@ -42,15 +64,18 @@ const RESERVATION_WAIT_MS = 1250;
 const WALLET_LOCK_WAIT_MS = 600_000;
 
 export class Executor {
-  constructor(
-    private readonly client: PublicClient,
-    private readonly account: LocalAccount,
-    private readonly chain: ChainConfig,
-    private readonly journal: Journal,
-    private readonly out: Output,
-    /** The user agreed to delegate this wallet to the pinned batch delegate (--atomic). */
-    private readonly allowDelegation: boolean,
-  ) {}
+  private readonly client: PublicClient;
+  private readonly account: LocalAccount;
+  private readonly chain: ChainConfig;
+  private readonly journal: Journal;
+  private readonly out: Output;
+  private readonly ledger: SpendLedger;
+  private readonly allowDelegation: boolean;
+  private readonly maxFeePerGas: bigint;
+
+  constructor(o: ExecutorOptions) {
+    ({ client: this.client, account: this.account, chain: this.chain, journal: this.journal, out: this.out, ledger: this.ledger, allowDelegation: this.allowDelegation, maxFeePerGas: this.maxFeePerGas } = o);
+  }
 
   /** The transactions a plan becomes under a mode (chain.md §12.5 for segmented). */
   static segments(calls: PlanCall[], mode: ExecutionMode): number[][] {
@@ -96,34 +121,47 @@ export class Executor {
   }
 
   private async executeLocked(stage: string, calls: PlanCall[], mode: ExecutionMode): Promise<ExecutionResult> {
-    const segments = Executor.segments(calls, mode);
-    const hashes: Hex[] = [];
-    let previousReceipt: TransactionReceipt | undefined;
+    const digests = calls.map(callDigest);
+    const wallet = this.account.address;
+    // What every journaled transaction of this stage carried, read back from its signed bytes.
+    const journaled = this.journal.txsFor(stage).map((tx) => ({ tx, digests: callsOfRawTransaction(tx.raw, wallet).map(callDigest) }));
+    for (const j of journaled) {
+      if (j.tx.status !== 'reverted' && j.digests.some((d) => !digests.includes(d))) {
+        throw new RefusedError('plan_changed', `the plan for ${stage} differs from the one journaled before (transaction ${j.tx.hash} carried a call this plan does not have); refusing to guess what was paid`, {
+          hint: 'run `loopsign status` to see what is on chain; nothing more was sent',
+        });
+      }
+    }
+    const coveredBy = digests.map((d) => journaled.find((j) => j.tx.status !== 'reverted' && j.digests.includes(d))?.tx);
+    digests.forEach((d, i) => {
+      const reverted = journaled.find((j) => j.tx.status === 'reverted' && j.digests.includes(d));
+      if (!coveredBy[i] && reverted) throw this.reverted(reverted.tx.hash, [i]);
+    });
+
+    // Journaled transactions first (mined, pending or lost before broadcast), in the order they were signed.
+    const receiptOf = new Map<Hex, TransactionReceipt>();
+    for (const tx of new Set(coveredBy.filter((t): t is JournalTx => t !== undefined))) receiptOf.set(tx.hash, await this.resume(tx));
+
+    // Then the calls no journaled transaction carries, grouped by this run's mode.
+    const remaining = calls.map((_, i) => i).filter((i) => !coveredBy[i]);
+    const segments = Executor.segments(remaining.map((i) => calls[i]!), mode).map((seg) => seg.map((k) => remaining[k]!));
+    const hashOf: (Hex | undefined)[] = coveredBy.map((t) => t?.hash);
+    let sent = 0;
     for (const [k, seg] of segments.entries()) {
       const segCalls = seg.map((i) => calls[i]!);
-      const journaled = this.journal.txsFor(stage).find((t) => t.calls.join() === seg.join());
-      let receipt: TransactionReceipt;
-      if (journaled) {
-        // Same indexes are not enough: the journaled transaction must carry exactly these calls.
-        if (journaled.callsDigest && journaled.callsDigest !== callsDigest(segCalls)) {
-          throw new RefusedError('plan_changed', `the plan for ${stage} differs from the one journaled before (transaction ${journaled.hash}); refusing to guess what was paid`, {
-            hint: 'run `loopsign status` to see what is on chain; nothing more was sent',
-          });
-        }
-        receipt = await this.resume(journaled);
-      } else {
-        const prev = calls[seg[0]! - 1];
-        if (prev?.phase === 'reserve_submission' && previousReceipt) await this.waitReservationAge(previousReceipt);
-        const label = segCalls.map((c) => c.phase).join(' + ');
-        this.out.progress(`${stage}.send`, `sending ${label} (${k + 1}/${segments.length})`, { stage, calls: seg });
-        receipt = seg.length === 1 ? await this.sendCall(stage, seg, segCalls[0]!) : await this.sendBatch(stage, seg, segCalls);
-      }
-      previousReceipt = receipt;
-      hashes.push(receipt.transactionHash);
+      const prev = seg[0]! - 1;
+      if (calls[prev]?.phase === 'reserve_submission' && hashOf[prev]) await this.waitReservationAge(receiptOf.get(hashOf[prev]!)!);
+      const label = segCalls.map((c) => c.phase).join(' + ');
+      this.out.progress(`${stage}.send`, `sending ${label} (${k + 1}/${segments.length})`, { stage, calls: seg });
+      const receipt = seg.length === 1 ? await this.sendCall(stage, seg, segCalls[0]!) : await this.sendBatch(stage, seg, segCalls);
+      sent++;
+      receiptOf.set(receipt.transactionHash, receipt);
+      for (const i of seg) hashOf[i] = receipt.transactionHash;
       const wait = segCalls[segCalls.length - 1]!.waitAfterMs ?? 0;
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
-    return { hashes, transactions: segments.length };
+    const hashes = [...new Set(hashOf as Hex[])];
+    return { hashes, transactions: hashes.length, sent };
   }
 
   /** A journaled transaction: mined, pending, or lost before broadcast (then the same bytes go out again). */
@@ -205,6 +243,11 @@ export class Executor {
 
   private async fees() {
     const f = await this.client.estimateFeesPerGas();
+    if (f.maxFeePerGas! > this.maxFeePerGas) {
+      throw new ChainError('fee_cap', `the network asks a max fee of ${formatGwei(f.maxFeePerGas!)} gwei per gas, above the cap of ${formatGwei(this.maxFeePerGas)} gwei; nothing was signed`, {
+        hint: 'wait for fees to fall and run the same command again, or raise maxFeePerGasGwei in the config file (or LOOPSIGN_MAX_FEE_GWEI)',
+      });
+    }
     return { maxFeePerGas: f.maxFeePerGas!, maxPriorityFeePerGas: f.maxPriorityFeePerGas! };
   }
 
@@ -225,11 +268,17 @@ export class Executor {
     );
   }
 
-  /** Nonce (under the wallet lock), signature, journal entry before the broadcast, then the receipt. */
+  /**
+   * The spend ledger's admission, nonce (under the wallet lock), signature, journal entry (with what it can pay)
+   * before the broadcast, then the receipt.
+   */
   private async send(stage: string, seg: number[], calls: PlanCall[], kind: JournalTx['kind'], sign: (nonce: number) => Promise<Hex>): Promise<TransactionReceipt> {
+    const effects = calls.flatMap((c) => callEffects(this.chain, c));
+    await this.ledger.admit(stage, effects, this.client);
     const nonce = await this.client.getTransactionCount({ address: this.account.address, blockTag: 'pending' });
     const raw = await sign(nonce);
-    const tx: JournalTx = { stage, calls: seg, callsDigest: callsDigest(calls), hash: keccak256(raw), raw, nonce, kind, status: 'signed' };
+    const recorded = effects.map((e) => ({ asset: e.asset, kind: e.kind, spender: e.spender.toLowerCase(), amount: e.amount.toString() }));
+    const tx: JournalTx = { stage, calls: seg, hash: keccak256(raw), raw, nonce, kind, status: 'signed', effects: recorded, signedAt: new Date().toISOString() };
     await this.journal.addTx(tx);
     await this.broadcast(raw, tx.hash, nonce);
     return this.finish(tx, await this.waitReceipt(tx.hash));
@@ -302,7 +351,7 @@ export class Executor {
   }
 }
 
-/** Fingerprint of the calls one transaction carries, kept in the journal to detect a changed plan on resume. */
-function callsDigest(calls: PlanCall[]): Hex {
-  return keccak256(toBytes(JSON.stringify(calls.map((c) => [c.to.toLowerCase(), c.data.toLowerCase(), String(c.value)]))));
+/** One call's identity: target and full calldata (plans never carry value; the executor always sends zero). */
+export function callDigest(call: CallLike): Hex {
+  return keccak256(toBytes(`${call.to.toLowerCase()}:${call.data.toLowerCase()}`));
 }

@@ -358,7 +358,24 @@ export function checkX402Plan(ctx: GuardContext, response: Record<string, any>, 
 
 // ---- feedback bonus (chain.md §3.4) ----
 
-export function checkBonusPlan(ctx: GuardContext, bonus: Record<string, any>, contentId: string): PlanCall[] {
+/** What the chain says a bonus pool must target: the proven content and its open round (issue 11 §2). */
+export interface BonusTarget {
+  /** The content id proven from this wallet's own submission receipt. */
+  contentId: string;
+  /** The voting engine's current round of that content. */
+  roundId: bigint;
+  /** That round's start (chain time). */
+  roundStart: bigint;
+  /** The chain's latest block time. */
+  now: bigint;
+}
+
+/**
+ * The bonus plan is checked against the file and the chain only: content id = the proven submission, round = the
+ * engine's current round, feedbackClosesAt = the file's when given, else after now and no later than the round's
+ * start plus the file's question duration (what the live service computes). The service's own fields are not used.
+ */
+export function checkBonusPlan(ctx: GuardContext, bonus: Record<string, any>, target: BonusTarget): PlanCall[] {
   expectObject(bonus, 'feedback bonus');
   const want = ctx.ask.feedbackBonus;
   if (!want) refuse('bonus_not_requested', 'the service returned a feedback bonus plan, but the ask file has no feedbackBonus');
@@ -372,9 +389,16 @@ export function checkBonusPlan(ctx: GuardContext, bonus: Record<string, any>, co
   expectTo(calls[1]!, 1, escrow, 'FeedbackBonusEscrow');
   const [cid, roundId, asset, amount, closesAt, awarder] = decode(feedbackBonusEscrowAbi, calls[1]!, 1, 'createFeedbackBonusPoolWithAsset') as [bigint, bigint, number, bigint, bigint, Hex];
   const phase = calls[1]!.phase;
-  field(cid.toString() === contentId, 1, phase, 'contentId', cid, contentId);
-  field(roundId > 0n && roundId.toString() === String(bonus.roundId), 1, phase, 'roundId', roundId, bonus.roundId);
-  field(closesAt > 0n && closesAt.toString() === String(bonus.feedbackClosesAt), 1, phase, 'feedbackClosesAt', closesAt, bonus.feedbackClosesAt);
+  if (cid.toString() !== target.contentId) refuse('bonus_wrong_content', `the pool is for question ${cid}, but this wallet's submission is question ${target.contentId} (read from its receipt)`, { call: 1, phase, field: 'contentId' });
+  if (roundId !== target.roundId) refuse('bonus_wrong_round', `the pool is for round ${roundId}, but question ${target.contentId} is in round ${target.roundId} on chain`, { call: 1, phase, field: 'roundId' });
+  if (want.feedbackClosesAt !== undefined) {
+    field(closesAt.toString() === want.feedbackClosesAt, 1, phase, 'feedbackClosesAt', closesAt, want.feedbackClosesAt);
+  } else {
+    const latest = target.roundStart + BigInt(ctx.ask.roundConfig.maxDuration);
+    if (closesAt <= target.now || closesAt > latest) {
+      refuse('bonus_wrong_close', `feedbackClosesAt ${closesAt} is outside what the file allows (after now, ${target.now}, and no later than the round's start plus the question duration, ${latest})`, { call: 1, phase, field: 'feedbackClosesAt' });
+    }
+  }
   field(asset === ASSET_ENUM[want.asset], 1, phase, 'asset', asset, ASSET_ENUM[want.asset]);
   field(amount === want.amount, 1, phase, 'amount', amount, want.amount);
   field(same(awarder, bonusAwarder(ctx)), 1, phase, 'awarder', awarder, bonusAwarder(ctx));

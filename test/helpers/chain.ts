@@ -9,10 +9,10 @@ export type Pub = ReturnType<typeof createPublicClient>;
 
 const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
 export const engineAbi = parseAbi([
-  'function commitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
+  'function sandboxCommitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
 ]);
 const submitted = parseAbiItem(
-  'event QuestionSubmitted(uint256 indexed contentId, address indexed submitter, bytes32 indexed revealCommitment, uint256 bundleId, uint8 asset, uint256 amount, bytes32 questionMetadataHash, string title)',
+  'event ContentSubmitted(uint256 indexed contentId, address indexed submitter, bytes32 contentHash, string url, string title, string tags, uint256 indexed categoryId)',
 );
 
 export interface Session {

@@ -11,11 +11,11 @@ interface IEngineForAdvisory {
         bytes32 commitHash,
         bytes calldata ciphertext
     ) external view returns (uint256 roundId);
-    function roundTally(uint256 contentId, uint256 roundId) external view returns (uint16, uint16, uint16, uint64, uint64, uint16);
+    function sandboxRoundTally(uint256 contentId, uint256 roundId) external view returns (uint16, uint16, uint16, uint64, uint64, uint16);
 }
 
 interface IRegistryForAdvisory {
-    function contentGated(uint256 contentId) external view returns (bool);
+    function sandboxContentGated(uint256 contentId) external view returns (bool);
 }
 
 /// Zero-stake advisory votes (chain.md §9.10): same commit checks as a staked vote, no stake, not on gated content.
@@ -50,7 +50,7 @@ contract AdvisoryVoteRecorder {
         external
         returns (bytes32 advisoryCommitKey)
     {
-        if (IRegistryForAdvisory(registry).contentGated(contentId)) revert ConfidentialityGated();
+        if (IRegistryForAdvisory(registry).sandboxContentGated(contentId)) revert ConfidentialityGated();
         uint256 roundId = IEngineForAdvisory(engine).validateCommit(msg.sender, contentId, roundContext, targetRound, drandChainHash, commitHash, ciphertext);
         if (hasRecorded[contentId][roundId][msg.sender]) revert AlreadyCommitted();
         hasRecorded[contentId][roundId][msg.sender] = true;

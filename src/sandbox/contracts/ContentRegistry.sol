@@ -54,23 +54,55 @@ contract ContentRegistry {
     address public votingEngine;
     address public x402Submitter;
 
-    mapping(bytes32 => Reservation) public reservations;
+    // Internal like the live registry's: there is no public reservation getter to depend on.
+    mapping(bytes32 => Reservation) internal reservations;
     mapping(uint256 => Content) private contents;
     uint256 public contentCount;
     uint256 public bundleCount;
 
-    event SubmissionReserved(bytes32 indexed revealCommitment, address indexed submitter, uint256 reservedAt);
-    event ReservationCancelled(bytes32 indexed revealCommitment, address indexed submitter);
-    event QuestionSubmitted(
+    // The live registry's events, with their real signatures (chain.md §4.3): clients prove a submission from them.
+    event SubmissionReserved(address indexed submitter, bytes32 indexed revealCommitment, uint256 expiresAt);
+    event SubmissionReservationCancelled(address indexed submitter, bytes32 indexed revealCommitment);
+    event ContentSubmitted(
         uint256 indexed contentId,
         address indexed submitter,
-        bytes32 indexed revealCommitment,
-        uint256 bundleId,
-        uint8 asset,
-        uint256 amount,
-        bytes32 questionMetadataHash,
-        string title
+        bytes32 contentHash,
+        string url,
+        string title,
+        string tags,
+        uint256 indexed categoryId
     );
+    event ContentDetailsSubmitted(uint256 indexed contentId, string detailsUrl, bytes32 detailsHash);
+    event SubmissionRewardPoolAttached(
+        uint256 indexed contentId,
+        address indexed submitter,
+        uint8 indexed rewardAsset,
+        uint256 amount,
+        uint256 requiredVoters,
+        uint256 requiredSettledRounds,
+        uint256 bountyStartBy,
+        uint256 bountyWindowSeconds,
+        uint256 feedbackWindowSeconds,
+        uint8 bountyEligibility,
+        bytes32 bountyEligibilityDataHash,
+        uint256 rewardPoolId
+    );
+    event QuestionBundleSubmitted(
+        uint256 indexed bundleId,
+        address indexed submitter,
+        uint256 questionCount,
+        uint8 indexed rewardAsset,
+        uint256 amount,
+        uint256 requiredCompleters,
+        uint256 bountyStartBy,
+        uint256 bountyWindowSeconds,
+        uint256 feedbackWindowSeconds,
+        uint8 bountyEligibility,
+        bytes32 bountyEligibilityDataHash,
+        bytes32 bundleHash,
+        uint256 rewardPoolId
+    );
+    event QuestionBundleContentLinked(uint256 indexed bundleId, uint256 indexed contentId, uint256 indexed bundleIndex);
 
     constructor() {
         owner = msg.sender;
@@ -89,13 +121,13 @@ contract ContentRegistry {
         Reservation memory r = reservations[revealCommitment];
         if (r.submitter != address(0) && block.timestamp < r.reservedAt + RESERVATION_TTL) revert AlreadyReserved();
         reservations[revealCommitment] = Reservation(msg.sender, uint64(block.timestamp));
-        emit SubmissionReserved(revealCommitment, msg.sender, block.timestamp);
+        emit SubmissionReserved(msg.sender, revealCommitment, block.timestamp + RESERVATION_TTL);
     }
 
     function cancelReservedSubmission(bytes32 revealCommitment) external {
         if (reservations[revealCommitment].submitter != msg.sender) revert ReservationNotFound();
         delete reservations[revealCommitment];
-        emit ReservationCancelled(revealCommitment, msg.sender);
+        emit SubmissionReservationCancelled(msg.sender, revealCommitment);
     }
 
     function submitQuestionWithRewardAndRoundConfig(
@@ -134,8 +166,10 @@ contract ContentRegistry {
             )
         );
         _consumeReservation(commitment);
-        contentId = _register(msg.sender, 0, confidentiality.gated, rewardTerms, roundConfig, spec, commitment, title);
+        BundleQuestion memory q = BundleQuestion(contextUrl, imageUrls, videoUrl, title, tags, categoryId, details, salt, spec);
+        contentId = _register(msg.sender, 0, confidentiality.gated, rewardTerms, roundConfig, q, commitment);
         IRewardEscrow(rewardEscrow).fundFrom(msg.sender, _token(rewardTerms.asset), rewardTerms.amount, contentId);
+        _emitRewardAttached(contentId, msg.sender, rewardTerms, roundConfig);
     }
 
     function submitQuestionBundleWithRewardAndRoundConfig(
@@ -181,24 +215,31 @@ contract ContentRegistry {
         bundleId = ++bundleCount;
         contentIds = new uint256[](questions.length);
         for (uint256 i = 0; i < questions.length; i++) {
-            contentIds[i] = _register(msg.sender, bundleId, false, rewardTerms, roundConfig, questions[i].spec, commitment, questions[i].title);
+            contentIds[i] = _register(msg.sender, bundleId, false, rewardTerms, roundConfig, questions[i], commitment);
+            emit QuestionBundleContentLinked(bundleId, contentIds[i], i);
         }
         IRewardEscrow(rewardEscrow).fundFrom(msg.sender, _token(rewardTerms.asset), rewardTerms.amount, contentIds[0]);
+        uint256 d = roundConfig.maxDuration;
+        emit QuestionBundleSubmitted(
+            bundleId, msg.sender, questions.length, rewardTerms.asset, rewardTerms.amount, rewardTerms.requiredVoters,
+            block.timestamp + d, d, d, rewardTerms.bountyEligibility, bytes32(0), commitment, contentIds[0]
+        );
     }
 
-    /// Called by the X402QuestionSubmitter after it pulled the payment with the signed authorization.
-    function registerX402Question(
+    /// Called by the X402QuestionSubmitter after it pulled the payment with the signed authorization (the live
+    /// registry's gateway entry point): the payer is the submitter.
+    function submitQuestionFromX402Gateway(
+        BundleQuestion calldata q,
         address submitter,
         bool gated,
         RewardTerms calldata rewardTerms,
         RoundConfig calldata roundConfig,
-        Spec calldata spec,
-        bytes32 commitment,
-        string calldata title
+        bytes32 commitment
     ) external returns (uint256 contentId) {
         if (msg.sender != x402Submitter) revert NotAuthorized();
         _checkTerms(rewardTerms, roundConfig);
-        contentId = _register(submitter, 0, gated, rewardTerms, roundConfig, spec, commitment, title);
+        contentId = _register(submitter, 0, gated, rewardTerms, roundConfig, q, commitment);
+        _emitRewardAttached(contentId, submitter, rewardTerms, roundConfig);
     }
 
     function getContentRoundConfig(uint256 contentId) external view returns (RoundConfig memory) {
@@ -206,15 +247,22 @@ contract ContentRegistry {
         return contents[contentId].roundConfig;
     }
 
-    function contentSubmitter(uint256 contentId) external view returns (address) {
+    /// The live registry's view: a submitted question is active (this sandbox never cancels one).
+    function isContentActive(uint256 contentId) external view returns (bool) {
+        return contents[contentId].submitter != address(0);
+    }
+
+    // sandbox* views serve the sandbox's own service and keeper; the live registry has none of them, so loopsign
+    // never reads them.
+    function sandboxContentSubmitter(uint256 contentId) external view returns (address) {
         return contents[contentId].submitter;
     }
 
-    function contentGated(uint256 contentId) external view returns (bool) {
+    function sandboxContentGated(uint256 contentId) external view returns (bool) {
         return contents[contentId].gated;
     }
 
-    function contentInfo(uint256 contentId)
+    function sandboxContentInfo(uint256 contentId)
         external
         view
         returns (address submitter, uint256 bundleId, bool gated, uint8 asset, uint256 amount, uint256 requiredVoters, bytes32 questionMetadataHash, string memory title)
@@ -243,16 +291,22 @@ contract ContentRegistry {
         delete reservations[commitment];
     }
 
+    function _emitRewardAttached(uint256 contentId, address submitter, RewardTerms calldata t, RoundConfig calldata r) internal {
+        // As the live registry: one settled round, the bounty window and the feedback window are the round's length.
+        uint256 d = r.maxDuration;
+        emit SubmissionRewardPoolAttached(contentId, submitter, t.asset, t.amount, t.requiredVoters, 1, block.timestamp + d, d, d, t.bountyEligibility, bytes32(0), contentId);
+    }
+
     function _register(
         address submitter,
         uint256 bundleId,
         bool gated,
         RewardTerms calldata t,
         RoundConfig calldata r,
-        Spec calldata spec,
-        bytes32 commitment,
-        string calldata title
+        BundleQuestion memory q,
+        bytes32 commitment
     ) internal returns (uint256 contentId) {
+        Spec memory spec = q.spec;
         contentId = ++contentCount;
         Content storage c = contents[contentId];
         c.submitter = submitter;
@@ -265,8 +319,23 @@ contract ContentRegistry {
         c.questionMetadataHash = spec.questionMetadataHash;
         c.resultSpecHash = spec.resultSpecHash;
         c.revealCommitment = commitment;
-        c.title = title;
-        emit QuestionSubmitted(contentId, submitter, commitment, bundleId, t.asset, t.amount, spec.questionMetadataHash, title);
+        c.title = q.title;
+        bytes32 contentHash = keccak256(
+            abi.encode(
+                QuestionHashes.CONTEXT_TAG,
+                q.contextUrl,
+                q.imageUrls,
+                q.videoUrl,
+                QuestionHashes.detailsTupleHash(q.details),
+                q.title,
+                q.tags,
+                q.categoryId,
+                spec.questionMetadataHash,
+                spec.resultSpecHash
+            )
+        );
+        emit ContentSubmitted(contentId, submitter, contentHash, q.contextUrl, q.title, q.tags, q.categoryId);
+        if (bytes(q.details.detailsUrl).length != 0) emit ContentDetailsSubmitted(contentId, q.details.detailsUrl, q.details.detailsHash);
         IVotingEngineInit(votingEngine).initContent(contentId);
     }
 }

@@ -5,7 +5,7 @@ import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 
 interface IRegistryView {
-    function contentSubmitter(uint256 contentId) external view returns (address);
+    function isContentActive(uint256 contentId) external view returns (bool);
 }
 
 interface IEngineView {
@@ -79,15 +79,17 @@ contract FeedbackBonusEscrow {
     uint256 public poolCount;
     mapping(uint256 => Pool) public pools;
 
+    // The live escrow's event, field order included (chain.md §4.3).
     event FeedbackBonusPoolCreated(
         uint256 indexed poolId,
         uint256 indexed contentId,
         uint256 indexed roundId,
         address funder,
-        uint8 asset,
+        address awarder,
         uint256 amount,
         uint256 feedbackClosesAt,
-        address awarder
+        uint256 frontendFeeBps,
+        uint8 asset
     );
 
     constructor() {
@@ -124,11 +126,11 @@ contract FeedbackBonusEscrow {
         internal
         returns (uint256 poolId)
     {
-        if (IRegistryView(registry).contentSubmitter(contentId) == address(0)) revert UnknownContent();
+        if (!IRegistryView(registry).isContentActive(contentId)) revert UnknownContent();
         if (roundId == 0 || IEngineView(engine).currentRoundId(contentId) != roundId) revert RoundMismatch();
         if (asset > 1 || amount == 0 || awarder == address(0) || feedbackClosesAt <= block.timestamp) revert InvalidBonus();
         poolId = ++poolCount;
         pools[poolId] = Pool(contentId, roundId, asset, amount, feedbackClosesAt, awarder, funder);
-        emit FeedbackBonusPoolCreated(poolId, contentId, roundId, funder, asset, amount, feedbackClosesAt, awarder);
+        emit FeedbackBonusPoolCreated(poolId, contentId, roundId, funder, awarder, amount, feedbackClosesAt, 0, asset);
     }
 }

@@ -10,8 +10,8 @@ import "./Types.sol";
 
 interface IRegistryForEngine {
     function getContentRoundConfig(uint256 contentId) external view returns (RoundConfig memory);
-    function contentSubmitter(uint256 contentId) external view returns (address);
-    function contentGated(uint256 contentId) external view returns (bool);
+    function sandboxContentSubmitter(uint256 contentId) external view returns (address);
+    function sandboxContentGated(uint256 contentId) external view returns (bool);
 }
 
 /// Rounds, encrypted vote commits, reveals and settlement (chain.md §4.2, §9). Every rule a commit meets on the
@@ -89,7 +89,7 @@ contract RoundVotingEngine {
     mapping(uint256 => uint16) public lastRatingBps;
     mapping(uint256 => mapping(uint256 => Round)) internal rounds;
     mapping(uint256 => mapping(uint256 => mapping(bytes32 => Commit))) internal commits;
-    mapping(uint256 => mapping(uint256 => mapping(address => bytes32))) public commitKeyOf;
+    mapping(uint256 => mapping(uint256 => mapping(address => bytes32))) internal commitKeyOf;
     mapping(uint256 => mapping(uint256 => bytes32[])) internal commitKeysByRound;
     mapping(address => bool) public humanCredential;
 
@@ -133,7 +133,7 @@ contract RoundVotingEngine {
     }
 
     function openRound(uint256 contentId) external {
-        if (IRegistryForEngine(registry).contentSubmitter(contentId) == address(0)) revert ContentNotActive();
+        if (IRegistryForEngine(registry).sandboxContentSubmitter(contentId) == address(0)) revert ContentNotActive();
         uint256 id = currentRoundId[contentId];
         if (id != 0 && rounds[contentId][id].state == OPEN) revert RoundAlreadyOpen();
         _open(contentId);
@@ -165,7 +165,7 @@ contract RoundVotingEngine {
         return (r.startTime, r.state, r.voteCount, r.revealedCount, r.totalStake, r.thresholdReachedAt, r.settledAt, r.upWins);
     }
 
-    function roundTally(uint256 contentId, uint256 roundId)
+    function sandboxRoundTally(uint256 contentId, uint256 roundId)
         external
         view
         returns (uint16 ratingBps, uint16 upCount, uint16 downCount, uint64 upStake, uint64 downStake, uint16 referenceRatingBps)
@@ -192,11 +192,30 @@ contract RoundVotingEngine {
         return (r.referenceRatingBps, at, r.drandChainHash, g, p, r.state != OPEN, advisoryVoteRecorder);
     }
 
-    function roundCommitKeys(uint256 contentId, uint256 roundId) external view returns (bytes32[] memory) {
+    /// The live engine's view of a commit (its signature, chain.md §4.2): loopsign decides "revealed" from it.
+    function commitCore(uint256 contentId, uint256 roundId, bytes32 commitKey)
+        external
+        view
+        returns (address voter, uint64 stakeAmount, address frontend, uint48 revealableAfter, bool revealed, bool isUp, uint8 epochIndex)
+    {
+        Commit storage c = commits[contentId][roundId][commitKey];
+        ProtocolConfig pc = ProtocolConfig(protocolConfig);
+        uint256 at = c.targetRound == 0 ? 0 : uint256(pc.drandGenesisTime()) + (uint256(c.targetRound) - 1) * pc.drandPeriod();
+        return (c.voter, c.stake, address(0), uint48(at), c.revealed, c.isUp, 0);
+    }
+
+    /// The live engine's lookup of a voter's commit in a round.
+    function voterCommitKey(uint256 contentId, uint256 roundId, address voter) external view returns (bytes32 commitHash, bytes32 commitKey) {
+        commitKey = commitKeyOf[contentId][roundId][voter];
+        commitHash = commits[contentId][roundId][commitKey].commitHash;
+    }
+
+    // sandbox* views serve the sandbox's keeper and tests; the live engine has none of them.
+    function sandboxRoundCommitKeys(uint256 contentId, uint256 roundId) external view returns (bytes32[] memory) {
         return commitKeysByRound[contentId][roundId];
     }
 
-    function commitOf(uint256 contentId, uint256 roundId, bytes32 commitKey) external view returns (Commit memory) {
+    function sandboxCommitOf(uint256 contentId, uint256 roundId, bytes32 commitKey) external view returns (Commit memory) {
         return commits[contentId][roundId][commitKey];
     }
 
@@ -214,7 +233,7 @@ contract RoundVotingEngine {
         bytes32 commitHash,
         bytes calldata ciphertext
     ) public view returns (uint256 roundId) {
-        address submitter = IRegistryForEngine(registry).contentSubmitter(contentId);
+        address submitter = IRegistryForEngine(registry).sandboxContentSubmitter(contentId);
         if (submitter == address(0)) revert ContentNotActive();
         roundId = currentRoundId[contentId];
         Round storage r = rounds[contentId][roundId];
@@ -234,7 +253,7 @@ contract RoundVotingEngine {
         uint256 hi = epochEnd + 2 * p < g ? 0 : (epochEnd + 2 * p - g) / p + 1;
         if (targetRound == 0 || targetRound < lo || targetRound > hi) revert TargetRoundOutOfWindow();
         AgeArmor.validate(ciphertext, targetRound, drandChainHash);
-        if (IRegistryForEngine(registry).contentGated(contentId) && !humanCredential[voter]) revert ConfidentialityCredentialRequired();
+        if (IRegistryForEngine(registry).sandboxContentGated(contentId) && !humanCredential[voter]) revert ConfidentialityCredentialRequired();
     }
 
     function commitVote(

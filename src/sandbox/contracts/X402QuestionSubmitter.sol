@@ -19,14 +19,13 @@ interface IUSDC3009 {
 }
 
 interface IRegistryX402 {
-    function registerX402Question(
+    function submitQuestionFromX402Gateway(
+        BundleQuestion calldata q,
         address submitter,
         bool gated,
         RewardTerms calldata rewardTerms,
         RoundConfig calldata roundConfig,
-        Spec calldata spec,
-        bytes32 commitment,
-        string calldata title
+        bytes32 commitment
     ) external returns (uint256);
 }
 
@@ -50,6 +49,17 @@ contract X402QuestionSubmitter {
     error NotAuthorized();
     error InvalidAuthorization();
     error NonceMismatch();
+
+    // The live submitter's events (chain.md §4.3): `submitter` is the authorization's payer.
+    event X402QuestionSubmitted(uint256 indexed contentId, address indexed submitter, bytes32 indexed paymentNonce, uint256 amount);
+    event X402FeedbackBonusAttached(
+        uint256 indexed contentId,
+        uint256 indexed feedbackBonusPoolId,
+        address indexed funder,
+        uint256 amount,
+        uint256 feedbackClosesAt,
+        address awarder
+    );
 
     struct Question {
         string contextUrl;
@@ -115,6 +125,7 @@ contract X402QuestionSubmitter {
         contentId = _register(q, auth.from, rewardTerms, roundConfig, spec, confidentiality);
         IERC20(usdc).transfer(rewardEscrow, rewardTerms.amount);
         IRewardEscrowX402(rewardEscrow).recordFunded(auth.from, usdc, rewardTerms.amount, contentId);
+        emit X402QuestionSubmitted(contentId, auth.from, auth.nonce, auth.value);
     }
 
     function submitQuestionWithX402OneShotPayment(
@@ -156,9 +167,10 @@ contract X402QuestionSubmitter {
         IERC20(usdc).transfer(rewardEscrow, rewardTerms.amount);
         IRewardEscrowX402(rewardEscrow).recordFunded(auth.from, usdc, rewardTerms.amount, contentId);
         IERC20(usdc).transfer(bonusEscrow, bonus.amount);
-        feedbackBonusPoolId = IBonusEscrowX402(bonusEscrow).createPoolFromX402(
-            auth.from, contentId, 1, bonus.amount, block.timestamp + roundConfig.maxDuration, bonus.awarder
-        );
+        uint256 closesAt = block.timestamp + roundConfig.maxDuration;
+        feedbackBonusPoolId = IBonusEscrowX402(bonusEscrow).createPoolFromX402(auth.from, contentId, 1, bonus.amount, closesAt, bonus.awarder);
+        emit X402FeedbackBonusAttached(contentId, feedbackBonusPoolId, auth.from, bonus.amount, closesAt, bonus.awarder);
+        emit X402QuestionSubmitted(contentId, auth.from, auth.nonce, auth.value);
     }
 
     function _checkAuth(PaymentAuthorization calldata auth, RewardTerms calldata rewardTerms, uint256 value) internal view {
@@ -217,6 +229,7 @@ contract X402QuestionSubmitter {
                 )
             )
         );
-        return IRegistryX402(registry).registerX402Question(submitter, confidentiality.gated, rewardTerms, roundConfig, spec, commitment, q.title);
+        BundleQuestion memory bq = BundleQuestion(q.contextUrl, q.imageUrls, q.videoUrl, q.title, q.tags, q.categoryId, q.details, q.salt, spec);
+        return IRegistryX402(registry).submitQuestionFromX402Gateway(bq, submitter, confidentiality.gated, rewardTerms, roundConfig, commitment);
     }
 }

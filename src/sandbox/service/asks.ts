@@ -10,6 +10,7 @@ import { RoundVotingEngine } from '../contracts/artifacts.js';
 import type { SandboxChain } from '../chain.js';
 import { ApiError, conflict, invalidArguments, invalidRequest } from './envelope.js';
 import { ATTACKER, Hostile, approveData, transferData, unlimitedApprove } from './hostile.js';
+import { bonusPoolsCreated, contentHash, questionsOfSubmit, registryEvents } from '../../protocol/submission.js';
 import { bonusPlan, commitmentOf, tokenOf, walletCallsPlan, x402Plan } from './plans.js';
 import { OperationStore, type Operation, type TransactionPlan } from './store.js';
 
@@ -500,21 +501,18 @@ export class AskService {
     if (!op) throw conflict('Agent wallet submission plan was not found.');
     if (op.status === 'submitted') return this.statusBody(op);
     const { hashes, receipts } = await this.receipts((body as Obj | null)?.transactionHashes);
-    const submissions = this.logsOf(receipts, this.addresses.contentRegistry).flatMap((l) => {
-      try {
-        const d = decodeEventLog({ abi: contentRegistryAbi, data: l.data, topics: l.topics });
-        return d.eventName === 'QuestionSubmitted' ? [d.args] : [];
-      } catch {
-        return [];
-      }
-    });
-    if (submissions.length === 0) throw conflict('Confirmed transactions did not include a RateLoop question submission.');
-    const mine = submissions.filter((s) => s.revealCommitment.toLowerCase() === op.revealCommitment.toLowerCase());
-    if (mine.length === 0 || mine.some((s) => s.submitter.toLowerCase() !== op.wallet)) {
+    // As the live service: the receipts must carry this plan's questions (by content hash) from the planned wallet.
+    const submit = op.plan?.calls[op.plan.calls.length - 1];
+    const expected = (submit ? questionsOfSubmit(submit.data) : []).map(contentHash);
+    const contents = registryEvents(receipts.filter((r) => r.status === 'success').flatMap((r) => r.logs), this.addresses.contentRegistry).contents;
+    if (contents.length === 0) throw conflict('Confirmed transactions did not include a RateLoop question submission.');
+    const mine = expected.map((h) => contents.find((c) => String(c.contentHash).toLowerCase() === h.toLowerCase()));
+    if (mine.some((c) => !c || String(c.submitter).toLowerCase() !== op.wallet)) {
       throw conflict('Confirmed submission was not emitted for the planned wallet address.');
     }
-    op.contentIds = mine.map((s) => s.contentId.toString());
-    op.bundleId = mine[0]!.bundleId > 0n ? mine[0]!.bundleId.toString() : null;
+    op.contentIds = mine.map((c) => String(c!.contentId));
+    const bundle = registryEvents(receipts.flatMap((r) => r.logs), this.addresses.contentRegistry).bundles[0];
+    op.bundleId = bundle ? String(bundle.bundleId) : null;
     op.rewardPoolId = op.contentIds[0]!;
     op.transactionHashes = hashes;
     op.status = 'submitted';
@@ -541,14 +539,7 @@ export class AskService {
   }
 
   private bonusPools(receipts: TransactionReceipt[]) {
-    return this.logsOf(receipts, this.addresses.feedbackBonusEscrow).flatMap((l) => {
-      try {
-        const d = decodeEventLog({ abi: feedbackBonusEscrowAbi, data: l.data, topics: l.topics });
-        return d.eventName === 'FeedbackBonusPoolCreated' ? [d.args] : [];
-      } catch {
-        return [];
-      }
-    });
+    return bonusPoolsCreated(receipts.filter((r) => r.status === 'success').flatMap((r) => r.logs), this.addresses.feedbackBonusEscrow);
   }
 
   async confirmBonus(operationKey: string, body: unknown): Promise<Obj> {
@@ -605,7 +596,7 @@ export class AskService {
     const engine = { address: this.addresses.roundVotingEngine, abi: RoundVotingEngine.abi } as const;
     const roundId = (await this.chain.publicClient.readContract({ ...engine, functionName: 'currentRoundId', args: [contentId] })) as bigint;
     const core = (await this.chain.publicClient.readContract({ ...engine, functionName: 'roundCore', args: [contentId, roundId] })) as readonly [number, number, number, number, bigint, number, number, number];
-    const tally = (await this.chain.publicClient.readContract({ ...engine, functionName: 'roundTally', args: [contentId, roundId] })) as readonly [number, number, number, bigint, bigint, number];
+    const tally = (await this.chain.publicClient.readContract({ ...engine, functionName: 'sandboxRoundTally', args: [contentId, roundId] })) as readonly [number, number, number, bigint, bigint, number];
     return { roundId, startTime: core[0], state: core[1], voteCount: core[2], revealedCount: core[3], totalStake: core[4], settledAt: core[6], ratingBps: tally[0], upCount: tally[1], downCount: tally[2], upStake: tally[3], downStake: tally[4] };
   }
 

@@ -110,7 +110,7 @@ export class RatingService {
 
   private async content(contentId: bigint) {
     try {
-      const [submitter, , gated, , , , , title] = await this.read<readonly [Hex, bigint, boolean, number, bigint, bigint, Hex, string]>(this.a.contentRegistry, ContentRegistry.abi, 'contentInfo', [contentId]);
+      const [submitter, , gated, , , , , title] = await this.read<readonly [Hex, bigint, boolean, number, bigint, bigint, Hex, string]>(this.a.contentRegistry, ContentRegistry.abi, 'sandboxContentInfo', [contentId]);
       return { submitter: submitter.toLowerCase(), gated, title };
     } catch {
       throw new ApiError(404, 'not_found', 'Content not found.', 'verify_operation_identifiers');

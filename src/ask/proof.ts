@@ -1,0 +1,121 @@
+// The chain's word on a submission (issue 11 §2). "Submitted" is believed only from the receipt of a transaction
+// this wallet sent (journaled here, or named by the service and then checked), read from the trusted contracts'
+// own events: the registry's ContentSubmitted + SubmissionRewardPoolAttached (or the bundle events), or the x402
+// submitter's X402QuestionSubmitted for an authorization this wallet signed. The content ids loopsign reports and
+// funds a bonus for come from here, never from the service's answer.
+import { formatUnits, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
+import { RefusedError } from '../errors.js';
+import type { ChainConfig } from '../chains/table.js';
+import type { Journal } from '../journal/journal.js';
+import { votingEngineAbi } from '../protocol/abi.js';
+import { ASSET_ENUM, type NormalizedAsk } from '../protocol/ask-normalize.js';
+import { contentHash, questionsOfSubmit, registryEvents, x402Submissions } from '../protocol/submission.js';
+import { callsOfRawTransaction } from '../wallet/spend-effects.js';
+
+export interface SubmissionProof {
+  contentIds: string[];
+  /** The transaction whose receipt proves it. */
+  transactionHash: Hex;
+  blockNumber: bigint;
+}
+
+const HASH = /^0x[0-9a-fA-F]{64}$/;
+const lc = (v: unknown) => String(v).toLowerCase();
+
+function unproven(why: string): never {
+  throw new RefusedError('unproven_submission', `refused: the service reports this ask as submitted, but ${why}; nothing was paid for a bonus and nothing was signed`, {
+    hint: 'loopsign believes a submission only from a receipt of this wallet\'s own transaction; check the wallet\'s transactions, and `loopsign status`',
+    details: { rule: 'unproven_submission' },
+  });
+}
+
+/** Transaction hashes worth reading: this operation's journaled ask transactions, then well-formed ones the service named. */
+export function candidateTransactions(journal: Journal, serviceHashes: unknown): Hex[] {
+  const own = journal.txsFor('ask').filter((t) => t.status !== 'reverted').map((t) => t.hash);
+  const named = Array.isArray(serviceHashes) ? serviceHashes.filter((h): h is Hex => typeof h === 'string' && HASH.test(h)) : [];
+  return [...new Set([...own, ...named].map((h) => h.toLowerCase() as Hex))];
+}
+
+/**
+ * Proves the ask's submission from one of the candidate transactions, or refuses (exit 5). For a transaction this
+ * operation journaled, the submitted questions' content hashes must also be those of the submit call it signed.
+ */
+export async function proveSubmission(
+  client: PublicClient,
+  chain: ChainConfig,
+  wallet: Hex,
+  ask: NormalizedAsk,
+  journal: Journal,
+  candidates: Hex[],
+): Promise<SubmissionProof> {
+  if (candidates.length === 0) unproven('no transaction of this wallet submitted it (none in the journal, none named by the service)');
+  const reasons: string[] = [];
+  for (const hash of candidates) {
+    const receipt = await client.getTransactionReceipt({ hash }).catch(() => undefined);
+    if (!receipt) {
+      reasons.push(`${hash}: no receipt`);
+      continue;
+    }
+    const why = mismatch(receipt, chain, wallet, ask, journal);
+    if (typeof why === 'string') reasons.push(`${hash}: ${why}`);
+    else return { contentIds: why, transactionHash: receipt.transactionHash, blockNumber: receipt.blockNumber };
+  }
+  return unproven(`no receipt proves it (${reasons.join('; ')})`);
+}
+
+/** The proven content ids, or why this receipt does not prove the ask. */
+function mismatch(receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, ask: NormalizedAsk, journal: Journal): string[] | string {
+  if (receipt.status !== 'success') return 'it reverted';
+  if (lc(receipt.from) !== lc(wallet)) return `it was sent by ${receipt.from}, not this wallet`;
+  const registry = chain.contracts.contentRegistry as Hex;
+  const ev = registryEvents(receipt.logs, registry);
+  const contents = ev.contents.filter((c) => lc(c.submitter) === lc(wallet));
+  if (contents.length !== ask.questions.length) return `it submitted ${contents.length} question(s) from this wallet, the ask has ${ask.questions.length}`;
+  for (const [i, q] of ask.questions.entries()) {
+    const c = contents[i]!;
+    if (c.title !== q.title) return `question ${i} is titled ${JSON.stringify(c.title)}, the file says ${JSON.stringify(q.title)}`;
+    if (BigInt(c.categoryId) !== q.categoryId) return `question ${i} is in category ${String(c.categoryId)}, the file says ${q.categoryId}`;
+  }
+  const ids = contents.map((c) => String(c.contentId));
+  const b = ask.bounty;
+  const reward = `${formatUnits(b.amount, 6)} ${b.asset}`;
+  const x402 = chain.contracts.x402QuestionSubmitter as Hex | undefined;
+  const viaX402 = x402 !== undefined && lc(receipt.to) === lc(x402);
+  if (viaX402) {
+    // The payer is proven by the submitter's own event, bound to an authorization this wallet signed.
+    const nonces = journal.authorizations().map((a) => lc(a.message.nonce));
+    const paid = x402Submissions(receipt.logs, x402).find((e) => lc(e.contentId) === lc(ids[0]) && lc(e.submitter) === lc(wallet) && nonces.includes(lc(e.paymentNonce)));
+    if (!paid) return 'no X402QuestionSubmitted event for an authorization this wallet signed';
+  } else if (ask.isBundle) {
+    const bundle = ev.bundles.find((x) => lc(x.submitter) === lc(wallet));
+    if (!bundle || Number(bundle.rewardAsset) !== ASSET_ENUM[b.asset] || BigInt(bundle.amount) !== b.amount) return `no bundle reward of ${reward} from this wallet`;
+  } else {
+    const r = ev.rewards.find((x) => lc(x.contentId) === lc(ids[0]) && lc(x.submitter) === lc(wallet));
+    if (!r || Number(r.rewardAsset) !== ASSET_ENUM[b.asset] || BigInt(r.amount) !== b.amount || BigInt(r.requiredVoters) !== BigInt(b.requiredVoters)) {
+      return `its reward pool is not the file's ${reward} for ${b.requiredVoters} voters`;
+    }
+  }
+  // A transaction this operation signed: its submit call is known byte for byte, and so is every content hash.
+  const own = journal.data.txs.find((t) => lc(t.hash) === lc(receipt.transactionHash));
+  if (own) {
+    const submit = callsOfRawTransaction(own.raw, wallet).flatMap((c) => questionsOfSubmit(c.data));
+    if (submit.length !== contents.length || submit.some((q, i) => lc(contentHash(q)) !== lc(contents[i]!.contentHash))) return 'its content hashes are not those of the submit call this wallet signed';
+  }
+  return ids;
+}
+
+export interface BonusChainFacts {
+  contentId: string;
+  roundId: bigint;
+  roundStart: bigint;
+  now: bigint;
+}
+
+/** The question's open round as the voting engine records it: what a bonus pool must target. */
+export async function bonusChainFacts(client: PublicClient, chain: ChainConfig, contentId: string): Promise<BonusChainFacts> {
+  const engine = { address: chain.contracts.roundVotingEngine as Hex, abi: votingEngineAbi } as const;
+  const roundId = await client.readContract({ ...engine, functionName: 'currentRoundId', args: [BigInt(contentId)] });
+  const core = await client.readContract({ ...engine, functionName: 'roundCore', args: [BigInt(contentId), roundId] });
+  const now = (await client.getBlock({ blockTag: 'latest' })).timestamp;
+  return { contentId, roundId, roundStart: BigInt(core[0]), now };
+}

@@ -1,0 +1,110 @@
+// What a call can make the wallet pay (issue 11 §1): every call loopsign signs is classified here, from its
+// calldata and the chain's trusted addresses alone, into the token movements it can cause. An approval lets a
+// spender pull up to its amount; a submit, bonus or commit call pulls an amount through an allowance or an
+// EIP-3009 authorization; everything else the plans contain moves nothing. A call this module cannot account for
+// is refused, whatever the plan guard said: the spend ledger must see every way money can leave.
+import { decodeAbiParameters, decodeFunctionData, parseTransaction, type Hex } from 'viem';
+import { RefusedError } from '../errors.js';
+import type { ChainConfig } from '../chains/table.js';
+import { advisoryRecorderAbi, contentRegistryAbi, erc20Abi, erc7821Abi, feedbackBonusEscrowAbi, votingEngineAbi, x402SubmitterAbi } from '../protocol/abi.js';
+
+export type Asset = 'USDC' | 'LREP';
+
+export interface SpendEffect {
+  asset: Asset;
+  /** approve: the spender may pull up to amount; authorization: an EIP-3009 authorization the holder may redeem; pull: the call moves amount. */
+  kind: 'approve' | 'authorization' | 'pull';
+  spender: Hex;
+  amount: bigint;
+}
+
+export interface CallLike {
+  to: Hex;
+  data: Hex;
+}
+
+// The reward and bonus asset enums of the contracts (chain.md §5.1): LREP 0, USDC 1.
+const ASSET_OF_ENUM: Record<number, Asset> = { 0: 'LREP', 1: 'USDC' };
+
+const lc = (a: string | undefined) => (a ?? '').toLowerCase();
+
+function unaccounted(call: CallLike, why: string): never {
+  throw new RefusedError('unaccounted_call', `refused: a call to ${call.to} ${why}; loopsign signs only calls whose payments it can account for`, {
+    hint: 'nothing was signed; the plan asks for a call outside the protocol the spend ledger knows',
+    details: { rule: 'unaccounted_call', to: call.to, selector: call.data.slice(0, 10) },
+  });
+}
+
+function decoded(abi: readonly unknown[], call: CallLike): { functionName: string; args: readonly any[] } | undefined {
+  try {
+    return decodeFunctionData({ abi: abi as never, data: call.data }) as never;
+  } catch {
+    return undefined;
+  }
+}
+
+function assetOfEnum(call: CallLike, value: unknown): Asset {
+  const asset = ASSET_OF_ENUM[Number(value)];
+  if (!asset) unaccounted(call, `names reward asset ${String(value)}`);
+  return asset;
+}
+
+/** The token movements one call can cause (throws for a call that cannot be accounted for). */
+export function callEffects(chain: ChainConfig, call: CallLike): SpendEffect[] {
+  const c = chain.contracts;
+  const to = lc(call.to);
+  for (const asset of ['USDC', 'LREP'] as const) {
+    if (to !== lc(chain.tokens[asset].address)) continue;
+    const d = decoded(erc20Abi, call);
+    if (d?.functionName !== 'approve') unaccounted(call, `on the ${asset} token is not an approval`);
+    const [spender, amount] = d.args as [Hex, bigint];
+    const trustedSpenders = [c.questionRewardPoolEscrow, c.feedbackBonusEscrow, c.roundVotingEngine].map(lc);
+    if (!trustedSpenders.includes(lc(spender))) unaccounted(call, `approves ${spender}, which is not a trusted escrow or the voting engine`);
+    return [{ asset, kind: 'approve', spender, amount }];
+  }
+  if (to === lc(c.contentRegistry)) {
+    const d = decoded(contentRegistryAbi, call);
+    if (d?.functionName === 'reserveSubmission' || d?.functionName === 'cancelReservedSubmission') return [];
+    if (d?.functionName === 'submitQuestionWithRewardAndRoundConfig' || d?.functionName === 'submitQuestionBundleWithRewardAndRoundConfig') {
+      const terms = (d.functionName === 'submitQuestionWithRewardAndRoundConfig' ? d.args[8] : d.args[1]) as { asset: number; amount: bigint };
+      return [{ asset: assetOfEnum(call, terms.asset), kind: 'pull', spender: c.questionRewardPoolEscrow as Hex, amount: terms.amount }];
+    }
+    unaccounted(call, 'on the ContentRegistry is not a reservation or a question submission');
+  }
+  if (to === lc(c.x402QuestionSubmitter)) {
+    const d = decoded(x402SubmitterAbi, call);
+    if (!d) unaccounted(call, 'on the X402QuestionSubmitter is not a known submission');
+    const auth = d.args[d.args.length - 1] as { value: bigint };
+    return [{ asset: 'USDC', kind: 'pull', spender: call.to, amount: auth.value }];
+  }
+  if (to === lc(c.feedbackBonusEscrow)) {
+    const d = decoded(feedbackBonusEscrowAbi, call);
+    if (d?.functionName !== 'createFeedbackBonusPoolWithAsset') unaccounted(call, 'on the FeedbackBonusEscrow is not a pool creation');
+    const [, , asset, amount] = d.args as [bigint, bigint, number, bigint];
+    return [{ asset: assetOfEnum(call, asset), kind: 'pull', spender: call.to, amount }];
+  }
+  if (to === lc(c.roundVotingEngine)) {
+    const d = decoded(votingEngineAbi, call);
+    if (d?.functionName === 'openRound' || d?.functionName === 'revealVoteByCommitKey') return [];
+    if (d?.functionName === 'commitVote' || d?.functionName === 'commitVoteWithPermit') {
+      return [{ asset: 'LREP', kind: 'pull', spender: call.to, amount: d.args[6] as bigint }];
+    }
+    unaccounted(call, 'on the RoundVotingEngine is not an open, commit or reveal');
+  }
+  if (to === lc(c.advisoryVoteRecorder)) {
+    if (decoded(advisoryRecorderAbi, call)?.functionName === 'recordAdvisoryVote') return [];
+    unaccounted(call, 'on the AdvisoryVoteRecorder is not an advisory vote');
+  }
+  return unaccounted(call, 'is not to a trusted contract of this chain');
+}
+
+/** The calls a signed transaction carries: one, or the inner calls of an ERC-7821 batch sent to the wallet itself. */
+export function callsOfRawTransaction(raw: Hex, wallet: Hex): CallLike[] {
+  const tx = parseTransaction(raw);
+  const to = tx.to as Hex;
+  const data = (tx.data ?? '0x') as Hex;
+  if (lc(to) !== lc(wallet)) return [{ to, data }];
+  const d = decodeFunctionData({ abi: erc7821Abi, data });
+  const [calls] = decodeAbiParameters([{ type: 'tuple[]', components: [{ name: 'to', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'data', type: 'bytes' }] }], d.args![1] as Hex);
+  return calls.map((c) => ({ to: c.to as Hex, data: c.data as Hex }));
+}
