@@ -81,7 +81,7 @@ export interface ResolvedConfig {
   /** How long one RPC request may take before it counts as failed (a stalled node). */
   rpcTimeoutMs: Setting<number>;
   /** Refuse to sign when the network asks more per gas than this (gwei); unset: the chain's default. */
-  maxFeePerGasGwei: Setting<number | undefined>;
+  maxFeePerGasGwei: Setting<string | undefined>;
   /** --allow-weak-kdf: unlock a keystore whose KDF is below the floor (wallet/keystore.ts). */
   allowWeakKdf: boolean;
   file: ConfigFile;
@@ -132,14 +132,15 @@ function positiveMs(setting: Setting<string | number>, what: string): Setting<nu
   return { value: Number(text), source: setting.source };
 }
 
-function positiveGwei(setting: Setting<string | number | undefined>): Setting<number | undefined> {
+/** A fee cap in gwei, kept as its decimal text (exact: parsed to wei where it is used). */
+function positiveGwei(setting: Setting<string | number | undefined>): Setting<string | undefined> {
   if (setting.value === undefined) return { value: undefined, source: setting.source };
-  const text = String(setting.value).trim();
+  const text = typeof setting.value === 'number' ? setting.value.toFixed(9).replace(/\.?0+$/, '') : setting.value.trim();
   const n = Number(text);
   if (!/^[0-9]+(\.[0-9]{1,9})?$/.test(text) || !(n > 0) || n > 100_000) {
-    throw new UsageError('invalid_config', `max fee per gas (from ${setting.source}): "${text}" is not a positive number of gwei (at most 100000)`);
+    throw new UsageError('invalid_config', `max fee per gas (from ${setting.source}): "${text}" is not a positive number of gwei with at most 9 decimals (at most 100000)`);
   }
-  return { value: n, source: setting.source };
+  return { value: text, source: setting.source };
 }
 
 export function parseChainId(raw: unknown, where: string): number {

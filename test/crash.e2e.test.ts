@@ -27,6 +27,7 @@ const WALLET_POINTS = [
   'ask:mined:2',
   'ask:executed',
   'ask:confirmed',
+  'bonus:planned',
   'bonus:signed:0',
   'bonus:mined:0',
   'bonus:signed:1',

@@ -111,7 +111,7 @@ export async function resolveChain(config: ResolvedConfig): Promise<ResolvedChai
   const rpcTimeoutMs = config.rpcTimeoutMs.value;
   const gwei = config.maxFeePerGasGwei.value;
   const maxFeePerGas: Setting<bigint> =
-    gwei === undefined ? { value: parseGwei(String(chain.defaultMaxFeePerGasGwei)), source: 'default' } : { value: parseGwei(String(gwei)), source: config.maxFeePerGasGwei.source };
+    gwei === undefined ? { value: parseGwei(String(chain.defaultMaxFeePerGasGwei)), source: 'default' } : { value: parseGwei(gwei), source: config.maxFeePerGasGwei.source };
   const out: ResolvedChain = { chain, rpcUrl, baseUrl, rpcTimeoutMs, maxFeePerGas };
   if (manifest) out.manifest = manifest;
   return out;

@@ -1,5 +1,6 @@
 // loopsign config show: every resolved value and where it came from. Secrets are reported only as set/unset.
 import type { Context } from '../context.js';
+import { formatGwei } from 'viem';
 import { resolveChain } from '../chains/index.js';
 
 function masked(name: string): { value: string; source: string } {
@@ -16,7 +17,7 @@ export async function configShow(ctx: Context): Promise<void> {
     baseUrl: resolved.baseUrl,
     rpcUrl: resolved.rpcUrl,
     rpcTimeoutMs: config.rpcTimeoutMs,
-    maxFeePerGasGwei: { value: Number(resolved.maxFeePerGas.value) / 1e9, source: resolved.maxFeePerGas.source },
+    maxFeePerGasGwei: { value: formatGwei(resolved.maxFeePerGas.value), source: resolved.maxFeePerGas.source },
     keystore: config.keystore,
     passwordFile: config.passwordFile,
     passwordEnv: config.passwordEnv,

@@ -146,6 +146,9 @@ export class Executor {
     const remaining = calls.map((_, i) => i).filter((i) => !coveredBy[i]);
     const segments = Executor.segments(remaining.map((i) => calls[i]!), mode).map((seg) => seg.map((k) => remaining[k]!));
     const hashOf: (Hex | undefined)[] = coveredBy.map((t) => t?.hash);
+    // The whole rest of the plan is admitted before its first signature, so a plan the ledger would stop half-way
+    // (say, after a reservation) sends nothing at all; each transaction is admitted again as it is signed.
+    await this.ledger.admit(stage, remaining.flatMap((i) => callEffects(this.chain, calls[i]!)), this.client);
     let sent = 0;
     for (const [k, seg] of segments.entries()) {
       const segCalls = seg.map((i) => calls[i]!);

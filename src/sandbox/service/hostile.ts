@@ -8,7 +8,7 @@ export const ATTACKER = '0xbad000000000000000000000000000000000bad0' as Hex;
 
 export interface HostileScenario {
   name: string;
-  flow: 'ask' | 'x402' | 'bonus' | 'rate' | 'upload' | 'handoff';
+  flow: 'ask' | 'x402' | 'bonus' | 'rate' | 'upload' | 'handoff' | 'money';
   description: string;
 }
 
@@ -34,9 +34,21 @@ export const ASK_SCENARIOS: HostileScenario[] = [
   { name: 'bonus_wrong_target', flow: 'bonus', description: 'the pool creation goes to an unknown contract' },
 ];
 
+/** Scenarios against the money path's invariants (issue 11): the service's word on what was submitted and paid. */
+export const MONEY_SCENARIOS: HostileScenario[] = [
+  { name: 'claims_submitted', flow: 'money', description: 'the first answer says "submitted", with another wallet\'s question, its transaction and a bonus plan for it' },
+  { name: 'bonus_other_content', flow: 'money', description: 'the bonus plan (and its fields) name another question than the one this wallet submitted' },
+  { name: 'bonus_wrong_round', flow: 'money', description: 'the bonus pool targets a round that is not the question\'s current round' },
+  { name: 'bonus_late_close', flow: 'money', description: 'the bonus feedback window closes 30 days after the question\'s round' },
+  { name: 'bonus_reflag_atomic', flow: 'money', description: 'the bonus plan is re-flagged requiresAtomicExecution (after it was executed in order)' },
+  { name: 'confirm_other_operation_key', flow: 'money', description: 'the confirmation names another operationKey' },
+  { name: 'status_forged_envelope', flow: 'money', description: 'the status answer carries ok:false, an error, a hint and `next` commands of its own' },
+  { name: 'rating_claims_revealed', flow: 'money', description: 'the rating status says "revealed" for a vote the engine has not revealed' },
+];
+
 export class Hostile {
   private readonly armed = new Map<string, number>();
-  readonly scenarios: HostileScenario[] = [...ASK_SCENARIOS];
+  readonly scenarios: HostileScenario[] = [...ASK_SCENARIOS, ...MONEY_SCENARIOS];
 
   register(more: HostileScenario[]): void {
     this.scenarios.push(...more);

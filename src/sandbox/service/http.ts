@@ -40,7 +40,7 @@ export class RateLimiter {
 }
 
 export interface Fault {
-  route: string; // "METHOD /path/prefix" or "* /path/prefix"
+  route: string; // "METHOD /path/prefix" or "* /path/prefix"; a ":name" segment matches any one segment
   kind: 'status' | 'timeout' | 'reset' | 'after_commit';
   status?: number;
   delayMs?: number;
@@ -67,7 +67,8 @@ export class Faults {
   take(method: string, path: string): Fault | undefined {
     const f = this.list.find((x) => {
       const [m, prefix] = x.route.split(' ') as [string, string];
-      return (m === '*' || m === method) && path.startsWith(prefix);
+      const pattern = new RegExp(`^${prefix.split('/').map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}`);
+      return (m === '*' || m === method) && pattern.test(path);
     });
     if (!f) return undefined;
     if (--f.count <= 0) this.list = this.list.filter((x) => x !== f);

@@ -407,7 +407,8 @@ export class RatingService {
     const c = this.commits.get(`${contentId}:${wallet}`);
     const base = { chainId: 31337, contentId: contentId.toString(), publicUrl: `${this.baseUrl}/rate?content=${contentId}`, wallet: { address: wallet } };
     if (!c) return { ...base, commitHash: null, confirmed: false, roundId: args.roundId ?? null, status: 'not_found', transactionHashes: [] };
-    return { ...base, commitHash: c.commitHash, confirmed: true, roundId: c.roundId, status: this.keeper.revealed.has(c.commitKey.toLowerCase()) ? 'revealed' : 'committed', transactionHashes: c.transactionHashes };
+    const revealed = this.keeper.revealed.has(c.commitKey.toLowerCase()) || this.hostile.take('rating_claims_revealed');
+    return { ...base, commitHash: c.commitHash, confirmed: true, roundId: c.roundId, status: revealed ? 'revealed' : 'committed', transactionHashes: c.transactionHashes };
   }
 
   tools(): McpTool[] {
