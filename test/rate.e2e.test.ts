@@ -256,6 +256,9 @@ describe('hostile rating plans and messages are refused with exit 5, and nothing
     expect(r.code, r.stdout + r.stderr).toBe(code);
     expect(r.json().error.code).toBe(errorCode);
     expect(human.code, human.stderr).toBe(code);
+    // A URL off the service's origin is refused before the terms are even signed.
+    if (scenario === 'gated_other_origin') expect(r.stderr).not.toMatch(/"event":"rate\.terms"/);
+    else expect(r.stderr).toMatch(/"event":"rate\.terms"/);
     for (const out of [r.stdout, r.stderr, human.stdout, human.stderr]) expect(out).not.toMatch(/SECRET-DETAILS|REDIRECT-BODY|OVERSIZED-BODY/);
     // Only the service's own origin was ever read (never localhost, the "other" origin): once per run at most.
     const reads = (await sb.control('/__sandbox/state')).gatedReads.slice(readsBefore);

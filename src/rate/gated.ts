@@ -58,6 +58,9 @@ async function askOnTerminal(ctx: Context, question: string): Promise<boolean | 
 export async function acceptTermsAndFetch(ctx: Context, mcp: McpClient, account: ReturnType<typeof privateKeyToAccount>, wallet: Hex, args: Json, context: Json, opts: GatedOptions): Promise<{ terms?: TermsRecord; context: Json[] }> {
   let cookieHeader: string | undefined;
   let terms: TermsRecord | undefined;
+  // Where the context will be read from is checked first: a listed URL off the service's origin is refused before
+  // any terms are signed or any read session exists.
+  const urls = ((context.content?.gatedContext?.fetch?.urls ?? []) as Json[]).map((u) => ({ ...u, checked: checkGatedUrl(u.url, opts.serviceBaseUrl, u.kind === 'image' ? 'image' : 'details') }));
   const first = await mcp.call('rateloop_accept_confidentiality_terms', args);
   if (first.status === 'signature_required') {
     // The payload hash binds the service's stored record of the question (content/details/metadata/media hashes)
@@ -85,9 +88,8 @@ export async function acceptTermsAndFetch(ctx: Context, mcp: McpClient, account:
   if (cookieHeader !== undefined && (typeof cookieHeader !== 'string' || !/^[A-Za-z0-9_.-]{1,100}=[A-Za-z0-9_.-]{1,200}$/.test(cookieHeader))) {
     throw new ServiceError('invalid_read_session', 'the service returned a read session that is not a plain name=value cookie');
   }
-  const urls = (context.content?.gatedContext?.fetch?.urls ?? []) as Json[];
   const out: Json[] = [];
-  for (const u of urls) out.push(await readGated(u, wallet, cookieHeader, opts.serviceBaseUrl));
+  for (const u of urls) out.push(await readGated(u, u.checked, wallet, cookieHeader));
   return { terms, context: out };
 }
 
@@ -114,12 +116,12 @@ export function checkGatedUrl(raw: unknown, serviceBaseUrl: string, kind: string
 }
 
 function gatedRefused(code: string, message: string): RefusedError {
-  return new RefusedError(code, message, { hint: 'nothing was read and the read session was not sent; the vote was not sent either' });
+  return new RefusedError(code, message, { hint: 'nothing was read from there and the read session was not sent there; no vote was sent' });
 }
 
-async function readGated(u: Json, wallet: Hex, cookieHeader: string | undefined, serviceBaseUrl: string): Promise<Json> {
+async function readGated(u: Json, checked: URL, wallet: Hex, cookieHeader: string | undefined): Promise<Json> {
   const kind = u.kind === 'image' ? 'image' : 'details';
-  const url = checkGatedUrl(u.url, serviceBaseUrl, kind);
+  const url = new URL(checked);
   url.searchParams.set('address', wallet);
   const where = `${url.origin}${url.pathname}`;
   let res;
