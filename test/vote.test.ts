@@ -139,3 +139,18 @@ describe('tlock round trip with the sandbox beacon', () => {
     ).rejects.toThrow(/unsupported drand chain/);
   });
 });
+
+describe('a resumed commit and the round\'s target window (issue 11 §6)', () => {
+  it('a commit built in one epoch is still valid in that epoch and no longer in the next (it is then built again)', async () => {
+    const { targetStillValid } = await import('../src/rate/flow.js');
+    const { BUILTIN_CHAINS } = await import('../src/chains/table.js');
+    const chain = BUILTIN_CHAINS[8453]!;
+    const start = QUICKNET.genesis + 3_000_000;
+    const round = { startTime: start, epochDuration: 1200 };
+    const [, hi] = targetRoundWindow(start + 1200, QUICKNET.genesis, QUICKNET.period);
+    const commit = { targetRound: String(hi) } as never;
+    expect(targetStillValid(commit, round, chain, start + 10)).toBe(true);
+    expect(targetStillValid(commit, round, chain, start + 1199)).toBe(true);
+    expect(targetStillValid(commit, round, chain, start + 1200 + 5)).toBe(false);
+  });
+});

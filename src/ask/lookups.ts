@@ -2,7 +2,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Context } from '../context.js';
-import { UsageError } from '../errors.js';
+import { ServiceError, UsageError } from '../errors.js';
 import { journalDir } from '../paths.js';
 import { Journal, type JournalData } from '../journal/journal.js';
 import type { Json } from '../service/client.js';
@@ -16,6 +16,13 @@ const HASH = /^0x[0-9a-fA-F]{64}$/;
 export function checkOperationKey(key: string): string {
   if (!HASH.test(key)) throw new UsageError('invalid_operation_key', `--operation-key ${key} must be 0x followed by 64 hex characters`);
   return key;
+}
+
+/** An operationKey the service returned, used only in its exact form (it ends up in hints and commands). */
+function serviceOperationKey(doc: Json): string {
+  const key = doc.operationKey;
+  if (typeof key !== 'string' || !HASH.test(key)) throw new ServiceError('malformed_response', 'the service returned an operationKey that is not 0x + 64 hex');
+  return key.toLowerCase();
 }
 
 /** The journal that recorded an operation, if any. */
@@ -60,7 +67,7 @@ export async function status(ctx: Context, o: LookupOptions): Promise<Json> {
     if (!o.clientRequestId) throw new UsageError('missing_identifier', 'give --operation-key, or --client-request-id (with the configured chain and wallet)');
     const s = await env.service.statusByClient(env.chain.chain.chainId, o.clientRequestId, await lookupWallet(ctx, o.wallet));
     if (!o.wait || s.status === 'not_found') return s;
-    key = s.operationKey as string;
+    key = serviceOperationKey(s);
   }
   return o.wait ? waitForReady(env.service, key, ctx.out, { timeoutSeconds: o.timeoutSeconds }) : env.service.status(key);
 }
@@ -77,7 +84,7 @@ export async function result(ctx: Context, o: LookupOptions): Promise<Json> {
     const wallet = await lookupWallet(ctx, o.wallet);
     if (o.wait) {
       const s = await env.service.statusByClient(env.chain.chain.chainId, o.clientRequestId, wallet);
-      if (s.operationKey) await waitForReady(env.service, s.operationKey as string, ctx.out, { timeoutSeconds: o.timeoutSeconds });
+      if (s.operationKey !== undefined && s.operationKey !== null) await waitForReady(env.service, serviceOperationKey(s), ctx.out, { timeoutSeconds: o.timeoutSeconds });
     }
     return env.service.resultByClient(env.chain.chain.chainId, o.clientRequestId, wallet, o.contentId);
   }

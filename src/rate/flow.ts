@@ -183,7 +183,7 @@ function checkResumedVote(existing: BuiltCommit, input: ReturnType<typeof parseR
 }
 
 /** Whether a journaled commit's drand target round is still inside the window the round accepts now. */
-function targetStillValid(commit: BuiltCommit, round: { startTime: number; epochDuration: number }, chain: ChainConfig, now: number): boolean {
+export function targetStillValid(commit: BuiltCommit, round: { startTime: number; epochDuration: number }, chain: ChainConfig, now: number): boolean {
   const d = chain.drand;
   const epochEnd = round.startTime + (Math.floor(Math.max(0, now - round.startTime) / round.epochDuration) + 1) * round.epochDuration;
   const [lo, hi] = targetRoundWindow(epochEnd, d.genesis, d.period);

@@ -1,0 +1,173 @@
+// The spend ledger (issue 11 §1): what each call can pay, read back from signed bytes; exposure per spender; and,
+// as a property over random sequences of signing attempts (any stage, any grouping, any mix of approvals, pulls
+// and authorizations, some reverted or expired), the caps from the user's file are never exceeded.
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { encodeAbiParameters, encodeFunctionData, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { BUILTIN_CHAINS, type ChainConfig } from '../src/chains/table.js';
+import { RefusedError } from '../src/errors.js';
+import { exposure, SpendLedger } from '../src/journal/ledger.js';
+import type { Journal, JournalAuthorization, JournalTx } from '../src/journal/journal.js';
+import { BATCH_MODE, contentRegistryAbi, erc20Abi, erc7821Abi, feedbackBonusEscrowAbi, votingEngineAbi } from '../src/protocol/abi.js';
+import { callEffects, callsOfRawTransaction, type CallLike } from '../src/wallet/spend-effects.js';
+import { askSpendCaps } from '../src/ask/caps.js';
+import { normalizeAsk } from '../src/protocol/ask-normalize.js';
+import { TEST_PRIVATE_KEY } from './helpers/cli.js';
+import { capture } from './helpers/capture.js';
+
+const a = (n: number) => `0x${n.toString(16).padStart(40, '0')}` as Hex;
+const chain: ChainConfig = {
+  ...structuredClone(BUILTIN_CHAINS[31337]!),
+  contracts: { contentRegistry: a(1), questionRewardPoolEscrow: a(2), feedbackBonusEscrow: a(3), roundVotingEngine: a(4), advisoryVoteRecorder: a(5), x402QuestionSubmitter: a(6) },
+};
+chain.tokens.USDC.address = a(10);
+chain.tokens.LREP.address = a(11);
+const ATTACKER = a(0xbad);
+const account = privateKeyToAccount(TEST_PRIVATE_KEY);
+
+const approve = (token: Hex, spender: Hex, amount: bigint): CallLike => ({ to: token, data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, amount] }) });
+const pool = (amount: bigint, asset = 1): CallLike => ({ to: a(3), data: encodeFunctionData({ abi: feedbackBonusEscrowAbi, functionName: 'createFeedbackBonusPoolWithAsset', args: [7n, 1n, asset, amount, 10n ** 10n, account.address] }) });
+const reserve = (): CallLike => ({ to: a(1), data: encodeFunctionData({ abi: contentRegistryAbi, functionName: 'reserveSubmission', args: [`0x${'11'.repeat(32)}`] }) });
+function submit(amount: bigint, asset = 1): CallLike {
+  const data = encodeFunctionData({
+    abi: contentRegistryAbi,
+    functionName: 'submitQuestionWithRewardAndRoundConfig',
+    args: ['https://example.com/', [], '', 'T', 't', 1n, { detailsUrl: '', detailsHash: `0x${'00'.repeat(32)}` }, `0x${'22'.repeat(32)}`, { asset, amount, requiredVoters: 3n, bountyEligibility: 0 }, { epochDuration: 60, maxDuration: 60, minVoters: 3, maxVoters: 3 }, { questionMetadataHash: `0x${'33'.repeat(32)}`, resultSpecHash: `0x${'44'.repeat(32)}` }, { gated: false, bondAsset: 0, bondAmount: 0n, flags: 0 }],
+  });
+  return { to: a(1), data };
+}
+const commit = (stake: bigint): CallLike => ({ to: a(4), data: encodeFunctionData({ abi: votingEngineAbi, functionName: 'commitVote', args: [7n, 65536n, 1n, `0x${'55'.repeat(32)}`, `0x${'66'.repeat(32)}`, '0x01', stake, a(0)] }) });
+
+describe('what a call can pay', () => {
+  it('approvals to trusted spenders, and the pulls of submit, bonus and commit calls', () => {
+    expect(callEffects(chain, approve(a(10), a(2), 5n))).toEqual([{ asset: 'USDC', kind: 'approve', spender: a(2), amount: 5n }]);
+    expect(callEffects(chain, submit(1_500_000n))).toEqual([{ asset: 'USDC', kind: 'pull', spender: a(2), amount: 1_500_000n }]);
+    expect(callEffects(chain, submit(2n, 0))[0]!.asset).toBe('LREP');
+    expect(callEffects(chain, pool(9n))).toEqual([{ asset: 'USDC', kind: 'pull', spender: a(3), amount: 9n }]);
+    expect(callEffects(chain, commit(3n))).toEqual([{ asset: 'LREP', kind: 'pull', spender: a(4), amount: 3n }]);
+    expect(callEffects(chain, reserve())).toEqual([]);
+  });
+
+  it.each([
+    ['an approval to an untrusted spender', approve(a(10), ATTACKER, 1n)],
+    ['a token transfer', { to: a(10), data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [ATTACKER, 1n] }) }],
+    ['a call to an unknown contract', { to: ATTACKER, data: '0x12345678' as Hex }],
+    ['an unknown function on a trusted contract', { to: a(1), data: '0xdeadbeef' as Hex }],
+  ])('refuses %s (unaccounted_call)', (_what, call) => {
+    const e = (() => {
+      try {
+        callEffects(chain, call as CallLike);
+      } catch (error) {
+        return error;
+      }
+    })() as RefusedError;
+    expect(e).toBeInstanceOf(RefusedError);
+    expect(e.code).toBe('unaccounted_call');
+  });
+
+  it('reads the calls back from signed bytes: one call, or the inner calls of a batch sent to the wallet itself', async () => {
+    const one = await account.signTransaction({ type: 'eip1559', chainId: 31337, to: a(10), data: approve(a(10), a(2), 5n).data, nonce: 0, gas: 1n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n });
+    expect(callsOfRawTransaction(one, account.address)).toEqual([{ to: a(10), data: approve(a(10), a(2), 5n).data }]);
+    const inner = [approve(a(10), a(3), 9n), pool(9n)];
+    const executionData = encodeAbiParameters([{ type: 'tuple[]', components: [{ name: 'to', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'data', type: 'bytes' }] }], [inner.map((c) => ({ ...c, value: 0n }))]);
+    const data = encodeFunctionData({ abi: erc7821Abi, functionName: 'execute', args: [BATCH_MODE, executionData] });
+    const batch = await account.signTransaction({ type: 'eip1559', chainId: 31337, to: account.address, data, nonce: 1, gas: 1n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n });
+    expect(callsOfRawTransaction(batch, account.address).map((c) => c.data)).toEqual(inner.map((c) => c.data));
+  });
+});
+
+describe('exposure', () => {
+  it('an approval a pull then uses counts once; two approvals count twice; a pull through an outside allowance counts', () => {
+    const ap = { asset: 'USDC' as const, kind: 'approve' as const, spender: a(2), amount: 5n };
+    const pl = { ...ap, kind: 'pull' as const };
+    expect(exposure([ap, pl])).toEqual({ USDC: 5n });
+    expect(exposure([ap, pl, ap])).toEqual({ USDC: 10n });
+    expect(exposure([pl])).toEqual({ USDC: 5n });
+    expect(exposure([ap, { ...ap, spender: a(3) }])).toEqual({ USDC: 10n });
+  });
+});
+
+// ---- the property ----
+
+function memoryJournal(): Journal & { data: { txs: JournalTx[] } } {
+  const data = { txs: [] as JournalTx[], authorizations: [] as JournalAuthorization[] };
+  return {
+    data,
+    txsFor: (stage: string) => data.txs.filter((t) => t.stage === stage),
+    authorizations: () => data.authorizations,
+    save: async () => {},
+  } as unknown as Journal & { data: { txs: JournalTx[] } };
+}
+
+const ASK = normalizeAsk({
+  chainId: 31337,
+  clientRequestId: 'ledger-property',
+  maxPaymentAmount: '2500000',
+  walletAddress: account.address,
+  bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+  feedbackBonus: { amount: '1000000', asset: 'USDC' },
+  question: { title: 'T', contextUrl: 'https://example.com', categoryId: '1', tags: ['t'] },
+});
+
+// Calls a lying service (or a confused rerun) may offer at any stage.
+const offered = fc.constantFrom<[string, CallLike]>(
+  ['ask', approve(a(10), a(2), 1_500_000n)],
+  ['ask', approve(a(10), a(2), 3_000_000n)],
+  ['ask', submit(1_500_000n)],
+  ['ask', reserve()],
+  ['bonus', approve(a(10), a(3), 1_000_000n)],
+  ['bonus', pool(1_000_000n)],
+  ['bonus', approve(a(11), a(3), 1_000_000n)],
+  ['ask', approve(a(10), a(3), 1_000_000n)],
+);
+
+describe('the caps from the file hold whatever is attempted', () => {
+  it('random sequences of transactions (grouped at random, some reverted) and authorizations never exceed a stage or the operation', async () => {
+    let attempts = 0;
+    let admitted = 0;
+    let refused = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ calls: fc.array(offered, { minLength: 1, maxLength: 3 }), reverted: fc.boolean(), authorization: fc.option(fc.constantFrom(1_500_000n, 2_500_000n), { nil: undefined }) }), { minLength: 1, maxLength: 8 }),
+        fc.constantFrom('wallet_calls' as const, 'x402_authorization' as const),
+        async (steps, mode) => {
+          const journal = memoryJournal();
+          const caps = askSpendCaps(ASK, 'ask.json', mode);
+          const ledger = new SpendLedger(journal, chain, account.address, caps);
+          for (const [k, step] of steps.entries()) {
+            attempts++;
+            if (step.authorization !== undefined) {
+              const auth: JournalAuthorization = { stage: 'ask', message: { from: account.address, to: a(6), value: step.authorization.toString(), validAfter: '0', validBefore: '1', nonce: `0x${k.toString(16).padStart(64, '0')}` }, signature: '0x', signedAt: '' };
+              const ok = await ledger.admit('ask', [{ asset: 'USDC', kind: 'authorization', spender: a(6), amount: step.authorization }]).then(() => true, () => false);
+              if (ok) journal.authorizations().push(auth);
+              continue;
+            }
+            const stage = step.calls[0]![0];
+            const calls = step.calls.map(([, c]) => c);
+            const ok = await ledger.admit(stage, calls.flatMap((c) => callEffects(chain, c))).then(() => true, (e) => (expect(e.code).toBe('spend_limit'), false));
+            if (!ok) {
+              refused++;
+              continue;
+            }
+            admitted++;
+            const raw = await account.signTransaction({ type: 'eip1559', chainId: 31337, to: calls.length === 1 ? calls[0]!.to : account.address, data: calls.length === 1 ? calls[0]!.data : encodeFunctionData({ abi: erc7821Abi, functionName: 'execute', args: [BATCH_MODE, encodeAbiParameters([{ type: 'tuple[]', components: [{ name: 'to', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'data', type: 'bytes' }] }], [calls.map((c) => ({ ...c, value: 0n }))])] }), nonce: k, gas: 1n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n });
+            journal.data.txs.push({ stage, calls: [], hash: `0x${k.toString(16).padStart(64, '0')}`, raw, nonce: k, kind: 'call', status: step.reverted ? 'reverted' : 'mined' });
+          }
+          for (const stage of ['ask', 'bonus']) {
+            const e = ledger.exposure(stage);
+            const cap = caps.stage(stage);
+            for (const asset of ['USDC', 'LREP'] as const) expect(e[asset] ?? 0n).toBeLessThanOrEqual(cap[asset] ?? 0n);
+          }
+          const total = ledger.exposure();
+          for (const asset of ['USDC', 'LREP'] as const) expect(total[asset] ?? 0n).toBeLessThanOrEqual(caps.total?.[asset] ?? 0n);
+        },
+      ),
+      { numRuns: 250, seed: 20261122 },
+    );
+    // Not vacuous: the sequences both fit and break the caps.
+    expect(admitted).toBeGreaterThan(25);
+    expect(refused).toBeGreaterThan(25);
+    capture.count('ledger property: signing attempts checked', 'ledger.test', attempts);
+  });
+});
