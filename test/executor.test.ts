@@ -103,3 +103,9 @@ describe('executor resume', () => {
     expect(recorded).toBe(false);
   });
 });
+
+describe('grouping', () => {
+  it('nothing left to send is no transaction in any mode (a rerun after an atomic batch carried every call)', () => {
+    for (const mode of ['ordered', 'atomic', 'segmented'] as const) expect(Executor.segments([], mode)).toEqual([]);
+  });
+});

@@ -166,7 +166,7 @@ describe('handoff and signing links', () => {
     expect(doc.assets).toHaveLength(1);
     const s = await run(['--json', 'handoff', 'status', doc.handoffId]);
     expect(s.code, s.stderr).toBe(0);
-    expect(s.json()).toMatchObject({ id: doc.handoffId, status: 'pending' });
+    expect(s.json()).toMatchObject({ handoffId: doc.handoffId, status: 'pending', service: { id: doc.handoffId } });
     expect(s.stdout).not.toContain(token);
   });
 

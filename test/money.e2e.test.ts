@@ -65,13 +65,18 @@ describe('the service\'s word is not taken for what was submitted or paid', () =
     await hostile('claims_submitted', 1);
     const before = await usdc();
     const n0 = await nonce();
-    const r = await run(['--json', 'ask', '--file', withBonus(), '--payment-mode', 'wallet_calls']);
+    const file = withBonus();
+    const r = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
     await sb.control('/__sandbox/hostile', undefined, 'DELETE');
     expect(r.code, r.stdout + r.stderr).toBe(5);
     expect(r.json().error.code).toBe('unproven_submission');
     expect(r.json().error.message).toMatch(/sent by 0x[0-9a-fA-F]{40}, not this wallet/);
     expect(await usdc()).toBe(before);
     expect(await nonce()).toBe(n0);
+    // The false claim left nothing behind that stops an honest run of the same ask.
+    const honest = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
+    expect(honest.code, honest.stdout + honest.stderr).toBe(0);
+    expect(await usdc()).toBe(before - 2_500_000n);
   });
 
   it.each([

@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import { runAsk, type AskOutcome } from '../ask/flow.js';
 import { renderResult } from './render.js';
 import { serviceDocument } from '../output.js';
+import type { AskOptions } from './ask.def.js';
 
 export function timeoutOf(value: unknown, fallback = 1800): number {
   if (value === undefined) return fallback;
@@ -12,8 +13,8 @@ export function timeoutOf(value: unknown, fallback = 1800): number {
   return n;
 }
 
-export async function ask(ctx: Context, options: Record<string, unknown>): Promise<void> {
-  const mode = options.paymentMode as string | undefined;
+export async function ask(ctx: Context, options: AskOptions): Promise<void> {
+  const mode = options.paymentMode;
   if (mode !== undefined && mode !== 'wallet_calls' && mode !== 'x402_authorization') {
     throw new UsageError('invalid_payment_mode', `--payment-mode ${mode} must be wallet_calls or x402_authorization`);
   }
@@ -25,7 +26,7 @@ export async function ask(ctx: Context, options: Record<string, unknown>): Promi
     wait: options.wait === true,
     timeoutSeconds: timeoutOf(options.timeout),
     atomic: options.atomic === true,
-    detailsFile: options.detailsFile as string | undefined,
+    detailsFile: options.detailsFile,
   });
   if (options.dryRun === true) {
     ctx.out.result(serviceDocument(out, { dryRun: true }), () => `dry run of ${String(out.clientRequestId)}: ${String(out.status)}, operation ${String(out.operationKey)}; no payment, no transaction\nanswer: ${String((out.result as Record<string, unknown> | undefined)?.answer ?? 'n/a')}`);

@@ -5,11 +5,13 @@ import { UsageError } from '../errors.js';
 import * as ev from '../evidence/files.js';
 import type { Check } from '../evidence/packet.js';
 import { pinFileText, type TrustedKey } from '../evidence/keys.js';
+import type { TrustOptions } from './define.js';
+import type { EvidenceFetchOptions, EvidenceKeysOptions, EvidencePinOptions, VerifyEvidenceOptions } from './evidence.def.js';
 
-const trustOf = (o: Record<string, unknown>): ev.PacketTrust => ({
-  publicKey: o.publicKey as string | undefined,
-  keyId: o.keyId as string | undefined,
-  trustedKeys: o.trustedKeys as string | undefined,
+const trustOf = (o: TrustOptions): ev.PacketTrust => ({
+  publicKey: o.publicKey,
+  keyId: o.keyId,
+  trustedKeys: o.trustedKeys,
 });
 
 function renderChecks(checks: Check[]): string {
@@ -35,16 +37,16 @@ function render(outcome: ev.VerifyOutcome): string {
   return `${head}\n  exportDigest ${r.exportDigest ?? 'n/a'}${r.expected ? ` (recomputed ${r.expected})` : ''}`;
 }
 
-export async function verifyEvidence(ctx: Context, options: Record<string, unknown>, args: unknown[]): Promise<void> {
+export async function verifyEvidence(ctx: Context, options: VerifyEvidenceOptions, args: unknown[]): Promise<void> {
   const packetFile = args[0] as string | undefined;
-  const audit = options.audit as string | undefined;
-  const coverage = options.coverage as string | undefined;
+  const audit = options.audit;
+  const coverage = options.coverage;
   const given = [packetFile, audit, coverage].filter((x) => x !== undefined);
   if (given.length !== 1) throw new UsageError('usage', 'give one file: a PACKET, or --audit EXPORT, or --coverage EXPORT');
   const file = given[0]!;
   const { doc, kind: detected } = await ev.readEvidenceFile(file, audit || coverage ? ev.EXPORT_MAX_BYTES : ev.PACKET_MAX_BYTES * 256);
   const kind = audit ? 'audit' : coverage ? 'coverage' : detected;
-  const outcome = await ev.verifyDocument(doc, kind, trustOf(options), options.expectedHead as string | undefined);
+  const outcome = await ev.verifyDocument(doc, kind, trustOf(options), options.expectedHead);
   if (!outcome.result.valid) {
     const error = ev.invalidError(outcome);
     ctx.out.note(render(outcome));
@@ -66,7 +68,7 @@ function keyTable(keys: TrustedKey[]): string {
   return keys.map((k) => `${k.keyId}  ${k.algorithm.padEnd(12)} ${k.status.padEnd(8)} ${(k.uses ?? []).join(',')}`).join('\n');
 }
 
-export async function evidenceKeys(ctx: Context, options: Record<string, unknown>): Promise<void> {
+export async function evidenceKeys(ctx: Context, options: EvidenceKeysOptions): Promise<void> {
   const { http, dl } = await serviceHttp(ctx);
   const { doc, keys } = await dl.downloadTrustedKeys(http);
   let written: string | undefined;
@@ -74,7 +76,7 @@ export async function evidenceKeys(ctx: Context, options: Record<string, unknown
   ctx.out.result({ keys, ...(written ? { written } : {}) }, () => keyTable(keys) + (written ? `\nwrote ${written}` : ''));
 }
 
-export async function evidencePin(ctx: Context, options: Record<string, unknown>): Promise<void> {
+export async function evidencePin(ctx: Context, options: EvidencePinOptions): Promise<void> {
   const keyId = String(options.keyId);
   let keys: TrustedKey[];
   if (typeof options.trustedKeys === 'string') keys = await ev.trustedKeysFrom(options.trustedKeys);
@@ -90,7 +92,7 @@ export async function evidencePin(ctx: Context, options: Record<string, unknown>
   ctx.out.result({ keyId, status: key.status, pin: out }, () => `wrote the ${key.status} key ${keyId} to ${out}`);
 }
 
-export async function evidenceFetch(ctx: Context, options: Record<string, unknown>, args: unknown[]): Promise<void> {
+export async function evidenceFetch(ctx: Context, options: EvidenceFetchOptions, args: unknown[]): Promise<void> {
   const [what, runId] = args as [string, string | undefined];
   const workspace = String(options.workspace);
   if (!/^[A-Za-z0-9._:-]{1,160}$/.test(workspace)) throw new UsageError('invalid_workspace', `--workspace ${workspace} is not a workspace id`);
@@ -110,13 +112,13 @@ export async function evidenceFetch(ctx: Context, options: Record<string, unknow
   } else if (what === 'coverage') {
     route = `${ws}/assurance/coverage/export`;
     kind = 'coverage';
-    query.from = options.from as string | undefined;
-    query.to = options.to as string | undefined;
+    query.from = options.from;
+    query.to = options.to;
   } else {
     throw new UsageError('usage', `evidence fetch takes run RUN_ID, audit or coverage, not ${what}`);
   }
   const doc = await http.request({ method: 'GET', path: route, headers, query, idempotent: true, timeoutMs: 60_000 });
-  const outcome = await ev.verifyDocument(doc, kind, trustOf(options), options.expectedHead as string | undefined);
+  const outcome = await ev.verifyDocument(doc, kind, trustOf(options), options.expectedHead);
   if (!outcome.result.valid) throw ev.invalidError(outcome);
   const defaultName = kind === 'packet' ? `evidence-${runId}.json` : kind === 'audit' ? 'rateloop-audit.json' : 'rateloop-assurance-coverage.json';
   const written = await dl.writeEvidence(typeof options.out === 'string' ? options.out : defaultName, doc);

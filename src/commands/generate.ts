@@ -1,16 +1,17 @@
 // loopsign generate | review wait
 import type { Context } from '../context.js';
 import { timeoutOf } from './ask.js';
+import type { GenerateOptions, ReviewWaitOptions } from './generate.def.js';
 
-export async function generate(ctx: Context, options: Record<string, unknown>): Promise<void> {
+export async function generate(ctx: Context, options: GenerateOptions): Promise<void> {
   const { generate: run } = await import('../generate/generate.js');
   const r = await run(ctx, {
-    workflow: options.workflow as string | undefined,
-    agent: options.agent as string | undefined,
-    messages: options.message as string[] | undefined,
-    maxOutputTokens: options.maxOutputTokens as string | undefined,
-    clientRequestId: options.clientRequestId as string | undefined,
-    retry: options.retry as string | undefined,
+    workflow: options.workflow,
+    agent: options.agent,
+    messages: options.message,
+    maxOutputTokens: options.maxOutputTokens,
+    clientRequestId: options.clientRequestId,
+    retry: options.retry,
   });
   ctx.out.result(r, () =>
     [
@@ -23,7 +24,7 @@ export async function generate(ctx: Context, options: Record<string, unknown>): 
   );
 }
 
-export async function reviewWait(ctx: Context, options: Record<string, unknown>, args: unknown[]): Promise<void> {
+export async function reviewWait(ctx: Context, options: ReviewWaitOptions, args: unknown[]): Promise<void> {
   const { reviewWait: wait } = await import('../generate/generate.js');
   const r = await wait(ctx, String(args[0]), timeoutOf(options.timeout, 600));
   ctx.out.result(r, () => `review ${String(r.opportunityId)}: approved`);

@@ -5,24 +5,25 @@ import * as core from '../ask/lookups.js';
 import { timeoutOf } from './ask.js';
 import { renderResult, renderStatus } from './render.js';
 import { serviceDocument } from '../output.js';
+import type { ConfirmOptions, QuoteOptions, ResultOptions, StatusOptions } from './lookups.def.js';
 
-function lookup(options: Record<string, unknown>): core.LookupOptions {
+function lookup(options: StatusOptions & { contentId?: string }): core.LookupOptions {
   return {
-    operationKey: options.operationKey as string | undefined,
-    clientRequestId: options.clientRequestId as string | undefined,
-    contentId: options.contentId as string | undefined,
-    wallet: options.wallet as string | undefined,
+    operationKey: options.operationKey,
+    clientRequestId: options.clientRequestId,
+    contentId: options.contentId,
+    wallet: options.wallet,
     wait: options.wait === true,
     timeoutSeconds: timeoutOf(options.timeout, 600),
   };
 }
 
-export async function status(ctx: Context, options: Record<string, unknown>): Promise<void> {
+export async function status(ctx: Context, options: StatusOptions): Promise<void> {
   const s = await core.status(ctx, lookup(options));
   ctx.out.result(serviceDocument(s), () => renderStatus(s));
 }
 
-export async function result(ctx: Context, options: Record<string, unknown>): Promise<void> {
+export async function result(ctx: Context, options: ResultOptions): Promise<void> {
   const r = await core.result(ctx, lookup(options));
   ctx.out.result(serviceDocument(r), () => renderResult(r));
   if (options.requireFinal === true && r.ready !== true) {
@@ -30,8 +31,8 @@ export async function result(ctx: Context, options: Record<string, unknown>): Pr
   }
 }
 
-export async function quote(ctx: Context, options: Record<string, unknown>): Promise<void> {
-  const q = await core.quote(ctx, String(options.file), options.paymentMode as string | undefined);
+export async function quote(ctx: Context, options: QuoteOptions): Promise<void> {
+  const q = await core.quote(ctx, String(options.file), options.paymentMode);
   ctx.out.result(serviceDocument(q), () => {
     const p = (q.payment ?? {}) as Record<string, unknown>;
     return [
@@ -50,7 +51,7 @@ export async function templates(ctx: Context): Promise<void> {
   );
 }
 
-export async function confirm(ctx: Context, options: Record<string, unknown>): Promise<void> {
-  const r = await core.confirm(ctx, String(options.operationKey), (options.tx as string[] | undefined) ?? [], options.feedbackBonus === true);
+export async function confirm(ctx: Context, options: ConfirmOptions): Promise<void> {
+  const r = await core.confirm(ctx, String(options.operationKey), options.tx ?? [], options.feedbackBonus === true);
   ctx.out.result(serviceDocument(r), () => (options.feedbackBonus === true ? `feedback bonus: ${String((r.feedbackBonus as Record<string, unknown>)?.status)}` : renderStatus(r)));
 }

@@ -2,20 +2,22 @@
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { serviceDocument } from '../output.js';
+import type { VoteOptions } from './define.js';
+import type { RateCommitOptions, RateLookupOptions, RateOptions } from './rate.def.js';
 
-function direction(options: Record<string, unknown>): boolean {
+function direction(options: VoteOptions): boolean {
   if (options.up === true && options.down === true) throw new UsageError('usage', 'give --up or --down, not both');
   if (options.up !== true && options.down !== true) throw new UsageError('usage', 'give --up or --down');
   return options.up === true;
 }
 
-function required(options: Record<string, unknown>, ...names: string[]): void {
+function required<O extends object>(options: O, ...names: (keyof O & string)[]): void {
   for (const n of names) {
     if (options[n] === undefined) throw new UsageError('usage', `--${n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is required`);
   }
 }
 
-export async function rate(ctx: Context, options: Record<string, unknown>): Promise<void> {
+export async function rate(ctx: Context, options: RateOptions): Promise<void> {
   required(options, 'contentId', 'prediction', 'stake');
   const { runRate } = await import('../rate/flow.js');
   const r = await runRate(ctx, {
@@ -23,7 +25,7 @@ export async function rate(ctx: Context, options: Record<string, unknown>): Prom
     isUp: direction(options),
     prediction: String(options.prediction),
     stake: String(options.stake),
-    frontend: options.frontend as string | undefined,
+    frontend: options.frontend,
     acceptTerms: options.yes === true,
     atomic: options.atomic === true,
   });
@@ -38,7 +40,7 @@ export async function rate(ctx: Context, options: Record<string, unknown>): Prom
   );
 }
 
-export async function rateCommit(ctx: Context, options: Record<string, unknown>): Promise<void> {
+export async function rateCommit(ctx: Context, options: RateCommitOptions): Promise<void> {
   if (options.offline !== true) throw new UsageError('usage', 'rate commit builds commits with --offline only; to rate online run `loopsign rate --content-id …`');
   required(options, 'runtime', 'voter', 'contentId', 'prediction', 'stake');
   const { offlineCommit } = await import('../rate/offline-commit.js');
@@ -49,20 +51,20 @@ export async function rateCommit(ctx: Context, options: Record<string, unknown>)
     isUp: direction(options),
     prediction: String(options.prediction),
     stake: String(options.stake),
-    salt: options.salt as string | undefined,
-    frontend: options.frontend as string | undefined,
+    salt: options.salt,
+    frontend: options.frontend,
   });
   ctx.out.result(out, () => JSON.stringify(out, null, 2));
 }
 
-export async function rateStatus(ctx: Context, options: Record<string, unknown>): Promise<void> {
+export async function rateStatus(ctx: Context, options: RateLookupOptions): Promise<void> {
   required(options, 'contentId');
   const { rateStatus: status } = await import('../rate/status.js');
   const s = await status(ctx, String(options.contentId));
   ctx.out.result(serviceDocument(s, { contentId: String(options.contentId) }), () => `question ${String(s.contentId)}: ${String(s.status)}${s.commitHash ? ` (commit ${String(s.commitHash)}, round ${String(s.roundId)})` : ''}`);
 }
 
-export async function rateReveal(ctx: Context, options: Record<string, unknown>): Promise<void> {
+export async function rateReveal(ctx: Context, options: RateLookupOptions): Promise<void> {
   required(options, 'contentId');
   const { rateReveal: reveal } = await import('../rate/status.js');
   const r = await reveal(ctx, String(options.contentId));

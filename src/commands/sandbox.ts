@@ -1,8 +1,9 @@
 // loopsign sandbox: the local stand-in for the service, in the foreground until Ctrl-C / SIGTERM.
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import type { SandboxOptions } from './sandbox.def.js';
 
-export async function sandbox(ctx: Context, options: Record<string, unknown>): Promise<void> {
+export async function sandbox(ctx: Context, options: SandboxOptions): Promise<void> {
   let port: number | undefined;
   if (options.port !== undefined) {
     port = Number(options.port);

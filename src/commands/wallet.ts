@@ -16,6 +16,7 @@ import {
 import { obtainPassword } from '../wallet/password.js';
 import { readKeystoreFile, saveKeystore, unlockWallet } from '../wallet/unlock.js';
 import { readSecretInput } from '../wallet/secret-input.js';
+import type { WalletBalanceOptions, WalletExportOptions, WalletImportOptions, WalletNewOptions } from './wallet.def.js';
 
 async function writeNew(ctx: Context, privateKey: Uint8Array, force: boolean, how: string): Promise<void> {
   const config = await ctx.config();
@@ -28,11 +29,11 @@ async function writeNew(ctx: Context, privateKey: Uint8Array, force: boolean, ho
   ctx.out.result({ address, keystore: file, created: how }, () => `${how} wallet ${address}\nkeystore: ${file} (mode 0600)`);
 }
 
-export async function walletNew(ctx: Context, options: Record<string, unknown>): Promise<void> {
+export async function walletNew(ctx: Context, options: WalletNewOptions): Promise<void> {
   await writeNew(ctx, generatePrivateKey(), options.force === true, 'created');
 }
 
-export async function walletImport(ctx: Context, options: Record<string, unknown>): Promise<void> {
+export async function walletImport(ctx: Context, options: WalletImportOptions): Promise<void> {
   const force = options.force === true;
   if (typeof options.keystoreFile === 'string') {
     const source = options.keystoreFile;
@@ -66,7 +67,7 @@ export async function walletAddress(ctx: Context): Promise<void> {
   ctx.out.result({ address, keystore: config.keystore.value }, () => address);
 }
 
-export async function walletExport(ctx: Context, options: Record<string, unknown>): Promise<void> {
+export async function walletExport(ctx: Context, options: WalletExportOptions): Promise<void> {
   const config = await ctx.config();
   const target = path.resolve(String(options.out));
   if (target === path.resolve(config.keystore.value)) throw new UsageError('same_file', '--out is the keystore itself; choose another file');
@@ -90,7 +91,7 @@ export async function walletExport(ctx: Context, options: Record<string, unknown
   ctx.out.result({ exported: target, address: claimedAddress(json) ?? null }, () => `wrote an encrypted copy of the keystore to ${target} (mode 0600)`);
 }
 
-export async function walletBalance(ctx: Context, options: Record<string, unknown>): Promise<void> {
+export async function walletBalance(ctx: Context, options: WalletBalanceOptions): Promise<void> {
   const config = await ctx.config();
   const { resolveChain } = await import('../chains/index.js');
   const { readBalances } = await import('../wallet/balances.js');

@@ -79,6 +79,8 @@ export class Executor {
 
   /** The transactions a plan becomes under a mode (chain.md §12.5 for segmented). */
   static segments(calls: PlanCall[], mode: ExecutionMode): number[][] {
+    // Nothing left to send (a rerun after every call was carried) is no transaction, not an empty batch.
+    if (calls.length === 0) return [];
     if (mode === 'ordered') return calls.map((_, i) => [i]);
     if (mode === 'atomic') return [calls.map((_, i) => i)];
     const out: number[][] = [];

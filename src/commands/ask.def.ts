@@ -1,0 +1,35 @@
+// loopsign ask: definition (handler in ask.ts).
+import type { Command } from 'commander';
+import { examples, type Lazy } from './define.js';
+
+export interface AskOptions {
+  file: string;
+  paymentMode?: string;
+  dryRun?: boolean;
+  /** false with --no-confirm. */
+  confirm: boolean;
+  wait?: boolean;
+  timeout: string;
+  atomic?: boolean;
+  detailsFile?: string;
+}
+
+export function defineAsk(program: Command, lazy: Lazy): void {
+  program
+    .command('ask')
+    .description('ask humans and pay: check the returned plan, sign, execute, confirm, fund any bonus')
+    .requiredOption('--file <ask.json>', 'the ask file (interface shape or live shape)')
+    .option('--payment-mode <mode>', 'wallet_calls or x402_authorization (default: the file, else the service default)')
+    .option('--dry-run', 'ask the service for a dry run: no payment, no transaction')
+    .option('--no-confirm', 'execute the plan but do not confirm it with the service (run `loopsign confirm` later)')
+    .option('--wait', 'follow the ask to a settled result')
+    .option('--timeout <seconds>', 'with --wait: give up (exit 7) after this long', '1800')
+    .option('--atomic', 'batch calls that may share a block through EIP-7702 (allows delegating this wallet to the pinned delegate)')
+    .option('--details-file <file>', 'check question.detailsHash against the SHA-256 of this local file')
+    .addHelpText(
+      'after',
+      examples(['loopsign ask --file ask.json --wait', 'loopsign --json ask --file ask.json --payment-mode x402_authorization', 'loopsign ask --file ask.json --atomic']) +
+        '\nRunning the same ask again after an interruption resumes it: nothing mined is sent again and nothing is paid twice.\n',
+    )
+    .action(lazy(() => import('./ask.js'), (m) => m.ask));
+}

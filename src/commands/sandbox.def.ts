@@ -1,0 +1,26 @@
+// loopsign sandbox: definition (handler in sandbox.ts).
+import type { Command } from 'commander';
+import { examples, type Lazy } from './define.js';
+
+export interface SandboxOptions {
+  port?: string;
+  stateDir?: string;
+  autoAdvance?: boolean;
+  atomicPlans?: boolean;
+}
+
+export function defineSandbox(program: Command, lazy: Lazy): void {
+  program
+    .command('sandbox')
+    .description('run a local stand-in for the service (anvil chain, contracts, drand beacon, keeper) on 127.0.0.1')
+    .option('--port <n>', 'port for the service (default: a free port)')
+    .option('--state-dir <dir>', 'where the manifest and the dev wallet live (default under the XDG state dir)')
+    .option('--auto-advance', 'make chain time jump ahead whenever a round only waits for time (rounds settle in seconds)')
+    .option('--atomic-plans', 'mark ask and bonus plans requiresAtomicExecution: true')
+    .addHelpText(
+      'after',
+      examples(['loopsign sandbox', 'loopsign --json sandbox --port 8787 --auto-advance']) +
+        '\nTest controls (not part of the live service) are served under /__sandbox on the same port; see docs/sandbox.md.\n',
+    )
+    .action(lazy(() => import('./sandbox.js'), (m) => m.sandbox));
+}
