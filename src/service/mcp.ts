@@ -3,7 +3,7 @@
 // Every answer is read through a byte cap (DEFAULT_MAX_RESPONSE_BYTES unless told otherwise).
 import { ServiceError } from '../errors.js';
 import type { Json } from './client.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, readCapped, responseTooLarge } from './http.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, readCapped, responseTooLarge } from './cap.js';
 
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
