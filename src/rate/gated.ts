@@ -12,7 +12,7 @@ import { RefusedError, ServiceError, UsageError } from '../errors.js';
 import { ensurePrivateDir, writeFileAtomically } from '../fsutil.js';
 import { MAX_IMAGE_BYTES } from '../images/check.js';
 import { termsDir } from '../paths.js';
-import { discardBody, readCapped } from '../service/http.js';
+import { discardBody, readCapped } from '../service/cap.js';
 import type { McpClient } from '../service/mcp.js';
 import { checkTermsMessage, type CheckedTerms } from '../wallet/terms-guard.js';
 
