@@ -6,6 +6,7 @@ import { UsageError } from './errors.js';
 import { defaultConfigFile, defaultKeystorePath, expandHome } from './paths.js';
 import { SUPPORTED_CHAIN_IDS } from './chains/table.js';
 import { hideUrlInOutput, redactUrl } from './output.js';
+import { DEFAULT_PROFILE_ID } from './protocol/profiles/index.js';
 
 export type Source = 'flag' | 'env' | 'config' | 'default' | 'sandbox manifest';
 
@@ -26,6 +27,8 @@ export interface GlobalFlags {
   passwordFile?: string;
   passwordEnv?: string;
   allowWeakKdf?: boolean;
+  /** A policy file enforced on top of the config folder's policy.json (it can add limits, never lift one). */
+  policy?: string;
 }
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
@@ -57,6 +60,8 @@ export const configFileSchema = z
     rpcTimeoutMs: z.number().int().positive().optional(),
     maxFeePerGasGwei: z.union([z.number().positive(), z.string()]).optional(),
     apiKeyHeader: z.string().optional(),
+    /** The service profile (src/protocol/profiles): routes, ask rules, hash layouts and trust anchors of one service version. */
+    profile: z.string().optional(),
     chains: z.record(z.string(), chainOverride).optional(),
     /** Opt-in: let `chains["8453"]` replace production trust anchors (a warning is printed on every signing command). */
     allowProductionOverrides: z.boolean().optional(),
@@ -80,6 +85,8 @@ export interface ResolvedConfig {
   sandboxManifest: Setting<string | undefined>;
   /** How long one RPC request may take before it counts as failed (a stalled node). */
   rpcTimeoutMs: Setting<number>;
+  /** The service profile id (env LOOPSIGN_PROFILE, config `profile`). */
+  profile: Setting<string>;
   /** Refuse to sign when the network asks more per gas than this (gwei); unset: the chain's default. */
   maxFeePerGasGwei: Setting<string | undefined>;
   /** --allow-weak-kdf: unlock a keystore whose KDF is below the floor (wallet/keystore.ts). */
@@ -248,6 +255,7 @@ export async function resolveConfig(flags: GlobalFlags): Promise<ResolvedConfig>
     passwordEnv: pick(flags.passwordEnv, undefined, data.passwordEnv, 'LOOPSIGN_PASSWORD'),
     sandboxManifest: pathSetting(pick<string | undefined>(undefined, 'LOOPSIGN_SANDBOX_MANIFEST', data.sandboxManifest, undefined), 'sandbox manifest'),
     rpcTimeoutMs: positiveMs(pick<string | number>(undefined, 'LOOPSIGN_RPC_TIMEOUT_MS', data.rpcTimeoutMs, 20_000), 'RPC timeout'),
+    profile: pick<string>(undefined, 'LOOPSIGN_PROFILE', data.profile, DEFAULT_PROFILE_ID),
     maxFeePerGasGwei: positiveGwei(pick<string | number | undefined>(undefined, 'LOOPSIGN_MAX_FEE_GWEI', data.maxFeePerGasGwei, undefined)),
     allowWeakKdf: flags.allowWeakKdf === true,
     file: data,
