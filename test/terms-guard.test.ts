@@ -4,14 +4,15 @@
 import { describe, expect, it } from 'vitest';
 import { checkTermsMessage, termsDocHash, termsPayloadParts, type TermsServiceParts } from '../src/wallet/terms-guard.js';
 import { checkSignedAction } from '../src/wallet/message-guard.js';
-import { BUILTIN_CHAINS } from '../src/chains/table.js';
+import { DEFAULT_PROFILE } from '../src/protocol/profiles/index.js';
 import { TERMS_TEXT, TERMS_URI, TERMS_VERSION } from '../src/sandbox/service/terms-text.js';
 import { LoopsignError } from '../src/errors.js';
 import { readVector } from './helpers/cli.js';
 
 const corpus = readVector('live/terms.json');
 const now = Date.parse(corpus.meta.fixedClock);
-const registry = BUILTIN_CHAINS[8453]!.contracts.contentRegistry!;
+// The trusted ContentRegistry on Base, from the active service profile (never the service's word).
+const registry = (DEFAULT_PROFILE.deployments[8453] as { contracts: { contentRegistry: string } }).contracts.contentRegistry;
 
 function serviceParts(c: any): TermsServiceParts {
   const p = Object.fromEntries(c.payloadParts.map((x: { name: string; value: string }) => [x.name, x.value]));
