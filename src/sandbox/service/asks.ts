@@ -32,6 +32,8 @@ type Obj = Record<string, unknown>;
 
 export class AskService {
   readonly store = new OperationStore();
+  /** The live rule for question.imageUrls (approved uploads of this wallet, stored digest); set by the image side. */
+  imagesError: (imageUrls: string[], wallet: string) => string | null = () => null;
 
   constructor(
     private readonly chain: SandboxChain,
@@ -169,6 +171,8 @@ export class AskService {
       throw new ApiError(400, 'invalid_arguments', `Chain ${ask.chainId} is not configured on this server: the sandbox chain is 31337.`, 'fix_tool_arguments');
     }
     const wallet = this.wallet(ask);
+    const imagesError = this.imagesError(ask.questions.flatMap((q) => q.imageUrls), wallet);
+    if (imagesError) throw new ApiError(400, 'invalid_media', imagesError, 'fix_media_urls', { originalCode: 'X402QuestionInputError' });
     const mode = ask.paymentMode ?? defaultPaymentMode(ask);
     if (ask.maxPaymentAmount === null) throw new ApiError(400, 'invalid_arguments', 'maxPaymentAmount must be a non-negative integer string.', 'fix_tool_arguments');
     // The live service at 0b442ae fails every wallet-calls bundle this way (its bundle builder leaves out the details
