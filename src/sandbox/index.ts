@@ -111,6 +111,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         addresses,
         operations: asks.store.all().length,
         runs: (await evidence.allRuns()).map((r) => r.runId),
+        gatedReads: rating.gatedReads,
         settings: { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, rateLimits: limiter.limits },
       }),
       advance: async (seconds) => {
