@@ -2,10 +2,20 @@
 import type { Context } from '../context.js';
 import { formatGwei } from 'viem';
 import { resolveChain } from '../chains/index.js';
+import type { ChainConfig } from '../chains/table.js';
+import type { PolicyGate } from '../policy/gate.js';
 
 function masked(name: string): { value: string; source: string } {
   const set = process.env[name] !== undefined && process.env[name] !== '';
   return { value: set ? '[set, masked]' : '[unset]', source: set ? 'env' : 'default' };
+}
+
+/** The policy files in force and what each window has left: `config show` and the MCP policy tool print this. */
+export async function policyView(gate: PolicyGate, chain: ChainConfig) {
+  return {
+    files: gate.policies.map((p) => ({ file: p.file, source: p.source, policy: p.policy })),
+    remaining: (await gate.remaining(chain)).map((w) => ({ ...w, limit: w.limit.toString(), used: w.used.toString(), left: w.left.toString() })),
+  };
 }
 
 export async function configShow(ctx: Context): Promise<void> {
@@ -36,11 +46,7 @@ export async function configShow(ctx: Context): Promise<void> {
     drand: { name: resolved.chain.drand.name, chainHash: resolved.chain.drand.chainHash },
     batchDelegate: resolved.chain.batchDelegate ?? null,
   };
-  const gate = await ctx.policy();
-  const policy = {
-    files: gate.policies.map((p) => ({ file: p.file, source: p.source, policy: p.policy })),
-    remaining: (await gate.remaining(resolved.chain)).map((w) => ({ ...w, limit: w.limit.toString(), used: w.used.toString(), left: w.left.toString() })),
-  };
+  const policy = await policyView(await ctx.policy(), resolved.chain);
   ctx.out.result({ settings, chain, policy }, () => {
     const rows = Object.entries(settings).map(([k, s]) => `  ${k.padEnd(13)} ${String(s.value ?? '(none)')}  ${ctx.out.style('dim', `[${s.source}]`)}`);
     const contracts = Object.entries(chain.contracts).map(([k, v]) => `    ${k.padEnd(26)} ${v}`);
