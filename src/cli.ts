@@ -9,6 +9,7 @@ import { ExitCode, UsageError } from './errors.js';
 import type { GlobalFlags } from './config.js';
 import { examples, type Define, type Handler, type Lazy } from './commands/define.js';
 import { defineAsk } from './commands/ask.def.js';
+import { defineCheckPlan } from './commands/check-plan.def.js';
 import { defineConfig } from './commands/config.def.js';
 import { defineEvidence, defineVerifyEvidence } from './commands/evidence.def.js';
 import { defineGenerate, defineReview } from './commands/generate.def.js';
@@ -26,6 +27,7 @@ const COMMANDS: Define[] = [
   defineTemplates,
   defineQuote,
   defineAsk,
+  defineCheckPlan,
   defineConfirm,
   defineStatus,
   defineResult,

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { UsageError } from './errors.js';
 import { defaultConfigFile, defaultKeystorePath } from './paths.js';
 import { SUPPORTED_CHAIN_IDS } from './chains/table.js';
+import { DEFAULT_PROFILE_ID } from './protocol/profiles/index.js';
 
 export type Source = 'flag' | 'env' | 'config' | 'default' | 'sandbox manifest';
 
@@ -57,6 +58,8 @@ export const configFileSchema = z
     rpcTimeoutMs: z.number().int().positive().optional(),
     maxFeePerGasGwei: z.union([z.number().positive(), z.string()]).optional(),
     apiKeyHeader: z.string().optional(),
+    /** The service profile (src/protocol/profiles): routes, ask rules, hash layouts and trust anchors of one service version. */
+    profile: z.string().optional(),
     chains: z.record(z.string(), chainOverride).optional(),
   })
   .strict();
@@ -76,6 +79,8 @@ export interface ResolvedConfig {
   sandboxManifest: Setting<string | undefined>;
   /** How long one RPC request may take before it counts as failed (a stalled node). */
   rpcTimeoutMs: Setting<number>;
+  /** The service profile id (env LOOPSIGN_PROFILE, config `profile`). */
+  profile: Setting<string>;
   /** Refuse to sign when the network asks more per gas than this (gwei); unset: the chain's default. */
   maxFeePerGasGwei: Setting<string | undefined>;
   file: ConfigFile;
@@ -189,6 +194,7 @@ export async function resolveConfig(flags: GlobalFlags): Promise<ResolvedConfig>
     passwordEnv: pick(flags.passwordEnv, undefined, data.passwordEnv, 'LOOPSIGN_PASSWORD'),
     sandboxManifest: pick<string | undefined>(undefined, 'LOOPSIGN_SANDBOX_MANIFEST', data.sandboxManifest, undefined),
     rpcTimeoutMs: positiveMs(pick<string | number>(undefined, 'LOOPSIGN_RPC_TIMEOUT_MS', data.rpcTimeoutMs, 20_000), 'RPC timeout'),
+    profile: pick<string>(undefined, 'LOOPSIGN_PROFILE', data.profile, DEFAULT_PROFILE_ID),
     maxFeePerGasGwei: positiveGwei(pick<string | number | undefined>(undefined, 'LOOPSIGN_MAX_FEE_GWEI', data.maxFeePerGasGwei, undefined)),
     file: data,
   };

@@ -93,6 +93,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     keeper = new Keeper(chain, beacon, log);
     const rating = new RatingService(chain, beacon, keeper, baseUrl, hostile);
     const images = new ImageService(baseUrl, hostile, () => chain.now());
+    asks.imagesError = (urls, wallet) => images.askImagesError(urls, wallet);
     const generation = new GenerationService(apiKey, () => chain.now());
     const mcp = new McpTools();
     mcp.register(...askTools(asks), ...rating.tools(), ...images.tools());
