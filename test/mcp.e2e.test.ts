@@ -8,11 +8,12 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { filesUnder, findSecret, makeHome, registerSecret, ROOT, runCli, VECTORS, type Home } from './helpers/cli.js';
+import { filesUnder, findSecret, makeHome, readVector, registerSecret, ROOT, runCli, VECTORS, type Home } from './helpers/cli.js';
 import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
 import { nonProtocolLines, startMcp, type McpOptions, type McpSession } from './helpers/mcp.js';
 import { tokenBalance, type Session } from './helpers/chain.js';
 import { createPublicClient, http } from 'viem';
+import sharp from 'sharp';
 
 let sb: SandboxHandle;
 let s: Session;
@@ -71,7 +72,7 @@ describe('the server', () => {
     const m = await serve(home());
     const { tools } = await m.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ['ask', 'confirm', 'policy', 'quote', 'rate', 'rate_commit', 'result', 'status', 'templates', 'upload_image', 'verify_evidence', 'wallet_address', 'wallet_balance'].map((x) => `loopsign_${x}`).sort(),
+      ['ask', 'check_plan', 'confirm', 'policy', 'quote', 'rate', 'rate_commit', 'result', 'status', 'templates', 'upload_image', 'verify_evidence', 'wallet_address', 'wallet_balance'].map((x) => `loopsign_${x}`).sort(),
     );
     for (const t of tools) {
       expect(t.inputSchema.type, t.name).toBe('object');
@@ -181,6 +182,38 @@ describe('asking through MCP', () => {
       await sb.control('/__sandbox/settings', { autoAdvance: true });
     }
   }, 180_000);
+});
+
+describe('check plan through MCP, offline', () => {
+  it('passes a plan the live service returned and refuses it tampered, with the same documents as the CLI', async () => {
+    const corpus = readVector('live/asks.json');
+    const now = Date.parse(corpus.meta.fixedClock) / 1000;
+    const c = corpus.cases.find((x: { id: string }) => x.id === 'baseline-wallet-calls');
+    const h = home();
+    // Chain 8453, no sandbox, no keystore: the check needs neither.
+    const m = await startMcp(h, { args: ['--chain-id', '8453'] });
+    sessions.push(m);
+    const check = async (name: string, answer: unknown) => {
+      const files = ['--ask', h.file(`${name}-ask.json`, JSON.stringify(c.request.body)), '--response', h.file(`${name}-answer.json`, JSON.stringify(answer))];
+      const viaMcp = await m.call('loopsign_check_plan', { ask: files[1], response: files[3], now });
+      const viaCli = await runCli(['--json', '--chain-id', '8453', 'check-plan', ...files, '--now', String(now)], h);
+      return { viaMcp, viaCli };
+    };
+    const good = await check('good', c.ask.body);
+    expect(good.viaMcp.isError, JSON.stringify(good.viaMcp.doc)).toBe(false);
+    expect(good.viaMcp.doc).toMatchObject({ ok: true, passed: true, kind: 'wallet_plan' });
+    expect(good.viaMcp.doc).toEqual(good.viaCli.json());
+    const tampered = structuredClone(c.ask.body);
+    tampered.transactionPlan.calls[1].data = tampered.transactionPlan.calls[1].data.replace(/f4240$/, 'f4241');
+    const bad = await check('tampered', tampered);
+    expect(bad.viaCli.code).toBe(5);
+    expect(bad.viaMcp.isError).toBe(true);
+    const { exitMeaning, ...error } = bad.viaMcp.doc.error;
+    expect(error).toEqual(bad.viaCli.json().error);
+    expect(error).toMatchObject({ code: 'plan_refused', exitCode: 5, message: expect.stringMatching(/approval of 1000001 instead of exactly 1000000/) });
+    expect(exitMeaning).toMatch(/refused by a safety check/);
+    expect(await m.stop()).toBe(0);
+  });
 });
 
 describe('the spending policy through MCP', () => {
@@ -304,10 +337,7 @@ describe('every other tool returns the document its command prints with --json',
     expect(commit.viaMcp.stakeWei).toBe('2500000');
 
     // An image uploaded through MCP; the CLI then finds it already uploaded (same file, same wallet).
-    const png = Buffer.alloc(4096, 7);
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]).copy(png);
-    png.writeUInt32BE(1600, 16);
-    png.writeUInt32BE(900, 20);
+    const png = await sharp({ create: { width: 1600, height: 900, channels: 3, background: { r: 20, g: 120, b: 200 } } }).png().toBuffer();
     const shot = path.join(h.dir, 'shot.png');
     writeFileSync(shot, png);
     const image = await same('loopsign_upload_image', { files: [shot] }, ['upload-image', shot]);

@@ -1,5 +1,5 @@
-// Asking: templates, quote, ask, confirm, status, result — the handlers of `loopsign templates|quote|ask|confirm|
-// status|result`, fed the options their flags would give.
+// Asking: templates, quote, ask, confirm, status, result, check plan — the handlers of `loopsign templates|quote|
+// ask|confirm|status|result|check-plan`, fed the options their flags would give.
 import { z } from 'zod';
 import { tool } from '../call.js';
 import { contentId, document, filePath, operationKey, paymentMode, serviceDocument, timeoutSeconds, txHash, address } from '../schemas.js';
@@ -108,5 +108,33 @@ export const askTools = [
     output: serviceDocument(),
     annotations: { readOnlyHint: true, openWorldHint: true },
     invoke: async (i) => ({ handler: (await lookups()).result, options: { ...lookupOptions(i), contentId: i.contentId } }),
+  }),
+  tool({
+    name: 'loopsign_check_plan',
+    title: 'Check a plan offline',
+    description: "Check a service answer obtained elsewhere (ask plan, x402 request or follow-up, bonus confirmation, rating prepare) against your ask with the signing guards, offline; a refused answer must not be signed.",
+    input: {
+      ask: filePath('your ask file or the ask body that was sent (for a rating prepare: its arguments)'),
+      response: filePath("the service's JSON answer"),
+      wallet: address.optional().describe('the wallet that would sign (default: walletAddress in the ask)'),
+      now: z.number().int().nonnegative().optional().describe('unix seconds: the clock for authorization validity and seed translation (default: now)'),
+      templates: filePath("the service's templates answer, to recompute result-spec hashes from (default: the profile's table)").optional(),
+    },
+    output: document({
+      passed: z.literal(true),
+      kind: z.string(),
+      wallet: z.string(),
+      chainId: z.number(),
+      operationKey: z.string().optional(),
+      calls: z.number(),
+      checks: z.array(z.looseObject({ name: z.string(), ok: z.boolean(), detail: z.string() })),
+      needsChain: z.array(z.string()).describe('what only the chain can prove, not checked offline'),
+      translations: z.array(z.unknown()),
+    }),
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    invoke: async (i) => ({
+      handler: (await import('../../commands/check-plan.js')).checkPlan,
+      options: { ask: i.ask, response: i.response, wallet: i.wallet, now: i.now === undefined ? undefined : String(i.now), templates: i.templates },
+    }),
   }),
 ];
