@@ -61,6 +61,16 @@ function askFile(h: Home, extra: Record<string, unknown> = {}): string {
   }));
 }
 
+/** Runs `body` with the sandbox's clock jumps off (a round then stays open until this returns). */
+async function withoutClockJumps(body: () => Promise<void>): Promise<void> {
+  await sb.control('/__sandbox/settings', { autoAdvance: false });
+  try {
+    await body();
+  } finally {
+    await sb.control('/__sandbox/settings', { autoAdvance: true });
+  }
+}
+
 async function serve(h: Home, options: McpOptions = {}): Promise<McpSession> {
   const m = await startMcp(h, { ...options, env: { ...sb.env(), ...options.env } });
   sessions.push(m);
@@ -157,8 +167,7 @@ describe('asking through MCP', () => {
 
   it('a cancelled wait stops waiting and leaves the ask resumable: asked again, it resumes and pays once', async () => {
     // No clock jumps: the round stays open, so the wait can only end by the cancellation.
-    await sb.control('/__sandbox/settings', { autoAdvance: false });
-    try {
+    await withoutClockJumps(async () => {
       const h = home();
       const m = await serve(h);
       const file = askFile(h);
@@ -178,9 +187,7 @@ describe('asking through MCP', () => {
       expect(await nonce()).toBe(n0);
       expect(await balance()).toBe(before - 1_500_000n);
       expect(await m.stop()).toBe(0);
-    } finally {
-      await sb.control('/__sandbox/settings', { autoAdvance: true });
-    }
+    });
   }, 180_000);
 });
 
@@ -249,6 +256,17 @@ describe('the spending policy through MCP', () => {
     expect(await second.stop()).toBe(0);
   }, 120_000);
 
+  it('two calls at once in one server against one window: only one pays, the other is refused', async () => {
+    const h = home({ version: 1, rolling24h: { '31337': { maxUsdc: '2000000' } } });
+    const m = await serve(h);
+    const before = await balance();
+    const both = await Promise.all([askFile(h), askFile(h)].map((file) => m.call('loopsign_ask', { file, paymentMode: 'wallet_calls' })));
+    expect(both.map((r) => r.isError).sort(), JSON.stringify(both.map((r) => r.doc))).toEqual([false, true]);
+    expect(both.find((r) => r.isError)!.doc.error).toMatchObject({ code: 'policy_limit', exitCode: 5 });
+    expect(await balance()).toBe(before - 1_500_000n);
+    expect(await m.stop()).toBe(0);
+  }, 120_000);
+
   it('above the approval threshold: the human approves through elicitation and the spend goes through; a no refuses it', async () => {
     const h = home({ version: 1, approvalThreshold: { maxUsdc: '1000000' } });
     let answer: 'yes' | 'no' = 'yes';
@@ -282,8 +300,7 @@ describe('the spending policy through MCP', () => {
 describe('rating through MCP', () => {
   it('a staked vote: committed from this machine, the stake paid once', async () => {
     // As in the demo: no clock jump may close the round before the vote is in.
-    await sb.control('/__sandbox/settings', { autoAdvance: false });
-    try {
+    await withoutClockJumps(async () => {
       const m = await serve(home());
       const id = String((await sb.control('/__sandbox/content', {})).contentId);
       const before = await balance('LREP');
@@ -294,9 +311,7 @@ describe('rating through MCP', () => {
       // Direction, prediction and salt stay in the journal.
       expect(m.stderr() + JSON.stringify(r.doc)).not.toMatch(/"isUp"|"salt"|"predictedUpBps"/);
       expect(await m.stop()).toBe(0);
-    } finally {
-      await sb.control('/__sandbox/settings', { autoAdvance: true });
-    }
+    });
   }, 120_000);
 });
 
