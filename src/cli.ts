@@ -15,6 +15,7 @@ import { defineEvidence, defineVerifyEvidence } from './commands/evidence.def.js
 import { defineGenerate, defineReview } from './commands/generate.def.js';
 import { defineHandoff, defineSignLink, defineUploadImage } from './commands/images.def.js';
 import { defineConfirm, defineQuote, defineResult, defineStatus, defineTemplates } from './commands/lookups.def.js';
+import { defineMcp } from './commands/mcp.def.js';
 import { defineRate } from './commands/rate.def.js';
 import { defineSandbox } from './commands/sandbox.def.js';
 import { defineWallet } from './commands/wallet.def.js';
@@ -38,10 +39,11 @@ const COMMANDS: Define[] = [
   defineEvidence,
   defineGenerate,
   defineReview,
+  defineMcp,
   defineSandbox,
 ];
 
-function packageVersion(): string {
+export function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
   return pkg.version;
 }

@@ -185,7 +185,7 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
 
     let result: Json | null = null;
     if (opts.wait) {
-      await waitForReady(env.service, operationKey, ctx.out, { timeoutSeconds: opts.timeoutSeconds });
+      await waitForReady(env.service, operationKey, ctx.out, { timeoutSeconds: opts.timeoutSeconds, signal: ctx.signal });
       result = await env.service.result(operationKey, proof.contentIds.length > 1 ? proof.contentIds[0] : undefined);
     }
     await journal.step('done');

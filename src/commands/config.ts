@@ -2,10 +2,20 @@
 import type { Context } from '../context.js';
 import { formatGwei } from 'viem';
 import { resolveChain } from '../chains/index.js';
+import type { ChainConfig } from '../chains/table.js';
+import type { PolicyGate } from '../policy/gate.js';
 
 function masked(name: string): { value: string; source: string } {
   const set = process.env[name] !== undefined && process.env[name] !== '';
   return { value: set ? '[set, masked]' : '[unset]', source: set ? 'env' : 'default' };
+}
+
+/** The policy files in force and what each window has left: `config show` and the MCP policy tool print this. */
+export async function policyView(gate: PolicyGate, chain: ChainConfig) {
+  return {
+    files: gate.policies.map((p) => ({ file: p.file, source: p.source, policy: p.policy })),
+    remaining: (await gate.remaining(chain)).map((w) => ({ ...w, limit: w.limit.toString(), used: w.used.toString(), left: w.left.toString() })),
+  };
 }
 
 export async function configShow(ctx: Context): Promise<void> {
@@ -44,11 +54,7 @@ export async function configShow(ctx: Context): Promise<void> {
   const { getProfile } = await import('../protocol/profiles/index.js');
   const p = getProfile(config.profile.value);
   const profile = { id: p.id, summary: p.summary, basis: p.basis, source: config.profile.source, routes: { asks: p.routes.asks, publicMcp: p.routes.publicMcp } };
-  const gate = await ctx.policy();
-  const policy = {
-    files: gate.policies.map((f) => ({ file: f.file, source: f.source, policy: f.policy })),
-    remaining: (await gate.remaining(resolved.chain)).map((w) => ({ ...w, limit: w.limit.toString(), used: w.used.toString(), left: w.left.toString() })),
-  };
+  const policy = await policyView(await ctx.policy(), resolved.chain);
   ctx.out.result({ settings, profile, chain, policy }, () => {
     const rows = Object.entries(settings).map(([k, s]) => `  ${k.padEnd(13)} ${String(s.value ?? '(none)')}  ${ctx.out.style('dim', `[${s.source}]`)}`);
     const from = (k: string) => (chain.sources[k] ? `  ${ctx.out.style('dim', `[${chain.sources[k]}]`)}` : '');
