@@ -93,6 +93,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     keeper = new Keeper(chain, beacon, log);
     const rating = new RatingService(chain, beacon, keeper, baseUrl, hostile);
     const images = new ImageService(baseUrl, hostile, () => chain.now());
+    asks.imagesError = (urls, wallet) => images.askImagesError(urls, wallet);
     const generation = new GenerationService(apiKey, () => chain.now());
     const mcp = new McpTools();
     mcp.register(...askTools(asks), ...rating.tools(), ...images.tools());
@@ -110,6 +111,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         addresses,
         operations: asks.store.all().length,
         runs: (await evidence.allRuns()).map((r) => r.runId),
+        gatedReads: rating.gatedReads,
         settings: { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, rateLimits: limiter.limits },
       }),
       advance: async (seconds) => {
