@@ -5,15 +5,15 @@
 //   processes, interleaved (target ≥ 1.6x), with the CPU time of both (all threads) to show what the threads cost;
 // - where streaming starts to pay: the same comparison on small exports around STREAM_MIN_BYTES;
 // - a 1,000,000-event export (~650 MB) verified by the CLI in a child process: wall time and peak RSS (target
-//   ≤ 300 MB; `npm run bench -- evidence --no-million` skips it);
-// - the cold start of verifying the shared example packet against `node -e 0` plus the same hashing work.
+//   ≤ 300 MB; `npm run bench -- evidence --no-million` skips it).
+// (The cold start of verifying a packet is in cold-start.mjs.)
 import { spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { auditEventDigest, verifyAuditExport, GENESIS_DIGEST } from '../dist/evidence/audit.js';
 import { STREAM_MIN_BYTES } from '../dist/evidence/detect.js';
-import { BIN, ROOT, medianOfInterleaved, median } from './lib.mjs';
+import { BIN, ROOT, median } from './lib.mjs';
 
 function event(i, previous) {
   const e = {
@@ -148,20 +148,6 @@ export async function run({ events = 100_000, runs = 5, million = !process.argv.
       });
     }
 
-    // Cold start: the whole CLI verifying the example packet, against node -e 0 doing the same hashing work.
-    const work = path.join(dir, 'work.mjs');
-    const packet = path.join(ROOT, 'test', 'fixtures', 'vectors', 'synthetic-evidence-v4.json');
-    const pin = path.join(ROOT, 'test', 'fixtures', 'vectors', 'synthetic-evidence-v4.spki.txt');
-    writeFileSync(work, `import { createHash } from 'node:crypto'; import { readFileSync } from 'node:fs';
-const t = readFileSync(${JSON.stringify(packet)}, 'utf8'); const p = JSON.parse(t);
-for (let i = 0; i < 12; i++) createHash('sha256').update(JSON.stringify(p.payload)).digest('hex');`);
-    const node = process.execPath;
-    const [base, hashing, verify] = medianOfInterleaved(
-      [[node, '-e', '0'], [node, work], [node, BIN, 'verify-evidence', packet, '--public-key', pin, '--key-id', 'ed25519:2d5798c16bafaed29bdbcca0']],
-      15,
-    );
-    rows.push({ name: 'cold verify: node -e 0 + the hashing work (baseline)', ms: hashing, baseline: hashing, note: `node -e 0 alone ${base.toFixed(1)} ms` });
-    rows.push({ name: 'cold verify: loopsign verify-evidence example packet', ms: verify, baseline: hashing, target: 2 });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

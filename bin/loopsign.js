@@ -1,10 +1,27 @@
 #!/usr/bin/env node
 // Entry point: runs the compiled CLI. No TypeScript at run time.
-// `--version` alone is answered here: it needs no command tree, and loading commander would double its cost.
+// `--version` alone, and the top-level help (`--help`, `-h`, or nothing), are answered here: they need no command
+// tree, and loading commander and the definitions would double their cost. The help is the text the program
+// itself rendered at build time (scripts/help-text.mjs); a terminal narrower than its 80 columns, or a build
+// without it, gets commander's own rendering.
 const args = process.argv.slice(2);
+let help;
+if (args.length === 0 || (args.length === 1 && (args[0] === '--help' || args[0] === '-h'))) {
+  if (!process.stdout.isTTY || process.stdout.columns >= 80) {
+    const { readFileSync } = await import('node:fs');
+    try {
+      help = readFileSync(new URL('../dist/help.txt', import.meta.url), 'utf8');
+    } catch {
+      // not built with its help text: commander renders it
+    }
+  }
+}
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   const { readFileSync } = await import('node:fs');
   process.stdout.write(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version + '\n');
+} else if (help !== undefined) {
+  process.stdout.write(help);
+  process.exitCode = args.length === 0 ? 2 : 0; // as the program: no command at all is a usage error
 } else {
   const { main } = await import('../dist/cli.js');
   process.exitCode = await main(process.argv);

@@ -29,7 +29,7 @@ function page({ names, cmd }) {
   return `# loopsign ${names.join(' ')}\n\n${cmd.description()}\n\n\`\`\`\n${help.trimEnd()}\n\`\`\`\n\nGlobal options, output contract and exit codes: [../cli.md](../cli.md).\n`;
 }
 
-const program = buildProgram(new Output({ json: false, quiet: true, debug: false }));
+const program = await buildProgram(new Output({ json: false, quiet: true, debug: false }));
 const pages = new Map(walk(program).map((c) => [`${c.names.join('-')}.md`, page(c)]));
 const index = `# Command reference\n\nGenerated from \`loopsign <command> --help\` by \`npm run docs:commands\`; a test fails when it drifts.\n\n${[...pages.keys()].map((f) => `- [loopsign ${f.replace(/\.md$/, '').replace(/-/g, ' ')}](${f})`).join('\n')}\n`;
 pages.set('README.md', index);

@@ -1,55 +1,74 @@
 // The commander program: global options, output and error handling, and the list of commands. Each command is
 // defined beside its handler (src/commands/<name>.def.ts); handlers are imported only when their command runs, so
-// `--help` and `--version` load no viem, tlock-js or undici (bench/ measures this).
+// `--help` and `--version` load no viem, tlock-js or undici (bench/ measures this). For speed where users wait:
+// only the definition of the command that runs is imported, and the top-level help is answered by the bin from
+// text rendered by this program at build time (scripts/help-text.mjs; test/cold-start.test.ts compares them).
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError } from 'commander';
+import { createRequire } from 'node:module';
+import type { Command } from 'commander';
 import { Output } from './output.js';
 import { createContext } from './context.js';
 import { ExitCode, UsageError } from './errors.js';
 import type { GlobalFlags } from './config.js';
 import { examples, type Define, type Handler, type Lazy } from './commands/define.js';
-import { defineAsk } from './commands/ask.def.js';
-import { defineCheckPlan } from './commands/check-plan.def.js';
-import { defineConfig } from './commands/config.def.js';
-import { defineEvidence, defineVerifyEvidence } from './commands/evidence.def.js';
-import { defineGenerate, defineReview } from './commands/generate.def.js';
-import { defineHandoff, defineSignLink, defineUploadImage } from './commands/images.def.js';
-import { defineConfirm, defineQuote, defineResult, defineStatus, defineTemplates } from './commands/lookups.def.js';
-import { defineMcp } from './commands/mcp.def.js';
-import { defineRate } from './commands/rate.def.js';
-import { defineSandbox } from './commands/sandbox.def.js';
-import { defineWallet } from './commands/wallet.def.js';
 
-// Every command, in the order --help lists them; each is defined beside its handler (convention: src/commands/define.ts).
-const COMMANDS: Define[] = [
-  defineWallet,
-  defineConfig,
-  defineTemplates,
-  defineQuote,
-  defineAsk,
-  defineCheckPlan,
-  defineConfirm,
-  defineStatus,
-  defineResult,
-  defineRate,
-  defineUploadImage,
-  defineHandoff,
-  defineSignLink,
-  defineVerifyEvidence,
-  defineEvidence,
-  defineGenerate,
-  defineReview,
-  defineMcp,
-  defineSandbox,
+// Loaded with require: commander's ESM wrapper around the same CommonJS costs a cold start some 3 ms more.
+const commander = createRequire(import.meta.url)('commander') as typeof import('commander');
+
+// Every command, in the order --help lists them, with the definition that adds it (beside its handler;
+// convention: src/commands/define.ts). The name is the command's own, so that running it imports only its module.
+const COMMANDS: [name: string, load: () => Promise<Define>][] = [
+  ['wallet', async () => (await import('./commands/wallet.def.js')).defineWallet],
+  ['config', async () => (await import('./commands/config.def.js')).defineConfig],
+  ['templates', async () => (await import('./commands/lookups.def.js')).defineTemplates],
+  ['quote', async () => (await import('./commands/lookups.def.js')).defineQuote],
+  ['ask', async () => (await import('./commands/ask.def.js')).defineAsk],
+  ['check-plan', async () => (await import('./commands/check-plan.def.js')).defineCheckPlan],
+  ['confirm', async () => (await import('./commands/lookups.def.js')).defineConfirm],
+  ['status', async () => (await import('./commands/lookups.def.js')).defineStatus],
+  ['result', async () => (await import('./commands/lookups.def.js')).defineResult],
+  ['rate', async () => (await import('./commands/rate.def.js')).defineRate],
+  ['upload-image', async () => (await import('./commands/images.def.js')).defineUploadImage],
+  ['handoff', async () => (await import('./commands/images.def.js')).defineHandoff],
+  ['sign-link', async () => (await import('./commands/images.def.js')).defineSignLink],
+  ['verify-evidence', async () => (await import('./commands/evidence.def.js')).defineVerifyEvidence],
+  ['evidence', async () => (await import('./commands/evidence.def.js')).defineEvidence],
+  ['generate', async () => (await import('./commands/generate.def.js')).defineGenerate],
+  ['review', async () => (await import('./commands/generate.def.js')).defineReview],
+  ['mcp', async () => (await import('./commands/mcp.def.js')).defineMcp],
+  ['sandbox', async () => (await import('./commands/sandbox.def.js')).defineSandbox],
 ];
+
+/** The names of the commands, in --help order (each defines a command of that name: test/cold-start.test.ts). */
+export const COMMAND_NAMES = COMMANDS.map(([name]) => name);
+
+/** Help is wrapped at 80 columns at most (narrower on a narrower terminal), so the bin's stored text is the same. */
+export const HELP_WIDTH = 80;
+const helpWidth = (stream: NodeJS.WriteStream): number => Math.min(stream.isTTY ? stream.columns : HELP_WIDTH, HELP_WIDTH);
+
+/** The word naming the command to run: the first argument that is neither an option nor a global option's value. */
+function commandWord(program: Command, args: string[]): string | undefined {
+  const takesValue = new Set(program.options.filter((o) => o.required || o.optional).flatMap((o) => [o.long, o.short]));
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') return undefined;
+    if (!arg.startsWith('-')) return arg;
+    if (takesValue.has(arg)) i++;
+  }
+  return undefined;
+}
 
 export function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
   return pkg.version;
 }
 
-export function buildProgram(out: Output): Command {
-  const program = new Command('loopsign');
+/**
+ * The program. Given the command line, it defines only the command that runs; without one (or for `help`, an
+ * unknown command, anything unclear) it defines them all.
+ */
+export async function buildProgram(out: Output, argv?: string[]): Promise<Command> {
+  const program = new commander.Command('loopsign');
 
   // Each action builds its context from the globals, loads its module, and runs.
   const lazy: Lazy =
@@ -66,7 +85,11 @@ export function buildProgram(out: Output): Command {
   // Set before any subcommand exists: commander copies these settings into each subcommand as it is created.
   program.exitOverride();
   // Under --json, commander's own error text would be a second document: the error goes out as JSON instead.
-  program.configureOutput({ outputError: (text, write) => (out.json ? undefined : write(text)) });
+  program.configureOutput({
+    outputError: (text, write) => (out.json ? undefined : write(text)),
+    getOutHelpWidth: () => helpWidth(process.stdout),
+    getErrHelpWidth: () => helpWidth(process.stderr),
+  });
   program
     .description(
       'Local signer for the RateLoop paid human-feedback service: quote, ask, confirm, rate and verify evidence from an encrypted local wallet. Every plan the service returns is checked before anything is signed.',
@@ -94,8 +117,10 @@ export function buildProgram(out: Output): Command {
       ]) + '\nExit codes: 0 ok, 1 internal, 2 usage/invalid input, 3 service, 4 chain/RPC, 5 refused by a safety check,\n6 keystore/credential, 7 not ready yet, 8 evidence failed verification. See docs/cli.md.\n',
     );
 
-  for (const define of COMMANDS) define(program, lazy);
-
+  const word = argv && commandWord(program, argv.slice(2));
+  const only = COMMANDS.find(([name]) => name === word);
+  const defines = await Promise.all((only ? [only] : COMMANDS).map(([, load]) => load()));
+  for (const define of defines) define(program, lazy);
   return program;
 }
 
@@ -108,7 +133,7 @@ export async function main(argv: string[]): Promise<number> {
   });
   const has = (flag: string): boolean => argv.slice(2).includes(flag);
   const out = new Output({ json: has('--json'), quiet: has('--quiet'), debug: has('--debug') });
-  const program = buildProgram(out);
+  const program = await buildProgram(out, argv);
   try {
     if (argv.length <= 2) {
       program.outputHelp();
@@ -117,7 +142,7 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv);
     return ExitCode.ok;
   } catch (error) {
-    if (error instanceof CommanderError) {
+    if (error instanceof commander.CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return ExitCode.ok;
       // A command group run without a subcommand prints its help; that is a usage error, not success.
       if (error.code === 'commander.help') return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;

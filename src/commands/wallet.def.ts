@@ -1,5 +1,5 @@
 // loopsign wallet new | import | address | export | balance | rekey: definitions (handlers in wallet.ts).
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { examples, type Lazy } from './define.js';
 
 export interface WalletNewOptions {
@@ -28,6 +28,7 @@ export interface WalletRekeyOptions {
 
 export function defineWallet(program: Command, lazy: Lazy): void {
   const wallet = program.command('wallet').description('create, import, show and back up the encrypted local wallet');
+  // (createOption rather than `new Option`: a definition imports commander's types only; cli.ts loads commander.)
   wallet
     .command('new')
     .description('create a new key and write it as an encrypted v3 keystore')
@@ -37,7 +38,7 @@ export function defineWallet(program: Command, lazy: Lazy): void {
   wallet
     .command('import')
     .description('import a private key (from stdin or a file, never argv) or an existing keystore file')
-    .addOption(new Option('--private-key-file <file>', 'read the private key from this file').conflicts('keystoreFile'))
+    .addOption(wallet.createOption('--private-key-file <file>', 'read the private key from this file').conflicts('keystoreFile'))
     .option('--keystore-file <file>', 'import an existing v3 keystore (geth, cast, ethers); unlocked with the password, re-encrypted')
     .option('--force', 'replace an existing keystore')
     .addHelpText('after', examples(['printf %s "$KEY" | loopsign wallet import --password-file pass.txt', 'loopsign wallet import --keystore-file ~/.foundry/keystores/agent']))
@@ -63,7 +64,7 @@ export function defineWallet(program: Command, lazy: Lazy): void {
   wallet
     .command('rekey')
     .description('re-encrypt the keystore in place at scrypt n=2^18 (a weak one is unlocked for this), under the same or a new password')
-    .addOption(new Option('--new-password-file <file>', 'read the new password from this file (default: keep the password)').conflicts('newPasswordEnv'))
+    .addOption(wallet.createOption('--new-password-file <file>', 'read the new password from this file (default: keep the password)').conflicts('newPasswordEnv'))
     .option('--new-password-env <name>', 'read the new password from this environment variable (default: keep the password)')
     .addHelpText('after', examples(['loopsign wallet rekey --password-file old-pass.txt', 'loopsign wallet rekey --password-file old-pass.txt --new-password-file new-pass.txt']))
     .action(lazy(() => import('./wallet.js'), (m) => m.walletRekey));

@@ -4,7 +4,7 @@
 // order is computed once and each event is written straight into it; only the metadata object goes through the
 // general canonicalizer, and the hash is node's one-shot SHA-256.
 import { hash } from 'node:crypto';
-import { canonicalJson, canonicalString } from '../protocol/canonical.js';
+import { canonicalJson, canonicalString, legacyCompare } from '../protocol/canonical.js';
 
 export const GENESIS_DIGEST = `sha256:${'0'.repeat(64)}`;
 export const AUDIT_FORMAT = 'rateloop-audit-v1';
@@ -57,7 +57,7 @@ export function auditEventPayload(e: Obj): Obj {
 
 // The payload's keys in the legacy order (en-US collation), each with its JSON prefix.
 const PAYLOAD_ORDER = ['action', 'actorKind', 'actorReference', 'assuranceMethod', 'eventId', 'homeRegion', 'metadata', 'occurredAt', 'purpose', 'reason', 'requestCorrelation', 'result', 'targetId', 'targetKind', 'workspaceId', 'sequence']
-  .sort(new Intl.Collator('en-US').compare)
+  .sort(legacyCompare)
   .map((key) => ({ key, prefix: `"${key}":` }));
 
 /** legacyCanonical(P): the same text as canonicalJson(payload, 'locale-en-US'), without sorting keys per event. */

@@ -1,11 +1,11 @@
 // Evidence files as the commands meet them: read within the cap of their kind, parse strictly, detect the kind,
-// verify. (Downloads live in download.ts, so verifying offline loads no HTTP client.)
-import { createReadStream, promises as fs } from 'node:fs';
+// verify. (Downloads live in download.ts, so verifying offline loads no HTTP client.) Files are read with plain
+// synchronous reads, not streams or fs.promises: loading those costs a cold `verify-evidence` some 5 ms.
+import { closeSync, openSync, promises as fs, readSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { EvidenceInvalidError, UsageError } from '../errors.js';
-import { refuseUnwritable, writeFileNoFollow } from '../fsutil.js';
-import { verifyAuditExport, type AuditResult } from './audit.js';
-import { verifyCoverageExport, type CoverageResult } from './coverage.js';
+import type { AuditResult } from './audit.js';
+import type { CoverageResult } from './coverage.js';
 import { detectKind, kindLabel, KIND_MAX_BYTES, SNIFF_BYTES, sniffKind, STREAM_MIN_BYTES, type EvidenceKind, type KnownKind } from './detect.js';
 import { checkTrustedKeysDocument, readPin, type TrustedKey } from './keys.js';
 import { verifyPacket, type PacketResult } from './packet.js';
@@ -22,7 +22,7 @@ export async function readEvidenceFile(file: string, expected?: KnownKind): Prom
   if (file !== '-') {
     let stat;
     try {
-      stat = await fs.stat(file);
+      stat = statSync(file);
     } catch {
       throw new UsageError('file_not_found', `${file} does not exist or cannot be read`);
     }
@@ -30,12 +30,12 @@ export async function readEvidenceFile(file: string, expected?: KnownKind): Prom
     size = stat.size;
     if (expected && size > KIND_MAX_BYTES[expected]) throw tooLarge(name, expected, size);
   }
-  const source = file === '-' ? process.stdin : createReadStream(file, { highWaterMark: SNIFF_BYTES });
+  const source = file === '-' ? process.stdin : chunksOf(file);
   const chunks: Buffer[] = [];
   let read = 0;
   let kind: EvidenceKind | undefined = expected;
   let cap = expected ? KIND_MAX_BYTES[expected] : SNIFF_BYTES;
-  // Leaving the loop early (a throw) destroys the stream: nothing more is read.
+  // Leaving the loop early (a throw) destroys the stream or closes the file: nothing more is read.
   for await (const chunk of source) {
     chunks.push(chunk as Buffer);
     read += (chunk as Buffer).length;
@@ -55,6 +55,21 @@ export async function readEvidenceFile(file: string, expected?: KnownKind): Prom
   // The parsed document decides the kind; its cap applies too (a smaller one than the sniffed kind's may).
   if (detected !== 'unknown' && read > KIND_MAX_BYTES[detected]) throw tooLarge(name, detected, read);
   return { doc, kind: detected, bytes: read };
+}
+
+/** A file's bytes, SNIFF_BYTES at a time; closed when the reader stops early. */
+function* chunksOf(file: string): Generator<Buffer> {
+  const fd = openSync(file, 'r');
+  try {
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(SNIFF_BYTES);
+      const n = readSync(fd, chunk, 0, SNIFF_BYTES, null);
+      if (n === 0) return;
+      yield chunk.subarray(0, n);
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function tooLarge(name: string, kind: KnownKind, size: number | undefined): UsageError {
@@ -97,16 +112,16 @@ export async function verifyEvidenceFile(file: string, expected: 'audit' | 'cove
 }
 
 async function streamedAudit(file: string, named: boolean, expectedHead?: string): Promise<VerifyOutcome | undefined> {
-  const stat = await fs.stat(file).catch(() => undefined);
-  if (!stat?.isFile() || stat.size < STREAM_MIN_BYTES) return undefined; // (a missing file is reported by readEvidenceFile)
-  const handle = await fs.open(file, 'r');
-  let start: string;
+  let stat: Stats;
   try {
-    const { buffer, bytesRead } = await handle.read(Buffer.alloc(SNIFF_BYTES), 0, SNIFF_BYTES, 0);
-    start = buffer.subarray(0, bytesRead).toString('utf8');
-  } finally {
-    await handle.close();
+    stat = statSync(file);
+  } catch {
+    return undefined; // reported by readEvidenceFile
   }
+  if (!stat.isFile() || stat.size < STREAM_MIN_BYTES) return undefined;
+  const chunks = chunksOf(file);
+  const start = chunks.next().value?.toString('utf8') ?? '';
+  chunks.return(undefined); // closes the file
   // Only an object is taken apart as it streams; anything else is read whole, within the cap, and refused there.
   if (!/^[ \t\r\n]*\{/.test(start) || (!named && sniffKind(start) !== 'audit')) return undefined;
   const { verifyAuditFile } = await import('./audit-stream.js');
@@ -121,12 +136,14 @@ async function streamedAudit(file: string, named: boolean, expectedHead?: string
 export async function saveEvidenceText(out: string, text: string, force: boolean): Promise<string> {
   const file = path.resolve(out);
   await fs.mkdir(path.dirname(file), { recursive: true });
+  const { writeFileNoFollow } = await import('../fsutil.js'); // (write-file-atomic: not loaded to verify)
   await writeFileNoFollow(file, text, { replace: force, replaceFlag: '--force' });
   return file;
 }
 
 /** The same refusals as saveEvidenceText, before anything is downloaded. */
 export async function checkEvidenceOut(out: string, force: boolean): Promise<void> {
+  const { refuseUnwritable } = await import('../fsutil.js');
   await refuseUnwritable(path.resolve(out), { replace: force, replaceFlag: '--force' });
 }
 
@@ -175,8 +192,9 @@ export type VerifyOutcome =
 
 export async function verifyDocument(doc: unknown, kind: EvidenceKind, trust: PacketTrust, expectedHead?: string): Promise<VerifyOutcome> {
   if (kind === 'packet') return { kind, result: await verifyPacketWith(doc, trust) };
-  if (kind === 'audit') return { kind, result: verifyAuditExport(doc, expectedHead) };
-  if (kind === 'coverage') return { kind, result: verifyCoverageExport(doc) };
+  // Each kind's verifier is loaded when a document of that kind is verified.
+  if (kind === 'audit') return { kind, result: (await import('./audit.js')).verifyAuditExport(doc, expectedHead) };
+  if (kind === 'coverage') return { kind, result: (await import('./coverage.js')).verifyCoverageExport(doc) };
   throw new UsageError('invalid_packet_shape', 'the file is not an evidence packet, an audit export or a coverage export', {
     hint: 'use --audit FILE or --coverage FILE to say which it is',
   });

@@ -6,8 +6,33 @@
 
 export type KeyOrder = 'code-unit' | 'locale-en-US';
 
-const collator = new Intl.Collator('en-US');
 const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+// The legacy order without building an Intl.Collator, which costs a cold start 5–10 ms, for the keys evidence
+// has: letters and digits only. For those, ICU's en-US order compares the whole strings ignoring case first
+// (digits before letters, a string before the longer ones it begins), and only then case, lowercase first, at the
+// first difference. test/canonical.test.ts checks this against Intl.Collator('en-US') over every pair of such
+// characters and random keys. Any other key is compared by the collator, built the first time it is needed.
+const ALNUM = /^[A-Za-z0-9]*$/;
+let collator: Intl.Collator | undefined;
+
+/** The en-US localeCompare order of the legacy evidence form (sign only). */
+export function legacyCompare(a: string, b: string): number {
+  if (!ALNUM.test(a) || !ALNUM.test(b)) return (collator ??= new Intl.Collator('en-US')).compare(a, b);
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i) | (a.charCodeAt(i) >= 0x41 ? 0x20 : 0); // A–Z folded onto a–z; digits stay below
+    const y = b.charCodeAt(i) | (b.charCodeAt(i) >= 0x41 ? 0x20 : 0);
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  if (a.length !== b.length) return a.length < b.length ? -1 : 1;
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return x > y ? -1 : 1; // the same letter in another case: lowercase (the higher code) first
+  }
+  return 0;
+}
 
 export class CanonicalizationError extends Error {}
 
@@ -64,7 +89,7 @@ export function canonicalString(s: string): string {
 const MAX_DEPTH = 1000;
 
 export function canonicalJson(value: unknown, order: KeyOrder = 'code-unit'): string {
-  return walk(value, 0, order, order === 'code-unit' ? byCodeUnit : collator.compare);
+  return walk(value, 0, order, order === 'code-unit' ? byCodeUnit : legacyCompare);
 }
 
 // A plain function, not a closure per call: hot callers (audit chains) canonicalise one small object per event.
