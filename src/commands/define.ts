@@ -4,11 +4,13 @@
 //                               `define<Command>(parent, lazy)` that declares names, options, defaults, help text and
 //                               examples, and wires the action with `lazy(() => import('./<name>.js'), (m) => m.fn)`.
 //   src/commands/<name>.ts      the handler: `fn(ctx, options: <Command>Options, args)`: options → one core call → render.
-//   src/cli.ts                  registers `define<Command>` in its list; the list's order is the order in --help.
+//   src/cli.ts                  registers the command's name with `define<Command>` in its list; the list's order is
+//                               the order in --help. Running a command imports only its own definition module.
 //
-// `--help` loads cli.ts, this module and every *.def.ts, so a definition module imports only commander and this
-// module (itself only commander's types and ../errors.js), never viem, undici, tlock-js, zod or its handler: the
-// handler is imported when its command runs.
+// `loopsign help` loads cli.ts, this module and every *.def.ts, so a definition module imports only commander's
+// types and this module (itself only commander's types and ../errors.js), never viem, undici, tlock-js, zod or its
+// handler: the handler is imported when its command runs. (The top-level `--help` is answered by the bin from
+// text the program renders at build time: scripts/help-text.mjs.)
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
