@@ -1,21 +1,47 @@
-// The public MCP endpoint through the official SDK client (streamable HTTP; the SDK sends MCP-Protocol-Version
-// after initialize and no Origin). Rating and image tools have no HTTP twins, so they are spoken here.
-import { ServiceError } from '../errors.js';
+// MCP endpoints through the official SDK client (streamable HTTP; the SDK sends MCP-Protocol-Version after
+// initialize and no Origin). The public endpoint by default: rating and image tools have no HTTP twins, so they are
+// spoken here. The workspace endpoint (src/review/workspace-mcp.ts) uses the same client with its own path, its
+// credential header and a fetch that keeps to its rate limit.
+import { LoopsignError, ServiceError } from '../errors.js';
 import type { Json } from './client.js';
+
+type CallToolResult = Awaited<ReturnType<import('@modelcontextprotocol/sdk/client/index.js').Client['callTool']>>;
+
+export interface McpClientOptions {
+  /** The endpoint's path (default the public endpoint). */
+  path?: string;
+  /** Extra request headers (the workspace endpoint's Authorization). */
+  headers?: Record<string, string>;
+  /** The fetch the transport uses (rate limiting and error capture for the workspace endpoint). */
+  fetch?: (url: string | URL, init?: RequestInit) => Promise<Response>;
+}
 
 export class McpClient {
   private client: import('@modelcontextprotocol/sdk/client/index.js').Client | undefined;
 
-  constructor(private readonly baseUrl: string) {}
+  constructor(
+    private readonly baseUrl: string,
+    private readonly options: McpClientOptions = {},
+  ) {}
+
+  private endpoint(): URL {
+    return new URL(`${this.baseUrl.replace(/\/+$/, '')}${this.options.path ?? '/api/mcp/public'}`);
+  }
 
   private async connect() {
     if (this.client) return this.client;
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
     const client = new Client({ name: 'loopsign', version: '0.1.0' });
+    const transport = new StreamableHTTPClientTransport(this.endpoint(), {
+      ...(this.options.headers ? { requestInit: { headers: this.options.headers } } : {}),
+      ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
+    });
     try {
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${this.baseUrl.replace(/\/+$/, '')}/api/mcp/public`)));
+      await client.connect(transport);
     } catch (error) {
+      // A refusal the fetch already explained (credential, rate limit) goes out as it is.
+      if (error instanceof LoopsignError) throw error;
       throw new ServiceError('mcp_unreachable', `cannot reach the service's MCP endpoint at ${this.baseUrl}: ${(error as Error).message}`, {
         hint: 'check --base-url; the command is safe to run again',
         cause: error,
@@ -25,14 +51,24 @@ export class McpClient {
     return client;
   }
 
-  async call(name: string, args: Json): Promise<Json> {
+  /** tools/call, the result as the SDK returns it (`structuredContent`, `content`, `isError`). */
+  async callTool(name: string, args: Json, timeoutMs?: number): Promise<CallToolResult> {
     const client = await this.connect();
-    let result;
     try {
-      result = await client.callTool({ name, arguments: args });
+      return await client.callTool({ name, arguments: args }, undefined, timeoutMs === undefined ? undefined : { timeout: timeoutMs });
     } catch (error) {
-      throw new ServiceError('mcp_error', `the MCP call ${name} failed: ${(error as Error).message}`, { cause: error });
+      if (error instanceof LoopsignError) throw error;
+      throw new ServiceError('mcp_error', `the MCP call ${name} failed: ${(error as Error).message}`, { cause: error, details: { tool: name, rpcCode: (error as { code?: unknown }).code } });
     }
+  }
+
+  async listTools(): Promise<{ name: string }[]> {
+    const client = await this.connect();
+    return (await client.listTools()).tools;
+  }
+
+  async call(name: string, args: Json): Promise<Json> {
+    const result = await this.callTool(name, args);
     const value = (result.structuredContent ?? {}) as Json;
     if (result.isError) {
       const code = typeof value.code === 'string' ? value.code : 'tool_error';
@@ -74,7 +110,7 @@ export class McpClient {
     }
     let res;
     try {
-      res = await request(`${this.baseUrl.replace(/\/+$/, '')}/api/mcp/public`, {
+      res = await request(this.endpoint().toString(), {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
