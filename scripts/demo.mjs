@@ -123,11 +123,12 @@ try {
   step('a browser handoff link for a human-held wallet (token only in the fragment)', ['handoff', '--file', askFile, '--ttl', '30m'], sbEnv);
   // Evidence, verified offline against pinned keys.
   const keysFile = path.join(home, 'trusted-keys.json');
-  const apiKey = readFileSync(sandbox.info.workspace.apiKeyFile, 'utf8').trim();
+  // The workspace evidence routes take the owner's browser session cookie (never an API key, never argv).
+  const cookieArgs = ['--session-cookie-file', sandbox.info.workspace.sessionCookieFile];
   step('download the public trusted keys (no account)', ['evidence', 'keys', '--out', keysFile], sbEnv);
   const runId = `run_${JSON.parse(readFileSync(path.join(home, 'state', 'loopsign', 'journal', readdirSync(path.join(home, 'state', 'loopsign', 'journal')).find((f) => f.startsWith('ask-') && JSON.parse(readFileSync(path.join(home, 'state', 'loopsign', 'journal', f), 'utf8')).clientRequestId === 'demo-release-go-no-go')), 'utf8')).confirm.contentIds[0]}`;
-  step('fetch the evidence packet of the settled round and verify it against the pinned keys', ['evidence', 'fetch', 'run', runId, '--workspace', sandbox.info.workspace.id, '--trusted-keys', keysFile, '--out', path.join(home, 'packet.json')], { ...sbEnv, LOOPSIGN_API_KEY: apiKey });
-  step('fetch and verify the audit chain of everything the sandbox did', ['evidence', 'fetch', 'audit', '--workspace', sandbox.info.workspace.id, '--out', path.join(home, 'audit.json')], { ...sbEnv, LOOPSIGN_API_KEY: apiKey });
+  step('fetch the evidence packet of the settled round and verify it against the pinned keys', ['evidence', 'fetch', 'run', runId, '--workspace', sandbox.info.workspace.id, '--trusted-keys', keysFile, '--out', path.join(home, 'packet.json'), ...cookieArgs], sbEnv);
+  step('fetch and verify the audit chain of everything the sandbox did', ['evidence', 'fetch', 'audit', '--workspace', sandbox.info.workspace.id, '--out', path.join(home, 'audit.json'), ...cookieArgs], sbEnv);
   await control(sandbox.info.baseUrl, '/__sandbox/hostile', { scenario: 'inflated_approval', count: 5 });
   const hostileFile = path.join(home, 'hostile.json');
   writeFileSync(hostileFile, readFileSync(askFile, 'utf8').replace('demo-release-go-no-go', 'demo-hostile-plan').replace('release 42', 'release 43'));

@@ -76,6 +76,7 @@ export function buildProgram(out: Output): Command {
     .option('--keystore <file>', 'encrypted keystore (env LOOPSIGN_KEYSTORE; default under the XDG data dir)')
     .option('--password-file <file>', 'read the keystore password from this file (env LOOPSIGN_PASSWORD_FILE)')
     .option('--password-env <name>', 'read the keystore password from this environment variable (default LOOPSIGN_PASSWORD)')
+    .option('--policy <file>', 'a spending policy enforced on top of the config folder\'s policy.json; adds limits, never lifts one (env LOOPSIGN_POLICY)')
     .option('--quiet', 'no progress output')
     .option('--debug', 'show stack traces and details on errors')
     .showHelpAfterError(out.json ? false : '(run with --help for usage)')

@@ -24,6 +24,8 @@ export interface GlobalFlags {
   keystore?: string;
   passwordFile?: string;
   passwordEnv?: string;
+  /** A policy file enforced on top of the config folder's policy.json (it can add limits, never lift one). */
+  policy?: string;
 }
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');

@@ -9,6 +9,8 @@ import { verifyPacket } from '../src/evidence/packet.js';
 import { verifyAuditExport } from '../src/evidence/audit.js';
 import { verifyCoverageExport } from '../src/evidence/coverage.js';
 import { parseStrictJson, StrictJsonError } from '../src/evidence/strict-json.js';
+import { sniffKind } from '../src/evidence/detect.js';
+import { parseSessionCookie } from '../src/evidence/session-cookie.js';
 import { decryptKeystore } from '../src/wallet/keystore.js';
 import { checkWalletPlan, checkX402Request, checkBonusPlan } from '../src/wallet/plan-guard.js';
 import { checkSignedAction } from '../src/wallet/message-guard.js';
@@ -89,6 +91,31 @@ describe('fuzzing', () => {
     );
     count('audit/coverage exports', runs);
     count('raw evidence text', runs);
+  });
+
+  it('evidence file starts and session cookies: a kind or unknown, a cookie or a credential error that never echoes it', () => {
+    const runs = 300;
+    const kinds = new Set(['packet', 'audit', 'coverage', 'trusted-keys', 'unknown']);
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ maxLength: 300 }), json.map((v) => JSON.stringify(v)).map((t) => t.slice(0, Math.max(1, t.length - 3)))), (prefix) => {
+        expect(kinds.has(sniffKind(prefix))).toBe(true);
+      }),
+      { numRuns: runs },
+    );
+    fc.assert(
+      fc.property(fc.string({ minLength: 16, maxLength: 120 }), (text) => {
+        try {
+          expect(parseSessionCookie(text, 'the file')).toMatch(/^(__Host-)?rateloop-session=[\x21-\x7e]{16,}$/);
+        } catch (error) {
+          if (!(error instanceof LoopsignError)) throw error;
+          expect(error.exitCode).toBe(ExitCode.credential);
+          if (text.trim().length >= 16) expect(`${error.message} ${error.hint}`).not.toContain(text.trim());
+        }
+      }),
+      { numRuns: runs },
+    );
+    count('evidence file starts', runs);
+    count('session cookie texts', runs);
   });
 
   it('keystores: any JSON is a credential error, never a crash', async () => {

@@ -126,9 +126,12 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
   }
 
   const chain = env.chain.chain;
+  // The user's spending policy, before anything is asked for: chains, categories, amounts, windows, approval.
+  const id = journalId('ask', [chain.chainId, wallet, ask.clientRequestId]);
+  const policy = await ctx.policy();
+  await policy.preflightAsk(chain, ask, Journal.path(id));
   const client = await connectChain(env.chain);
   const account = privateKeyToAccount(toHex(env.signer.privateKey));
-  const id = journalId('ask', [chain.chainId, wallet, ask.clientRequestId]);
   const journal = await Journal.open(id, { kind: 'ask', chainId: chain.chainId, wallet, clientRequestId: ask.clientRequestId, request: body });
   try {
     const resumed = journal.data.txs.length > 0 || journal.data.step !== 'created';
@@ -139,7 +142,7 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
       });
     }
     await journal.save({ request: body });
-    const ledger = new SpendLedger(journal, chain, wallet, askSpendCaps(ask, opts.file, mode));
+    const ledger = new SpendLedger(journal, chain, wallet, askSpendCaps(ask, opts.file, mode), policy);
     const run: Run = { ctx, chain, client, account, journal, ledger, maxFeePerGas: env.chain.maxFeePerGas.value, atomic: opts.atomic };
 
     ctx.out.progress('ask.templates', 'reading templates to recompute result-spec hashes');

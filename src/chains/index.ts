@@ -31,7 +31,7 @@ export const sandboxManifestSchema = z.object({
     url: z.string().optional(),
   }),
   devWallet: z.object({ address, keystore: z.string(), passwordFile: z.string() }).optional(),
-  workspace: z.object({ id: z.string(), apiKeyFile: z.string() }).optional(),
+  workspace: z.object({ id: z.string(), apiKeyFile: z.string(), sessionCookieFile: z.string().optional() }).optional(),
   pid: z.number().int().optional(),
 });
 export type SandboxManifest = z.infer<typeof sandboxManifestSchema>;

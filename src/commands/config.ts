@@ -36,7 +36,12 @@ export async function configShow(ctx: Context): Promise<void> {
     drand: { name: resolved.chain.drand.name, chainHash: resolved.chain.drand.chainHash },
     batchDelegate: resolved.chain.batchDelegate ?? null,
   };
-  ctx.out.result({ settings, chain }, () => {
+  const gate = await ctx.policy();
+  const policy = {
+    files: gate.policies.map((p) => ({ file: p.file, source: p.source, policy: p.policy })),
+    remaining: (await gate.remaining(resolved.chain)).map((w) => ({ ...w, limit: w.limit.toString(), used: w.used.toString(), left: w.left.toString() })),
+  };
+  ctx.out.result({ settings, chain, policy }, () => {
     const rows = Object.entries(settings).map(([k, s]) => `  ${k.padEnd(13)} ${String(s.value ?? '(none)')}  ${ctx.out.style('dim', `[${s.source}]`)}`);
     const contracts = Object.entries(chain.contracts).map(([k, v]) => `    ${k.padEnd(26)} ${v}`);
     return [
@@ -48,6 +53,8 @@ export async function configShow(ctx: Context): Promise<void> {
       `    ${'LREP'.padEnd(26)} ${chain.tokens.LREP.address ?? '(not configured)'}`,
       `    ${'drand'.padEnd(26)} ${chain.drand.name} ${chain.drand.chainHash}`,
       `    ${'batch delegate'.padEnd(26)} ${chain.batchDelegate ?? '(none pinned)'}`,
+      policy.files.length ? `spending policy: ${policy.files.map((f) => `${f.file} [${f.source}]`).join(', ')}` : 'spending policy: none (see docs/policy.md)',
+      ...policy.remaining.map((w) => `    ${`${w.window}, ${w.asset}`.padEnd(26)} ${Number(w.left) / 1e6} of ${Number(w.limit) / 1e6} left`),
     ].join('\n');
   });
 }

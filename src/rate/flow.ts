@@ -10,6 +10,7 @@ import { connectChain } from '../chains/client.js';
 import type { ChainConfig } from '../chains/table.js';
 import { Journal, journalId } from '../journal/journal.js';
 import { SpendLedger } from '../journal/ledger.js';
+import type { PolicyGate } from '../policy/gate.js';
 import { votingEngineAbi } from '../protocol/abi.js';
 import { McpClient } from '../service/mcp.js';
 import { askEnvironment } from '../ask/prepare.js';
@@ -59,13 +60,16 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
   const env = await askEnvironment(ctx, true);
   const chain = env.chain.chain;
   if (!chain.contracts.roundVotingEngine) throw new UsageError('untrusted_chain_config', `no trusted RoundVotingEngine is configured for chain ${chain.chainId}`);
+  const wallet = env.signer.address.toLowerCase() as Hex;
+  const id = journalId('rate', [chain.chainId, wallet, opts.contentId]);
+  const policy = await ctx.policy();
+  await policy.preflightRating(chain, opts.contentId, input.stake, Journal.path(id));
   const client = await connectChain(env.chain);
   const account = privateKeyToAccount(toHex(env.signer.privateKey));
-  const wallet = env.signer.address.toLowerCase() as Hex;
   const mcp = new McpClient(env.chain.baseUrl.value!);
-  const journal = await Journal.open(journalId('rate', [chain.chainId, wallet, opts.contentId]), { kind: 'rate', chainId: chain.chainId, wallet, contentId: opts.contentId });
+  const journal = await Journal.open(id, { kind: 'rate', chainId: chain.chainId, wallet, contentId: opts.contentId });
   const executor = () =>
-    new Executor({ client, account, chain, journal, out: ctx.out, ledger: rateLedger(journal, chain, wallet, input.stake), allowDelegation: opts.atomic, maxFeePerGas: env.chain.maxFeePerGas.value });
+    new Executor({ client, account, chain, journal, out: ctx.out, ledger: rateLedger(journal, chain, wallet, input.stake, policy), allowDelegation: opts.atomic, maxFeePerGas: env.chain.maxFeePerGas.value });
   try {
     const args = { contentId: opts.contentId, chainId: chain.chainId, walletAddress: wallet };
     ctx.out.progress('rate.context', `reading the rating context of question ${opts.contentId}`);
@@ -154,11 +158,17 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
 }
 
 /** A rating journal's spend ledger: each round's stage may pay at most the stake these flags ask for. */
-export function rateLedger(journal: Journal, chain: ChainConfig, wallet: Hex, stake: bigint): SpendLedger {
-  return new SpendLedger(journal, chain, wallet, {
-    stage: (stage) => (stage.startsWith('rate:') ? { LREP: stake } : {}),
-    source: 'the --stake flag',
-  });
+export function rateLedger(journal: Journal, chain: ChainConfig, wallet: Hex, stake: bigint, policy?: PolicyGate): SpendLedger {
+  return new SpendLedger(
+    journal,
+    chain,
+    wallet,
+    {
+      stage: (stage) => (stage.startsWith('rate:') ? { LREP: stake } : {}),
+      source: 'the --stake flag',
+    },
+    policy,
+  );
 }
 
 /** Refuses (exit 5) to reuse a journaled commit that is not the vote the flags ask for, naming each difference. */
