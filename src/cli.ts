@@ -11,10 +11,13 @@ import { examples, type Define, type Handler, type Lazy } from './commands/defin
 import { defineAsk } from './commands/ask.def.js';
 import { defineConfig } from './commands/config.def.js';
 import { defineEvidence, defineVerifyEvidence } from './commands/evidence.def.js';
-import { defineGenerate, defineReview } from './commands/generate.def.js';
+import { defineGenerate } from './commands/generate.def.js';
 import { defineHandoff, defineSignLink, defineUploadImage } from './commands/images.def.js';
 import { defineConfirm, defineQuote, defineResult, defineStatus, defineTemplates } from './commands/lookups.def.js';
+import { defineProjects } from './commands/projects.def.js';
 import { defineRate } from './commands/rate.def.js';
+import { defineReview } from './commands/review.def.js';
+import { defineRuns } from './commands/runs.def.js';
 import { defineSandbox } from './commands/sandbox.def.js';
 import { defineWallet } from './commands/wallet.def.js';
 
@@ -34,8 +37,10 @@ const COMMANDS: Define[] = [
   defineSignLink,
   defineVerifyEvidence,
   defineEvidence,
-  defineGenerate,
+  defineProjects,
+  defineRuns,
   defineReview,
+  defineGenerate,
   defineSandbox,
 ];
 

@@ -118,7 +118,11 @@ export function checkPrivateReviewResponse(doc: Json, body: Json): { privateRevi
   return { privateReviewId, status: doc.status, responseDeadline: doc.responseDeadline };
 }
 
-export async function createPrivateReview(client: AssuranceClient, input: PrivateReviewInput): Promise<CreatedPrivateReview> {
+/**
+ * Local checks first (files, forms, size, the key against the journal), then the credential (`open`), the project
+ * list and the request.
+ */
+export async function createPrivateReview(baseUrl: string, open: () => Promise<AssuranceClient>, input: PrivateReviewInput): Promise<CreatedPrivateReview> {
   const payload = await privateReviewBody(input);
   const payloadDigest = sha256(canonicalJson(payload));
   let key = input.idempotencyKey;
@@ -126,7 +130,7 @@ export async function createPrivateReview(client: AssuranceClient, input: Privat
   let keyGenerated = false;
   if (key === undefined) {
     // A rerun of the same request reuses the key generated for it the first time.
-    const index = await Journal.open(journalId('private-review-payload', [client.baseUrl, payloadDigest]), { kind: 'private-review-payload', chainId: 0, wallet: '', baseUrl: client.baseUrl, payloadDigest });
+    const index = await Journal.open(journalId('private-review-payload', [baseUrl, payloadDigest]), { kind: 'private-review-payload', chainId: 0, wallet: '', baseUrl: baseUrl, payloadDigest });
     try {
       if (typeof index.data.idempotencyKey !== 'string') await index.save({ idempotencyKey: `loopsign-${randomBytes(16).toString('hex')}` });
       key = index.data.idempotencyKey as string;
@@ -136,7 +140,7 @@ export async function createPrivateReview(client: AssuranceClient, input: Privat
     }
   }
   const prepared = withKey(payload, key, keyGenerated);
-  const journal = await Journal.open(journalId('private-review', [client.baseUrl, Buffer.from(key).toString('hex')]), { kind: 'private-review', chainId: 0, wallet: '', baseUrl: client.baseUrl, idempotencyKey: key, payloadDigest });
+  const journal = await Journal.open(journalId('private-review', [baseUrl, Buffer.from(key).toString('hex')]), { kind: 'private-review', chainId: 0, wallet: '', baseUrl: baseUrl, idempotencyKey: key, payloadDigest });
   try {
     if (journal.data.payloadDigest !== payloadDigest) {
       throw new UsageError('idempotency_key_reused', `--idempotency-key ${key} was already used for another private review (other files or settings); the service would refuse it`, {
@@ -147,6 +151,7 @@ export async function createPrivateReview(client: AssuranceClient, input: Privat
     // A fresh journal starts at step 'created'; any other step means this request was prepared before.
     const rerun = journal.data.step !== 'created';
     await journal.step('prepared', { projectId: payload.projectId, bodyDigest: prepared.bodyDigest, bodyBytes: prepared.bodyBytes });
+    const client = await open();
     const list = await client.listProjects();
     if (!list.projects.some((p) => p.projectId === payload.projectId)) {
       throw new UsageError('unknown_project', `project ${payload.projectId} is not one \`projects list\` returns for this key`, { hint: 'run `loopsign projects list` and use one of its projects' });

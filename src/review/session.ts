@@ -10,7 +10,8 @@ export async function reviewBaseUrl(ctx: Context): Promise<string> {
   const { resolveChain } = await import('../chains/index.js');
   const chain = await resolveChain(config);
   const { DEFAULT_BASE_URL } = await import('../service/client.js');
-  return chain.baseUrl.value ?? DEFAULT_BASE_URL;
+  // One spelling of the origin: it keys the journals.
+  return (chain.baseUrl.value ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
 }
 
 /** The assurance routes: a workspace API key only, unless the route also takes an agent token. */
