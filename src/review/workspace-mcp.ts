@@ -171,10 +171,16 @@ export class WorkspaceMcp {
     return this.client.listTools();
   }
 
+  ping(): Promise<void> {
+    return this.client.ping();
+  }
+
   private async unknownTool(name: string): Promise<LoopsignError> {
     const tools = (await this.listTools().catch(() => [])).map((t) => t.name);
     if (tools.includes('rateloop_register_agent')) {
-      return credentialRefusedPairing();
+      // A pairing key: say where the registration stands.
+      const status = await this.tool('rateloop_get_registration_status', {}).then(parseRegistration, () => undefined);
+      return credentialRefusedPairing(status?.status);
     }
     return new ServiceError('unknown_tool', `the workspace MCP endpoint does not offer ${name} to this credential`, { details: { tools } });
   }
@@ -184,8 +190,16 @@ export class WorkspaceMcp {
   }
 }
 
-function credentialRefusedPairing(): LoopsignError {
-  return credentialRefused('agent_pairing_not_approved', 403, 'This key is a pairing credential: the workspace owner has not approved the agent yet, so only the registration tools are available.');
+function credentialRefusedPairing(status: string | undefined): LoopsignError {
+  return credentialRefused('agent_pairing_not_approved', 403, `This key is a pairing credential (registration ${status ?? 'status unknown'}): the workspace owner has not approved the agent yet, so only the registration tools are available.`);
+}
+
+/** The answer of rateloop_register_agent / rateloop_get_registration_status (review.md §5.5.8). */
+export function parseRegistration(doc: Json): { status: string; workspaceId: string | null; integrationId: string | null } {
+  const status = doc.registration?.status;
+  if (typeof status !== 'string') throw new ServiceError('invalid_response', 'the registration status has no registration.status');
+  const ws = doc.registration?.workspaceId ?? doc.integration?.workspaceId;
+  return { status, workspaceId: typeof ws === 'string' && /^ws_[0-9a-f]{32}$/.test(ws) ? ws : null, integrationId: typeof doc.integration?.integrationId === 'string' ? doc.integration.integrationId : null };
 }
 
 /** A tool error (review.md §3.2) as a loopsign error with the documented exit code. */

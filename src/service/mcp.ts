@@ -62,6 +62,10 @@ export class McpClient {
     }
   }
 
+  async ping(): Promise<void> {
+    await (await this.connect()).ping();
+  }
+
   async listTools(): Promise<{ name: string }[]> {
     const client = await this.connect();
     return (await client.listTools()).tools;
