@@ -8,7 +8,7 @@ export const ATTACKER = '0xbad000000000000000000000000000000000bad0' as Hex;
 
 export interface HostileScenario {
   name: string;
-  flow: 'ask' | 'x402' | 'bonus' | 'rate' | 'upload' | 'handoff' | 'money' | 'evidence';
+  flow: 'ask' | 'x402' | 'bonus' | 'rate' | 'upload' | 'handoff' | 'money' | 'evidence' | 'review';
   description: string;
 }
 
