@@ -29,7 +29,7 @@ export interface WorkspaceMcpOptions {
 const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Requests per fixed UTC minute, as the service counts them. */
-class MinuteBudget {
+export class MinuteBudget {
   private minute = -1;
   private used = 0;
   constructor(
