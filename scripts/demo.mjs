@@ -1,7 +1,7 @@
 // npm run demo: a guided run of loopsign with the built binary, in a throwaway home, against a fresh sandbox.
 // It stops the sandbox (and so anvil) at the end, leaving nothing running.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,6 +79,43 @@ async function startSandbox() {
   return { child, info };
 }
 
+// An agent host's view: the official MCP SDK client starts `loopsign mcp` on stdio and calls its tools. A spending
+// policy written while the server runs applies to its next call: the ask is refused before anything is signed.
+async function mcpStep(sbEnv, file) {
+  const title = 'an agent host over MCP: `loopsign mcp` on stdio, the same guards and spending policy';
+  console.log(`\n== ${title}\n$ loopsign mcp   (started by the MCP client)`);
+  const t0 = Date.now();
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+  const client = new Client({ name: 'loopsign-demo-host', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp'], env: { ...env, ...sbEnv }, stderr: process.env.LOOPSIGN_DEMO_DEBUG ? 'inherit' : 'ignore' }));
+  let refused;
+  try {
+    const { tools } = await client.listTools();
+    console.log(`${tools.length} tools: ${tools.map((t) => t.name).join(', ')}`);
+    const call = async (name, args = {}) => {
+      const r = await client.callTool({ name, arguments: args });
+      const doc = r.isError ? JSON.parse(r.content[0].text) : r.structuredContent;
+      const shown = JSON.stringify(doc);
+      console.log(`-> ${name} ${JSON.stringify(args)}\n   ${shown.length > 240 ? `${shown.slice(0, 240)}…` : shown}`);
+      return doc;
+    };
+    await call('loopsign_wallet_address');
+    await call('loopsign_quote', { file });
+    const policyFile = path.join(home, 'config', 'loopsign', 'policy.json');
+    mkdirSync(path.dirname(policyFile), { recursive: true });
+    writeFileSync(policyFile, JSON.stringify({ version: 1, perAsk: { maxUsdc: '1000000' } }));
+    console.log(`(a policy now caps each ask at 1 USDC: ${policyFile})`);
+    await call('loopsign_policy');
+    refused = await call('loopsign_ask', { file, paymentMode: 'wallet_calls' });
+    rmSync(policyFile);
+  } finally {
+    await client.close();
+  }
+  steps.push({ title, ms: Date.now() - t0, code: refused.error?.exitCode ?? 0, txs: 0 });
+  if (refused.error?.code !== 'policy_limit') throw new Error(`step "${title}": the ask was not refused by the policy`);
+}
+
 let sandbox;
 try {
   step('create an encrypted wallet', ['wallet', 'new', '--password-file', passwordFile]);
@@ -110,11 +147,9 @@ try {
   step('quote the ask (nothing is paid)', ['quote', '--file', askFile], sbEnv);
   step('ask humans: check the plan, pay atomically (EIP-7702), fund the bonus, wait for the result', ['ask', '--file', askFile, '--payment-mode', 'wallet_calls', '--atomic', '--wait', '--timeout', '120'], sbEnv);
   step('read the result again, as JSON for an agent', ['--json', 'result', '--client-request-id', 'demo-release-go-no-go'], sbEnv);
-  // An image, uploaded and asked about.
-  const png = Buffer.alloc(4096, 7);
-  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]).copy(png);
-  png.writeUInt32BE(1600, 16);
-  png.writeUInt32BE(900, 20);
+  // An image, uploaded and asked about (a real PNG: the service re-encodes it to WebP).
+  const { default: sharp } = await import('sharp');
+  const png = await sharp({ create: { width: 1600, height: 900, channels: 3, background: { r: 40, g: 90, b: 160 } } }).png().toBuffer();
   const shot = path.join(home, 'screenshot.png');
   writeFileSync(shot, png);
   const imageAsk = path.join(home, 'image-ask.json');
@@ -123,7 +158,7 @@ try {
     bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
     question: { title: 'Is this screenshot clear enough for new users?', imageFiles: ['screenshot.png'], categoryId: '1', tags: ['design'] },
   }, null, 2));
-  step('upload an image (checked by content, signed challenge)', ['upload-image', shot], sbEnv);
+  step('upload an image (checked by content, signed challenge; the URL carries the stored WebP\'s hash)', ['upload-image', shot], sbEnv);
   step('ask about it: the local image path is uploaded and replaced by its URL', ['ask', '--file', imageAsk, '--payment-mode', 'x402_authorization', '--wait', '--timeout', '120'], sbEnv);
   // Rating someone else's question with an encrypted commit, then seeing it revealed. The simulated raters stay
   // out of this round: with --auto-advance their votes would make the keeper jump the clock past the voting window
@@ -160,6 +195,9 @@ try {
   writeFileSync(hostileFile, readFileSync(askFile, 'utf8').replace('demo-release-go-no-go', 'demo-hostile-plan').replace('release 42', 'release 43'));
   step('a compromised service inflates the approval: the guard refuses (exit 5), nothing is signed', ['ask', '--file', hostileFile, '--payment-mode', 'wallet_calls'], sbEnv, 5);
   await control(sandbox.info.baseUrl, '/__sandbox/hostile', undefined, 'DELETE');
+  const mcpFile = path.join(home, 'mcp-ask.json');
+  writeFileSync(mcpFile, readFileSync(askFile, 'utf8').replace('demo-release-go-no-go', 'demo-mcp-ask').replace('release 42', 'release 44'));
+  await mcpStep(sbEnv, mcpFile);
   step('balances afterwards: the refused plan moved nothing', ['wallet', 'balance'], sbEnv);
   console.log('\nsummary');
   console.log(`  ${'step'.padEnd(96)} ${'time'.padStart(8)}  exit  transactions`);

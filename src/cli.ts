@@ -9,12 +9,14 @@ import { ExitCode, UsageError } from './errors.js';
 import type { GlobalFlags } from './config.js';
 import { examples, type Define, type Handler, type Lazy } from './commands/define.js';
 import { defineAsk } from './commands/ask.def.js';
+import { defineCheckPlan } from './commands/check-plan.def.js';
 import { defineConfig } from './commands/config.def.js';
 import { defineEvidence, defineVerifyEvidence } from './commands/evidence.def.js';
 import { defineGenerate } from './commands/generate.def.js';
 import { defineHandoff, defineSignLink, defineUploadImage } from './commands/images.def.js';
 import { defineConfirm, defineQuote, defineResult, defineStatus, defineTemplates } from './commands/lookups.def.js';
 import { defineProjects } from './commands/projects.def.js';
+import { defineMcp } from './commands/mcp.def.js';
 import { defineRate } from './commands/rate.def.js';
 import { defineReview } from './commands/review.def.js';
 import { defineRuns } from './commands/runs.def.js';
@@ -28,6 +30,7 @@ const COMMANDS: Define[] = [
   defineTemplates,
   defineQuote,
   defineAsk,
+  defineCheckPlan,
   defineConfirm,
   defineStatus,
   defineResult,
@@ -41,10 +44,11 @@ const COMMANDS: Define[] = [
   defineRuns,
   defineReview,
   defineGenerate,
+  defineMcp,
   defineSandbox,
 ];
 
-function packageVersion(): string {
+export function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
   return pkg.version;
 }
@@ -81,6 +85,7 @@ export function buildProgram(out: Output): Command {
     .option('--keystore <file>', 'encrypted keystore (env LOOPSIGN_KEYSTORE; default under the XDG data dir)')
     .option('--password-file <file>', 'read the keystore password from this file (env LOOPSIGN_PASSWORD_FILE)')
     .option('--password-env <name>', 'read the keystore password from this environment variable (default LOOPSIGN_PASSWORD)')
+    .option('--allow-weak-kdf', 'unlock a keystore whose key derivation is weaker than common wallets write (see `wallet rekey`)')
     .option('--policy <file>', 'a spending policy enforced on top of the config folder\'s policy.json; adds limits, never lifts one (env LOOPSIGN_POLICY)')
     .option('--quiet', 'no progress output')
     .option('--debug', 'show stack traces and details on errors')

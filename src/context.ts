@@ -10,18 +10,21 @@ export interface Context {
   config(): Promise<ResolvedConfig>;
   /** The spending policy that applies to this run (loaded once, lazily). */
   policy(): Promise<PolicyGate>;
+  /** Cancels the run's waits (an MCP request's signal); the CLI has none — Ctrl-C ends the process. */
+  signal?: AbortSignal;
 }
 
 /**
  * `approver` asks a human to approve a spend above the policy's threshold: the MCP server passes one that uses
- * elicitation; the CLI asks on a terminal, and nowhere else.
+ * elicitation; the CLI asks on a terminal, and nowhere else. `signal`: see Context.
  */
-export function createContext(flags: GlobalFlags, out: Output, approver?: Approver): Context {
+export function createContext(flags: GlobalFlags, out: Output, approver?: Approver, signal?: AbortSignal): Context {
   let resolved: Promise<ResolvedConfig> | undefined;
   let gate: Promise<PolicyGate> | undefined;
   return {
     out,
     flags,
+    signal,
     config: () => (resolved ??= import('./config.js').then((m) => m.resolveConfig(flags))),
     policy: () =>
       (gate ??= Promise.all([import('./policy/gate.js'), import('./policy/prompt.js')]).then(([g, p]) => g.PolicyGate.load(out, flags.policy, approver ?? p.terminalApprover(out)))),

@@ -14,6 +14,19 @@ export const ExitCode = {
 } as const;
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
+/** What each exit code means (docs/cli.md), for errors that travel without a process exit: MCP tool errors. */
+export const EXIT_MEANING: Record<ExitCodeValue, string> = {
+  0: 'ok',
+  1: 'internal error (a bug: rerun with --debug and report it)',
+  2: 'usage or invalid input (nothing was sent)',
+  3: 'the service returned an error or could not be reached',
+  4: 'chain or RPC error (wrong chain, unreachable RPC, reverted transaction)',
+  5: 'refused by a safety check (the guards or the spending policy); do not retry blindly',
+  6: 'keystore or credential error (missing keystore, wrong password, no password source)',
+  7: 'not ready yet (a wait timed out or was cancelled, a result is not final)',
+  8: 'evidence failed verification',
+};
+
 export interface ErrorOptions {
   hint?: string;
   details?: Record<string, unknown>;

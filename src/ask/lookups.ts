@@ -69,7 +69,7 @@ export async function status(ctx: Context, o: LookupOptions): Promise<Json> {
     if (!o.wait || s.status === 'not_found') return s;
     key = serviceOperationKey(s);
   }
-  return o.wait ? waitForReady(env.service, key, ctx.out, { timeoutSeconds: o.timeoutSeconds }) : env.service.status(key);
+  return o.wait ? waitForReady(env.service, key, ctx.out, { timeoutSeconds: o.timeoutSeconds, signal: ctx.signal }) : env.service.status(key);
 }
 
 export async function result(ctx: Context, o: LookupOptions): Promise<Json> {
@@ -77,14 +77,14 @@ export async function result(ctx: Context, o: LookupOptions): Promise<Json> {
   if (o.contentId !== undefined && !/^[1-9][0-9]*$/.test(o.contentId)) throw new UsageError('invalid_content_id', `--content-id ${o.contentId} must be a positive integer`);
   if (o.operationKey) {
     const key = checkOperationKey(o.operationKey);
-    if (o.wait) await waitForReady(env.service, key, ctx.out, { timeoutSeconds: o.timeoutSeconds });
+    if (o.wait) await waitForReady(env.service, key, ctx.out, { timeoutSeconds: o.timeoutSeconds, signal: ctx.signal });
     return env.service.result(key, o.contentId);
   }
   if (o.clientRequestId) {
     const wallet = await lookupWallet(ctx, o.wallet);
     if (o.wait) {
       const s = await env.service.statusByClient(env.chain.chain.chainId, o.clientRequestId, wallet);
-      if (s.operationKey !== undefined && s.operationKey !== null) await waitForReady(env.service, serviceOperationKey(s), ctx.out, { timeoutSeconds: o.timeoutSeconds });
+      if (s.operationKey !== undefined && s.operationKey !== null) await waitForReady(env.service, serviceOperationKey(s), ctx.out, { timeoutSeconds: o.timeoutSeconds, signal: ctx.signal });
     }
     return env.service.resultByClient(env.chain.chain.chainId, o.clientRequestId, wallet, o.contentId);
   }
@@ -94,7 +94,7 @@ export async function result(ctx: Context, o: LookupOptions): Promise<Json> {
 
 export async function quote(ctx: Context, file: string, paymentMode?: string): Promise<Json> {
   const config = await ctx.config();
-  const loaded = await loadAskFile(file, config.chainId.value);
+  const loaded = await loadAskFile(file, config.chainId.value, undefined, config.profile.value);
   const env = await askEnvironment(ctx, false, false);
   const fileWallet = (loaded.body.walletAddress ?? loaded.body.agentWalletAddress) as string | undefined;
   const wallet = fileWallet ?? (await lookupWallet(ctx));

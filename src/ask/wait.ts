@@ -1,5 +1,7 @@
 // Following an ask to its result: poll status no faster than pollAfterMs, honour Retry-After, give up at the
-// timeout with exit 7 (not ready) — never pretend a pending result is final.
+// timeout with exit 7 (not ready) — never pretend a pending result is final. A cancelled wait (the MCP server's
+// request signal) stops polling between two polls, also exit 7: it only ever waits, so nothing is left half done and
+// running the same command again picks the ask up where it is.
 import { NotReadyError, ServiceError } from '../errors.js';
 import type { Output } from '../output.js';
 import type { Json, ServiceClient } from '../service/client.js';
@@ -8,15 +10,39 @@ export interface WaitOptions {
   timeoutSeconds: number;
   /** Lower bound on polling; the service's pollAfterMs wins when larger. */
   minPollMs?: number;
+  /** Stops the wait (between polls) when aborted. */
+  signal?: AbortSignal;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+function cancelled(operationKey: string): NotReadyError {
+  return new NotReadyError('wait_cancelled', `the wait for ${operationKey} was cancelled; the ask itself is unaffected`, {
+    hint: `run \`loopsign status --operation-key ${operationKey} --wait\` (or the same ask again) to pick it up; nothing is paid twice`,
+    details: { operationKey },
+  });
+}
 
 export async function waitForReady(service: ServiceClient, operationKey: string, out: Output, options: WaitOptions): Promise<Json> {
   const deadline = Date.now() + options.timeoutSeconds * 1000;
   const spinner = await out.spinner('wait', `waiting for ${operationKey.slice(0, 10)}… to settle`);
   try {
     for (;;) {
+      if (options.signal?.aborted) {
+        out.progress('wait.cancelled', `stopped waiting for ${operationKey.slice(0, 10)}…: the call was cancelled`);
+        throw cancelled(operationKey);
+      }
       let status: Json;
       let pollMs: number;
       try {
@@ -39,7 +65,7 @@ export async function waitForReady(service: ServiceClient, operationKey: string,
           details: { operationKey },
         });
       }
-      await sleep(pollMs);
+      await sleep(pollMs, options.signal);
     }
   } finally {
     spinner.stop();

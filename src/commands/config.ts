@@ -2,10 +2,20 @@
 import type { Context } from '../context.js';
 import { formatGwei } from 'viem';
 import { resolveChain } from '../chains/index.js';
+import type { ChainConfig } from '../chains/table.js';
+import type { PolicyGate } from '../policy/gate.js';
 
 function masked(name: string): { value: string; source: string } {
   const set = process.env[name] !== undefined && process.env[name] !== '';
   return { value: set ? '[set, masked]' : '[unset]', source: set ? 'env' : 'default' };
+}
+
+/** The policy files in force and what each window has left: `config show` and the MCP policy tool print this. */
+export async function policyView(gate: PolicyGate, chain: ChainConfig) {
+  return {
+    files: gate.policies.map((p) => ({ file: p.file, source: p.source, policy: p.policy })),
+    remaining: (await gate.remaining(chain)).map((w) => ({ ...w, limit: w.limit.toString(), used: w.used.toString(), left: w.left.toString() })),
+  };
 }
 
 export async function configShow(ctx: Context): Promise<void> {
@@ -24,6 +34,7 @@ export async function configShow(ctx: Context): Promise<void> {
     passwordStatus: masked(config.passwordEnv.value),
     privateKeyEnv: masked('LOOPSIGN_PRIVATE_KEY'),
     apiKeyEnv: masked('LOOPSIGN_API_KEY'),
+    profile: config.profile,
   };
   const chain = {
     chainId: resolved.chain.chainId,
@@ -35,22 +46,27 @@ export async function configShow(ctx: Context): Promise<void> {
     tokens: resolved.chain.tokens,
     drand: { name: resolved.chain.drand.name, chainHash: resolved.chain.drand.chainHash },
     batchDelegate: resolved.chain.batchDelegate ?? null,
+    profile: resolved.chain.profile ?? null,
+    /** Where each contract and token address came from: the profile, the config file or the sandbox manifest. */
+    sources: resolved.chain.sources ?? {},
+    noDeployment: resolved.chain.noDeployment ?? null,
   };
-  const gate = await ctx.policy();
-  const policy = {
-    files: gate.policies.map((p) => ({ file: p.file, source: p.source, policy: p.policy })),
-    remaining: (await gate.remaining(resolved.chain)).map((w) => ({ ...w, limit: w.limit.toString(), used: w.used.toString(), left: w.left.toString() })),
-  };
-  ctx.out.result({ settings, chain, policy }, () => {
+  const { getProfile } = await import('../protocol/profiles/index.js');
+  const p = getProfile(config.profile.value);
+  const profile = { id: p.id, summary: p.summary, basis: p.basis, source: config.profile.source, routes: { asks: p.routes.asks, publicMcp: p.routes.publicMcp } };
+  const policy = await policyView(await ctx.policy(), resolved.chain);
+  ctx.out.result({ settings, profile, chain, policy }, () => {
     const rows = Object.entries(settings).map(([k, s]) => `  ${k.padEnd(13)} ${String(s.value ?? '(none)')}  ${ctx.out.style('dim', `[${s.source}]`)}`);
-    const contracts = Object.entries(chain.contracts).map(([k, v]) => `    ${k.padEnd(26)} ${v}`);
+    const from = (k: string) => (chain.sources[k] ? `  ${ctx.out.style('dim', `[${chain.sources[k]}]`)}` : '');
+    const contracts = Object.entries(chain.contracts).map(([k, v]) => `    ${k.padEnd(26)} ${v}${from(k)}`);
     return [
       'settings:',
       ...rows,
+      `service profile ${profile.id} [${profile.source}]: ${profile.summary}`,
       `chain ${chain.chainId} (${chain.name}), table ${chain.tableVersion}, from ${chain.source}:`,
-      ...(contracts.length ? contracts : ['    (no service contracts configured)']),
-      `    ${'USDC'.padEnd(26)} ${chain.tokens.USDC.address ?? '(not configured)'}`,
-      `    ${'LREP'.padEnd(26)} ${chain.tokens.LREP.address ?? '(not configured)'}`,
+      ...(contracts.length ? contracts : [`    (no service contracts configured${chain.noDeployment ? `: ${chain.noDeployment}` : ''})`]),
+      `    ${'USDC'.padEnd(26)} ${chain.tokens.USDC.address ?? '(not configured)'}${from('USDC')}`,
+      `    ${'LREP'.padEnd(26)} ${chain.tokens.LREP.address ?? '(not configured)'}${from('LREP')}`,
       `    ${'drand'.padEnd(26)} ${chain.drand.name} ${chain.drand.chainHash}`,
       `    ${'batch delegate'.padEnd(26)} ${chain.batchDelegate ?? '(none pinned)'}`,
       policy.files.length ? `spending policy: ${policy.files.map((f) => `${f.file} [${f.source}]`).join(', ')}` : 'spending policy: none (see docs/policy.md)',

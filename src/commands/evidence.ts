@@ -48,7 +48,7 @@ export async function verifyEvidence(ctx: Context, options: VerifyEvidenceOption
   const outcome = await ev.verifyDocument(doc, kind, trustOf(options), options.expectedHead);
   if (!outcome.result.valid) {
     const error = ev.invalidError(outcome);
-    if (!ctx.out.json) process.stderr.write(render(outcome) + '\n');
+    ctx.out.note(render(outcome));
     throw error;
   }
   ctx.out.result({ kind: outcome.kind, ...outcome.result }, () => render(outcome));

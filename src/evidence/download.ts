@@ -8,7 +8,8 @@ import { checkTrustedKeysDocument, type TrustedKey } from './keys.js';
 import { SESSION_COOKIE_NAME } from './session-cookie.js';
 
 export function evidenceHttp(baseUrl: string): HttpClient {
-  return new HttpClient({ baseUrl, retries: 3 });
+  // Exports can be far larger than a plan: the cap is the local reader's (files.ts EXPORT_MAX_BYTES), not 4 MiB.
+  return new HttpClient({ baseUrl, retries: 3, maxBytes: 512 * 1024 * 1024 });
 }
 
 export async function downloadTrustedKeys(http: HttpClient): Promise<{ doc: Record<string, unknown>; keys: TrustedKey[] }> {

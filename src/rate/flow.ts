@@ -18,7 +18,7 @@ import { buildCommitVoteParams, type BuiltCommit } from '../vote/build.js';
 import { roundTime, targetRoundWindow } from '../vote/drand.js';
 import { checkStakeBounds, parseStake, predictedUpBps, VoteInputError } from '../vote/stake.js';
 import { Executor } from '../wallet/executor.js';
-import { acceptTermsAndFetch } from './gated.js';
+import { acceptTermsAndFetch, type TermsRecord } from './gated.js';
 import { checkOpenRoundPlan, checkRatingContracts, checkRatingPlan } from '../wallet/rating-guard.js';
 
 export interface RateOptions {
@@ -99,9 +99,10 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
       return rateOutcome(chain, existing, { contentId: opts.contentId, hashes, transactions: 0, gated, gatedContext: [], journalFile: journal.file, resumed: true });
     }
     let gatedContext: Json[] = [];
+    let terms: TermsRecord | undefined;
     if (gated) {
       if (input.stake === 0n) throw new UsageError('advisory_on_gated', 'advisory (zero-stake) votes are not allowed on gated content; stake between 1 and 10 LREP');
-      gatedContext = await acceptTermsAndFetch(ctx, mcp, account, wallet, args, context, opts.acceptTerms);
+      ({ context: gatedContext, terms } = await acceptTermsAndFetch(ctx, mcp, account, wallet, args, context, { accept: opts.acceptTerms, serviceBaseUrl: env.chain.baseUrl.value! }));
     }
 
     // The commit: from on-chain round data and the pinned drand network; the service's runtime is only a hint.
@@ -150,7 +151,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     const confirmed = await mcp.call('rateloop_confirm_rating_transactions', { ...args, roundId: commit.roundId, commitHash: commit.commitHash, transactionHashes: hashes });
     if (confirmed.status !== 'committed') throw new ServiceError('rating_not_confirmed', `the service reports the rating as ${String(confirmed.status)}`);
     await journal.step('rate:confirmed', { confirmed: { transactionHashes: hashes } });
-    return rateOutcome(chain, commit, { contentId: opts.contentId, hashes, transactions, gated, gatedContext, journalFile: journal.file, resumed: false });
+    return rateOutcome(chain, commit, { contentId: opts.contentId, hashes, transactions, gated, gatedContext, terms, journalFile: journal.file, resumed: false });
   } finally {
     await journal.close();
     await mcp.close();
@@ -206,6 +207,7 @@ interface RunFacts {
   transactions: number;
   gated: boolean;
   gatedContext: Json[];
+  terms?: TermsRecord;
   journalFile: string;
   resumed: boolean;
 }
@@ -223,6 +225,7 @@ function rateOutcome(chain: ChainConfig, commit: BuiltCommit, run: RunFacts): Js
     advisory: commit.stakeWei === '0',
     gated: run.gated,
     gatedContext: run.gatedContext,
+    ...(run.terms ? { terms: run.terms } : {}),
     transactionHashes: run.hashes,
     transactions: run.transactions,
     resumed: run.resumed,

@@ -11,7 +11,7 @@
 // Review tools are read through `structuredContent` (§5.4), never `content[0].text`.
 import { LoopsignError, NotReadyError, ServiceError, UsageError } from '../errors.js';
 import type { Output } from '../output.js';
-import { McpClient } from '../service/mcp.js';
+import { McpClient, type FetchLike } from '../service/mcp.js';
 import type { Json } from '../service/client.js';
 import { credentialRefused, type Credential } from './credential.js';
 
@@ -60,8 +60,8 @@ function rpcErrorCode(body: unknown): { code?: string; message?: string; rpcCode
   return { code: e?.data?.code, message: e?.message, rpcCode: e?.code };
 }
 
-/** Builds the transport's fetch for one credential. Exported for the corpus replay tests. */
-export function workspaceFetch(credential: Credential, out: Output | undefined, o: WorkspaceMcpOptions = {}) {
+/** Builds the transport's fetch for one credential, around `inner` (the client's byte-capped fetch). */
+export function workspaceFetch(credential: Credential, out: Output | undefined, o: WorkspaceMcpOptions = {}, inner: FetchLike = fetch) {
   const sleep = o.sleep ?? sleepReal;
   const now = o.now ?? Date.now;
   const budget = new MinuteBudget(now, MCP_REQUESTS_PER_MINUTE);
@@ -82,8 +82,9 @@ export function workspaceFetch(credential: Credential, out: Output | undefined, 
       }
       let res: Response;
       try {
-        res = await fetch(url, { ...init, headers });
+        res = await inner(url, { ...init, headers });
       } catch (error) {
+        if (error instanceof LoopsignError) throw error;
         throw new ServiceError('mcp_unreachable', `cannot reach the workspace MCP endpoint: ${(error as Error).message}`, { hint: 'check --base-url and your connection; the command is safe to run again', cause: error, details: { retryable: true } });
       }
       if (res.status === 429) {
@@ -137,7 +138,7 @@ export class WorkspaceMcp {
     options: WorkspaceMcpOptions = {},
   ) {
     this.sleep = options.sleep ?? sleepReal;
-    this.client = new McpClient(baseUrl, { path: WORKSPACE_MCP_PATH, fetch: workspaceFetch(credential, out, options) });
+    this.client = new McpClient(baseUrl, { path: WORKSPACE_MCP_PATH, wrapFetch: (capped) => workspaceFetch(credential, out, options, capped) });
   }
 
   /** One review tool: its `structuredContent`, or the service's refusal as a loopsign error. */

@@ -100,6 +100,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     const rating = new RatingService(chain, beacon, keeper, baseUrl, hostile);
     const images = new ImageService(baseUrl, hostile, () => chain.now());
     const generation = new GenerationService(workspace, () => chain.now());
+    asks.imagesError = (urls, wallet) => images.askImagesError(urls, wallet);
     const mcp = new McpTools();
     mcp.register(...askTools(asks), ...rating.tools(), ...images.tools());
     mcp.onCall = (name) => evidence.audit(`mcp.${name}`, 'tool', name);
@@ -118,6 +119,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         addresses,
         operations: asks.store.all().length,
         runs: (await evidence.allRuns()).map((r) => r.runId),
+        gatedReads: rating.gatedReads,
         settings: { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, rateLimits: limiter.limits },
       }),
       advance: async (seconds) => {

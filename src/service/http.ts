@@ -1,8 +1,9 @@
 // HTTP to the service with undici. Errors come back as ServiceError carrying the service envelope
 // (code, recoverWith, retryable, status). Only idempotent calls are retried, with backoff, and 429 waits for
-// Retry-After; a 4xx is never retried.
+// Retry-After; a 4xx is never retried. No answer is read past a byte cap (an endless body would fill memory).
 import { request, errors as undiciErrors } from 'undici';
 import { ServiceError, UsageError } from '../errors.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, readCapped } from './cap.js';
 
 export interface ServiceErrorDetails {
   status: number;
@@ -21,6 +22,8 @@ export interface RequestOptions {
   idempotent: boolean;
   timeoutMs?: number;
   query?: Record<string, string | undefined>;
+  /** Byte cap for this answer (default: the client's, else DEFAULT_MAX_RESPONSE_BYTES). */
+  maxBytes?: number;
 }
 
 export interface HttpClientOptions {
@@ -31,6 +34,8 @@ export interface HttpClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Longest Retry-After honoured before giving up (seconds). */
   maxRetryAfterSeconds?: number;
+  /** Byte cap for every answer of this client (evidence downloads set a higher one). */
+  maxBytes?: number;
 }
 
 const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -103,7 +108,8 @@ export class HttpClient {
           headersTimeout: opts.timeoutMs ?? 30_000,
           bodyTimeout: opts.timeoutMs ?? 30_000,
         });
-        const text = await res.body.text();
+        const maxBytes = opts.maxBytes ?? this.options.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+        const text = (await readCapped(res.body, maxBytes, `the service's answer to ${opts.path}`, res.headers['content-length'])).toString('utf8');
         let parsed: unknown = text;
         try {
           parsed = text.length ? JSON.parse(text) : {};

@@ -1,31 +1,83 @@
 // MCP endpoints through the official SDK client (streamable HTTP; the SDK sends MCP-Protocol-Version after
 // initialize and no Origin). The public endpoint by default: rating and image tools have no HTTP twins, so they are
-// spoken here. The workspace endpoint (src/review/workspace-mcp.ts) uses the same client with its own path, its
-// credential header and a fetch that keeps to its rate limit.
+// spoken here. The workspace endpoint (src/review/workspace-mcp.ts) uses the same client with its own path and a
+// fetch of its own (credential, rate limit) around the capped one.
+// Every answer is read through a byte cap (DEFAULT_MAX_RESPONSE_BYTES unless told otherwise).
 import { LoopsignError, ServiceError } from '../errors.js';
 import type { Json } from './client.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, readCapped, responseTooLarge } from './cap.js';
+
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 type CallToolResult = Awaited<ReturnType<import('@modelcontextprotocol/sdk/client/index.js').Client['callTool']>>;
+export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
 export interface McpClientOptions {
   /** The endpoint's path (default the public endpoint). */
   path?: string;
-  /** Extra request headers (the workspace endpoint's Authorization). */
-  headers?: Record<string, string>;
-  /** The fetch the transport uses (rate limiting and error capture for the workspace endpoint). */
-  fetch?: (url: string | URL, init?: RequestInit) => Promise<Response>;
+  /** The answer cap in bytes. */
+  maxBytes?: number;
+  /** Wraps the capped fetch the transport uses (the workspace endpoint's credential and rate limit). */
+  wrapFetch?: (inner: FetchLike) => FetchLike;
 }
 
 export class McpClient {
   private client: import('@modelcontextprotocol/sdk/client/index.js').Client | undefined;
+  /** Set when an answer went past the cap: the SDK's own error for the cut stream is then reported as that. */
+  private overflowed = false;
+  // A cut event stream does not fail the request waiting on it (the SDK would wait for its own timeout): the cap
+  // aborts every pending request at once.
+  private readonly abort = new AbortController();
+
+  private readonly maxBytes: number;
+  private readonly options: McpClientOptions;
 
   constructor(
     private readonly baseUrl: string,
-    private readonly options: McpClientOptions = {},
-  ) {}
+    options: McpClientOptions | number = {},
+  ) {
+    this.options = typeof options === 'number' ? { maxBytes: options } : options;
+    this.maxBytes = this.options.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  }
 
   private endpoint(): URL {
     return new URL(`${this.baseUrl.replace(/\/+$/, '')}${this.options.path ?? '/api/mcp/public'}`);
+  }
+
+  /** fetch for the SDK transport, with each response body counted and cut off past the cap. */
+  private cappedFetch(): (url: string | URL, init?: RequestInit) => Promise<Response> {
+    return async (url, init) => {
+      const res = await fetch(url, init);
+      if (!res.body || NULL_BODY_STATUSES.has(res.status)) return res;
+      const max = this.maxBytes;
+      const declared = Number(res.headers.get('content-length'));
+      let seen = 0;
+      const flag = () => {
+        this.overflowed = true;
+        const error = responseTooLarge(`the service's MCP answer`, max);
+        this.abort.abort(error);
+        return error;
+      };
+      if (Number.isFinite(declared) && declared > max) {
+        await res.body.cancel().catch(() => undefined);
+        throw flag();
+      }
+      const counter = new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          seen += chunk.byteLength;
+          if (seen > max) controller.error(flag());
+          else controller.enqueue(chunk);
+        },
+      });
+      return new Response(res.body.pipeThrough(counter), { status: res.status, statusText: res.statusText, headers: res.headers });
+    };
+  }
+
+  /** The SDK reports a cut stream in its own words; past the cap, say what happened. */
+  private failure(error: unknown, fallback: () => ServiceError): LoopsignError {
+    if (this.overflowed) return responseTooLarge(`the service's MCP answer`, this.maxBytes);
+    // A refusal the fetch already explained (credential, rate limit) goes out as it is.
+    return error instanceof LoopsignError ? error : fallback();
   }
 
   private async connect() {
@@ -33,19 +85,15 @@ export class McpClient {
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
     const client = new Client({ name: 'loopsign', version: '0.1.0' });
-    const transport = new StreamableHTTPClientTransport(this.endpoint(), {
-      ...(this.options.headers ? { requestInit: { headers: this.options.headers } } : {}),
-      ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
-    });
     try {
-      await client.connect(transport);
+      const capped = this.cappedFetch();
+      const transport = new StreamableHTTPClientTransport(this.endpoint(), { fetch: this.options.wrapFetch ? this.options.wrapFetch(capped) : capped });
+      await client.connect(transport, { signal: this.abort.signal });
     } catch (error) {
-      // A refusal the fetch already explained (credential, rate limit) goes out as it is.
-      if (error instanceof LoopsignError) throw error;
-      throw new ServiceError('mcp_unreachable', `cannot reach the service's MCP endpoint at ${this.baseUrl}: ${(error as Error).message}`, {
+      throw this.failure(error, () => new ServiceError('mcp_unreachable', `cannot reach the service's MCP endpoint at ${this.baseUrl}: ${(error as Error).message}`, {
         hint: 'check --base-url; the command is safe to run again',
         cause: error,
-      });
+      }));
     }
     this.client = client;
     return client;
@@ -55,20 +103,19 @@ export class McpClient {
   async callTool(name: string, args: Json, timeoutMs?: number): Promise<CallToolResult> {
     const client = await this.connect();
     try {
-      return await client.callTool({ name, arguments: args }, undefined, timeoutMs === undefined ? undefined : { timeout: timeoutMs });
+      return await client.callTool({ name, arguments: args }, undefined, { signal: this.abort.signal, ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }) });
     } catch (error) {
-      if (error instanceof LoopsignError) throw error;
-      throw new ServiceError('mcp_error', `the MCP call ${name} failed: ${(error as Error).message}`, { cause: error, details: { tool: name, rpcCode: (error as { code?: unknown }).code } });
+      throw this.failure(error, () => new ServiceError('mcp_error', `the MCP call ${name} failed: ${(error as Error).message}`, { cause: error, details: { tool: name, rpcCode: (error as { code?: unknown }).code } }));
     }
   }
 
   async ping(): Promise<void> {
-    await (await this.connect()).ping();
+    await (await this.connect()).ping({ signal: this.abort.signal });
   }
 
   async listTools(): Promise<{ name: string }[]> {
     const client = await this.connect();
-    return (await client.listTools()).tools;
+    return (await client.listTools(undefined, { signal: this.abort.signal })).tools;
   }
 
   async call(name: string, args: Json): Promise<Json> {
@@ -129,7 +176,13 @@ export class McpClient {
     } catch (error) {
       throw new ServiceError('mcp_unreachable', `cannot reach the service's MCP endpoint at ${this.baseUrl}: ${(error as Error).message}`, { cause: error });
     }
-    const reply = (await res.body.json().catch(() => ({}))) as Json;
+    const answer = await readCapped(res.body, this.maxBytes, `the service's answer to ${name}`, res.headers['content-length']);
+    let reply: Json;
+    try {
+      reply = JSON.parse(answer.toString('utf8')) as Json;
+    } catch {
+      reply = {};
+    }
     if (reply.error) throw new ServiceError('mcp_error', `the MCP call ${name} failed: ${String(reply.error.message)}`, { details: { status: res.statusCode } });
     const result = (reply.result ?? {}) as Json;
     const value = (result.structuredContent ?? {}) as Json;

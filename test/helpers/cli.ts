@@ -84,14 +84,20 @@ export interface RunOptions {
 // Variables of the developer's shell that would change loopsign's behaviour are never passed through.
 const SCRUBBED = /^(LOOPSIGN_|XDG_|NO_COLOR|FORCE_COLOR)/;
 
-export function runCli(args: string[], home: Home, options: RunOptions = {}): Promise<RunResult> {
+/** The environment of a loopsign child: this process's, scrubbed, the home's XDG directories, then `extra`. */
+export function childEnv(home: Home, extra: Record<string, string | undefined> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SCRUBBED.test(k)) env[k] = v;
   Object.assign(env, home.env);
-  for (const [k, v] of Object.entries(options.env ?? {})) {
+  for (const [k, v] of Object.entries(extra)) {
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
+  return env;
+}
+
+export function runCli(args: string[], home: Home, options: RunOptions = {}): Promise<RunResult> {
+  const env = childEnv(home, options.env);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { env, cwd: options.cwd ?? home.dir, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';

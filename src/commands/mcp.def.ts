@@ -1,0 +1,15 @@
+// loopsign mcp: definition (handler in mcp.ts).
+import type { Command } from 'commander';
+import { examples, type Lazy } from './define.js';
+
+export function defineMcp(program: Command, lazy: Lazy): void {
+  program
+    .command('mcp')
+    .description('serve loopsign as a local MCP server on stdio for agent hosts: the same guards, journal and spending policy as the CLI')
+    .addHelpText(
+      'after',
+      examples(['LOOPSIGN_PASSWORD_FILE=~/.loopsign-pass loopsign mcp', 'loopsign --chain-id 31337 --policy agent-policy.json mcp']) +
+        '\nStarted by an MCP host (see docs/agents.md for its configuration); stdout carries only the protocol, the log goes to stderr.\nAbove the policy\'s approval threshold the user is asked through MCP elicitation; without it such a spend is refused.\n',
+    )
+    .action(lazy(() => import('./mcp.js'), (m) => m.mcp));
+}
