@@ -16,7 +16,9 @@ async function workspace(ctx: Context, o: CredentialOptions) {
 export async function reviewCreate(ctx: Context, o: ReviewCreateOptions): Promise<void> {
   const { createPrivateReview } = await import('../review/private-review.js');
   const { openAssurance, reviewBaseUrl } = await import('../review/session.js');
-  const r = await createPrivateReview(await reviewBaseUrl(ctx), () => openAssurance(ctx, credential(o), ['api_key', 'agent_token']), o);
+  // The route also takes a connected agent token, but the project must be checked against `projects list`, which
+  // takes only the API key.
+  const r = await createPrivateReview(await reviewBaseUrl(ctx), () => openAssurance(ctx, credential(o)), o);
   const next = [`loopsign projects show ${String(o.project)}`];
   ctx.out.result(
     serviceDocument(r.doc, { privateReviewId: r.privateReviewId, status: r.status, responseDeadline: r.responseDeadline, idempotencyKey: r.idempotencyKey, keyGenerated: r.keyGenerated, rerun: r.rerun, bodyBytes: r.bodyBytes, next }),
