@@ -303,6 +303,23 @@ describe('the invited-review client (workspace MCP)', () => {
     expect(resumed.json()).toMatchObject({ approved: true, state: 'completed' });
   });
 
+  it('on a machine that did not evaluate it, approval needs the output to release (--output): the service\'s commitment is never taken as local', async () => {
+    const text = `Reply for ticket-elsewhere: reset it under Settings.`;
+    const id = await requested(`ticket-elsewhere-${Date.now()}`, text);
+    const other = makeHome();
+    const elsewhere = (args: string[]) => runCli(args, other, { env: sb.env() });
+    const r = await elsewhere(['--json', 'review', 'wait', id, '--trusted-keys', trustedKeys, '--timeout', '120', ...key()]);
+    expect(r.code, r.stdout + r.stderr).toBe(7);
+    expect(r.json().error).toMatchObject({ code: 'review_unverifiable', state: 'completed', reason: 'no_local_output', evidence: 'verified' });
+    const again = await elsewhere(['--json', 'review', 'result', id, '--trusted-keys', trustedKeys, ...key()]);
+    expect(again.json().error).toMatchObject({ reason: 'no_local_output' });
+    const out = path.join(other.dir, 'released.txt');
+    writeFileSync(out, text);
+    const ok = await elsewhere(['--json', 'review', 'result', id, '--trusted-keys', trustedKeys, '--output', out, ...key()]);
+    expect(ok.code, ok.stdout).toBe(0);
+    expect(ok.json()).toMatchObject({ approved: true });
+  });
+
   it('a terminal review without signed evidence is exit 7, unverifiable', async () => {
     await settings({ unsignedReviewEvidence: true });
     try {

@@ -85,7 +85,8 @@ export async function waitReview(mcp: WorkspaceMcp, id: string, timeoutSeconds: 
       last = parseEnvelope(doc, 'rateloop_wait_for_review', opportunityId);
       // The inner cursor; with none the next wait goes without one (never the top-level revision, §5.6.3).
       cursor = last.wait?.cursor ?? null;
-      if (cursor !== null || last.wait?.deliveryId) await saveOpportunity(mcp.baseUrl, { opportunityId, outputCommitment: record?.outputCommitment ?? last.evaluationCommitment, cursor: cursor ?? undefined, deliveryId: last.wait?.deliveryId ?? undefined });
+      // Only what the wait told: the output's hash stays the one computed here from local text, never the service's.
+      if (cursor !== null || last.wait?.deliveryId) await saveOpportunity(mcp.baseUrl, { opportunityId, cursor: cursor ?? undefined, deliveryId: last.wait?.deliveryId ?? undefined });
       spinner.update(`review ${opportunityId}: ${last.state}${last.wait?.responseCount != null ? ` (${last.wait.responseCount} responses)` : ''}`);
       if (last.terminal) break;
       await sleep(Math.max(1000, last.continuation?.retryAfterMs ?? 1000));

@@ -8,8 +8,8 @@ import type { Json } from '../service/client.js';
 
 export interface OpportunityRecord {
   opportunityId: string;
-  /** sha256 of the exact output text (the suggestion), for comparing with the signed evidence. */
-  outputCommitment: string;
+  /** sha256 of the exact output text (the suggestion, hashed here), for comparing with the signed evidence. */
+  outputCommitment?: string;
   externalOpportunityId?: string;
   sourcePayload?: string;
   suggestionPayload?: string;
