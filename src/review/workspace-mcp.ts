@@ -110,7 +110,7 @@ export function workspaceFetch(credential: Credential, out: Output | undefined, 
       }
       if (!res.ok && res.status !== 202) {
         const { code = `http_${res.status}`, message = `HTTP ${res.status}` } = rpcErrorCode(parsed);
-        if (res.status === 401 || res.status === 403) throw credentialRefused(code, res.status, message, res.headers.get('www-authenticate') ?? undefined);
+        if (res.status === 401 || code === 'insufficient_scope' || code === 'insufficient_role') throw credentialRefused(code, res.status, message, res.headers.get('www-authenticate') ?? undefined);
         throw new ServiceError(code, `the workspace MCP endpoint refused the request: ${message}`, { details: { status: res.status, retryable: res.status >= 500 } });
       }
       // A JSON-RPC error without an id answers no request the SDK could match: reported here rather than waited on.
