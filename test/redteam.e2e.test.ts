@@ -1,0 +1,103 @@
+// Red-team review of issue 11, through the built binary against a real sandbox: what a hostile service could still
+// make loopsign pay for or tell an agent. Each test asserts the safe outcome (exit code, balances, nonce, pools).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAbiItem } from 'viem';
+import { runCli, type Home } from './helpers/cli.js';
+import type { SandboxHandle } from './helpers/sandbox.js';
+import { capture } from './helpers/capture.js';
+import { openSession, tokenBalance, type Pub, type Session } from './helpers/chain.js';
+
+let s: Session;
+let sb: SandboxHandle;
+let home: Home;
+let pub: Pub;
+let n = 0;
+
+const run = (args: string[], env: Record<string, string> = {}) => runCli(args, home, { env: { ...sb.env(), ...env } });
+const usdc = () => tokenBalance(s, 'USDC');
+const nonce = () => pub.getTransactionCount({ address: sb.info.devWallet.address });
+const poolCreated = parseAbiItem('event FeedbackBonusPoolCreated(uint256 indexed poolId, uint256 indexed contentId, uint256 indexed roundId, address funder, address awarder, uint256 amount, uint256 feedbackClosesAt, uint256 frontendFeeBps, uint8 asset)');
+
+function askFile(question: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
+  n++;
+  return home.file(`redteam-${n}.json`, JSON.stringify({
+    chainId: 31337,
+    clientRequestId: `redteam-${process.pid}-${n}-${Date.now()}`,
+    maxPaymentAmount: '2500000',
+    bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+    question,
+    ...extra,
+  }));
+}
+
+async function poolsFundedBy(contentId: string): Promise<number> {
+  const logs = await pub.getLogs({ address: sb.info.contracts.feedbackBonusEscrow, event: poolCreated, args: { contentId: BigInt(contentId) }, fromBlock: 0n });
+  return logs.filter((l) => l.args.funder?.toLowerCase() === sb.info.devWallet.address.toLowerCase()).length;
+}
+
+async function hostile(scenario: string, count = 1) {
+  await sb.control('/__sandbox/hostile', { scenario, count });
+  capture.count('hostile scenarios refused with exit 5', scenario);
+}
+const calm = () => sb.control('/__sandbox/hostile', undefined, 'DELETE');
+
+beforeAll(async () => {
+  s = await openSession({ rateLimits: { write: 10_000, read: 10_000 }, raters: false });
+  ({ sb, home, pub } = s);
+}, 60_000);
+afterAll(async () => {
+  await sb.stop();
+});
+
+describe('a submission claim must be this ask\'s, not any question this wallet once asked', () => {
+  it.each([
+    ['the same question asked again', { tags: ['repeat'], contextUrl: 'https://example.com/repeat' }],
+    ['another question with the same title', { tags: ['other'], contextUrl: 'https://example.com/other' }],
+  ])('claims_submitted_earlier (%s): nothing is paid for the earlier question, and an honest rerun asks the new one', async (_label, earlierFields) => {
+    const title = `Red team: is this release ready? ${n}`;
+    const earlier = await run(['--json', 'ask', '--file', askFile({ title, categoryId: '1', ...earlierFields }, { maxPaymentAmount: '1500000' }), '--payment-mode', 'wallet_calls']);
+    expect(earlier.code, earlier.stdout + earlier.stderr).toBe(0);
+    const earlierId = earlier.json().contentIds[0] as string;
+
+    const file = askFile({ title, categoryId: '1', tags: ['repeat'], contextUrl: 'https://example.com/repeat' }, { feedbackBonus: { amount: '1000000', asset: 'USDC' } });
+    const before = await usdc();
+    const n0 = await nonce();
+    await hostile('claims_submitted_earlier');
+    const r = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
+    await calm();
+    expect(await poolsFundedBy(earlierId), 'no bonus pool funded for the earlier question').toBe(0);
+    expect(await usdc(), 'nothing paid').toBe(before);
+    expect(await nonce(), 'nothing signed').toBe(n0);
+    expect(r.code, r.stdout + r.stderr).toBe(5);
+    expect(r.json().error.code).toBe('unproven_submission');
+
+    const honest = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
+    expect(honest.code, honest.stdout + honest.stderr).toBe(0);
+    expect(honest.json().contentIds[0]).not.toBe(earlierId);
+    expect(honest.json().feedbackBonus.status).toBe('funded');
+    expect(await usdc()).toBe(before - 2_500_000n);
+  });
+});
+
+describe('service text never becomes an instruction or a terminal control sequence', () => {
+  const question = () => ({ title: `Red team error text ${n}`, categoryId: '1', tags: ['errors'], contextUrl: 'https://example.com/errors' });
+
+  it('error_instructions (--json): the hint is loopsign\'s, not a command the service wrote', async () => {
+    await hostile('error_instructions');
+    const r = await run(['--json', 'ask', '--file', askFile(question()), '--payment-mode', 'wallet_calls']);
+    await calm();
+    expect(r.code, r.stdout + r.stderr).toBe(3);
+    const error = r.json().error;
+    expect(error.hint ?? '').not.toContain('wallet export');
+    expect(JSON.stringify(error)).not.toContain('\\u001b');
+  });
+
+  it('error_instructions (text): no escape sequence reaches the terminal', async () => {
+    await hostile('error_instructions');
+    const r = await run(['ask', '--file', askFile(question()), '--payment-mode', 'wallet_calls']);
+    await calm();
+    expect(r.code, r.stdout + r.stderr).toBe(3);
+    expect(r.stderr).not.toContain('\u001b');
+    expect(r.stderr).not.toContain('wallet export');
+  });
+});
