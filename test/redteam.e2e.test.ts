@@ -1,6 +1,7 @@
 // Red-team review of issue 11, through the built binary against a real sandbox: what a hostile service could still
 // make loopsign pay for or tell an agent. Each test asserts the safe outcome (exit code, balances, nonce, pools).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rmSync } from 'node:fs';
 import { parseAbiItem } from 'viem';
 import { runCli, type Home } from './helpers/cli.js';
 import type { SandboxHandle } from './helpers/sandbox.js';
@@ -76,6 +77,17 @@ describe('a submission claim must be this ask\'s, not any question this wallet o
     expect(honest.json().contentIds[0]).not.toBe(earlierId);
     expect(honest.json().feedbackBonus.status).toBe('funded');
     expect(await usdc()).toBe(before - 2_500_000n);
+  });
+  it('a submission the service names that is this ask\'s own is still believed when its journal is gone', async () => {
+    const file = askFile({ title: `Red team: journal lost ${n}`, categoryId: '1', tags: ['lost'], contextUrl: 'https://example.com/lost' }, { maxPaymentAmount: '1500000' });
+    const first = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    rmSync(first.json().journal as string);
+    const n0 = await nonce();
+    const again = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.json().contentIds).toEqual(first.json().contentIds);
+    expect(await nonce()).toBe(n0);
   });
 });
 
