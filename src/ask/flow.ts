@@ -194,13 +194,13 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
         if (confirmed.status !== 'submitted') throw new ServiceError('confirm_failed', `the service did not accept the confirmation (status ${String(confirmed.status)})`);
       }
       // Proven before it is journaled: a claim the chain does not back must not stop a later honest run.
-      proof = await proveSubmission(client, chain, wallet, ask, journal, candidateTransactions(journal, confirmed.transactionHashes));
+      proof = await proveSubmission(client, chain, wallet, ask, journal, candidateTransactions(journal, confirmed.transactionHashes), g.verifyPayload ? g.hashes.salts : undefined);
       await journal.step('ask:confirmed', { confirm: confirmed, operationKey });
     }
     if (!operationKey) throw new ServiceError('missing_operation_key', 'the service did not return an operationKey');
 
     // The chain's word, not the service's: which questions this wallet's own transaction submitted.
-    proof ??= await proveSubmission(client, chain, wallet, ask, journal, candidateTransactions(journal, confirmed.transactionHashes));
+    proof ??= await proveSubmission(client, chain, wallet, ask, journal, candidateTransactions(journal, confirmed.transactionHashes), g.verifyPayload ? g.hashes.salts : undefined);
     ctx.out.progress('ask.proven', `the submission is on chain (question ${proof.contentIds.join(', ')}, transaction ${proof.transactionHash})`);
     const transactionHashes = [...new Set([...journal.txsFor('ask').filter((t) => t.status === 'mined').map((t) => t.hash), proof.transactionHash])];
 
