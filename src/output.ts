@@ -50,6 +50,20 @@ export function serviceDocument(doc: unknown, extra: Record<string, unknown> = {
   return { ...summary, ...extra, service: doc };
 }
 
+// ANSI/VT escape sequences (CSI, OSC, and two-byte ESC forms), then any other C0/C1 control character.
+const ESCAPES = /\u001b(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[@-Z\\-_])/g;
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/** Service text as loopsign may print it: escape sequences removed, other control characters made spaces. */
+export function printable(text: string): string {
+  return text.replace(ESCAPES, '').replace(CONTROLS, ' ');
+}
+
+/** A service word (an error code, a recoverWith action) in its documented form, or undefined: never free text. */
+export function serviceWord(value: unknown): string | undefined {
+  return typeof value === 'string' && WORD.test(value) ? value : undefined;
+}
+
 export function jsonText(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
 }

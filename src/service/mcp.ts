@@ -1,6 +1,7 @@
 // The public MCP endpoint through the official SDK client (streamable HTTP; the SDK sends MCP-Protocol-Version
 // after initialize and no Origin). Rating and image tools have no HTTP twins, so they are spoken here.
 import { ServiceError } from '../errors.js';
+import { printable, serviceWord } from '../output.js';
 import type { Json } from './client.js';
 
 export class McpClient {
@@ -35,10 +36,12 @@ export class McpClient {
     }
     const value = (result.structuredContent ?? {}) as Json;
     if (result.isError) {
-      const code = typeof value.code === 'string' ? value.code : 'tool_error';
+      // As over HTTP: the code and the suggestion only as service words, the message without control characters.
+      const code = serviceWord(value.code) ?? 'tool_error';
       const text = Array.isArray(result.content) && result.content[0]?.type === 'text' ? String(result.content[0].text) : code;
-      throw new ServiceError(code, `the service refused ${name}: ${typeof value.message === 'string' ? value.message : text}`, {
-        hint: typeof value.recoverWith === 'string' ? `the service suggests: ${value.recoverWith}` : undefined,
+      const recoverWith = serviceWord(value.recoverWith);
+      throw new ServiceError(code, printable(`the service refused ${name}: ${typeof value.message === 'string' ? value.message : text}`), {
+        hint: recoverWith ? `the service suggests: ${recoverWith}` : undefined,
         details: { status: value.status, retryable: value.retryable === true, tool: name },
       });
     }
