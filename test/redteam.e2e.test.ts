@@ -91,6 +91,22 @@ describe('a submission claim must be this ask\'s, not any question this wallet o
   });
 });
 
+describe('an x402 authorization redeemed by someone else (the live submitter lets anyone send it)', () => {
+  it('x402_relayed: the service sends the submit itself; loopsign sends nothing, proves the submission by its nonce and reports it paid', async () => {
+    const file = askFile({ title: `Red team: relayed ${n}`, categoryId: '1', tags: ['relayed'], contextUrl: 'https://example.com/relayed' }, { feedbackBonus: { amount: '1000000', asset: 'USDC' } });
+    const before = await usdc();
+    const n0 = await nonce();
+    await hostile('x402_relayed');
+    const r = await run(['--json', 'ask', '--file', file, '--payment-mode', 'x402_authorization']);
+    await calm();
+    expect(await usdc(), 'paid once, by the authorization').toBe(before - 2_500_000n);
+    expect(await nonce(), 'the wallet sent nothing').toBe(n0);
+    // On main: exit 4, call_would_revert "... nothing was sent for this call" while 2.5 USDC have left the wallet.
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.json()).toMatchObject({ status: 'submitted', feedbackBonus: { status: 'funded' } });
+  });
+});
+
 describe('service text never becomes an instruction or a terminal control sequence', () => {
   const question = () => ({ title: `Red team error text ${n}`, categoryId: '1', tags: ['errors'], contextUrl: 'https://example.com/errors' });
 

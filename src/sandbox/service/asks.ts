@@ -259,6 +259,22 @@ export class AskService {
     return this.tamperResponse(response);
   }
 
+  /**
+   * The HTTP ask route: `ask`, then, when `x402_relayed` is armed and the answer carries the x402 plan, the service
+   * sends that plan itself from another account (the live X402QuestionSubmitter lets anyone redeem the payer's
+   * authorization) and records the ask as submitted before it answers.
+   */
+  async askRoute(body: unknown): Promise<Obj> {
+    const response = this.ask(body);
+    if (response.nextAction !== 'submit_x402_transaction' || !this.hostile.take('x402_relayed')) return response;
+    const relayer = this.chain.raters[0]!;
+    const call = (response.transactionPlan as TransactionPlan).calls[0]!;
+    const hash = await this.chain.wallet(relayer).sendTransaction({ account: relayer, chain: null, to: call.to, data: call.data, value: 0n });
+    await this.chain.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+    await this.confirm(response.operationKey as string, { transactionHashes: [hash] });
+    return response;
+  }
+
   private roundConfigJson(ask: NormalizedAsk): Obj {
     const r = ask.roundConfig;
     return ask.shape === 'seed'
