@@ -60,7 +60,7 @@ export async function proveSubmission(
       continue;
     }
     let why = mismatch(receipt, chain, wallet, ask, journal);
-    if (typeof why !== 'string' && !journal.data.txs.some((t) => lc(t.hash) === lc(hash)) && !viaX402(receipt, chain)) {
+    if (typeof why !== 'string' && !journal.data.txs.some((t) => lc(t.hash) === lc(hash)) && !paidByAuthorization(receipt, chain, wallet, journal)) {
       why = (await notThisAsk(client, receipt, chain, wallet, salts)) ?? why;
     }
     if (typeof why === 'string') reasons.push(`${hash}: ${why}`);
@@ -70,6 +70,16 @@ export async function proveSubmission(
 }
 
 const viaX402 = (receipt: TransactionReceipt, chain: ChainConfig) => chain.contracts.x402QuestionSubmitter !== undefined && lc(receipt.to) === lc(chain.contracts.x402QuestionSubmitter);
+
+/** The trusted submitter's X402QuestionSubmitted events in this receipt for an authorization this operation signed. */
+function authorizedSubmissions(receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, journal: Journal): Record<string, any>[] {
+  const x402 = chain.contracts.x402QuestionSubmitter as Hex | undefined;
+  if (x402 === undefined) return [];
+  const nonces = journal.authorizations().map((a) => lc(a.message.nonce));
+  return x402Submissions(receipt.logs, x402).filter((e) => lc(e.submitter) === lc(wallet) && nonces.includes(lc(e.paymentNonce)));
+}
+
+const paidByAuthorization = (receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, journal: Journal) => authorizedSubmissions(receipt, chain, wallet, journal).length > 0;
 
 /** Why a registry submission this operation did not sign is not this ask's (its calldata, read from the chain), if it is not. */
 async function notThisAsk(client: PublicClient, receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, salts: Hex[] | undefined): Promise<string | undefined> {
@@ -86,7 +96,9 @@ async function notThisAsk(client: PublicClient, receipt: TransactionReceipt, cha
 /** The proven content ids, or why this receipt does not prove the ask. */
 function mismatch(receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, ask: NormalizedAsk, journal: Journal): string[] | string {
   if (receipt.status !== 'success') return 'it reverted';
-  if (lc(receipt.from) !== lc(wallet)) return `it was sent by ${receipt.from}, not this wallet`;
+  // An x402 submission is this wallet's by an authorization it signed for this ask, whoever sent the transaction.
+  const authorized = authorizedSubmissions(receipt, chain, wallet, journal);
+  if (authorized.length === 0 && lc(receipt.from) !== lc(wallet)) return `it was sent by ${receipt.from}, not this wallet`;
   const registry = chain.contracts.contentRegistry as Hex;
   const ev = registryEvents(receipt.logs, registry);
   const contents = ev.contents.filter((c) => lc(c.submitter) === lc(wallet));
@@ -99,12 +111,9 @@ function mismatch(receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, 
   const ids = contents.map((c) => String(c.contentId));
   const b = ask.bounty;
   const reward = `${formatUnits(b.amount, 6)} ${b.asset}`;
-  const x402 = chain.contracts.x402QuestionSubmitter as Hex | undefined;
-  if (x402 !== undefined && viaX402(receipt, chain)) {
+  if (authorized.length > 0 || viaX402(receipt, chain)) {
     // The payer is proven by the submitter's own event, bound to an authorization this wallet signed.
-    const nonces = journal.authorizations().map((a) => lc(a.message.nonce));
-    const paid = x402Submissions(receipt.logs, x402).find((e) => lc(e.contentId) === lc(ids[0]) && lc(e.submitter) === lc(wallet) && nonces.includes(lc(e.paymentNonce)));
-    if (!paid) return 'no X402QuestionSubmitted event for an authorization this wallet signed';
+    if (!authorized.some((e) => lc(e.contentId) === lc(ids[0]))) return 'no X402QuestionSubmitted event for an authorization this wallet signed';
   } else if (ask.isBundle) {
     const bundle = ev.bundles.find((x) => lc(x.submitter) === lc(wallet));
     if (!bundle || Number(bundle.rewardAsset) !== ASSET_ENUM[b.asset] || BigInt(bundle.amount) !== b.amount) return `no bundle reward of ${reward} from this wallet`;
