@@ -86,7 +86,13 @@ async function notThisAsk(client: PublicClient, receipt: TransactionReceipt, cha
   if (!salts) return 'it is not in this operation\'s journal, and a seed-shaped ask\'s salts cannot be recomputed to bind it to this ask';
   const tx = await client.getTransaction({ hash: receipt.transactionHash });
   const registry = lc(chain.contracts.contentRegistry);
-  const questions = callsOfTransaction(tx.to as Hex, tx.input, wallet).filter((c) => lc(c.to) === registry).flatMap((c) => questionsOfSubmit(c.data));
+  let calls;
+  try {
+    calls = callsOfTransaction(tx.to as Hex, tx.input, wallet);
+  } catch {
+    return 'its calls cannot be read';
+  }
+  const questions = calls.filter((c) => lc(c.to) === registry).flatMap((c) => questionsOfSubmit(c.data));
   const contents = registryEvents(receipt.logs, chain.contracts.contentRegistry as Hex).contents.filter((c) => lc(c.submitter) === lc(wallet));
   if (questions.length !== contents.length || questions.some((q, i) => lc(contentHash(q)) !== lc(contents[i]!.contentHash))) return 'its content hashes are not those of its own submit call';
   if (questions.length !== salts.length || questions.some((q, i) => lc(q.salt) !== lc(salts[i]))) return 'it is another ask\'s submission (its salts are not the ones this ask hashes to)';
