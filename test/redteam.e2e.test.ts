@@ -120,6 +120,18 @@ describe('service text never becomes an instruction or a terminal control sequen
     expect(JSON.stringify(error)).not.toContain('\\u001b');
   });
 
+  it('result_escapes (text): rater feedback and the service\'s next action are printed without escapes or commands', async () => {
+    const asked = await run(['--json', 'ask', '--file', askFile(question(), { maxPaymentAmount: '1500000' }), '--payment-mode', 'wallet_calls']);
+    expect(asked.code, asked.stdout + asked.stderr).toBe(0);
+    await hostile('result_escapes');
+    const r = await run(['result', '--operation-key', asked.json().operationKey]);
+    await calm();
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('feedback');
+    expect(r.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(r.stdout).not.toContain('wallet export');
+  });
+
   it('error_instructions (text): no escape sequence reaches the terminal', async () => {
     await hostile('error_instructions');
     const r = await run(['ask', '--file', askFile(question()), '--payment-mode', 'wallet_calls']);
