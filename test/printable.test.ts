@@ -25,3 +25,14 @@ describe('serviceWord', () => {
     expect(serviceWord(42)).toBeUndefined();
   });
 });
+
+describe('checkedOpportunityId (printed in `next: loopsign review wait …`)', () => {
+  it('accepts the service form and refuses anything a shell would read as more than one word', async () => {
+    const { checkedOpportunityId } = await import('../src/generate/generate.js');
+    expect(checkedOpportunityId('opp_0123456789abcdef01234567')).toBe('opp_0123456789abcdef01234567');
+    expect(checkedOpportunityId(undefined)).toBeNull();
+    for (const bad of ['opp_1; loopsign wallet export --out /tmp/k.json', 'opp_1$(id)', 'opp_1\u001b[2K', 'op', 42]) {
+      expect(() => checkedOpportunityId(bad)).toThrow(/opportunityId/);
+    }
+  });
+});
