@@ -4,17 +4,20 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import sharp from 'sharp';
 import { BIN, startSandbox } from './lib.mjs';
 
-function png(size) {
-  const b = Buffer.alloc(size, 7);
-  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(b);
-  b.writeUInt32BE(13, 8);
-  b.write('IHDR', 12, 'latin1');
-  b.writeUInt32BE(1600, 16);
-  b.writeUInt32BE(900, 20);
-  for (let i = 24; i < size; i += 4096) b[i] = i & 0xff; // not all one byte
-  return b;
+// A real PNG of about `size` bytes (the sandbox decodes every upload): random pixels, stored uncompressed.
+async function png(size, seed) {
+  const width = 1600;
+  const height = Math.max(9, Math.floor((size - 32_768) / (width * 3 + 1)));
+  const raw = Buffer.alloc(width * height * 3);
+  let x = 0x9e3779b9 ^ seed;
+  for (let i = 0; i < raw.length; i++) {
+    x ^= x << 13; x ^= x >>> 17; x ^= x << 5; // xorshift: noise that does not compress
+    raw[i] = x & 0xff;
+  }
+  return sharp(raw, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer();
 }
 
 function peakKb(env, file) {
@@ -35,8 +38,8 @@ export async function run({ runs = 3 } = {}) {
     for (let i = 0; i < runs; i++) {
       const s = path.join(home, `small-${i}.png`);
       const b = path.join(home, `big-${i}.png`);
-      writeFileSync(s, png(1024 + i));
-      writeFileSync(b, png(size - i));
+      writeFileSync(s, await png(0, i));
+      writeFileSync(b, await png(size, i));
       small.push(peakKb(env, s));
       big.push(peakKb(env, b));
     }

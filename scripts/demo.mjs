@@ -96,11 +96,9 @@ try {
   step('quote the ask (nothing is paid)', ['quote', '--file', askFile], sbEnv);
   step('ask humans: check the plan, pay atomically (EIP-7702), fund the bonus, wait for the result', ['ask', '--file', askFile, '--payment-mode', 'wallet_calls', '--atomic', '--wait', '--timeout', '120'], sbEnv);
   step('read the result again, as JSON for an agent', ['--json', 'result', '--client-request-id', 'demo-release-go-no-go'], sbEnv);
-  // An image, uploaded and asked about.
-  const png = Buffer.alloc(4096, 7);
-  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]).copy(png);
-  png.writeUInt32BE(1600, 16);
-  png.writeUInt32BE(900, 20);
+  // An image, uploaded and asked about (a real PNG: the service re-encodes it to WebP).
+  const { default: sharp } = await import('sharp');
+  const png = await sharp({ create: { width: 1600, height: 900, channels: 3, background: { r: 40, g: 90, b: 160 } } }).png().toBuffer();
   const shot = path.join(home, 'screenshot.png');
   writeFileSync(shot, png);
   const imageAsk = path.join(home, 'image-ask.json');
@@ -109,7 +107,7 @@ try {
     bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
     question: { title: 'Is this screenshot clear enough for new users?', imageFiles: ['screenshot.png'], categoryId: '1', tags: ['design'] },
   }, null, 2));
-  step('upload an image (checked by content, signed challenge)', ['upload-image', shot], sbEnv);
+  step('upload an image (checked by content, signed challenge; the URL carries the stored WebP\'s hash)', ['upload-image', shot], sbEnv);
   step('ask about it: the local image path is uploaded and replaced by its URL', ['ask', '--file', imageAsk, '--payment-mode', 'x402_authorization', '--wait', '--timeout', '120'], sbEnv);
   // Rating someone else's question with an encrypted commit, then seeing it revealed. The simulated raters stay
   // out of this round: with --auto-advance their votes would make the keeper jump the clock past the voting window
@@ -123,11 +121,12 @@ try {
   step('a browser handoff link for a human-held wallet (token only in the fragment)', ['handoff', '--file', askFile, '--ttl', '30m'], sbEnv);
   // Evidence, verified offline against pinned keys.
   const keysFile = path.join(home, 'trusted-keys.json');
-  const apiKey = readFileSync(sandbox.info.workspace.apiKeyFile, 'utf8').trim();
+  // The workspace evidence routes take the owner's browser session cookie (never an API key, never argv).
+  const cookieArgs = ['--session-cookie-file', sandbox.info.workspace.sessionCookieFile];
   step('download the public trusted keys (no account)', ['evidence', 'keys', '--out', keysFile], sbEnv);
   const runId = `run_${JSON.parse(readFileSync(path.join(home, 'state', 'loopsign', 'journal', readdirSync(path.join(home, 'state', 'loopsign', 'journal')).find((f) => f.startsWith('ask-') && JSON.parse(readFileSync(path.join(home, 'state', 'loopsign', 'journal', f), 'utf8')).clientRequestId === 'demo-release-go-no-go')), 'utf8')).confirm.contentIds[0]}`;
-  step('fetch the evidence packet of the settled round and verify it against the pinned keys', ['evidence', 'fetch', 'run', runId, '--workspace', sandbox.info.workspace.id, '--trusted-keys', keysFile, '--out', path.join(home, 'packet.json')], { ...sbEnv, LOOPSIGN_API_KEY: apiKey });
-  step('fetch and verify the audit chain of everything the sandbox did', ['evidence', 'fetch', 'audit', '--workspace', sandbox.info.workspace.id, '--out', path.join(home, 'audit.json')], { ...sbEnv, LOOPSIGN_API_KEY: apiKey });
+  step('fetch the evidence packet of the settled round and verify it against the pinned keys', ['evidence', 'fetch', 'run', runId, '--workspace', sandbox.info.workspace.id, '--trusted-keys', keysFile, '--out', path.join(home, 'packet.json'), ...cookieArgs], sbEnv);
+  step('fetch and verify the audit chain of everything the sandbox did', ['evidence', 'fetch', 'audit', '--workspace', sandbox.info.workspace.id, '--out', path.join(home, 'audit.json'), ...cookieArgs], sbEnv);
   await control(sandbox.info.baseUrl, '/__sandbox/hostile', { scenario: 'inflated_approval', count: 5 });
   const hostileFile = path.join(home, 'hostile.json');
   writeFileSync(hostileFile, readFileSync(askFile, 'utf8').replace('demo-release-go-no-go', 'demo-hostile-plan').replace('release 42', 'release 43'));

@@ -9,6 +9,7 @@ import { ExitCode, UsageError } from './errors.js';
 import type { GlobalFlags } from './config.js';
 import { examples, type Define, type Handler, type Lazy } from './commands/define.js';
 import { defineAsk } from './commands/ask.def.js';
+import { defineCheckPlan } from './commands/check-plan.def.js';
 import { defineConfig } from './commands/config.def.js';
 import { defineEvidence, defineVerifyEvidence } from './commands/evidence.def.js';
 import { defineGenerate, defineReview } from './commands/generate.def.js';
@@ -25,6 +26,7 @@ const COMMANDS: Define[] = [
   defineTemplates,
   defineQuote,
   defineAsk,
+  defineCheckPlan,
   defineConfirm,
   defineStatus,
   defineResult,
@@ -76,6 +78,8 @@ export function buildProgram(out: Output): Command {
     .option('--keystore <file>', 'encrypted keystore (env LOOPSIGN_KEYSTORE; default under the XDG data dir)')
     .option('--password-file <file>', 'read the keystore password from this file (env LOOPSIGN_PASSWORD_FILE)')
     .option('--password-env <name>', 'read the keystore password from this environment variable (default LOOPSIGN_PASSWORD)')
+    .option('--allow-weak-kdf', 'unlock a keystore whose key derivation is weaker than common wallets write (see `wallet rekey`)')
+    .option('--policy <file>', 'a spending policy enforced on top of the config folder\'s policy.json; adds limits, never lifts one (env LOOPSIGN_POLICY)')
     .option('--quiet', 'no progress output')
     .option('--debug', 'show stack traces and details on errors')
     .showHelpAfterError(out.json ? false : '(run with --help for usage)')

@@ -3,8 +3,10 @@
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { UsageError } from './errors.js';
-import { defaultConfigFile, defaultKeystorePath } from './paths.js';
+import { defaultConfigFile, defaultKeystorePath, expandHome } from './paths.js';
 import { SUPPORTED_CHAIN_IDS } from './chains/table.js';
+import { hideUrlInOutput, redactUrl } from './output.js';
+import { DEFAULT_PROFILE_ID } from './protocol/profiles/index.js';
 
 export type Source = 'flag' | 'env' | 'config' | 'default' | 'sandbox manifest';
 
@@ -24,6 +26,9 @@ export interface GlobalFlags {
   keystore?: string;
   passwordFile?: string;
   passwordEnv?: string;
+  allowWeakKdf?: boolean;
+  /** A policy file enforced on top of the config folder's policy.json (it can add limits, never lift one). */
+  policy?: string;
 }
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
@@ -55,7 +60,13 @@ export const configFileSchema = z
     rpcTimeoutMs: z.number().int().positive().optional(),
     maxFeePerGasGwei: z.union([z.number().positive(), z.string()]).optional(),
     apiKeyHeader: z.string().optional(),
+    /** The service profile (src/protocol/profiles): routes, ask rules, hash layouts and trust anchors of one service version. */
+    profile: z.string().optional(),
     chains: z.record(z.string(), chainOverride).optional(),
+    /** Opt-in: let `chains["8453"]` replace production trust anchors (a warning is printed on every signing command). */
+    allowProductionOverrides: z.boolean().optional(),
+    /** Opt-in: accept a plain-http RPC on a host that is not loopback (a private node the user runs). */
+    allowInsecureRpc: z.boolean().optional(),
   })
   .strict();
 
@@ -74,8 +85,12 @@ export interface ResolvedConfig {
   sandboxManifest: Setting<string | undefined>;
   /** How long one RPC request may take before it counts as failed (a stalled node). */
   rpcTimeoutMs: Setting<number>;
+  /** The service profile id (env LOOPSIGN_PROFILE, config `profile`). */
+  profile: Setting<string>;
   /** Refuse to sign when the network asks more per gas than this (gwei); unset: the chain's default. */
   maxFeePerGasGwei: Setting<string | undefined>;
+  /** --allow-weak-kdf: unlock a keystore whose KDF is below the floor (wallet/keystore.ts). */
+  allowWeakKdf: boolean;
   file: ConfigFile;
 }
 
@@ -147,6 +162,11 @@ export function parseChainId(raw: unknown, where: string): number {
   return id;
 }
 
+/** localhost, 127.0.0.0/8 or ::1 (URL.hostname form). */
+export function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
 export function checkBaseUrl(raw: string, where: string): string {
   let url: URL;
   try {
@@ -154,7 +174,7 @@ export function checkBaseUrl(raw: string, where: string): string {
   } catch {
     throw new UsageError('invalid_base_url', `${where}: "${raw}" is not a URL`, { hint: 'for example https://www.rateloop.ai' });
   }
-  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  const loopback = isLoopbackHost(url.hostname);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
     throw new UsageError('insecure_base_url', `${where}: ${raw} must use https (plain http only on a loopback host)`);
   }
@@ -162,10 +182,52 @@ export function checkBaseUrl(raw: string, where: string): string {
   return url.toString().replace(/\/+$/, '');
 }
 
+/**
+ * An RPC URL: http(s) only; plain http only on a loopback host unless the user opted in (`allowInsecureRpc`), since
+ * a remote plain-http RPC can be read and answered by anyone on the path. RPC URLs often carry an API key in their
+ * path or userinfo: from here on every output hides all but scheme and host (output.ts).
+ */
+export function checkRpcUrl(raw: string, where: string, allowInsecure: boolean): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError('invalid_rpc_url', `${where}: the RPC URL is not a URL`, { hint: 'for example https://mainnet.base.org' });
+  }
+  hideUrlInOutput(raw);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new UsageError('invalid_rpc_url', `${where}: ${redactUrl(raw)} must use https (or http on a loopback host)`);
+  }
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !allowInsecure) {
+    throw new UsageError('insecure_rpc_url', `${where}: ${redactUrl(raw)} is plain http on a remote host; use https (plain http only on a loopback host, or set "allowInsecureRpc": true in the config file)`);
+  }
+  return raw;
+}
+
+/** Paths from flags, the environment or the config file: `~` and `~/…` are the home directory (no shell expands them there). */
+function pathSetting<T extends string | undefined>(setting: Setting<T>, what: string): Setting<T> {
+  return setting.value === undefined ? setting : { value: expandHome(setting.value, `${what} (from ${setting.source})`) as T, source: setting.source };
+}
+
+/** Which production trust anchors (chain 8453) the config file replaces, as dotted keys. */
+export function productionOverrideKeys(file: ConfigFile): string[] {
+  const o = file.chains?.['8453'];
+  if (!o) return [];
+  const keys = [
+    ...Object.keys(o.contracts ?? {}).map((k) => `contracts.${k}`),
+    ...(o.tokens?.USDC?.address ? ['tokens.USDC.address'] : []),
+    ...(o.tokens?.USDC?.eip712 ? ['tokens.USDC.eip712'] : []),
+    ...(o.tokens?.LREP?.address ? ['tokens.LREP.address'] : []),
+    ...(o.batchDelegate ? ['batchDelegate'] : []),
+  ];
+  return keys.map((k) => `chains.8453.${k}`);
+}
+
 export async function resolveConfig(flags: GlobalFlags): Promise<ResolvedConfig> {
-  const configFile: Setting<string> = process.env.LOOPSIGN_CONFIG
-    ? { value: process.env.LOOPSIGN_CONFIG, source: 'env' }
-    : { value: defaultConfigFile(), source: 'default' };
+  const configFile = pathSetting<string>(
+    process.env.LOOPSIGN_CONFIG ? { value: process.env.LOOPSIGN_CONFIG, source: 'env' } : { value: defaultConfigFile(), source: 'default' },
+    'config file',
+  );
   const { found, data } = await loadConfigFile(configFile.value);
 
   const chainRaw = pick<string | number>(flags.chainId, 'LOOPSIGN_CHAIN_ID', data.chainId, DEFAULT_CHAIN_ID);
@@ -175,6 +237,12 @@ export async function resolveConfig(flags: GlobalFlags): Promise<ResolvedConfig>
   if (baseUrl.value !== undefined) baseUrl.value = checkBaseUrl(baseUrl.value, `base URL (from ${baseUrl.source})`);
 
   const rpcUrl = pick<string | undefined>(flags.rpcUrl, 'LOOPSIGN_RPC_URL', data.rpcUrl ?? data.chains?.[String(chainId.value)]?.rpcUrl, undefined);
+  if (rpcUrl.value !== undefined) checkRpcUrl(rpcUrl.value, `RPC URL (from ${rpcUrl.source})`, data.allowInsecureRpc === true);
+  if (productionOverrideKeys(data).length > 0 && data.allowProductionOverrides !== true) {
+    throw new UsageError('production_override_refused', `config file ${configFile.value} replaces production (8453) trust anchors (${productionOverrideKeys(data).join(', ')}) without "allowProductionOverrides": true`, {
+      hint: 'remove chains."8453" from the config file, or add "allowProductionOverrides": true if you really mean to trust other contracts on Base',
+    });
+  }
 
   return {
     configFile,
@@ -182,12 +250,14 @@ export async function resolveConfig(flags: GlobalFlags): Promise<ResolvedConfig>
     baseUrl,
     rpcUrl,
     chainId,
-    keystore: pick(flags.keystore, 'LOOPSIGN_KEYSTORE', data.keystore, defaultKeystorePath()),
-    passwordFile: pick<string | undefined>(flags.passwordFile, 'LOOPSIGN_PASSWORD_FILE', data.passwordFile, undefined),
+    keystore: pathSetting(pick(flags.keystore, 'LOOPSIGN_KEYSTORE', data.keystore, defaultKeystorePath()), 'keystore path'),
+    passwordFile: pathSetting(pick<string | undefined>(flags.passwordFile, 'LOOPSIGN_PASSWORD_FILE', data.passwordFile, undefined), 'password file'),
     passwordEnv: pick(flags.passwordEnv, undefined, data.passwordEnv, 'LOOPSIGN_PASSWORD'),
-    sandboxManifest: pick<string | undefined>(undefined, 'LOOPSIGN_SANDBOX_MANIFEST', data.sandboxManifest, undefined),
+    sandboxManifest: pathSetting(pick<string | undefined>(undefined, 'LOOPSIGN_SANDBOX_MANIFEST', data.sandboxManifest, undefined), 'sandbox manifest'),
     rpcTimeoutMs: positiveMs(pick<string | number>(undefined, 'LOOPSIGN_RPC_TIMEOUT_MS', data.rpcTimeoutMs, 20_000), 'RPC timeout'),
+    profile: pick<string>(undefined, 'LOOPSIGN_PROFILE', data.profile, DEFAULT_PROFILE_ID),
     maxFeePerGasGwei: positiveGwei(pick<string | number | undefined>(undefined, 'LOOPSIGN_MAX_FEE_GWEI', data.maxFeePerGasGwei, undefined)),
+    allowWeakKdf: flags.allowWeakKdf === true,
     file: data,
   };
 }

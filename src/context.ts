@@ -2,18 +2,28 @@
 // config.ts pulls in zod, so it is imported only when a command asks for its configuration.
 import type { Output } from './output.js';
 import type { GlobalFlags, ResolvedConfig } from './config.js';
+import type { Approver, PolicyGate } from './policy/gate.js';
 
 export interface Context {
   out: Output;
   flags: GlobalFlags;
   config(): Promise<ResolvedConfig>;
+  /** The spending policy that applies to this run (loaded once, lazily). */
+  policy(): Promise<PolicyGate>;
 }
 
-export function createContext(flags: GlobalFlags, out: Output): Context {
+/**
+ * `approver` asks a human to approve a spend above the policy's threshold: the MCP server passes one that uses
+ * elicitation; the CLI asks on a terminal, and nowhere else.
+ */
+export function createContext(flags: GlobalFlags, out: Output, approver?: Approver): Context {
   let resolved: Promise<ResolvedConfig> | undefined;
+  let gate: Promise<PolicyGate> | undefined;
   return {
     out,
     flags,
     config: () => (resolved ??= import('./config.js').then((m) => m.resolveConfig(flags))),
+    policy: () =>
+      (gate ??= Promise.all([import('./policy/gate.js'), import('./policy/prompt.js')]).then(([g, p]) => g.PolicyGate.load(out, flags.policy, approver ?? p.terminalApprover(out)))),
   };
 }

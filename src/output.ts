@@ -2,7 +2,10 @@
 // - with --json, stdout carries exactly one JSON document: {"ok":true,...} or {"ok":false,"error":{...}};
 //   progress goes to stderr as one JSON line per event;
 // - without --json, readable text on stdout, progress on stderr (a spinner on a TTY);
-// - colours only on a TTY and never under NO_COLOR.
+// - colours only on a TTY and never under NO_COLOR;
+// - human-mode text is made inert (terminal controls shown as escapes) before loopsign's own colours are applied;
+// - URLs that may carry credentials (RPC URLs) are shown as scheme and host only, in every mode.
+import { randomBytes } from 'node:crypto';
 import { styleText } from 'node:util';
 import { LoopsignError, exitCodeOf, ExitCode } from './errors.js';
 
@@ -50,22 +53,79 @@ export function serviceDocument(doc: unknown, extra: Record<string, unknown> = {
   return { ...summary, ...extra, service: doc };
 }
 
-// ANSI/VT escape sequences (CSI, OSC, and two-byte ESC forms), then any other C0/C1 control character.
-const ESCAPES = /\u001b(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[@-Z\\-_])/g;
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+// Text from the service can carry terminal controls: ESC [2K erases the line above, \r overwrites the current one,
+// OSC sequences set titles, hyperlinks or the clipboard, bidi overrides reorder what is shown. In human output every
+// such character becomes a visible escape (\u001b, \r …), so the rest of the sequence is plain printable text.
+// Newlines stay in results (multi-line by design) and are escaped in one-line messages (errors, hints, progress).
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const CONTROLS_AND_NEWLINES = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
-/** Service text as loopsign may print it: escape sequences removed, other control characters made spaces. */
-export function printable(text: string): string {
-  return text.replace(ESCAPES, '').replace(CONTROLS, ' ');
+function escapeControl(c: string): string {
+  if (c === '\r') return '\\r';
+  if (c === '\n') return '\\n';
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
-/** A service word (an error code, a recoverWith action) in its documented form, or undefined: never free text. */
+/** Terminal-inert text: every control character (but tab, and newline unless oneLine) shown as an escape. */
+export function inert(text: string, oneLine = false): string {
+  return text.replace(oneLine ? CONTROLS_AND_NEWLINES : CONTROLS, escapeControl);
+}
+
+// URLs whose path, query or userinfo may hold an API key (RPC URLs), registered by config.ts: every byte written
+// goes through hideUrls, so no message, stack trace or JSON document can show them.
+const hidden: Array<[needle: string, replacement: string]> = [];
+
+/** scheme://host[:port], plus "/…" when the URL has more (path, query, credentials are never shown). */
+export function redactUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    const more = u.username !== '' || u.password !== '' || u.pathname.length > 1 || u.search !== '' || u.hash !== '';
+    return `${u.protocol}//${u.host}${more ? '/…' : ''}`;
+  } catch {
+    return '[url]';
+  }
+}
+
+export function hideUrlInOutput(raw: string): void {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return;
+  }
+  const shown = redactUrl(raw);
+  if (!shown.endsWith('/…')) return; // nothing beyond scheme and host
+  const needles: Array<[string, string]> = [
+    [raw, shown],
+    [u.href, shown],
+    [u.href.replace(/\/$/, ''), shown],
+  ];
+  // The secret parts alone too (a library may print the path or the key without the host). Short parts such as
+  // "/rpc" are not secrets and would garble other text.
+  for (const part of [`${u.pathname}${u.search}`, u.pathname, u.search, decodeURIComponent(u.username), decodeURIComponent(u.password), u.username, u.password]) {
+    if (part.length >= 8) needles.push([part, '[redacted]']);
+  }
+  for (const n of needles) if (!hidden.some(([x]) => x === n[0])) hidden.push(n);
+  hidden.sort((a, b) => b[0].length - a[0].length);
+}
+
+export function hideUrls(text: string): string {
+  let out = text;
+  for (const [needle, replacement] of hidden) if (out.includes(needle)) out = out.split(needle).join(replacement);
+  return out;
+}
+
+// JSON.stringify escapes C0 controls but leaves DEL, C1 controls (U+009B is an 8-bit CSI), line separators and bidi
+// overrides raw; escaped too, the document means the same and stays inert if a person pipes it to a terminal.
+const JSON_RAW_CONTROLS = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** A service word (an error code, a recoverWith action, a next action) in its documented form, or undefined: never free text. */
 export function serviceWord(value: unknown): string | undefined {
   return typeof value === 'string' && WORD.test(value) ? value : undefined;
 }
 
 export function jsonText(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)).replace(JSON_RAW_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 export type Style = Parameters<typeof styleText>[0];
@@ -80,6 +140,10 @@ export interface Spinner {
 export class Output {
   private written = false;
   private activeSpinner: Spinner | undefined;
+  // style() hands out placeholders that only this process can make; they become colours after the text around
+  // them has been made inert, so loopsign's colours survive and a service's escape sequences do not.
+  private readonly styleToken = randomBytes(8).toString('hex');
+  private readonly styled = new Map<string, string>();
 
   constructor(
     readonly options: OutputOptions,
@@ -94,7 +158,30 @@ export class Output {
   style(style: Style, text: string, stream: 'stdout' | 'stderr' = 'stdout'): string {
     const tty = this.streams[stream].isTTY === true;
     if (!tty || process.env.NO_COLOR !== undefined || process.env.TERM === 'dumb') return text;
-    return styleText(style, text);
+    const placeholder = `\uE000${this.styleToken}.${this.styled.size}\uE001`;
+    // Whether to colour was decided above, for this stream; styleText would otherwise look at process.stdout.
+    this.styled.set(placeholder, styleText(style, inert(text), { validateStream: false }));
+    return placeholder;
+  }
+
+  /** Human-mode text as it reaches the terminal: inert, then loopsign's own colours. */
+  private human(text: string, oneLine = false): string {
+    let out = inert(text, oneLine);
+    if (this.styled.size > 0 && out.includes(`\uE000${this.styleToken}.`)) {
+      for (const [placeholder, value] of this.styled) out = out.split(placeholder).join(value);
+    }
+    return out;
+  }
+
+  /** Every byte goes out here: credential-bearing URLs are hidden whatever the mode. */
+  private write(stream: 'stdout' | 'stderr', text: string): void {
+    this.streams[stream].write(hideUrls(text));
+  }
+
+  /** A free-form human line on stderr (lists, per-file reports); nothing under --json. */
+  note(text: string): void {
+    if (this.options.json) return;
+    this.write('stderr', this.human(text) + '\n');
   }
 
   /**
@@ -108,11 +195,11 @@ export class Output {
     this.written = true;
     this.stopSpinner();
     if (this.options.json) {
-      this.streams.stdout.write(jsonText({ ok: true, ...redact(data) }) + '\n');
+      this.write('stdout', jsonText({ ok: true, ...redact(data) }) + '\n');
       return;
     }
-    const rendered = typeof text === 'function' ? text() : (text ?? defaultText(redact(data)));
-    if (rendered.length > 0) this.streams.stdout.write(rendered.endsWith('\n') ? rendered : rendered + '\n');
+    const rendered = this.human(typeof text === 'function' ? text() : (text ?? defaultText(redact(data))));
+    if (rendered.length > 0) this.write('stdout', rendered.endsWith('\n') ? rendered : rendered + '\n');
   }
 
   /** Render a failure. Returns the exit code to use. */
@@ -122,16 +209,15 @@ export class Output {
     const body = errorBody(error, this.options.debug);
     if (this.options.json && !this.written) {
       this.written = true;
-      this.streams.stdout.write(jsonText({ ok: false, error: body }) + '\n');
+      this.write('stdout', jsonText({ ok: false, error: body }) + '\n');
     } else {
-      const label = this.style('red', 'error:', 'stderr');
-      let line = `${label} ${body.message}`;
-      if (body.hint) line += `\n${this.style('dim', 'hint:', 'stderr')} ${body.hint}`;
-      this.streams.stderr.write(line + '\n');
+      let line = `${this.style('red', 'error:', 'stderr')} ${inert(body.message, true)}`;
+      if (body.hint) line += `\n${this.style('dim', 'hint:', 'stderr')} ${inert(body.hint, true)}`;
+      this.write('stderr', this.human(line) + '\n');
     }
     if (this.options.debug && error instanceof Error && error.stack) {
-      this.streams.stderr.write(error.stack + '\n');
-      if (error.cause instanceof Error && error.cause.stack) this.streams.stderr.write(`cause: ${error.cause.stack}\n`);
+      this.write('stderr', this.human(error.stack) + '\n');
+      if (error.cause instanceof Error && error.cause.stack) this.write('stderr', this.human(`cause: ${error.cause.stack}`) + '\n');
     }
     return code;
   }
@@ -139,7 +225,7 @@ export class Output {
   /** A progress event: a JSON line on stderr under --json, else a plain line (unless --quiet). */
   progress(event: string, message: string, data: Record<string, unknown> = {}): void {
     if (this.options.json) {
-      this.streams.stderr.write(jsonText({ event, message, ...redact(data) }) + '\n');
+      this.write('stderr', jsonText({ event, message, ...redact(data) }) + '\n');
       return;
     }
     if (this.options.quiet) return;
@@ -147,15 +233,15 @@ export class Output {
       this.activeSpinner.update(message);
       return;
     }
-    this.streams.stderr.write(`${this.style('dim', '•', 'stderr')} ${message}\n`);
+    this.write('stderr', this.human(`${this.style('dim', '•', 'stderr')} ${inert(message, true)}`) + '\n');
   }
 
   warn(message: string, data: Record<string, unknown> = {}): void {
     if (this.options.json) {
-      this.streams.stderr.write(jsonText({ event: 'warning', message, ...redact(data) }) + '\n');
+      this.write('stderr', jsonText({ event: 'warning', message, ...redact(data) }) + '\n');
       return;
     }
-    this.streams.stderr.write(`${this.style('yellow', 'warning:', 'stderr')} ${message}\n`);
+    this.write('stderr', this.human(`${this.style('yellow', 'warning:', 'stderr')} ${inert(message, true)}`) + '\n');
   }
 
   /** A spinner on a TTY; progress events otherwise. ora is loaded only when a spinner is really shown. */
@@ -163,17 +249,18 @@ export class Output {
     const stderr = this.streams.stderr;
     if (!this.options.json && !this.options.quiet && stderr.isTTY === true) {
       const { default: ora } = await import('ora');
-      const s = ora({ text: message, stream: stderr as NodeJS.WriteStream }).start();
+      const clean = (m: string | undefined) => (m === undefined ? undefined : hideUrls(inert(m, true)));
+      const s = ora({ text: clean(message), stream: stderr as NodeJS.WriteStream }).start();
       const spinner: Spinner = {
         update: (m) => {
-          s.text = m;
+          s.text = clean(m)!;
         },
         succeed: (m) => {
-          s.succeed(m);
+          s.succeed(clean(m));
           this.activeSpinner = undefined;
         },
         fail: (m) => {
-          s.fail(m);
+          s.fail(clean(m));
           this.activeSpinner = undefined;
         },
         stop: () => {

@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { createPublicClient, http, parseAbi, type Hex } from 'viem';
+import { createPublicClient, decodeFunctionData, http, parseAbi, type Hex } from 'viem';
+import { contentRegistryAbi, x402SubmitterAbi } from '../src/protocol/abi.js';
 import { filesUnder, findSecret, makeHome, registerSecret, runCli, VECTORS, type Home } from './helpers/cli.js';
 import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
 import { capture } from './helpers/capture.js';
@@ -153,7 +154,82 @@ describe('asks through to a settled result', () => {
     expect(q.json().service.wallet.address.toLowerCase()).toBe(dev.toLowerCase());
     const t = await run(['templates']);
     expect(t.code).toBe(0);
-    expect(t.stdout).toMatch(/feature_acceptance_test\s+Feature acceptance test\s+\(inputs: acceptanceCriteria, expectedBehavior, releaseStage, testSteps\)/);
+    expect(t.stdout).toMatch(/head_to_head_ab\s+Head-to-Head A\/B\s+\(inputs: optionAKey, optionALabel, optionBKey, optionBLabel\)/);
+    expect(t.stdout).toMatch(/feature_acceptance_test\s+Feature Acceptance Test\n/);
+  });
+});
+
+describe('asks as the live service takes them (issue 12 §3)', () => {
+  it('a seed-shaped file is sent live-shaped (one-epoch round, one settled round, windows = the duration) and paid by x402: its hashes are verified', async () => {
+    const before = await balance('USDC');
+    const file = askFile({
+      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3', requiredSettledRounds: '1', bountyStartBy: '0', bountyWindowSeconds: '900', feedbackWindowSeconds: '900' },
+      roundConfig: { epochDuration: '900', maxDuration: '900', minVoters: '3', maxVoters: '100' },
+    });
+    const r = await run(['--json', 'ask', '--file', file, '--payment-mode', 'x402_authorization']);
+    expect(r.code, r.stdout + r.stderr.slice(-1500)).toBe(0);
+    expect(r.json()).toMatchObject({ status: 'submitted', paymentMode: 'x402_authorization', transactions: 1 });
+    expect(await balance('USDC')).toBe(before - 1_500_000n);
+    // What was sent (journaled) carries none of the seed fields: the sandbox, like the service, would refuse them.
+    const sent = JSON.parse(readFileSync(r.json().journal, 'utf8')).request;
+    expect(sent.roundConfig).toEqual({ minVoters: '3', maxVoters: '100', questionDurationSeconds: '900' });
+    expect(sent.bounty).toEqual({ amount: '1500000', asset: 'USDC', requiredVoters: '3' });
+  });
+
+  it('a seed field with no live equivalent is refused locally (exit 2, the field and what the service offers named); nothing is asked', async () => {
+    const ops = (await sb.control('/__sandbox/state')).operations;
+    const r = await run(['--json', 'ask', '--file', askFile({ roundConfig: { epochDuration: '600', maxDuration: '1800', minVoters: '3', maxVoters: '100' } })]);
+    expect(r.code).toBe(2);
+    expect(r.json().error.field).toBe('roundConfig.maxDuration');
+    expect(r.json().error.message).toMatch(/one-epoch rounds.*questionDurationSeconds/);
+    expect((await sb.control('/__sandbox/state')).operations).toBe(ops);
+  });
+
+  it.each(['wallet_calls', 'x402_authorization'])('a gated question with hosted details and no bond (%s): URLs empty on chain, a zero LREP bond, accepted by the registry', async (mode) => {
+    const hosted = await sb.control('/__sandbox/content', { gated: true, details: `Confidential brief ${mode}` });
+    const before = await balance('USDC');
+    const file = askFile({}, { contextUrl: undefined, title: `Gated question (${mode}, ${n})`, detailsUrl: hosted.details.url, detailsHash: hosted.details.sha256, confidentiality: { visibility: 'gated' } });
+    const r = await run(['--json', 'ask', '--file', file, '--payment-mode', mode]);
+    expect(r.code, r.stdout + r.stderr.slice(-1500)).toBe(0);
+    expect(await balance('USDC')).toBe(before - 1_500_000n);
+    // The submit transaction this wallet signed carries the question with its URLs blanked and the details hash kept.
+    const journal = JSON.parse(readFileSync(r.json().journal, 'utf8'));
+    const submit = journal.txs.map((t: { hash: Hex }) => t.hash).at(-1) as Hex;
+    const tx = await pub.getTransaction({ hash: submit });
+    const { args } = decodeFunctionData({ abi: [...contentRegistryAbi, ...x402SubmitterAbi], data: tx.input }) as { args: any[] };
+    expect([args[0], args[1], args[2], args[6].detailsUrl]).toEqual(['', [], '', '']);
+    expect(args[6].detailsHash).toBe(hosted.details.sha256);
+    expect(args[11]).toEqual({ gated: true, bondAsset: 0, bondAmount: 0n, flags: 1 });
+  });
+
+  it('a bundle the service fails with HTTP 500 (the live bug at 0b442ae): exit 3 with one clear error, nothing signed or paid', async () => {
+    const body = JSON.parse(readFileSync(path.join(VECTORS, 'asks/answer-variant-safety-review.json'), 'utf8'));
+    body.chainId = 31337;
+    body.clientRequestId = `bundle-500-${Date.now()}`;
+    const file = home.file(`${body.clientRequestId}.json`, JSON.stringify(body));
+    await sb.control('/__sandbox/hostile', { scenario: 'bundle_internal_error', count: 100 });
+    const usdc = await balance('USDC');
+    const n0 = await nonce();
+    const json = await run(['--json', 'ask', '--file', file]);
+    const text = await run(['--quiet', 'ask', '--file', file]);
+    await sb.control('/__sandbox/hostile', undefined, 'DELETE');
+    expect(json.code, json.stdout).toBe(3);
+    expect(json.json().error).toMatchObject({ code: 'failed_submission', status: 500 });
+    expect(json.json().error.message).toMatch(/HTTP 500 failed_submission: Cannot read properties of undefined \(reading 'detailsUrl'\)\): a known fault of this service version with multi-question \(bundle\) asks \(profile rateloop-main-2026-08\); it returned no plan, so nothing was signed or paid/);
+    expect(text.code).toBe(3);
+    // (A `warning:` line about the spending policy may come first; the failure itself is one error line and its hint.)
+    expect(text.stderr.trim().split('\n').filter((l) => !l.startsWith('warning:'))).toEqual([expect.stringMatching(/^error: the service failed \(HTTP 500/), expect.stringMatching(/^hint: ask the questions one at a time/)]);
+    expect(await balance('USDC')).toBe(usdc);
+    expect(await nonce()).toBe(n0);
+    capture.count('hostile scenarios refused with exit 5', 'bundle_internal_error (exit 3)');
+  }, 120_000);
+
+  it('84532: no trusted deployment of the paid-round contracts, said before anything is sent (exit 2, what to configure)', async () => {
+    const r = await run(['--json', '--chain-id', '84532', '--base-url', 'http://127.0.0.1:9', 'ask', '--file', askFile({ chainId: 84532 })], { LOOPSIGN_SANDBOX_MANIFEST: '' });
+    expect(r.code, r.stdout).toBe(2);
+    expect(r.json().error).toMatchObject({ code: 'no_trusted_deployment' });
+    expect(r.json().error.message).toMatch(/chain 84532 \(Base Sepolia\): the service has no published deployment of its paid-round contracts/);
+    expect(r.json().error.hint).toMatch(/chains\.84532\.contracts\.\{contentRegistry, questionRewardPoolEscrow/);
   });
 });
 
@@ -177,7 +253,7 @@ describe('local validation: exit 2 before any network call', () => {
     expect((await run(['--json', 'ask', '--file', path.join(home.dir, 'none.json')])).json().error.code).toBe('file_not_found');
     expect((await run(['--json', 'ask', '--file', home.file('bad.json', '{oops')])).json().error.code).toBe('invalid_json');
     const details = home.file('details.txt', 'the details');
-    const file = askFile({}, { detailsUrl: 'https://example.com/details', detailsHash: `0x${'00'.repeat(32)}` });
+    const file = askFile({}, { detailsUrl: 'https://example.com/details', detailsHash: `0x${'11'.repeat(32)}` });
     const r = await run(['--json', 'ask', '--file', file, '--details-file', details]);
     expect(r.code).toBe(2);
     expect(r.json().error.message).toMatch(/detailsHash: does not match the SHA-256/);
@@ -222,7 +298,7 @@ describe('the plan guard refuses every hostile scenario with exit 5, and nothing
 
   it('covers every ask, x402 and bonus scenario the sandbox offers', async () => {
     const offered = (await sb.control('/__sandbox/hostile')).scenarios.filter((s: { flow: string }) => ['ask', 'x402', 'bonus'].includes(s.flow)).map((s: { name: string }) => s.name);
-    const tested = new Set([...askScenarios.map(([s]) => s), ...bonusScenarios]);
+    const tested = new Set([...askScenarios.map(([s]) => s), ...bonusScenarios, 'bundle_internal_error']);
     expect(offered.filter((s: string) => !tested.has(s))).toEqual([]);
   });
 

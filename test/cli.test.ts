@@ -107,6 +107,23 @@ describe('loopsign CLI contract', () => {
     expect(r.json().chain.source).toContain('config overrides');
   });
 
+  it('names the active service profile and where each trust anchor came from; an unknown profile is exit 2', async () => {
+    const h = makeHome();
+    const r = await runCli(['--json', 'config', 'show'], h);
+    expect(r.json().settings.profile).toEqual({ value: 'rateloop-main-2026-08', source: 'default' });
+    expect(r.json().profile).toMatchObject({ id: 'rateloop-main-2026-08', source: 'default', routes: { asks: '/api/agent/asks' } });
+    expect(r.json().chain.sources).toMatchObject({ contentRegistry: 'profile rateloop-main-2026-08', LREP: 'profile rateloop-main-2026-08', USDC: 'built-in chain table' });
+    const cfg = h.file('profile.json', JSON.stringify({ profile: 'rateloop-main-2026-08', chains: { '84532': { contracts: { feedbackBonusEscrow: '0x' + '34'.repeat(20) } } } }));
+    const fromFile = await runCli(['--json', '--chain-id', '84532', 'config', 'show'], h, { env: { LOOPSIGN_CONFIG: cfg } });
+    expect(fromFile.json().settings.profile.source).toBe('config');
+    expect(fromFile.json().chain.sources.feedbackBonusEscrow).toBe('config file');
+    const unknown = await runCli(['--json', 'config', 'show'], h, { env: { LOOPSIGN_PROFILE: 'rateloop-next' } });
+    expect(unknown.code).toBe(2);
+    expect(unknown.json().error).toMatchObject({ code: 'unknown_profile', hint: 'known profiles: rateloop-main-2026-08' });
+    const sepolia = await runCli(['--json', '--chain-id', '84532', 'config', 'show'], h);
+    expect(sepolia.json().chain.noDeployment).toMatch(/no published deployment/);
+  });
+
   it('reports a broken config file in one line with exit 2', async () => {
     const h = makeHome();
     const bad = h.file('bad.json', '{"chainId": 8453, "colour": "blue"}');

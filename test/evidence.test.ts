@@ -1,15 +1,19 @@
 // Offline evidence verification: the shared example packet, every single-value tamper, trust anchors, legacy
 // schemas, hostile files, audit chains and coverage exports — through the core and through the built binary.
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createHash, generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { verifyPacket, sha256EvidenceValue, evidenceMerkleRoot } from '../src/evidence/packet.js';
 import { auditEventDigest, verifyAuditExport, GENESIS_DIGEST } from '../src/evidence/audit.js';
 import { coverageDigest, verifyCoverageExport } from '../src/evidence/coverage.js';
 import { keyIdOf, b64url, ED25519_SPKI_PREFIX } from '../src/evidence/keys.js';
+import { KIND_MAX_BYTES, sniffKind } from '../src/evidence/detect.js';
+import { parseSessionCookie } from '../src/evidence/session-cookie.js';
+import { evidenceRoute } from '../src/evidence/download.js';
 import { canonicalJson } from '../src/protocol/canonical.js';
-import { makeHome, runCli, VECTORS } from './helpers/cli.js';
+import { makeHome, readVector, runCli, VECTORS } from './helpers/cli.js';
 
 const PACKET_FILE = path.join(VECTORS, 'synthetic-evidence-v4.json');
 const PIN_FILE = path.join(VECTORS, 'synthetic-evidence-v4.spki.txt');
@@ -121,6 +125,67 @@ describe('the shared example packet', () => {
   });
 });
 
+// Rules of the service's own verifier that the live corpus does not exercise one by one (assurance-evidence-core at
+// the corpus commit): loopsign must not call valid what it calls invalid.
+describe('the real verifier\'s rules beyond the corpus', () => {
+  const live = readVector('live/evidence.json');
+  const automated = () => structuredClone(live.cases.find((c: any) => c.id === 'automated-host-enforced').packet);
+  const key = freshKey();
+  const signedBy = (p: any) => resign(p, key, 'code-unit');
+  const trusted = { publicKey: key.spki };
+
+  it('an automated run reads its enforcement mode from gate.policyReference, never from gate', () => {
+    const p = automated();
+    expect(verifyPacket(signedBy(p), trusted)).toMatchObject({ valid: true, errors: [] });
+    p.payload.reviewContext.gate.enforcementMode = 'advisory'; // ignored, as the service ignores it
+    expect(verifyPacket(signedBy(p), trusted).valid).toBe(true);
+    delete p.payload.reviewContext.gate.policyReference.enforcementMode;
+    p.payload.reviewContext.gate.enforcementMode = 'host_enforced';
+    const r = verifyPacket(signedBy(p), trusted);
+    expect(r.errors).toEqual(['review_context_invalid']);
+    expect(r.checks.find((c) => c.id === 'review_context')!.detail).toMatch(/policyReference\.enforcementMode/);
+  });
+
+  it.each([
+    ['a fractional selection-policy version', (rc: any) => (rc.versions.selectionPolicy.version = rc.gate.policyReference.version = 1.5)],
+    ['a selection-policy id that is not a string', (rc: any) => (rc.versions.selectionPolicy.id = rc.gate.policyReference.id = 7)],
+    ['a request-profile version beyond 2^53', (rc: any) => (rc.versions.requestProfile.version = 2 ** 53)],
+    ['a fractional lifecycle revision', (rc: any) => (rc.gate.stopGateEvidenceReference.lifecycleRevision = 1.5)],
+    ['a fractional sample bucket', (rc: any) => (rc.selectionTrigger.sampleBucket = 0.5)],
+  ])('%s is review_context_invalid', (_n, change) => {
+    const p = automated();
+    change(p.payload.reviewContext);
+    expect(verifyPacket(signedBy(p), trusted).errors).toEqual(['review_context_invalid']);
+  });
+
+  it('an unknown schema still has its review context checked (only v2 is exempt)', () => {
+    const p = automated();
+    p.payload.schemaVersion = 'rateloop.human-assurance.evidence.v5';
+    p.payload.reviewContext.selectionTrigger.reasonCodes = [];
+    expect(verifyPacket(signedBy(p), trusted).errors.sort()).toEqual(['review_context_invalid', 'unsupported_schema_version']);
+  });
+
+  it('the aggregation inputs the service refuses make verification fail, never pass', () => {
+    const unsuppressed = automated();
+    const cell = unsuppressed.payload.recomputation.cases.find((c: any) => c.overall.candidate !== undefined);
+    delete cell.overall.candidate;
+    delete cell.overall.baseline;
+    delete cell.overall.tie;
+    expect(verifyPacket(signedBy(unsuppressed), trusted).errors).toEqual(['verification_failed']);
+    const unreconciled = automated();
+    unreconciled.payload.recomputation.reviewerSources[0].targetReviewerCount += 1;
+    expect(verifyPacket(signedBy(unreconciled), trusted).errors).toEqual(['verification_failed']);
+  });
+
+  it('a foreign pin: the trust-anchor codes only, the signature checked with the packet key as the service does', () => {
+    const p = automated();
+    const r = verifyPacket(p, { publicKey: freshKey().spki });
+    expect(r.errors).toEqual(['untrusted_signing_key', 'signing_key_id_mismatch']);
+    expect(r.checks.find((c) => c.id === 'signature')).toMatchObject({ status: 'pass', detail: expect.stringMatching(/not trusted by itself/) });
+    expect(r.valid).toBe(false);
+  });
+});
+
 describe('audit chains', () => {
   /** evidence.md §11.2 written out literally (snake_case rows), independent of loopsign's fast path. */
   function specDigest(previous: string, e: any, nullAs: 'null' | 'string' = 'null'): string {
@@ -214,6 +279,17 @@ describe('audit chains', () => {
     expect(verifyAuditExport(c).errors).toEqual(['head_mismatch']);
     expect(verifyAuditExport({ events: 1 }).errors).toEqual(['invalid_export_shape']);
     expect(verifyAuditExport({ ...chain(1), workspaceId: undefined }).errors).toEqual(['workspace_missing']);
+    const unflagged = chain(3);
+    unflagged.integrity.valid = false;
+    expect(verifyAuditExport(unflagged).errors).toEqual(['head_mismatch']);
+  });
+
+  it('another format is refused, with the service verifier\'s code and the format named', () => {
+    for (const format of ['rateloop-audit-v2', undefined]) {
+      const r = verifyAuditExport({ ...chain(3), format });
+      expect(r).toMatchObject({ valid: false, errors: ['invalid_export_shape'] });
+      expect(r.detail).toMatch(/is not rateloop-audit-v1/);
+    }
   });
 });
 
@@ -275,6 +351,14 @@ describe('verify-evidence through the built binary', () => {
     const b = await runCli(['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', home.file('tk-broken.json', JSON.stringify(broken))], home);
     expect(b.code).toBe(2);
     expect(b.json().error.code).toBe('invalid_trusted_keys');
+    // uses must be an array of strings: a string was matched by substring ("not_decision_packet" contains it).
+    for (const uses of ['not_decision_packet', undefined, [1]]) {
+      const d: any = doc('current');
+      d.keys[0].uses = uses;
+      const u = await runCli(['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', home.file(`tk-uses-${String(uses)}.json`, JSON.stringify(d))], home);
+      expect(u.code, u.stdout).toBe(2);
+      expect(u.json().error).toMatchObject({ code: 'invalid_trusted_keys', message: expect.stringMatching(/uses must be an array of strings/) });
+    }
     const pinOut = path.join(home.dir, 'pin.spki.txt');
     const pin = await runCli(['evidence', 'pin', '--key-id', KEY_ID, '--out', pinOut, '--trusted-keys', home.file('tk-c.json', JSON.stringify(doc('current')))], home);
     expect(pin.code).toBe(0);
@@ -316,5 +400,106 @@ describe('verify-evidence through the built binary', () => {
     const bad = await runCli(['--json', 'verify-evidence', '--coverage', cov], home);
     expect(bad.code).toBe(8);
     expect(bad.json().error.errors).toEqual(['export_digest_mismatch']);
+  });
+});
+
+describe('reading within the cap of each kind of evidence file', () => {
+  const home = makeHome();
+  const dir = mkdtempSync(path.join(tmpdir(), 'loopsign-big-evidence-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  // The child's heap is capped at 128 MB: reading and parsing any of these files whole would exhaust it.
+  const smallHeap = { env: { NODE_OPTIONS: '--max-old-space-size=128' } };
+
+  /** A file of `bytes` bytes: head, `unit` repeated, tail — written in 1 MB pieces, never held whole here. */
+  async function bigFile(name: string, head: string, unit: string, bytes: number, tail: string): Promise<string> {
+    const file = path.join(dir, name);
+    const out = createWriteStream(file);
+    const piece = unit.repeat(Math.floor(1_000_000 / unit.length));
+    out.write(head);
+    for (let written = head.length; written < bytes - tail.length; written += piece.length) {
+      if (!out.write(piece)) await new Promise((r) => out.once('drain', r));
+    }
+    out.end(tail);
+    await new Promise((r) => out.on('finish', r));
+    return file;
+  }
+
+  it('tells the kind from the first bytes, as liberally as a cut prefix allows', () => {
+    expect(sniffKind('{"payload":{"schemaVersion":"rateloop.human-assurance.evid')).toBe('packet');
+    expect(sniffKind('\ufeff {"events":[{"event_id":"e1"')).toBe('audit');
+    expect(sniffKind('{"exportedAt":"2026","format":"rateloop-audit-v1","integrity":{')).toBe('audit');
+    expect(sniffKind('{"schemaVersion":"rateloop.assurance-coverage-export.v2","scopes":[')).toBe('coverage');
+    expect(sniffKind('{"schemaVersion":"rateloop.evidence-public-trusted-keys.v1","keys":[')).toBe('trusted-keys');
+    // Keys inside nested values do not count; neither does anything that is not an object.
+    expect(sniffKind('{"x":{"payload":1,"events":[]},"y":"{\\"signing\\":')).toBe('unknown');
+    expect(sniffKind('[[[],[]],[[]],')).toBe('unknown');
+    // Several kinds: the one with the smallest cap is read.
+    expect(sniffKind('{"events":[],"payload":{')).toBe('packet');
+    expect(KIND_MAX_BYTES.packet).toBeLessThan(KIND_MAX_BYTES.audit);
+  });
+
+  it('a 240 MB file of nested arrays is refused from its first 64 KiB, and as an audit export by its size', async () => {
+    const file = await bigFile('arrays.json', '[', '[[]],', 240_000_000, '[]]');
+    const r = await runCli(['--json', 'verify-evidence', file, '--public-key', PIN_FILE], home, smallHeap);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.json().error).toMatchObject({ code: 'invalid_packet_shape', message: expect.stringMatching(/first 64 KiB show no packet, audit, coverage or trusted-keys fields/) });
+    const a = await runCli(['--json', 'verify-evidence', '--audit', file], home, smallHeap);
+    expect(a.code, a.stderr).toBe(2);
+    expect(a.json().error).toMatchObject({ code: 'too_large', message: expect.stringMatching(new RegExp(`an audit export may be at most ${KIND_MAX_BYTES.audit} bytes`)) });
+    rmSync(file);
+  }, 120_000);
+
+  it('a file that starts like a packet is read only up to the 2 MB packet cap, from a file or from stdin', async () => {
+    const file = await bigFile('packet-like.json', '{"payload":{"x":[', '[[]],', 30_000_000, '[]]}}');
+    const r = await runCli(['--json', 'verify-evidence', file, '--public-key', PIN_FILE], home, smallHeap);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.json().error).toMatchObject({ code: 'too_large', message: expect.stringMatching(new RegExp(`is ${statSync(file).size} bytes; an evidence packet may be at most 2000000 bytes`)) });
+    const input = `{"payload":{"x":"${'x'.repeat(3_000_000)}"},"signing":{}}`;
+    const s = await runCli(['--json', 'verify-evidence', '-', '--public-key', PIN_FILE], home, { ...smallHeap, input });
+    expect(s.code, s.stderr).toBe(2);
+    expect(s.json().error).toMatchObject({ code: 'too_large', message: expect.stringMatching(/stdin is more than 2000000 bytes/) });
+  }, 60_000);
+
+  it('within its cap, an export with far more objects and arrays than evidence has is refused before it is parsed', async () => {
+    const file = await bigFile('audit-arrays.json', '{"format":"rateloop-audit-v1","integrity":{},"events":[', '[],', 30_000_000, '[]]}');
+    const r = await runCli(['--json', 'verify-evidence', '--audit', file], home, smallHeap);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.json().error).toMatchObject({ code: 'invalid_packet_shape', message: expect.stringMatching(new RegExp(`objects and arrays for ${statSync(file).size} characters`)) });
+  }, 60_000);
+});
+
+describe('the session cookie for evidence downloads', () => {
+  const value = 'Qm9ndXMtc2Vzc2lvbi10b2tlbi1mb3ItdGVzdHMtb25seQ';
+  it('takes the bare value, name=value, or a copied Cookie header, and sends only the session cookie', () => {
+    expect(parseSessionCookie(`${value}\n`, 'f')).toBe(`__Host-rateloop-session=${value}`);
+    expect(parseSessionCookie(`rateloop-session=${value}`, 'f')).toBe(`rateloop-session=${value}`);
+    expect(parseSessionCookie(`Cookie: a=1; __Host-rateloop-session=${value}; rateloop-session=other-value-123456`, 'f')).toBe(`__Host-rateloop-session=${value}`);
+  });
+
+  it.each([
+    ['no session cookie among others', 'a=1; b=2'],
+    ['a value with a space', `__Host-rateloop-session=${value} x`],
+    ['a value too short', 'short'],
+    ['two lines', `${value}\n${value}`],
+  ])('refuses %s (exit 6), never echoing what it read', (_n, text) => {
+    let error: any;
+    try {
+      parseSessionCookie(text, 'the session cookie file c.txt');
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ exitCode: 6, code: 'session_cookie_invalid' });
+    expect(`${error.message} ${error.hint}`).not.toContain(value);
+  });
+});
+
+describe('download routes', () => {
+  it('build the route from checked ids: "." and ".." (which a URL resolves by climbing, encoded or not) are refused', () => {
+    expect(evidenceRoute({ what: 'run', workspace: 'ws_1', runId: 'run:1.2' })).toMatchObject({ path: '/api/account/workspaces/ws_1/assurance/runs/run%3A1.2/evidence', defaultName: 'evidence-run:1.2.json' });
+    expect(evidenceRoute({ what: 'coverage', workspace: 'ws_1', from: '2026-01-01T00:00:00Z' }).query).toEqual({ from: '2026-01-01T00:00:00Z', to: undefined });
+    for (const [workspace, runId] of [['..', 'run_1'], ['ws_1', '.'], ['ws_1', '..'], ['ws/1', 'run_1'], ['ws_1', 'run_1/../x']]) {
+      expect(() => evidenceRoute({ what: 'run', workspace: workspace!, runId })).toThrow(expect.objectContaining({ code: 'invalid_id', exitCode: 2 }));
+    }
+    expect(() => evidenceRoute({ what: 'run', workspace: 'ws_1' })).toThrow(/needs RUN_ID/);
   });
 });

@@ -4,17 +4,19 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { normalizeAsk, AskFieldError } from '../src/protocol/ask-normalize.js';
+import { normalizeAsk, translateAsk, AskFieldError } from '../src/protocol/ask-normalize.js';
 import { verifyPacket } from '../src/evidence/packet.js';
 import { verifyAuditExport } from '../src/evidence/audit.js';
 import { verifyCoverageExport } from '../src/evidence/coverage.js';
 import { parseStrictJson, StrictJsonError } from '../src/evidence/strict-json.js';
+import { sniffKind } from '../src/evidence/detect.js';
+import { parseSessionCookie } from '../src/evidence/session-cookie.js';
 import { decryptKeystore } from '../src/wallet/keystore.js';
 import { checkWalletPlan, checkX402Request, checkBonusPlan } from '../src/wallet/plan-guard.js';
 import { checkSignedAction } from '../src/wallet/message-guard.js';
 import { computeAskHashes } from '../src/protocol/ask-hashes.js';
 import { TEMPLATES, resultSpecHash } from '../src/protocol/templates.js';
-import { BUILTIN_CHAINS } from '../src/chains/table.js';
+import { chainForProfile } from '../src/chains/index.js';
 import { LoopsignError, ExitCode } from '../src/errors.js';
 import { makeHome, runCli, VECTORS, TEST_ADDRESS } from './helpers/cli.js';
 import { capture } from './helpers/capture.js';
@@ -27,13 +29,15 @@ const DOCUMENTED = new Set<number>(Object.values(ExitCode));
 describe('fuzzing', () => {
   const example = JSON.parse(readFileSync(path.join(VECTORS, 'asks/world-cup-2026-48-teams.json'), 'utf8'));
 
-  it('ask files: any JSON, and the example with any one field replaced, gives a field error or a valid ask', () => {
+  it('ask files: any JSON, and the example with any one field replaced (seed fields included), gives a field error or a valid ask', () => {
     const runs = 600;
+    const seedBounty = fc.record({ amount: fc.constant('1500000'), requiredSettledRounds: json, bountyStartBy: json, bountyWindowSeconds: json, feedbackWindowSeconds: json }, { requiredKeys: ['amount'] });
+    const seedRound = fc.record({ epochDuration: json, maxDuration: json, questionDurationSeconds: json }, { requiredKeys: [] });
     fc.assert(
-      fc.property(fc.oneof(json, fc.record({ key: fc.constantFrom(...Object.keys(example), 'bounty', 'question'), value: json })), (v) => {
+      fc.property(fc.oneof(json, fc.record({ key: fc.constantFrom(...Object.keys(example), 'bounty', 'question', 'roundConfig'), value: fc.oneof(json, seedBounty, seedRound) })), (v) => {
         const body = v && typeof v === 'object' && 'key' in (v as object) && 'value' in (v as object) ? { ...example, [(v as { key: string }).key]: (v as { value: unknown }).value } : v;
         try {
-          normalizeAsk(body);
+          normalizeAsk(translateAsk(body, 1_795_348_800).body);
         } catch (error) {
           if (!(error instanceof AskFieldError)) throw error;
         }
@@ -91,6 +95,31 @@ describe('fuzzing', () => {
     count('raw evidence text', runs);
   });
 
+  it('evidence file starts and session cookies: a kind or unknown, a cookie or a credential error that never echoes it', () => {
+    const runs = 300;
+    const kinds = new Set(['packet', 'audit', 'coverage', 'trusted-keys', 'unknown']);
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ maxLength: 300 }), json.map((v) => JSON.stringify(v)).map((t) => t.slice(0, Math.max(1, t.length - 3)))), (prefix) => {
+        expect(kinds.has(sniffKind(prefix))).toBe(true);
+      }),
+      { numRuns: runs },
+    );
+    fc.assert(
+      fc.property(fc.string({ minLength: 16, maxLength: 120 }), (text) => {
+        try {
+          expect(parseSessionCookie(text, 'the file')).toMatch(/^(__Host-)?rateloop-session=[\x21-\x7e]{16,}$/);
+        } catch (error) {
+          if (!(error instanceof LoopsignError)) throw error;
+          expect(error.exitCode).toBe(ExitCode.credential);
+          if (text.trim().length >= 16) expect(`${error.message} ${error.hint}`).not.toContain(text.trim());
+        }
+      }),
+      { numRuns: runs },
+    );
+    count('evidence file starts', runs);
+    count('session cookie texts', runs);
+  });
+
   it('keystores: any JSON is a credential error, never a crash', async () => {
     const runs = 150;
     await fc.assert(
@@ -109,7 +138,7 @@ describe('fuzzing', () => {
   it('service responses: the guards refuse anything malformed with a refusal, never an internal error', () => {
     const ask = normalizeAsk({ ...example, chainId: 8453, walletAddress: TEST_ADDRESS, paymentMode: 'wallet_calls' });
     const resolver = (id: string, v: number) => resultSpecHash(id, v, TEMPLATES.find((t) => t.id === id)!.voteSemantics);
-    const ctx = { chain: BUILTIN_CHAINS[8453]!, signer: TEST_ADDRESS.toLowerCase() as `0x${string}`, ask, hashes: computeAskHashes(ask, TEST_ADDRESS, resolver), verifyPayload: true };
+    const ctx = { chain: chainForProfile(8453), signer: TEST_ADDRESS.toLowerCase() as `0x${string}`, ask, hashes: computeAskHashes(ask, TEST_ADDRESS, resolver), verifyPayload: true };
     const hex = fc.array(fc.constantFrom(...'0123456789abcdef'.split('')), { maxLength: 120 }).map((a) => a.join(''));
     const call = fc.record({ phase: fc.constantFrom('reserve_submission', 'approve_usdc', 'submit_question', 'x'), to: fc.oneof(fc.constant('0x1b0219e42e4C72A3eeBad1ef8578444c3523bcB3'), hex.map((h) => `0x${h}`)), data: fc.oneof(fc.constant('0x'), hex.map((h) => `0x${h}`), fc.constant('0xd6e08b7e' + '00'.repeat(32))), value: fc.oneof(fc.constant('0'), fc.string()) });
     const runs = 400;

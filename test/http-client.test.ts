@@ -2,12 +2,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import { HttpClient } from '../src/service/http.js';
+import { McpClient } from '../src/service/mcp.js';
 import { ServiceError } from '../src/errors.js';
 
 let server: Server;
 let base: string;
 const plan: string[] = []; // what the server does for the next requests, in order
 let hits = 0;
+let endlessClosed: Promise<number> | undefined; // bytes written before the client hung up
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -15,6 +17,24 @@ beforeAll(async () => {
     const action = plan.shift() ?? 'ok';
     if (action === 'reset') return req.socket.destroy();
     if (action === 'stall') return; // never answers
+    if (action === 'endless') {
+      // An endless 200 with no content-length: 64 KiB chunks until the client hangs up.
+      res.writeHead(200, { 'content-type': req.url?.includes('/mcp/') ? 'text/event-stream' : 'application/json' });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      let written = 0;
+      endlessClosed = new Promise((resolve) => res.on('close', () => resolve(written)));
+      const pump = () => {
+        while (!res.destroyed && written < 1024 * 1024 * 1024) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+      };
+      return pump();
+    }
+    if (action === 'huge-length') {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(5 * 1024 * 1024 * 1024) });
+      return res.write('{"a":');
+    }
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(body));
@@ -75,5 +95,42 @@ describe('HttpClient', () => {
     const g = await new HttpClient({ baseUrl: base, retries: 0 }).request({ method: 'GET', path: '/t', idempotent: true }).catch((x) => x);
     expect(g.code).toBe('http_500');
     expect(g.message).toMatch(/oops/);
+  });
+
+  it('stops reading an endless 200 at the byte cap (exit 3, response_too_large) and hangs up', async () => {
+    plan.push('endless');
+    const e = await new HttpClient({ baseUrl: base, retries: 0 }).request({ method: 'GET', path: '/endless', idempotent: true }).catch((x) => x);
+    expect(e).toBeInstanceOf(ServiceError);
+    expect(e).toMatchObject({ code: 'response_too_large', exitCode: 3 });
+    expect(e.message).toMatch(/the service's answer to \/endless is larger than 4 MiB; loopsign stopped reading it/);
+    // The server saw the connection close soon after the cap, not after its gigabyte.
+    expect(await endlessClosed).toBeLessThan(64 * 1024 * 1024);
+    // A caller may set its own cap (evidence downloads set a higher one).
+    plan.push('endless');
+    const small = await new HttpClient({ baseUrl: base, retries: 0, maxBytes: 100_000 }).request({ method: 'GET', path: '/e', idempotent: true }).catch((x) => x);
+    expect(small.message).toMatch(/larger than 97.7 KiB/);
+    // An idempotent call is not retried after a cap: the next request would be as large.
+    plan.push('endless', 'ok');
+    hits = 0;
+    expect((await client([]).request({ method: 'GET', path: '/e2', idempotent: true }).catch((x) => x)).code).toBe('response_too_large');
+    expect(hits).toBe(1);
+    plan.length = 0;
+  });
+
+  it('refuses a declared content-length above the cap before reading', async () => {
+    plan.push('huge-length');
+    const e = await new HttpClient({ baseUrl: base, retries: 0 }).request({ method: 'GET', path: '/huge', idempotent: true }).catch((x) => x);
+    expect(e).toMatchObject({ code: 'response_too_large', exitCode: 3 });
+  });
+
+  it('caps MCP answers the same way (the SDK transport reads through the cap)', async () => {
+    plan.push('endless');
+    const mcp = new McpClient(base, 1024 * 1024);
+    const e = await mcp.call('rateloop_get_rating_context', {}).catch((x) => x);
+    await mcp.close();
+    expect(e).toBeInstanceOf(ServiceError);
+    expect(e).toMatchObject({ code: 'response_too_large', exitCode: 3 });
+    expect(await endlessClosed).toBeLessThan(64 * 1024 * 1024);
+    plan.length = 0;
   });
 });

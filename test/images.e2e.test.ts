@@ -1,38 +1,38 @@
-// Images, handoffs and signing links with the built binary against a sandbox: PNG, JPEG and WEBP uploads approved
-// and usable in an ask; bad files refused before any network call; hostile upload messages refused; links created,
-// read, and expired.
+// Images, handoffs and signing links with the built binary against a sandbox: PNG, JPEG and WEBP uploads approved,
+// re-encoded to WebP by the sandbox as the live service does (the URL carries the stored WebP's hash; loopsign
+// reports and journals both hashes) and usable in an ask; bad files refused before any network call; a file the
+// service fails reported with its reason; hostile upload messages and image URLs refused; links created, read,
+// expired, kept to their origin and to the spec's lifetimes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { filesUnder, makeHome, registerSecret, runCli, type Home } from './helpers/cli.js';
+import sharp from 'sharp';
+import { filesUnder, makeHome, readVector, registerSecret, runCli, type Home } from './helpers/cli.js';
 import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
 import { capture } from './helpers/capture.js';
 
 let sb: SandboxHandle;
 let home: Home;
 const run = (args: string[], env: Record<string, string> = {}) => runCli(args, home, { env: { ...sb.env(), ...env } });
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-function png(width: number, height: number, extra = 64): Buffer {
-  const ihdr = Buffer.alloc(25);
-  ihdr.writeUInt32BE(13, 0);
-  ihdr.write('IHDR', 4, 'latin1');
-  ihdr.writeUInt32BE(width, 8);
-  ihdr.writeUInt32BE(height, 12);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), ihdr, Buffer.alloc(extra, 7)]);
+// Real, decodable images (the sandbox decodes and re-encodes every upload). Each call gets its own colour, so no
+// two files share bytes (loopsign reuses an earlier upload of the same bytes).
+let shade = 0;
+function image(format: 'png' | 'jpeg' | 'webp', width: number, height: number): Promise<Buffer> {
+  shade += 1;
+  const background = { r: shade % 256, g: (shade >> 8) % 256, b: 200 };
+  return sharp({ create: { width, height, channels: 3, background } })[format]().toBuffer();
 }
-function jpeg(width: number, height: number): Buffer {
-  const sof = Buffer.from([0xff, 0xc0, 0x00, 0x11, 0x08, height >> 8, height & 0xff, width >> 8, width & 0xff, 0x03]);
-  return Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]), Buffer.alloc(14, 0), sof, Buffer.alloc(32, 1), Buffer.from([0xff, 0xd9])]);
-}
-function webp(width: number, height: number): Buffer {
-  const b = Buffer.alloc(40);
-  b.write('RIFF', 0, 'latin1');
-  b.writeUInt32LE(32, 4);
-  b.write('WEBPVP8X', 8, 'latin1');
-  b.writeUIntLE(width - 1, 24, 3);
-  b.writeUIntLE(height - 1, 27, 3);
-  return b;
+const png = (width: number, height: number) => image('png', width, height);
+
+/** The image cache journals loopsign wrote in this home (one per uploaded file). */
+function imageJournals(): Record<string, unknown>[] {
+  const state = path.join(home.dir, 'state');
+  return existsSync(state) ? filesUnder(state).filter((f) => /[/\\]image-[0-9a-f]+\.json$/.test(f)).map((f) => JSON.parse(readFileSync(f, 'utf8'))) : [];
 }
 
 beforeAll(async () => {
@@ -45,41 +45,74 @@ afterAll(async () => {
 });
 
 const UPLOAD_HOSTILE = ['upload_wrong_wallet', 'upload_wrong_payload_hash', 'upload_wrong_action', 'upload_far_expiry'];
+const URL_HOSTILE: [string, string][] = [
+  ['upload_url_foreign_origin', 'image_url_foreign_origin'],
+  ['upload_url_other_attachment', 'image_url_wrong_attachment'],
+  ['upload_url_bad_form', 'image_url_malformed'],
+];
 const LINK_HOSTILE: [string, string, string][] = [
   ['handoff_foreign_origin', 'handoff', 'foreign_link_origin'],
   ['handoff_token_in_query', 'handoff', 'link_token_in_query'],
   ['signing_link_foreign_origin', 'sign-link', 'foreign_link_origin'],
+  ['handoff_long_ttl', 'handoff', 'link_lifetime_refused'],
+  ['signing_link_long_ttl', 'sign-link', 'link_lifetime_refused'],
 ];
 
 describe('upload-image', () => {
   it.each([
-    ['shot.png', () => png(1600, 900)],
-    ['photo.jpg', () => jpeg(1920, 1080)],
-    ['art.webp', () => webp(1280, 720)],
-  ])('%s is approved and its URL carries the #sha256= fragment and serves the bytes', async (name, make) => {
-    const bytes = make();
-    const file = home.file(name, bytes.toString('latin1'));
+    ['shot.png', () => image('png', 1600, 900), 1600, 900],
+    ['photo.jpg', () => image('jpeg', 1920, 1080), 1920, 1080],
+    ['art.webp', () => image('webp', 1280, 720), 1280, 720],
+  ] as const)('%s is approved; its URL carries the stored WebP\'s hash, and loopsign reports and journals both hashes', async (name, make, width, height) => {
+    const bytes = await make();
+    const file = path.join(home.dir, name);
     writeFileSync(file, bytes);
     const r = await run(['--json', 'upload-image', file]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const img = r.json().images[0];
-    const sha = createHash('sha256').update(bytes).digest('hex');
-    expect(img.imageUrl).toMatch(new RegExp(`/api/attachments/images/att_[A-Za-z0-9_-]{16,80}\\.webp#sha256=0x${sha}$`));
+    expect(img.sha256).toBe(sha(bytes));
+    expect(img.imageUrl).toBe(`${sb.info.baseUrl}/api/attachments/images/${img.attachmentId}.webp#sha256=0x${img.storedSha256}`);
+    expect(img.storedSha256).not.toBe(img.sha256);
+    expect({ width: img.width, height: img.height }).toEqual({ width, height });
     expect(r.stderr).not.toMatch(/16:9 is preferred/);
     const served = Buffer.from(await (await fetch(img.imageUrl)).arrayBuffer());
-    expect(served.equals(bytes)).toBe(true);
+    expect(served.toString('latin1', 8, 12)).toBe('WEBP');
+    expect(sha(served)).toBe(img.storedSha256);
+    expect(imageJournals().find((j) => j.attachmentId === img.attachmentId)).toMatchObject({ sha256: img.sha256, storedSha256: img.storedSha256, imageUrl: img.imageUrl, origin: sb.info.baseUrl });
+  });
+
+  it('the corpus JPEG with EXIF orientation 6 is stored upright, as the same WebP bytes the live service stored', async () => {
+    const c = readVector('live/images.json').cases.find((x: { id: string }) => x.id === 'jpeg-exif-orientation-6');
+    const file = path.join(home.dir, c.input.filename);
+    writeFileSync(file, Buffer.from(c.input.base64, 'base64'));
+    const r = await run(['--json', 'upload-image', file]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const img = r.json().images[0];
+    expect({ sha256: img.sha256, storedSha256: img.storedSha256, width: img.width, height: img.height }).toEqual({ sha256: c.input.sha256, storedSha256: c.stored.sha256, width: 60, height: 80 });
+    expect(`sha256=0x${img.storedSha256}`).toBe(c.fragment);
+  });
+
+  it('a file the service cannot decode is reported with the service\'s reason (exit 3), and nothing is journaled', async () => {
+    const file = path.join(home.dir, 'truncated.png');
+    writeFileSync(file, (await png(1600, 900)).subarray(0, 60));
+    const before = imageJournals().length;
+    const r = await run(['--json', 'upload-image', file]);
+    expect(r.code, r.stdout).toBe(3);
+    expect(r.json().error).toMatchObject({ code: 'image_rejected' });
+    expect(r.json().error.message).toMatch(/not approved \(failed: Image file is corrupt or incomplete/);
+    expect(imageJournals()).toHaveLength(before);
   });
 
   it('hints (without refusing) at 16:9 for other ratios', async () => {
     const file = path.join(home.dir, 'square.png');
-    writeFileSync(file, png(1000, 1000));
+    writeFileSync(file, await png(1000, 1000));
     const r = await run(['--json', 'upload-image', file]);
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/1000x1000; 16:9 is preferred/);
   });
 
   it.each([
-    ['a 10 MB + 1 byte file', 'big.png', () => png(16, 9, 10_485_761 - 33), 'image_too_large'],
+    ['a 10 MB + 1 byte file', 'big.png', () => Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(10_485_761 - 8, 7)]), 'image_too_large'],
     ['a GIF renamed .png', 'gif.png', () => Buffer.from('GIF89a' + 'x'.repeat(40), 'latin1'), 'image_unsupported'],
     ['an empty file', 'empty.png', () => Buffer.alloc(0), 'image_empty'],
     ['a missing file', 'missing.png', null, 'image_not_found'],
@@ -96,7 +129,7 @@ describe('upload-image', () => {
 
   it('a failed file does not stop the others, and the exit code reflects the failure', async () => {
     const good = path.join(home.dir, 'good.png');
-    writeFileSync(good, png(1600, 900, 80));
+    writeFileSync(good, await png(1600, 900));
     const r = await run(['--json', 'upload-image', path.join(home.dir, 'nope.png'), good]);
     expect(r.code).toBe(2);
     const results = r.json().error.results;
@@ -107,7 +140,7 @@ describe('upload-image', () => {
 
   it.each(UPLOAD_HOSTILE)('a hostile upload message (%s) is refused with exit 5', async (scenario) => {
     const file = path.join(home.dir, `${scenario}.png`);
-    writeFileSync(file, png(1600, 900, 90 + scenario.length));
+    writeFileSync(file, await png(1600, 900));
     await sb.control('/__sandbox/hostile', { scenario, count: 3 });
     const r = await run(['--json', 'upload-image', file]);
     await sb.control('/__sandbox/hostile', undefined, 'DELETE');
@@ -115,23 +148,43 @@ describe('upload-image', () => {
     expect(r.json().error.code).toBe('message_refused');
     capture.count('hostile scenarios refused with exit 5', scenario);
   });
+
+  it.each(URL_HOSTILE)('a hostile image URL (%s) is refused with exit 5, neither printed nor journaled', async (scenario, code) => {
+    const file = path.join(home.dir, `${scenario}.png`);
+    writeFileSync(file, await png(1600, 900));
+    const before = imageJournals().length;
+    await sb.control('/__sandbox/hostile', { scenario, count: 1 });
+    const r = await run(['--json', 'upload-image', file]);
+    await sb.control('/__sandbox/hostile', undefined, 'DELETE');
+    expect(r.code, r.stdout).toBe(5);
+    expect(r.json().error.code).toBe(code);
+    expect(r.stdout).not.toMatch(/api\/attachments\/images/);
+    expect(imageJournals()).toHaveLength(before);
+    capture.count('hostile scenarios refused with exit 5', scenario);
+  });
 });
 
 describe('images in asks', () => {
   it('an uploaded URL works in an ask, and a local path (question.imageFiles) is uploaded first', async () => {
     const file = path.join(home.dir, 'for-ask.png');
-    writeFileSync(file, png(1600, 900, 120));
+    writeFileSync(file, await png(1600, 900));
     const up = await run(['--json', 'upload-image', file]);
     const url = up.json().images[0].imageUrl;
+    expect(url).toMatch(new RegExp(`#sha256=0x${up.json().images[0].storedSha256}$`));
     const ask = (extra: Record<string, unknown>, id: string) =>
       home.file(`${id}.json`, JSON.stringify({
         chainId: 31337, clientRequestId: id, maxPaymentAmount: '1000000', bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
         question: { title: `Which layout? ${id}`, categoryId: '1', tags: ['design'], ...extra },
       }));
+    // As live, the service takes an image URL only with the stored image's digest: the file's own hash is refused.
+    const fileHash = sha(readFileSync(file));
+    const wrong = await run(['--json', 'ask', '--file', ask({ imageUrls: [url.replace(/0x[0-9a-f]{64}$/, `0x${fileHash}`)] }, `img-wrong-${Date.now()}`), '--payment-mode', 'wallet_calls']);
+    expect(wrong.code, wrong.stdout).toBe(3);
+    expect(wrong.stdout).toContain('Uploaded imageUrls must match the approved attachment digest.');
     const a = await run(['--json', 'ask', '--file', ask({ imageUrls: [url] }, `img-url-${Date.now()}`), '--payment-mode', 'wallet_calls']);
     expect(a.code, a.stderr).toBe(0);
     mkdirSync(path.join(home.dir, 'shots'), { recursive: true });
-    writeFileSync(path.join(home.dir, 'shots', 'screen.png'), png(1600, 900, 150));
+    writeFileSync(path.join(home.dir, 'shots', 'screen.png'), await png(1600, 900));
     const id = `img-file-${Date.now()}`;
     const f = ask({ imageFiles: ['shots/screen.png'] }, id);
     const b = await run(['--json', 'ask', '--file', f, '--payment-mode', 'wallet_calls']);
@@ -152,7 +205,7 @@ describe('handoff and signing links', () => {
 
   it('creates a handoff with a generated image; the token is only in the URL fragment and the journal; status reads it', async () => {
     const img = path.join(home.dir, 'gen.png');
-    writeFileSync(img, png(1600, 900, 200));
+    writeFileSync(img, await png(1600, 900));
     const r = await run(['--json', 'handoff', '--file', askFile(), '--image', img]);
     expect(r.code, r.stderr).toBe(0);
     const doc = r.json();
@@ -194,16 +247,77 @@ describe('handoff and signing links', () => {
     expect(e.json().error.code).toBe('link_expired');
   });
 
-  it('a TTL outside the allowed range is clamped with a warning', async () => {
-    const r = await run(['--json', 'handoff', '--file', askFile(), '--ttl', '2h']);
-    expect(r.code).toBe(0);
-    expect(r.json().effectiveTtlMs).toBe(1_800_000);
-    expect(r.stderr).toMatch(/requested_ttl_clamped/);
+  it.each([
+    ['handoff', '2h'],
+    ['handoff', '31m'],
+    ['handoff', '59s'],
+    ['sign-link', '25h'],
+    ['sign-link', '59999'],
+  ])('%s --ttl %s is outside the spec\'s bounds: refused before anything is sent (exit 2)', async (command, ttl) => {
+    // A dead service: a network attempt would be exit 3.
+    const r = await run(['--json', '--base-url', 'http://127.0.0.1:9', command, '--file', askFile(), '--ttl', ttl]);
+    expect(r.code, r.stdout).toBe(2);
+    expect(r.json().error.code).toBe('invalid_ttl');
+    expect(r.json().error.message).toMatch(command === 'handoff' ? /1 minute … 30 minutes/ : /1 minute … 24 hours/);
+  });
+
+  it.each([
+    ['handoff', '30m', 1_800_000],
+    ['sign-link', '24h', 86_400_000],
+    ['sign-link', '1m', 60_000],
+  ])('%s --ttl %s at the bound is accepted and the link lives exactly that long', async (command, ttl, ms) => {
+    const r = await run(['--json', command, '--file', askFile(), '--ttl', ttl]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const id = command === 'handoff' ? r.json().handoffId : r.json().intentId;
+    const s = await run(['--json', command, 'status', id]);
+    expect(s.code, s.stdout).toBe(0);
+    expect(Date.parse(s.json().service.expiresAt) - Date.parse(s.json().service.createdAt)).toBe(ms);
+  });
+
+  it.each([['handoff'], ['sign-link']])('%s status sends the token only to the origin that issued it (exit 5, nothing sent)', async (command) => {
+    const r = await run(['--json', command, '--file', askFile()]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const id = command === 'handoff' ? r.json().handoffId : r.json().intentId;
+    const received: string[] = [];
+    const trap = createServer((req, res) => {
+      received.push(`${req.method} ${req.url} ${JSON.stringify(req.headers)}`);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((resolve) => trap.listen(0, '127.0.0.1', resolve));
+    const other = `http://127.0.0.1:${(trap.address() as AddressInfo).port}`;
+    try {
+      const s = await run(['--json', '--base-url', other, command, 'status', id]);
+      expect(s.code, s.stdout).toBe(5);
+      const error = s.json().error;
+      expect(error.code).toBe('link_origin_changed');
+      expect(error.message).toContain(sb.info.baseUrl);
+      expect(error.message).toContain(other);
+      expect(error.message).not.toContain('\n');
+      expect(received).toEqual([]);
+    } finally {
+      await new Promise((resolve) => trap.close(resolve));
+    }
+    // From the origin that issued it, the same link still reads.
+    expect((await run(['--json', command, 'status', id])).code).toBe(0);
+  });
+
+  it('a journaled link with no recorded origin is not read (exit 5)', async () => {
+    const r = await run(['--json', 'sign-link', '--file', askFile()]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const file = filesUnder(path.join(home.dir, 'state')).find((f) => f.includes('signing-intent') && readFileSync(f, 'utf8').includes(r.json().intentId))!;
+    const data = JSON.parse(readFileSync(file, 'utf8'));
+    expect(data.origin).toBe(sb.info.baseUrl);
+    delete data.origin;
+    writeFileSync(file, JSON.stringify(data));
+    const s = await run(['--json', 'sign-link', 'status', r.json().intentId]);
+    expect(s.code, s.stdout).toBe(5);
+    expect(s.json().error).toMatchObject({ code: 'link_origin_changed' });
+    expect(s.json().error.message).toMatch(/no recorded origin/);
   });
 
   it('these tests cover every upload and link scenario the sandbox offers', async () => {
     const offered = (await sb.control('/__sandbox/hostile')).scenarios.filter((s: { flow: string }) => ['upload', 'handoff'].includes(s.flow)).map((s: { name: string }) => s.name);
-    expect(offered.sort()).toEqual([...UPLOAD_HOSTILE, ...LINK_HOSTILE.map((l) => l[0])].sort());
+    expect(offered.sort()).toEqual([...UPLOAD_HOSTILE, ...URL_HOSTILE.map((u) => u[0]), ...LINK_HOSTILE.map((l) => l[0])].sort());
   });
 
   it.each(LINK_HOSTILE)('a hostile link (%s) is refused with exit 5; its token is neither printed nor kept', async (scenario, command, code) => {

@@ -1,4 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { createCipheriv, pbkdf2Sync, randomBytes } from 'node:crypto';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { keccak_256 } from '@noble/hashes/sha3.js';
 import { decryptKeystoreJson, encryptKeystoreJsonSync } from 'ethers';
 import {
   addressOfPrivateKey,
@@ -7,7 +11,9 @@ import {
   encryptKeystore,
   parsePrivateKey,
 } from '../src/wallet/keystore.js';
-import { TEST_ADDRESS, TEST_PRIVATE_KEY, VECTOR_PASSWORD, readVector } from './helpers/cli.js';
+import { rekeyWallet } from '../src/wallet/rekey.js';
+import type { ResolvedConfig } from '../src/config.js';
+import { makeHome, registerSecret, TEST_ADDRESS, TEST_PRIVATE_KEY, VECTOR_PASSWORD, readVector } from './helpers/cli.js';
 import { LoopsignError } from '../src/errors.js';
 
 const hex = (b: Uint8Array) => '0x' + Buffer.from(b).toString('hex');
@@ -54,13 +60,13 @@ describe('keystore v3', () => {
 
   it('reads keystores written by ethers (Crypto, x-ethers) and ethers reads ours', async () => {
     const foreign = JSON.parse(
-      encryptKeystoreJsonSync({ address: TEST_ADDRESS, privateKey: TEST_PRIVATE_KEY }, 'ethers-pw', { scrypt: { N: 1 << 12 } }),
+      encryptKeystoreJsonSync({ address: TEST_ADDRESS, privateKey: TEST_PRIVATE_KEY }, 'ethers-pw', { scrypt: { N: 1 << 13 } }),
     );
     expect(foreign.Crypto ?? foreign.crypto).toBeDefined();
     const mine = await decryptKeystore(foreign, 'ethers-pw');
     expect(mine.address).toBe(TEST_ADDRESS);
 
-    const ours = await encryptKeystore(parsePrivateKey(TEST_PRIVATE_KEY), 'loopsign-pw', { n: 1 << 12 });
+    const ours = await encryptKeystore(parsePrivateKey(TEST_PRIVATE_KEY), 'loopsign-pw', { n: 1 << 13 });
     const theirs = await decryptKeystoreJson(JSON.stringify(ours), 'loopsign-pw');
     expect(theirs.privateKey).toBe(TEST_PRIVATE_KEY);
   });
@@ -73,13 +79,13 @@ describe('keystore v3', () => {
   });
 
   it('tries the NFKC form of a password on read (ethers normalises)', async () => {
-    const ks = await encryptKeystore(parsePrivateKey(TEST_PRIVATE_KEY), 'ｐａｓｓ', { n: 1024 }); // fullwidth → "pass"
+    const ks = await encryptKeystore(parsePrivateKey(TEST_PRIVATE_KEY), 'ｐａｓｓ', { n: 8192 }); // fullwidth → "pass"
     expect((await decryptKeystore(ks, 'pass')).address).toBe(TEST_ADDRESS);
     expect((await decryptKeystore(ks, 'ｐａｓｓ')).address).toBe(TEST_ADDRESS);
   });
 
   it('refuses a keystore whose address field does not match its key', async () => {
-    const ks = await encryptKeystore(parsePrivateKey(TEST_PRIVATE_KEY), 'pw', { n: 1024 });
+    const ks = await encryptKeystore(parsePrivateKey(TEST_PRIVATE_KEY), 'pw', { n: 8192 });
     ks.address = '1111111111111111111111111111111111111111';
     expect(await codeOf(decryptKeystore(ks, 'pw'))).toBe('keystore_address_mismatch');
   });
@@ -100,5 +106,98 @@ describe('keystore v3', () => {
     expect(addressOfPrivateKey(parsePrivateKey(TEST_PRIVATE_KEY.slice(2) + '\n'))).toBe(TEST_ADDRESS);
     expect(() => parsePrivateKey('0x' + '00'.repeat(32))).toThrow(/not a valid secp256k1 key/);
     expect(() => parsePrivateKey('0x1234')).toThrow(/32 bytes of hex/);
+  });
+});
+
+/** A pbkdf2 (hmac-sha256) v3 keystore, as geth's and ethers' readers accept (loopsign never writes pbkdf2). */
+function pbkdf2Keystore(privateKey: string, password: string, c: number) {
+  const salt = randomBytes(32);
+  const iv = randomBytes(16);
+  const dk = pbkdf2Sync(Buffer.from(password), salt, c, 32, 'sha256');
+  const cipher = createCipheriv('aes-128-ctr', dk.subarray(0, 16), iv);
+  const ciphertext = Buffer.concat([cipher.update(Buffer.from(privateKey.slice(2), 'hex')), cipher.final()]);
+  const mac = Buffer.from(keccak_256(Buffer.concat([dk.subarray(16, 32), ciphertext]))).toString('hex');
+  return { version: 3, crypto: { cipher: 'aes-128-ctr', cipherparams: { iv: iv.toString('hex') }, ciphertext: ciphertext.toString('hex'), kdf: 'pbkdf2', kdfparams: { c, dklen: 32, prf: 'hmac-sha256', salt: salt.toString('hex') }, mac } };
+}
+
+describe('weak key derivation (issue 11 §7)', () => {
+  const key = parsePrivateKey(TEST_PRIVATE_KEY);
+
+  it.each([
+    ['scrypt n=2', { n: 2 }],
+    ['scrypt n=1024 (r=8, p=1)', { n: 1024 }],
+    ['scrypt n=4096, p=1 (below geth light)', { n: 4096 }],
+    ['scrypt n=4096, r=1, p=8', { n: 4096, r: 1, p: 8 }],
+  ])('refuses %s with exit 6 and a hint naming wallet rekey, before trying the password', async (_name, params) => {
+    const ks = await encryptKeystore(key, 'pw', params);
+    let error: LoopsignError | undefined;
+    // A wrong password would be a MAC error; the refusal comes first.
+    await decryptKeystore(ks, 'not the password').catch((e: LoopsignError) => (error = e));
+    expect(error?.code).toBe('weak_kdf');
+    expect(error?.exitCode).toBe(6);
+    expect(error?.hint).toMatch(/loopsign wallet rekey/);
+    expect((await decryptKeystore(ks, 'pw', { allowWeakKdf: true })).address).toBe(TEST_ADDRESS);
+  });
+
+  it('refuses pbkdf2 c=1 and c=262143, accepts c=262144', async () => {
+    expect(await codeOf(decryptKeystore(pbkdf2Keystore(TEST_PRIVATE_KEY, 'pw', 1), 'pw'))).toBe('weak_kdf');
+    expect(await codeOf(decryptKeystore(pbkdf2Keystore(TEST_PRIVATE_KEY, 'pw', 262_143), 'pw'))).toBe('weak_kdf');
+    expect((await decryptKeystore(pbkdf2Keystore(TEST_PRIVATE_KEY, 'pw', 262_144), 'pw')).address).toBe(TEST_ADDRESS);
+    expect((await decryptKeystore(pbkdf2Keystore(TEST_PRIVATE_KEY, 'pw', 1), 'pw', { allowWeakKdf: true })).address).toBe(TEST_ADDRESS);
+  });
+
+  it("accepts geth's light setting (n=4096, r=8, p=6), cast's (n=8192) and loopsign's own", async () => {
+    expect((await decryptKeystore(await encryptKeystore(key, 'pw', { n: 4096, p: 6 }), 'pw')).address).toBe(TEST_ADDRESS);
+    expect((await decryptKeystore(await encryptKeystore(key, 'pw', { n: 8192 }), 'pw')).address).toBe(TEST_ADDRESS);
+    expect((await decryptKeystore(readVector('keystore-v3-vector.json'), VECTOR_PASSWORD)).address).toBe(TEST_ADDRESS);
+  });
+});
+
+describe('wallet rekey', () => {
+  function setup(password: string, keystore: object) {
+    const home = makeHome();
+    const file = path.join(home.dir, 'weak.json');
+    writeFileSync(file, JSON.stringify(keystore), { mode: 0o600 });
+    const config = { keystore: { value: file, source: 'flag' }, passwordFile: { value: home.passwordFile(password), source: 'flag' }, passwordEnv: { value: 'LOOPSIGN_PASSWORD', source: 'default' } } as unknown as ResolvedConfig;
+    return { home, file, config };
+  }
+
+  it('re-encrypts a weak keystore at scrypt n=2^18 in place, same password, and the new file unlocks to the same key', async () => {
+    const { file, config } = setup('rekey pw one', await encryptKeystore(parsePrivateKey(TEST_PRIVATE_KEY), 'rekey pw one', { n: 2, id: '11111111-2222-4333-8444-555555555555' }));
+    const out = await rekeyWallet(config);
+    expect(out).toMatchObject({ address: TEST_ADDRESS, before: { kdf: 'scrypt', n: 2 }, after: { kdf: 'scrypt', n: 262144, r: 8, p: 1 }, passwordChanged: false });
+    const written = JSON.parse(readFileSync(file, 'utf8'));
+    expect(written.crypto.kdfparams).toMatchObject({ n: 262144, r: 8, p: 1 });
+    expect(written.id).toBe('11111111-2222-4333-8444-555555555555');
+    expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
+    expect((await decryptKeystore(written, 'rekey pw one')).address).toBe(TEST_ADDRESS);
+  });
+
+  it('rekeys a pbkdf2 c=1 keystore under a new password from a file, or from a named environment variable', async () => {
+    const { home, file, config } = setup('old pbkdf2 pw', pbkdf2Keystore(TEST_PRIVATE_KEY, 'old pbkdf2 pw', 1));
+    const out = await rekeyWallet(config, { newPasswordFile: home.passwordFile('new rekey pw') });
+    expect(out).toMatchObject({ before: { kdf: 'pbkdf2', c: 1 }, passwordChanged: true });
+    expect(await codeOf(decryptKeystore(JSON.parse(readFileSync(file, 'utf8')), 'old pbkdf2 pw'))).toBe('wrong_password');
+    expect((await decryptKeystore(JSON.parse(readFileSync(file, 'utf8')), 'new rekey pw')).address).toBe(TEST_ADDRESS);
+
+    registerSecret('env rekey pw');
+    process.env.LOOPSIGN_TEST_NEW_PW = 'env rekey pw';
+    const again = { ...config, passwordFile: { value: home.passwordFile('new rekey pw'), source: 'flag' } } as unknown as ResolvedConfig;
+    try {
+      await rekeyWallet(again, { newPasswordEnv: 'LOOPSIGN_TEST_NEW_PW' });
+    } finally {
+      delete process.env.LOOPSIGN_TEST_NEW_PW;
+    }
+    expect((await decryptKeystore(JSON.parse(readFileSync(file, 'utf8')), 'env rekey pw')).address).toBe(TEST_ADDRESS);
+  });
+
+  it('changes nothing on a wrong password or an unset new-password variable', async () => {
+    const ks = await encryptKeystore(parsePrivateKey(TEST_PRIVATE_KEY), 'right pw', { n: 2 });
+    const { home, file, config } = setup('right pw', ks);
+    const before = readFileSync(file, 'utf8');
+    const wrong = { ...config, passwordFile: { value: home.passwordFile('wrong pw'), source: 'flag' } } as unknown as ResolvedConfig;
+    expect(await codeOf(rekeyWallet(wrong))).toBe('wrong_password');
+    expect(await codeOf(rekeyWallet(config, { newPasswordEnv: 'LOOPSIGN_TEST_UNSET_PW' }))).toBe('password_required');
+    expect(readFileSync(file, 'utf8')).toBe(before);
   });
 });

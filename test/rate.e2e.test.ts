@@ -2,9 +2,10 @@
 // round, a vote on gated content; the keeper (or `rate reveal`) reveals each and the revealed direction and
 // prediction equal what was committed. Hostile rating plans and messages are refused with exit 5.
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { parseAbi, type Hex } from 'viem';
-import { filesUnder, findSecret, runCli, type Home } from './helpers/cli.js';
+import { filesUnder, findSecret, readVector, runCli, type Home } from './helpers/cli.js';
 import { api, type SandboxHandle } from './helpers/sandbox.js';
 import { tlockDecrypt } from '../src/vote/tlock.js';
 import { decodeVotePlaintext, commitHash } from '../src/vote/commit.js';
@@ -41,7 +42,8 @@ async function decryptJournal(journalFile: string) {
 }
 
 beforeAll(async () => {
-  ({ sb, home, pub } = await openSession());
+  // Many rating runs a minute: the spec's MCP rate limit (120 a minute) is for one agent, not a test suite.
+  ({ sb, home, pub } = await openSession({ rateLimits: { mcp: 10_000 } }));
 }, 60_000);
 afterAll(async () => {
   await sb.stop();
@@ -105,12 +107,25 @@ describe('rating through to a revealed vote', () => {
     expect(await lrep()).toBe(before);
   });
 
-  it('a vote on gated content: terms shown, accepted with --yes (message guard), context fetched and verified', async () => {
+  it('a vote on gated content: the full terms shown and saved, accepted with --yes (terms guard), context fetched and verified', async () => {
     const created = await sb.control('/__sandbox/content', { gated: true, details: 'Release 42 is confidential.' });
     const id = String(created.contentId);
+    const liveText: string = readVector('live/terms.json').cases[0].terms.text;
+    // Without --yes: nothing is signed; the whole text is saved (0600) and named, with its hash, in the error.
     const refused = await run(['--json', 'rate', '--content-id', id, '--up', '--prediction', '60', '--stake', '2']);
     expect(refused.code).toBe(2);
-    expect(refused.json().error.code).toBe('terms_not_accepted');
+    const err = refused.json().error;
+    expect(err.code).toBe('terms_not_accepted');
+    expect(readFileSync(err.termsFile, 'utf8')).toBe(liveText);
+    expect((statSync(err.termsFile).mode & 0o777).toString(8)).toBe('600');
+    expect(err.termsSha256).toBe(createHash('sha256').update(liveText).digest('hex'));
+    expect(err).toMatchObject({ termsVersion: '2026-06-confidential-context-full', termsUri: '/confidential-context/terms' });
+    expect(refused.stderr).toContain(`"termsFile":"${err.termsFile}"`);
+    // In human mode the whole text is printed before the refusal.
+    const human = await run(['rate', '--content-id', id, '--up', '--prediction', '60', '--stake', '2']);
+    expect(human.code).toBe(2);
+    for (const l of liveText.split('\n')) expect(human.stderr).toContain(l);
+    expect(human.stderr.indexOf('7. Versioning')).toBeLessThan(human.stderr.indexOf('error: '));
     const advisory = await run(['--json', 'rate', '--content-id', id, '--up', '--prediction', '60', '--stake', '0', '--yes']);
     expect(advisory.code).toBe(2);
     expect(advisory.json().error.code).toBe('advisory_on_gated');
@@ -118,7 +133,8 @@ describe('rating through to a revealed vote', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.json().gated).toBe(true);
     expect(r.stderr).toMatch(/"event":"rate\.terms"/);
-    expect(r.json().gatedContext).toEqual([expect.objectContaining({ kind: 'details', verified: true, sha256: created.details.sha256, text: 'Release 42 is confidential.' })]);
+    expect(r.json().gatedContext).toEqual([expect.objectContaining({ kind: 'details', verified: true, untrusted: true, sha256: created.details.sha256, text: 'Release 42 is confidential.' })]);
+    expect(r.json().terms).toMatchObject({ file: err.termsFile, sha256: err.termsSha256, version: '2026-06-confidential-context-full' });
     // Run again after success: the same vote is reported; nothing is signed or paid, not even the terms again.
     const stake = await lrep();
     const again = await run(['--json', 'rate', '--content-id', id, '--down', '--prediction', '40', '--stake', '2', '--yes']);
@@ -210,7 +226,7 @@ describe('hostile rating plans and messages are refused with exit 5, and nothing
     capture.count('hostile scenarios refused with exit 5', 'rate_open_round_wrong_content');
   });
 
-  it.each(['terms_wrong_wallet', 'terms_wrong_action', 'terms_far_expiry', 'terms_typed_data', 'terms_raw_hex'])('%s', async (scenario) => {
+  it.each(['terms_wrong_wallet', 'terms_wrong_action', 'terms_far_expiry', 'terms_typed_data', 'terms_raw_hex', 'terms_extra_line', 'terms_changed_text'])('%s', async (scenario) => {
     const id = String((await sb.control('/__sandbox/content', { gated: true })).contentId);
     await sb.control('/__sandbox/hostile', { scenario, count: 3 });
     const r = await run(['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '2', '--yes']);
@@ -220,10 +236,46 @@ describe('hostile rating plans and messages are refused with exit 5, and nothing
     capture.count('hostile scenarios refused with exit 5', scenario);
   });
 
+  // Gated reads go to the service's origin only, are never redirected and never read past their cap; nothing of the
+  // body is printed and no vote is sent. Another origin or a redirect is a refusal (5); a body without end is the
+  // service's fault (3).
+  it.each([
+    ['gated_other_origin', 5, 'gated_url_refused', 0],
+    ['gated_redirect_other_origin', 5, 'gated_redirect_refused', 1],
+    ['gated_redirect_internal', 5, 'gated_redirect_refused', 1],
+    ['gated_oversized', 3, 'response_too_large', 1],
+  ] as const)('%s: exit %i (%s), nothing of the body printed, nothing paid', async (scenario, code, errorCode, readsPerRun) => {
+    const id = String((await sb.control('/__sandbox/content', { gated: true, details: `SECRET-DETAILS-${scenario}` })).contentId);
+    const readsBefore = (await sb.control('/__sandbox/state')).gatedReads.length;
+    await sb.control('/__sandbox/hostile', { scenario, count: 5 });
+    const before = await lrep();
+    const n0 = await pub.getTransactionCount({ address: sb.info.devWallet.address });
+    const r = await run(['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '2', '--yes']);
+    const human = await run(['rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '2', '--yes']);
+    await sb.control('/__sandbox/hostile', undefined, 'DELETE');
+    expect(r.code, r.stdout + r.stderr).toBe(code);
+    expect(r.json().error.code).toBe(errorCode);
+    expect(human.code, human.stderr).toBe(code);
+    // A URL off the service's origin is refused before the terms are even signed.
+    if (scenario === 'gated_other_origin') expect(r.stderr).not.toMatch(/"event":"rate\.terms"/);
+    else expect(r.stderr).toMatch(/"event":"rate\.terms"/);
+    for (const out of [r.stdout, r.stderr, human.stdout, human.stderr]) expect(out).not.toMatch(/SECRET-DETAILS|REDIRECT-BODY|OVERSIZED-BODY/);
+    // Only the service's own origin was ever read (never localhost, the "other" origin): once per run at most.
+    const reads = (await sb.control('/__sandbox/state')).gatedReads.slice(readsBefore);
+    expect(reads).toEqual(Array.from({ length: 2 * readsPerRun }, () => ({ host: expect.stringMatching(/^127\.0\.0\.1:/), cookie: true })));
+    expect(await lrep()).toBe(before);
+    expect(await pub.getTransactionCount({ address: sb.info.devWallet.address })).toBe(n0);
+    capture.count(`hostile scenarios refused with exit ${code}`, scenario);
+  });
+
   it('covers every rating scenario the sandbox offers', async () => {
     const offered = (await sb.control('/__sandbox/hostile')).scenarios.filter((s: { flow: string }) => s.flow === 'rate').map((s: { name: string }) => s.name);
     expect(offered.sort()).toEqual(
-      ['rate_swapped_commit_hash', 'rate_swapped_ciphertext', 'rate_inflated_approval', 'rate_wrong_engine', 'rate_open_round_wrong_content', 'terms_wrong_wallet', 'terms_wrong_action', 'terms_far_expiry', 'terms_typed_data', 'terms_raw_hex'].sort(),
+      [
+        'rate_swapped_commit_hash', 'rate_swapped_ciphertext', 'rate_inflated_approval', 'rate_wrong_engine', 'rate_open_round_wrong_content',
+        'terms_wrong_wallet', 'terms_wrong_action', 'terms_far_expiry', 'terms_typed_data', 'terms_raw_hex', 'terms_extra_line', 'terms_changed_text',
+        'gated_other_origin', 'gated_redirect_other_origin', 'gated_redirect_internal', 'gated_oversized',
+      ].sort(),
     );
   });
 });

@@ -117,7 +117,8 @@ describe('service text never becomes an instruction or a terminal control sequen
     expect(r.code, r.stdout + r.stderr).toBe(3);
     const error = r.json().error;
     expect(error.hint ?? '').not.toContain('wallet export');
-    expect(JSON.stringify(error)).not.toContain('\\u001b');
+    expect(error.recoverWith).toBeUndefined();
+    expect(error.code).toMatch(/^[a-z][a-z0-9_]*$/);
   });
 
   it('result_escapes (text): rater feedback and the service\'s next action are printed without escapes or commands', async () => {
@@ -132,7 +133,7 @@ describe('service text never becomes an instruction or a terminal control sequen
     expect(r.stdout).not.toContain('wallet export');
   });
 
-  it('error_instructions (text): no escape sequence reaches the terminal', async () => {
+  it('error_instructions (text): no escape sequence reaches the terminal, no service command the hint', async () => {
     await hostile('error_instructions');
     const r = await run(['ask', '--file', askFile(question()), '--payment-mode', 'wallet_calls']);
     await calm();

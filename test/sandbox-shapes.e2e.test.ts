@@ -1,9 +1,10 @@
 // Field-for-field shapes of every route and tool the sandbox serves, against shared/spec/service-api.md §5, §8.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, createWalletClient, http, type Hex } from 'viem';
+import { createPublicClient, createWalletClient, decodeFunctionData, http, type Hex } from 'viem';
+import { contentRegistryAbi } from '../src/protocol/abi.js';
 import { privateKeyToAccount } from 'viem/accounts';
 import { api, startSandbox, type SandboxHandle } from './helpers/sandbox.js';
-import { TEST_ADDRESS, TEST_PRIVATE_KEY } from './helpers/cli.js';
+import { readVector, TEST_ADDRESS, TEST_PRIVATE_KEY } from './helpers/cli.js';
 
 const keys = (o: Record<string, unknown>) => Object.keys(o).sort();
 const same = (o: Record<string, unknown>, expected: string[]) => expect(keys(o)).toEqual([...expected].sort());
@@ -113,5 +114,87 @@ describe('route shapes', () => {
     const lookup = await api(base, 'GET', '/api/agent/asks/by-client-request?chainId=31337');
     expect(lookup.status).toBe(400);
     expect(lookup.body.message).toBe('Provide operationKey or chainId, clientRequestId, and walletAddress.');
+  });
+});
+
+describe('the sandbox answers as the live corpus shows (test/fixtures/vectors/live)', () => {
+  const corpus = readVector('live/asks.json');
+  const templates = readVector('live/templates.json');
+  type Case = (typeof corpus.cases)[number];
+  let m = 0;
+  const retarget = (b: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ ...structuredClone(b), chainId: 31337, walletAddress: TEST_ADDRESS, clientRequestId: `corpus-${Date.now()}-${m++}`, ...extra });
+  const plain = (v: unknown) => JSON.parse(JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)));
+  const hasImages = (c: Case) => [c.request.body.question, ...(c.request.body.questions ?? [])].some((q: any) => q?.imageUrls?.length);
+  beforeAll(async () => {
+    await sb.control('/__sandbox/settings', { rateLimits: { write: 10_000, read: 10_000 } });
+  });
+
+  it('GET /api/agent/templates: the live templates (order, titles, vote semantics, thresholds, required inputs, result-spec hashes)', async () => {
+    const r = await api(base, 'GET', '/api/agent/templates');
+    expect(r.body.templates.map((t: { id: string }) => t.id)).toEqual(templates.body.templates.map((t: { id: string }) => t.id));
+    r.body.templates.forEach((t: any, i: number) => {
+      const live = templates.body.templates[i];
+      expect(keys(t)).toEqual(keys(live));
+      for (const k of ['title', 'version', 'voteSemantics', 'interpretation', 'submissionPattern', 'bundleStrategy', 'ratingSystem', 'resultSpecHash']) expect(t[k], `${t.id}.${k}`).toEqual(live[k]);
+      expect(t.templateInputsSchema.required ?? []).toEqual(live.templateInputsSchema.required ?? []);
+    });
+  });
+
+  // Upload provenance (images and details the sandbox never stored) depends on the service's state: not compared.
+  const refusals = corpus.cases.filter((c: Case) => !c.verdict.accepted && c.verdict.stage !== 'internal_error' && !/must come from RateLoop|belong to the submitting wallet/.test(c.verdict.message));
+  it.each(refusals.map((c: Case) => [c.id, c]))('%s: refused with the service\'s exact envelope', async (_id, c: Case) => {
+    const r = await api(base, 'POST', '/api/agent/asks', retarget(c.request.body));
+    expect(r.status).toBe(c.ask.httpStatus);
+    expect(r.body).toEqual(c.ask.body);
+  });
+
+  it('a wallet-calls bundle under bundle_internal_error: the live HTTP 500 envelope', async () => {
+    const c = corpus.cases.find((x: Case) => x.id === 'bundle-two-questions');
+    await sb.control('/__sandbox/hostile', { scenario: 'bundle_internal_error', count: 1 });
+    const r = await api(base, 'POST', '/api/agent/asks', retarget(c.request.body));
+    expect(r.status).toBe(500);
+    expect(r.body).toEqual(c.ask.body);
+  });
+
+  const accepted = corpus.cases.filter((c: Case) => c.verdict.accepted && !hasImages(c));
+  it.each(accepted.map((c: Case) => [c.id, c]))('%s: the same question on chain (URL rules, round settings, gated blanking), round config and bounty as the service', async (_id, c: Case) => {
+    const body = retarget(c.request.body, { paymentMode: 'wallet_calls' }) as any;
+    const gated = body.question?.confidentiality?.visibility === 'gated';
+    if (gated) {
+      // Hosted by the sandbox with the same text, so the same details hash.
+      const hosted = await sb.control('/__sandbox/content', { gated: true, details: c.setup.details[0].text });
+      body.question.detailsUrl = hosted.details.url;
+      expect(hosted.details.sha256).toBe(c.setup.details[0].detailsHash);
+    }
+    const r = await api(base, 'POST', '/api/agent/asks', body);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.roundConfig).toEqual(c.ask.body.roundConfig);
+    expect(r.body.bounty).toEqual(c.ask.body.bounty);
+    const submit = r.body.transactionPlan.calls.at(-1);
+    const { args } = decodeFunctionData({ abi: contentRegistryAbi, data: submit.data }) as { args: unknown[] };
+    const live = (c.plan?.decoded.at(-1) ?? c.x402.signedFollowUp.plan.decoded[0]).args;
+    const mine = plain(args);
+    // Everything but the salt (it binds the operation, whose id differs here) is what the service put on chain.
+    expect([...mine.slice(0, 7), ...mine.slice(8, 12)]).toEqual([...live.slice(0, 7), ...live.slice(8, 12)]);
+    if (c.ask.body.paymentMode === 'wallet_calls') {
+      expect(keys(r.body)).toEqual(keys(c.ask.body));
+      expect(keys(r.body.payment)).toEqual(keys(c.ask.body.payment));
+    }
+  });
+
+  it('an x402 ask: the authorization request and the signed follow-up have the live keys', async () => {
+    const c = corpus.cases.find((x: Case) => x.id === 'baseline-x402');
+    const body = retarget(c.request.body);
+    const first = await api(base, 'POST', '/api/agent/asks', body);
+    expect(keys(first.body)).toEqual(keys(c.ask.body));
+    expect(keys(first.body.x402AuthorizationRequest)).toEqual(keys(c.ask.body.x402AuthorizationRequest));
+    const typed = first.body.x402AuthorizationRequest.eip712;
+    const signature = await account.signTypedData({ ...typed, message: { ...typed.message, value: BigInt(typed.message.value), validAfter: BigInt(typed.message.validAfter), validBefore: BigInt(typed.message.validBefore) } });
+    const follow = await api(base, 'POST', '/api/agent/asks', { ...body, paymentAuthorization: { ...typed.message, signature } });
+    expect(follow.status, JSON.stringify(follow.body)).toBe(200);
+    expect(keys(follow.body)).toEqual(keys(c.x402.signedFollowUp.body));
+    expect(follow.body.transactionPlan.calls.map((x: { id: string; phase: string; functionName: string }) => [x.id, x.phase, x.functionName])).toEqual(
+      c.x402.signedFollowUp.body.transactionPlan.calls.map((x: { id: string; phase: string; functionName: string }) => [x.id, x.phase, x.functionName]),
+    );
   });
 });

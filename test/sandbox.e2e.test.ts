@@ -78,8 +78,9 @@ afterAll(async () => {
 });
 
 describe('sandbox startup', () => {
-  it('starts in under 5 seconds and prints what a user needs', () => {
-    expect(sb.info.startupMs).toBeLessThan(5000);
+  // How fast it starts is measured by `npm run bench`, never asserted (tests do not assert timings).
+  it('starts and prints what a user needs', () => {
+    expect(Number.isInteger(sb.info.startupMs) && sb.info.startupMs > 0).toBe(true);
     expect(sb.info.chainId).toBe(31337);
     expect(sb.info.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(sb.info.rpcUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { filesUnder, findSecret, makeHome, runCli, registerSecret, TEST_ADDRESS, TEST_PRIVATE_KEY, VECTOR_PASSWORD, VECTORS } from './helpers/cli.js';
 import { findAnvil } from '../src/sandbox/anvil-binary.js';
+import { decryptKeystore, encryptKeystore, parsePrivateKey } from '../src/wallet/keystore.js';
 
 const mode = (file: string) => (statSync(file).mode & 0o777).toString(8);
 
@@ -116,6 +117,48 @@ describe('loopsign wallet', () => {
     const json = await runCli(['--json', '--keystore', ks, 'wallet', 'address'], home, { env });
     expect(json.code).toBe(6);
     expect(json.json().error.code).toBe(code);
+  });
+
+  it('refuses a weak keystore (exit 6, hint: wallet rekey) unless --allow-weak-kdf; wallet rekey makes it n=2^18 and it unlocks', async () => {
+    const home = makeHome();
+    const ks = path.join(home.dir, 'weak.json');
+    const weak = await encryptKeystore(parsePrivateKey(TEST_PRIVATE_KEY), 'weak keystore pw', { n: 2 });
+    delete (weak as { address?: string }).address; // as cast writes it: the address needs an unlock
+    writeFileSync(ks, JSON.stringify(weak), { mode: 0o600 });
+    const pw = home.passwordFile('weak keystore pw');
+    const refused = await runCli(['--keystore', ks, '--password-file', pw, 'wallet', 'address'], home);
+    expect(refused.code).toBe(6);
+    expect(refused.stderr.trim().split('\n')).toEqual([
+      'error: the keystore\'s key derivation (scrypt n=2, r=8, p=1) is weaker than any common wallet writes, so its password is cheap to guess',
+      'hint: run `loopsign wallet rekey` to re-encrypt it at scrypt n=2^18 (or pass --allow-weak-kdf to use it once as it is)',
+    ]);
+    expect((await runCli(['--json', '--keystore', ks, '--password-file', pw, 'wallet', 'address'], home)).json().error.code).toBe('weak_kdf');
+    const allowed = await runCli(['--json', '--allow-weak-kdf', '--keystore', ks, '--password-file', pw, 'wallet', 'address'], home);
+    expect(allowed.json().address).toBe(TEST_ADDRESS);
+
+    const rekeyed = await runCli(['--json', '--keystore', ks, '--password-file', pw, 'wallet', 'rekey'], home);
+    expect(rekeyed.code, rekeyed.stdout).toBe(0);
+    expect(rekeyed.json()).toMatchObject({ address: TEST_ADDRESS, keystore: ks, before: { kdf: 'scrypt', n: 2 }, after: { kdf: 'scrypt', n: 262144 }, passwordChanged: false });
+    expect(JSON.parse(readFileSync(ks, 'utf8')).crypto.kdfparams.n).toBe(262144);
+    expect(mode(ks)).toBe('600');
+    expect((await runCli(['--json', '--keystore', ks, '--password-file', pw, 'wallet', 'address'], home)).json().address).toBe(TEST_ADDRESS);
+
+    // A new password from a named variable (never argv); the old one no longer unlocks.
+    registerSecret('rekeyed new pw');
+    const changed = await runCli(['--json', '--keystore', ks, '--password-file', pw, 'wallet', 'rekey', '--new-password-env', 'NEW_WALLET_PW'], home, { env: { NEW_WALLET_PW: 'rekeyed new pw' } });
+    expect(changed.json().passwordChanged).toBe(true);
+    const after = JSON.parse(readFileSync(ks, 'utf8'));
+    await expect(decryptKeystore(after, 'weak keystore pw')).rejects.toThrow(/wrong password/);
+    expect((await decryptKeystore(after, 'rekeyed new pw')).address).toBe(TEST_ADDRESS);
+    expect(findSecret(readFileSync(ks, 'utf8'))).toBeUndefined();
+  });
+
+  it('imports a weak keystore (it is re-encrypted at n=2^18 anyway)', async () => {
+    const home = makeHome();
+    const src = home.file('weak-src.json', JSON.stringify(await encryptKeystore(parsePrivateKey(TEST_PRIVATE_KEY), 'import weak pw', { n: 16 })));
+    const r = await runCli(['--json', 'wallet', 'import', '--keystore-file', src, '--password-file', home.passwordFile('import weak pw')], home);
+    expect(r.code, r.stdout).toBe(0);
+    expect(JSON.parse(readFileSync(r.json().keystore, 'utf8')).crypto.kdfparams.n).toBe(262144);
   });
 
   it('accepts LOOPSIGN_PRIVATE_KEY for throwaway wallets, with a warning', async () => {

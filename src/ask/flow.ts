@@ -11,14 +11,13 @@ import { connectChain } from '../chains/client.js';
 import type { ChainConfig } from '../chains/table.js';
 import { Journal, journalId, type JournalTx } from '../journal/journal.js';
 import { authorizationEffect, authorizationUsed, SpendLedger } from '../journal/ledger.js';
-import { AskFieldError, defaultPaymentMode, normalizeAsk, type NormalizedAsk, type PaymentMode } from '../protocol/ask-normalize.js';
-import { computeAskHashes, normalizeMetadataBase } from '../protocol/ask-hashes.js';
-import { resultSpecHash } from '../protocol/templates.js';
+import { AskFieldError, defaultPaymentMode, normalizeAsk, profileOf, type NormalizedAsk, type PaymentMode } from '../protocol/ask-normalize.js';
 import type { Json, ServiceClient } from '../service/client.js';
 import { callDigest, Executor, type ExecutionMode } from '../wallet/executor.js';
 import { callsOfRawTransaction } from '../wallet/spend-effects.js';
 import { checkAskEnvelope, checkBonusPlan, checkWalletPlan, checkX402Plan, checkX402Request, refuse, type BonusTarget, type GuardContext, type PlanCall, type X402Message } from '../wallet/plan-guard.js';
 import { askSpendCaps } from './caps.js';
+import { askGuardContext, publicMetadataBase, templateResolverFrom } from './check-plan.js';
 import { askEnvironment, loadAskFile, outgoingBody } from './prepare.js';
 import { bonusChainFacts, candidateTransactions, proveSubmission, type SubmissionProof } from './proof.js';
 import { waitForReady } from './wait.js';
@@ -53,31 +52,7 @@ export interface AskOutcome {
 /** Templates from the service, each result-spec hash recomputed from the template's own fields. */
 async function templateResolver(service: ServiceClient) {
   const res = await service.templates();
-  const list = Array.isArray(res.templates) ? (res.templates as Json[]) : [];
-  const byId = new Map<string, Hex>();
-  for (const t of list) {
-    if (typeof t.id !== 'string' || !t.voteSemantics) continue;
-    const recomputed = resultSpecHash(t.id, Number(t.version ?? 1), t.voteSemantics);
-    if (t.resultSpecHash !== undefined && String(t.resultSpecHash).toLowerCase() !== recomputed) {
-      refuse('template_inconsistent', `template ${t.id}: its resultSpecHash does not match its own vote semantics`);
-    }
-    byId.set(t.id, recomputed);
-  }
-  return (id: string) => {
-    const h = byId.get(id);
-    if (!h) throw new UsageError('unknown_template', `the service does not offer template "${id}"`, { hint: 'see `loopsign templates`' });
-    return h;
-  };
-}
-
-function publicMetadataBase(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
-  try {
-    const u = new URL(value);
-    return u.protocol === 'https:' && !u.search && !u.hash ? normalizeMetadataBase(value) : undefined;
-  } catch {
-    return undefined;
-  }
+  return templateResolverFrom(res.templates);
 }
 
 async function checkFunds(client: PublicClient, ctx: GuardContext, wallet: Hex, calls: PlanCall[], out: Context['out']): Promise<void> {
@@ -103,7 +78,7 @@ async function checkFunds(client: PublicClient, ctx: GuardContext, wallet: Hex, 
 
 export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome | Json> {
   const config = await ctx.config();
-  const loaded = await loadAskFile(opts.file, config.chainId.value, opts.detailsFile);
+  const loaded = await loadAskFile(opts.file, config.chainId.value, opts.detailsFile, config.profile.value);
   const env = await askEnvironment(ctx, true);
   const wallet = env.signer.address.toLowerCase() as Hex;
   const mode: PaymentMode = opts.paymentMode ?? loaded.ask.paymentMode ?? defaultPaymentMode(loaded.ask);
@@ -114,7 +89,7 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
   const body = outgoingBody(loaded, env.signer.address, mode);
   let ask: NormalizedAsk;
   try {
-    ask = normalizeAsk(body);
+    ask = normalizeAsk(body, { profile: profileOf(loaded.ask) });
   } catch (error) {
     if (error instanceof AskFieldError) throw new UsageError('invalid_ask', `${opts.file}: ${error.message}`, { details: { field: error.field } });
     throw error;
@@ -126,9 +101,12 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
   }
 
   const chain = env.chain.chain;
+  // The user's spending policy, before anything is asked for: chains, categories, amounts, windows, approval.
+  const id = journalId('ask', [chain.chainId, wallet, ask.clientRequestId]);
+  const policy = await ctx.policy();
+  await policy.preflightAsk(chain, ask, Journal.path(id));
   const client = await connectChain(env.chain);
   const account = privateKeyToAccount(toHex(env.signer.privateKey));
-  const id = journalId('ask', [chain.chainId, wallet, ask.clientRequestId]);
   const journal = await Journal.open(id, { kind: 'ask', chainId: chain.chainId, wallet, clientRequestId: ask.clientRequestId, request: body });
   try {
     const resumed = journal.data.txs.length > 0 || journal.data.step !== 'created';
@@ -139,18 +117,12 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
       });
     }
     await journal.save({ request: body });
-    const ledger = new SpendLedger(journal, chain, wallet, askSpendCaps(ask, opts.file, mode));
+    const ledger = new SpendLedger(journal, chain, wallet, askSpendCaps(ask, opts.file, mode), policy);
     const run: Run = { ctx, chain, client, account, journal, ledger, maxFeePerGas: env.chain.maxFeePerGas.value, atomic: opts.atomic };
 
     ctx.out.progress('ask.templates', 'reading templates to recompute result-spec hashes');
     const resolver = await templateResolver(env.service);
-    const guard = (metadataBase?: string): GuardContext => ({
-      chain,
-      signer: wallet,
-      ask,
-      hashes: computeAskHashes(ask, wallet, resolver, { metadataBase }),
-      verifyPayload: ask.shape === 'live',
-    });
+    const guard = (metadataBase?: string): GuardContext => askGuardContext(chain, wallet, ask, resolver, metadataBase);
 
     // Already submitted (a rerun after confirm, or the service says so)? Then no plan is executed again.
     let confirmed: Json | undefined = journal.data.confirm as Json | undefined;

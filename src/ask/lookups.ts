@@ -94,7 +94,7 @@ export async function result(ctx: Context, o: LookupOptions): Promise<Json> {
 
 export async function quote(ctx: Context, file: string, paymentMode?: string): Promise<Json> {
   const config = await ctx.config();
-  const loaded = await loadAskFile(file, config.chainId.value);
+  const loaded = await loadAskFile(file, config.chainId.value, undefined, config.profile.value);
   const env = await askEnvironment(ctx, false, false);
   const fileWallet = (loaded.body.walletAddress ?? loaded.body.agentWalletAddress) as string | undefined;
   const wallet = fileWallet ?? (await lookupWallet(ctx));

@@ -5,29 +5,20 @@ import { promises as fs } from 'node:fs';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { readUserJson } from '../fsutil.js';
-import { resolveChain, type ResolvedChain } from '../chains/index.js';
+import { assertPaidRoundDeployment, resolveChain, type ResolvedChain } from '../chains/index.js';
 import type { ResolvedConfig } from '../config.js';
-import { AskFieldError, normalizeAsk, type NormalizedAsk } from '../protocol/ask-normalize.js';
-import { TEMPLATES } from '../protocol/templates.js';
+import { checkAskBody, type LoadedAsk } from './ask-body.js';
+import { getProfile } from '../protocol/profiles/index.js';
 import { serviceClient, type ServiceClient } from '../service/client.js';
 import { unlockWallet, type Signer } from '../wallet/unlock.js';
 
-export interface LoadedAsk {
-  body: Record<string, unknown>;
-  ask: NormalizedAsk;
-}
+export type { LoadedAsk } from './ask-body.js';
 
 /** Read and validate an ask file locally (interface.md rules), naming the field on failure. */
-export async function loadAskFile(file: string, chainId: number, detailsFile?: string): Promise<LoadedAsk> {
-  const body = await readUserJson(file, 'ask file', 60 * 1024 * 1024);
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new UsageError('invalid_ask', `ask file ${file} must hold a JSON object`);
-  let ask: NormalizedAsk;
-  try {
-    ask = normalizeAsk(withPlaceholderImages(body), { templates: TEMPLATES });
-  } catch (error) {
-    if (error instanceof AskFieldError) throw new UsageError('invalid_ask', `${file}: ${error.message}`, { details: { field: error.field } });
-    throw error;
-  }
+export async function loadAskFile(file: string, chainId: number, detailsFile?: string, profileId?: string): Promise<LoadedAsk> {
+  const raw = await readUserJson(file, 'ask file', 60 * 1024 * 1024);
+  const loaded = checkAskBody(raw, file, Math.floor(Date.now() / 1000), getProfile(profileId));
+  const ask = loaded.ask;
   if (ask.chainId !== chainId) {
     throw new UsageError('chain_mismatch', `${file}: chainId ${ask.chainId} is not the configured chain ${chainId}`, {
       hint: `run with --chain-id ${ask.chainId}, or change chainId in the file`,
@@ -41,23 +32,11 @@ export async function loadAskFile(file: string, chainId: number, detailsFile?: s
       throw new UsageError('file_not_found', `details file ${detailsFile} cannot be read`);
     });
     const hash = `0x${createHash('sha256').update(bytes).digest('hex')}`;
-    const stated = ask.questions.map((q) => q.detailsHash);
-    if (!stated.includes(hash as `0x${string}`)) {
+    if (!ask.questions.some((q) => q.detailsHash.toLowerCase() === hash)) {
       throw new UsageError('invalid_ask', `${file}: question.detailsHash: does not match the SHA-256 of ${detailsFile} (${hash})`, { details: { field: 'question.detailsHash' } });
     }
   }
-  return { body: body as Record<string, unknown>, ask };
-}
-
-/** Local image files (question.imageFiles) count as images for validation; they become real URLs on upload. */
-function withPlaceholderImages(body: object): object {
-  const b = structuredClone(body) as Record<string, any>;
-  const questions = Array.isArray(b.questions) ? b.questions : b.question ? [b.question] : [];
-  for (const q of questions) {
-    if (!Array.isArray(q?.imageFiles)) continue;
-    q.imageUrls = [...(q.imageUrls ?? []), ...q.imageFiles.map((_: unknown, i: number) => `https://placeholder.invalid/api/attachments/images/att_localimagefile${String(i).padStart(4, '0')}.webp`)];
-  }
-  return b;
+  return loaded;
 }
 
 export interface AskEnvironment {
@@ -70,12 +49,14 @@ export interface AskEnvironment {
 export async function askEnvironment(ctx: Context, spends: boolean, needSigner = true): Promise<AskEnvironment> {
   const config = await ctx.config();
   const chain = await resolveChain(config);
+  // Signing a paid round needs a trusted deployment of the service's contracts on this chain: say so now.
+  if (spends && needSigner) assertPaidRoundDeployment(chain.chain);
   const service = serviceClient(config, chain, ctx.out, spends);
   const signer = needSigner ? await unlockWallet(config, ctx.out) : (undefined as unknown as Signer);
   return { config, chain, signer, service };
 }
 
-/** The body sent to the service: the user's file untouched, plus walletAddress and an explicit paymentMode. */
+/** The body sent to the service: the (translated) file, plus walletAddress and an explicit paymentMode. */
 export function outgoingBody(loaded: LoadedAsk, wallet: string, paymentMode: string): Record<string, unknown> {
   const fileWallet = loaded.body.walletAddress ?? loaded.body.agentWalletAddress;
   if (fileWallet !== undefined && String(fileWallet).toLowerCase() !== wallet.toLowerCase()) {

@@ -2,6 +2,7 @@
 // with it: an RPC for another chain is a refusal, not a warning.
 import { createPublicClient, defineChain, http, type PublicClient } from 'viem';
 import { ChainError, UsageError } from '../errors.js';
+import { redactUrl } from '../output.js';
 import type { ResolvedChain } from './index.js';
 
 export function viemChain(resolved: ResolvedChain, rpcUrl: string) {
@@ -39,13 +40,13 @@ export async function connectChain(resolved: ResolvedChain): Promise<PublicClien
   try {
     reported = await client.getChainId();
   } catch (error) {
-    throw new ChainError('rpc_unreachable', `the RPC at ${url} did not answer eth_chainId: ${shortMessage(error)}`, {
+    throw new ChainError('rpc_unreachable', `the RPC at ${redactUrl(url)} did not answer eth_chainId: ${shortMessage(error)}`, {
       hint: 'check --rpc-url and that the node is running',
       cause: error,
     });
   }
   if (reported !== resolved.chain.chainId) {
-    throw new ChainError('rpc_chain_mismatch', `the RPC at ${url} is on chain ${reported}, but loopsign is configured for ${resolved.chain.chainId}`, {
+    throw new ChainError('rpc_chain_mismatch', `the RPC at ${redactUrl(url)} is on chain ${reported}, but loopsign is configured for ${resolved.chain.chainId}`, {
       hint: 'point --rpc-url at a node for the configured chain, or change --chain-id',
     });
   }

@@ -8,8 +8,49 @@ import { UsageError } from '../errors.js';
 import { defaultSandboxDir } from '../paths.js';
 import type { ResolvedConfig, Setting } from '../config.js';
 import { BUILTIN_CHAINS, type Address, type ChainConfig, type ChainContracts } from './table.js';
+import { DEFAULT_PROFILE, getProfile, type ServiceProfile } from '../protocol/profiles/index.js';
 
 export * from './table.js';
+
+/**
+ * A chain's built-in facts (USDC, drand, delegate) with the service profile's trust anchors for it: its contract
+ * addresses and LREP, each value labelled with where it came from.
+ */
+export function chainForProfile(chainId: number, profile: ServiceProfile = DEFAULT_PROFILE): ChainConfig {
+  const builtin = BUILTIN_CHAINS[chainId];
+  if (!builtin) throw new UsageError('unsupported_chain', `chain id ${chainId} is not supported`);
+  const chain: ChainConfig = structuredClone(builtin);
+  chain.profile = profile.id;
+  chain.sources = {};
+  if (chain.tokens.USDC.address) chain.sources.USDC = 'built-in chain table';
+  const deployment = profile.deployments[chainId];
+  if (deployment && 'unavailable' in deployment) chain.noDeployment = deployment.unavailable;
+  if (deployment && 'contracts' in deployment) {
+    chain.contracts = { ...deployment.contracts };
+    if (deployment.lrep) chain.tokens.LREP.address = deployment.lrep;
+    for (const k of [...Object.keys(deployment.contracts), ...(deployment.lrep ? ['LREP'] : [])]) chain.sources[k] = `profile ${profile.id}`;
+    chain.source = deployment.source;
+  }
+  return chain;
+}
+
+/** The service contracts a paid round (ask, bonus, rating) signs against. */
+export const PAID_ROUND_CONTRACTS = ['contentRegistry', 'questionRewardPoolEscrow', 'x402QuestionSubmitter', 'feedbackBonusEscrow', 'roundVotingEngine', 'advisoryVoteRecorder'] as const;
+
+/**
+ * Refuses early (exit 2) on a chain with no trusted deployment of the service's paid-round contracts, saying what to
+ * configure, instead of failing later at the first plan.
+ */
+export function assertPaidRoundDeployment(chain: ChainConfig): void {
+  const missing: string[] = PAID_ROUND_CONTRACTS.filter((k) => !chain.contracts[k]);
+  if (!chain.tokens.LREP.address) missing.push('LREP');
+  if (missing.length === 0) return;
+  const why = chain.noDeployment ?? `no trusted address is configured for ${missing.join(', ')} on chain ${chain.chainId}`;
+  throw new UsageError('no_trusted_deployment', `chain ${chain.chainId} (${chain.name}): ${why}; loopsign will not sign a paid round there`, {
+    hint: `configure the deployment you trust in the config file: chains.${chain.chainId}.contracts.{${PAID_ROUND_CONTRACTS.filter((k) => missing.includes(k)).join(', ')}}${missing.includes('LREP') ? ` and chains.${chain.chainId}.tokens.LREP.address` : ''}, or use --chain-id 8453 (production) or 31337 (the sandbox)`,
+    details: { missing },
+  });
+}
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/);
 
@@ -31,7 +72,7 @@ export const sandboxManifestSchema = z.object({
     url: z.string().optional(),
   }),
   devWallet: z.object({ address, keystore: z.string(), passwordFile: z.string() }).optional(),
-  workspace: z.object({ id: z.string(), apiKeyFile: z.string() }).optional(),
+  workspace: z.object({ id: z.string(), apiKeyFile: z.string(), sessionCookieFile: z.string().optional() }).optional(),
   pid: z.number().int().optional(),
 });
 export type SandboxManifest = z.infer<typeof sandboxManifestSchema>;
@@ -76,9 +117,7 @@ export interface ResolvedChain {
 /** The chain the config selects, with overrides and sandbox values applied. */
 export async function resolveChain(config: ResolvedConfig): Promise<ResolvedChain> {
   const id = config.chainId.value;
-  const builtin = BUILTIN_CHAINS[id];
-  if (!builtin) throw new UsageError('unsupported_chain', `chain id ${id} is not supported`);
-  const chain: ChainConfig = structuredClone(builtin);
+  const chain = chainForProfile(id, getProfile(config.profile.value, `profile (from ${config.profile.source})`));
   let rpcUrl = config.rpcUrl;
   let baseUrl = config.baseUrl;
   let manifest: SandboxManifest | undefined;
@@ -90,6 +129,7 @@ export async function resolveChain(config: ResolvedConfig): Promise<ResolvedChai
       chain.contracts = { ...(manifest.contracts as ChainContracts) };
       chain.tokens.USDC.address = manifest.tokens.USDC.address as Address;
       chain.tokens.LREP.address = manifest.tokens.LREP.address as Address;
+      for (const k of [...Object.keys(manifest.contracts), 'USDC', 'LREP']) chain.sources![k] = 'sandbox manifest';
       if (manifest.batchDelegate) chain.batchDelegate = manifest.batchDelegate as Address;
       chain.drand = { ...manifest.drand };
       chain.source = `sandbox manifest ${file}`;
@@ -101,9 +141,12 @@ export async function resolveChain(config: ResolvedConfig): Promise<ResolvedChai
   const override = config.file.chains?.[String(id)];
   if (override) {
     chain.contracts = { ...chain.contracts, ...(override.contracts as ChainContracts | undefined) };
+    for (const k of Object.keys(override.contracts ?? {})) chain.sources![k] = 'config file';
     if (override.tokens?.USDC?.address) chain.tokens.USDC.address = override.tokens.USDC.address as Address;
     if (override.tokens?.USDC?.eip712) chain.tokens.USDC.eip712 = override.tokens.USDC.eip712;
     if (override.tokens?.LREP?.address) chain.tokens.LREP.address = override.tokens.LREP.address as Address;
+    if (override.tokens?.USDC?.address) chain.sources!.USDC = 'config file';
+    if (override.tokens?.LREP?.address) chain.sources!.LREP = 'config file';
     if (override.batchDelegate) chain.batchDelegate = override.batchDelegate as Address;
     chain.source += ` + config overrides`;
   }

@@ -48,6 +48,11 @@ export interface ChainConfig {
   defaultMaxFeePerGasGwei: number;
   /** Where the chain's addresses came from, for config show. */
   source: string;
+  /** The service profile whose trust anchors apply, and where each contract/token address came from. */
+  profile?: string;
+  sources?: Record<string, string>;
+  /** Set when the profile knows of no trusted deployment of the service's contracts on this chain. */
+  noDeployment?: string;
 }
 
 export const QUICKNET: DrandNetwork = {
@@ -78,23 +83,15 @@ export const BUILTIN_CHAINS: Record<number, ChainConfig> = {
     name: 'Base mainnet',
     role: 'production',
     tableVersion: TABLE_VERSION,
-    contracts: {
-      contentRegistry: '0x1b0219e42e4C72A3eeBad1ef8578444c3523bcB3',
-      roundVotingEngine: '0x07b4f7d652a5672211Bb4A2157E726eAF7C5295B',
-      advisoryVoteRecorder: '0x41bD202963b1A14173124A5dbCc9867fE18ad62d',
-      x402QuestionSubmitter: '0xfA8249aef34655867D9f29AbE3CD6d298B5EE17E',
-      questionRewardPoolEscrow: '0x88D82500425b6BD4f1CA68416D4Bc8835F028F31',
-      feedbackBonusEscrow: '0xa73F52Fb7C08Ef078dB339597EF49b9A8853CB4F',
-      protocolConfig: '0x1efeE315eEC0E7D80D6cD616CEe933e2980C6D02',
-      frontendRegistry: '0x270403196E9b47B8eB9950e8F943aaa65DD9983C',
-    },
+    // The service's contracts (and LREP) come from the active service profile (src/protocol/profiles/).
+    contracts: {},
     tokens: {
       USDC: {
         address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
         decimals: 6,
         eip712: { name: 'USD Coin', version: '2' },
       },
-      LREP: { address: '0x43EdE79E10ab0388190C85E0b63eE2DD15fEb03a', decimals: 6 },
+      LREP: { decimals: 6 },
     },
     drand: QUICKNET,
     batchDelegate: '0x000000005c84F8Fd50b21CAC312528A64437030e',
@@ -108,7 +105,7 @@ export const BUILTIN_CHAINS: Record<number, ChainConfig> = {
     name: 'Base Sepolia',
     role: 'staging',
     tableVersion: TABLE_VERSION,
-    // No service contracts are published for Base Sepolia: the operator supplies them by configuration.
+    // No service contracts are published for Base Sepolia (the profile says so): the operator supplies them by configuration.
     contracts: {},
     tokens: {
       USDC: {

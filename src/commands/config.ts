@@ -24,6 +24,7 @@ export async function configShow(ctx: Context): Promise<void> {
     passwordStatus: masked(config.passwordEnv.value),
     privateKeyEnv: masked('LOOPSIGN_PRIVATE_KEY'),
     apiKeyEnv: masked('LOOPSIGN_API_KEY'),
+    profile: config.profile,
   };
   const chain = {
     chainId: resolved.chain.chainId,
@@ -35,19 +36,35 @@ export async function configShow(ctx: Context): Promise<void> {
     tokens: resolved.chain.tokens,
     drand: { name: resolved.chain.drand.name, chainHash: resolved.chain.drand.chainHash },
     batchDelegate: resolved.chain.batchDelegate ?? null,
+    profile: resolved.chain.profile ?? null,
+    /** Where each contract and token address came from: the profile, the config file or the sandbox manifest. */
+    sources: resolved.chain.sources ?? {},
+    noDeployment: resolved.chain.noDeployment ?? null,
   };
-  ctx.out.result({ settings, chain }, () => {
+  const { getProfile } = await import('../protocol/profiles/index.js');
+  const p = getProfile(config.profile.value);
+  const profile = { id: p.id, summary: p.summary, basis: p.basis, source: config.profile.source, routes: { asks: p.routes.asks, publicMcp: p.routes.publicMcp } };
+  const gate = await ctx.policy();
+  const policy = {
+    files: gate.policies.map((f) => ({ file: f.file, source: f.source, policy: f.policy })),
+    remaining: (await gate.remaining(resolved.chain)).map((w) => ({ ...w, limit: w.limit.toString(), used: w.used.toString(), left: w.left.toString() })),
+  };
+  ctx.out.result({ settings, profile, chain, policy }, () => {
     const rows = Object.entries(settings).map(([k, s]) => `  ${k.padEnd(13)} ${String(s.value ?? '(none)')}  ${ctx.out.style('dim', `[${s.source}]`)}`);
-    const contracts = Object.entries(chain.contracts).map(([k, v]) => `    ${k.padEnd(26)} ${v}`);
+    const from = (k: string) => (chain.sources[k] ? `  ${ctx.out.style('dim', `[${chain.sources[k]}]`)}` : '');
+    const contracts = Object.entries(chain.contracts).map(([k, v]) => `    ${k.padEnd(26)} ${v}${from(k)}`);
     return [
       'settings:',
       ...rows,
+      `service profile ${profile.id} [${profile.source}]: ${profile.summary}`,
       `chain ${chain.chainId} (${chain.name}), table ${chain.tableVersion}, from ${chain.source}:`,
-      ...(contracts.length ? contracts : ['    (no service contracts configured)']),
-      `    ${'USDC'.padEnd(26)} ${chain.tokens.USDC.address ?? '(not configured)'}`,
-      `    ${'LREP'.padEnd(26)} ${chain.tokens.LREP.address ?? '(not configured)'}`,
+      ...(contracts.length ? contracts : [`    (no service contracts configured${chain.noDeployment ? `: ${chain.noDeployment}` : ''})`]),
+      `    ${'USDC'.padEnd(26)} ${chain.tokens.USDC.address ?? '(not configured)'}${from('USDC')}`,
+      `    ${'LREP'.padEnd(26)} ${chain.tokens.LREP.address ?? '(not configured)'}${from('LREP')}`,
       `    ${'drand'.padEnd(26)} ${chain.drand.name} ${chain.drand.chainHash}`,
       `    ${'batch delegate'.padEnd(26)} ${chain.batchDelegate ?? '(none pinned)'}`,
+      policy.files.length ? `spending policy: ${policy.files.map((f) => `${f.file} [${f.source}]`).join(', ')}` : 'spending policy: none (see docs/policy.md)',
+      ...policy.remaining.map((w) => `    ${`${w.window}, ${w.asset}`.padEnd(26)} ${Number(w.left) / 1e6} of ${Number(w.limit) / 1e6} left`),
     ].join('\n');
   });
 }

@@ -83,5 +83,5 @@ export interface TrustOptions {
 export const trustOptions = (cmd: Command) =>
   cmd
     .option('--public-key <pin>', 'the pinned key: an .spki.txt pin file or its base64url line')
-    .option('--key-id <id>', 'the key id, ed25519:<24 hex> (required with --public-key)')
+    .option('--key-id <id>', 'the key id, ed25519:<24 hex>; without it the id derived from the pin is expected')
     .option('--trusted-keys <file>', 'a saved trusted-keys document instead of a single pin (current and retired keys)');

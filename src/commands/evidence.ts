@@ -1,5 +1,4 @@
 // loopsign verify-evidence | evidence keys | evidence pin | evidence fetch (docs/evidence.md)
-import path from 'node:path';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import * as ev from '../evidence/files.js';
@@ -44,12 +43,12 @@ export async function verifyEvidence(ctx: Context, options: VerifyEvidenceOption
   const given = [packetFile, audit, coverage].filter((x) => x !== undefined);
   if (given.length !== 1) throw new UsageError('usage', 'give one file: a PACKET, or --audit EXPORT, or --coverage EXPORT');
   const file = given[0]!;
-  const { doc, kind: detected } = await ev.readEvidenceFile(file, audit || coverage ? ev.EXPORT_MAX_BYTES : ev.PACKET_MAX_BYTES * 256);
+  const { doc, kind: detected } = await ev.readEvidenceFile(file, audit ? 'audit' : coverage ? 'coverage' : undefined);
   const kind = audit ? 'audit' : coverage ? 'coverage' : detected;
   const outcome = await ev.verifyDocument(doc, kind, trustOf(options), options.expectedHead);
   if (!outcome.result.valid) {
     const error = ev.invalidError(outcome);
-    if (!ctx.out.json) process.stderr.write(render(outcome) + '\n');
+    ctx.out.note(render(outcome));
     throw error;
   }
   ctx.out.result({ kind: outcome.kind, ...outcome.result }, () => render(outcome));
@@ -65,19 +64,21 @@ async function serviceHttp(ctx: Context) {
 }
 
 function keyTable(keys: TrustedKey[]): string {
-  return keys.map((k) => `${k.keyId}  ${k.algorithm.padEnd(12)} ${k.status.padEnd(8)} ${(k.uses ?? []).join(',')}`).join('\n');
+  return keys.map((k) => `${k.keyId}  ${k.algorithm.padEnd(12)} ${k.status.padEnd(8)} ${k.uses.join(',')}`).join('\n');
 }
 
 export async function evidenceKeys(ctx: Context, options: EvidenceKeysOptions): Promise<void> {
+  const out = options.out;
+  if (out) await ev.checkEvidenceOut(out, options.force === true);
   const { http, dl } = await serviceHttp(ctx);
   const { doc, keys } = await dl.downloadTrustedKeys(http);
-  let written: string | undefined;
-  if (typeof options.out === 'string') written = await dl.writeEvidence(options.out, doc);
+  const written = out ? await ev.saveEvidenceText(out, JSON.stringify(doc, null, 2) + '\n', options.force === true) : undefined;
   ctx.out.result({ keys, ...(written ? { written } : {}) }, () => keyTable(keys) + (written ? `\nwrote ${written}` : ''));
 }
 
 export async function evidencePin(ctx: Context, options: EvidencePinOptions): Promise<void> {
   const keyId = String(options.keyId);
+  await ev.checkEvidenceOut(options.out, options.force === true);
   let keys: TrustedKey[];
   if (typeof options.trustedKeys === 'string') keys = await ev.trustedKeysFrom(options.trustedKeys);
   else {
@@ -86,41 +87,28 @@ export async function evidencePin(ctx: Context, options: EvidencePinOptions): Pr
   }
   const key = keys.find((k) => k.keyId === keyId);
   if (!key) throw new UsageError('unknown_key', `no trusted key ${keyId}`, { hint: `known: ${keys.map((k) => k.keyId).join(', ')}` });
-  const out = path.resolve(String(options.out));
-  const { writeFileAtomically } = await import('../fsutil.js');
-  await writeFileAtomically(out, pinFileText(key.publicKeySpki), 0o644);
+  const out = await ev.saveEvidenceText(options.out, pinFileText(key.publicKeySpki), options.force === true);
   ctx.out.result({ keyId, status: key.status, pin: out }, () => `wrote the ${key.status} key ${keyId} to ${out}`);
 }
 
 export async function evidenceFetch(ctx: Context, options: EvidenceFetchOptions, args: unknown[]): Promise<void> {
   const [what, runId] = args as [string, string | undefined];
-  const workspace = String(options.workspace);
-  if (!/^[A-Za-z0-9._:-]{1,160}$/.test(workspace)) throw new UsageError('invalid_workspace', `--workspace ${workspace} is not a workspace id`);
-  const { http, config, dl } = await serviceHttp(ctx);
-  const headers = dl.apiKeyHeaders(config.file.apiKeyHeader);
-  const ws = `/api/account/workspaces/${encodeURIComponent(workspace)}`;
-  let route: string;
-  let kind: 'packet' | 'audit' | 'coverage';
-  const query: Record<string, string | undefined> = {};
-  if (what === 'run') {
-    if (!runId) throw new UsageError('usage', 'evidence fetch run needs RUN_ID');
-    route = `${ws}/assurance/runs/${encodeURIComponent(runId)}/evidence`;
-    kind = 'packet';
-  } else if (what === 'audit') {
-    route = `${ws}/audit/export`;
-    kind = 'audit';
-  } else if (what === 'coverage') {
-    route = `${ws}/assurance/coverage/export`;
-    kind = 'coverage';
-    query.from = options.from;
-    query.to = options.to;
-  } else {
-    throw new UsageError('usage', `evidence fetch takes run RUN_ID, audit or coverage, not ${what}`);
+  if (what !== 'run' && what !== 'audit' && what !== 'coverage') throw new UsageError('usage', `evidence fetch takes run RUN_ID, audit or coverage, not ${what}`);
+  const trust = trustOf(options);
+  const force = options.force === true;
+  if (what === 'run') ev.requireTrust(trust);
+  const { http, dl } = await serviceHttp(ctx);
+  const route = dl.evidenceRoute({ what, runId, workspace: String(options.workspace), from: options.from, to: options.to });
+  const out = options.out ?? route.defaultName;
+  await ev.checkEvidenceOut(out, force);
+  const { sessionCookieHeader } = await import('../evidence/session-cookie.js');
+  const cookie = await sessionCookieHeader({ file: options.sessionCookieFile, env: options.sessionCookieEnv });
+  const fetched = await dl.fetchEvidence(http, route, cookie);
+  const { outcome, mismatch } = await dl.verifyFetched(fetched, trust, options.expectedHead);
+  if (!outcome.result.valid) {
+    if (!ctx.out.json) process.stderr.write(render(outcome) + '\n');
+    throw ev.invalidError(outcome, mismatch);
   }
-  const doc = await http.request({ method: 'GET', path: route, headers, query, idempotent: true, timeoutMs: 60_000 });
-  const outcome = await ev.verifyDocument(doc, kind, trustOf(options), options.expectedHead);
-  if (!outcome.result.valid) throw ev.invalidError(outcome);
-  const defaultName = kind === 'packet' ? `evidence-${runId}.json` : kind === 'audit' ? 'rateloop-audit.json' : 'rateloop-assurance-coverage.json';
-  const written = await dl.writeEvidence(typeof options.out === 'string' ? options.out : defaultName, doc);
-  ctx.out.result({ kind, written, ...outcome.result }, () => `${render(outcome)}\nwrote ${written}`);
+  const written = await ev.saveEvidenceText(out, JSON.stringify(fetched.doc, null, 2) + '\n', force);
+  ctx.out.result({ kind: outcome.kind, written, ...outcome.result }, () => `${render(outcome)}\nwrote ${written}`);
 }

@@ -1,7 +1,6 @@
 // loopsign generate | review wait
 import type { Context } from '../context.js';
 import { timeoutOf } from './ask.js';
-import { printable } from '../output.js';
 import type { GenerateOptions, ReviewWaitOptions } from './generate.def.js';
 
 export async function generate(ctx: Context, options: GenerateOptions): Promise<void> {
@@ -17,9 +16,9 @@ export async function generate(ctx: Context, options: GenerateOptions): Promise<
   ctx.out.result(r, () =>
     [
       '=== DRAFT — NOT APPROVED ===',
-      String(r.draft.text).split('\n').map(printable).join('\n'),
+      String(r.draft.text),
       '=== END OF DRAFT ===',
-      `review: ${printable(String(r.review?.lifecycle?.state ?? 'none'))} (opportunity ${String(r.opportunityId)}); a draft is not approval`,
+      `review: ${String(r.review?.lifecycle?.state ?? 'none')} (opportunity ${String(r.opportunityId)}); a draft is not approval`,
       ...(r.opportunityId ? [`next: loopsign review wait ${String(r.opportunityId)}`] : []),
     ].join('\n'),
   );

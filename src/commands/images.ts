@@ -13,7 +13,7 @@ export async function uploadImage(ctx: Context, options: UploadImageOptions, arg
   if (failed.length) {
     // Every file was tried; the exit code is that of the first failure.
     const first = failed[0]!.error!;
-    if (!ctx.out.json) for (const r of results) process.stderr.write(r.ok ? `ok    ${r.file} → ${r.imageUrl}\n` : `FAIL  ${r.file}: ${r.error!.message}\n`);
+    for (const r of results) ctx.out.note(r.ok ? `ok    ${r.file} → ${r.imageUrl}` : `FAIL  ${r.file}: ${r.error!.message}`);
     const e = new LoopsignError(first.code, `${failed.length} of ${results.length} image(s) failed: ${first.message}`, { details: { results } });
     e.exitCode = first.exitCode as typeof e.exitCode;
     throw e;

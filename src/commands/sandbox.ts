@@ -43,7 +43,7 @@ export async function sandbox(ctx: Context, options: SandboxOptions): Promise<vo
       `  manifest     ${sb.manifestPath}`,
       `  dev wallet   ${m.devWallet?.address} (keystore ${m.devWallet?.keystore}, password in ${m.devWallet?.passwordFile})`,
       `  drand        ${m.drand.chainHash} at ${m.drand.url}`,
-      `  workspace    ${m.workspace?.id} (API key in ${m.workspace?.apiKeyFile})`,
+      `  workspace    ${m.workspace?.id} (API key in ${m.workspace?.apiKeyFile}, owner's session cookie in ${m.workspace?.sessionCookieFile})`,
       `  USDC         ${m.tokens.USDC.address}`,
       `  LREP         ${m.tokens.LREP.address}`,
       ...Object.entries(m.contracts).map(([k, v]) => `  ${k.padEnd(12).slice(0, 24)} ${v}`),
@@ -53,7 +53,7 @@ export async function sandbox(ctx: Context, options: SandboxOptions): Promise<vo
       `  export LOOPSIGN_CHAIN_ID=31337 LOOPSIGN_SANDBOX_MANIFEST=${sb.manifestPath}`,
       `  export LOOPSIGN_KEYSTORE=${m.devWallet?.keystore} LOOPSIGN_PASSWORD_FILE=${m.devWallet?.passwordFile}`,
       '  loopsign wallet balance',
-      `  LOOPSIGN_API_KEY=$(cat ${m.workspace?.apiKeyFile}) loopsign evidence fetch audit --workspace ${m.workspace?.id}`,
+      `  loopsign evidence fetch audit --workspace ${m.workspace?.id} --session-cookie-file ${m.workspace?.sessionCookieFile}`,
     ].join('\n'),
   );
   await new Promise<void>((resolve) => {

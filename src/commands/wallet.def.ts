@@ -1,4 +1,4 @@
-// loopsign wallet new | import | address | export | balance: definitions (handlers in wallet.ts).
+// loopsign wallet new | import | address | export | balance | rekey: definitions (handlers in wallet.ts).
 import { Option, type Command } from 'commander';
 import { examples, type Lazy } from './define.js';
 
@@ -19,6 +19,11 @@ export interface WalletExportOptions {
 
 export interface WalletBalanceOptions {
   address?: string;
+}
+
+export interface WalletRekeyOptions {
+  newPasswordFile?: string;
+  newPasswordEnv?: string;
 }
 
 export function defineWallet(program: Command, lazy: Lazy): void {
@@ -55,4 +60,11 @@ export function defineWallet(program: Command, lazy: Lazy): void {
     .option('--address <address>', 'show another address instead of the wallet (no unlock needed)')
     .addHelpText('after', examples(['loopsign wallet balance --chain-id 31337']))
     .action(lazy(() => import('./wallet.js'), (m) => m.walletBalance));
+  wallet
+    .command('rekey')
+    .description('re-encrypt the keystore in place at scrypt n=2^18 (a weak one is unlocked for this), under the same or a new password')
+    .addOption(new Option('--new-password-file <file>', 'read the new password from this file (default: keep the password)').conflicts('newPasswordEnv'))
+    .option('--new-password-env <name>', 'read the new password from this environment variable (default: keep the password)')
+    .addHelpText('after', examples(['loopsign wallet rekey --password-file old-pass.txt', 'loopsign wallet rekey --password-file old-pass.txt --new-password-file new-pass.txt']))
+    .action(lazy(() => import('./wallet.js'), (m) => m.walletRekey));
 }

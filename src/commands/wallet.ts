@@ -10,13 +10,15 @@ import {
   decryptKeystore,
   encryptKeystore,
   generatePrivateKey,
+  kdfLabel,
   parseKeystore,
   parsePrivateKey,
 } from '../wallet/keystore.js';
 import { obtainPassword } from '../wallet/password.js';
 import { readKeystoreFile, saveKeystore, unlockWallet } from '../wallet/unlock.js';
 import { readSecretInput } from '../wallet/secret-input.js';
-import type { WalletBalanceOptions, WalletExportOptions, WalletImportOptions, WalletNewOptions } from './wallet.def.js';
+import { rekeyWallet } from '../wallet/rekey.js';
+import type { WalletBalanceOptions, WalletExportOptions, WalletImportOptions, WalletNewOptions, WalletRekeyOptions } from './wallet.def.js';
 
 async function writeNew(ctx: Context, privateKey: Uint8Array, force: boolean, how: string): Promise<void> {
   const config = await ctx.config();
@@ -42,8 +44,9 @@ export async function walletImport(ctx: Context, options: WalletImportOptions): 
     const config = await ctx.config();
     const password = await obtainPassword(config, { purpose: `the keystore ${source}` });
     ctx.out.progress('keystore.decrypt', `unlocking ${source}`);
-    const { privateKey } = await decryptKeystore(json, password);
-    // Re-encrypted with loopsign's parameters (n=2^18, address and id present) under the same password.
+    // A weak KDF is fine here: the key is re-encrypted with loopsign's parameters (n=2^18, address and id present)
+    // under the same password.
+    const { privateKey } = await decryptKeystore(json, password, { allowWeakKdf: true });
     const keystore = await encryptKeystore(privateKey, password);
     await saveKeystore(config.keystore.value, keystore, force);
     const address = addressOfPrivateKey(privateKey);
@@ -111,4 +114,12 @@ export async function walletBalance(ctx: Context, options: WalletBalanceOptions)
       ...balances.map((b) => `  ${b.symbol.padEnd(5)} ${b.formatted ?? 'not configured on this chain'}`),
     ].join('\n'),
   );
+}
+
+export async function walletRekey(ctx: Context, options: WalletRekeyOptions): Promise<void> {
+  const config = await ctx.config();
+  ctx.out.progress('keystore.rekey', 'unlocking the keystore and re-encrypting it (scrypt n=2^18)');
+  const r = await rekeyWallet(config, { newPasswordFile: options.newPasswordFile, newPasswordEnv: options.newPasswordEnv });
+  ctx.out.result({ ...r }, () => `re-encrypted wallet ${r.address}
+keystore: ${r.keystore} (was ${kdfLabel(r.before)}, now ${kdfLabel(r.after)}${r.passwordChanged ? ', new password' : ', same password'})`);
 }

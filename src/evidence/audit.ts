@@ -7,6 +7,7 @@ import { hash } from 'node:crypto';
 import { canonicalJson, canonicalString } from '../protocol/canonical.js';
 
 export const GENESIS_DIGEST = `sha256:${'0'.repeat(64)}`;
+export const AUDIT_FORMAT = 'rateloop-audit-v1';
 
 export interface AuditResult {
   valid: boolean;
@@ -101,7 +102,12 @@ function stringified(payload: Obj): Obj {
 export function verifyAuditExport(doc: unknown, expectedHead?: string): AuditResult {
   try {
     const d = doc as Obj;
-    if (!d || typeof d !== 'object' || Array.isArray(d) || !Array.isArray(d.events) || !d.integrity || typeof d.integrity !== 'object') {
+    if (!d || typeof d !== 'object' || Array.isArray(d)) return { valid: false, errors: ['invalid_export_shape'], detail: 'an audit export is a JSON object' };
+    // Another format is refused before anything else, with the service verifier's code (evidence.md §11.3).
+    if (d.format !== AUDIT_FORMAT) {
+      return { valid: false, errors: ['invalid_export_shape'], detail: `format ${JSON.stringify(d.format ?? null)} is not ${AUDIT_FORMAT}; loopsign verifies only that format` };
+    }
+    if (!Array.isArray(d.events) || !d.integrity || typeof d.integrity !== 'object') {
       return { valid: false, errors: ['invalid_export_shape'], detail: 'an object with events[] and integrity is required' };
     }
     if (typeof d.workspaceId !== 'string' || d.workspaceId === '') return { valid: false, errors: ['workspace_missing'] };
@@ -139,7 +145,7 @@ export function verifyAuditExport(doc: unknown, expectedHead?: string): AuditRes
     }
     const head = events.length ? previous : GENESIS_DIGEST;
     const errors: string[] = [];
-    if (d.integrity.headDigest !== head || d.integrity.eventCount !== events.length) errors.push('head_mismatch');
+    if (d.integrity.valid !== true || d.integrity.headDigest !== head || d.integrity.eventCount !== events.length) errors.push('head_mismatch');
     if (expectedHead !== undefined && expectedHead !== head) errors.push('expected_head_mismatch');
     const note =
       withNulls > 0

@@ -1,37 +1,73 @@
-// Evidence files as the commands meet them: read with a size cap and strict JSON, detect the kind, verify, and
-// (Downloads live in download.ts, so verifying offline loads no HTTP client.)
-import { promises as fs } from 'node:fs';
+// Evidence files as the commands meet them: read within the cap of their kind, parse strictly, detect the kind,
+// verify. (Downloads live in download.ts, so verifying offline loads no HTTP client.)
+import { createReadStream, promises as fs } from 'node:fs';
+import path from 'node:path';
 import { EvidenceInvalidError, UsageError } from '../errors.js';
+import { refuseUnwritable, writeFileNoFollow } from '../fsutil.js';
 import { verifyAuditExport, type AuditResult } from './audit.js';
 import { verifyCoverageExport, type CoverageResult } from './coverage.js';
-import { detectKind, type EvidenceKind } from './detect.js';
+import { detectKind, kindLabel, KIND_MAX_BYTES, SNIFF_BYTES, sniffKind, type EvidenceKind, type KnownKind } from './detect.js';
 import { checkTrustedKeysDocument, readPin, type TrustedKey } from './keys.js';
 import { verifyPacket, type PacketResult } from './packet.js';
 import { parseStrictJson } from './strict-json.js';
 
-export const PACKET_MAX_BYTES = 2_000_000;
-export const EXPORT_MAX_BYTES = 512 * 1024 * 1024;
-
-async function readText(file: string, maxBytes: number): Promise<string> {
-  if (file === '-') {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const c of process.stdin) {
-      size += (c as Buffer).length;
-      if (size > maxBytes) throw new UsageError('too_large', `stdin holds more than ${maxBytes} bytes`);
-      chunks.push(c as Buffer);
+/**
+ * Read an evidence file without ever holding more than its kind allows: the kind is the one the user named, or
+ * the one the first 64 KiB suggest (sniffKind); the rest is read only up to that kind's cap. A file whose start
+ * looks like no evidence kind is refused once it is larger than the window that was read.
+ */
+export async function readEvidenceFile(file: string, expected?: KnownKind): Promise<{ doc: unknown; kind: EvidenceKind; bytes: number }> {
+  const name = file === '-' ? 'stdin' : file;
+  let size: number | undefined;
+  if (file !== '-') {
+    let stat;
+    try {
+      stat = await fs.stat(file);
+    } catch {
+      throw new UsageError('file_not_found', `${file} does not exist or cannot be read`);
     }
-    return Buffer.concat(chunks).toString('utf8');
+    if (!stat.isFile()) throw new UsageError('not_a_file', `${file} is not a file`);
+    size = stat.size;
+    if (expected && size > KIND_MAX_BYTES[expected]) throw tooLarge(name, expected, size);
   }
-  let stat;
-  try {
-    stat = await fs.stat(file);
-  } catch {
-    throw new UsageError('file_not_found', `${file} does not exist or cannot be read`);
+  const source = file === '-' ? process.stdin : createReadStream(file, { highWaterMark: SNIFF_BYTES });
+  const chunks: Buffer[] = [];
+  let read = 0;
+  let kind: EvidenceKind | undefined = expected;
+  let cap = expected ? KIND_MAX_BYTES[expected] : SNIFF_BYTES;
+  // Leaving the loop early (a throw) destroys the stream: nothing more is read.
+  for await (const chunk of source) {
+    chunks.push(chunk as Buffer);
+    read += (chunk as Buffer).length;
+    if (kind === undefined && read >= SNIFF_BYTES) {
+      const sniffed = sniffKind(Buffer.concat(chunks).subarray(0, SNIFF_BYTES).toString('utf8'));
+      if (sniffed !== 'unknown') {
+        cap = KIND_MAX_BYTES[sniffed];
+        if (size !== undefined && size > cap) throw tooLarge(name, sniffed, size);
+      }
+      kind = sniffed;
+    }
+    if (read > cap) throw kind === undefined || kind === 'unknown' ? unrecognised(name) : tooLarge(name, kind, size);
   }
-  if (!stat.isFile()) throw new UsageError('not_a_file', `${file} is not a file`);
-  if (stat.size > maxBytes) throw new UsageError('too_large', `${file} is ${stat.size} bytes; the limit is ${maxBytes}`, { hint: 'evidence packets are at most 2 MB (the service\'s own verifier limit)' });
-  return fs.readFile(file, 'utf8');
+  const text = Buffer.concat(chunks).toString('utf8');
+  const doc = parseEvidenceText(text, name);
+  const detected = detectKind(doc);
+  // The parsed document decides the kind; its cap applies too (a smaller one than the sniffed kind's may).
+  if (detected !== 'unknown' && read > KIND_MAX_BYTES[detected]) throw tooLarge(name, detected, read);
+  return { doc, kind: detected, bytes: read };
+}
+
+function tooLarge(name: string, kind: KnownKind, size: number | undefined): UsageError {
+  const limit = KIND_MAX_BYTES[kind];
+  return new UsageError('too_large', `${name} is ${size === undefined ? `more than ${limit}` : size} bytes; ${kindLabel(kind)} may be at most ${limit} bytes`, {
+    hint: kind === 'packet' ? 'evidence packets are at most 2 MB (the service\'s own verifier limit)' : undefined,
+  });
+}
+
+function unrecognised(name: string): UsageError {
+  return new UsageError('invalid_packet_shape', `${name} is not an evidence file: its first ${SNIFF_BYTES / 1024} KiB show no packet, audit, coverage or trusted-keys fields`, {
+    hint: 'an evidence file is a JSON object; use --audit FILE or --coverage FILE to say which export it is',
+  });
 }
 
 export function parseEvidenceText(text: string, what: string, code = 'invalid_packet_shape'): unknown {
@@ -42,12 +78,17 @@ export function parseEvidenceText(text: string, what: string, code = 'invalid_pa
   }
 }
 
-export async function readEvidenceFile(file: string, maxBytes = EXPORT_MAX_BYTES): Promise<{ doc: unknown; kind: EvidenceKind; bytes: number }> {
-  const text = await readText(file, maxBytes);
-  const doc = parseEvidenceText(text, file);
-  const kind = detectKind(doc);
-  if (kind === 'packet' && Buffer.byteLength(text) > PACKET_MAX_BYTES) throw new UsageError('too_large', `${file} is larger than the 2 MB packet limit`);
-  return { doc, kind, bytes: Buffer.byteLength(text) };
+/** Where an evidence download or pin is saved: private (0600), atomically, never through a link, never over a file without --force. */
+export async function saveEvidenceText(out: string, text: string, force: boolean): Promise<string> {
+  const file = path.resolve(out);
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  await writeFileNoFollow(file, text, { replace: force, replaceFlag: '--force' });
+  return file;
+}
+
+/** The same refusals as saveEvidenceText, before anything is downloaded. */
+export async function checkEvidenceOut(out: string, force: boolean): Promise<void> {
+  await refuseUnwritable(path.resolve(out), { replace: force, replaceFlag: '--force' });
 }
 
 export interface PacketTrust {
@@ -57,8 +98,17 @@ export interface PacketTrust {
 }
 
 export async function trustedKeysFrom(file: string): Promise<TrustedKey[]> {
-  const { doc } = await readEvidenceFile(file, 4 * 1024 * 1024);
+  const { doc } = await readEvidenceFile(file, 'trusted-keys');
   return checkTrustedKeysDocument(doc);
+}
+
+/** A packet is verified only against a key the user gives: refused (exit 2) before any work when there is none. */
+export function requireTrust(trust: PacketTrust): void {
+  if (trust.trustedKeys === undefined && trust.publicKey === undefined) {
+    throw new UsageError('missing_trust_anchor', 'verifying a packet needs --public-key (with or without --key-id) or --trusted-keys FILE', {
+      hint: 'the key inside the packet is never trusted; get the pin with `loopsign evidence pin --key-id ed25519:… --out key.spki.txt`',
+    });
+  }
 }
 
 /** Verify a packet with the user's anchor: a pin and key id, or a saved trusted-keys document. */
@@ -66,7 +116,7 @@ export async function verifyPacketWith(doc: unknown, trust: PacketTrust): Promis
   if (trust.trustedKeys !== undefined) {
     const keys = await trustedKeysFrom(trust.trustedKeys);
     const signing = (doc as { signing?: { keyId?: string; algorithm?: string } })?.signing;
-    const key = keys.find((k) => k.keyId === signing?.keyId && k.algorithm === signing?.algorithm && (k.uses === undefined || k.uses.includes('decision_packet')));
+    const key = keys.find((k) => k.keyId === signing?.keyId && k.algorithm === signing?.algorithm && k.uses.includes('decision_packet'));
     if (!key) {
       const r = verifyPacket(doc, {});
       const errors = r.errors.map((e) => (e === 'missing_trust_anchor' ? 'untrusted_signing_key' : e));
@@ -74,12 +124,9 @@ export async function verifyPacketWith(doc: unknown, trust: PacketTrust): Promis
     }
     return verifyPacket(doc, { publicKey: key.publicKeySpki, keyId: key.keyId });
   }
-  if (trust.publicKey === undefined || trust.keyId === undefined) {
-    throw new UsageError('missing_trust_anchor', 'verifying a packet needs --public-key and --key-id (or --trusted-keys FILE)', {
-      hint: 'the key inside the packet is never trusted; get the pin with `loopsign evidence pin --key-id ed25519:… --out key.spki.txt`',
-    });
-  }
-  return verifyPacket(doc, { publicKey: await readPin(trust.publicKey), keyId: trust.keyId });
+  requireTrust(trust);
+  // Without --key-id the id derived from the pin is expected (verifyPacket derives it).
+  return verifyPacket(doc, { publicKey: await readPin(trust.publicKey!), keyId: trust.keyId });
 }
 
 export type VerifyOutcome =
@@ -96,9 +143,17 @@ export async function verifyDocument(doc: unknown, kind: EvidenceKind, trust: Pa
   });
 }
 
-export function invalidError(outcome: VerifyOutcome): EvidenceInvalidError {
+/** A downloaded document that names another run or workspace than the one asked for. */
+export interface SubjectMismatch {
+  field: 'payload.runId' | 'workspaceId';
+  expected: string;
+  actual: unknown;
+}
+
+export function invalidError(outcome: VerifyOutcome, mismatch?: SubjectMismatch): EvidenceInvalidError {
   const what = outcome.kind === 'packet' ? 'the evidence packet' : outcome.kind === 'audit' ? 'the audit chain' : 'the coverage export';
-  return new EvidenceInvalidError('evidence_invalid', `${what} did not verify: ${outcome.result.errors.join(', ')}`, {
-    details: { kind: outcome.kind, ...outcome.result },
-  });
+  const message = mismatch
+    ? `${what} is for ${mismatch.field} ${JSON.stringify(mismatch.actual ?? null).slice(0, 120)}, not the ${JSON.stringify(mismatch.expected)} asked for; nothing was written`
+    : `${what} did not verify: ${outcome.result.errors.join(', ')}`;
+  return new EvidenceInvalidError('evidence_invalid', message, { details: { kind: outcome.kind, ...outcome.result, ...(mismatch ? { mismatch } : {}) } });
 }

@@ -25,6 +25,13 @@ export function publicKeyObject(spkiB64url: string): KeyObject {
   return createPublicKey({ key: fromB64url(spkiB64url), format: 'der', type: 'spki' });
 }
 
+/** The key id of a pin (evidence.md §7.3), as the service derives it: ed25519: or p256: by the key's type. */
+export function keyIdOfPin(spkiB64url: string): string {
+  const type = publicKeyObject(spkiB64url).asymmetricKeyType;
+  if (type !== 'ed25519' && type !== 'ec') throw new Error(`a ${String(type)} key is not an evidence key`);
+  return keyIdOf(fromB64url(spkiB64url), type === 'ed25519' ? 'Ed25519' : 'ECDSA-SHA256');
+}
+
 /** --public-key: a pin file when such a file exists, else the base64url SPKI itself (evidence.md §9.2). */
 export async function readPin(value: string): Promise<string> {
   let text = value;
@@ -59,7 +66,7 @@ export interface TrustedKey {
   keyId: string;
   publicKeySpki: string;
   status: string;
-  uses?: string[];
+  uses: string[];
 }
 
 /** A listed key is consistent: its id derives from its SPKI, and (Ed25519) the SPKI is the prefix plus the JWK's x. */
@@ -77,6 +84,11 @@ export function checkListedKey(k: Record<string, any>): TrustedKey {
     throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: unsupported algorithm ${String(k.algorithm)}`);
   }
   if (k.status !== 'current' && k.status !== 'retired') throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: status must be current or retired`);
+  // An array of strings, as the service's own verifier requires: a string would be matched by substring
+  // ("not_decision_packet".includes("decision_packet")), and a missing list would allow every use.
+  if (!Array.isArray(k.uses) || k.uses.some((u: unknown) => typeof u !== 'string')) {
+    throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: uses must be an array of strings`);
+  }
   return { algorithm: k.algorithm, keyId: k.keyId, publicKeySpki: k.publicKeySpki, status: k.status, uses: k.uses };
 }
 

@@ -1,9 +1,10 @@
 // Offline verification of a run evidence packet (evidence.md §2–8). Steps run in the spec's order and collect
-// the spec's error codes; every check is also reported with what was expected and what was found. Only the key
-// the user pinned is trusted: the key inside the packet is compared with the pin, never used in its place.
+// the spec's error codes — the same codes, for the same packets, as the service's own verifier (the live corpus,
+// test/corpus-evidence.test.ts); every check is also reported with what was expected and what was found. Only the
+// key the user pinned is trusted: a packet is valid only when its key equals the pin (or derives the given id).
 import { createHash, verify as cryptoVerify } from 'node:crypto';
 import { canonicalJson, type KeyOrder } from '../protocol/canonical.js';
-import { KEY_ID, fromB64url, keyIdOf, publicKeyObject } from './keys.js';
+import { KEY_ID, fromB64url, keyIdOf, keyIdOfPin, publicKeyObject } from './keys.js';
 
 export const SCHEMAS = {
   v4: 'rateloop.human-assurance.evidence.v4',
@@ -59,16 +60,17 @@ function count(v: unknown, what: string): number {
 const CELL_COUNTS = ['targetReviewerCount', 'assignedReviewerCount', 'validReviewerCount', 'invalidJudgmentCount', 'pendingJudgmentCount'] as const;
 const SOURCE_COUNTS = ['targetReviewerCount', 'assignedReviewerCount', 'paidReviewerCount', 'respondingReviewerCount', 'completeJudgmentSetReviewerCount'] as const;
 
+// The real verifier requires the three choice counts on every cell that is not suppressed, copies the pass
+// rule's minimum as it is (no check of its own), and names a source only when it has one.
 function cell(input: Obj, minimum: number, passRule: Obj): Obj {
   const [target, assigned, valid, invalid, pending] = CELL_COUNTS.map((k) => count(input[k], k)) as [number, number, number, number, number];
   const submitted = valid + invalid + pending;
   const suppressed = valid < minimum;
-  const required = count(passRule.minimumValidResponses, 'passRule.minimumValidResponses');
   let preference: Obj | null = null;
   let disagreement: Obj | null = null;
   if (suppressed) {
     if (input.candidate !== undefined || input.baseline !== undefined || input.tie !== undefined) throw new Error('suppressed cells must not carry preferences');
-  } else if (input.candidate !== undefined) {
+  } else {
     const candidate = count(input.candidate, 'candidate');
     const baseline = count(input.baseline, 'baseline');
     const tie = count(input.tie, 'tie');
@@ -76,9 +78,11 @@ function cell(input: Obj, minimum: number, passRule: Obj): Obj {
     preference = { candidate, baseline, tie, candidateShareBps: Math.round((candidate * 10000) / valid), method: 'descriptive_case_share' };
     disagreement = { nonCandidateCount: baseline + tie, rateBps: Math.round(((baseline + tie) * 10000) / valid), method: 'descriptive_case_share' };
   }
+  const required = passRule.minimumValidResponses;
   const quorum = { requiredValidReviewers: required, met: valid >= required };
   const outcome = suppressed || !quorum.met || !preference ? 'insufficient' : preference.candidateShareBps >= passRule.thresholdBps ? 'pass' : 'fail';
   return {
+    ...(input.source ? { source: input.source } : {}),
     targetReviewerCount: target,
     assignedReviewerCount: assigned,
     submittedJudgmentCount: submitted,
@@ -105,13 +109,16 @@ export function recomputeAggregation(recomputation: Obj, minimum: unknown, passR
   coverage.sourceSubpanels = sources.map((x) => ({ source: x.source, ...Object.fromEntries(SOURCE_COUNTS.map((k) => [k, x[k]])) }));
   const cases = (recomputation.cases as Obj[]).map((c) => {
     const overall = cell(c.overall, minimum, passRule);
-    const subs: Obj[] = (c.sourceCounts as Obj[]).map((s) => ({ source: s.source, ...cell(s, minimum, passRule) }));
+    const subs: Obj[] = (c.sourceCounts as Obj[]).map((s) => cell(s, minimum, passRule));
     for (const k of CELL_COUNTS) {
       if (subs.reduce((sum, s) => sum + (s[k] as number), 0) !== overall[k]) throw new Error(`case ${c.caseId}: source ${k} does not reconcile with the overall count`);
     }
     return { caseId: c.caseId, ...overall, sourceSubpanels: subs } as Obj;
   });
   const sum = (k: string) => cases.reduce((s, c) => s + (c[k] as number), 0);
+  if (sum('targetReviewerCount') !== coverage.targetReviewerCount * cases.length || sum('assignedReviewerCount') !== coverage.assignedReviewerCount * cases.length) {
+    throw new Error('the per-case targets do not reconcile with the reviewer coverage');
+  }
   const outcomes = cases.map((c) => c.outcome as string);
   const pass = outcomes.filter((o) => o === 'pass').length;
   const fail = outcomes.filter((o) => o === 'fail').length;
@@ -165,21 +172,28 @@ export function reviewContextProblems(payload: Obj): string[] {
       if (value !== null) p.push(`a manual run has ${name} null`);
     }
   } else if (t.source === 'persisted_agent_review_opportunity') {
+    // Integers are safe integers, as the real verifier requires (1.5 or 2^53 are not versions).
+    const int = (x: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => Number.isSafeInteger(x) && (x as number) >= min && (x as number) <= max;
     if (!['adaptive_sample', 'critical_risk', 'guardrail_escalation', 'maximum_gap', 'owner_required', 'policy_rule'].includes(t.kind)) p.push('unknown selection kind');
     if (typeof t.opportunityId !== 'string') p.push('opportunityId must be a string');
-    if (!Number.isInteger(t.selectionProbabilityBps) || t.selectionProbabilityBps < 0 || t.selectionProbabilityBps > 10000) p.push('selectionProbabilityBps out of range');
-    if (!Number.isInteger(t.sampleBucket) || t.sampleBucket < 0 || t.sampleBucket > 9999) p.push('sampleBucket out of range');
+    if (!int(t.selectionProbabilityBps, 0, 10000)) p.push('selectionProbabilityBps out of range');
+    if (!int(t.sampleBucket, 0, 9999)) p.push('sampleBucket out of range');
     if (gate.type !== 'blocking' && gate.type !== 'advisory') p.push('gate.type must be blocking or advisory');
     const sp = v.selectionPolicy;
-    if (!isObj(sp) || !isObj(gate.policyReference) || gate.policyReference.id !== sp.id || gate.policyReference.version !== sp.version) p.push('gate.policyReference must equal versions.selectionPolicy');
-    if (!['advisory', 'host_enforced'].includes(gate.enforcementMode) || (gate.type === 'blocking') !== (gate.enforcementMode === 'host_enforced')) p.push('blocking gates are host_enforced and only they');
-    if (!isObj(sp) || !['manual', 'always', 'fixed', 'rules', 'adaptive'].includes(sp.mode) || !(sp.version >= 1)) p.push('selectionPolicy mode/version invalid');
+    const ref = gate.policyReference;
+    if (!isObj(sp) || !isObj(ref) || ref.id !== sp.id || ref.version !== sp.version) p.push('gate.policyReference must equal versions.selectionPolicy');
+    // The enforcement mode is read from the policy reference only (evidence.md §8.1, corrected against the live
+    // verifier): a mode on the gate itself counts for nothing.
+    const mode = isObj(ref) ? ref.enforcementMode : undefined;
+    if (mode !== 'advisory' && mode !== 'host_enforced') p.push('gate.policyReference.enforcementMode must be advisory or host_enforced');
+    else if ((gate.type === 'blocking') !== (mode === 'host_enforced')) p.push('a blocking gate is host_enforced and only a blocking gate is');
+    if (!isObj(sp) || typeof sp.id !== 'string' || !int(sp.version, 1) || !['manual', 'always', 'fixed', 'rules', 'adaptive'].includes(sp.mode)) p.push('selectionPolicy id/mode/version invalid');
     const rp = v.requestProfile;
-    if (!isObj(rp) || typeof rp.id !== 'string' || !(rp.version >= 1) || typeof rp.hash !== 'string' || !SHA.test(rp.hash)) p.push('requestProfile invalid');
+    if (!isObj(rp) || typeof rp.id !== 'string' || !int(rp.version, 1) || typeof rp.hash !== 'string' || !SHA.test(rp.hash)) p.push('requestProfile invalid');
     const s = gate.stopGateEvidenceReference;
     if (
       !isObj(s) || s.kind !== 'human_review_lifecycle_transition' || s.opportunityId !== t.opportunityId ||
-      !['completed', 'inconclusive', 'failed_terminal', 'cancelled_before_commit'].includes(s.lifecycleState) || !(s.lifecycleRevision >= 1) ||
+      !['completed', 'inconclusive', 'failed_terminal', 'cancelled_before_commit'].includes(s.lifecycleState) || !int(s.lifecycleRevision, 1) ||
       typeof s.transitionEventId !== 'string' || typeof s.transitionCommitment !== 'string' || !SHA.test(s.transitionCommitment)
     ) p.push('stopGateEvidenceReference invalid');
   } else {
@@ -220,8 +234,8 @@ export function verifyPacket(packet: unknown, anchor: TrustAnchor): PacketResult
     const version = schema === SCHEMAS.v4 ? 'v4' : schema === SCHEMAS.v3 ? 'v3' : schema === SCHEMAS.v2 ? 'v2' : undefined;
     check({ id: 'schema', label: 'Schema version', status: version ? 'pass' : 'fail', expected: Object.values(SCHEMAS), actual: schema }, 'unsupported_schema_version');
     const order: KeyOrder = version === 'v4' || version === undefined ? 'code-unit' : 'locale-en-US';
-    // 3. Review context (v3, v4).
-    if (version === 'v3' || version === 'v4') {
+    // 3. Review context: every schema but v2 (an unknown schema too, as the real verifier does).
+    if (version !== 'v2') {
       const problems = reviewContextProblems(payload);
       check({ id: 'review_context', label: 'Review context', status: problems.length ? 'fail' : 'pass', detail: problems.join('; ') || undefined }, 'review_context_invalid');
     }
@@ -231,21 +245,22 @@ export function verifyPacket(packet: unknown, anchor: TrustAnchor): PacketResult
       return { valid: false, errors, checks };
     }
     checks.push({ id: 'algorithm', label: 'Signature algorithm', status: 'pass', actual: signing.algorithm });
-    // 5–6. Key id and trust anchors.
+    // 5–6. Key id and trust anchors. [loopsign] A pin without a key id stands for the pin and the id derived from
+    // it, so the packet's key id is always checked against the key the user trusts.
     const derivedKeyId = keyIdOf(fromB64url(String(signing.publicKey)), signing.algorithm);
-    if (anchor.publicKey === undefined && anchor.keyId === undefined) {
+    const expectedKeyId = anchor.keyId ?? (anchor.publicKey === undefined ? undefined : keyIdOfPin(anchor.publicKey));
+    if (anchor.publicKey === undefined && expectedKeyId === undefined) {
       check({ id: 'trust_anchor', label: 'Pinned key', status: 'fail', detail: 'no pinned public key or key id was given' }, 'missing_trust_anchor');
     }
     if (anchor.publicKey !== undefined) {
       check({ id: 'pinned_key', label: 'Packet key equals the pinned key', status: anchor.publicKey === signing.publicKey ? 'pass' : 'fail', expected: anchor.publicKey, actual: signing.publicKey }, 'untrusted_signing_key');
     }
-    if (anchor.keyId !== undefined) {
-      check({ id: 'key_id', label: 'Packet key id equals the given key id', status: anchor.keyId === signing.keyId ? 'pass' : 'fail', expected: anchor.keyId, actual: signing.keyId }, 'signing_key_id_mismatch');
-      const ok = KEY_ID.test(anchor.keyId) && anchor.keyId === signing.keyId && anchor.keyId === derivedKeyId;
-      check({ id: 'key_id_derived', label: 'Given key id derives from the packet key', status: ok ? 'pass' : 'fail', expected: anchor.keyId, actual: derivedKeyId }, 'untrusted_signing_key');
+    if (expectedKeyId !== undefined) {
+      const whose = anchor.keyId !== undefined ? 'given' : "pin's";
+      check({ id: 'key_id', label: `Packet key id equals the ${whose} key id`, status: expectedKeyId === signing.keyId ? 'pass' : 'fail', expected: expectedKeyId, actual: signing.keyId }, 'signing_key_id_mismatch');
+      const ok = KEY_ID.test(expectedKeyId) && expectedKeyId === signing.keyId && expectedKeyId === derivedKeyId;
+      check({ id: 'key_id_derived', label: `The ${whose} key id is the packet key's id`, status: ok ? 'pass' : 'fail', expected: expectedKeyId, actual: derivedKeyId }, 'untrusted_signing_key');
     }
-    // [loopsign] the packet's own key id must always derive from its key.
-    check({ id: 'packet_key_id', label: 'Packet key id derives from its key', status: signing.keyId === derivedKeyId ? 'pass' : 'fail', expected: derivedKeyId, actual: signing.keyId }, 'untrusted_signing_key');
     // 7. Digest.
     const signed = { payload, signing };
     const packetDigest = sha256EvidenceValue(signed, order);
@@ -269,16 +284,15 @@ export function verifyPacket(packet: unknown, anchor: TrustAnchor): PacketResult
       const h = sha256EvidenceValue(frozen[bodyKey], 'locale-en-US');
       checks.push({ id, label: `Frozen ${bodyKey} hash`, status: h === frozen[hashKey] ? 'pass' : 'info', expected: h, actual: frozen[hashKey], detail: h === frozen[hashKey] ? undefined : 'does not recompute (legacy ordering); reported only' });
     }
-    // 10. Signature, with the pinned key only.
-    if (anchor.publicKey === undefined) {
-      checks.push({ id: 'signature', label: 'Signature', status: 'skipped', detail: 'no pinned key: the key inside the packet is never trusted' });
-    } else {
-      const sig = fromB64url(String(packet.signature));
-      const key = publicKeyObject(anchor.publicKey);
-      const bytes = Buffer.from(canonicalJson(signed, order), 'utf8');
-      const ok = signing.algorithm === 'Ed25519' ? cryptoVerify(null, bytes, key, sig) : cryptoVerify('sha256', bytes, { key, dsaEncoding: sig.length === 64 ? 'ieee-p1363' : 'der' }, sig);
-      check({ id: 'signature', label: 'Signature', status: ok ? 'pass' : 'fail', detail: ok ? 'verified with the pinned key' : 'does not verify with the pinned key' }, 'signature_invalid');
-    }
+    // 10. Signature, checked with the packet's key as the real verifier does. The packet's key is never trusted
+    // by itself: a valid result also needs steps 6 to have found it equal to the pin (or bound to the key id).
+    const sig = fromB64url(String(packet.signature));
+    const key = publicKeyObject(String(signing.publicKey));
+    const bytes = Buffer.from(canonicalJson(signed, order), 'utf8');
+    const ok = signing.algorithm === 'Ed25519' ? cryptoVerify(null, bytes, key, sig) : cryptoVerify('sha256', bytes, { key, dsaEncoding: sig.length === 64 ? 'ieee-p1363' : 'der' }, sig);
+    const trusted = anchor.publicKey !== undefined && anchor.publicKey === signing.publicKey;
+    const whose = trusted ? 'the pinned key' : 'the packet\'s own key, which is not trusted by itself';
+    check({ id: 'signature', label: 'Signature', status: ok ? 'pass' : 'fail', detail: ok ? `verified with ${whose}` : `does not verify with ${whose}` }, 'signature_invalid');
     return { valid: errors.length === 0, errors, packetDigest, checks };
   } catch (error) {
     return { valid: false, errors: ['verification_failed'], checks: [...checks, { id: 'exception', label: 'Verification', status: 'fail', detail: (error as Error).message }] };

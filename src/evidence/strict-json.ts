@@ -1,11 +1,20 @@
 // Reading evidence files as an auditor must: a size cap, and a pass over the text that refuses what JSON.parse
 // would silently accept or mangle — duplicate keys (last one wins), numbers beyond the double range (become
-// Infinity), and nesting deep enough to exhaust the stack later. Lone surrogates parse, and are refused by
-// canonicalisation during verification.
+// Infinity), nesting deep enough to exhaust the stack later, and more objects and arrays than real evidence
+// has for its size (each costs JSON.parse about 40 bytes of heap: a file of "[]," takes fourteen times its size).
+// Lone surrogates parse, and are refused by canonicalisation during verification.
 
 export class StrictJsonError extends Error {}
 
 export const MAX_DEPTH = 200;
+
+/**
+ * At most one object or array per 16 characters beyond the first 10,000 — real packets, audit chains and coverage
+ * exports have about one per 100 — so that what JSON.parse builds stays within a few times the file's size.
+ */
+export function maxContainers(length: number): number {
+  return 10_000 + Math.floor(length / 16);
+}
 
 export function parseStrictJson(text: string): unknown {
   scan(text);
@@ -13,6 +22,8 @@ export function parseStrictJson(text: string): unknown {
 }
 
 function scan(text: string): void {
+  const budget = maxContainers(text.length);
+  let containers = 0;
   // A stack of key sets: one per open object, null per open array.
   const stack: (Set<string> | null)[] = [];
   let i = 0;
@@ -22,6 +33,7 @@ function scan(text: string): void {
     if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       stack.push(c === 0x7b ? new Set() : null);
       if (stack.length > MAX_DEPTH) throw new StrictJsonError(`nesting deeper than ${MAX_DEPTH} levels`);
+      if (++containers > budget) throw new StrictJsonError(`more than ${budget} objects and arrays for ${text.length} characters; real evidence has far fewer`);
       expectKey = c === 0x7b;
       i++;
     } else if (c === 0x7d || c === 0x5d) {

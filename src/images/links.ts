@@ -1,6 +1,7 @@
 // Browser handoffs and signing intents (service-api.md §6): links for a human-controlled wallet. The one-time
-// token lives only in the URL fragment; loopsign keeps it in the journal (0600) to read the link's status later,
-// and prints it nowhere but inside the URL.
+// token lives only in the URL fragment; loopsign keeps it in the journal (0600), with the origin that issued it,
+// to read the link's status later from that origin only, and prints it nowhere but inside the URL. Lifetimes are
+// held to the spec's bounds on both sides: the user's --ttl and the service's answer.
 import type { Context } from '../context.js';
 import { RefusedError, ServiceError, UsageError } from '../errors.js';
 import { Journal, journalId } from '../journal/journal.js';
@@ -9,12 +10,51 @@ import { checkImage } from './check.js';
 
 type Json = Record<string, any>;
 
-export function parseTtl(value: string | undefined): number | undefined {
+export type LinkKind = 'handoff' | 'signing-intent';
+
+// service-api.md §6: a link lives 30 minutes unless asked otherwise, at least 1 minute, and at most 30 minutes
+// (handoffs) or 24 hours (signing intents). The service clamps what is outside; loopsign refuses it instead, so the
+// link never lives longer (or shorter) than the user asked.
+export const LINK_TTL = {
+  handoff: { min: 60_000, max: 1_800_000, default: 1_800_000, label: '1 minute … 30 minutes', name: 'a handoff' },
+  'signing-intent': { min: 60_000, max: 86_400_000, default: 1_800_000, label: '1 minute … 24 hours', name: 'a signing link' },
+} as const;
+
+export function parseTtl(value: string | undefined, kind: LinkKind): number | undefined {
   if (value === undefined) return undefined;
   const m = /^(\d+)(ms|s|m|h)?$/.exec(value.trim());
   if (!m) throw new UsageError('invalid_ttl', `--ttl ${value} must look like 30m, 90s, 1h or a number of milliseconds`);
-  const n = Number(m[1]);
-  return n * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 'ms'] ?? 1);
+  const ms = Number(m[1]) * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 'ms'] ?? 1);
+  const bounds = LINK_TTL[kind];
+  if (!Number.isSafeInteger(ms) || ms < bounds.min || ms > bounds.max) {
+    throw new UsageError('invalid_ttl', `--ttl ${value} is outside ${bounds.label}, the lifetime ${bounds.name} may have`, { hint: `give a --ttl within ${bounds.label} (default 30m)` });
+  }
+  return ms;
+}
+
+/**
+ * The service states when the link was created and when it expires (and, for handoffs, effectiveTtlMs). A link
+ * that would live longer than asked (the 30-minute default when no --ttl was given) or than the spec allows, or
+ * whose lifetime cannot be read, is refused before its token is kept or printed. Both times are on the
+ * service's clock, so they are compared with each other, not with this machine's.
+ */
+function checkLifetime(res: Json, kind: LinkKind, askedMs: number | undefined): void {
+  const bounds = LINK_TTL[kind];
+  const limit = Math.min(askedMs ?? bounds.default, bounds.max);
+  const created = Date.parse(String(res.createdAt));
+  const expires = Date.parse(String(res.expiresAt));
+  const refuse = (why: string): never => {
+    throw new RefusedError('link_lifetime_refused', `the ${kind === 'handoff' ? 'handoff' : 'signing'} link ${why}; it was not kept or printed`, {
+      hint: 'nothing was sent with the link token; create the link again, or check the configured service',
+    });
+  };
+  if (!Number.isFinite(created) || !Number.isFinite(expires)) refuse('does not state when it was created and when it expires');
+  const lifetime = expires - created;
+  if (lifetime <= 0) refuse(`expires (${String(res.expiresAt)}) before it was created (${String(res.createdAt)})`);
+  if (lifetime > limit) refuse(`lives ${lifetime / 1000} s (${String(res.createdAt)} → ${String(res.expiresAt)}), longer than the ${limit / 1000} s asked`);
+  if (res.effectiveTtlMs !== undefined && !(Number.isSafeInteger(res.effectiveTtlMs) && res.effectiveTtlMs > 0 && res.effectiveTtlMs <= limit)) {
+    refuse(`reports effectiveTtlMs ${String(res.effectiveTtlMs)}, not within the ${limit} ms asked`);
+  }
 }
 
 /**
@@ -43,7 +83,7 @@ export async function createHandoff(ctx: Context, file: string, images: string[]
   if (images.length > 4) throw new UsageError('too_many_images', 'a handoff carries at most 4 generated images');
   const checked = [];
   for (const f of images) checked.push(await checkImage(f));
-  const ttlMs = parseTtl(ttl);
+  const ttlMs = parseTtl(ttl, 'handoff');
   const env = await askEnvironment(ctx, true, false);
   const generatedImages = checked.map((i) => ({ filename: i.filename, imageBase64: i.bytes.toString('base64'), mimeType: i.mimeType, sha256: i.sha256, sizeBytes: i.sizeBytes }));
   const res = await env.service.http.request<Json>({
@@ -54,8 +94,10 @@ export async function createHandoff(ctx: Context, file: string, images: string[]
     timeoutMs: 60_000,
   });
   const token = tokenFromLink(String(res.handoffUrl), '/agent/handoff/', env.chain.baseUrl.value!);
+  checkLifetime(res, 'handoff', ttlMs);
   const journal = await Journal.open(journalId('handoff', [res.handoffId ?? res.id]), { kind: 'handoff', chainId: config.chainId.value, wallet: '' });
-  await journal.step('created', { handoffId: res.handoffId ?? res.id, token, expiresAt: res.expiresAt, baseUrl: env.chain.baseUrl.value });
+  // The origin the token belongs to: status sends it nowhere else (linkStatus).
+  await journal.step('created', { handoffId: res.handoffId ?? res.id, token, createdAt: res.createdAt, expiresAt: res.expiresAt, origin: new URL(env.chain.baseUrl.value!).origin });
   await journal.close();
   for (const w of (res.warnings ?? []) as string[]) ctx.out.warn(w);
   return { handoffId: res.handoffId ?? res.id, handoffUrl: res.handoffUrl, expiresAt: res.expiresAt, effectiveTtlMs: res.effectiveTtlMs, status: res.status, assets: res.assets ?? [], warnings: res.warnings ?? [] };
@@ -64,22 +106,46 @@ export async function createHandoff(ctx: Context, file: string, images: string[]
 export async function createSigningLink(ctx: Context, file: string, ttl?: string): Promise<Json> {
   const config = await ctx.config();
   const loaded = await loadAskFile(file, config.chainId.value);
-  const ttlMs = parseTtl(ttl);
+  const ttlMs = parseTtl(ttl, 'signing-intent');
   const env = await askEnvironment(ctx, true, false);
   const res = await env.service.http.request<Json>({ method: 'POST', path: '/api/agent/signing-intents', body: { request: loaded.body, ...(ttlMs !== undefined ? { ttlMs } : {}) }, idempotent: false });
   const token = tokenFromLink(String(res.signingUrl), '/agent/sign/', env.chain.baseUrl.value!);
+  checkLifetime(res, 'signing-intent', ttlMs);
   const journal = await Journal.open(journalId('signing-intent', [res.id]), { kind: 'signing-intent', chainId: config.chainId.value, wallet: '' });
-  await journal.step('created', { intentId: res.id, token, expiresAt: res.expiresAt });
+  await journal.step('created', { intentId: res.id, token, createdAt: res.createdAt, expiresAt: res.expiresAt, origin: new URL(env.chain.baseUrl.value!).origin });
   await journal.close();
   return { intentId: res.id, signingUrl: res.signingUrl, expiresAt: res.expiresAt, status: res.status, warnings: res.warnings ?? [] };
 }
 
-async function linkStatus(ctx: Context, kind: 'handoff' | 'signing-intent', id: string): Promise<Json> {
+/** The origin recorded at creation (journals before `origin` kept the base URL, for handoffs only). */
+function journaledOrigin(data: Json): string | undefined {
+  if (typeof data.origin === 'string') return data.origin;
+  try {
+    return typeof data.baseUrl === 'string' ? new URL(data.baseUrl).origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function linkStatus(ctx: Context, kind: LinkKind, id: string): Promise<Json> {
   const pattern = kind === 'handoff' ? /^ahf_[0-9a-f]{32}$/ : /^asi_[0-9a-f]{32}$/;
   if (!pattern.test(id)) throw new UsageError('invalid_id', `${id} is not a ${kind === 'handoff' ? 'handoff (ahf_…)' : 'signing intent (asi_…)'} id`);
   const data = await Journal.read(journalId(kind, [id]));
   if (!data?.token) throw new UsageError('unknown_link', `no token for ${id} in the journal: only links created here can be read`, { hint: 'the token lives only in the link URL and in the journal of the machine that created it' });
   const env = await askEnvironment(ctx, false, false);
+  // The token is a bearer secret for the service that issued it: it goes to that origin or nowhere.
+  const current = new URL(env.chain.baseUrl.value!).origin;
+  const origin = journaledOrigin(data);
+  if (origin !== current) {
+    const what = kind === 'handoff' ? 'handoff' : 'signing link';
+    throw new RefusedError(
+      'link_origin_changed',
+      origin === undefined
+        ? `the ${what} ${id} has no recorded origin and the configured service is ${current}; its token was not sent`
+        : `the ${what} ${id} was created on ${origin}, but the configured service is now ${current}; its token was not sent`,
+      { hint: origin === undefined ? `create a new link with \`loopsign ${kind === 'handoff' ? 'handoff' : 'sign-link'} --file ask.json\`` : `read it from where it was made: --base-url ${origin}` },
+    );
+  }
   const header = kind === 'handoff' ? 'x-rateloop-handoff-token' : 'x-rateloop-signing-intent-token';
   const route = kind === 'handoff' ? `/api/agent/handoffs/${id}` : `/api/agent/signing-intents/${id}`;
   try {

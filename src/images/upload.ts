@@ -1,6 +1,7 @@
 // upload-image: for each file, local checks, prepare, the signed-message guard with the payload hash recomputed
-// from the file and the wallet, the signature, the upload, and the moderation status until approved or rejected.
-// A failed file does not stop the others.
+// from the file and the wallet, the signature, the upload, the moderation status until approved or rejected, and
+// the checks on the returned URL (image-url.ts). Both hashes are kept: the file's (signed) and the stored WebP's
+// (in the URL). A failed file does not stop the others.
 import { toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Context } from '../context.js';
@@ -10,14 +11,20 @@ import { McpClient } from '../service/mcp.js';
 import { askEnvironment, type AskEnvironment } from '../ask/prepare.js';
 import { checkSignedAction } from '../wallet/message-guard.js';
 import { checkImage, precheckImage, ratioHint, type CheckedImage } from './check.js';
+import { acceptUploadView, checkImageUrl, type StoredImage } from './image-url.js';
 
 export interface UploadResult {
   file: string;
   ok: boolean;
   attachmentId?: string;
   imageUrl?: string;
+  /** SHA-256 of the file as sent (the signed upload message covers it). */
   sha256?: string;
+  /** SHA-256 of the WebP the service stored (the URL's #sha256= fragment). */
+  storedSha256?: string;
   sizeBytes?: number;
+  width?: number;
+  height?: number;
   hint?: string;
   reused?: boolean;
   error?: { code: string; message: string; exitCode: number };
@@ -32,18 +39,30 @@ export async function uploader(ctx: Context, given?: AskEnvironment): Promise<Up
   const env = given ?? (await askEnvironment(ctx, true));
   const wallet = env.signer.address.toLowerCase() as Hex;
   const account = privateKeyToAccount(toHex(env.signer.privateKey));
-  const mcp = new McpClient(env.chain.baseUrl.value!);
+  const serviceUrl = env.chain.baseUrl.value!;
+  const mcp = new McpClient(serviceUrl);
   const chainId = env.chain.chain.chainId;
+
+  /** This wallet's earlier upload of the same bytes, when its journaled URL still passes every check here. */
+  function reusable(cached: Record<string, unknown> | undefined): StoredImage | undefined {
+    if (!cached?.imageUrl || typeof cached.attachmentId !== 'string') return undefined;
+    try {
+      return checkImageUrl(cached.imageUrl, { serviceUrl, attachmentId: cached.attachmentId });
+    } catch {
+      return undefined; // another service origin (or an edited journal): upload again
+    }
+  }
 
   async function one(img: CheckedImage, attachmentId?: string): Promise<UploadResult> {
     // An image this wallet already uploaded (a rerun of an interrupted ask) is not uploaded again.
     const cacheId = journalId('image', [chainId, wallet, img.sha256]);
-    const cached = await Journal.read(cacheId);
-    if (cached?.imageUrl && attachmentId === undefined) return { file: img.file, ok: true, attachmentId: String(cached.attachmentId), imageUrl: String(cached.imageUrl), sha256: img.sha256, sizeBytes: img.sizeBytes, reused: true };
+    const cached = attachmentId === undefined ? reusable(await Journal.read(cacheId)) : undefined;
+    if (cached) return { file: img.file, ok: true, attachmentId: cached.attachmentId, imageUrl: cached.imageUrl, sha256: img.sha256, storedSha256: cached.storedSha256, sizeBytes: img.sizeBytes, reused: true };
     ctx.out.progress('image.prepare', `preparing the upload of ${img.filename} (${img.sizeBytes} bytes)`);
     const prepared = await mcp.call('rateloop_prepare_image_upload', { filename: img.filename, mimeType: img.mimeType, sha256: img.sha256, sizeBytes: img.sizeBytes, walletAddress: wallet, ...(attachmentId ? { attachmentId } : {}) });
     const id = String(prepared.attachmentId);
     if (!/^att_[A-Za-z0-9_-]{16,80}$/.test(id)) throw new ServiceError('invalid_response', `the service returned a malformed attachment id ${id}`);
+    // The payload hash covers the original bytes (their SHA-256 and size), never the WebP the service will store.
     const message = checkSignedAction(prepared.message, { action: 'attachments:upload_image', wallet, payloadParts: [wallet, id, img.filename, img.mimeType, img.sizeBytes, img.sha256] });
     const signature = await account.signMessage({ message });
     ctx.out.progress('image.upload', `uploading ${img.filename}`);
@@ -52,15 +71,11 @@ export async function uploader(ctx: Context, given?: AskEnvironment): Promise<Up
       await new Promise((r) => setTimeout(r, 1000));
       view = await mcp.call('rateloop_get_image_upload_status', { attachmentId: id });
     }
-    if (view.status !== 'approved' || typeof view.imageUrl !== 'string') {
-      throw new ServiceError('image_rejected', `${img.filename} was not approved (${String(view.status)}${view.error ? `: ${String(view.error)}` : ''})`, { hint: 'upload another image' });
-    }
-    const url = new URL(view.imageUrl);
-    if (url.hash !== `#sha256=0x${img.sha256}`) throw new ServiceError('invalid_response', `the image URL does not carry this file's #sha256= fragment`);
+    const stored = acceptUploadView(view, { serviceUrl, attachmentId: id, filename: img.filename });
     const j = await Journal.open(cacheId, { kind: 'image', chainId, wallet });
-    await j.step('uploaded', { attachmentId: id, imageUrl: view.imageUrl, sha256: img.sha256 });
+    await j.step('uploaded', { attachmentId: id, imageUrl: stored.imageUrl, sha256: img.sha256, storedSha256: stored.storedSha256, origin: new URL(serviceUrl).origin });
     await j.close();
-    return { file: img.file, ok: true, attachmentId: id, imageUrl: view.imageUrl, sha256: img.sha256, sizeBytes: img.sizeBytes, hint: ratioHint(img) };
+    return { file: img.file, ok: true, attachmentId: id, imageUrl: stored.imageUrl, sha256: img.sha256, storedSha256: stored.storedSha256, sizeBytes: img.sizeBytes, width: stored.width, height: stored.height, hint: ratioHint(img) };
   }
 
   return {

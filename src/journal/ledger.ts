@@ -10,6 +10,7 @@ import type { ChainConfig } from '../chains/table.js';
 import { erc20Abi } from '../protocol/abi.js';
 import { callEffects, callsOfRawTransaction, type Asset, type SpendEffect } from '../wallet/spend-effects.js';
 import type { Journal, JournalAuthorization } from './journal.js';
+import type { PolicyGate } from '../policy/gate.js';
 
 export type Amounts = Partial<Record<Asset, bigint>>;
 
@@ -56,6 +57,8 @@ export class SpendLedger {
     private readonly chain: ChainConfig,
     private readonly wallet: Hex,
     readonly caps: SpendCaps,
+    /** The user's spending policy, consulted after the caps (limits across operations and windows). */
+    private readonly policy?: PolicyGate,
   ) {}
 
   /** Every entry that may still move money: signed transactions not reverted, authorizations not proven dead. */
@@ -85,7 +88,10 @@ export class SpendLedger {
   async admit(stage: string, effects: SpendEffect[], client?: PublicClient): Promise<void> {
     let over = this.overCap(stage, effects);
     if (over && client && (await this.buryDeadAuthorizations(client))) over = this.overCap(stage, effects);
-    if (!over) return;
+    if (!over) {
+      await this.policy?.admit(this.chain, this.journal, stage, effects);
+      return;
+    }
     throw new RefusedError('spend_limit', `refused: ${over}; nothing was signed`, {
       hint: 'loopsign never lets one ask pay its bounty or bonus twice, whatever the plan or the flags. Check `loopsign status`; if an earlier authorization is still valid, run again after it expires',
       details: { rule: 'spend_limit', stage, caps: this.caps.source },

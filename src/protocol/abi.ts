@@ -84,3 +84,13 @@ export const erc7821Abi = parseAbi([
 ]);
 
 export const BATCH_MODE = '0x0100000000000000000000000000000000000000000000000000000000000000' as const;
+
+/** The EIP-3009 ReceiveWithAuthorization type, as x402 typed data lists it (chain.md §8.1). */
+export const RECEIVE_WITH_AUTHORIZATION = [
+  { name: 'from', type: 'address' },
+  { name: 'to', type: 'address' },
+  { name: 'value', type: 'uint256' },
+  { name: 'validAfter', type: 'uint256' },
+  { name: 'validBefore', type: 'uint256' },
+  { name: 'nonce', type: 'bytes32' },
+];

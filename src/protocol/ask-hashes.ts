@@ -5,19 +5,36 @@
 import { createHash } from 'node:crypto';
 import { encodeAbiParameters, keccak256, toBytes, type Hex } from 'viem';
 import { canonicalJson } from './canonical.js';
-import { ASSET_ENUM, type NormalizedAsk, type NormalizedQuestion, type NormalizedRoundConfig, type NormalizedBounty } from './ask-normalize.js';
+import { ASSET_ENUM, profileOf, type NormalizedAsk, type NormalizedQuestion, type NormalizedRoundConfig, type NormalizedBounty } from './ask-normalize.js';
+import { DEFAULT_PROFILE, type ServiceProfile } from './profiles/index.js';
+import type { HashLayout } from './profiles/types.js';
 
-export const DEFAULT_METADATA_BASE = 'https://rateloop.ai';
+export const DEFAULT_METADATA_BASE = DEFAULT_PROFILE.hashes.defaultMetadataBase;
 
-export const TAGS = {
-  context: keccak256(toBytes('rateloop-question-context-v5')),
-  reveal: keccak256(toBytes('rateloop-question-reveal-v9')),
-  bundleItem: keccak256(toBytes('rateloop-question-bundle-item-v5')),
-  bundle: keccak256(toBytes('rateloop-question-bundle-v5')),
-  bundleReveal: keccak256(toBytes('rateloop-question-bundle-reveal-v7')),
-  x402: keccak256(toBytes('rateloop-x402-question-payment-v4')),
-  x402OneShot: keccak256(toBytes('rateloop-x402-question-one-shot-payment-v7')),
-};
+type Tags = Record<keyof HashLayout['tags'], Hex>;
+const tagCache = new Map<string, Tags>();
+/** The domain tags of a profile's hash layout, as keccak256 of each tag string (chain.md §6.4). */
+export function tagsOf(profile: ServiceProfile = DEFAULT_PROFILE): Tags {
+  let tags = tagCache.get(profile.id);
+  if (!tags) {
+    tags = Object.fromEntries(Object.entries(profile.hashes.tags).map(([k, v]) => [k, keccak256(toBytes(v))])) as Tags;
+    tagCache.set(profile.id, tags);
+  }
+  return tags;
+}
+export const TAGS = tagsOf(DEFAULT_PROFILE);
+
+/**
+ * The question as the submit call and every on-chain hash carry it. For a gated question the service blanks its
+ * URLs on chain (contextUrl, detailsUrl, imageUrls, videoUrl; the detailsHash stays): the context is released only
+ * to raters who accept the confidentiality terms. The canonical payload and the metadata keep the URLs.
+ */
+export function onChainQuestion(q: NormalizedQuestion, profile: ServiceProfile = DEFAULT_PROFILE): NormalizedQuestion {
+  if (q.confidentiality.visibility !== 'gated') return q;
+  const blank: Partial<NormalizedQuestion> = {};
+  for (const f of profile.ask.gated.blankOnChain) (blank as Record<string, unknown>)[f] = f === 'imageUrls' ? [] : '';
+  return { ...q, ...blank };
+}
 
 export function sha256hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
@@ -28,18 +45,19 @@ export function walletBoundClientRequestId(chainId: number, wallet: string, clie
   return 'wallet:' + sha256hex(`${chainId}:${wallet.toLowerCase()}:${clientRequestId}`).slice(0, 48);
 }
 
-export function operationKeyOf(payloadHash: string): Hex {
-  return `0x${sha256hex(`rateloop:x402-question:${payloadHash}`)}`;
+export function operationKeyOf(payloadHash: string, profile: ServiceProfile = DEFAULT_PROFILE): Hex {
+  return `0x${sha256hex(`${profile.hashes.operationKeyPrefix}${payloadHash}`)}`;
 }
 
-export function normalizeMetadataBase(base: string | undefined): string {
-  if (!base) return DEFAULT_METADATA_BASE;
+export function normalizeMetadataBase(base: string | undefined, profile: ServiceProfile = DEFAULT_PROFILE): string {
+  const fallback = profile.hashes.defaultMetadataBase;
+  if (!base) return fallback;
   try {
     const url = new URL(base);
-    if (url.protocol !== 'https:') return DEFAULT_METADATA_BASE;
+    if (url.protocol !== 'https:') return fallback;
     return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
   } catch {
-    return DEFAULT_METADATA_BASE;
+    return fallback;
   }
 }
 
@@ -50,11 +68,9 @@ function bountyJson(b: NormalizedBounty, sorted: boolean) {
   return sorted ? { amount: base.amount, asset: base.asset, bountyEligibility: base.bountyEligibility, requiredVoters: base.requiredVoters } : base;
 }
 
-function roundConfigJson(ask: NormalizedAsk) {
+export function roundConfigJson(ask: NormalizedAsk) {
   const r = ask.roundConfig;
-  return ask.shape === 'seed'
-    ? { epochDuration: str(r.epochDuration), maxDuration: str(r.maxDuration), minVoters: str(r.minVoters), maxVoters: str(r.maxVoters) }
-    : { questionDurationSeconds: str(r.questionDurationSeconds), minVoters: str(r.minVoters), maxVoters: str(r.maxVoters) };
+  return { questionDurationSeconds: str(r.questionDurationSeconds), minVoters: str(r.minVoters), maxVoters: str(r.maxVoters) };
 }
 
 function confidentialityJson(q: NormalizedQuestion) {
@@ -71,7 +87,7 @@ export function questionMetadata(ask: NormalizedAsk, q: NormalizedQuestion, inde
     contextUrl: q.contextUrl,
     imageUrls: q.imageUrls,
     roundConfig: roundConfigJson(ask),
-    schemaVersion: 'rateloop.question.v4',
+    schemaVersion: profileOf(ask).hashes.questionSchemaVersion,
     study: { bundleIndex: index },
     tags: q.tags,
     targetAudience: q.targetAudience,
@@ -117,7 +133,7 @@ export function mediaHash(q: NormalizedQuestion): Hex {
   return keccak256(encodeAbiParameters([{ type: 'string[]' }, { type: 'string' }], [q.imageUrls, q.videoUrl]));
 }
 export function detailsTupleHash(q: NormalizedQuestion): Hex {
-  return keccak256(encodeAbiParameters([{ type: 'string' }, { type: 'bytes32' }], [q.detailsUrl, q.detailsHash]));
+  return keccak256(encodeAbiParameters([{ type: 'string' }, { type: 'bytes32' }], [q.detailsUrl, q.detailsHash.toLowerCase() as Hex]));
 }
 export function tagsString(q: NormalizedQuestion): string {
   return q.tags.join(',');
@@ -158,18 +174,19 @@ export function confidentialityHash(q: NormalizedQuestion): Hex {
     encodeAbiParameters([{ type: 'bool' }, { type: 'uint8' }, { type: 'uint64' }, { type: 'uint8' }], [t.gated, t.bondAsset, t.bondAmount, t.flags]),
   );
 }
-export function submissionKey(q: NormalizedQuestion): Hex {
+/** chain.md §6.6, over the question as it goes on chain (pass onChainQuestion(q) for a gated one). */
+export function submissionKey(q: NormalizedQuestion, profile: ServiceProfile = DEFAULT_PROFILE): Hex {
   return keccak256(
     encodeAbiParameters(
       [{ type: 'bytes32' }, { type: 'uint256' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'string' }, { type: 'string' }, { type: 'string' }],
-      [TAGS.context, q.categoryId, mediaHash(q), detailsTupleHash(q), q.contextUrl, q.title, tagsString(q)],
+      [tagsOf(profile).context, q.categoryId, mediaHash(q), detailsTupleHash(q), q.contextUrl, q.title, tagsString(q)],
     ),
   );
 }
 
 /** chain.md §6.8. */
-export function questionSalt(operationKey: string, payloadHash: string, wallet: string, subKey: string, index: number): Hex {
-  return `0x${sha256hex(`rateloop:agent-wallet-question-salt:${operationKey.toLowerCase()}:${payloadHash}:${wallet.toLowerCase()}:${subKey.toLowerCase()}:${index}`)}`;
+export function questionSalt(operationKey: string, payloadHash: string, wallet: string, subKey: string, index: number, profile: ServiceProfile = DEFAULT_PROFILE): Hex {
+  return `0x${sha256hex(`${profile.hashes.saltPrefix}${operationKey.toLowerCase()}:${payloadHash}:${wallet.toLowerCase()}:${subKey.toLowerCase()}:${index}`)}`;
 }
 
 /**
@@ -182,17 +199,19 @@ export function computeAskHashes(
   resultSpec: ResultSpecResolver,
   options: { metadataBase?: string; effectiveClientRequestId?: string } = {},
 ): AskHashes {
-  const metadataBase = normalizeMetadataBase(options.metadataBase);
+  const profile = profileOf(ask);
+  const metadataBase = normalizeMetadataBase(options.metadataBase, profile);
   const effective = options.effectiveClientRequestId ?? walletBoundClientRequestId(ask.chainId, wallet, ask.clientRequestId);
   const questions: QuestionHashes[] = ask.questions.map((q, i) => {
     const qmh = questionMetadataHash(ask, q, i);
+    const chainQ = onChainQuestion(q, profile);
     return {
       questionMetadataHash: qmh,
       questionMetadataUri: `${metadataBase}/question-metadata/${qmh}`,
       resultSpecHash: resultSpec(q.templateId, q.templateVersion),
-      submissionKey: submissionKey(q),
-      mediaHash: mediaHash(q),
-      detailsTupleHash: detailsTupleHash(q),
+      submissionKey: submissionKey(chainQ, profile),
+      mediaHash: mediaHash(chainQ),
+      detailsTupleHash: detailsTupleHash(chainQ),
       textHash: textHash(q),
       confidentialityHash: confidentialityHash(q),
     };
@@ -224,8 +243,8 @@ export function computeAskHashes(
   // Insertion order, not sorted: JSON.stringify keeps it, and keeps the caller's templateInputs order.
   const json = JSON.stringify(canonicalPayload);
   const payloadHash = sha256hex(json);
-  const operationKey = operationKeyOf(payloadHash);
-  const salts = questions.map((qh, i) => questionSalt(operationKey, payloadHash, wallet, qh.submissionKey, i));
+  const operationKey = operationKeyOf(payloadHash, profile);
+  const salts = questions.map((qh, i) => questionSalt(operationKey, payloadHash, wallet, qh.submissionKey, i, profile));
   return {
     effectiveClientRequestId: effective,
     canonicalPayload,
@@ -262,7 +281,7 @@ export function revealCommitment(ask: NormalizedAsk, hashes: AskHashes, submitte
         { type: 'bytes32' },
       ],
       [
-        TAGS.reveal,
+        tagsOf(profileOf(ask)).reveal,
         h.submissionKey,
         h.mediaHash,
         h.textHash,
@@ -282,23 +301,26 @@ export function revealCommitment(ask: NormalizedAsk, hashes: AskHashes, submitte
 
 /** chain.md §6.10 (no vectors exist; marked [inferred] in the spec). */
 export function bundleRevealCommitment(ask: NormalizedAsk, hashes: AskHashes, submitter: string, salts: Hex[] = hashes.salts): Hex {
-  const items = ask.questions.map((q, i) => {
+  const profile = profileOf(ask);
+  const tags = tagsOf(profile);
+  const items = ask.questions.map((question, i) => {
+    const q = onChainQuestion(question, profile);
     const h = hashes.questions[i]!;
     const ctx = keccak256(encodeAbiParameters([{ type: 'string' }, { type: 'string' }, { type: 'string' }], [q.contextUrl, q.title, tagsString(q)]));
     return keccak256(
       encodeAbiParameters(
         [{ type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'uint256' }, { type: 'bytes32' }, { type: 'uint256' }, { type: 'bytes32' }, { type: 'bytes32' }],
-        [TAGS.bundleItem, ctx, h.mediaHash, h.detailsTupleHash, q.categoryId, salts[i]!, BigInt(i), h.questionMetadataHash, h.resultSpecHash],
+        [tags.bundleItem, ctx, h.mediaHash, h.detailsTupleHash, q.categoryId, salts[i]!, BigInt(i), h.questionMetadataHash, h.resultSpecHash],
       ),
     );
   });
-  const bundleHash = keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'bytes32[]' }], [TAGS.bundle, items]));
+  const bundleHash = keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'bytes32[]' }], [tags.bundle, items]));
   const t = rewardTermsTuple(ask.bounty);
   const r = ask.roundConfig;
   return keccak256(
     encodeAbiParameters(
       [{ type: 'bytes32' }, { type: 'bytes32' }, { type: 'address' }, { type: 'uint8' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint8' }, { type: 'uint32' }, { type: 'uint32' }, { type: 'uint16' }, { type: 'uint16' }],
-      [TAGS.bundleReveal, bundleHash, submitter as Hex, t.asset, t.amount, t.requiredVoters, t.bountyEligibility, r.epochDuration, r.maxDuration, r.minVoters, r.maxVoters],
+      [tags.bundleReveal, bundleHash, submitter as Hex, t.asset, t.amount, t.requiredVoters, t.bountyEligibility, r.epochDuration, r.maxDuration, r.minVoters, r.maxVoters],
     ),
   );
 }
@@ -317,7 +339,7 @@ export function submissionPayloadHash(q: NormalizedQuestion, salt: Hex): Hex {
         stringArrayHash(q.imageUrls),
         keccak256(toBytes(q.videoUrl)),
         keccak256(toBytes(q.detailsUrl)),
-        q.detailsHash,
+        q.detailsHash.toLowerCase() as Hex,
         keccak256(toBytes(q.title)),
         keccak256(toBytes(tagsString(q))),
         q.categoryId,
@@ -354,9 +376,10 @@ export function x402Nonce(
   auth: X402Authorization,
   bonus?: { amount: bigint; awarder: Hex; executeBy: bigint },
 ): Hex {
-  const q = ask.questions[0]!;
+  const profile = profileOf(ask);
+  const tags = tagsOf(profile);
   const h = hashes.questions[0]!;
-  const spHash = submissionPayloadHash(q, hashes.salts[0]!);
+  const spHash = submissionPayloadHash(onChainQuestion(ask.questions[0]!, profile), hashes.salts[0]!);
   if (!bonus) {
     return keccak256(
       encodeAbiParameters(
@@ -365,7 +388,7 @@ export function x402Nonce(
           { type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' },
         ],
         [
-          TAGS.x402, BigInt(ask.chainId), addresses.contentRegistry, addresses.questionRewardPoolEscrow, addresses.x402QuestionSubmitter, auth.from, auth.to,
+          tags.x402, BigInt(ask.chainId), addresses.contentRegistry, addresses.questionRewardPoolEscrow, addresses.x402QuestionSubmitter, auth.from, auth.to,
           auth.value, auth.validAfter, auth.validBefore, spHash, hashes.rewardTermsHash, hashes.roundConfigHash, h.confidentialityHash, h.questionMetadataHash, h.resultSpecHash,
         ],
       ),
@@ -379,7 +402,7 @@ export function x402Nonce(
         { type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' },
       ],
       [
-        TAGS.x402OneShot, BigInt(ask.chainId), addresses.contentRegistry, addresses.questionRewardPoolEscrow, addresses.feedbackBonusEscrow, addresses.x402QuestionSubmitter, auth.from, auth.to,
+        tags.x402OneShot, BigInt(ask.chainId), addresses.contentRegistry, addresses.questionRewardPoolEscrow, addresses.feedbackBonusEscrow, addresses.x402QuestionSubmitter, auth.from, auth.to,
         auth.value, auth.validAfter, auth.validBefore, spHash, hashes.rewardTermsHash, hashes.roundConfigHash, h.confidentialityHash,
         feedbackBonusTermsHash(bonus.amount, bonus.awarder, bonus.executeBy), h.questionMetadataHash, h.resultSpecHash,
       ],

@@ -1,15 +1,16 @@
-// Validation and normalisation of an ask body (interface.md "Ask"; service-api.md §5.1; chain.md §6.1, §7).
-// Shared by the client (local validation before any network call, then hash recomputation) and the sandbox
-// (which plays the service). Accepts both the seed shape and the live shape; the caller's body is never changed.
+// Validation and normalisation of an ask body as the service parses it (service-api.md §5.1; chain.md §6.1, §7; the
+// live corpus in test/fixtures/vectors/live is the oracle). Shared by the client (local validation before any network
+// call, then hash recomputation) and the sandbox (which plays the service). The body must be live-shaped: a seed-shaped
+// file is translated first (translateAsk, the profile's rules); seed fields reaching this parser are refused with the
+// service's own answer. The caller's body is never changed.
+import { AskFieldError } from './ask-errors.js';
+import { normalizeTargetAudience } from './ask-audience.js';
+import { isHostedDetailsUrl, normalizeContextUrl, normalizeDetailsUrl, normalizeImageUrl, normalizeVideoUrl } from './ask-urls.js';
+import { DEFAULT_PROFILE, getProfile, type ServiceProfile } from './profiles/index.js';
+import type { Translation } from './profiles/types.js';
 
-export class AskFieldError extends Error {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(`${field}: ${message}`);
-  }
-}
+export { AskFieldError } from './ask-errors.js';
+export { normalizeContextUrl, normalizeImageUrl, normalizeVideoUrl } from './ask-urls.js';
 
 export type Asset = 'USDC' | 'LREP';
 export const ASSET_ENUM: Record<Asset, number> = { LREP: 0, USDC: 1 };
@@ -22,7 +23,7 @@ export interface NormalizedBounty {
 }
 
 export interface NormalizedRoundConfig {
-  /** The on-chain tuple. Live asks: epochDuration = maxDuration = questionDurationSeconds. */
+  /** The on-chain tuple: the service's rounds are one epoch, so epochDuration = maxDuration = questionDurationSeconds. */
   epochDuration: number;
   maxDuration: number;
   minVoters: number;
@@ -36,6 +37,7 @@ export interface Confidentiality {
   bond: { amount: string; asset: Asset } | null;
 }
 
+/** A question as the service records it (canonical payload and metadata); see onChainQuestion for the submit call. */
 export interface NormalizedQuestion {
   title: string;
   contextUrl: string;
@@ -44,6 +46,7 @@ export interface NormalizedQuestion {
   tags: string[];
   categoryId: bigint;
   detailsUrl: string;
+  /** As given (the service keeps its letter case in the canonical payload); compare case-insensitively. */
   detailsHash: `0x${string}`;
   confidentiality: Confidentiality;
   templateId: string;
@@ -56,13 +59,18 @@ export interface NormalizedBonus {
   amount: bigint;
   asset: Asset;
   awarder?: `0x${string}`;
+  /**
+   * A close time the file asks for. Never set under rateloop-main-2026-08: that service takes no close time (the
+   * bonus closes with the question), so a file naming one is refused before anything is sent.
+   */
   feedbackClosesAt?: string;
 }
 
 export type PaymentMode = 'wallet_calls' | 'x402_authorization';
 
 export interface NormalizedAsk {
-  shape: 'live' | 'seed';
+  /** The service profile whose rules parsed it (and whose hash layout applies). */
+  profileId: string;
   chainId: number;
   clientRequestId: string;
   bounty: NormalizedBounty;
@@ -79,30 +87,13 @@ export interface NormalizedAsk {
 export const ZERO_HASH = `0x${'0'.repeat(64)}` as const;
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{4,160}$/;
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-const IMAGE_FORMATS = /\.(png|jpe?g|gif|webp|svg|bmp|avif)$/i;
-
-export const SEED_FIELDS = [
-  'bounty.requiredSettledRounds',
-  'bounty.bountyStartBy',
-  'bounty.bountyWindowSeconds',
-  'bounty.feedbackWindowSeconds',
-  'roundConfig.epochDuration',
-  'roundConfig.maxDuration',
-  'feedbackBonus.feedbackClosesAt',
-] as const;
-
-const LIVE_TOP_LEVEL = new Set(
-  'clientRequestId questions question roundConfig roundPreset bounty templateId templateInputs templateVersion confidentiality chainId maxPaymentAmount paymentMode fundingMode feedbackBonus walletAddress agentWalletAddress detailsHash detailsUrl mode webhookUrl webhookSecret webhookEvents webhookChallengeId webhookSignature paymentAuthorization dryRun executionMode sandbox signatureMode transport'.split(
-    ' ',
-  ),
-);
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-function get(o: unknown, key: string): unknown {
-  return isObj(o) ? o[key] : undefined;
-}
+const trimmed = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
+const given = (v: unknown) => v !== undefined && v !== null;
+/** The service names a single `question` as questions[0] in its messages. */
+const servicePath = (field: string) => field.replace(/^question(?=\.|$)/, 'questions[0]');
 
 /** Decimal string of atomic units (the interface: all numeric quantities are decimal strings). */
 export function decimalString(value: unknown, field: string, opts: { allowNumber?: boolean } = {}): bigint {
@@ -113,227 +104,128 @@ export function decimalString(value: unknown, field: string, opts: { allowNumber
 }
 
 function smallInt(value: unknown, field: string, min: number, max: number): number {
-  const n = typeof value === 'number' ? value : typeof value === 'string' && /^[0-9]+$/.test(value) ? Number(value) : NaN;
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^[0-9]+$/.test(value.trim()) ? Number(value.trim()) : NaN;
   if (!Number.isSafeInteger(n) || n < min || n > max) throw new AskFieldError(field, `must be an integer from ${min} to ${max}`);
   return n;
 }
 
-function asset(value: unknown, field: string, fallback: Asset): Asset {
+function assetOf(value: unknown, field: string, fallback: Asset): Asset {
   if (value === undefined || value === null) return fallback;
-  if (value === 'USDC' || value === 'LREP') return value;
-  throw new AskFieldError(field, `must be "USDC" or "LREP"`);
-}
-
-export function isYouTube(url: URL): boolean {
-  return ['youtube.com', 'www.youtube.com', 'm.youtube.com', 'youtu.be', 'www.youtu.be'].includes(url.hostname);
-}
-
-function youTubeId(url: URL): string | undefined {
-  if (url.hostname.endsWith('youtu.be')) return url.pathname.slice(1) || undefined;
-  if (url.pathname === '/watch') return url.searchParams.get('v') ?? undefined;
-  const m = /^\/(?:shorts|embed|live)\/([^/]+)/.exec(url.pathname);
-  return m?.[1];
-}
-
-function parseHttps(value: unknown, field: string): URL {
-  if (typeof value !== 'string' || value.trim() === '') throw new AskFieldError(field, 'must be an https URL');
-  let url: URL;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    throw new AskFieldError(field, `"${value}" is not a URL`);
-  }
-  if (url.protocol !== 'https:') throw new AskFieldError(field, 'must use https');
-  return url;
-}
-
-export function normalizeContextUrl(value: unknown, field = 'question.contextUrl'): string {
-  const url = parseHttps(value, field);
-  if (isYouTube(url)) {
-    const id = youTubeId(url);
-    if (!id || !/^[A-Za-z0-9_-]{6,20}$/.test(id)) throw new AskFieldError(field, 'is a YouTube link without a video id');
-    return `https://www.youtube.com/watch?v=${id}`;
-  }
-  if (IMAGE_FORMATS.test(url.pathname)) throw new AskFieldError(field, 'must be a page, not a direct image file (use question.imageUrls)');
-  const host = url.host.replace(/^www\./, '');
-  const path = url.pathname === '/' ? '' : url.pathname.replace(/\/+$/, '');
-  return `https://${host}${path}${url.search}`;
-}
-
-export function normalizeVideoUrl(value: unknown, field = 'question.videoUrl'): string {
-  const url = parseHttps(value, field);
-  if (!isYouTube(url)) throw new AskFieldError(field, 'must be a YouTube URL');
-  return normalizeContextUrl(value, field);
-}
-
-const IMAGE_PATH = /^\/api\/attachments\/images\/att_[A-Za-z0-9_-]{16,80}\.webp$/;
-
-/**
- * Image URLs: a service attachment URL, optionally ending in #sha256=0x<64 hex> (hex lowercased). When the
- * service origin is known, the URL must be on it. http is allowed only for a loopback origin (the sandbox).
- */
-export function normalizeImageUrl(value: unknown, field: string, serviceOrigin?: string): string {
-  if (typeof value !== 'string') throw new AskFieldError(field, 'must be a URL string');
-  let url: URL;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    throw new AskFieldError(field, `"${value}" is not a URL`);
-  }
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) throw new AskFieldError(field, 'must use https');
-  if (serviceOrigin !== undefined && url.origin !== new URL(serviceOrigin).origin) {
-    throw new AskFieldError(field, `must be an image uploaded to the service (${new URL(serviceOrigin).origin}/api/attachments/images/...); upload it with \`loopsign upload-image\``);
-  }
-  if (!IMAGE_PATH.test(url.pathname) || url.search) {
-    throw new AskFieldError(field, 'must be a service attachment URL …/api/attachments/images/att_<id>.webp (see `loopsign upload-image`)');
-  }
-  let fragment = '';
-  if (url.hash) {
-    const m = /^#sha256=0x([0-9a-fA-F]{64})$/.exec(url.hash);
-    if (!m) throw new AskFieldError(field, 'the fragment must be #sha256=0x<64 hex>');
-    fragment = `#sha256=0x${m[1]!.toLowerCase()}`;
-  }
-  return `${url.origin}${url.pathname}${fragment}`;
+  if (typeof value !== 'string') throw new AskFieldError(field, 'must be "USDC" or "LREP"');
+  const a = value.trim().toUpperCase() || fallback;
+  if (a !== 'USDC' && a !== 'LREP') throw new AskFieldError(field, 'must be "USDC" or "LREP"');
+  return a;
 }
 
 function normalizeTags(value: unknown, field: string): string[] {
-  const list = typeof value === 'string' ? value.split(',') : Array.isArray(value) ? value : undefined;
-  if (!list) throw new AskFieldError(field, 'must be an array of 1-3 strings (or a comma-separated string)');
-  const tags = list.map((t, i) => {
-    if (typeof t !== 'string' || t.trim() === '') throw new AskFieldError(`${field}[${i}]`, 'must be a non-empty string');
-    if (t.includes(',')) throw new AskFieldError(`${field}[${i}]`, 'must not contain a comma');
-    return t.trim();
-  });
-  if (tags.length < 1 || tags.length > 3) throw new AskFieldError(field, `must have 1 to 3 tags, not ${tags.length}`);
+  const raw = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : [];
+  if (raw.some((t) => typeof t !== 'string')) throw new AskFieldError(field, 'entries must be strings');
+  const tags = (raw as string[]).map((t) => t.trim()).filter(Boolean);
+  if (tags.length === 0) throw new AskFieldError(field, 'needs 1 to 3 tags (an array, or a comma-separated string)');
+  if (tags.length > 3) throw new AskFieldError(field, `may hold at most 3 tags, not ${tags.length}`);
   return tags;
 }
 
-function normalizeConfidentiality(value: unknown, field: string): Confidentiality {
+function normalizeConfidentiality(value: unknown, field: string, profile: ServiceProfile): Confidentiality {
   if (value === undefined || value === null) return { visibility: 'public', disclosurePolicy: null, bond: null };
   if (!isObj(value)) throw new AskFieldError(field, 'must be an object');
-  const visibility = value.visibility ?? 'public';
-  if (visibility === 'public') return { visibility: 'public', disclosurePolicy: null, bond: null };
-  if (visibility !== 'gated') throw new AskFieldError(`${field}.visibility`, 'must be "public" or "gated"');
-  let policy = value.disclosurePolicy ?? 'private_forever';
-  if (policy === 'private_until_settlement') policy = 'after_settlement';
-  if (policy !== 'private_forever' && policy !== 'after_settlement') {
-    throw new AskFieldError(`${field}.disclosurePolicy`, 'must be "private_forever" or "after_settlement"');
+  if (value.visibility !== undefined && typeof value.visibility !== 'string') throw new AskFieldError(`${field}.visibility`, 'must be "public" or "gated"');
+  const visibility = trimmed(value.visibility) || 'public';
+  if (visibility !== 'public' && visibility !== 'gated') throw new AskFieldError(`${field}.visibility`, 'must be "public" or "gated"');
+  if (visibility === 'public') {
+    if (given(value.bond)) throw new AskFieldError(`${field}.bond`, 'is only supported for gated questions');
+    return { visibility: 'public', disclosurePolicy: null, bond: null };
   }
-  let bond: Confidentiality['bond'] = null;
-  if (value.bond !== undefined && value.bond !== null) {
+  let policy = trimmed(value.disclosurePolicy) || 'private_forever';
+  if (policy === 'private_until_settlement') policy = 'after_settlement';
+  if (policy !== 'private_forever' && policy !== 'after_settlement') throw new AskFieldError(`${field}.disclosurePolicy`, 'must be "private_forever" or "after_settlement"');
+  // No bond given: the service records a zero LREP bond (and hashes it so).
+  let bond = { ...profile.ask.gated.defaultBond };
+  if (given(value.bond)) {
     if (!isObj(value.bond)) throw new AskFieldError(`${field}.bond`, 'must be {amount, asset}');
-    const amount = decimalString(value.bond.amount, `${field}.bond.amount`);
+    const amount = decimalString(value.bond.amount ?? '0', `${field}.bond.amount`, { allowNumber: true });
     if (amount !== 0n && (amount < 1_000_000n || amount > 2n ** 64n - 1n)) throw new AskFieldError(`${field}.bond.amount`, 'must be 0 or between 1000000 and 2^64-1');
-    bond = { amount: amount.toString(), asset: asset(value.bond.asset, `${field}.bond.asset`, 'LREP') };
+    bond = { amount: amount.toString(), asset: assetOf(value.bond.asset, `${field}.bond.asset`, 'LREP') };
   }
   return { visibility: 'gated', disclosurePolicy: policy, bond };
 }
 
-function objectOrNull(value: unknown, field: string): Record<string, unknown> | null {
-  if (value === undefined || value === null) return null;
-  if (!isObj(value)) throw new AskFieldError(field, 'must be an object');
-  return value;
-}
-
 export interface NormalizeOptions {
-  /** Service origin for image URL checks (the sandbox knows its own; the client knows its base URL). */
+  /** Service origin for image and hosted-details URL checks (the sandbox knows its own; the client its base URL). */
   serviceOrigin?: string;
   /** Template ids the service offers, with their required inputs. */
   templates?: { id: string; requiredInputs: string[] }[];
-  /** Service-hosted details URLs required for gated questions (…/api/attachments/details/det_…). */
-  requireHostedGatedDetails?: boolean;
+  /** The service profile (default: the default profile). */
+  profile?: ServiceProfile;
 }
 
-function normalizeQuestion(q: unknown, field: string, top: Obj, options: NormalizeOptions): NormalizedQuestion {
+function normalizeQuestion(q: unknown, field: string, top: Obj, options: NormalizeOptions, profile: ServiceProfile): NormalizedQuestion {
   if (!isObj(q)) throw new AskFieldError(field, 'must be an object');
-  const title = q.title;
-  if (typeof title !== 'string' || title.trim() === '') throw new AskFieldError(`${field}.title`, 'is required');
-  const confidentiality = normalizeConfidentiality(q.confidentiality ?? top.confidentiality, `${field}.confidentiality`);
-  const gated = confidentiality.visibility === 'gated';
-  if (gated && q.contextUrl !== undefined && q.contextUrl !== '') throw new AskFieldError(`${field}.contextUrl`, 'must be omitted when confidentiality is gated');
-  if (gated && q.videoUrl !== undefined && q.videoUrl !== '') throw new AskFieldError(`${field}.videoUrl`, 'must be omitted when confidentiality is gated');
+  if (typeof q.title !== 'string' || q.title.trim() === '') throw new AskFieldError(`${field}.title`, 'is required');
+  const title = q.title.trim();
+  if (title.length > profile.ask.maxTitleLength) throw new AskFieldError(`${field}.title`, `must be ${profile.ask.maxTitleLength} characters or fewer`);
 
-  const contextUrl = q.contextUrl === undefined || q.contextUrl === '' ? '' : normalizeContextUrl(q.contextUrl, `${field}.contextUrl`);
-  const videoUrl = q.videoUrl === undefined || q.videoUrl === '' ? '' : normalizeVideoUrl(q.videoUrl, `${field}.videoUrl`);
   let imageUrls: string[] = [];
-  if (q.imageUrls !== undefined) {
-    if (!Array.isArray(q.imageUrls)) throw new AskFieldError(`${field}.imageUrls`, 'must be an array of URLs');
-    if (q.imageUrls.length > 4) throw new AskFieldError(`${field}.imageUrls`, 'may hold at most 4 images');
-    imageUrls = [...new Set(q.imageUrls.map((u, i) => normalizeImageUrl(u, `${field}.imageUrls[${i}]`, options.serviceOrigin)))].sort();
+  if (given(q.imageUrls)) {
+    if (!Array.isArray(q.imageUrls)) throw new AskFieldError(`${field}.imageUrls`, 'must be an array of uploaded image URLs');
+    imageUrls = q.imageUrls.map((u, i) => normalizeImageUrl(u, `${field}.imageUrls[${i}]`, options.serviceOrigin));
+    if (imageUrls.length > 4) throw new AskFieldError(`${field}.imageUrls`, 'may hold at most 4 images');
+    imageUrls = [...new Set(imageUrls)].sort();
   }
-  if (videoUrl && imageUrls.length > 0) throw new AskFieldError(`${field}.videoUrl`, 'cannot be combined with imageUrls');
+  const contextUrl = trimmed(q.contextUrl) ? normalizeContextUrl(q.contextUrl, `${field}.contextUrl`) : '';
+  const videoUrl = trimmed(q.videoUrl) ? normalizeVideoUrl(q.videoUrl, `${field}.videoUrl`) : '';
 
-  const hasDetailsUrl = q.detailsUrl !== undefined && q.detailsUrl !== '';
-  const hasDetailsHash = q.detailsHash !== undefined && q.detailsHash !== '';
-  if (hasDetailsUrl !== hasDetailsHash) throw new AskFieldError(`${field}.${hasDetailsUrl ? 'detailsHash' : 'detailsUrl'}`, 'detailsUrl and detailsHash go together');
-  let detailsUrl = '';
+  const detailsUrlRaw = trimmed(q.detailsUrl);
+  const hashRaw = q.detailsHash;
   let detailsHash: `0x${string}` = ZERO_HASH;
-  if (hasDetailsUrl) {
-    detailsUrl = parseHttpsOrLoopback(q.detailsUrl, `${field}.detailsUrl`);
-    if (typeof q.detailsHash !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(q.detailsHash)) {
-      throw new AskFieldError(`${field}.detailsHash`, 'must be 0x followed by 64 hex characters (the SHA-256 of the details text)');
+  if (hashRaw !== undefined && hashRaw !== null && hashRaw !== '') {
+    if (typeof hashRaw !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(hashRaw)) throw new AskFieldError(`${field}.detailsHash`, 'must be 0x followed by 64 hex characters (the SHA-256 of the details text)');
+    detailsHash = hashRaw as `0x${string}`;
+  }
+  const zeroHash = /^0x0{64}$/.test(detailsHash);
+  if (detailsUrlRaw && zeroHash) throw new AskFieldError(`${field}.detailsHash`, 'is required when detailsUrl is given');
+  if (!detailsUrlRaw && !zeroHash) throw new AskFieldError(`${field}.detailsUrl`, 'is required when detailsHash is given');
+  const detailsUrl = detailsUrlRaw ? normalizeDetailsUrl(detailsUrlRaw, `${field}.detailsUrl`) : '';
+
+  const confidentiality = normalizeConfidentiality(q.confidentiality ?? top.confidentiality, `${field}.confidentiality`, profile);
+  if (videoUrl && imageUrls.length > 0) throw new AskFieldError(`${field}.videoUrl`, 'cannot be combined with imageUrls (use one or the other)');
+  if (confidentiality.visibility === 'gated') {
+    if (contextUrl || videoUrl) {
+      throw new AskFieldError(
+        `${field}.confidentiality.visibility`,
+        `gated requires a service-hosted detailsUrl; external contextUrl and videoUrl are not allowed (remove ${field}.${contextUrl ? 'contextUrl' : 'videoUrl'})`,
+        profile.ask.rejections.gatedExternalMedia(servicePath(field)),
+      );
     }
-    detailsHash = q.detailsHash.toLowerCase() as `0x${string}`;
+    if (!detailsUrl) throw new AskFieldError(`${field}.detailsUrl`, 'is required for gated questions (upload the details to the service first)');
+    if (!isHostedDetailsUrl(detailsUrl, options.serviceOrigin)) throw new AskFieldError(`${field}.detailsUrl`, 'must be a service-hosted details attachment (…/api/attachments/details/det_…) for gated questions');
   }
-  if (gated && options.requireHostedGatedDetails && !/\/api\/attachments\/details\/det_[A-Za-z0-9_-]{16,80}$/.test(detailsUrl)) {
-    throw new AskFieldError(`${field}.detailsUrl`, 'gated questions need a service-hosted detailsUrl (…/api/attachments/details/det_…)');
-  }
-  if (!contextUrl && imageUrls.length === 0 && !videoUrl && !(gated && detailsUrl)) {
+  if (!contextUrl && imageUrls.length === 0 && !videoUrl && !(confidentiality.visibility === 'gated' && detailsUrl)) {
     throw new AskFieldError(field, 'needs at least one of contextUrl, imageUrls or videoUrl');
   }
 
-  const categoryRaw = q.categoryId ?? '1';
-  const categoryId = decimalString(typeof categoryRaw === 'number' ? String(categoryRaw) : categoryRaw, `${field}.categoryId`);
+  const tags = normalizeTags(q.tags, `${field}.tags`);
+  if (q.categoryId === undefined || q.categoryId === null) throw new AskFieldError(`${field}.categoryId`, 'is required (a positive integer, e.g. "1")');
+  const categoryId = decimalString(typeof q.categoryId === 'string' ? q.categoryId.trim() : q.categoryId, `${field}.categoryId`, { allowNumber: true });
   if (categoryId === 0n) throw new AskFieldError(`${field}.categoryId`, 'must be a positive integer');
+  const targetAudience = normalizeTargetAudience(q.targetAudience, `${field}.targetAudience`, profile.ask.targetAudience, (path) => profile.ask.rejections.unknownAudienceField(servicePath(path)));
 
-  const templateId = (q.templateId ?? top.templateId ?? 'generic_rating') as unknown;
-  if (typeof templateId !== 'string') throw new AskFieldError(`${field}.templateId`, 'must be a string');
-  const templateVersion = (q.templateVersion ?? top.templateVersion ?? 1) as unknown;
-  if (templateVersion !== 1) throw new AskFieldError(`${field}.templateVersion`, 'must be 1');
-  const templateInputs = objectOrNull(q.templateInputs ?? top.templateInputs, `${field}.templateInputs`);
-  if (templateInputs) {
-    for (const [k, v] of Object.entries(templateInputs)) {
-      if (typeof v !== 'string') throw new AskFieldError(`${field}.templateInputs.${k}`, 'must be a string');
+  const templateId = trimmed(q.templateId) || trimmed(top.templateId) || 'generic_rating';
+  const template = options.templates?.find((t) => t.id === templateId);
+  if (options.templates && !template) throw new AskFieldError(`${field}.templateId`, `unknown template "${templateId}" (see \`loopsign templates\`)`);
+  const versionRaw = given(q.templateVersion) ? q.templateVersion : given(top.templateVersion) ? top.templateVersion : 1;
+  const templateVersion = smallInt(versionRaw, given(q.templateVersion) ? `${field}.templateVersion` : 'templateVersion', 1, Number.MAX_SAFE_INTEGER);
+  if (templateVersion !== 1) throw new AskFieldError(`${field}.templateVersion`, `${templateVersion} is not offered for ${templateId} (only version 1)`);
+  const inputsRaw = q.templateInputs === undefined ? top.templateInputs : q.templateInputs;
+  if (inputsRaw !== undefined && inputsRaw !== null && !isObj(inputsRaw)) throw new AskFieldError(q.templateInputs === undefined ? 'templateInputs' : `${field}.templateInputs`, 'must be an object');
+  // A JSON round trip, as the service stores it: key order kept, undefined dropped.
+  const templateInputs = isObj(inputsRaw) ? (JSON.parse(JSON.stringify(inputsRaw)) as Record<string, unknown>) : null;
+  for (const input of template?.requiredInputs ?? []) {
+    if (typeof templateInputs?.[input] !== 'string' || (templateInputs[input] as string).trim() === '') {
+      throw new AskFieldError(`${field}.templateInputs.${input}`, `is required by the ${templateId} template`);
     }
   }
-  if (options.templates) {
-    const template = options.templates.find((t) => t.id === templateId);
-    if (!template) throw new AskFieldError(`${field}.templateId`, `unknown template "${templateId}" (see \`loopsign templates\`)`);
-    for (const input of template.requiredInputs) {
-      if (typeof templateInputs?.[input] !== 'string' || (templateInputs[input] as string).trim() === '') {
-        throw new AskFieldError(`${field}.templateInputs.${input}`, `is required by the ${templateId} template`);
-      }
-    }
-  }
-  return {
-    title: title,
-    contextUrl,
-    imageUrls,
-    videoUrl,
-    tags: normalizeTags(q.tags, `${field}.tags`),
-    categoryId,
-    detailsUrl,
-    detailsHash,
-    confidentiality,
-    templateId,
-    templateVersion: 1,
-    templateInputs,
-    targetAudience: objectOrNull(q.targetAudience, `${field}.targetAudience`),
-  };
-}
-
-function parseHttpsOrLoopback(value: unknown, field: string): string {
-  if (typeof value !== 'string') throw new AskFieldError(field, 'must be a URL');
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new AskFieldError(field, `"${value}" is not a URL`);
-  }
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) throw new AskFieldError(field, 'must use https');
-  return value;
+  return { title, contextUrl, imageUrls, videoUrl, tags, categoryId, detailsUrl, detailsHash, confidentiality, templateId, templateVersion, templateInputs, targetAudience };
 }
 
 export function normalizePaymentMode(value: unknown, field = 'paymentMode'): PaymentMode {
@@ -359,25 +251,114 @@ export function sameAssetTotal(ask: Pick<NormalizedAsk, 'bounty' | 'feedbackBonu
   return ask.bounty.amount + bonus;
 }
 
-export function normalizeAsk(body: unknown, options: NormalizeOptions = {}): NormalizedAsk {
-  if (!isObj(body)) throw new AskFieldError('(ask)', 'the ask must be a JSON object');
-  const bountyRaw = body.bounty;
-  if (!isObj(bountyRaw)) throw new AskFieldError('bounty', 'is required: {amount, asset, requiredVoters}');
-  const roundRaw = body.roundConfig;
-  if (roundRaw !== undefined && !isObj(roundRaw)) throw new AskFieldError('roundConfig', 'must be an object');
-  const bonusRaw = body.feedbackBonus;
-  if (bonusRaw !== undefined && bonusRaw !== null && !isObj(bonusRaw)) throw new AskFieldError('feedbackBonus', 'must be an object');
-
-  const shape: 'live' | 'seed' = SEED_FIELDS.some((path) => {
-    const [a, b] = path.split('.') as [string, string];
-    return get(body[a], b) !== undefined;
-  })
-    ? 'seed'
-    : 'live';
-
-  for (const key of Object.keys(body)) {
-    if (shape === 'live' && !LIVE_TOP_LEVEL.has(key)) throw new AskFieldError(key, `unknown top-level field "${key}"`);
+/** Seed-era fields the profile's service refuses: the field and the service's own answer. */
+function rejectObsolete(body: Obj, question: Obj | undefined, profile: ServiceProfile): void {
+  const bounty = isObj(body.bounty) ? body.bounty : {};
+  const obsolete = profile.ask.obsoleteFields;
+  for (const key of ['requiredSettledRounds', 'bountyStartBy', 'bountyWindowSeconds', 'feedbackWindowSeconds']) {
+    const path = `bounty.${key}`;
+    if (bounty[key] !== undefined) throw new AskFieldError(path, `is a seed-era field this service refuses; ${obsolete[path]!.message}`, obsolete[path]);
   }
+  const rc = body.roundConfig ?? question?.roundConfig;
+  const where = given(body.roundConfig) ? 'roundConfig' : 'question.roundConfig';
+  if (isObj(rc)) {
+    const key = profile.ask.obsoleteRoundKeys.find((k) => given(rc[k]));
+    if (key) throw new AskFieldError(`${where}.${key}`, `is a seed-era field this service refuses; ${obsolete['roundConfig.epochDuration']!.message}`, obsolete['roundConfig.epochDuration']);
+  }
+}
+
+function normalizeRoundConfig(body: Obj, questions: unknown[], requiredVoters: number, profile: ServiceProfile): NormalizedRoundConfig {
+  const defaults = profile.ask.roundDefaults;
+  if (questions.length > 1) {
+    questions.forEach((q, i) => {
+      for (const key of ['roundConfig', 'roundPreset']) {
+        if (isObj(q) && given(q[key])) throw new AskFieldError(`questions[${i}].${key}`, 'must be set at the top level for a bundle');
+      }
+    });
+  }
+  const first = isObj(questions[0]) ? questions[0] : {};
+  const onQuestion = !given(body.roundConfig) && given(first.roundConfig);
+  const rc = body.roundConfig ?? first.roundConfig;
+  const presetRaw = body.roundPreset ?? first.roundPreset;
+  const rcField = onQuestion ? 'question.roundConfig' : 'roundConfig';
+  const presetField = given(body.roundPreset) ? 'roundPreset' : 'question.roundPreset';
+
+  let preset: string | null = null;
+  if (given(presetRaw) && presetRaw !== '') {
+    if (typeof presetRaw !== 'string') throw new AskFieldError(presetField, 'must be a string');
+    const key = presetRaw.trim().replace(/[-\s]+/g, '_').toLowerCase();
+    if (!(key in profile.ask.presetAliases)) throw new AskFieldError(presetField, `must be one of ${Object.keys(profile.ask.roundPresets).join(', ')} or default`);
+    preset = profile.ask.presetAliases[key] ?? null;
+  }
+  if (!given(rc)) {
+    if (preset) {
+      const p = profile.ask.roundPresets[preset]!;
+      const v = Math.max(p.voters, requiredVoters);
+      return { questionDurationSeconds: p.questionDurationSeconds, epochDuration: p.questionDurationSeconds, maxDuration: p.questionDurationSeconds, minVoters: v, maxVoters: v };
+    }
+    const d = defaults.questionDurationSeconds;
+    return { questionDurationSeconds: d, epochDuration: d, maxDuration: d, minVoters: requiredVoters, maxVoters: Math.max(defaults.maxVoters, requiredVoters) };
+  }
+  if (preset) throw new AskFieldError(presetField, `cannot be combined with ${rcField}`);
+  if (!isObj(rc)) throw new AskFieldError(rcField, 'must be an object');
+  const durationKey = profile.ask.durationKeys.find((k) => given(rc[k]));
+  const d = durationKey ? smallInt(rc[durationKey], `${rcField}.${durationKey}`, 1, 4294967295) : defaults.questionDurationSeconds;
+  const minVoters = given(rc.minVoters) ? smallInt(rc.minVoters, `${rcField}.minVoters`, 1, 65535) : requiredVoters;
+  const maxVoters = given(rc.maxVoters) ? smallInt(rc.maxVoters, `${rcField}.maxVoters`, 1, 65535) : defaults.maxVoters;
+  if (minVoters !== requiredVoters) throw new AskFieldError(`${rcField}.minVoters`, `must equal bounty.requiredVoters (${requiredVoters})`);
+  if (maxVoters < minVoters) throw new AskFieldError(`${rcField}.maxVoters`, `must be at least minVoters (${minVoters})`);
+  return { questionDurationSeconds: d, epochDuration: d, maxDuration: d, minVoters, maxVoters };
+}
+
+function normalizeBounty(raw: unknown): NormalizedBounty {
+  if (!isObj(raw)) throw new AskFieldError('bounty', 'is required: {amount, asset, requiredVoters}');
+  const amount = decimalString(raw.amount, 'bounty.amount');
+  if (amount < 1_000_000n) throw new AskFieldError('bounty.amount', 'must be at least 1000000 atomic units (1 USDC)');
+  const asset = assetOf(raw.asset, 'bounty.asset', 'USDC');
+  const requiredVoters = raw.requiredVoters === undefined || raw.requiredVoters === null ? 3 : smallInt(raw.requiredVoters, 'bounty.requiredVoters', 3, 65535);
+  const floor = amount >= 10_000_000_000n ? 8 : amount >= 1_000_000_000n ? 5 : 3;
+  if (requiredVoters < floor) throw new AskFieldError('bounty.requiredVoters', `must be at least ${floor} for a bounty of ${amount} atomic units`);
+  const e = raw.bountyEligibility ?? '0';
+  const key = typeof e === 'string' ? e.trim().toLowerCase() : e;
+  let bountyEligibility: 0 | 8;
+  if ([0, '0', 'everyone', 'open'].includes(key as string | number)) bountyEligibility = 0;
+  else if ([8, '8', 'proof_of_human', 'proof-of-human'].includes(key as string | number)) bountyEligibility = 8;
+  else throw new AskFieldError('bounty.bountyEligibility', 'must be 0 (everyone) or 8 (proof_of_human)');
+  return { asset, amount, requiredVoters, bountyEligibility };
+}
+
+function normalizeBonus(raw: unknown, bountyAsset: Asset, isBundle: boolean, profile: ServiceProfile): NormalizedBonus | null {
+  if (raw === undefined || raw === null || raw === false) return null;
+  if (!isObj(raw)) throw new AskFieldError('feedbackBonus', 'must be an object');
+  if (isBundle) throw new AskFieldError('feedbackBonus', 'is for single-question asks only');
+  const bonus: NormalizedBonus = { amount: decimalString(raw.amount, 'feedbackBonus.amount'), asset: assetOf(raw.asset, 'feedbackBonus.asset', bountyAsset) };
+  if (bonus.amount === 0n) throw new AskFieldError('feedbackBonus.amount', 'must be greater than 0');
+  const closes = profile.ask.obsoleteFields['feedbackBonus.feedbackClosesAt'];
+  if (raw.feedbackClosesAt !== undefined) throw new AskFieldError('feedbackBonus.feedbackClosesAt', `is a seed-era field this service refuses; ${closes!.message}`, closes);
+  if (given(raw.awarder) && trimmed(raw.awarder) !== '') {
+    if (!ADDRESS.test(trimmed(raw.awarder))) throw new AskFieldError('feedbackBonus.awarder', 'must be an address');
+    bonus.awarder = trimmed(raw.awarder) as `0x${string}`;
+  }
+  return bonus;
+}
+
+export function normalizeAsk(body: unknown, options: NormalizeOptions = {}): NormalizedAsk {
+  const profile = options.profile ?? DEFAULT_PROFILE;
+  if (!isObj(body)) throw new AskFieldError('(ask)', 'the ask must be a JSON object');
+  for (const key of Object.keys(body)) {
+    if (!profile.ask.topLevelFields.has(key)) throw new AskFieldError(key, `unknown top-level field "${key}"`);
+  }
+  const hasQuestion = given(body.question);
+  const hasQuestions = given(body.questions);
+  if (hasQuestion === hasQuestions) throw new AskFieldError('question', 'give exactly one of question or questions');
+  if ((given(body.detailsUrl) || given(body.detailsHash))) {
+    throw new AskFieldError('detailsUrl', 'top-level detailsUrl/detailsHash cannot be combined with question(s); put them on the question');
+  }
+  if (hasQuestions && (!Array.isArray(body.questions) || body.questions.length < 1 || body.questions.length > 10)) {
+    throw new AskFieldError('questions', 'must be an array of 1 to 10 questions');
+  }
+  const rawQuestions: unknown[] = hasQuestion ? [body.question] : (body.questions as unknown[]);
+  rejectObsolete(body, isObj(rawQuestions[0]) ? rawQuestions[0] : undefined, profile);
 
   const chainRaw = body.chainId;
   if (chainRaw === undefined) throw new AskFieldError('chainId', 'is required (8453, 84532, or 31337 for the sandbox)');
@@ -385,91 +366,18 @@ export function normalizeAsk(body: unknown, options: NormalizeOptions = {}): Nor
   if (![8453, 84532, 31337].includes(chainId)) throw new AskFieldError('chainId', `${JSON.stringify(chainRaw)} is not 8453, 84532 or 31337`);
 
   const clientRequestId = body.clientRequestId;
-  if (typeof clientRequestId !== 'string' || !CLIENT_REQUEST_ID.test(clientRequestId)) {
+  if (typeof clientRequestId !== 'string' || !CLIENT_REQUEST_ID.test(clientRequestId.trim())) {
     throw new AskFieldError('clientRequestId', 'must be 4-160 characters using letters, numbers, dot, dash, colon, or underscore');
   }
 
-  // Bounty.
-  const amount = decimalString(bountyRaw.amount, 'bounty.amount');
-  if (amount < 1_000_000n) throw new AskFieldError('bounty.amount', 'must be at least 1000000 atomic units (1 USDC)');
-  const bountyAsset = asset(bountyRaw.asset, 'bounty.asset', 'USDC');
-  const requiredVoters = bountyRaw.requiredVoters === undefined ? 3 : smallInt(bountyRaw.requiredVoters, 'bounty.requiredVoters', 3, 65535);
-  const floor = amount >= 10_000_000_000n ? 8 : amount >= 1_000_000_000n ? 5 : 3;
-  if (requiredVoters < floor) throw new AskFieldError('bounty.requiredVoters', `must be at least ${floor} for a bounty of ${amount} atomic units`);
-  const eligibilityRaw = bountyRaw.bountyEligibility ?? '0';
-  let bountyEligibility: 0 | 8;
-  if ([0, '0', 'everyone', 'open'].includes(eligibilityRaw as string | number)) bountyEligibility = 0;
-  else if ([8, '8', 'proof_of_human', 'proof-of-human'].includes(eligibilityRaw as string | number)) bountyEligibility = 8;
-  else throw new AskFieldError('bounty.bountyEligibility', 'must be 0 (everyone) or 8 (proof_of_human)');
-  const bounty: NormalizedBounty = { asset: bountyAsset, amount, requiredVoters, bountyEligibility };
-  if (shape === 'seed') {
-    for (const f of ['requiredSettledRounds', 'bountyStartBy', 'bountyWindowSeconds', 'feedbackWindowSeconds']) {
-      if (bountyRaw[f] !== undefined) decimalString(bountyRaw[f], `bounty.${f}`);
-    }
-  }
-
-  // Round configuration.
-  let roundConfig: NormalizedRoundConfig;
-  const preset = body.roundPreset;
-  if (preset !== undefined) {
-    if (roundRaw !== undefined) throw new AskFieldError('roundPreset', 'cannot be combined with roundConfig');
-    const p = String(preset).toLowerCase().replace(/[-\s]/g, '_');
-    if (p === 'pure_agent_fast' || p === 'agent_fast') {
-      const v = Math.max(3, requiredVoters);
-      roundConfig = { questionDurationSeconds: 60, epochDuration: 60, maxDuration: 60, minVoters: v, maxVoters: v };
-    } else if (p === 'default' || p === 'standard') {
-      roundConfig = { questionDurationSeconds: 1200, epochDuration: 1200, maxDuration: 1200, minVoters: requiredVoters, maxVoters: Math.max(100, requiredVoters) };
-    } else throw new AskFieldError('roundPreset', `unknown preset "${String(preset)}"`);
-  } else {
-    const r = (roundRaw ?? {}) as Obj;
-    const minVoters = r.minVoters === undefined ? requiredVoters : smallInt(r.minVoters, 'roundConfig.minVoters', 1, 65535);
-    if (minVoters !== requiredVoters) throw new AskFieldError('roundConfig.minVoters', `must equal bounty.requiredVoters (${requiredVoters})`);
-    const maxVoters = r.maxVoters === undefined ? Math.max(100, requiredVoters) : Math.max(smallInt(r.maxVoters, 'roundConfig.maxVoters', 1, 65535), requiredVoters);
-    if (shape === 'seed' && (r.epochDuration !== undefined || r.maxDuration !== undefined)) {
-      const epochDuration = smallInt(r.epochDuration ?? r.maxDuration, 'roundConfig.epochDuration', 1, 4294967295);
-      const maxDuration = smallInt(r.maxDuration ?? r.epochDuration, 'roundConfig.maxDuration', 1, 4294967295);
-      if (maxDuration < epochDuration) throw new AskFieldError('roundConfig.maxDuration', 'must be at least epochDuration');
-      roundConfig = { questionDurationSeconds: maxDuration, epochDuration, maxDuration, minVoters, maxVoters };
-    } else {
-      const durRaw = r.questionDurationSeconds ?? r.questionDuration ?? r.durationSeconds ?? r.duration;
-      const d = durRaw === undefined ? 1200 : smallInt(durRaw, 'roundConfig.questionDurationSeconds', 1, 4294967295);
-      roundConfig = { questionDurationSeconds: d, epochDuration: d, maxDuration: d, minVoters, maxVoters };
-    }
-  }
-
-  // Questions.
-  const hasQuestion = body.question !== undefined;
-  const hasQuestions = body.questions !== undefined;
-  if (hasQuestion === hasQuestions) throw new AskFieldError('question', 'give exactly one of question or questions');
-  if ((body.detailsUrl !== undefined || body.detailsHash !== undefined) && (hasQuestion || hasQuestions)) {
-    throw new AskFieldError('detailsUrl', 'top-level detailsUrl/detailsHash cannot be combined with question(s); put them on the question');
-  }
-  let questions: NormalizedQuestion[];
-  if (hasQuestion) questions = [normalizeQuestion(body.question, 'question', body, options)];
-  else {
-    if (!Array.isArray(body.questions) || body.questions.length < 1 || body.questions.length > 10) {
-      throw new AskFieldError('questions', 'must be an array of 1 to 10 questions');
-    }
-    questions = body.questions.map((q, i) => normalizeQuestion(q, `questions[${i}]`, body, options));
-  }
+  const bounty = normalizeBounty(body.bounty);
+  const roundConfig = normalizeRoundConfig(body, rawQuestions, bounty.requiredVoters, profile);
+  const questions = rawQuestions.map((q, i) => normalizeQuestion(q, hasQuestion ? 'question' : `questions[${i}]`, body, options, profile));
   const isBundle = questions.length > 1;
-  if (isBundle && questions.some((q) => q.confidentiality.visibility === 'gated')) throw new AskFieldError('questions', 'bundles cannot be gated');
+  if (isBundle && questions.some((q) => q.confidentiality.visibility === 'gated')) throw new AskFieldError('questions', 'bundles cannot be gated (submit gated questions one at a time)');
   if (isBundle && questions.some((q) => q.templateId === 'head_to_head_ab')) throw new AskFieldError('questions', 'bundles cannot use head_to_head_ab');
 
-  // Feedback bonus.
-  let feedbackBonus: NormalizedBonus | null = null;
-  if (isObj(bonusRaw)) {
-    if (isBundle) throw new AskFieldError('feedbackBonus', 'is for single-question asks only');
-    const bonusAmount = decimalString(bonusRaw.amount, 'feedbackBonus.amount');
-    if (bonusAmount === 0n) throw new AskFieldError('feedbackBonus.amount', 'must be greater than 0');
-    feedbackBonus = { amount: bonusAmount, asset: asset(bonusRaw.asset, 'feedbackBonus.asset', bountyAsset) };
-    if (bonusRaw.awarder !== undefined) {
-      if (typeof bonusRaw.awarder !== 'string' || !ADDRESS.test(bonusRaw.awarder)) throw new AskFieldError('feedbackBonus.awarder', 'must be an address');
-      feedbackBonus.awarder = bonusRaw.awarder as `0x${string}`;
-    }
-    if (bonusRaw.feedbackClosesAt !== undefined) feedbackBonus.feedbackClosesAt = decimalString(bonusRaw.feedbackClosesAt, 'feedbackBonus.feedbackClosesAt').toString();
-  }
-
+  const feedbackBonus = normalizeBonus(body.feedbackBonus, bounty.asset, isBundle, profile);
   const maxPaymentAmount = body.maxPaymentAmount === undefined ? null : decimalString(body.maxPaymentAmount, 'maxPaymentAmount');
   const payment = body.paymentMode ?? body.fundingMode;
   const paymentMode = payment === undefined ? null : normalizePaymentMode(payment, body.paymentMode !== undefined ? 'paymentMode' : 'fundingMode');
@@ -477,9 +385,9 @@ export function normalizeAsk(body: unknown, options: NormalizeOptions = {}): Nor
   if (walletRaw !== undefined && (typeof walletRaw !== 'string' || !ADDRESS.test(walletRaw))) throw new AskFieldError('walletAddress', 'must be a 0x-prefixed 20-byte address');
 
   const ask: NormalizedAsk = {
-    shape,
+    profileId: profile.id,
     chainId,
-    clientRequestId,
+    clientRequestId: clientRequestId.trim(),
     bounty,
     roundConfig,
     questions,
@@ -490,14 +398,36 @@ export function normalizeAsk(body: unknown, options: NormalizeOptions = {}): Nor
     walletAddress: (walletRaw as `0x${string}` | undefined) ?? null,
     dryRun: isDryRun(body),
   };
+  // Tool-level rules that depend only on the input (certain, so refused here rather than by the service).
+  const rejections = profile.ask.rejections;
   if (maxPaymentAmount !== null && sameAssetTotal(ask) > maxPaymentAmount) {
-    throw new AskFieldError('maxPaymentAmount', `${maxPaymentAmount} does not cover the ${bountyAsset} bounty plus any ${bountyAsset} feedback bonus (${sameAssetTotal(ask)})`);
+    throw new AskFieldError('maxPaymentAmount', `${maxPaymentAmount} does not cover the ${bounty.asset} bounty plus any ${bounty.asset} feedback bonus (${sameAssetTotal(ask)})`, rejections.maxPayment);
   }
   const mode = paymentMode ?? defaultPaymentMode(ask);
   if (mode === 'x402_authorization') {
-    if (isBundle) throw new AskFieldError('paymentMode', 'x402_authorization supports single-question asks only; use wallet_calls for bundles');
-    if (bountyAsset !== 'USDC') throw new AskFieldError('paymentMode', 'LREP bounties require wallet_calls funding mode');
+    if (isBundle) throw new AskFieldError('paymentMode', 'x402_authorization supports single-question asks only; use wallet_calls for bundles', rejections.x402Bundle);
+    if (bounty.asset !== 'USDC') throw new AskFieldError('paymentMode', 'LREP bounties require wallet_calls funding mode', rejections.x402Lrep);
     if (feedbackBonus && feedbackBonus.asset !== 'USDC') throw new AskFieldError('paymentMode', 'x402_authorization can only fund USDC bounties and USDC feedback bonuses');
   }
   return ask;
+}
+
+export interface TranslatedAsk {
+  /** The live-shaped body to send (the user's file when nothing needed translating). */
+  body: Record<string, unknown>;
+  translations: Translation[];
+}
+
+/**
+ * A user's file, seed- or live-shaped, made into what the profile's service accepts (the spec README's rule 2):
+ * exact equivalents translated, no-op fields dropped, the rest refused (AskFieldError, naming the field).
+ * `now` (unix seconds) decides whether a bountyStartBy still lies ahead.
+ */
+export function translateAsk(body: unknown, now: number, profile: ServiceProfile = DEFAULT_PROFILE): TranslatedAsk {
+  if (!isObj(body)) throw new AskFieldError('(ask)', 'the ask must be a JSON object');
+  return profile.ask.translateSeed(body, now);
+}
+
+export function profileOf(ask: Pick<NormalizedAsk, 'profileId'>): ServiceProfile {
+  return getProfile(ask.profileId);
 }

@@ -10,6 +10,7 @@ import { connectChain } from '../chains/client.js';
 import type { ChainConfig } from '../chains/table.js';
 import { Journal, journalId } from '../journal/journal.js';
 import { SpendLedger } from '../journal/ledger.js';
+import type { PolicyGate } from '../policy/gate.js';
 import { votingEngineAbi } from '../protocol/abi.js';
 import { McpClient } from '../service/mcp.js';
 import { askEnvironment } from '../ask/prepare.js';
@@ -17,7 +18,7 @@ import { buildCommitVoteParams, type BuiltCommit } from '../vote/build.js';
 import { roundTime, targetRoundWindow } from '../vote/drand.js';
 import { checkStakeBounds, parseStake, predictedUpBps, VoteInputError } from '../vote/stake.js';
 import { Executor } from '../wallet/executor.js';
-import { acceptTermsAndFetch } from './gated.js';
+import { acceptTermsAndFetch, type TermsRecord } from './gated.js';
 import { checkOpenRoundPlan, checkRatingContracts, checkRatingPlan } from '../wallet/rating-guard.js';
 
 export interface RateOptions {
@@ -59,13 +60,16 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
   const env = await askEnvironment(ctx, true);
   const chain = env.chain.chain;
   if (!chain.contracts.roundVotingEngine) throw new UsageError('untrusted_chain_config', `no trusted RoundVotingEngine is configured for chain ${chain.chainId}`);
+  const wallet = env.signer.address.toLowerCase() as Hex;
+  const id = journalId('rate', [chain.chainId, wallet, opts.contentId]);
+  const policy = await ctx.policy();
+  await policy.preflightRating(chain, opts.contentId, input.stake, Journal.path(id));
   const client = await connectChain(env.chain);
   const account = privateKeyToAccount(toHex(env.signer.privateKey));
-  const wallet = env.signer.address.toLowerCase() as Hex;
   const mcp = new McpClient(env.chain.baseUrl.value!);
-  const journal = await Journal.open(journalId('rate', [chain.chainId, wallet, opts.contentId]), { kind: 'rate', chainId: chain.chainId, wallet, contentId: opts.contentId });
+  const journal = await Journal.open(id, { kind: 'rate', chainId: chain.chainId, wallet, contentId: opts.contentId });
   const executor = () =>
-    new Executor({ client, account, chain, journal, out: ctx.out, ledger: rateLedger(journal, chain, wallet, input.stake), allowDelegation: opts.atomic, maxFeePerGas: env.chain.maxFeePerGas.value });
+    new Executor({ client, account, chain, journal, out: ctx.out, ledger: rateLedger(journal, chain, wallet, input.stake, policy), allowDelegation: opts.atomic, maxFeePerGas: env.chain.maxFeePerGas.value });
   try {
     const args = { contentId: opts.contentId, chainId: chain.chainId, walletAddress: wallet };
     ctx.out.progress('rate.context', `reading the rating context of question ${opts.contentId}`);
@@ -95,9 +99,10 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
       return rateOutcome(chain, existing, { contentId: opts.contentId, hashes, transactions: 0, gated, gatedContext: [], journalFile: journal.file, resumed: true });
     }
     let gatedContext: Json[] = [];
+    let terms: TermsRecord | undefined;
     if (gated) {
       if (input.stake === 0n) throw new UsageError('advisory_on_gated', 'advisory (zero-stake) votes are not allowed on gated content; stake between 1 and 10 LREP');
-      gatedContext = await acceptTermsAndFetch(ctx, mcp, account, wallet, args, context, opts.acceptTerms);
+      ({ context: gatedContext, terms } = await acceptTermsAndFetch(ctx, mcp, account, wallet, args, context, { accept: opts.acceptTerms, serviceBaseUrl: env.chain.baseUrl.value! }));
     }
 
     // The commit: from on-chain round data and the pinned drand network; the service's runtime is only a hint.
@@ -146,7 +151,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     const confirmed = await mcp.call('rateloop_confirm_rating_transactions', { ...args, roundId: commit.roundId, commitHash: commit.commitHash, transactionHashes: hashes });
     if (confirmed.status !== 'committed') throw new ServiceError('rating_not_confirmed', `the service reports the rating as ${String(confirmed.status)}`);
     await journal.step('rate:confirmed', { confirmed: { transactionHashes: hashes } });
-    return rateOutcome(chain, commit, { contentId: opts.contentId, hashes, transactions, gated, gatedContext, journalFile: journal.file, resumed: false });
+    return rateOutcome(chain, commit, { contentId: opts.contentId, hashes, transactions, gated, gatedContext, terms, journalFile: journal.file, resumed: false });
   } finally {
     await journal.close();
     await mcp.close();
@@ -154,11 +159,17 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
 }
 
 /** A rating journal's spend ledger: each round's stage may pay at most the stake these flags ask for. */
-export function rateLedger(journal: Journal, chain: ChainConfig, wallet: Hex, stake: bigint): SpendLedger {
-  return new SpendLedger(journal, chain, wallet, {
-    stage: (stage) => (stage.startsWith('rate:') ? { LREP: stake } : {}),
-    source: 'the --stake flag',
-  });
+export function rateLedger(journal: Journal, chain: ChainConfig, wallet: Hex, stake: bigint, policy?: PolicyGate): SpendLedger {
+  return new SpendLedger(
+    journal,
+    chain,
+    wallet,
+    {
+      stage: (stage) => (stage.startsWith('rate:') ? { LREP: stake } : {}),
+      source: 'the --stake flag',
+    },
+    policy,
+  );
 }
 
 /** Refuses (exit 5) to reuse a journaled commit that is not the vote the flags ask for, naming each difference. */
@@ -196,6 +207,7 @@ interface RunFacts {
   transactions: number;
   gated: boolean;
   gatedContext: Json[];
+  terms?: TermsRecord;
   journalFile: string;
   resumed: boolean;
 }
@@ -213,6 +225,7 @@ function rateOutcome(chain: ChainConfig, commit: BuiltCommit, run: RunFacts): Js
     advisory: commit.stakeWei === '0',
     gated: run.gated,
     gatedContext: run.gatedContext,
+    ...(run.terms ? { terms: run.terms } : {}),
     transactionHashes: run.hashes,
     transactions: run.transactions,
     resumed: run.resumed,

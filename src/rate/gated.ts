@@ -1,50 +1,168 @@
 // Gated content (chain.md §9, service-api.md §8.6): accept the confidentiality terms with a checked wallet
-// signature, then read the gated context the service lists. The text read is the service's and stays untrusted.
+// signature, then read the gated context the service lists. The terms text is shown in full (and kept in a file)
+// before anything is signed; the context read is the service's and stays marked untrusted.
 import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { request } from 'undici';
 import type { Hex } from 'viem';
 import type { privateKeyToAccount } from 'viem/accounts';
 import type { Context } from '../context.js';
+import { isLoopbackHost } from '../config.js';
 import { RefusedError, ServiceError, UsageError } from '../errors.js';
+import { ensurePrivateDir, writeFileAtomically } from '../fsutil.js';
+import { MAX_IMAGE_BYTES } from '../images/check.js';
+import { termsDir } from '../paths.js';
+import { discardBody, readCapped } from '../service/cap.js';
 import type { McpClient } from '../service/mcp.js';
-import { checkSignedAction } from '../wallet/message-guard.js';
+import { checkTermsMessage, type CheckedTerms } from '../wallet/terms-guard.js';
 
 type Json = Record<string, any>;
 
-export async function acceptTermsAndFetch(ctx: Context, mcp: McpClient, account: ReturnType<typeof privateKeyToAccount>, wallet: Hex, args: Json, context: Json, accept: boolean): Promise<Json[]> {
-  const terms = context.content.gatedContext ?? {};
+/** How long one gated read may take, start to end (a stalled or trickling host is given up on). */
+export const GATED_TIMEOUT_MS = 30_000;
+/** Byte caps per kind: details are text (the live limit is far below), images at most the upload limit. */
+export const GATED_MAX_BYTES: Record<string, number> = { details: 1024 * 1024, image: MAX_IMAGE_BYTES };
+
+export interface TermsRecord {
+  version: string;
+  uri: string;
+  docHash: string;
+  /** The full text as signed, saved 0600 under the state dir: what the user agreed to, for the record. */
+  file: string;
+  /** SHA-256 hex of the file's bytes (the UTF-8 text). */
+  sha256: string;
+}
+
+export interface GatedOptions {
+  accept: boolean;
+  /** The configured service base URL: gated reads go to its origin only. */
+  serviceBaseUrl: string;
+}
+
+async function saveTerms(t: CheckedTerms): Promise<TermsRecord> {
+  const dir = termsDir();
+  await ensurePrivateDir(dir);
+  const file = path.join(dir, `confidentiality-terms-${t.version}-${t.docHash.slice(0, 16)}.txt`);
+  await writeFileAtomically(file, t.text);
+  const sha256 = createHash('sha256').update(t.text, 'utf8').digest('hex');
+  return { version: t.version, uri: t.uri, docHash: t.docHash, file, sha256 };
+}
+
+/** The user's answer on a terminal; undefined when there is nobody to ask (piped, --json). */
+async function askOnTerminal(ctx: Context, question: string): Promise<boolean | undefined> {
+  if (ctx.out.json || process.stdin.isTTY !== true || process.stderr.isTTY !== true) return undefined;
+  const { confirm } = await import('@inquirer/prompts');
+  return confirm({ message: question, default: false }, { output: process.stderr });
+}
+
+export async function acceptTermsAndFetch(ctx: Context, mcp: McpClient, account: ReturnType<typeof privateKeyToAccount>, wallet: Hex, args: Json, context: Json, opts: GatedOptions): Promise<{ terms?: TermsRecord; context: Json[] }> {
   let cookieHeader: string | undefined;
+  let terms: TermsRecord | undefined;
+  // Where the context will be read from is checked first: a listed URL off the service's origin is refused before
+  // any terms are signed or any read session exists.
+  const urls = ((context.content?.gatedContext?.fetch?.urls ?? []) as Json[]).map((u) => ({ ...u, checked: checkGatedUrl(u.url, opts.serviceBaseUrl, u.kind === 'image' ? 'image' : 'details') }));
   const first = await mcp.call('rateloop_accept_confidentiality_terms', args);
   if (first.status === 'signature_required') {
-    if (!accept) {
-      throw new UsageError('terms_not_accepted', `question ${String(args.contentId)} is gated: its context is shared only under the confidentiality terms (${String(first.termsUri ?? terms.termsUri)}, version ${String(first.termsVersion ?? terms.termsVersion)})`, {
-        hint: 'read them, then rerun with --yes to accept them (the wallet signs the terms message)',
+    // The payload hash binds the service's stored record of the question (content/details/metadata/media hashes)
+    // and its operator frontend, which the challenge does not carry: it is checked for form only (terms-guard.ts).
+    const checked = checkTermsMessage(first.message, { wallet, stated: first });
+    terms = await saveTerms(checked);
+    const about = `question ${String(args.contentId)} is gated: its context is shared only under the confidentiality terms ${checked.version} (${checked.uri})`;
+    // The whole text, before anything is decided: on a terminal it is printed; under --json it is in the file.
+    if (!ctx.out.json) ctx.out.note(`${about}. The full terms (also saved to ${terms.file}):\n\n${checked.text}\n`);
+    ctx.out.progress('rate.terms_text', `the full terms text is in ${terms.file} (sha256 ${terms.sha256})`, { termsFile: terms.file, termsSha256: terms.sha256, termsVersion: checked.version, termsDocHash: checked.docHash });
+    const accepted = opts.accept || (await askOnTerminal(ctx, 'Accept these terms (your wallet signs them)?')) === true;
+    if (!accepted) {
+      throw new UsageError('terms_not_accepted', `${about}; nothing was signed`, {
+        hint: `read the full text in ${terms.file}, then rerun with --yes to accept it (the wallet signs the terms message)`,
+        details: { termsFile: terms.file, termsSha256: terms.sha256, termsVersion: checked.version, termsUri: checked.uri, termsDocHash: checked.docHash },
       });
     }
-    const message = checkSignedAction(first.message, { action: 'confidentiality_terms:accept', wallet });
-    // The terms lines must hash to the document hash the service reports.
-    const line = (name: string) => message.split('\n').find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2) ?? '';
-    const docHash = createHash('sha256').update(`${line('Terms Version')}\n${line('Terms URI')}\n${line('Terms')}`).digest('hex');
-    if (docHash !== line('Terms Hash') || (first.termsDocHash && first.termsDocHash !== docHash)) {
-      throw new RefusedError('message_refused', 'refused to sign: the terms text in the message does not hash to the stated terms hash');
-    }
-    ctx.out.progress('rate.terms', `accepting the confidentiality terms ${line('Terms Version')} for question ${String(args.contentId)}`);
-    const signature = await account.signMessage({ message });
+    ctx.out.progress('rate.terms', `accepting the confidentiality terms ${checked.version} for question ${String(args.contentId)}`);
+    const signature = await account.signMessage({ message: checked.message });
     const second = await mcp.call('rateloop_accept_confidentiality_terms', { ...args, challengeId: first.challengeId, signature });
     cookieHeader = second.signedReadSession?.cookieHeader;
   } else {
     cookieHeader = first.signedReadSession?.cookieHeader;
   }
-  const urls = (context.content.gatedContext?.fetch?.urls ?? []) as Json[];
-  const out: Json[] = [];
-  for (const u of urls) {
-    const url = new URL(String(u.url));
-    url.searchParams.set('address', wallet);
-    const res = await fetch(url, { headers: cookieHeader ? { cookie: cookieHeader } : {} });
-    if (!res.ok) throw new ServiceError('gated_fetch_failed', `the gated ${String(u.kind)} at ${url.origin}${url.pathname} answered ${res.status}`);
-    const bytes = Buffer.from(await res.arrayBuffer());
-    const sha = `0x${createHash('sha256').update(bytes).digest('hex')}`;
-    if (u.sha256 && String(u.sha256).toLowerCase() !== sha) throw new RefusedError('gated_hash_mismatch', `the gated ${String(u.kind)} does not match its listed sha256`);
-    out.push({ kind: u.kind, resourceId: u.resourceId, sha256: sha, verified: Boolean(u.sha256), bytes: bytes.length, text: u.kind === 'details' ? bytes.toString('utf8') : undefined });
+  if (cookieHeader !== undefined && (typeof cookieHeader !== 'string' || !/^[A-Za-z0-9_.-]{1,100}=[A-Za-z0-9_.-]{1,200}$/.test(cookieHeader))) {
+    throw new ServiceError('invalid_read_session', 'the service returned a read session that is not a plain name=value cookie');
   }
-  return out;
+  const out: Json[] = [];
+  for (const u of urls) out.push(await readGated(u, u.checked, wallet, cookieHeader));
+  return { terms, context: out };
+}
+
+/**
+ * A gated URL loopsign will read: on the configured service's origin exactly (scheme, host and port), https — or
+ * plain http only when that origin is itself a loopback one (the sandbox) — and without credentials in the URL. The
+ * read session goes nowhere else. A URL on any other origin is refused (exit 5), nothing is sent.
+ */
+export function checkGatedUrl(raw: unknown, serviceBaseUrl: string, kind: string): URL {
+  const base = new URL(serviceBaseUrl);
+  let url: URL;
+  try {
+    url = new URL(String(raw));
+  } catch {
+    throw gatedRefused('gated_url_refused', `the gated ${kind} URL the service listed is not a URL`);
+  }
+  const secure = url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname));
+  if (url.origin !== base.origin || !secure) {
+    throw gatedRefused('gated_url_refused', `the gated ${kind} is listed on ${url.protocol}//${url.host}, not on the service's origin ${base.origin}; loopsign reads gated context (and sends the read session) only there`);
+  }
+  if (url.username !== '' || url.password !== '') throw gatedRefused('gated_url_refused', `the gated ${kind} URL carries credentials`);
+  url.hash = '';
+  return url;
+}
+
+function gatedRefused(code: string, message: string): RefusedError {
+  return new RefusedError(code, message, { hint: 'nothing was read from there and the read session was not sent there; no vote was sent' });
+}
+
+async function readGated(u: Json, checked: URL, wallet: Hex, cookieHeader: string | undefined): Promise<Json> {
+  const kind = u.kind === 'image' ? 'image' : 'details';
+  const url = new URL(checked);
+  url.searchParams.set('address', wallet);
+  const where = `${url.origin}${url.pathname}`;
+  let res;
+  try {
+    // undici's request never follows a redirect; headers and body each have a deadline and the whole read one more.
+    res = await request(url, {
+      method: 'GET',
+      headers: cookieHeader ? { cookie: cookieHeader } : {},
+      headersTimeout: GATED_TIMEOUT_MS,
+      bodyTimeout: GATED_TIMEOUT_MS,
+      signal: AbortSignal.timeout(GATED_TIMEOUT_MS),
+    });
+  } catch (error) {
+    throw new ServiceError('gated_fetch_failed', `cannot read the gated ${kind} at ${where}: ${(error as Error).message}`, { cause: error });
+  }
+  if (res.statusCode >= 300 && res.statusCode < 400) {
+    discardBody(res.body);
+    let target = 'elsewhere';
+    try {
+      const to = new URL(String(res.headers.location ?? ''), url);
+      target = `to ${to.protocol}//${to.host}`;
+    } catch {
+      // no usable Location: "elsewhere"
+    }
+    throw gatedRefused('gated_redirect_refused', `the gated ${kind} at ${where} answered ${res.statusCode}, a redirect ${target}; loopsign does not follow redirects for gated context`);
+  }
+  if (res.statusCode < 200 || res.statusCode >= 300) {
+    discardBody(res.body);
+    throw new ServiceError('gated_fetch_failed', `the gated ${kind} at ${where} answered ${res.statusCode}`);
+  }
+  let bytes: Buffer;
+  try {
+    bytes = await readCapped(res.body, GATED_MAX_BYTES[kind]!, `the gated ${kind} at ${where}`, res.headers['content-length']);
+  } catch (error) {
+    if (error instanceof ServiceError) throw error;
+    throw new ServiceError('gated_fetch_failed', `reading the gated ${kind} at ${where} failed: ${(error as Error).message}`, { cause: error });
+  }
+  const sha = `0x${createHash('sha256').update(bytes).digest('hex')}`;
+  if (u.sha256 !== undefined && u.sha256 !== null && String(u.sha256).toLowerCase() !== sha) throw new RefusedError('gated_hash_mismatch', `the gated ${kind} does not match its listed sha256`);
+  const item: Json = { kind, resourceId: u.resourceId, sha256: sha, verified: u.sha256 !== undefined && u.sha256 !== null, bytes: bytes.length, untrusted: true };
+  // The service's text, as it came: marked untrusted, and made inert by the output layer in human mode.
+  if (kind === 'details') item.text = bytes.toString('utf8');
+  return item;
 }

@@ -3,6 +3,7 @@ import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
+import { expandHome } from '../paths.js';
 
 export interface AnvilBinary {
   path: string;
@@ -19,7 +20,7 @@ function executable(file: string): boolean {
 }
 
 export function findAnvil(): AnvilBinary {
-  const fromEnv = process.env.LOOPSIGN_ANVIL;
+  const fromEnv = process.env.LOOPSIGN_ANVIL ? expandHome(process.env.LOOPSIGN_ANVIL, 'LOOPSIGN_ANVIL') : undefined;
   if (fromEnv) {
     if (!executable(fromEnv)) throw new UsageError('anvil_not_found', `LOOPSIGN_ANVIL=${fromEnv} is not an executable file`);
     return { path: fromEnv, from: 'LOOPSIGN_ANVIL' };

@@ -16,6 +16,17 @@ export async function freePort(): Promise<number> {
   });
 }
 
+// What a child process may inherit: enough to run (PATH, locale, temp dir, home), nothing else. loopsign's own
+// environment can hold the keystore password, a raw key or API keys (LOOPSIGN_PASSWORD, LOOPSIGN_PRIVATE_KEY,
+// LOOPSIGN_API_KEY, or any variable named by --password-env), and a child has no use for them.
+const CHILD_ENV = ['PATH', 'HOME', 'TMPDIR', 'TMP', 'TEMP', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'SYSTEMROOT', 'SystemRoot'];
+
+export function childEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of CHILD_ENV) if (env[name] !== undefined) out[name] = env[name]!;
+  return out;
+}
+
 export interface AnvilProcess {
   rpcUrl: string;
   port: number;
@@ -40,7 +51,7 @@ export async function startAnvil(options: { port?: number; accounts?: number } =
   const binary = findAnvil();
   const port = options.port ?? (await freePort());
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', '31337', '--accounts', String(options.accounts ?? 12), '--silent'];
-  const child: ChildProcess = spawn(binary.path, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(binary.path, args, { stdio: ['ignore', 'ignore', 'pipe'], env: childEnv() });
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   let exited = false;

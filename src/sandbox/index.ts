@@ -84,11 +84,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     const apiKeyFile = path.join(stateDir, 'workspace-api-key');
     await writeFileAtomically(apiKeyFile, apiKey + '\n');
     const hostile = new Hostile();
+    // The signed-in owner's browser session, for the evidence routes (which take no API key).
+    const sessionCookie = randomBytes(32).toString('base64url');
+    const sessionCookieFile = path.join(stateDir, 'session-cookie');
+    await writeFileAtomically(sessionCookieFile, sessionCookie + '\n');
     const asks = new AskService(chain, baseUrl, hostile, { atomicPlans: options.atomicPlans ?? false, receiptTimeoutMs: 180_000, pollAfterMs: 5000 });
-    const evidence = new SandboxEvidence(apiKey, () => asks.settledRuns());
+    const evidence = new SandboxEvidence(sessionCookie, () => asks.settledRuns(), hostile);
     keeper = new Keeper(chain, beacon, log);
     const rating = new RatingService(chain, beacon, keeper, baseUrl, hostile);
     const images = new ImageService(baseUrl, hostile, () => chain.now());
+    asks.imagesError = (urls, wallet) => images.askImagesError(urls, wallet);
     const generation = new GenerationService(apiKey, () => chain.now());
     const mcp = new McpTools();
     mcp.register(...askTools(asks), ...rating.tools(), ...images.tools());
@@ -106,6 +111,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         addresses,
         operations: asks.store.all().length,
         runs: (await evidence.allRuns()).map((r) => r.runId),
+        gatedReads: rating.gatedReads,
         settings: { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, rateLimits: limiter.limits },
       }),
       advance: async (seconds) => {
@@ -187,7 +193,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       batchDelegate: addresses.batchExecutor,
       drand: { ...beacon.network, url: `${baseUrl}/drand/${beacon.network.chainHash}` },
       devWallet: { address: dev.address, keystore: dev.keystore, passwordFile: dev.passwordFile },
-      workspace: { id: evidence.workspaceId, apiKeyFile },
+      workspace: { id: evidence.workspaceId, apiKeyFile, sessionCookieFile },
       pid: process.pid,
     };
     const manifestPath = path.join(stateDir, 'manifest.json');

@@ -3,47 +3,69 @@
 // operation), so transient failures are retried.
 import type { ResolvedConfig } from '../config.js';
 import type { ResolvedChain } from '../chains/index.js';
-import { UsageError } from '../errors.js';
+import { ServiceError, UsageError } from '../errors.js';
 import type { Output } from '../output.js';
 import { HttpClient } from './http.js';
+import { DEFAULT_PROFILE, getProfile } from '../protocol/profiles/index.js';
+import type { KnownFailure, ServiceProfile, ServiceRoutes } from '../protocol/profiles/types.js';
 
 export type Json = Record<string, any>;
 
-const enc = (s: string) => encodeURIComponent(s).replace(/\./g, '%2E');
-
 export class ServiceClient {
-  constructor(readonly http: HttpClient) {}
+  readonly routes: ServiceRoutes;
+
+  constructor(
+    readonly http: HttpClient,
+    /** The active service profile (src/protocol/profiles): its routes and the failures it is known for. */
+    readonly profile: ServiceProfile = DEFAULT_PROFILE,
+  ) {
+    this.routes = profile.routes;
+  }
 
   templates(): Promise<Json> {
-    return this.http.request({ method: 'GET', path: '/api/agent/templates', idempotent: true });
+    return this.http.request({ method: 'GET', path: this.routes.templates, idempotent: true });
   }
   quote(body: Json): Promise<Json> {
-    return this.http.request({ method: 'POST', path: '/api/agent/quote', body, idempotent: true, timeoutMs: 30_000 });
+    return this.http.request({ method: 'POST', path: this.routes.quote, body, idempotent: true, timeoutMs: 30_000 });
   }
   ask(body: Json): Promise<Json> {
-    return this.http.request({ method: 'POST', path: '/api/agent/asks', body, idempotent: true, timeoutMs: 30_000 });
+    return this.http.request<Json>({ method: 'POST', path: this.routes.asks, body, idempotent: true, timeoutMs: 30_000 }).catch((error: unknown) => {
+      throw explainKnownFailure(this.profile, 'asks', body, error);
+    });
   }
   confirm(operationKey: string, transactionHashes: string[]): Promise<Json> {
-    return this.http.request({ method: 'POST', path: `/api/agent/asks/${enc(operationKey)}/confirm`, body: { transactionHashes }, idempotent: true, timeoutMs: 210_000 });
+    return this.http.request({ method: 'POST', path: this.routes.confirm(operationKey), body: { transactionHashes }, idempotent: true, timeoutMs: 210_000 });
   }
   confirmBonus(operationKey: string, transactionHashes: string[]): Promise<Json> {
-    return this.http.request({ method: 'POST', path: `/api/agent/asks/${enc(operationKey)}/confirm-feedback-bonus`, body: { transactionHashes }, idempotent: true, timeoutMs: 210_000 });
+    return this.http.request({ method: 'POST', path: this.routes.confirmBonus(operationKey), body: { transactionHashes }, idempotent: true, timeoutMs: 210_000 });
   }
   status(operationKey: string): Promise<Json> {
-    return this.http.request({ method: 'GET', path: `/api/agent/asks/${enc(operationKey)}`, idempotent: true });
+    return this.http.request({ method: 'GET', path: this.routes.ask(operationKey), idempotent: true });
   }
   statusByClient(chainId: number, clientRequestId: string, walletAddress: string): Promise<Json> {
-    return this.http.request({ method: 'GET', path: '/api/agent/asks/by-client-request', query: { chainId: String(chainId), clientRequestId, walletAddress }, idempotent: true });
+    return this.http.request({ method: 'GET', path: this.routes.askByClient, query: { chainId: String(chainId), clientRequestId, walletAddress }, idempotent: true });
   }
   result(operationKey: string, contentId?: string): Promise<Json> {
-    return this.http.request({ method: 'GET', path: `/api/agent/results/${enc(operationKey)}`, query: { contentId }, idempotent: true });
+    return this.http.request({ method: 'GET', path: this.routes.result(operationKey), query: { contentId }, idempotent: true });
   }
   resultByClient(chainId: number, clientRequestId: string, walletAddress: string, contentId?: string): Promise<Json> {
-    return this.http.request({ method: 'GET', path: '/api/agent/results/by-client-request', query: { chainId: String(chainId), clientRequestId, walletAddress, contentId }, idempotent: true });
+    return this.http.request({ method: 'GET', path: this.routes.resultByClient, query: { chainId: String(chainId), clientRequestId, walletAddress, contentId }, idempotent: true });
   }
   resultByContent(contentId: string): Promise<Json> {
-    return this.http.request({ method: 'GET', path: `/api/agent/results/by-content/${enc(contentId)}`, idempotent: true });
+    return this.http.request({ method: 'GET', path: this.routes.resultByContent(contentId), idempotent: true });
   }
+}
+
+/** A failure the profile knows for this request, said plainly (still a service error, exit 3); else as it came. */
+export function explainKnownFailure(profile: ServiceProfile, route: KnownFailure['route'], body: Json, error: unknown): unknown {
+  if (!(error instanceof ServiceError)) return error;
+  const status = error.details?.status;
+  const known = profile.knownFailures.find((f) => f.route === route && f.status === status && f.code === error.code && f.applies(body));
+  if (!known) return error;
+  return new ServiceError(error.code, `the service failed (HTTP ${status} ${error.code}: ${error.message.replace(/^the service refused [^:]+: /, '')}): ${known.explain} (profile ${profile.id}); it returned no plan, so nothing was signed or paid`, {
+    hint: known.hint,
+    details: error.details,
+  });
 }
 
 export const DEFAULT_BASE_URL = 'https://www.rateloop.ai';
@@ -62,11 +84,11 @@ export function serviceClient(config: ResolvedConfig, chain: ResolvedChain, out:
     }
     baseUrl = DEFAULT_BASE_URL;
   }
-  void config;
   return new ServiceClient(
     new HttpClient({
       baseUrl,
       onRetry: ({ attempt, waitMs, reason }) => out.progress('service.retry', `retrying in ${(waitMs / 1000).toFixed(1)} s (attempt ${attempt + 1}): ${reason}`, { attempt, waitMs }),
     }),
+    getProfile(config.profile.value),
   );
 }

@@ -1,9 +1,10 @@
 // HTTP to the service with undici. Errors come back as ServiceError carrying the service envelope
 // (code, recoverWith, retryable, status). Only idempotent calls are retried, with backoff, and 429 waits for
-// Retry-After; a 4xx is never retried.
+// Retry-After; a 4xx is never retried. No answer is read past a byte cap (an endless body would fill memory).
 import { request, errors as undiciErrors } from 'undici';
 import { ServiceError, UsageError } from '../errors.js';
-import { printable, serviceWord } from '../output.js';
+import { serviceWord } from '../output.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, readCapped } from './cap.js';
 
 export interface ServiceErrorDetails {
   status: number;
@@ -22,6 +23,8 @@ export interface RequestOptions {
   idempotent: boolean;
   timeoutMs?: number;
   query?: Record<string, string | undefined>;
+  /** Byte cap for this answer (default: the client's, else DEFAULT_MAX_RESPONSE_BYTES). */
+  maxBytes?: number;
 }
 
 export interface HttpClientOptions {
@@ -32,6 +35,8 @@ export interface HttpClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Longest Retry-After honoured before giving up (seconds). */
   maxRetryAfterSeconds?: number;
+  /** Byte cap for every answer of this client (evidence downloads set a higher one). */
+  maxBytes?: number;
 }
 
 const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -40,7 +45,7 @@ export function serviceErrorFrom(status: number, body: unknown, retryAfter: stri
   const env = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
   // The service's words reach agents (error.code, hints): only in their documented snake_case form, never free text.
   const code = serviceWord(env.code) ?? serviceWord(env.error) ?? `http_${status}`;
-  const message = printable(typeof env.message === 'string' ? env.message : typeof body === 'string' && body.length < 300 ? body : `HTTP ${status}`);
+  const message = typeof env.message === 'string' ? env.message : typeof body === 'string' && body.length < 300 ? body : `HTTP ${status}`;
   const retryable = typeof env.retryable === 'boolean' ? env.retryable : status >= 500 || status === 429;
   const recoverWith = serviceWord(env.recoverWith);
   const details: Record<string, unknown> = { status, retryable, path };
@@ -106,7 +111,8 @@ export class HttpClient {
           headersTimeout: opts.timeoutMs ?? 30_000,
           bodyTimeout: opts.timeoutMs ?? 30_000,
         });
-        const text = await res.body.text();
+        const maxBytes = opts.maxBytes ?? this.options.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+        const text = (await readCapped(res.body, maxBytes, `the service's answer to ${opts.path}`, res.headers['content-length'])).toString('utf8');
         let parsed: unknown = text;
         try {
           parsed = text.length ? JSON.parse(text) : {};

@@ -113,12 +113,39 @@ export async function deriveScrypt(password: Buffer, params: ScryptParams): Prom
   });
 }
 
+/** The key-derivation setting of a keystore, as read from its kdfparams. */
+export type KdfSetting = { kdf: 'scrypt'; n: number; r: number; p: number } | { kdf: 'pbkdf2'; c: number };
+
 interface ParsedKeystore {
   address?: string;
   iv: Buffer;
   ciphertext: Buffer;
   mac: Buffer;
+  kdf: KdfSetting;
   derive: (password: Buffer) => Promise<Buffer>;
+}
+
+// The lightest settings common wallets write (issue 11 §7): geth's "light" scrypt (N=4096, r=8, p=6), Foundry cast
+// (N=8192, r=8, p=1) and pbkdf2 at c=262144. scrypt is compared by its work N·r·p, so the floor is the lighter of
+// the two scrypt settings (cast: 65536); anything below unlocks only with --allow-weak-kdf.
+export const MIN_SCRYPT_WORK = 8192 * 8 * 1;
+export const MIN_PBKDF2_ROUNDS = 262_144;
+
+export function kdfLabel(k: KdfSetting): string {
+  return k.kdf === 'scrypt' ? `scrypt n=${k.n}, r=${k.r}, p=${k.p}` : `pbkdf2 c=${k.c}`;
+}
+
+export function isWeakKdf(k: KdfSetting): boolean {
+  return k.kdf === 'scrypt' ? k.n * k.r * k.p < MIN_SCRYPT_WORK : k.c < MIN_PBKDF2_ROUNDS;
+}
+
+/** Refuses (exit 6) a keystore whose KDF is lighter than any common wallet writes: its password is cheap to guess. */
+export function checkKdfStrength(k: KdfSetting, allowWeak: boolean): void {
+  if (allowWeak || !isWeakKdf(k)) return;
+  throw new CredentialError('weak_kdf', `the keystore's key derivation (${kdfLabel(k)}) is weaker than any common wallet writes, so its password is cheap to guess`, {
+    hint: 'run `loopsign wallet rekey` to re-encrypt it at scrypt n=2^18 (or pass --allow-weak-kdf to use it once as it is)',
+    details: { kdf: k },
+  });
 }
 
 /** Validate the structure before spending any time on the KDF. */
@@ -136,8 +163,10 @@ export function parseKeystore(json: unknown): ParsedKeystore {
   const kdfparams = c.kdfparams as Record<string, unknown> | undefined;
   if (!kdfparams || typeof kdfparams !== 'object') throw invalid('kdfparams are missing');
   let derive: (password: Buffer) => Promise<Buffer>;
+  let kdf: KdfSetting;
   if (c.kdf === 'scrypt') {
     const params = checkScryptParams(kdfparams);
+    kdf = { kdf: 'scrypt', n: params.n, r: params.r, p: params.p };
     derive = (password) => deriveScrypt(password, params);
   } else if (c.kdf === 'pbkdf2') {
     const { c: rounds, dklen, prf } = kdfparams;
@@ -145,6 +174,7 @@ export function parseKeystore(json: unknown): ParsedKeystore {
     if (typeof rounds !== 'number' || !Number.isSafeInteger(rounds) || rounds < 1 || rounds > 10_000_000) throw invalid('pbkdf2 c is out of range');
     if (typeof dklen !== 'number' || dklen < 32 || dklen > 64) throw invalid('pbkdf2 dklen must be 32..64');
     const salt = unhex(kdfparams.salt, 'kdfparams.salt');
+    kdf = { kdf: 'pbkdf2', c: rounds };
     derive = (password) => pbkdf2Async(password, salt, rounds, dklen, 'sha256');
   } else {
     throw invalid(`kdf ${JSON.stringify(c.kdf)} is not supported (scrypt or pbkdf2)`);
@@ -154,7 +184,7 @@ export function parseKeystore(json: unknown): ParsedKeystore {
     if (typeof obj.address !== 'string' || !/^(0x)?[0-9a-fA-F]{40}$/.test(obj.address)) throw invalid('address is malformed');
     address = checksumAddress(obj.address);
   }
-  return address === undefined ? { iv, ciphertext, mac, derive } : { address, iv, ciphertext, mac, derive };
+  return address === undefined ? { iv, ciphertext, mac, kdf, derive } : { address, iv, ciphertext, mac, kdf, derive };
 }
 
 function macOf(dk: Buffer, ciphertext: Buffer): Buffer {
@@ -166,9 +196,18 @@ export interface UnlockedKey {
   address: `0x${string}`;
 }
 
-/** Decrypt; a MAC mismatch means a wrong password (exit 6). Tries the password as given, then its NFKC form. */
-export async function decryptKeystore(json: unknown, password: string): Promise<UnlockedKey> {
+export interface DecryptOptions {
+  /** Unlock a keystore whose KDF is below the floor (checkKdfStrength); only `wallet rekey` and import need it. */
+  allowWeakKdf?: boolean;
+}
+
+/**
+ * Decrypt; a MAC mismatch means a wrong password (exit 6). Tries the password as given, then its NFKC form.
+ * A weak KDF is refused before the password is tried, unless allowed.
+ */
+export async function decryptKeystore(json: unknown, password: string, options: DecryptOptions = {}): Promise<UnlockedKey> {
   const ks = parseKeystore(json);
+  checkKdfStrength(ks.kdf, options.allowWeakKdf === true);
   const candidates = [password];
   const nfkc = password.normalize('NFKC');
   if (nfkc !== password) candidates.push(nfkc);

@@ -1,7 +1,8 @@
 // The signed-message guard (service-api.md §9; issues 5 and 6): loopsign signs a wallet message only when it is a
 // plain string with the service's signed-action layout, for the action this command expects, naming this wallet,
 // expiring within the next 10 minutes, and — where the payload can be recomputed locally — with the same payload
-// hash. Raw hex, transactions and typed data are never signed on this path.
+// hash. Raw hex, transactions and typed data are never signed on this path. Only the terms message has lines
+// beyond the common layout, and it has its own guard (terms-guard.ts) that rebuilds it whole.
 import { createHash } from 'node:crypto';
 import { RefusedError } from '../errors.js';
 
@@ -25,7 +26,7 @@ export interface ParsedMessage {
   extra: string[];
 }
 
-function refuse(rule: string, message: string): never {
+export function refuse(rule: string, message: string): never {
   throw new RefusedError('message_refused', `refused to sign: ${message}`, {
     hint: 'nothing was signed; the service returned a message loopsign will not sign',
     details: { rule },
@@ -69,9 +70,8 @@ export interface MessageExpectation {
   now?: number;
 }
 
-/** Returns the exact message to sign (verbatim) once every rule passes. */
-export function checkSignedAction(message: unknown, expect: MessageExpectation): string {
-  const m = parseSignedAction(message);
+/** The rules every signed-action message shares: title, action, wallet, payload hash form, expiry. */
+export function checkHeader(m: ParsedMessage, expect: Pick<MessageExpectation, 'action' | 'wallet' | 'now'>): void {
   if (m.title !== ACTIONS[expect.action]) refuse('wrong_title', `the message title "${m.title}" is not "${ACTIONS[expect.action]}"`);
   if (m.action !== expect.action) refuse('wrong_action', `the message is for action ${m.action}, not ${expect.action}`);
   if (m.wallet !== expect.wallet.toLowerCase()) refuse('wrong_wallet', `the message is for wallet ${m.wallet}, not this wallet ${expect.wallet.toLowerCase()}`);
@@ -79,10 +79,16 @@ export function checkSignedAction(message: unknown, expect: MessageExpectation):
   const now = expect.now ?? Date.now();
   if (m.expiresAt.getTime() <= now - CLOCK_SKEW_MS) refuse('expired', `the message expired at ${m.expiresAt.toISOString()}`);
   if (m.expiresAt.getTime() > now + MAX_EXPIRY_MS + CLOCK_SKEW_MS) refuse('far_expiry', `the message stays valid until ${m.expiresAt.toISOString()}, more than 10 minutes from now`);
+}
+
+/** Returns the exact message to sign (verbatim) once every rule passes. Not for the terms message (terms-guard.ts). */
+export function checkSignedAction(message: unknown, expect: MessageExpectation): string {
+  const m = parseSignedAction(message);
+  checkHeader(m, expect);
   if (expect.payloadParts) {
     const recomputed = payloadHash(expect.payloadParts);
     if (recomputed !== m.payloadHash) refuse('payload_hash_mismatch', `the payload hash is not the hash of what loopsign sent (expected ${recomputed})`);
   }
-  if (expect.action !== 'confidentiality_terms:accept' && m.extra.length > 0) refuse('bad_layout', 'the message carries extra lines this action does not have');
+  if (m.extra.length > 0) refuse('bad_layout', 'the message carries extra lines this action does not have');
   return message as string;
 }

@@ -4,10 +4,11 @@
 import { decodeFunctionData, encodeFunctionData, hexToSignature, type Hex } from 'viem';
 import { RefusedError } from '../errors.js';
 import type { ChainConfig } from '../chains/table.js';
-import { contentRegistryAbi, erc20Abi, feedbackBonusEscrowAbi, x402LegacyAbi, x402SubmitterAbi } from '../protocol/abi.js';
-import { ASSET_ENUM, sameAssetTotal, type NormalizedAsk, type NormalizedQuestion } from '../protocol/ask-normalize.js';
+import { RECEIVE_WITH_AUTHORIZATION, contentRegistryAbi, erc20Abi, feedbackBonusEscrowAbi, x402LegacyAbi, x402SubmitterAbi } from '../protocol/abi.js';
+import { ASSET_ENUM, profileOf, sameAssetTotal, type NormalizedAsk, type NormalizedQuestion } from '../protocol/ask-normalize.js';
 import {
   bundleRevealCommitment,
+  onChainQuestion,
   confidentialityTuple,
   revealCommitment,
   rewardTermsTuple,
@@ -32,8 +33,9 @@ export interface GuardContext {
   chain: ChainConfig;
   signer: Hex;
   ask: NormalizedAsk;
-  /** Recomputed hashes (live-shaped asks); the seed shape's payload rule is unknown (chain.md §6.12). */
+  /** Hashes recomputed from the file (a seed-shaped file is translated first, so every ask is verifiable). */
   hashes: AskHashes;
+  /** Compare operationKey and payloadHash with the recomputed ones (always true since seed files are translated). */
   verifyPayload: boolean;
 }
 
@@ -134,25 +136,28 @@ function field(cond: boolean, i: number, phase: string, path: string, got: unkno
   if (!cond) refuse('question_mismatch', `${path} is ${JSON.stringify(String(got))}, the ask file says ${JSON.stringify(String(want))}`, { call: i, phase, field: path });
 }
 
-/** Compare the 11 question arguments of a submit call with the user's question. Returns the salt used. */
-function checkQuestionArgs(ctx: GuardContext, args: readonly unknown[], q: NormalizedQuestion, qi: number, i: number, phase: string, prefix = ''): { salt: Hex; spec: { questionMetadataHash: Hex; resultSpecHash: Hex } } {
+/**
+ * Compare the question arguments of a submit call with the user's question as it goes on chain: every field equal to
+ * the file's, except that a gated question's URLs must be empty (the service blanks them; chain.md §5.1) — its
+ * detailsHash, title, tags and category are still the file's. Salt and spec hashes must be the recomputed ones.
+ */
+function checkQuestionArgs(ctx: GuardContext, args: readonly unknown[], question: NormalizedQuestion, qi: number, i: number, phase: string, prefix = ''): void {
+  const q = onChainQuestion(question, profileOf(ctx.ask));
+  const gated = q !== question ? ' (a gated question carries it empty on chain)' : '';
   const [contextUrl, imageUrls, videoUrl, title, tags, categoryId, details, salt] = args as [string, string[], string, string, string, bigint, { detailsUrl: string; detailsHash: Hex }, Hex];
-  field(contextUrl === q.contextUrl, i, phase, `${prefix}contextUrl`, contextUrl, q.contextUrl);
-  field(JSON.stringify(imageUrls) === JSON.stringify(q.imageUrls), i, phase, `${prefix}imageUrls`, imageUrls, q.imageUrls);
-  field(videoUrl === q.videoUrl, i, phase, `${prefix}videoUrl`, videoUrl, q.videoUrl);
+  field(contextUrl === q.contextUrl, i, phase, `${prefix}contextUrl`, contextUrl, q.contextUrl + gated);
+  field(JSON.stringify(imageUrls) === JSON.stringify(q.imageUrls), i, phase, `${prefix}imageUrls`, imageUrls, `${q.imageUrls}${gated}`);
+  field(videoUrl === q.videoUrl, i, phase, `${prefix}videoUrl`, videoUrl, q.videoUrl + gated);
   field(title === q.title, i, phase, `${prefix}title`, title, q.title);
   field(tags === tagsString(q), i, phase, `${prefix}tags`, tags, tagsString(q));
   field(categoryId === q.categoryId, i, phase, `${prefix}categoryId`, categoryId, q.categoryId);
-  field(details.detailsUrl === q.detailsUrl, i, phase, `${prefix}details.detailsUrl`, details.detailsUrl, q.detailsUrl);
+  field(details.detailsUrl === q.detailsUrl, i, phase, `${prefix}details.detailsUrl`, details.detailsUrl, q.detailsUrl + gated);
   field(same(details.detailsHash, q.detailsHash), i, phase, `${prefix}details.detailsHash`, details.detailsHash, q.detailsHash);
-  if (ctx.verifyPayload) field(same(salt, ctx.hashes.salts[qi]), i, phase, `${prefix}salt`, salt, ctx.hashes.salts[qi]);
+  field(same(salt, ctx.hashes.salts[qi]), i, phase, `${prefix}salt`, salt, ctx.hashes.salts[qi]);
   const spec = (args.length > 10 ? args[10] : args[8]) as { questionMetadataHash: Hex; resultSpecHash: Hex };
-  if (ctx.verifyPayload) {
-    const h = ctx.hashes.questions[qi]!;
-    field(same(spec.questionMetadataHash, h.questionMetadataHash), i, phase, `${prefix}spec.questionMetadataHash`, spec.questionMetadataHash, h.questionMetadataHash);
-    field(same(spec.resultSpecHash, h.resultSpecHash), i, phase, `${prefix}spec.resultSpecHash`, spec.resultSpecHash, h.resultSpecHash);
-  }
-  return { salt, spec };
+  const h = ctx.hashes.questions[qi]!;
+  field(same(spec.questionMetadataHash, h.questionMetadataHash), i, phase, `${prefix}spec.questionMetadataHash`, spec.questionMetadataHash, h.questionMetadataHash);
+  field(same(spec.resultSpecHash, h.resultSpecHash), i, phase, `${prefix}spec.resultSpecHash`, spec.resultSpecHash, h.resultSpecHash);
 }
 
 function checkTerms(ctx: GuardContext, rewardTerms: unknown, roundConfig: unknown, i: number, phase: string): void {
@@ -162,14 +167,6 @@ function checkTerms(ctx: GuardContext, rewardTerms: unknown, roundConfig: unknow
   const r = roundConfigTuple(ctx.ask.roundConfig);
   const gr = roundConfig as typeof r;
   field(gr.epochDuration === r.epochDuration && gr.maxDuration === r.maxDuration && gr.minVoters === r.minVoters && gr.maxVoters === r.maxVoters, i, phase, 'roundConfig', JSON.stringify(gr), JSON.stringify(r));
-}
-
-function withSpec(ctx: GuardContext, qi: number, salt: Hex, spec: { questionMetadataHash: Hex; resultSpecHash: Hex }): AskHashes {
-  // The seed shape: salt and spec hashes come from the calldata (they cannot be derived); the reveal commitment
-  // recomputed from them still binds the reservation to exactly this submit.
-  const questions = ctx.hashes.questions.map((h, i) => (i === qi ? { ...h, ...spec } : h));
-  const salts = ctx.hashes.salts.map((s, i) => (i === qi ? salt : s));
-  return { ...ctx.hashes, questions, salts };
 }
 
 /** chain.md §3.4: reserve, approve (exact, to the escrow), submit (every field = the file). */
@@ -194,21 +191,18 @@ export function checkWalletPlan(ctx: GuardContext, response: Record<string, any>
   if (ask.isBundle) {
     const [questions, rewardTerms, roundConfig] = decode(contentRegistryAbi, submit, 2, 'submitQuestionBundleWithRewardAndRoundConfig') as [Record<string, any>[], unknown, unknown];
     if (questions.length !== ask.questions.length) refuse('question_mismatch', `the bundle has ${questions.length} questions, the file ${ask.questions.length}`, { call: 2, phase: submit.phase });
-    let hashes = ctx.hashes;
     questions.forEach((q, qi) => {
       const args = [q.contextUrl, q.imageUrls, q.videoUrl, q.title, q.tags, q.categoryId, q.details, q.salt, q.spec];
-      const got = checkQuestionArgs(ctx, args, ask.questions[qi]!, qi, 2, submit.phase, `questions[${qi}].`);
-      if (!ctx.verifyPayload) hashes = withSpec({ ...ctx, hashes }, qi, got.salt, got.spec);
+      checkQuestionArgs(ctx, args, ask.questions[qi]!, qi, 2, submit.phase, `questions[${qi}].`);
     });
     checkTerms(ctx, rewardTerms, roundConfig, 2, submit.phase);
-    expected = bundleRevealCommitment(ask, hashes, ctx.signer);
+    expected = bundleRevealCommitment(ask, ctx.hashes, ctx.signer);
   } else {
     const args = decode(contentRegistryAbi, submit, 2, 'submitQuestionWithRewardAndRoundConfig');
-    const got = checkQuestionArgs(ctx, args, ask.questions[0]!, 0, 2, submit.phase);
+    checkQuestionArgs(ctx, args, ask.questions[0]!, 0, 2, submit.phase);
     checkTerms(ctx, args[8], args[9], 2, submit.phase);
     checkConfidentiality(args[11], ask.questions[0]!, 2, submit.phase);
-    const hashes = ctx.verifyPayload ? ctx.hashes : withSpec(ctx, 0, got.salt, got.spec);
-    expected = revealCommitment(ask, hashes, ctx.signer, hashes.salts[0]);
+    expected = revealCommitment(ask, ctx.hashes, ctx.signer);
   }
   if (!same(commitment, expected)) {
     refuse('reveal_commitment_mismatch', `the reservation ${commitment} does not commit to this question from this wallet (expected ${expected})`, { call: 0, phase: reserve.phase });
@@ -236,14 +230,7 @@ export interface X402Message {
 }
 
 const AUTH_FIELDS = ['from', 'to', 'value', 'validAfter', 'validBefore', 'nonce'];
-const AUTH_TYPES = [
-  ['from', 'address'],
-  ['to', 'address'],
-  ['value', 'uint256'],
-  ['validAfter', 'uint256'],
-  ['validBefore', 'uint256'],
-  ['nonce', 'bytes32'],
-];
+const AUTH_TYPES = RECEIVE_WITH_AUTHORIZATION.map((f) => [f.name, f.type]);
 
 export function bonusAwarder(ctx: GuardContext): Hex {
   return (ctx.ask.feedbackBonus?.awarder ?? ctx.signer).toLowerCase() as Hex;
@@ -300,22 +287,18 @@ export function checkX402Request(ctx: GuardContext, response: Record<string, any
   if (m.validBefore <= m.validAfter) refuse('x402_validity', 'validBefore is not after validAfter');
   if (m.validBefore > BigInt(now + 86_400)) refuse('x402_validity', `the authorization stays valid until ${m.validBefore}, more than 24 hours from now`);
   if (!/^0x[0-9a-fA-F]{64}$/.test(String(m.nonce))) refuse('x402_wrong_nonce', 'the nonce is not 32 bytes');
-  if (ctx.verifyPayload) {
-    const bonus = ask.feedbackBonus ? { amount: ask.feedbackBonus.amount, awarder: bonusAwarder(ctx), executeBy: m.validBefore } : undefined;
-    const addresses = {
-      contentRegistry: trusted(ctx.chain, 'contentRegistry'),
-      questionRewardPoolEscrow: trusted(ctx.chain, 'questionRewardPoolEscrow'),
-      x402QuestionSubmitter: submitter,
-      feedbackBonusEscrow: ask.feedbackBonus ? trusted(ctx.chain, 'feedbackBonusEscrow') : undefined,
-    };
-    const nonce = x402Nonce(ask, ctx.hashes, addresses, { from: ctx.signer, to: submitter, value, validAfter: m.validAfter, validBefore: m.validBefore }, bonus);
-    if (!same(m.nonce, nonce)) refuse('x402_wrong_nonce', `the nonce is not bound to this ask (expected ${nonce})`);
-  } else {
-    refuse('x402_unverifiable', 'the x402 nonce of a seed-shaped ask cannot be recomputed; use --payment-mode wallet_calls');
-  }
+  const bonus = ask.feedbackBonus ? { amount: ask.feedbackBonus.amount, awarder: bonusAwarder(ctx), executeBy: m.validBefore } : undefined;
+  const addresses = {
+    contentRegistry: trusted(ctx.chain, 'contentRegistry'),
+    questionRewardPoolEscrow: trusted(ctx.chain, 'questionRewardPoolEscrow'),
+    x402QuestionSubmitter: submitter,
+    feedbackBonusEscrow: ask.feedbackBonus ? trusted(ctx.chain, 'feedbackBonusEscrow') : undefined,
+  };
+  const nonce = x402Nonce(ask, ctx.hashes, addresses, { from: ctx.signer, to: submitter, value, validAfter: m.validAfter, validBefore: m.validBefore }, bonus);
+  if (!same(m.nonce, nonce)) refuse('x402_wrong_nonce', `the nonce is not bound to this ask (expected ${nonce})`);
   return {
     domain: { name: d.name as string, version: d.version as string, chainId: ctx.chain.chainId, verifyingContract: d.verifyingContract as Hex },
-    types: { ReceiveWithAuthorization: AUTH_TYPES.map(([name, type]) => ({ name: name!, type: type! })) },
+    types: { ReceiveWithAuthorization: RECEIVE_WITH_AUTHORIZATION },
     primaryType: 'ReceiveWithAuthorization' as const,
     message: m,
   };

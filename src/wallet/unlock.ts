@@ -2,10 +2,10 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { CredentialError } from '../errors.js';
-import type { ResolvedConfig } from '../config.js';
+import { productionOverrideKeys, type ResolvedConfig } from '../config.js';
 import type { Output } from '../output.js';
 import { createFileAtomically, ensurePrivateDir, writeFileAtomically } from '../fsutil.js';
-import { claimedAddress, decryptKeystore, parsePrivateKey, addressOfPrivateKey, type KeystoreV3, type UnlockedKey } from './keystore.js';
+import { checkKdfStrength, decryptKeystore, parseKeystore, parsePrivateKey, addressOfPrivateKey, type KeystoreV3, type UnlockedKey } from './keystore.js';
 import { obtainPassword } from './password.js';
 
 export async function readKeystoreFile(file: string): Promise<unknown> {
@@ -63,6 +63,11 @@ export interface Signer extends UnlockedKey {
  * announced with a warning so nobody relies on it by accident.
  */
 export async function unlockWallet(config: ResolvedConfig, out: Output): Promise<Signer> {
+  // Every signing command unlocks here, so this is where replaced production trust anchors are announced.
+  const overrides = config.chainId.value === 8453 ? productionOverrideKeys(config.file) : [];
+  if (overrides.length > 0) {
+    out.warn(`production trust anchors are replaced by the config file (${overrides.join(', ')}, allowed by allowProductionOverrides): plans are checked against those addresses, not the built-in ones`, { overrides });
+  }
   const raw = process.env.LOOPSIGN_PRIVATE_KEY;
   if (raw !== undefined && raw !== '') {
     out.warn('using the raw private key from LOOPSIGN_PRIVATE_KEY; keep this for throwaway CI wallets only');
@@ -71,7 +76,8 @@ export async function unlockWallet(config: ResolvedConfig, out: Output): Promise
   }
   const file = config.keystore.value;
   const json = await readKeystoreFile(file);
-  claimedAddress(json); // structural validation before asking for a password
+  // Structure and KDF strength are checked before a password is asked for.
+  checkKdfStrength(parseKeystore(json).kdf, config.allowWeakKdf);
   const password = await obtainPassword(config, { purpose: `keystore ${file}` });
-  return { ...(await decryptKeystore(json, password)), source: 'keystore' };
+  return { ...(await decryptKeystore(json, password, { allowWeakKdf: config.allowWeakKdf })), source: 'keystore' };
 }

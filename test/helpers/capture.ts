@@ -31,7 +31,14 @@ export const capture = {
   secret: (value: string) => append(`secrets-${process.pid}.jsonl`, value),
   /** A hardening result to count in the summary printed after the run (a refused scenario, a kill point, …). */
   count: (kind: string, name: string, n = 1) => append(`counts-${process.pid}.jsonl`, { kind, name, n }),
+  /** A line for the summary printed after the whole run (a suite's own counts, e.g. the live corpus replay). */
+  summary: (line: string) => append(`summary-${process.pid}.jsonl`, line),
 };
+
+/** The summary lines suites recorded, in the order they were written. */
+export function summaryLines(d: string): string[] {
+  return lines(d, 'summary-') as string[];
+}
 
 /** Totals per kind of what the hardening suites recorded (counted once per name). */
 export function countTotals(d: string): Record<string, number> {

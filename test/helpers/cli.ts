@@ -119,6 +119,8 @@ export function runCli(args: string[], home: Home, options: RunOptions = {}): Pr
         },
       });
     });
+    // A child may exit before reading all its input (a refusal at a size cap): that is its answer, not an error.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(options.input ?? '');
   });
 }

@@ -1,17 +1,19 @@
 // Global setup for the secrets suite: provides the capture directory to every test file, and after the whole
 // run scans everything every test printed and every file loopsign wrote in the test homes (journals, config,
 // keystores) for the private keys and passwords the tests used. A leak fails the run. It also prints the counts
-// the hardening suites recorded (hostile scenarios refused, kill points recovered, fuzz inputs tried).
+// the hardening suites recorded (hostile scenarios refused, kill points recovered, fuzz inputs tried) and the
+// summary lines suites wrote (the live corpus replay's counts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { countTotals, scanCapture } from '../helpers/capture.js';
+import { countTotals, scanCapture, summaryLines } from '../helpers/capture.js';
 
 export default function setup(project: TestProject) {
   const dir = mkdtempSync(path.join(tmpdir(), 'loopsign-capture-'));
   project.provide('captureDir', dir);
   return () => {
+    for (const line of summaryLines(dir)) console.log(line);
     const totals = countTotals(dir);
     if (Object.keys(totals).length) console.log(`hardening: ${Object.entries(totals).map(([k, n]) => `${k}: ${n}`).join('; ')}`);
     const report = scanCapture(dir);

@@ -2,9 +2,9 @@
 // confirm-feedback-bonus, status and results. HTTP routes and MCP tools both call these functions, as on the
 // live service. Hostile scenarios tamper with responses here, after the honest response was built.
 import { decodeEventLog, decodeFunctionData, encodeFunctionData, isHex, type Account, type Hex, type Log, type TransactionReceipt } from 'viem';
-import { contentRegistryAbi, feedbackBonusEscrowAbi } from '../../protocol/abi.js';
+import { RECEIVE_WITH_AUTHORIZATION, contentRegistryAbi, feedbackBonusEscrowAbi } from '../../protocol/abi.js';
 import { AskFieldError, normalizeAsk, defaultPaymentMode, sameAssetTotal, type NormalizedAsk } from '../../protocol/ask-normalize.js';
-import { computeAskHashes, operationKeyOf, sha256hex, walletBoundClientRequestId, x402Nonce } from '../../protocol/ask-hashes.js';
+import { computeAskHashes, operationKeyOf, roundConfigJson, sha256hex, walletBoundClientRequestId, x402Nonce } from '../../protocol/ask-hashes.js';
 import { TEMPLATES, resultSpecHash } from '../../protocol/templates.js';
 import { RoundVotingEngine } from '../contracts/artifacts.js';
 import type { SandboxChain } from '../chain.js';
@@ -32,6 +32,8 @@ type Obj = Record<string, unknown>;
 
 export class AskService {
   readonly store = new OperationStore();
+  /** The live rule for question.imageUrls (approved uploads of this wallet, stored digest); set by the image side. */
+  imagesError: (imageUrls: string[], wallet: string) => string | null = () => null;
 
   constructor(
     private readonly chain: SandboxChain,
@@ -46,26 +48,29 @@ export class AskService {
 
   templates(): Obj {
     return {
-      templates: TEMPLATES.map((t) => ({
-        id: t.id,
-        version: t.version,
-        title: t.title,
-        description: t.description,
-        ratingSystem: 'rateloop.robust_bts_binary.v1',
-        voteSemantics: t.voteSemantics,
-        interpretation: { proceedRatingBps: 7000, proceedConservativeRatingBps: 6500, cautionRatingBps: 5500, reviseRatingBps: 4000 },
-        recommendedUse: [t.description],
-        resultSpecHash: resolver(t.id, t.version),
-        submissionPattern: t.submissionPattern,
-        bundleStrategy: t.bundleStrategy,
-        templateInputsSchema: {
-          type: 'object',
-          additionalProperties: { type: 'string' },
-          required: t.requiredInputs,
-          properties: Object.fromEntries(t.requiredInputs.map((k) => [k, { type: 'string' }])),
-        },
-        templateInputsExample: Object.fromEntries(t.requiredInputs.map((k) => [k, `example ${k}`])),
-      })),
+      templates: TEMPLATES.map((t) => {
+        const [proceedRatingBps, proceedConservativeRatingBps, cautionRatingBps, reviseRatingBps] = t.interpretation;
+        return {
+          id: t.id,
+          title: t.title,
+          description: `${t.title} (sandbox template).`,
+          voteSemantics: t.voteSemantics,
+          interpretation: { proceedRatingBps, proceedConservativeRatingBps, cautionRatingBps, reviseRatingBps },
+          recommendedUse: [t.id],
+          submissionPattern: t.submissionPattern,
+          bundleStrategy: t.bundleStrategy,
+          templateInputsSchema: {
+            additionalProperties: true,
+            properties: Object.fromEntries(t.inputs.map((k) => [k, { type: 'string' }])),
+            ...(t.requiredInputs.length ? { required: t.requiredInputs } : {}),
+            type: 'object',
+          },
+          templateInputsExample: Object.fromEntries(t.inputs.map((k) => [k, `example ${k}`])),
+          ratingSystem: 'rateloop.robust_bts_binary.v1',
+          resultSpecHash: resolver(t.id, t.version),
+          version: t.version,
+        };
+      }),
     };
   }
 
@@ -75,7 +80,10 @@ export class AskService {
       return normalizeAsk(body, { serviceOrigin: this.baseUrl, templates: TEMPLATES });
     } catch (error) {
       if (error instanceof AskFieldError) {
-        if (error.field === 'maxPaymentAmount') throw new ApiError(400, 'max_payment_exceeded', 'Quoted payment exceeds maxPaymentAmount.', 'increase_maxPaymentAmount_or_requote');
+        // Where the service's exact answer is known (the profile's: obsolete seed fields, gated media, x402 limits,
+        // the spend cap, unknown audience fields), it is given verbatim.
+        const known = error.service;
+        if (known) throw new ApiError(known.status ?? 400, known.code, known.message, known.recoverWith ?? (known.code === 'invalid_media' ? 'fix_media_urls' : 'fix_tool_arguments'), { originalCode: known.originalCode });
         if (error.field === 'templateId' || error.field.endsWith('.templateId')) throw new ApiError(400, 'unsupported_template', error.message, 'call_rateloop_list_result_templates');
         throw invalidArguments(error.message);
       }
@@ -160,11 +168,18 @@ export class AskService {
     const ask = this.parse(body);
     if (ask.dryRun) return this.dryRun(ask);
     if (ask.chainId !== 31337) {
-      throw new ApiError(400, 'invalid_arguments', `Chain ${ask.chainId} is not configured on this server: the sandbox chain is 31337.`, 'fix_request_and_retry');
+      throw new ApiError(400, 'invalid_arguments', `Chain ${ask.chainId} is not configured on this server: the sandbox chain is 31337.`, 'fix_tool_arguments');
     }
     const wallet = this.wallet(ask);
+    const imagesError = this.imagesError(ask.questions.flatMap((q) => q.imageUrls), wallet);
+    if (imagesError) throw new ApiError(400, 'invalid_media', imagesError, 'fix_media_urls', { originalCode: 'X402QuestionInputError' });
     const mode = ask.paymentMode ?? defaultPaymentMode(ask);
-    if (ask.maxPaymentAmount === null) throw new ApiError(400, 'invalid_arguments', 'maxPaymentAmount must be a non-negative integer string.', 'fix_request_and_retry');
+    if (ask.maxPaymentAmount === null) throw new ApiError(400, 'invalid_arguments', 'maxPaymentAmount must be a non-negative integer string.', 'fix_tool_arguments');
+    // The live service at 0b442ae fails every wallet-calls bundle this way (its bundle builder leaves out the details
+    // tuple): the corpus's bundle cases. Selectable, so clients can be held to handling it.
+    if (ask.isBundle && mode === 'wallet_calls' && this.hostile.take('bundle_internal_error')) {
+      throw new ApiError(500, 'failed_submission', "Cannot read properties of undefined (reading 'detailsUrl')", 'retry_or_contact_operator');
+    }
     const hashes = computeAskHashes(ask, wallet, resolver);
     const existing = this.store.byClientRequest(ask.chainId, hashes.effectiveClientRequestId);
     if (existing && existing.payloadHash !== hashes.payloadHash) {
@@ -231,7 +246,7 @@ export class AskService {
       questionCount: ask.questions.length,
       questionMetadataBaseUrl: hashes.metadataBase,
       ready: false,
-      roundConfig: this.roundConfigJson(ask),
+      roundConfig: roundConfigJson(ask),
       status: 'awaiting_wallet_signature',
       terminal: false,
       paymentMode: mode,
@@ -273,13 +288,6 @@ export class AskService {
     await this.chain.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
     await this.confirm(response.operationKey as string, { transactionHashes: [hash] });
     return response;
-  }
-
-  private roundConfigJson(ask: NormalizedAsk): Obj {
-    const r = ask.roundConfig;
-    return ask.shape === 'seed'
-      ? { epochDuration: String(r.epochDuration), maxDuration: String(r.maxDuration), minVoters: String(r.minVoters), maxVoters: String(r.maxVoters) }
-      : { questionDurationSeconds: String(r.questionDurationSeconds), minVoters: String(r.minVoters), maxVoters: String(r.maxVoters) };
   }
 
   private dryRun(ask: NormalizedAsk): Obj {
@@ -395,16 +403,7 @@ export class AskService {
         domain: this.x402Domain(),
         message,
         primaryType: 'ReceiveWithAuthorization',
-        types: {
-          ReceiveWithAuthorization: [
-            { name: 'from', type: 'address' },
-            { name: 'to', type: 'address' },
-            { name: 'value', type: 'uint256' },
-            { name: 'validAfter', type: 'uint256' },
-            { name: 'validBefore', type: 'uint256' },
-            { name: 'nonce', type: 'bytes32' },
-          ],
-        },
+        types: { ReceiveWithAuthorization: RECEIVE_WITH_AUTHORIZATION },
       },
       submitTool: 'rateloop_ask_humans',
     };

@@ -1,14 +1,23 @@
 // The evidence side of the sandbox (evidence.md): runs from settled rounds become v4 packets signed with the
 // sandbox's own Ed25519 key; a retired key stays listed; every service action is appended to a workspace audit
-// chain; a coverage export is digested per the spec. Routes under /api/account need the workspace API key.
+// chain; a coverage export is digested per the spec. Routes under /api/account authenticate the browser session
+// cookie and nothing else, as the service does (review.md §2.5, §7.2): an API key there is not looked at, so a
+// request that carries only one is 401 authentication_required.
 import { createHash, generateKeyPairSync, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { Hono, type Context } from 'hono';
+import { getCookie } from 'hono/cookie';
 import { canonicalJson } from '../../protocol/canonical.js';
 import { auditEventDigest, GENESIS_DIGEST } from '../../evidence/audit.js';
 import { coverageDigest, COVERAGE_SCHEMA } from '../../evidence/coverage.js';
 import { b64url, keyIdOf } from '../../evidence/keys.js';
 import { evidenceMerkleRoot, recomputeAggregation, sha256EvidenceValue, SCHEMAS } from '../../evidence/packet.js';
 import { ApiError } from './envelope.js';
+import { SESSION_COOKIE_NAME } from '../../evidence/session-cookie.js';
+import type { Hostile, HostileScenario } from './hostile.js';
+
+export const EVIDENCE_SCENARIOS: HostileScenario[] = [
+  { name: 'evidence_other_run', flow: 'evidence', description: 'the run evidence route answers with the (validly signed) packet of another run' },
+];
 
 interface SigningKey {
   keyId: string;
@@ -47,9 +56,13 @@ export class SandboxEvidence {
   private readonly packets = new Map<string, Obj>();
 
   constructor(
-    readonly apiKey: string,
+    /** The value of the signed-in owner's session cookie. */
+    readonly sessionCookie: string,
     private readonly runs: () => Promise<RunSource[]>,
-  ) {}
+    private readonly hostile: Hostile,
+  ) {
+    hostile.register(EVIDENCE_SCENARIOS);
+  }
 
   /** Append one action to the workspace audit chain. */
   audit(action: string, targetKind: string, targetId: string, metadata: Obj = {}, actorReference = 'public_wallet'): void {
@@ -213,9 +226,8 @@ export class SandboxEvidence {
       return c.json(this.trustedKeys());
     });
     app.use('/api/account/*', async (c, next) => {
-      const auth = c.req.header('authorization') ?? '';
-      const key = auth.startsWith('Bearer ') ? auth.slice(7) : c.req.header('x-api-key');
-      if (key !== this.apiKey) return tokenless(c, new ApiError(401, 'unauthorized', 'A workspace API key is required.', null));
+      // requireBrowserSession: only the session cookie is read; Authorization is ignored.
+      if (getCookie(c, SESSION_COOKIE_NAME) !== this.sessionCookie) return tokenless(c, new ApiError(401, 'authentication_required', 'Authentication is required.', null));
       const ws = c.req.path.split('/')[4];
       if (ws !== this.workspaceId) return tokenless(c, new ApiError(404, 'workspace_not_found', 'Workspace not found.', null));
       c.header('Cache-Control', 'private, no-store');
@@ -242,7 +254,11 @@ export class SandboxEvidence {
     const evidence = async (c: Context, create: boolean) => {
       try {
         const runId = c.req.param('runId')!;
-        const packet = await this.packet(runId);
+        let packet = await this.packet(runId);
+        if (this.hostile.take('evidence_other_run')) {
+          const other = (await this.allRuns()).find((r) => r.runId !== runId)!;
+          packet = await this.packet(other.runId);
+        }
         if (create) this.audit('assurance.evidence_created', 'run', runId);
         return c.json(packet, create ? 201 : 200);
       } catch (error) {

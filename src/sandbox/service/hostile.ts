@@ -8,7 +8,7 @@ export const ATTACKER = '0xbad000000000000000000000000000000000bad0' as Hex;
 
 export interface HostileScenario {
   name: string;
-  flow: 'ask' | 'x402' | 'bonus' | 'rate' | 'upload' | 'handoff' | 'money' | 'redteam';
+  flow: 'ask' | 'x402' | 'bonus' | 'rate' | 'upload' | 'handoff' | 'money' | 'evidence' | 'redteam';
   description: string;
 }
 
@@ -23,6 +23,7 @@ export const ASK_SCENARIOS: HostileScenario[] = [
   { name: 'wrong_wallet', flow: 'ask', description: 'the plan is for another wallet' },
   { name: 'changed_question', flow: 'ask', description: 'the submitted question text differs from the file (reservation rebuilt to match)' },
   { name: 'wrong_operation_key', flow: 'ask', description: 'the operationKey is not the one the payload hashes to' },
+  { name: 'bundle_internal_error', flow: 'ask', description: "a wallet-calls bundle is answered with the live service's HTTP 500 failed_submission (as at commit 0b442ae)" },
   { name: 'permit_typed_data', flow: 'x402', description: 'an ERC-2612 Permit typed-data is returned instead of ReceiveWithAuthorization' },
   { name: 'x402_wrong_recipient', flow: 'x402', description: 'the authorization pays an attacker instead of the submitter' },
   { name: 'x402_inflated_value', flow: 'x402', description: 'the authorization value exceeds the bounty' },

@@ -2,6 +2,11 @@
 // moderation states and hosting at …/api/attachments/images/att_….webp#sha256=0x…; browser handoffs and signing
 // intents with one-time tokens (only in the URL fragment; the service keeps their SHA-256) and expiry on the
 // sandbox clock, so time control can expire them.
+//
+// Uploads behave as the live service does (live corpus images.json): the bytes are re-encoded to WebP with sharp —
+// the version the service's lockfile resolves — EXIF orientation applied, quality 88, no metadata, a 28,000,000-pixel
+// decode limit; the URL's #sha256= fragment is the hash of that WebP, not of the file sent; a file whose magic bytes
+// do not match its declared type, or that does not decode, answers HTTP 200 with status "failed" and the reason.
 import { createHash, randomBytes } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { verifyMessage, type Hex } from 'viem';
@@ -15,15 +20,26 @@ export const UPLOAD_SCENARIOS: HostileScenario[] = [
   { name: 'upload_wrong_payload_hash', flow: 'upload', description: 'the upload message hashes another file' },
   { name: 'upload_wrong_action', flow: 'upload', description: 'the upload message is for another action' },
   { name: 'upload_far_expiry', flow: 'upload', description: 'the upload message expires in two hours' },
+  { name: 'upload_url_foreign_origin', flow: 'upload', description: 'the approved image URL is on another site' },
+  { name: 'upload_url_other_attachment', flow: 'upload', description: 'the approved image URL names another attachment' },
+  { name: 'upload_url_bad_form', flow: 'upload', description: 'the approved image URL is not …/api/attachments/images/<id>.webp#sha256=0x<hex> (a .png path with a query)' },
   { name: 'handoff_foreign_origin', flow: 'handoff', description: 'the handoff link points at another site (the token would go to it)' },
   { name: 'handoff_token_in_query', flow: 'handoff', description: 'the handoff token is in the query string (server logs, referrers) instead of the fragment' },
   { name: 'signing_link_foreign_origin', flow: 'handoff', description: 'the signing link points at another site' },
+  { name: 'handoff_long_ttl', flow: 'handoff', description: 'the handoff lives an hour longer than asked' },
+  { name: 'signing_link_long_ttl', flow: 'handoff', description: 'the signing link lives an hour longer than asked' },
 ];
 
 const PHISHING_ORIGIN = 'https://rateloop.example-attacker.com';
 
 export const MAX_IMAGE_BYTES = 10_485_760;
 const MIME = ['image/jpeg', 'image/png', 'image/webp'];
+const MAX_INPUT_PIXELS = 28_000_000;
+const WEBP_QUALITY = 88;
+// Browser-link lifetimes (service-api.md §6): default 30 minutes; at least 1 minute; at most 30 minutes
+// (handoffs) or 24 hours (signing intents).
+const DEFAULT_LINK_TTL_MS = 1_800_000;
+const MAX_LINK_TTL_MS = { handoff: 1_800_000, intent: 86_400_000 } as const;
 
 interface Attachment {
   id: string;
@@ -33,7 +49,9 @@ interface Attachment {
   sizeBytes: number;
   sha256: string;
   status: 'uploading' | 'processing' | 'approved' | 'blocked' | 'failed';
-  bytes?: Buffer;
+  error?: string;
+  /** The stored WebP, its hash and size (set once processed). */
+  stored?: { bytes: Buffer; sha256: string; width: number; height: number };
   challenge?: { id: string; message: string; expiresAt: number; used: boolean };
 }
 
@@ -43,6 +61,7 @@ interface Link {
   kind: 'handoff' | 'intent';
   request: Record<string, unknown>;
   status: string;
+  /** Unix milliseconds on the sandbox clock. */
   createdAt: number;
   expiresAt: number;
   assets: Record<string, unknown>[];
@@ -50,13 +69,33 @@ interface Link {
 }
 
 type Obj = Record<string, any>;
-const iso = (s: number) => new Date(s * 1000).toISOString();
+const iso = (ms: number) => new Date(ms).toISOString();
 
 export function sniffMime(bytes: Buffer): string | undefined {
   if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'image/jpeg';
   if (bytes.length >= 8 && bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
   if (bytes.length >= 12 && bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP') return 'image/webp';
   return undefined;
+}
+
+/**
+ * The stored form of an upload, as the live service makes it: decode (at most 28,000,000 pixels), apply the EXIF
+ * orientation, write WebP at quality 88 without metadata and without resizing. sharp is loaded on first use.
+ */
+export async function reencode(bytes: Buffer): Promise<{ bytes: Buffer; sha256: string; width: number; height: number }> {
+  const { default: sharp } = await import('sharp');
+  let out: { data: Buffer; info: { width: number; height: number } };
+  try {
+    out = await sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS }).rotate().webp({ quality: WEBP_QUALITY }).toBuffer({ resolveWithObject: true });
+  } catch (error) {
+    // The live service's wording for a file that does not decode; other errors keep their own message.
+    const message = (error as Error).message ?? '';
+    if (/\bVips(?:Jpeg|Png|Webp)\b/i.test(message) || /corrupt|premature end|truncated|unsupported image format/i.test(message)) {
+      throw new Error('Image file is corrupt or incomplete. Re-export or regenerate the image, then try again.');
+    }
+    throw new Error(message || 'Image processing failed.');
+  }
+  return { bytes: out.data, sha256: createHash('sha256').update(out.data).digest('hex'), width: out.info.width, height: out.info.height };
 }
 
 export class ImageService {
@@ -79,13 +118,22 @@ export class ImageService {
   }
 
   imageUrl(a: Attachment): string {
-    return `${this.baseUrl}/api/attachments/images/${a.id}.webp#sha256=0x${a.sha256}`;
+    return `${this.baseUrl}/api/attachments/images/${a.id}.webp#sha256=0x${a.stored!.sha256}`;
   }
 
-  /** The asking wallet's approved image, or undefined (asks may use only their own uploads). */
-  approvedFor(attachmentId: string): Attachment | undefined {
-    const a = this.attachments.get(attachmentId);
-    return a?.status === 'approved' ? a : undefined;
+  /**
+   * The live ask rule for question.imageUrls: each must be an approved upload of the asking wallet, with the
+   * stored image's digest in its fragment. Returns the live message for the first violation, or null.
+   */
+  askImagesError(imageUrls: string[], wallet: string): string | null {
+    for (const value of imageUrls) {
+      const m = /\/api\/attachments\/images\/(att_[A-Za-z0-9_-]{16,80})\.webp#sha256=0x([0-9a-f]{64})$/.exec(value);
+      const a = m ? this.attachments.get(m[1]!) : undefined;
+      if (!m || !value.startsWith(`${this.baseUrl}/`) || a?.status !== 'approved') return 'imageUrls must come from RateLoop uploads. Upload bytes with rateloop_upload_image first.';
+      if (a.stored!.sha256 !== m[2]) return 'Uploaded imageUrls must match the approved attachment digest.';
+      if (a.wallet !== wallet.toLowerCase()) return 'Uploaded imageUrls must belong to the submitting wallet or agent.';
+    }
+    return null;
   }
 
   private message(wallet: string, hash: string, action = 'attachments:upload_image', expiresAt?: number): { text: string; expiresAt: number; nonce: string } {
@@ -138,37 +186,64 @@ export class ImageService {
 
   async upload(args: Obj): Promise<Obj> {
     const wallet = this.wallet(args);
+    // The bytes first, as the live tool does: exactly one transport, the size cap, and the declared size and hash.
+    if (args.imageBase64 !== undefined && args.dataUrl !== undefined) throw invalidArguments('Provide imageBase64 or dataUrl, not both.');
+    if (args.imageBase64 === undefined && args.dataUrl === undefined) throw invalidArguments('imageBase64 or dataUrl is required.');
+    const b64 = args.imageBase64 !== undefined ? String(args.imageBase64) : String(args.dataUrl).replace(/^data:image\/(jpeg|png|webp);base64,/i, '');
+    const bytes = Buffer.from(b64, 'base64');
+    if (bytes.length > MAX_IMAGE_BYTES) throw invalidArguments(`Image is too large. Maximum size is ${MAX_IMAGE_BYTES} bytes.`);
+    if (args.sizeBytes !== undefined && Number(args.sizeBytes) !== bytes.length) {
+      throw invalidArguments('sizeBytes must match the decoded image byte length. Omit sizeBytes or compute it from the exact image buffer in the same request process.');
+    }
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    if (args.sha256 !== undefined && args.sha256 !== sha256) {
+      throw invalidArguments('sha256 must match the decoded image bytes. Omit sha256 or compute it from the exact image buffer in the same request process.');
+    }
+    // Then the signed challenge: it must have been issued for exactly this attachment, file, type, size and hash.
     const a = this.attachments.get(String(args.attachmentId ?? ''));
     if (!a || !args.challengeId || !args.signature) throw new ApiError(401, 'unauthorized', 'challengeId and signature are required for public image uploads. Call rateloop_prepare_image_upload first.', null);
     const ch = a.challenge;
-    if (!ch || ch.id !== args.challengeId || a.wallet !== wallet) throw new ApiError(401, 'unauthorized', 'Invalid signed upload challenge.', null);
+    const same = a.wallet === wallet && a.filename === String(args.filename ?? '').trim().slice(0, 180) && a.mimeType === String(args.mimeType ?? '').toLowerCase() && a.sizeBytes === bytes.length && a.sha256 === sha256;
+    if (!ch || ch.id !== args.challengeId || !same) throw new ApiError(401, 'unauthorized', 'Invalid signed upload challenge.', null);
     if (ch.used) throw conflict('Invalid signed upload challenge.');
     if (Date.now() > ch.expiresAt) throw new ApiError(401, 'unauthorized', 'Invalid signed upload challenge.', null);
     const ok = await verifyMessage({ address: wallet as Hex, message: ch.message, signature: String(args.signature) as Hex }).catch(() => false);
     if (!ok) throw new ApiError(401, 'unauthorized', 'Invalid signed upload challenge.', null);
-    if ((args.imageBase64 === undefined) === (args.dataUrl === undefined)) throw invalidArguments('Provide exactly one of imageBase64 or dataUrl.');
-    const b64 = args.imageBase64 !== undefined ? String(args.imageBase64) : String(args.dataUrl).replace(/^data:image\/(jpeg|png|webp);base64,/, '');
-    const bytes = Buffer.from(b64, 'base64');
-    if (bytes.length < 1 || bytes.length > MAX_IMAGE_BYTES) throw invalidArguments('Images must be 1 byte to 10 MiB.');
-    if (bytes.length !== a.sizeBytes || createHash('sha256').update(bytes).digest('hex') !== a.sha256) throw conflict('Invalid signed upload challenge.');
-    if (sniffMime(bytes) !== a.mimeType) throw invalidArguments('The image bytes are not the declared JPEG, PNG or WEBP.');
     ch.used = true;
-    a.bytes = bytes;
-    // Moderation: anything named *blocked* is blocked; everything else is approved at once in the sandbox.
-    a.status = a.filename.includes('blocked') ? 'blocked' : 'approved';
-    return this.view(a);
+    a.status = 'processing';
+    try {
+      if (sniffMime(bytes) !== a.mimeType) throw new Error('Image signature does not match the declared content type.');
+      a.stored = await reencode(bytes);
+      // Moderation: anything named *blocked* is blocked; everything else is approved at once in the sandbox.
+      a.status = a.filename.includes('blocked') ? 'blocked' : 'approved';
+      a.error = a.status === 'blocked' ? 'moderation_blocked' : undefined;
+    } catch (error) {
+      a.status = 'failed';
+      a.error = (error as Error).message || 'Image processing failed.';
+    }
+    return this.tamper(this.view(a));
+  }
+
+  /** Hostile scenarios on the approved upload answer. */
+  private tamper(view: Obj): Obj {
+    if (typeof view.imageUrl !== 'string') return view;
+    const url = view.imageUrl as string;
+    if (this.hostile.take('upload_url_foreign_origin')) view.imageUrl = url.replace(this.baseUrl, PHISHING_ORIGIN);
+    if (this.hostile.take('upload_url_other_attachment')) view.imageUrl = url.replace(/att_[A-Za-z0-9_-]+\.webp/, `att_${randomBytes(18).toString('base64url')}.webp`);
+    if (this.hostile.take('upload_url_bad_form')) view.imageUrl = url.replace(/\.webp#/, '.png?variant=full#');
+    return view;
   }
 
   view(a: Attachment): Obj {
     return {
       attachmentId: a.id,
-      error: a.status === 'blocked' ? 'moderation_blocked' : null,
-      height: null,
+      error: a.error ?? null,
+      height: a.status === 'approved' ? a.stored!.height : null,
       imageUrl: a.status === 'approved' ? this.imageUrl(a) : null,
       moderationStatus: a.status === 'approved' ? 'approved' : a.status === 'blocked' ? 'blocked' : 'pending',
-      nextAction: a.status === 'approved' ? 'use_imageUrl_in_question' : a.status === 'blocked' ? 'upload_another_image' : 'poll_status',
+      nextAction: a.status === 'approved' ? 'use_imageUrl_in_question' : a.status === 'blocked' ? 'upload_another_image' : 'inspect_status_and_error',
       status: a.status,
-      width: null,
+      width: a.status === 'approved' ? a.stored!.width : null,
     };
   }
 
@@ -195,19 +270,21 @@ export class ImageService {
       throw invalidArguments(kind === 'handoff' ? 'maxPaymentAmount is required and must be a non-negative integer string.' : 'maxPaymentAmount is required for browser signing links.');
     }
     if (Object.keys(request).some((k) => k.startsWith('webhook'))) throw invalidArguments('Webhooks are not supported on browser links.');
+    // The live rule: default 30 minutes, raised to 1 minute, lowered to the maximum; only a handoff asked for
+    // more than its maximum says so in a warning.
     const warnings: string[] = [];
-    const max = kind === 'handoff' ? 1_800_000 : 86_400_000;
-    let ttl = 1_800_000;
+    const max = MAX_LINK_TTL_MS[kind];
+    let ttl = DEFAULT_LINK_TTL_MS;
     if (body.ttlMs !== undefined) {
-      ttl = Number(body.ttlMs);
-      if (!Number.isSafeInteger(ttl) || ttl <= 0) throw invalidArguments('ttlMs must be a positive integer.');
-      const clamped = Math.min(max, Math.max(60_000, ttl));
-      if (clamped !== ttl) warnings.push(`requested_ttl_clamped: ${ttl} → ${clamped}`);
-      ttl = clamped;
+      const requested = Number(body.ttlMs);
+      if (!Number.isSafeInteger(requested) || requested <= 0) throw invalidArguments('ttlMs must be a positive integer.');
+      ttl = Math.min(max, Math.max(60_000, requested));
+      if (kind === 'handoff' && requested > max) warnings.push(`requested_ttl_clamped: requested ttlMs ${requested} exceeds the maximum ${max}; using ${ttl}.`);
     }
+    if (this.hostile.take(kind === 'handoff' ? 'handoff_long_ttl' : 'signing_link_long_ttl')) ttl += 3_600_000;
     const token = randomBytes(32).toString('base64url');
     const id = `${kind === 'handoff' ? 'ahf' : 'asi'}_${randomBytes(16).toString('hex')}`;
-    const now = this.now();
+    const now = this.now() * 1000;
     const assets: Obj[] = [];
     const images = body.generatedImages;
     if (images !== undefined) {
@@ -221,7 +298,7 @@ export class ImageService {
         assets.push({ attachmentId: null, error: null, filename: String(img.filename ?? 'image'), id: `aha_${randomBytes(16).toString('hex')}`, imageUrl: null, mimeType: mime, sha256: sha, sizeBytes: bytes.length, status: 'staged' });
       }
     }
-    const link: Link = { id, tokenHash: createHash('sha256').update(token).digest('hex'), kind, request, status: 'pending', createdAt: now, expiresAt: now + Math.floor(ttl / 1000), assets, walletAddress: typeof request.walletAddress === 'string' ? request.walletAddress.toLowerCase() : null };
+    const link: Link = { id, tokenHash: createHash('sha256').update(token).digest('hex'), kind, request, status: 'pending', createdAt: now, expiresAt: now + ttl, assets, walletAddress: typeof request.walletAddress === 'string' ? request.walletAddress.toLowerCase() : null };
     this.links.set(id, link);
     return { link, token, warnings };
   }
@@ -234,7 +311,7 @@ export class ImageService {
   }
 
   private linkView(l: Link): Obj {
-    const expired = this.now() >= l.expiresAt && l.status !== 'submitted';
+    const expired = this.now() * 1000 >= l.expiresAt && l.status !== 'submitted';
     if (expired) l.status = 'expired';
     const base = {
       chainId: l.request.chainId ?? null,
@@ -287,12 +364,12 @@ export class ImageService {
     };
     app.get('/api/attachments/images/:file', (c) => {
       const a = this.attachments.get(c.req.param('file').replace(/\.webp$/, ''));
-      if (!a?.bytes || a.status !== 'approved') return c.json({ code: 'not_found', message: 'Image not found.', retryable: false }, 404);
-      return new Response(new Uint8Array(a.bytes), { headers: { 'content-type': a.mimeType, 'cache-control': 'public, max-age=31536000, immutable' } });
+      if (!a?.stored || a.status !== 'approved') return c.json({ code: 'not_found', message: 'Image not found.', retryable: false }, 404);
+      return new Response(new Uint8Array(a.stored.bytes), { headers: { 'content-type': 'image/webp', 'cache-control': 'public, max-age=31536000, immutable' } });
     });
     app.post('/api/agent/handoffs', wrap(async (c) => {
       const { link, token, warnings } = this.createLink('handoff', await json(c));
-      return { ...this.linkView(link), effectiveTtlMs: (link.expiresAt - link.createdAt) * 1000, handoffId: link.id, handoffToken: token, handoffUrl: this.linkUrl('handoff', link.id, token), nextAction: 'open_handoff_url_in_browser', resultTool: 'rateloop_get_result', statusTool: 'rateloop_get_handoff_status', warnings };
+      return { ...this.linkView(link), effectiveTtlMs: link.expiresAt - link.createdAt, handoffId: link.id, handoffToken: token, handoffUrl: this.linkUrl('handoff', link.id, token), nextAction: 'open_handoff_url_in_browser', resultTool: 'rateloop_get_result', statusTool: 'rateloop_get_handoff_status', warnings };
     }));
     app.get('/api/agent/handoffs/:id', wrap((c) => {
       const l = this.byToken(c, 'handoff', c.req.header('x-rateloop-handoff-token'));

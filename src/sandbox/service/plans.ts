@@ -2,9 +2,10 @@
 // live service builds them, from the same shared derivations the client uses to check them.
 import { encodeFunctionData, hexToSignature, type Hex } from 'viem';
 import { contentRegistryAbi, erc20Abi, feedbackBonusEscrowAbi, x402SubmitterAbi } from '../../protocol/abi.js';
-import { ASSET_ENUM, type NormalizedAsk } from '../../protocol/ask-normalize.js';
+import { ASSET_ENUM, profileOf, type NormalizedAsk } from '../../protocol/ask-normalize.js';
 import {
   bundleRevealCommitment,
+  onChainQuestion,
   confidentialityTuple,
   revealCommitment,
   rewardTermsTuple,
@@ -19,8 +20,9 @@ export function tokenOf(addresses: SandboxAddresses, asset: 'USDC' | 'LREP'): He
   return asset === 'USDC' ? addresses.usdc : addresses.lrep;
 }
 
+// The submit call carries each question as it goes on chain: a gated question's URLs blanked (chain.md §5.1).
 function questionArgs(ask: NormalizedAsk, hashes: AskHashes) {
-  const q = ask.questions[0]!;
+  const q = onChainQuestion(ask.questions[0]!, profileOf(ask));
   const h = hashes.questions[0]!;
   return [
     q.contextUrl,
@@ -50,7 +52,7 @@ export function walletCallsPlan(ask: NormalizedAsk, hashes: AskHashes, wallet: H
       abi: contentRegistryAbi,
       functionName: 'submitQuestionBundleWithRewardAndRoundConfig',
       args: [
-        ask.questions.map((q, i) => ({
+        ask.questions.map((question, i) => onChainQuestion(question, profileOf(ask))).map((q, i) => ({
           contextUrl: q.contextUrl,
           imageUrls: q.imageUrls,
           videoUrl: q.videoUrl,

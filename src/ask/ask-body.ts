@@ -1,0 +1,45 @@
+// An ask body checked locally, as every path that sends or checks one does (ask, quote, links, check-plan): a
+// seed-shaped body translated into what the service accepts (or refused, naming the field), then validated by the
+// service's own rules. No network, no keystore.
+import { UsageError } from '../errors.js';
+import { AskFieldError, normalizeAsk, translateAsk, type NormalizedAsk } from '../protocol/ask-normalize.js';
+import { DEFAULT_PROFILE, type ServiceProfile } from '../protocol/profiles/index.js';
+import type { Translation } from '../protocol/profiles/types.js';
+import { TEMPLATES } from '../protocol/templates.js';
+
+export interface LoadedAsk {
+  /** What is sent: the file, made live-shaped when it was seed-shaped (never a field the service refuses). */
+  body: Record<string, unknown>;
+  ask: NormalizedAsk;
+  /** What the translation of a seed-shaped file changed (empty for a live-shaped file). */
+  translations: Translation[];
+}
+
+/**
+ * A user's ask body checked locally: a seed-shaped body is translated into what the service accepts (or refused,
+ * naming the field), then validated by the service's own rules. `now` (unix seconds) is the clock the translation
+ * judges a bountyStartBy by. Throws UsageError (exit 2) naming the field.
+ */
+export function checkAskBody(raw: unknown, where: string, now: number, profile: ServiceProfile = DEFAULT_PROFILE): LoadedAsk {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new UsageError('invalid_ask', `${where} must hold a JSON object`);
+  try {
+    const { body, translations } = translateAsk(raw, now, profile);
+    const ask = normalizeAsk(withPlaceholderImages(body), { templates: TEMPLATES, profile });
+    return { body, ask, translations };
+  } catch (error) {
+    if (error instanceof AskFieldError) throw new UsageError('invalid_ask', `${where}: ${error.message}`, { details: { field: error.field } });
+    throw error;
+  }
+}
+
+/** Local image files (question.imageFiles) count as images for validation; they become real URLs on upload. */
+function withPlaceholderImages(body: object): object {
+  const b = structuredClone(body) as Record<string, any>;
+  const questions = Array.isArray(b.questions) ? b.questions : b.question ? [b.question] : [];
+  for (const q of questions) {
+    if (!Array.isArray(q?.imageFiles)) continue;
+    q.imageUrls = [...(q.imageUrls ?? []), ...q.imageFiles.map((_: unknown, i: number) => `https://placeholder.invalid/api/attachments/images/att_localimagefile${String(i).padStart(4, '0')}.webp#sha256=0x${'0'.repeat(64)}`)];
+  }
+  return b;
+}
+

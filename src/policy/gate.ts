@@ -1,0 +1,231 @@
+// Enforcing the spending policy (issue 14 §1). Checked twice: before an ask or a vote starts (chains, categories,
+// templates, the per-ask or per-rating amounts, what the windows have left, and a human's approval above the
+// threshold), and again at every admission of the spend ledger, under the wallet's lock, against everything every
+// journal on the chain has signed — so two processes, a restart or a changed flag cannot slip past a window.
+import { formatUnits } from 'viem';
+import { RefusedError } from '../errors.js';
+import type { ChainConfig } from '../chains/table.js';
+import type { Journal } from '../journal/journal.js';
+import { exposure, type Amounts } from '../journal/ledger.js';
+import type { NormalizedAsk } from '../protocol/ask-normalize.js';
+import type { Output } from '../output.js';
+import type { Asset, SpendEffect } from '../wallet/spend-effects.js';
+import { loadPolicies, type LoadedPolicy } from './file.js';
+import { calendarMonth, journalsOf, journalUsage, rolling24h, sum, type Window } from './usage.js';
+
+export interface ApprovalRequest {
+  kind: 'ask' | 'rating';
+  chainId: number;
+  amounts: Amounts;
+  /** One line a human can decide on. */
+  summary: string;
+  /** Which threshold it crosses. */
+  threshold: string;
+}
+
+/** Asks a human (never the agent) to approve a spend; resolves true only on an explicit yes. */
+export type Approver = (request: ApprovalRequest) => Promise<boolean>;
+
+const ASSETS: Asset[] = ['USDC', 'LREP'];
+const fmt = (amount: bigint, asset: Asset) => `${formatUnits(amount, 6)} ${asset}`;
+const limitOf = (a: { maxUsdc?: string; maxLrep?: string } | undefined, asset: Asset): bigint | undefined => {
+  const v = asset === 'USDC' ? a?.maxUsdc : a?.maxLrep;
+  return v === undefined ? undefined : BigInt(v);
+};
+
+function refuse(code: 'policy_limit' | 'approval_required' | 'approval_declined', message: string, details: Record<string, unknown>): never {
+  throw new RefusedError(code, `refused by the spending policy: ${message}; nothing was signed`, {
+    hint: code === 'policy_limit' ? 'the policy changes only by editing its file (see `loopsign config show` and docs/policy.md)' : 'a human must approve this spend; run it where you can answer the prompt, or through an MCP host that supports elicitation',
+    details: { rule: code, ...details },
+  });
+}
+
+export interface WindowUse {
+  chainId: number;
+  window: string;
+  asset: Asset;
+  limit: bigint;
+  used: bigint;
+  left: bigint;
+  policy: string;
+}
+
+export class PolicyGate {
+  private constructor(
+    readonly policies: LoadedPolicy[],
+    private readonly out: Output,
+    private readonly approver: Approver | undefined,
+  ) {}
+
+  static async load(out: Output, flag: string | undefined, approver?: Approver): Promise<PolicyGate> {
+    return new PolicyGate(await loadPolicies(flag), out, approver);
+  }
+
+  get active(): boolean {
+    return this.policies.length > 0;
+  }
+
+  /**
+   * Before an ask: everything that can be known from the file. `ownJournal` (this ask's journal file) is left out of
+   * the windows here — the planned amounts stand for it, and a rerun must not count itself twice.
+   */
+  async preflightAsk(chain: ChainConfig, ask: NormalizedAsk, ownJournal: string): Promise<void> {
+    const planned: Amounts = {};
+    planned[ask.bounty.asset] = ask.bounty.amount;
+    if (ask.feedbackBonus) planned[ask.feedbackBonus.asset] = (planned[ask.feedbackBonus.asset] ?? 0n) + ask.feedbackBonus.amount;
+    if (!this.notice()) return;
+    for (const { policy: p, file } of this.policies) {
+      this.checkChain(chain, file, p.allowedChains);
+      for (const q of ask.questions) {
+        if (p.allowedCategories && !p.allowedCategories.includes(q.categoryId.toString())) refuse('policy_limit', `category ${q.categoryId} is not in allowedCategories of ${file}`, { limit: 'allowedCategories', policy: file });
+        if (p.allowedTemplates && !p.allowedTemplates.includes(q.templateId)) refuse('policy_limit', `template ${q.templateId} is not in allowedTemplates of ${file}`, { limit: 'allowedTemplates', policy: file });
+      }
+      for (const asset of ASSETS) {
+        const limit = limitOf(p.perAsk, asset);
+        const amount = planned[asset] ?? 0n;
+        if (limit !== undefined && amount > limit) refuse('policy_limit', `this ask would spend ${fmt(amount, asset)}, above perAsk ${fmt(limit, asset)} of ${file}`, { limit: 'perAsk', asset, amount: amount.toString(), left: limit.toString(), policy: file });
+      }
+    }
+    await this.checkWindows(chain, planned, undefined, ownJournal);
+    await this.approval({ kind: 'ask', chainId: chain.chainId, amounts: planned, summary: `ask "${ask.questions[0]!.title}" (${ask.clientRequestId}) on chain ${chain.chainId}: ${describe(planned)}`, threshold: '' });
+  }
+
+  /** Before a vote (`ownJournal`: as for asks). */
+  async preflightRating(chain: ChainConfig, contentId: string, stake: bigint, ownJournal: string): Promise<void> {
+    if (!this.notice()) return;
+    const planned: Amounts = stake > 0n ? { LREP: stake } : {};
+    for (const { policy: p, file } of this.policies) {
+      this.checkChain(chain, file, p.allowedChains);
+      const max = p.perRating ? BigInt(p.perRating.maxStakeLrep) : undefined;
+      if (max !== undefined && stake > max) refuse('policy_limit', `a stake of ${fmt(stake, 'LREP')} is above perRating ${fmt(max, 'LREP')} of ${file}`, { limit: 'perRating', asset: 'LREP', amount: stake.toString(), left: max.toString(), policy: file });
+    }
+    await this.checkWindows(chain, planned, undefined, ownJournal);
+    await this.approval({ kind: 'rating', chainId: chain.chainId, amounts: planned, summary: `vote on question ${contentId} on chain ${chain.chainId}: stake ${fmt(stake, 'LREP')}`, threshold: '' });
+  }
+
+  /**
+   * At each admission of an operation's spend ledger (under the wallet's lock): the operation as it would stand
+   * after `effects` must fit perAsk / perRating, and every window must fit what all journals on the chain signed.
+   */
+  async admit(chain: ChainConfig, journal: Journal, stage: string, effects: SpendEffect[]): Promise<void> {
+    if (!this.active) return;
+    const kind = journal.data.kind;
+    for (const { policy: p, file } of this.policies) {
+      if (kind === 'ask' && p.perAsk) {
+        const after = exposure([...journalEffects(journal), ...effects]);
+        for (const asset of ASSETS) {
+          const limit = limitOf(p.perAsk, asset);
+          if (limit !== undefined && (after[asset] ?? 0n) > limit) refuse('policy_limit', `this ask could then pay ${fmt(after[asset]!, asset)}, above perAsk ${fmt(limit, asset)} of ${file}`, { limit: 'perAsk', asset, amount: after[asset]!.toString(), policy: file });
+        }
+      }
+      if (kind === 'rate' && p.perRating && stage.startsWith('rate:')) {
+        const after = exposure([...journalEffects(journal, stage), ...effects]);
+        const limit = BigInt(p.perRating.maxStakeLrep);
+        if ((after.LREP ?? 0n) > limit) refuse('policy_limit', `this vote could then stake ${fmt(after.LREP!, 'LREP')}, above perRating ${fmt(limit, 'LREP')} of ${file}`, { limit: 'perRating', asset: 'LREP', amount: after.LREP!.toString(), policy: file });
+      }
+    }
+    await this.checkWindows(chain, {}, { journal, effects });
+  }
+
+  /** What each window of each policy has left on this chain (for `config show` and the MCP policy tool). */
+  async remaining(chain: ChainConfig, now = new Date()): Promise<WindowUse[]> {
+    const out: WindowUse[] = [];
+    const journals = await journalsOf(chain.chainId);
+    for (const { policy: p, file } of this.policies) {
+      for (const [w, limits] of windowsOf(p, chain.chainId, now)) {
+        const used = sum(journals.map((j) => journalUsage(j, chain, w.since)));
+        for (const asset of ASSETS) {
+          const limit = limitOf(limits, asset);
+          if (limit === undefined) continue;
+          const u = used[asset] ?? 0n;
+          out.push({ chainId: chain.chainId, window: w.name, asset, limit, used: u, left: limit > u ? limit - u : 0n, policy: file });
+        }
+      }
+    }
+    return out;
+  }
+
+  private notice(): boolean {
+    if (this.active) return true;
+    this.out.warn('no spending policy is set: only the ask file and the flags bound this spend (see docs/policy.md)');
+    return false;
+  }
+
+  private checkChain(chain: ChainConfig, file: string, allowed: number[] | undefined): void {
+    if (allowed && !allowed.includes(chain.chainId)) refuse('policy_limit', `chain ${chain.chainId} is not in allowedChains of ${file}`, { limit: 'allowedChains', policy: file });
+  }
+
+  /**
+   * Each window: what the other journals signed in it, plus this operation (its journal's effects in the window and
+   * the ones about to be signed, or — before it starts — the planned amounts), must fit.
+   */
+  private async checkWindows(chain: ChainConfig, planned: Amounts, current: { journal: Journal; effects: SpendEffect[] } | undefined, exclude?: string): Promise<void> {
+    const now = new Date();
+    const others = await journalsOf(chain.chainId, current?.journal.file ?? exclude);
+    for (const { policy: p, file } of this.policies) {
+      for (const [w, limits] of windowsOf(p, chain.chainId, now)) {
+        const used = sum(others.map((j) => journalUsage(j, chain, w.since)));
+        const mine = current ? exposure([...journalEffects(current.journal, undefined, w.since), ...current.effects]) : planned;
+        for (const asset of ASSETS) {
+          const limit = limitOf(limits, asset);
+          if (limit === undefined) continue;
+          const total = (used[asset] ?? 0n) + (mine[asset] ?? 0n);
+          if (total > limit && (mine[asset] ?? 0n) > 0n) {
+            const left = limit > (used[asset] ?? 0n) ? limit - (used[asset] ?? 0n) : 0n;
+            refuse('policy_limit', `${w.name} on chain ${chain.chainId} allows ${fmt(limit, asset)} (${file}); ${fmt(used[asset] ?? 0n, asset)} already signed, ${fmt(left, asset)} left, this needs ${fmt(mine[asset] ?? 0n, asset)}`, {
+              limit: w.name,
+              asset,
+              amount: (mine[asset] ?? 0n).toString(),
+              left: left.toString(),
+              policy: file,
+            });
+          }
+        }
+      }
+    }
+  }
+
+  private async approval(request: ApprovalRequest): Promise<void> {
+    for (const { policy: p, file } of this.policies) {
+      for (const asset of ASSETS) {
+        const threshold = limitOf(p.approvalThreshold, asset);
+        const amount = request.amounts[asset] ?? 0n;
+        if (threshold === undefined || amount <= threshold) continue;
+        const req = { ...request, threshold: `approvalThreshold ${fmt(threshold, asset)} of ${file}` };
+        if (!this.approver) refuse('approval_required', `${describe(request.amounts)} is above the ${req.threshold}, and no human can be asked here`, { limit: 'approvalThreshold', asset, amount: amount.toString(), policy: file });
+        this.out.progress('policy.approval', `asking a human to approve: ${request.summary}`);
+        if (!(await this.approver(req))) refuse('approval_declined', `the spend was not approved (${req.threshold})`, { limit: 'approvalThreshold', asset, amount: amount.toString(), policy: file });
+        return;
+      }
+    }
+  }
+}
+
+function describe(amounts: Amounts): string {
+  const parts = ASSETS.filter((a) => (amounts[a] ?? 0n) > 0n).map((a) => fmt(amounts[a]!, a));
+  return parts.length ? parts.join(' + ') : 'nothing';
+}
+
+function windowsOf(p: LoadedPolicy['policy'], chainId: number, now: Date): [Window, { maxUsdc?: string; maxLrep?: string }][] {
+  const out: [Window, { maxUsdc?: string; maxLrep?: string }][] = [];
+  const day = p.rolling24h?.[String(chainId)];
+  if (day) out.push([rolling24h(now), day]);
+  const month = p.calendarMonth?.[String(chainId)];
+  if (month) out.push([calendarMonth(now), month]);
+  return out;
+}
+
+/** What an open journal already signed (optionally one stage, or since a time), as effects. */
+function journalEffects(journal: Journal, stage?: string, since?: Date): SpendEffect[] {
+  const at = (iso: string | undefined) => new Date(iso ?? journal.data.updatedAt);
+  const out: SpendEffect[] = [];
+  for (const t of journal.data.txs) {
+    if (t.status === 'reverted' || (stage && t.stage !== stage) || (since && at(t.signedAt) < since)) continue;
+    for (const e of t.effects ?? []) out.push({ asset: e.asset, kind: e.kind, spender: e.spender as `0x${string}`, amount: BigInt(e.amount) });
+  }
+  for (const a of journal.authorizations()) {
+    if (a.dead || (stage && a.stage !== stage) || (since && at(a.signedAt) < since)) continue;
+    out.push({ asset: 'USDC', kind: 'authorization', spender: a.message.to as `0x${string}`, amount: BigInt(a.message.value) });
+  }
+  return out;
+}
