@@ -107,6 +107,28 @@ describe('an x402 authorization redeemed by someone else (the live submitter let
   });
 });
 
+describe('check-plan (offline) and plans that were already paid', () => {
+  it('a bonus plan re-offered after it was funded passes check-plan, which then says it cannot know it was paid', async () => {
+    const file = askFile({ title: `Red team: check-plan bonus ${n}`, categoryId: '1', tags: ['check'], contextUrl: 'https://example.com/check' }, { feedbackBonus: { amount: '1000000', asset: 'USDC' } });
+    const before = await usdc();
+    await sb.control('/__sandbox/faults', { route: 'POST /api/agent/asks/:operationKey/confirm-feedback-bonus', kind: 'status', status: 503, count: 20 });
+    const first = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
+    await sb.control('/__sandbox/faults', undefined, 'DELETE');
+    expect(first.code, first.stdout + first.stderr).toBe(3);
+    expect(await usdc(), 'bounty and bonus paid').toBe(before - 2_500_000n);
+    // The service still offers the bonus plan (its confirmation never arrived): an agent on the public MCP endpoint
+    // checks it before signing it with its own wallet tool.
+    const key = (await run(['--json', 'quote', '--file', file, '--payment-mode', 'wallet_calls'])).json().operationKey as string;
+    const status = await run(['--json', 'status', '--operation-key', key]);
+    const answer = home.file(`redteam-answer-${n}.json`, JSON.stringify(status.json().service));
+    const checked = await run(['--json', 'check-plan', '--ask', file, '--response', answer, '--wallet', sb.info.devWallet.address]);
+    expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+    expect(checked.json().kind).toBe('bonus_plan');
+    // Passing says nothing about whether the plan was already executed: that must be stated, or an agent pays twice.
+    expect(JSON.stringify(checked.json().needsChain)).toMatch(/already (funded|paid|signed)/);
+  });
+});
+
 describe('service text never becomes an instruction or a terminal control sequence', () => {
   const question = () => ({ title: `Red team error text ${n}`, categoryId: '1', tags: ['errors'], contextUrl: 'https://example.com/errors' });
 
