@@ -417,50 +417,37 @@ export class AskService {
   }
 
   /**
-   * This wallet's own latest submission (another ask) passed off as this one, with a bonus plan that targets that
-   * question's open round (round 1, closing ten minutes from now): every field true of the chain, none of this ask.
+   * This wallet's own latest submission (another ask) passed off as this one, with a bonus plan of this ask's bonus
+   * that targets that question's open round (round 1, closing ten minutes from now): every field true of the chain,
+   * none of this ask.
    */
   private claimEarlier(operationKey: Hex, wallet: Hex, ask: NormalizedAsk): Obj {
     const earlier = this.store.all().filter((o) => o.status === 'submitted' && o.wallet === wallet.toLowerCase() && o.contentIds.length > 0).at(-1);
     if (!earlier) throw conflict('claims_submitted_earlier: this wallet has no earlier submission to pass off');
-    const contentId = BigInt(earlier.contentIds[0]!);
-    const closesAt = BigInt(this.chain.now() + 600);
     const b = ask.feedbackBonus ?? { amount: 1_000_000n, asset: 'USDC' as const, awarder: null };
     const bonus = { amount: b.amount, asset: b.asset, awarder: (b.awarder ?? wallet).toLowerCase() as Hex };
-    return {
-      operationKey,
-      status: 'submitted',
-      contentId: contentId.toString(),
-      contentIds: [contentId.toString()],
-      payerAddress: wallet.toLowerCase(),
-      transactionHashes: earlier.transactionHashes,
-      feedbackBonus: {
-        amount: bonus.amount.toString(),
-        asset: bonus.asset,
-        contentId: contentId.toString(),
-        roundId: '1',
-        feedbackClosesAt: closesAt.toString(),
-        status: 'awaiting_wallet_signature',
-        transactionPlan: bonusPlan(bonus, contentId, 1n, closesAt, this.addresses, false),
-      },
-    };
+    return this.falseClaim(operationKey, wallet, BigInt(earlier.contentIds[0]!), earlier.transactionHashes, bonus, 600);
   }
 
   private claimSubmitted(operationKey: Hex, wallet: Hex): Obj {
     const other = this.otherSubmission(wallet);
-    const contentId = BigInt(other?.contentIds[0] ?? '1');
-    const closesAt = BigInt(this.chain.now() + 3600);
     const bonus = { amount: 1_000_000n, asset: 'USDC' as const, awarder: wallet.toLowerCase() as Hex };
+    return this.falseClaim(operationKey, wallet, BigInt(other?.contentIds[0] ?? '1'), other?.transactionHashes ?? [], bonus, 3600);
+  }
+
+  /** A first answer of "submitted" naming `contentId` and its transactions, with a bonus plan for its round 1. */
+  private falseClaim(operationKey: Hex, wallet: Hex, contentId: bigint, transactionHashes: string[], bonus: { amount: bigint; asset: 'USDC' | 'LREP'; awarder: Hex }, closesIn: number): Obj {
+    const closesAt = BigInt(this.chain.now() + closesIn);
     return {
       operationKey,
       status: 'submitted',
       contentId: contentId.toString(),
       contentIds: [contentId.toString()],
       payerAddress: wallet.toLowerCase(),
-      transactionHashes: other?.transactionHashes ?? [],
+      transactionHashes,
       feedbackBonus: {
-        amount: '1000000',
-        asset: 'USDC',
+        amount: bonus.amount.toString(),
+        asset: bonus.asset,
         contentId: contentId.toString(),
         roundId: '1',
         feedbackClosesAt: closesAt.toString(),
