@@ -19,7 +19,7 @@ export async function generate(ctx: Context, options: GenerateOptions): Promise<
       String(r.draft.text),
       '=== END OF DRAFT ===',
       `review: ${String(r.review?.lifecycle?.state ?? 'none')} (opportunity ${String(r.opportunityId)}); a draft is not approval`,
-      `next: loopsign review wait ${String(r.opportunityId)}`,
+      ...(r.opportunityId ? [`next: loopsign review wait ${String(r.opportunityId)}`] : []),
     ].join('\n'),
   );
 }

@@ -6,6 +6,7 @@ import type { Context } from '../context.js';
 import { NotReadyError, ServiceError, UsageError } from '../errors.js';
 import { Journal, journalId } from '../journal/journal.js';
 import { askEnvironment } from '../ask/prepare.js';
+import { serviceWord } from '../output.js';
 
 type Json = Record<string, any>;
 
@@ -19,6 +20,14 @@ export interface GenerateOptions {
 }
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{4,160}$/;
+const OPPORTUNITY_ID = /^[A-Za-z0-9._:-]{4,160}$/;
+
+/** The service's opportunity id, used only in its exact form (it is printed in `next: loopsign review wait …`). */
+export function checkedOpportunityId(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || !OPPORTUNITY_ID.test(value)) throw new ServiceError('malformed_response', 'the service returned an opportunityId that is not 4-160 letters, digits, dot, dash, colon or underscore');
+  return value;
+}
 
 function apiKeyHeader(): Record<string, string> {
   const key = process.env.LOOPSIGN_API_KEY;
@@ -67,10 +76,11 @@ export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> 
       }
       throw error;
     }
-    await journal.step('answered', { response: { opportunityId: res.opportunityId ?? null, reviewSetup: res.reviewSetup ?? null } });
-    const out = { clientRequestId: request.clientRequestId, draft: { text: res.text, model: res.model, usage: res.usage, approved: false }, opportunityId: res.opportunityId ?? null, review: res.review ?? null, reviewSetup: res.reviewSetup ?? null };
+    const opportunityId = checkedOpportunityId(res.opportunityId);
+    await journal.step('answered', { response: { opportunityId, reviewSetup: res.reviewSetup ?? null } });
+    const out = { clientRequestId: request.clientRequestId, draft: { text: res.text, model: res.model, usage: res.usage, approved: false }, opportunityId, review: res.review ?? null, reviewSetup: res.reviewSetup ?? null };
     if (res.reviewSetup?.state === 'retry_required' || res.review === null) {
-      const condition = res.reviewSetup?.errorCode ?? 'review_setup_required';
+      const condition = serviceWord(res.reviewSetup?.errorCode) ?? 'review_setup_required';
       throw new NotReadyError('review_setup_required', `the draft was generated but its review could not be set up (${condition}); it is not approved`, {
         hint: `repair "${condition}", then repeat the identical request: loopsign generate --retry ${request.clientRequestId} (no new generation happens)`,
         details: { ...out, condition },
