@@ -165,12 +165,11 @@ describe('service text never becomes an instruction or a terminal control sequen
   });
 });
 
-// Known open (not fixed on this branch): `it.fails` passes while the problem is there. When it is fixed, these
-// start failing: turn them into plain `it`.
+// Other operations on the same wallet between an interruption and its rerun.
 describe('interrupted plans and other operations on the same wallet', () => {
   const plain = (title: string) => askFile({ title, categoryId: '1', tags: ['turns'], contextUrl: 'https://example.com/turns' }, { maxPaymentAmount: '1500000' });
 
-  it.fails('an ask killed after its approval, then another ask on the wallet: the first still finishes, paying once', async () => {
+  it('an ask killed after its approval, then another ask replaces and uses the allowance: the rerun stops (approval_replaced) and never approves twice', async () => {
     const first = plain(`Red team: interrupted after approve ${n}`);
     const before = await usdc();
     const killed = await run(['--json', 'ask', '--file', first, '--payment-mode', 'wallet_calls'], { LOOPSIGN_CRASH_AFTER: 'ask:mined:1' });
@@ -178,13 +177,16 @@ describe('interrupted plans and other operations on the same wallet', () => {
     // Another ask takes its turn: its approval replaces the first's, its submit spends it.
     const other = await run(['--json', 'ask', '--file', plain(`Red team: the other ask ${n}`), '--payment-mode', 'wallet_calls']);
     expect(other.code, other.stdout + other.stderr).toBe(0);
+    const n0 = await nonce();
     const resumed = await run(['--json', 'ask', '--file', first, '--payment-mode', 'wallet_calls']);
-    // Today: exit 4 call_would_revert (no allowance left), on every rerun; the ledger forbids a second approval.
-    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
-    expect(await usdc()).toBe(before - 3_000_000n);
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(4);
+    expect(resumed.json().error.code).toBe('approval_replaced');
+    expect(resumed.json().error.hint).toMatch(/new clientRequestId/);
+    expect(await nonce(), 'nothing signed').toBe(n0);
+    expect(await usdc()).toBe(before - 1_500_000n);
   });
 
-  it.fails('an ask killed after signing, before broadcast, then another ask takes the nonce: the first still finishes', async () => {
+  it('an ask killed after signing, before broadcast, then another ask takes the nonce: the first finishes (its lost transaction is provably dropped), paying once', async () => {
     const first = plain(`Red team: killed before broadcast ${n}`);
     const before = await usdc();
     const killed = await run(['--json', 'ask', '--file', first, '--payment-mode', 'wallet_calls'], { LOOPSIGN_CRASH_AFTER: 'ask:signed:0' });
@@ -192,8 +194,8 @@ describe('interrupted plans and other operations on the same wallet', () => {
     const other = await run(['--json', 'ask', '--file', plain(`Red team: the nonce taker ${n}`), '--payment-mode', 'wallet_calls']);
     expect(other.code, other.stdout + other.stderr).toBe(0);
     const resumed = await run(['--json', 'ask', '--file', first, '--payment-mode', 'wallet_calls']);
-    // Today: exit 4 nonce_used_elsewhere ("sent outside this loopsign run"), on every rerun.
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/tx\.dropped/);
     expect(await usdc()).toBe(before - 3_000_000n);
   });
 });

@@ -6,7 +6,7 @@
 import { formatUnits, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import { RefusedError } from '../errors.js';
 import type { ChainConfig } from '../chains/table.js';
-import type { Journal } from '../journal/journal.js';
+import { isLive, type Journal } from '../journal/journal.js';
 import { votingEngineAbi } from '../protocol/abi.js';
 import { ASSET_ENUM, type NormalizedAsk } from '../protocol/ask-normalize.js';
 import { contentHash, questionsOfSubmit, registryEvents, x402Submissions } from '../protocol/submission.js';
@@ -31,7 +31,7 @@ function unproven(why: string): never {
 
 /** Transaction hashes worth reading: this operation's journaled ask transactions, then well-formed ones the service named. */
 export function candidateTransactions(journal: Journal, serviceHashes: unknown): Hex[] {
-  const own = journal.txsFor('ask').filter((t) => t.status !== 'reverted').map((t) => t.hash);
+  const own = journal.txsFor('ask').filter(isLive).map((t) => t.hash);
   const named = Array.isArray(serviceHashes) ? serviceHashes.filter((h): h is Hex => typeof h === 'string' && HASH.test(h)) : [];
   return [...new Set([...own, ...named].map((h) => h.toLowerCase() as Hex))];
 }

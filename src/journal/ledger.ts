@@ -9,7 +9,7 @@ import { RefusedError } from '../errors.js';
 import type { ChainConfig } from '../chains/table.js';
 import { erc20Abi } from '../protocol/abi.js';
 import { callEffects, callsOfRawTransaction, type Asset, type SpendEffect } from '../wallet/spend-effects.js';
-import type { Journal, JournalAuthorization } from './journal.js';
+import { isLive, type Journal, type JournalAuthorization } from './journal.js';
 import type { PolicyGate } from '../policy/gate.js';
 
 export type Amounts = Partial<Record<Asset, bigint>>;
@@ -65,7 +65,7 @@ export class SpendLedger {
   entries(): Entry[] {
     const out: Entry[] = [];
     for (const tx of this.journal.data.txs) {
-      if (tx.status === 'reverted') continue;
+      if (!isLive(tx)) continue;
       const effects = callsOfRawTransaction(tx.raw, this.wallet).flatMap((c) => callEffects(this.chain, c));
       out.push({ stage: tx.stage, ref: tx.hash, effects });
     }
