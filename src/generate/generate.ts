@@ -12,6 +12,7 @@ import { readCredential, type CredentialSource } from '../review/credential.js';
 import { isId } from '../review/ids.js';
 import { saveOpportunity, sha256Text } from '../review/records.js';
 import { reviewBaseUrl } from '../review/session.js';
+import { serviceWord } from '../output.js';
 
 type Json = Record<string, any>;
 
@@ -26,6 +27,12 @@ export interface GenerateOptions {
 }
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{4,160}$/;
+/** The service's opportunity id, used only in its exact form (aop_ + 40 hex): it is printed in `next: loopsign review wait …`. */
+export function checkedOpportunityId(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (!isId('opportunity', value)) throw new ServiceError('malformed_response', 'the service returned an opportunityId that is not aop_ + 40 hex');
+  return value;
+}
 
 export function buildRequest(o: GenerateOptions): Json {
   if (!o.workflow) throw new UsageError('usage', '--workflow is required');
@@ -69,7 +76,7 @@ export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> 
       throw error;
     }
     // The opportunity goes into `next` and a journal path: only in its exact form.
-    const opportunityId = isId('opportunity', res.opportunityId) ? res.opportunityId : null;
+    const opportunityId = checkedOpportunityId(res.opportunityId);
     await journal.step('answered', { response: { opportunityId, reviewSetup: res.reviewSetup ?? null } });
     const text = typeof res.text === 'string' ? res.text : '';
     if (opportunityId) await saveOpportunity(await reviewBaseUrl(ctx), { opportunityId, outputCommitment: sha256Text(text) });
@@ -84,7 +91,8 @@ export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> 
       service: res,
     };
     if (res.reviewSetup?.state === 'retry_required' || res.review === null || !opportunityId) {
-      const condition = res.reviewSetup?.errorCode ?? (res.review === null ? 'review_setup_required' : 'malformed_opportunity_id');
+      // The condition is printed in a hint: only a service word.
+      const condition = serviceWord(res.reviewSetup?.errorCode) ?? 'review_setup_required';
       throw new NotReadyError('review_setup_required', `the draft was generated but its review could not be set up (${condition}); it is not approved`, {
         hint: `repair "${condition}", then repeat the identical request: loopsign generate --retry ${request.clientRequestId} (no new generation happens)`,
         details: { ...out, condition },

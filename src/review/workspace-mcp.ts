@@ -10,7 +10,7 @@
 //   challenge asks for (exit 6), others are service errors (exit 3).
 // Review tools are read through `structuredContent` (§5.4), never `content[0].text`.
 import { LoopsignError, NotReadyError, ServiceError, UsageError } from '../errors.js';
-import type { Output } from '../output.js';
+import { serviceWord, type Output } from '../output.js';
 import { McpClient, type FetchLike } from '../service/mcp.js';
 import type { Json } from '../service/client.js';
 import { credentialRefused, type Credential } from './credential.js';
@@ -57,7 +57,7 @@ export class MinuteBudget {
 
 function rpcErrorCode(body: unknown): { code?: string; message?: string; rpcCode?: number } {
   const e = (body as { error?: { code?: number; message?: string; data?: { code?: string } } } | null)?.error;
-  return { code: e?.data?.code, message: e?.message, rpcCode: e?.code };
+  return { code: serviceWord(e?.data?.code), message: typeof e?.message === 'string' ? e.message : undefined, rpcCode: e?.code };
 }
 
 /** Builds the transport's fetch for one credential, around `inner` (the client's byte-capped fetch). */
@@ -153,7 +153,8 @@ export class WorkspaceMcp {
       }
       const value = result.structuredContent as Json | undefined;
       if (result.isError) {
-        const code = typeof value?.code === 'string' ? value.code : 'tool_error';
+        // A code is something an agent branches on: only a service word.
+        const code = serviceWord(value?.code) ?? 'tool_error';
         const message = typeof value?.message === 'string' ? value.message : code;
         if (value?.retryable === true && RETRY_CODES.has(code) && attempt <= 3) {
           this.out?.progress('mcp.retry', `${name}: ${code}; repeating the identical call`, { code, attempt });

@@ -4,6 +4,7 @@
 // fetch of its own (credential, rate limit) around the capped one.
 // Every answer is read through a byte cap (DEFAULT_MAX_RESPONSE_BYTES unless told otherwise).
 import { LoopsignError, ServiceError } from '../errors.js';
+import { serviceWord } from '../output.js';
 import type { Json } from './client.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readCapped, responseTooLarge } from './cap.js';
 
@@ -122,10 +123,12 @@ export class McpClient {
     const result = await this.callTool(name, args);
     const value = (result.structuredContent ?? {}) as Json;
     if (result.isError) {
-      const code = typeof value.code === 'string' ? value.code : 'tool_error';
+      // As over HTTP: the code and the suggestion only as service words.
+      const code = serviceWord(value.code) ?? 'tool_error';
       const text = Array.isArray(result.content) && result.content[0]?.type === 'text' ? String(result.content[0].text) : code;
+      const recoverWith = serviceWord(value.recoverWith);
       throw new ServiceError(code, `the service refused ${name}: ${typeof value.message === 'string' ? value.message : text}`, {
-        hint: typeof value.recoverWith === 'string' ? `the service suggests: ${value.recoverWith}` : undefined,
+        hint: recoverWith ? `the service suggests: ${recoverWith}` : undefined,
         details: { status: value.status, retryable: value.retryable === true, tool: name },
       });
     }

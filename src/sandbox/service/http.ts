@@ -176,7 +176,7 @@ export function buildApp(
 
   app.get('/api/agent/templates', route(() => asks.templates()));
   app.post('/api/agent/quote', route(async (c) => asks.quote(await readBody(c, BODY_CAP_LARGE))));
-  app.post('/api/agent/asks', route(async (c) => asks.ask(await readBody(c, BODY_CAP_LARGE))));
+  app.post('/api/agent/asks', route(async (c) => asks.askRoute(await readBody(c, BODY_CAP_LARGE))));
   app.get('/api/agent/asks/by-client-request', route(async (c) => {
     const op = asks.lookup(query(c));
     return op ? asks.statusWithHints(op) : asks.notFoundBody();
