@@ -31,6 +31,20 @@ function step(title, args, extraEnv = {}, expectCode = 0) {
   if (r.status !== expectCode) throw new Error(`step "${title}" exited ${r.status}, expected ${expectCode}`);
 }
 
+/** A step whose JSON answer the demo needs (printed too). */
+function stepJson(title, args, extraEnv = {}) {
+  console.log(`\n== ${title}\n$ loopsign --json ${args.join(' ')}`);
+  const t0 = Date.now();
+  const r = spawnSync(process.execPath, [bin, '--json', ...args], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  steps.push({ title, ms: Date.now() - t0, code: r.status, txs: 0 });
+  if (r.status !== 0) throw new Error(`step "${title}" exited ${r.status}: ${r.stdout}`);
+  const doc = JSON.parse(r.stdout);
+  // loopsign's checked summary; the service's whole document is under `service`.
+  const { service, ...summary } = doc;
+  console.log(JSON.stringify(summary, null, 2), `\n(and the service's document under "service": ${Object.keys(service ?? {}).length} members)`);
+  return doc;
+}
+
 // Transactions the last ask or vote sent, from its journal (the newest journal file).
 function lastJournalTxs() {
   const dir = path.join(home, 'state', 'loopsign', 'journal');
@@ -164,6 +178,18 @@ try {
   const runId = `run_${JSON.parse(readFileSync(path.join(home, 'state', 'loopsign', 'journal', readdirSync(path.join(home, 'state', 'loopsign', 'journal')).find((f) => f.startsWith('ask-') && JSON.parse(readFileSync(path.join(home, 'state', 'loopsign', 'journal', f), 'utf8')).clientRequestId === 'demo-release-go-no-go')), 'utf8')).confirm.contentIds[0]}`;
   step('fetch the evidence packet of the settled round and verify it against the pinned keys', ['evidence', 'fetch', 'run', runId, '--workspace', sandbox.info.workspace.id, '--trusted-keys', keysFile, '--out', path.join(home, 'packet.json'), ...cookieArgs], sbEnv);
   step('fetch and verify the audit chain of everything the sandbox did', ['evidence', 'fetch', 'audit', '--workspace', sandbox.info.workspace.id, '--out', path.join(home, 'audit.json'), ...cookieArgs], sbEnv);
+  // Invited workspace review: the workspace API key read from a file (never argv); an output recorded by its hashes,
+  // its review created, followed to the reviewers' result, which is approval only when completed with signed
+  // authorized_positive evidence verified against the pinned key; then the review's run and its evidence packet.
+  const keyArgs = ['--api-key-file', sandbox.info.workspace.apiKeyFile];
+  const source = path.join(home, 'ticket.txt');
+  const reply = path.join(home, 'reply.txt');
+  writeFileSync(source, 'Ticket 1001: a customer asks how to export their data.');
+  writeFileSync(reply, 'Open Settings > Privacy and choose Export data; the file arrives by email.');
+  const evaluated = stepJson('invited review: record the output by its hashes; the bound policy requires a review', ['review', 'evaluate', '--external-id', 'demo-ticket-1001', '--workflow', 'support-reply', '--risk-tier', 'high', '--source', source, '--suggestion', reply, '--model', 'openai/gpt-5.1', ...keyArgs], sbEnv);
+  step('create the review: the exact committed text goes to the invited reviewers', ['review', 'request', evaluated.opportunityId, ...keyArgs], sbEnv);
+  step('wait for the reviewers (sandbox time advances): approval verified with the pinned key is exit 0', ['review', 'wait', evaluated.opportunityId, '--trusted-keys', keysFile, '--timeout', '120', ...keyArgs], sbEnv);
+  step("the result, and the review's run: its evidence packet fetched and verified offline", ['review', 'result', evaluated.opportunityId, '--trusted-keys', keysFile, '--verify', ...cookieArgs, ...keyArgs], sbEnv);
   await control(sandbox.info.baseUrl, '/__sandbox/hostile', { scenario: 'inflated_approval', count: 5 });
   const hostileFile = path.join(home, 'hostile.json');
   writeFileSync(hostileFile, readFileSync(askFile, 'utf8').replace('demo-release-go-no-go', 'demo-hostile-plan').replace('release 42', 'release 43'));

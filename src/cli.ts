@@ -33,8 +33,10 @@ const COMMANDS: [name: string, load: () => Promise<Define>][] = [
   ['sign-link', async () => (await import('./commands/images.def.js')).defineSignLink],
   ['verify-evidence', async () => (await import('./commands/evidence.def.js')).defineVerifyEvidence],
   ['evidence', async () => (await import('./commands/evidence.def.js')).defineEvidence],
+  ['projects', async () => (await import('./commands/projects.def.js')).defineProjects],
+  ['runs', async () => (await import('./commands/runs.def.js')).defineRuns],
+  ['review', async () => (await import('./commands/review.def.js')).defineReview],
   ['generate', async () => (await import('./commands/generate.def.js')).defineGenerate],
-  ['review', async () => (await import('./commands/generate.def.js')).defineReview],
   ['mcp', async () => (await import('./commands/mcp.def.js')).defineMcp],
   ['sandbox', async () => (await import('./commands/sandbox.def.js')).defineSandbox],
 ];

@@ -59,7 +59,6 @@ export const configFileSchema = z
     sandboxManifest: z.string().optional(),
     rpcTimeoutMs: z.number().int().positive().optional(),
     maxFeePerGasGwei: z.union([z.number().positive(), z.string()]).optional(),
-    apiKeyHeader: z.string().optional(),
     /** The service profile (src/protocol/profiles): routes, ask rules, hash layouts and trust anchors of one service version. */
     profile: z.string().optional(),
     chains: z.record(z.string(), chainOverride).optional(),

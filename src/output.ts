@@ -119,6 +119,11 @@ export function hideUrls(text: string): string {
 // overrides raw; escaped too, the document means the same and stays inert if a person pipes it to a terminal.
 const JSON_RAW_CONTROLS = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
+/** A service word (an error code, a recoverWith action, a next action) in its documented form, or undefined: never free text. */
+export function serviceWord(value: unknown): string | undefined {
+  return typeof value === 'string' && WORD.test(value) ? value : undefined;
+}
+
 export function jsonText(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)).replace(JSON_RAW_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -17,7 +17,8 @@ let cookieFile: string;
 let runId: string;
 const run = (args: string[], env: Record<string, string | undefined> = {}) => runCli(args, home, { env: { ...sb.env(), ...env } });
 const cookieArgs = () => ['--session-cookie-file', cookieFile];
-const workspace = () => sb.info as unknown as { workspace: { apiKeyFile: string; sessionCookieFile: string } };
+const workspace = () => sb.info as unknown as { workspace: { id: string; apiKeyFile: string; sessionCookieFile: string } };
+const ws = () => workspace().workspace.id;
 const mode = (file: string) => statSync(file).mode & 0o777;
 
 beforeAll(async () => {
@@ -53,11 +54,11 @@ describe('trusted keys and pins', () => {
     const current = r.json().keys.find((k: { status: string }) => k.status === 'current');
     const pin = path.join(home.dir, 'current.spki.txt');
     expect((await run(['evidence', 'pin', '--key-id', current.keyId, '--out', pin])).code).toBe(0);
-    const route = `/api/account/workspaces/ws_sandbox/assurance/trusted-keys?format=spki&keyId=${current.keyId}`;
+    const route = `/api/account/workspaces/${ws()}/assurance/trusted-keys?format=spki&keyId=${current.keyId}`;
     const spki = await api(sb.info.baseUrl, 'GET', route, undefined, { cookie: `__Host-rateloop-session=${cookie}` });
     expect(spki.body).toBe(readFileSync(pin, 'utf8'));
     expect(spki.headers.get('x-rateloop-evidence-key-id')).toBe(current.keyId);
-    const bad = await api(sb.info.baseUrl, 'GET', '/api/account/workspaces/ws_sandbox/assurance/trusted-keys?format=pem', undefined, { cookie: `__Host-rateloop-session=${cookie}` });
+    const bad = await api(sb.info.baseUrl, 'GET', `/api/account/workspaces/${ws()}/assurance/trusted-keys?format=pem`, undefined, { cookie: `__Host-rateloop-session=${cookie}` });
     expect(bad.body.code).toBe('trusted_evidence_key_download_invalid');
     // As the service: the API key is not looked at on these routes.
     const key = await api(sb.info.baseUrl, 'GET', route, undefined, { authorization: `Bearer ${apiKey}` });
@@ -69,7 +70,7 @@ describe('run evidence', () => {
   it('fetches the packet of a settled round, verifies it against the pinned keys, writes it privately', async () => {
     const tk = path.join(home.dir, 'trusted-keys.json');
     const out = path.join(home.dir, 'packet.json');
-    const r = await run(['--json', 'evidence', 'fetch', 'run', runId, '--workspace', 'ws_sandbox', '--trusted-keys', tk, '--out', out, ...cookieArgs()]);
+    const r = await run(['--json', 'evidence', 'fetch', 'run', runId, '--workspace', ws(), '--trusted-keys', tk, '--out', out, ...cookieArgs()]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.json()).toMatchObject({ kind: 'packet', valid: true, errors: [], written: out });
     expect(mode(out)).toBe(0o600);
@@ -94,7 +95,7 @@ describe('run evidence', () => {
 
   it('never overwrites without --force, replaces atomically at 0600 with it, and never writes through a symlink', async () => {
     const tk = path.join(home.dir, 'trusted-keys.json');
-    const fetch = (out: string, ...more: string[]) => run(['--json', 'evidence', 'fetch', 'run', runId, '--workspace', 'ws_sandbox', '--trusted-keys', tk, '--out', out, ...cookieArgs(), ...more]);
+    const fetch = (out: string, ...more: string[]) => run(['--json', 'evidence', 'fetch', 'run', runId, '--workspace', ws(), '--trusted-keys', tk, '--out', out, ...cookieArgs(), ...more]);
     const out = home.file('existing.json', 'precious\n');
     const kept = await fetch(out);
     expect(kept.code).toBe(2);
@@ -123,7 +124,7 @@ describe('run evidence', () => {
   });
 
   it('an archived run signed with the retired key still verifies', async () => {
-    const r = await run(['--json', 'evidence', 'fetch', 'run', 'run_archived_example', '--workspace', 'ws_sandbox', '--trusted-keys', path.join(home.dir, 'trusted-keys.json'), '--out', path.join(home.dir, 'archived.json'), ...cookieArgs()]);
+    const r = await run(['--json', 'evidence', 'fetch', 'run', 'run_archived_example', '--workspace', ws(), '--trusted-keys', path.join(home.dir, 'trusted-keys.json'), '--out', path.join(home.dir, 'archived.json'), ...cookieArgs()]);
     expect(r.code, r.stdout).toBe(0);
     const keys = JSON.parse(readFileSync(path.join(home.dir, 'trusted-keys.json'), 'utf8')).keys;
     const packet = JSON.parse(readFileSync(path.join(home.dir, 'archived.json'), 'utf8'));
@@ -131,7 +132,7 @@ describe('run evidence', () => {
   });
 
   it('an unknown run is the service error, exit 3', async () => {
-    const r = await run(['--json', 'evidence', 'fetch', 'run', 'run_999999', '--workspace', 'ws_sandbox', '--trusted-keys', path.join(home.dir, 'trusted-keys.json'), ...cookieArgs()]);
+    const r = await run(['--json', 'evidence', 'fetch', 'run', 'run_999999', '--workspace', ws(), '--trusted-keys', path.join(home.dir, 'trusted-keys.json'), ...cookieArgs()]);
     expect(r.code).toBe(3);
     expect(r.json().error.code).toBe('assurance_evidence_not_found');
   });
@@ -139,7 +140,7 @@ describe('run evidence', () => {
   it('hostile: a validly signed packet of another run is refused (exit 8, run_id_mismatch) and nothing is written', async () => {
     await sb.control('/__sandbox/hostile', { scenario: 'evidence_other_run', count: 1 });
     const out = path.join(home.dir, 'substituted.json');
-    const r = await run(['--json', 'evidence', 'fetch', 'run', runId, '--workspace', 'ws_sandbox', '--trusted-keys', path.join(home.dir, 'trusted-keys.json'), '--out', out, ...cookieArgs()]);
+    const r = await run(['--json', 'evidence', 'fetch', 'run', runId, '--workspace', ws(), '--trusted-keys', path.join(home.dir, 'trusted-keys.json'), '--out', out, ...cookieArgs()]);
     await sb.control('/__sandbox/hostile', undefined, 'DELETE');
     expect(r.code, r.stdout).toBe(8);
     const error = r.json().error;
@@ -156,7 +157,7 @@ describe('run evidence', () => {
 describe('audit chain and coverage export', () => {
   it('the audit chain covers the sandbox actions and verifies; a tampered copy names the first broken link', async () => {
     const out = path.join(home.dir, 'audit.json');
-    const r = await run(['--json', 'evidence', 'fetch', 'audit', '--workspace', 'ws_sandbox', '--out', out, ...cookieArgs()]);
+    const r = await run(['--json', 'evidence', 'fetch', 'audit', '--workspace', ws(), '--out', out, ...cookieArgs()]);
     expect(r.code, r.stdout).toBe(0);
     const chain = JSON.parse(readFileSync(out, 'utf8'));
     const actions = chain.events.map((e: { action: string }) => e.action);
@@ -173,7 +174,7 @@ describe('audit chain and coverage export', () => {
 
   it('the coverage export verifies; a tampered copy does not', async () => {
     const out = path.join(home.dir, 'coverage.json');
-    const r = await run(['--json', 'evidence', 'fetch', 'coverage', '--workspace', 'ws_sandbox', '--out', out, ...cookieArgs()]);
+    const r = await run(['--json', 'evidence', 'fetch', 'coverage', '--workspace', ws(), '--out', out, ...cookieArgs()]);
     expect(r.code, r.stdout).toBe(0);
     const body = JSON.parse(readFileSync(out, 'utf8'));
     body.counts.decisions += 1;
@@ -185,7 +186,7 @@ describe('audit chain and coverage export', () => {
 });
 
 describe('the credential these routes take: a browser session cookie, from a file or a named variable', () => {
-  const audit = (...more: string[]) => ['--json', 'evidence', 'fetch', 'audit', '--workspace', 'ws_sandbox', '--out', path.join(home.dir, `audit-${Math.random()}.json`), ...more];
+  const audit = (...more: string[]) => ['--json', 'evidence', 'fetch', 'audit', '--workspace', ws(), '--out', path.join(home.dir, `audit-${Math.random()}.json`), ...more];
 
   it('without a cookie: refused before any request (exit 6), even with a workspace API key set', async () => {
     const none = await run(audit(), { LOOPSIGN_API_KEY: apiKey });

@@ -18,7 +18,7 @@ function importsOf(args: string[]): string[] {
 }
 
 describe('lazy command loading', () => {
-  it.each([[['--version']], [['--help']], [['wallet', '--help']], [['wallet', 'balance', '--help']], [['ask', '--help']], [['rate', 'commit', '--help']], [['mcp', '--help']]])('loopsign %j loads no heavy module', (args) => {
+  it.each([[['--version']], [['--help']], [['wallet', '--help']], [['wallet', 'balance', '--help']], [['ask', '--help']], [['rate', 'commit', '--help']], [['review', 'wait', '--help']], [['projects', 'create', '--help']], [['runs', 'status', '--help']], [['mcp', '--help']]])('loopsign %j loads no heavy module', (args) => {
     const urls = importsOf(args);
     // --version and the top-level --help are answered by the bin itself; everything else goes through the commander program.
     expect(urls.some((u) => u.includes('/dist/cli.js'))).toBe(args.length > 1 || (args[0] !== '--version' && args[0] !== '--help'));

@@ -242,6 +242,12 @@ export async function checkPlan(input: CheckPlanInput): Promise<CheckPlanResult>
       `that question ${target.contentId} is the one this wallet submitted and paid for (its submit transaction's receipt), that round ${target.roundId} is its current round and when that round started: the signing path proves these on chain before any bonus is funded; offline they are taken from the answer itself`,
     );
   }
+  // Passing says the plan is what the file asks for, not that it is still unpaid: offline there is no spend ledger.
+  needsChain.push(
+    kind === 'bonus_plan'
+      ? 'whether this wallet already funded a bonus for this question (a re-offered plan passes again, and executing it again creates and pays a second pool): the signing path refuses that from its journal; check FeedbackBonusPoolCreated events or `loopsign status` first'
+      : 'whether this plan or authorization was already signed or paid (a re-offered plan passes again): the signing path refuses a second payment from its journal; check the wallet\'s transactions or `loopsign status` first',
+  );
   return {
     passed: checks.every((c) => c.ok),
     kind,

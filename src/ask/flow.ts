@@ -9,8 +9,8 @@ import type { Context } from '../context.js';
 import { ChainError, RefusedError, ServiceError, UsageError } from '../errors.js';
 import { connectChain } from '../chains/client.js';
 import type { ChainConfig } from '../chains/table.js';
-import { Journal, journalId, type JournalTx } from '../journal/journal.js';
-import { authorizationEffect, SpendLedger } from '../journal/ledger.js';
+import { isLive, Journal, journalId, type JournalTx } from '../journal/journal.js';
+import { authorizationEffect, authorizationUsed, SpendLedger } from '../journal/ledger.js';
 import { AskFieldError, defaultPaymentMode, normalizeAsk, profileOf, type NormalizedAsk, type PaymentMode } from '../protocol/ask-normalize.js';
 import type { Json, ServiceClient } from '../service/client.js';
 import { callDigest, Executor, type ExecutionMode } from '../wallet/executor.js';
@@ -111,7 +111,10 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
   try {
     const resumed = journal.data.txs.length > 0 || journal.data.step !== 'created';
     if (resumed) ctx.out.progress('ask.resume', `resuming from the journal (last step: ${journal.data.step})`);
-    if (journal.data.request && JSON.stringify(journal.data.request) !== JSON.stringify(body) && journal.data.txs.length > 0) {
+    // A changed file under the same clientRequestId is refused once anything was signed; the payment mode is a flag
+    // of the run, and what a switch could pay twice is the spend ledger's to stop.
+    const asked = (b: unknown) => JSON.stringify({ ...(b as Record<string, unknown>), paymentMode: undefined });
+    if (journal.data.request && asked(journal.data.request) !== asked(body) && (journal.data.txs.length > 0 || journal.authorizations().length > 0)) {
       throw new UsageError('journal_conflict', `the journal for clientRequestId ${ask.clientRequestId} holds a different request that already sent transactions`, {
         hint: `use a new clientRequestId, or restore the original file; journal: ${journal.file}`,
       });
@@ -143,6 +146,7 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
         operationKey = checkAskEnvelope(g, response);
         await journal.step('ask:planned', { operationKey, metadataBase: g.hashes.metadataBase, paymentMode: mode });
         let calls: PlanCall[];
+        let redeemed = false;
         if (mode === 'wallet_calls') {
           calls = checkWalletPlan(g, response);
         } else {
@@ -150,29 +154,37 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
           response = await env.service.ask({ ...body, paymentAuthorization: signed.payload });
           checkAskEnvelope(g, response);
           calls = checkX402Plan(g, response, signed.message, signed.signature);
+          // Anyone may send the payer's authorization to the X402QuestionSubmitter (the live contract has no sender
+          // check); its nonce binds this very question, so once it is used the ask is paid, whoever sent it.
+          redeemed = (await authorizationUsed(client, chain, wallet, signed.message.nonce)) && journal.txsFor('ask').every((t) => !isLive(t));
         }
         ctx.out.progress('ask.checked', `the plan passed every check (${calls.length} call${calls.length === 1 ? '' : 's'})`, { operationKey });
-        if (journal.data.txs.length === 0) await checkFunds(client, g, wallet, calls, ctx.out);
-        await expireStaleReservation(client, journal, calls, ctx);
-        const execMode: ExecutionMode = response.transactionPlan?.requiresAtomicExecution === true && calls.length > 1 ? 'atomic' : opts.atomic ? 'segmented' : 'ordered';
-        const result = await executor(run).execute('ask', calls, execMode);
-        askHashes = result.hashes;
-        await journal.step('ask:executed', { askHashes });
-        if (!opts.confirm) {
-          return outcome(journal, { operationKey, clientRequestId: ask.clientRequestId, paymentMode: mode, status: 'executed_not_confirmed', contentIds: [], transactionHashes: askHashes, transactions: result.transactions, feedbackBonus: null, result: null, resumed, next: [`loopsign confirm --operation-key ${operationKey}`] });
+        if (redeemed) {
+          ctx.out.warn('this ask\'s x402 authorization was already redeemed on chain by a transaction this wallet did not send: it paid for this ask\'s question (its nonce binds it), so nothing is sent; the submission is proven from the chain');
+          confirmed = await env.service.status(operationKey);
+        } else {
+          if (journal.data.txs.length === 0) await checkFunds(client, g, wallet, calls, ctx.out);
+          await expireStaleReservation(client, journal, calls, ctx);
+          const execMode: ExecutionMode = response.transactionPlan?.requiresAtomicExecution === true && calls.length > 1 ? 'atomic' : opts.atomic ? 'segmented' : 'ordered';
+          const result = await executor(run).execute('ask', calls, execMode);
+          askHashes = result.hashes;
+          await journal.step('ask:executed', { askHashes });
+          if (!opts.confirm) {
+            return outcome(journal, { operationKey, clientRequestId: ask.clientRequestId, paymentMode: mode, status: 'executed_not_confirmed', contentIds: [], transactionHashes: askHashes, transactions: result.transactions, feedbackBonus: null, result: null, resumed, next: [`loopsign confirm --operation-key ${operationKey}`] });
+          }
+          ctx.out.progress('ask.confirm', 'confirming the transactions with the service');
+          confirmed = await env.service.confirm(operationKey, askHashes);
+          if (confirmed.status !== 'submitted') throw new ServiceError('confirm_failed', `the service did not accept the confirmation (status ${String(confirmed.status)})`);
         }
-        ctx.out.progress('ask.confirm', 'confirming the transactions with the service');
-        confirmed = await env.service.confirm(operationKey, askHashes);
-        if (confirmed.status !== 'submitted') throw new ServiceError('confirm_failed', `the service did not accept the confirmation (status ${String(confirmed.status)})`);
       }
       // Proven before it is journaled: a claim the chain does not back must not stop a later honest run.
-      proof = await proveSubmission(client, chain, wallet, ask, journal, candidateTransactions(journal, confirmed.transactionHashes));
+      proof = await proveSubmission(client, chain, wallet, ask, journal, candidateTransactions(journal, confirmed.transactionHashes), g.verifyPayload ? g.hashes.salts : undefined);
       await journal.step('ask:confirmed', { confirm: confirmed, operationKey });
     }
     if (!operationKey) throw new ServiceError('missing_operation_key', 'the service did not return an operationKey');
 
     // The chain's word, not the service's: which questions this wallet's own transaction submitted.
-    proof ??= await proveSubmission(client, chain, wallet, ask, journal, candidateTransactions(journal, confirmed.transactionHashes));
+    proof ??= await proveSubmission(client, chain, wallet, ask, journal, candidateTransactions(journal, confirmed.transactionHashes), g.verifyPayload ? g.hashes.salts : undefined);
     ctx.out.progress('ask.proven', `the submission is on chain (question ${proof.contentIds.join(', ')}, transaction ${proof.transactionHash})`);
     const transactionHashes = [...new Set([...journal.txsFor('ask').filter((t) => t.status === 'mined').map((t) => t.hash), proof.transactionHash])];
 
@@ -246,7 +258,7 @@ async function expireStaleReservation(client: PublicClient, journal: Journal, ca
   const carried = (t: JournalTx, call: PlanCall) => callsOfRawTransaction(t.raw, journal.data.wallet as Hex).some((c) => callDigest(c) === callDigest(call));
   const txs = journal.txsFor('ask');
   const reserve = txs.find((t) => t.status === 'mined' && carried(t, calls[0]!));
-  const submitted = txs.some((t) => t.status !== 'reverted' && carried(t, calls[calls.length - 1]!));
+  const submitted = txs.some((t) => isLive(t) && carried(t, calls[calls.length - 1]!));
   if (!reserve || submitted || reserve.blockNumber === undefined) return;
   const reservedAt = (await client.getBlock({ blockNumber: BigInt(reserve.blockNumber) })).timestamp;
   const latest = (await client.getBlock({ blockTag: 'latest' })).timestamp;
@@ -281,10 +293,14 @@ async function signX402(run: Run, g: GuardContext, response: Json) {
   const m: X402Message = typed.message;
   const wire = { from: m.from, to: m.to, value: m.value.toString(), validAfter: m.validAfter.toString(), validBefore: m.validBefore.toString(), nonce: m.nonce };
   const entry = { stage: 'ask', message: wire, signature: '0x' as Hex, signedAt: new Date().toISOString() };
-  await run.ledger.admit('ask', [authorizationEffect(entry)], client);
-  entry.signature = await run.account.signTypedData(typed as unknown as Parameters<typeof run.account.signTypedData>[0]);
-  // Journaled before the signature leaves this process (the next request carries it).
-  await journal.addAuthorization(entry);
+  // Admitted, signed and journaled under the wallet's lock, like a transaction: no other process of this wallet can
+  // pass the policy's windows at the same moment.
+  await executor(run).withWalletLock(async () => {
+    await run.ledger.admit('ask', [authorizationEffect(entry)], client);
+    entry.signature = await run.account.signTypedData(typed as unknown as Parameters<typeof run.account.signTypedData>[0]);
+    // Journaled before the signature leaves this process (the next request carries it).
+    await journal.addAuthorization(entry);
+  });
   await journal.step('ask:x402_signed');
   ctx.out.progress('ask.x402', `signed a USDC ReceiveWithAuthorization of ${formatUnits(m.value, 6)} USDC to the trusted submitter, valid until ${m.validBefore}`);
   return { message: m, signature: entry.signature, payload: { ...wire, signature: entry.signature } };

@@ -6,11 +6,11 @@
 import { formatUnits, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import { RefusedError } from '../errors.js';
 import type { ChainConfig } from '../chains/table.js';
-import type { Journal } from '../journal/journal.js';
+import { isLive, type Journal } from '../journal/journal.js';
 import { votingEngineAbi } from '../protocol/abi.js';
 import { ASSET_ENUM, type NormalizedAsk } from '../protocol/ask-normalize.js';
 import { contentHash, questionsOfSubmit, registryEvents, x402Submissions } from '../protocol/submission.js';
-import { callsOfRawTransaction } from '../wallet/spend-effects.js';
+import { callsOfRawTransaction, callsOfTransaction } from '../wallet/spend-effects.js';
 
 export interface SubmissionProof {
   contentIds: string[];
@@ -31,14 +31,16 @@ function unproven(why: string): never {
 
 /** Transaction hashes worth reading: this operation's journaled ask transactions, then well-formed ones the service named. */
 export function candidateTransactions(journal: Journal, serviceHashes: unknown): Hex[] {
-  const own = journal.txsFor('ask').filter((t) => t.status !== 'reverted').map((t) => t.hash);
+  const own = journal.txsFor('ask').filter(isLive).map((t) => t.hash);
   const named = Array.isArray(serviceHashes) ? serviceHashes.filter((h): h is Hex => typeof h === 'string' && HASH.test(h)) : [];
   return [...new Set([...own, ...named].map((h) => h.toLowerCase() as Hex))];
 }
 
 /**
  * Proves the ask's submission from one of the candidate transactions, or refuses (exit 5). For a transaction this
- * operation journaled, the submitted questions' content hashes must also be those of the submit call it signed.
+ * operation journaled, the submitted questions' content hashes must also be those of the submit call it signed. A
+ * registry submission this operation did not journal must carry this ask's own salts (`salts`, chain.md §6.8: they
+ * hash the operationKey), or this wallet's earlier question with the same title and bounty would pass for this one.
  */
 export async function proveSubmission(
   client: PublicClient,
@@ -47,6 +49,7 @@ export async function proveSubmission(
   ask: NormalizedAsk,
   journal: Journal,
   candidates: Hex[],
+  salts: Hex[] | undefined,
 ): Promise<SubmissionProof> {
   if (candidates.length === 0) unproven('no transaction of this wallet submitted it (none in the journal, none named by the service)');
   const reasons: string[] = [];
@@ -56,17 +59,52 @@ export async function proveSubmission(
       reasons.push(`${hash}: no receipt`);
       continue;
     }
-    const why = mismatch(receipt, chain, wallet, ask, journal);
+    let why = mismatch(receipt, chain, wallet, ask, journal);
+    if (typeof why !== 'string' && !journal.data.txs.some((t) => lc(t.hash) === lc(hash)) && !paidByAuthorization(receipt, chain, wallet, journal)) {
+      why = (await notThisAsk(client, receipt, chain, wallet, salts)) ?? why;
+    }
     if (typeof why === 'string') reasons.push(`${hash}: ${why}`);
     else return { contentIds: why, transactionHash: receipt.transactionHash, blockNumber: receipt.blockNumber };
   }
   return unproven(`no receipt proves it (${reasons.join('; ')})`);
 }
 
+const viaX402 = (receipt: TransactionReceipt, chain: ChainConfig) => chain.contracts.x402QuestionSubmitter !== undefined && lc(receipt.to) === lc(chain.contracts.x402QuestionSubmitter);
+
+/** The trusted submitter's X402QuestionSubmitted events in this receipt for an authorization this operation signed. */
+function authorizedSubmissions(receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, journal: Journal): Record<string, any>[] {
+  const x402 = chain.contracts.x402QuestionSubmitter as Hex | undefined;
+  if (x402 === undefined) return [];
+  const nonces = journal.authorizations().map((a) => lc(a.message.nonce));
+  return x402Submissions(receipt.logs, x402).filter((e) => lc(e.submitter) === lc(wallet) && nonces.includes(lc(e.paymentNonce)));
+}
+
+const paidByAuthorization = (receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, journal: Journal) => authorizedSubmissions(receipt, chain, wallet, journal).length > 0;
+
+/** Why a registry submission this operation did not sign is not this ask's (its calldata, read from the chain), if it is not. */
+async function notThisAsk(client: PublicClient, receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, salts: Hex[] | undefined): Promise<string | undefined> {
+  if (!salts) return 'it is not in this operation\'s journal, and a seed-shaped ask\'s salts cannot be recomputed to bind it to this ask';
+  const tx = await client.getTransaction({ hash: receipt.transactionHash });
+  const registry = lc(chain.contracts.contentRegistry);
+  let calls;
+  try {
+    calls = callsOfTransaction(tx.to as Hex, tx.input, wallet);
+  } catch {
+    return 'its calls cannot be read';
+  }
+  const questions = calls.filter((c) => lc(c.to) === registry).flatMap((c) => questionsOfSubmit(c.data));
+  const contents = registryEvents(receipt.logs, chain.contracts.contentRegistry as Hex).contents.filter((c) => lc(c.submitter) === lc(wallet));
+  if (questions.length !== contents.length || questions.some((q, i) => lc(contentHash(q)) !== lc(contents[i]!.contentHash))) return 'its content hashes are not those of its own submit call';
+  if (questions.length !== salts.length || questions.some((q, i) => lc(q.salt) !== lc(salts[i]))) return 'it is another ask\'s submission (its salts are not the ones this ask hashes to)';
+  return undefined;
+}
+
 /** The proven content ids, or why this receipt does not prove the ask. */
 function mismatch(receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, ask: NormalizedAsk, journal: Journal): string[] | string {
   if (receipt.status !== 'success') return 'it reverted';
-  if (lc(receipt.from) !== lc(wallet)) return `it was sent by ${receipt.from}, not this wallet`;
+  // An x402 submission is this wallet's by an authorization it signed for this ask, whoever sent the transaction.
+  const authorized = authorizedSubmissions(receipt, chain, wallet, journal);
+  if (authorized.length === 0 && lc(receipt.from) !== lc(wallet)) return `it was sent by ${receipt.from}, not this wallet`;
   const registry = chain.contracts.contentRegistry as Hex;
   const ev = registryEvents(receipt.logs, registry);
   const contents = ev.contents.filter((c) => lc(c.submitter) === lc(wallet));
@@ -79,13 +117,9 @@ function mismatch(receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, 
   const ids = contents.map((c) => String(c.contentId));
   const b = ask.bounty;
   const reward = `${formatUnits(b.amount, 6)} ${b.asset}`;
-  const x402 = chain.contracts.x402QuestionSubmitter as Hex | undefined;
-  const viaX402 = x402 !== undefined && lc(receipt.to) === lc(x402);
-  if (viaX402) {
+  if (authorized.length > 0 || viaX402(receipt, chain)) {
     // The payer is proven by the submitter's own event, bound to an authorization this wallet signed.
-    const nonces = journal.authorizations().map((a) => lc(a.message.nonce));
-    const paid = x402Submissions(receipt.logs, x402).find((e) => lc(e.contentId) === lc(ids[0]) && lc(e.submitter) === lc(wallet) && nonces.includes(lc(e.paymentNonce)));
-    if (!paid) return 'no X402QuestionSubmitted event for an authorization this wallet signed';
+    if (!authorized.some((e) => lc(e.contentId) === lc(ids[0]))) return 'no X402QuestionSubmitted event for an authorization this wallet signed';
   } else if (ask.isBundle) {
     const bundle = ev.bundles.find((x) => lc(x.submitter) === lc(wallet));
     if (!bundle || Number(bundle.rewardAsset) !== ASSET_ENUM[b.asset] || BigInt(bundle.amount) !== b.amount) return `no bundle reward of ${reward} from this wallet`;

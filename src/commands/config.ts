@@ -33,7 +33,6 @@ export async function configShow(ctx: Context): Promise<void> {
     passwordEnv: config.passwordEnv,
     passwordStatus: masked(config.passwordEnv.value),
     privateKeyEnv: masked('LOOPSIGN_PRIVATE_KEY'),
-    apiKeyEnv: masked('LOOPSIGN_API_KEY'),
     profile: config.profile,
   };
   const chain = {

@@ -87,3 +87,14 @@ export const trustOptions = (cmd: Command) =>
     .option('--public-key <pin>', 'the pinned key: an .spki.txt pin file or its base64url line')
     .option('--key-id <id>', 'the key id, ed25519:<24 hex>; without it the id derived from the pin is expected')
     .option('--trusted-keys <file>', 'a saved trusted-keys document instead of a single pin (current and retired keys)');
+
+/** The workspace credential (an `rlk_` API key or an `rlo_at_` agent token): from a file or a named variable, never argv. */
+export interface CredentialOptions {
+  apiKeyFile?: string;
+  apiKeyEnv?: string;
+}
+
+export const credentialOptions = (cmd: Command) =>
+  cmd
+    .option('--api-key-file <file>', 'a file holding the workspace API key (rlk_…) or a connected agent token (rlo_at_…)')
+    .option('--api-key-env <name>', 'the NAME of an environment variable holding it (the key never goes in argv)');

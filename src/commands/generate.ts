@@ -1,7 +1,6 @@
-// loopsign generate | review wait
+// loopsign generate (seed-only)
 import type { Context } from '../context.js';
-import { timeoutOf } from './ask.js';
-import type { GenerateOptions, ReviewWaitOptions } from './generate.def.js';
+import type { GenerateOptions } from './generate.def.js';
 
 export async function generate(ctx: Context, options: GenerateOptions): Promise<void> {
   const { generate: run } = await import('../generate/generate.js');
@@ -12,20 +11,15 @@ export async function generate(ctx: Context, options: GenerateOptions): Promise<
     maxOutputTokens: options.maxOutputTokens,
     clientRequestId: options.clientRequestId,
     retry: options.retry,
+    credential: { apiKeyFile: options.apiKeyFile, apiKeyEnv: options.apiKeyEnv },
   });
   ctx.out.result(r, () =>
     [
       '=== DRAFT — NOT APPROVED ===',
       String(r.draft.text),
       '=== END OF DRAFT ===',
-      `review: ${String(r.review?.lifecycle?.state ?? 'none')} (opportunity ${String(r.opportunityId)}); a draft is not approval`,
-      `next: loopsign review wait ${String(r.opportunityId)}`,
+      `review: ${String(r.reviewState ?? 'none')}${r.opportunityId ? ` (opportunity ${String(r.opportunityId)})` : ''}; a draft is not approval`,
+      ...(r.next as string[]).map((n) => `next: ${n}`),
     ].join('\n'),
   );
-}
-
-export async function reviewWait(ctx: Context, options: ReviewWaitOptions, args: unknown[]): Promise<void> {
-  const { reviewWait: wait } = await import('../generate/generate.js');
-  const r = await wait(ctx, String(args[0]), timeoutOf(options.timeout, 600));
-  ctx.out.result(r, () => `review ${String(r.opportunityId)}: approved`);
 }

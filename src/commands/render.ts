@@ -1,5 +1,7 @@
-// Readable renderings of service documents. Untrusted rater text keeps its markers.
+// Readable renderings of service documents. Untrusted rater text keeps its markers; the service's next action is
+// shown only as a service word (an agent may act on a line labelled "next"). Terminal controls are made inert by Output.
 import type { Json } from '../service/client.js';
+import { serviceWord } from '../output.js';
 
 export function renderResult(r: Json): string {
   const d = (r.distribution ?? {}) as Json;
@@ -8,7 +10,7 @@ export function renderResult(r: Json): string {
     `  rating        ${d.ratingBps !== undefined ? `${(Number(d.ratingBps) / 100).toFixed(2)} % up` : 'n/a'} (${String(d.up?.count ?? 0)} up, ${String(d.down?.count ?? 0)} down, ${String(d.revealedCount ?? 0)} revealed)`,
     `  votes         ${String(r.voteCount ?? 0)}`,
     `  finality      ${String(r.finalityStatus ?? 'n/a')}`,
-    `  next          ${String(r.recommendedNextAction ?? 'n/a')}`,
+    `  next          ${serviceWord(r.recommendedNextAction) ?? 'n/a'}`,
   ];
   if (r.rationaleSummary) lines.push(`  feedback      ${String(r.rationaleSummary)}`);
   return lines.join('\n');
@@ -19,6 +21,6 @@ export function renderStatus(s: Json): string {
     `status: ${String(s.status)}${s.ready ? ' (ready)' : s.terminal ? ' (terminal)' : ''}`,
     `  operation     ${String(s.operationKey ?? 'n/a')}`,
     `  content       ${((s.contentIds as string[] | undefined) ?? []).join(', ') || 'n/a'}`,
-    `  next          ${String(s.nextAction ?? 'n/a')}`,
+    `  next          ${serviceWord(s.nextAction) ?? 'n/a'}`,
   ].join('\n');
 }

@@ -54,6 +54,7 @@ export async function sandbox(ctx: Context, options: SandboxOptions): Promise<vo
       `  export LOOPSIGN_KEYSTORE=${m.devWallet?.keystore} LOOPSIGN_PASSWORD_FILE=${m.devWallet?.passwordFile}`,
       '  loopsign wallet balance',
       `  loopsign evidence fetch audit --workspace ${m.workspace?.id} --session-cookie-file ${m.workspace?.sessionCookieFile}`,
+      `  loopsign review policy --api-key-file ${m.workspace?.apiKeyFile}      # invited review (docs/review.md)`,
     ].join('\n'),
   );
   await new Promise<void>((resolve) => {

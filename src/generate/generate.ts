@@ -1,11 +1,18 @@
-// Generation with review (interface.md; service-api.md §10): POST /api/agent/v1/generations with Idempotency-Key.
-// A draft is never approval. The exact request is journaled so that, when review setup failed (retry_required),
-// the identical request can be repeated after the condition is repaired (`generate --retry ID`).
+// Generation with review — SEED-ONLY (interface.md; service-api.md §10): POST /api/agent/v1/generations with
+// Idempotency-Key. The live service's source has no generation route (review.md §0 #1); the sandbox serves the
+// seed's. A draft is never approval. The exact request is journaled so that, when review setup failed
+// (retry_required), the identical request can be repeated after the condition is repaired (`generate --retry ID`).
+// The draft's review is an ordinary review opportunity, followed with `loopsign review wait` over the workspace MCP.
 import { randomBytes } from 'node:crypto';
 import type { Context } from '../context.js';
 import { NotReadyError, ServiceError, UsageError } from '../errors.js';
 import { Journal, journalId } from '../journal/journal.js';
 import { askEnvironment } from '../ask/prepare.js';
+import { readCredential, type CredentialSource } from '../review/credential.js';
+import { isId } from '../review/ids.js';
+import { saveOpportunity, sha256Text } from '../review/records.js';
+import { reviewBaseUrl } from '../review/session.js';
+import { serviceWord } from '../output.js';
 
 type Json = Record<string, any>;
 
@@ -16,14 +23,15 @@ export interface GenerateOptions {
   maxOutputTokens?: string;
   clientRequestId?: string;
   retry?: string;
+  credential: CredentialSource;
 }
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{4,160}$/;
-
-function apiKeyHeader(): Record<string, string> {
-  const key = process.env.LOOPSIGN_API_KEY;
-  if (!key) throw new UsageError('api_key_required', 'generation needs a workspace API key in LOOPSIGN_API_KEY', { hint: 'the key of a connected API-key agent with API generation enabled; never on the command line' });
-  return { authorization: `Bearer ${key}` };
+/** The service's opportunity id, used only in its exact form (aop_ + 40 hex): it is printed in `next: loopsign review wait …`. */
+export function checkedOpportunityId(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (!isId('opportunity', value)) throw new ServiceError('malformed_response', 'the service returned an opportunityId that is not aop_ + 40 hex');
+  return value;
 }
 
 export function buildRequest(o: GenerateOptions): Json {
@@ -51,13 +59,13 @@ export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> 
   } else {
     request = buildRequest(o);
   }
-  const headers = apiKeyHeader();
+  const credential = await readCredential(o.credential);
   const env = await askEnvironment(ctx, false, false);
   const journal = await Journal.open(journalId('generation', [request.clientRequestId]), { kind: 'generation', chainId: 0, wallet: '', request });
   try {
     let res: Json;
     try {
-      res = await env.service.http.request<Json>({ method: 'POST', path: '/api/agent/v1/generations', body: request, headers: { ...headers, 'idempotency-key': request.clientRequestId }, idempotent: true, timeoutMs: 120_000 });
+      res = await env.service.http.request<Json>({ method: 'POST', path: '/api/agent/v1/generations', body: request, headers: { authorization: credential.authorization, 'idempotency-key': request.clientRequestId }, idempotent: true, timeoutMs: 120_000 });
     } catch (error) {
       if (error instanceof ServiceError && (error.details as { status?: number })?.status === 410) {
         throw new ServiceError('generation_expired', 'the 24-hour window for this request has passed: no new generation was made; start a new request', {
@@ -67,10 +75,24 @@ export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> 
       }
       throw error;
     }
-    await journal.step('answered', { response: { opportunityId: res.opportunityId ?? null, reviewSetup: res.reviewSetup ?? null } });
-    const out = { clientRequestId: request.clientRequestId, draft: { text: res.text, model: res.model, usage: res.usage, approved: false }, opportunityId: res.opportunityId ?? null, review: res.review ?? null, reviewSetup: res.reviewSetup ?? null };
-    if (res.reviewSetup?.state === 'retry_required' || res.review === null) {
-      const condition = res.reviewSetup?.errorCode ?? 'review_setup_required';
+    // The opportunity goes into `next` and a journal path: only in its exact form.
+    const opportunityId = checkedOpportunityId(res.opportunityId);
+    await journal.step('answered', { response: { opportunityId, reviewSetup: res.reviewSetup ?? null } });
+    const text = typeof res.text === 'string' ? res.text : '';
+    if (opportunityId) await saveOpportunity(await reviewBaseUrl(ctx), { opportunityId, outputCommitment: sha256Text(text) });
+    const reviewState = typeof res.review?.lifecycle?.state === 'string' ? res.review.lifecycle.state : null;
+    const out = {
+      clientRequestId: request.clientRequestId,
+      draft: { text, model: res.model, usage: res.usage, approved: false },
+      opportunityId,
+      reviewState,
+      reviewSetup: res.reviewSetup ?? null,
+      next: opportunityId ? [`loopsign review wait ${opportunityId}`] : [],
+      service: res,
+    };
+    if (res.reviewSetup?.state === 'retry_required' || res.review === null || !opportunityId) {
+      // The condition is printed in a hint: only a service word.
+      const condition = serviceWord(res.reviewSetup?.errorCode) ?? 'review_setup_required';
       throw new NotReadyError('review_setup_required', `the draft was generated but its review could not be set up (${condition}); it is not approved`, {
         hint: `repair "${condition}", then repeat the identical request: loopsign generate --retry ${request.clientRequestId} (no new generation happens)`,
         details: { ...out, condition },
@@ -79,49 +101,5 @@ export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> 
     return out;
   } finally {
     await journal.close();
-  }
-}
-
-/** Follow a review with its continuation cursor. Only an approved review is success; everything else is exit 7. */
-export async function reviewWait(ctx: Context, opportunityId: string, timeoutSeconds: number): Promise<Json> {
-  if (!/^[A-Za-z0-9._:-]{4,160}$/.test(opportunityId)) throw new UsageError('invalid_opportunity', `${opportunityId} is not an opportunity id`);
-  const headers = apiKeyHeader();
-  const env = await askEnvironment(ctx, false, false);
-  const deadline = Date.now() + timeoutSeconds * 1000;
-  let cursor: string | undefined;
-  const spinner = await ctx.out.spinner('review.wait', `waiting for review ${opportunityId}`);
-  try {
-    for (;;) {
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        throw new NotReadyError('review_wait_timeout', `review ${opportunityId} did not finish within ${timeoutSeconds} s; a timeout is not approval`, {
-          hint: `wait again on the same opportunity: loopsign review wait ${opportunityId} (do not create a new review)`,
-          details: { opportunityId, cursor: cursor ?? null },
-        });
-      }
-      const review = await env.service.http.request<Json>({
-        method: 'GET',
-        path: `/api/agent/v1/asks/${encodeURIComponent(opportunityId)}/wait`,
-        query: { timeoutMs: String(Math.max(1000, Math.min(30_000, left))), cursor },
-        headers,
-        idempotent: true,
-        timeoutMs: 40_000,
-      });
-      const state = String(review.lifecycle?.state ?? 'unknown');
-      spinner.update(`review ${opportunityId}: ${state}`);
-      if (review.continuation?.cursor) {
-        cursor = String(review.continuation.cursor);
-        continue;
-      }
-      if (state === 'completed' && review.outcome === 'approved') {
-        spinner.succeed(`review ${opportunityId}: approved`);
-        return { opportunityId, state, approved: true, review };
-      }
-      throw new NotReadyError('review_not_approved', `review ${opportunityId} ended ${state}${review.outcome ? ` (${String(review.outcome)})` : ''}: it is not approval`, {
-        details: { opportunityId, state, approved: false, review },
-      });
-    }
-  } finally {
-    spinner.stop();
   }
 }

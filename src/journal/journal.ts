@@ -20,11 +20,17 @@ export interface JournalTx {
   raw: `0x${string}`;
   nonce: number;
   kind: 'call' | 'batch' | 'batch+authorization';
-  status: 'signed' | 'mined' | 'reverted';
+  // dropped: provably never minable — its nonce is taken by another journaled transaction of this wallet that is mined.
+  status: 'signed' | 'mined' | 'reverted' | 'dropped';
   blockNumber?: string;
   /** The spend ledger's record of what this transaction can cause (token, spender, atomic units), for people and policies. */
   effects?: RecordedEffect[];
   signedAt?: string;
+}
+
+/** A transaction that may still move money: signed (pending or lost before broadcast) or mined. */
+export function isLive(tx: Pick<JournalTx, 'status'>): boolean {
+  return tx.status === 'signed' || tx.status === 'mined';
 }
 
 export interface RecordedEffect {
@@ -139,6 +145,23 @@ export class Journal {
   async close(): Promise<void> {
     await this.unlock().catch(() => undefined);
   }
+}
+
+/** The hash of a transaction another journal of this wallet signed with this nonce, if any. */
+export async function findJournaledNonce(chainId: number, wallet: string, nonce: number, exceptHash: string): Promise<`0x${string}` | undefined> {
+  let names: string[];
+  try {
+    names = (await fs.readdir(journalDir())).filter((n) => n.endsWith('.json'));
+  } catch {
+    return undefined;
+  }
+  for (const name of names) {
+    const data = await Journal.read(path.basename(name, '.json')).catch(() => undefined);
+    if (!data || data.chainId !== chainId || String(data.wallet).toLowerCase() !== wallet.toLowerCase() || !Array.isArray(data.txs)) continue;
+    const taker = data.txs.find((t) => t.nonce === nonce && t.hash.toLowerCase() !== exceptHash.toLowerCase());
+    if (taker) return taker.hash;
+  }
+  return undefined;
 }
 
 function lockedError(file: string): UsageError {

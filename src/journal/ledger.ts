@@ -9,7 +9,7 @@ import { RefusedError } from '../errors.js';
 import type { ChainConfig } from '../chains/table.js';
 import { erc20Abi } from '../protocol/abi.js';
 import { callEffects, callsOfRawTransaction, type Asset, type SpendEffect } from '../wallet/spend-effects.js';
-import type { Journal, JournalAuthorization } from './journal.js';
+import { isLive, type Journal, type JournalAuthorization } from './journal.js';
 import type { PolicyGate } from '../policy/gate.js';
 
 export type Amounts = Partial<Record<Asset, bigint>>;
@@ -65,7 +65,7 @@ export class SpendLedger {
   entries(): Entry[] {
     const out: Entry[] = [];
     for (const tx of this.journal.data.txs) {
-      if (tx.status === 'reverted') continue;
+      if (!isLive(tx)) continue;
       const effects = callsOfRawTransaction(tx.raw, this.wallet).flatMap((c) => callEffects(this.chain, c));
       out.push({ stage: tx.stage, ref: tx.hash, effects });
     }
@@ -125,8 +125,7 @@ export class SpendLedger {
     let buried = false;
     for (const a of live) {
       if (BigInt(a.message.validBefore) > now) continue;
-      const used = await client.readContract({ address: this.chain.tokens.USDC.address as Hex, abi: erc20Abi, functionName: 'authorizationState', args: [this.wallet, a.message.nonce as Hex] });
-      if (!used) {
+      if (!(await authorizationUsed(client, this.chain, this.wallet, a.message.nonce as Hex))) {
         a.dead = true;
         buried = true;
       }
@@ -134,6 +133,11 @@ export class SpendLedger {
     if (buried) await this.journal.save();
     return buried;
   }
+}
+
+/** Whether the token has seen this wallet's EIP-3009 authorization with this nonce used (by anyone). */
+export async function authorizationUsed(client: PublicClient, chain: ChainConfig, wallet: Hex, nonce: Hex): Promise<boolean> {
+  return client.readContract({ address: chain.tokens.USDC.address as Hex, abi: erc20Abi, functionName: 'authorizationState', args: [wallet, nonce] });
 }
 
 export function authorizationEffect(a: JournalAuthorization): SpendEffect {

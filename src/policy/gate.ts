@@ -5,7 +5,7 @@
 import { formatUnits } from 'viem';
 import { RefusedError } from '../errors.js';
 import type { ChainConfig } from '../chains/table.js';
-import type { Journal } from '../journal/journal.js';
+import { isLive, type Journal } from '../journal/journal.js';
 import { exposure, type Amounts } from '../journal/ledger.js';
 import type { NormalizedAsk } from '../protocol/ask-normalize.js';
 import type { Output } from '../output.js';
@@ -220,7 +220,7 @@ function journalEffects(journal: Journal, stage?: string, since?: Date): SpendEf
   const at = (iso: string | undefined) => new Date(iso ?? journal.data.updatedAt);
   const out: SpendEffect[] = [];
   for (const t of journal.data.txs) {
-    if (t.status === 'reverted' || (stage && t.stage !== stage) || (since && at(t.signedAt) < since)) continue;
+    if (!isLive(t) || (stage && t.stage !== stage) || (since && at(t.signedAt) < since)) continue;
     for (const e of t.effects ?? []) out.push({ asset: e.asset, kind: e.kind, spender: e.spender as `0x${string}`, amount: BigInt(e.amount) });
   }
   for (const a of journal.authorizations()) {

@@ -5,7 +5,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { ChainConfig } from '../chains/table.js';
-import type { JournalData, JournalTx } from '../journal/journal.js';
+import { isLive, type JournalData, type JournalTx } from '../journal/journal.js';
 import type { JournalAuthorization } from '../journal/journal.js';
 import { exposure, type Amounts } from '../journal/ledger.js';
 import { journalDir } from '../paths.js';
@@ -38,7 +38,7 @@ function txEffects(tx: JournalTx, data: JournalData, chain: ChainConfig): SpendE
 export function journalUsage(data: JournalData, chain: ChainConfig, since: Date): Amounts {
   const at = (iso: string | undefined) => new Date(iso ?? data.updatedAt);
   const effects: SpendEffect[] = [];
-  for (const tx of data.txs) if (tx.status !== 'reverted' && at(tx.signedAt) >= since) effects.push(...txEffects(tx, data, chain));
+  for (const tx of data.txs) if (isLive(tx) && at(tx.signedAt) >= since) effects.push(...txEffects(tx, data, chain));
   for (const a of (data.authorizations ?? []) as JournalAuthorization[]) {
     if (!a.dead && at(a.signedAt) >= since) effects.push({ asset: 'USDC', kind: 'authorization', spender: a.message.to as `0x${string}`, amount: BigInt(a.message.value) });
   }

@@ -17,6 +17,8 @@ export interface SubmittedQuestion {
   categoryId: bigint;
   details: { detailsUrl: string; detailsHash: Hex };
   spec: { questionMetadataHash: Hex; resultSpecHash: Hex };
+  /** The per-question salt (chain.md §6.8): not part of the content hash, but it binds the submission to one ask. */
+  salt?: Hex;
 }
 
 /** ContentSubmitted.contentHash: binds every field of the submitted question (the live registry's formula). */
@@ -78,8 +80,8 @@ export function questionsOfSubmit(data: Hex): SubmittedQuestion[] {
       return (d.args[0] as Record<string, any>[]).map((q) => ({ ...q }) as unknown as SubmittedQuestion);
     }
     if (d.functionName.startsWith('submitQuestion')) {
-      const [contextUrl, imageUrls, videoUrl, title, tags, categoryId, details, , , , spec] = d.args;
-      return [{ contextUrl, imageUrls, videoUrl, title, tags, categoryId, details, spec }];
+      const [contextUrl, imageUrls, videoUrl, title, tags, categoryId, details, salt, , , spec] = d.args;
+      return [{ contextUrl, imageUrls, videoUrl, title, tags, categoryId, details, spec, salt }];
     }
   }
   return [];

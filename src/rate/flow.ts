@@ -2,20 +2,22 @@
 // a commit built on this machine from on-chain round data, then prepare, guard, execute, confirm. Direction,
 // prediction and salt never leave the machine; they are kept in the journal (0600) before anything is sent.
 import { createHash } from 'node:crypto';
-import { toHex, type Hex, type PublicClient } from 'viem';
+import { decodeFunctionData, toHex, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Context } from '../context.js';
 import { ChainError, RefusedError, ServiceError, UsageError } from '../errors.js';
 import { connectChain } from '../chains/client.js';
 import type { ChainConfig } from '../chains/table.js';
-import { Journal, journalId } from '../journal/journal.js';
+import { isLive, Journal, journalId } from '../journal/journal.js';
 import { SpendLedger } from '../journal/ledger.js';
 import type { PolicyGate } from '../policy/gate.js';
-import { votingEngineAbi } from '../protocol/abi.js';
+import { advisoryRecorderAbi, votingEngineAbi } from '../protocol/abi.js';
 import { McpClient } from '../service/mcp.js';
 import { askEnvironment } from '../ask/prepare.js';
 import { buildCommitVoteParams, type BuiltCommit } from '../vote/build.js';
 import { roundTime, targetRoundWindow } from '../vote/drand.js';
+import { commitHash } from '../vote/commit.js';
+import { callsOfRawTransaction } from '../wallet/spend-effects.js';
 import { checkStakeBounds, parseStake, predictedUpBps, VoteInputError } from '../vote/stake.js';
 import { Executor } from '../wallet/executor.js';
 import { acceptTermsAndFetch, type TermsRecord } from './gated.js';
@@ -90,7 +92,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     const existing = journal.data.commit as (BuiltCommit & { roundId: string }) | undefined;
     const sameRound = existing !== undefined && existing.roundId === round.roundId.toString();
     // A journaled vote is reused only if it is the vote these flags ask for (issue 11 §4): never a different one.
-    if (sameRound) checkResumedVote(existing, input, opts);
+    if (sameRound) checkResumedVote(existing, input, opts, wallet, input.contentId);
     if (sameRound && journal.data.step === 'rate:confirmed') {
       // A rerun after success: this wallet already voted in this round; report that vote and sign nothing (not
       // even the terms of gated content again).
@@ -108,8 +110,17 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     // The commit: from on-chain round data and the pinned drand network; the service's runtime is only a hint.
     let commit: BuiltCommit;
     const now = Number((await client.getBlock({ blockTag: 'latest' })).timestamp);
-    const stillValid = sameRound && (targetStillValid(existing, round, chain, now) || journal.txsFor(`rate:${existing.roundId}`).some((t) => t.status !== 'reverted'));
-    if (sameRound && !stillValid) ctx.out.progress('rate.rebuild', `the journaled commit targets drand round ${existing.targetRound}, which this round no longer accepts: building the same vote again for the current window`);
+    const stage = `rate:${round.roundId}`;
+    // A commit some live transaction carries is resumed as it is; one the round no longer accepts is built again.
+    const carried = sameRound && journal.txsFor(stage).some((t) => isLive(t) && carriesCommit(t.raw, wallet, existing.commitHash));
+    const stillValid = sameRound && (carried || targetStillValid(existing, round, chain, now));
+    if (sameRound && !stillValid) {
+      ctx.out.progress('rate.rebuild', `the journaled commit targets drand round ${existing.targetRound}, which this round no longer accepts: building the same vote again for the current window`);
+      // What the old plan sent (an approval, a reverted commit) stays counted, in a stage of its own, so the new
+      // plan is not taken for a changed one.
+      for (const t of journal.txsFor(stage)) t.stage = `${stage}:superseded:${existing.commitHash.slice(2, 10)}`;
+      await journal.save({ ratePlan: undefined });
+    }
     if (sameRound && stillValid) {
       ctx.out.progress('rate.resume', 'resuming with the commit built before (same salt and ciphertext)');
       commit = existing;
@@ -172,8 +183,44 @@ export function rateLedger(journal: Journal, chain: ChainConfig, wallet: Hex, st
   );
 }
 
-/** Refuses (exit 5) to reuse a journaled commit that is not the vote the flags ask for, naming each difference. */
-function checkResumedVote(existing: BuiltCommit, input: ReturnType<typeof parseRateInputs>, opts: RateOptions): void {
+/** Whether a signed transaction carries the commit (staked or advisory) with this commit hash. */
+function carriesCommit(raw: Hex, wallet: Hex, hash: Hex): boolean {
+  return callsOfRawTransaction(raw, wallet).some((c) => {
+    for (const abi of [votingEngineAbi, advisoryRecorderAbi] as const) {
+      try {
+        const d = decodeFunctionData({ abi: abi as never, data: c.data }) as unknown as { functionName: string; args: readonly unknown[] };
+        if (/^(commitVote|commitVoteWithPermit|recordAdvisoryVote)$/.test(d.functionName)) return String(d.args[4]).toLowerCase() === hash.toLowerCase();
+      } catch {
+        // not this contract's call
+      }
+    }
+    return false;
+  });
+}
+
+/**
+ * Refuses (exit 5) to reuse a journaled commit that is not the vote the flags ask for, naming each difference, or
+ * whose commit hash its own journaled fields do not give (an edited journal would commit a vote it cannot reveal).
+ */
+function checkResumedVote(existing: BuiltCommit, input: ReturnType<typeof parseRateInputs>, opts: RateOptions, voter: Hex, contentId: bigint): void {
+  const recomputed = commitHash({
+    isUp: existing.secret.isUp,
+    predictedUpBps: existing.secret.predictedUpBps,
+    salt: existing.secret.salt,
+    voter,
+    contentId,
+    roundId: BigInt(existing.roundId),
+    roundReferenceRatingBps: existing.roundReferenceRatingBps,
+    targetRound: BigInt(existing.targetRound),
+    drandChainHash: existing.drandChainHash,
+    ciphertext: existing.ciphertext,
+  });
+  if (recomputed.toLowerCase() !== existing.commitHash.toLowerCase()) {
+    throw new RefusedError('journal_inconsistent', `refused: the journaled vote's commit hash is not the hash of its own direction, prediction, salt and ciphertext (the journal was edited); nothing was signed`, {
+      hint: 'restore the journal from a backup, or vote in a later round',
+      details: { rule: 'journal_inconsistent' },
+    });
+  }
   const diffs: string[] = [];
   if (existing.secret.isUp !== opts.isUp) diffs.push(`direction ${existing.secret.isUp ? 'up' : 'down'} (flags: ${opts.isUp ? 'up' : 'down'})`);
   if (existing.secret.predictedUpBps !== input.bps) diffs.push(`prediction ${existing.secret.predictedUpBps / 100}% (flags: ${input.bps / 100}%)`);

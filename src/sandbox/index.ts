@@ -21,6 +21,8 @@ import { SandboxEvidence } from './service/evidence.js';
 import { RatingService } from './service/rating.js';
 import { ImageService } from './service/images.js';
 import { GenerationService } from './service/generation.js';
+import { newApiKey, ReviewWorkspace } from './service/review-workspace.js';
+import { ReviewRoutes } from './service/review-routes.js';
 
 export interface SandboxOptions {
   port?: number;
@@ -80,7 +82,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     await chain.fund(dev.address, { eth: '100', usdc: DEV_USDC, lrep: DEV_LREP });
     await chain.setupRaters();
 
-    const apiKey = `lsk_${randomBytes(24).toString('base64url')}`;
+    // The approved agent integration's workspace API key (rlk_…), the credential of the review commands.
+    const apiKey = newApiKey();
     const apiKeyFile = path.join(stateDir, 'workspace-api-key');
     await writeFileAtomically(apiKeyFile, apiKey + '\n');
     const hostile = new Hostile();
@@ -89,16 +92,21 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     const sessionCookieFile = path.join(stateDir, 'session-cookie');
     await writeFileAtomically(sessionCookieFile, sessionCookie + '\n');
     const asks = new AskService(chain, baseUrl, hostile, { atomicPlans: options.atomicPlans ?? false, receiptTimeoutMs: 180_000, pollAfterMs: 5000 });
-    const evidence = new SandboxEvidence(sessionCookie, () => asks.settledRuns(), hostile);
+    let workspace: ReviewWorkspace | undefined;
+    const evidence = new SandboxEvidence(sessionCookie, async () => [...(await asks.settledRuns()), ...(workspace?.completedRuns() ?? [])], hostile);
+    workspace = new ReviewWorkspace(evidence.workspaceId, apiKey, evidence.current, () => chain.now());
+    const review = new ReviewRoutes({ ws: workspace, hostile, evidence, onCall: (name) => evidence.audit(`mcp.${name}`, 'tool', name, {}, 'workspace_agent') });
     keeper = new Keeper(chain, beacon, log);
     const rating = new RatingService(chain, beacon, keeper, baseUrl, hostile);
     const images = new ImageService(baseUrl, hostile, () => chain.now());
+    const generation = new GenerationService(workspace, () => chain.now());
     asks.imagesError = (urls, wallet) => images.askImagesError(urls, wallet);
-    const generation = new GenerationService(apiKey, () => chain.now());
     const mcp = new McpTools();
     mcp.register(...askTools(asks), ...rating.tools(), ...images.tools());
     mcp.onCall = (name) => evidence.audit(`mcp.${name}`, 'tool', name);
     keeper.autoAdvance = options.autoAdvance ?? false;
+    const w = workspace;
+    keeper.wakeups.push(() => w.nextWake());
     keeper.ratersEnabled = options.raters ?? true;
     const limiter = new RateLimiter({ ...SPEC_RATE_LIMITS });
     const faults = new Faults();
@@ -157,12 +165,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         if (typeof b.reveals === 'boolean') k.revealsEnabled = b.reveals;
         if (typeof b.keeperBackground === 'boolean') k.background = b.keeperBackground;
         if (typeof b.reviewSetupFailures === 'number') generation.reviewSetupFailures = b.reviewSetupFailures;
-        if (b.reviewOutcome === 'approved' || b.reviewOutcome === 'inconclusive' || b.reviewOutcome === 'failed_terminal') generation.reviewOutcome = b.reviewOutcome;
+        // How the next requested reviews end (the reviewers' answers are fixed when a review is assigned).
+        if (b.reviewOutcome === 'failed_terminal') w.outcome = 'failed';
+        else if (b.reviewOutcome === 'approved' || b.reviewOutcome === 'rejected' || b.reviewOutcome === 'inconclusive' || b.reviewOutcome === 'failed') w.outcome = b.reviewOutcome;
+        if (typeof b.unsignedReviewEvidence === 'boolean') w.unsignedEvidence = b.unsignedReviewEvidence;
+        if (typeof b.workspaceMcpLimit === 'number' && b.workspaceMcpLimit > 0) review.limiter.limit = b.workspaceMcpLimit;
+        if (typeof b.workspaceMcpWindowSeconds === 'number' && b.workspaceMcpWindowSeconds >= 1 && b.workspaceMcpWindowSeconds <= 60) review.limiter.windowSeconds = b.workspaceMcpWindowSeconds;
         if (typeof b.pollAfterMs === 'number' && b.pollAfterMs >= 0) asks.settings.pollAfterMs = b.pollAfterMs;
         if (b.rateLimits && typeof b.rateLimits === 'object') limiter.limits = { ...limiter.limits, ...(b.rateLimits as object) };
-        return { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, keeperBackground: k.background, pollAfterMs: asks.settings.pollAfterMs, rateLimits: limiter.limits };
+        return { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, keeperBackground: k.background, pollAfterMs: asks.settings.pollAfterMs, rateLimits: limiter.limits, reviewOutcome: w.outcome, unsignedReviewEvidence: w.unsignedEvidence, workspaceMcpLimit: review.limiter.limit };
       },
-    }, limiter, faults, evidence, rating, images, generation);
+    }, limiter, faults, evidence, rating, images, generation, review);
 
     server = await new Promise<ServerType>((resolve, reject) => {
       const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port }, () => resolve(s));

@@ -48,6 +48,8 @@ export class Keeper {
   revealsEnabled = true;
   /** Whether passes also run on the timer (off: only ticks and time jumps run them, for deterministic tests). */
   background = true;
+  /** Other sandbox services' next moments (an invited reviewer answering): --auto-advance moves the clock to them too. */
+  readonly wakeups: (() => number | undefined)[] = [];
 
   constructor(
     private readonly chain: SandboxChain,
@@ -286,6 +288,13 @@ export class Keeper {
         summary.settled++;
       } else if (voteCount >= minVoters && this.chain.now() < epochEnd + 2 * this.beacon.network.period + 1) {
         waitUntil = Math.max(waitUntil, epochEnd + 2 * this.beacon.network.period + 1);
+      }
+    }
+    if (waitUntil === 0) {
+      // Nothing on chain to wait for: the earliest moment another service waits for, if any.
+      for (const wake of this.wakeups) {
+        const t = wake();
+        if (t !== undefined && t > this.chain.now() && (waitUntil === 0 || t < waitUntil)) waitUntil = t;
       }
     }
     if (this.autoAdvance && waitUntil > this.chain.now() && summary.raterVotes + summary.reveals + summary.settled === 0) {

@@ -3,6 +3,7 @@
 // Retry-After; a 4xx is never retried. No answer is read past a byte cap (an endless body would fill memory).
 import { request, errors as undiciErrors } from 'undici';
 import { ServiceError, UsageError } from '../errors.js';
+import { serviceWord } from '../output.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readCapped } from './cap.js';
 
 export interface ServiceErrorDetails {
@@ -42,15 +43,17 @@ const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export function serviceErrorFrom(status: number, body: unknown, retryAfter: string | undefined, path: string): ServiceError {
   const env = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-  const code = typeof env.code === 'string' ? env.code : typeof env.error === 'string' ? env.error : `http_${status}`;
+  // The service's words reach agents (error.code, hints): only in their documented snake_case form, never free text.
+  const code = serviceWord(env.code) ?? serviceWord(env.error) ?? `http_${status}`;
   const message = typeof env.message === 'string' ? env.message : typeof body === 'string' && body.length < 300 ? body : `HTTP ${status}`;
   const retryable = typeof env.retryable === 'boolean' ? env.retryable : status >= 500 || status === 429;
+  const recoverWith = serviceWord(env.recoverWith);
   const details: Record<string, unknown> = { status, retryable, path };
-  if (env.recoverWith !== undefined) details.recoverWith = env.recoverWith;
+  if (recoverWith !== undefined) details.recoverWith = recoverWith;
   const ra = retryAfter === undefined ? undefined : Number(retryAfter);
   if (ra !== undefined && Number.isFinite(ra)) details.retryAfterSeconds = ra;
   return new ServiceError(code, `the service refused ${path}: ${message}`, {
-    hint: hintFor(code, env.recoverWith as string | undefined),
+    hint: hintFor(code, recoverWith),
     details,
   });
 }

@@ -1,11 +1,26 @@
-// The public MCP endpoint through the official SDK client (streamable HTTP; the SDK sends MCP-Protocol-Version
-// after initialize and no Origin). Rating and image tools have no HTTP twins, so they are spoken here.
+// MCP endpoints through the official SDK client (streamable HTTP; the SDK sends MCP-Protocol-Version after
+// initialize and no Origin). The public endpoint by default: rating and image tools have no HTTP twins, so they are
+// spoken here. The workspace endpoint (src/review/workspace-mcp.ts) uses the same client with its own path and a
+// fetch of its own (credential, rate limit) around the capped one.
 // Every answer is read through a byte cap (DEFAULT_MAX_RESPONSE_BYTES unless told otherwise).
-import { ServiceError } from '../errors.js';
+import { LoopsignError, ServiceError } from '../errors.js';
+import { serviceWord } from '../output.js';
 import type { Json } from './client.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readCapped, responseTooLarge } from './cap.js';
 
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+type CallToolResult = Awaited<ReturnType<import('@modelcontextprotocol/sdk/client/index.js').Client['callTool']>>;
+export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+export interface McpClientOptions {
+  /** The endpoint's path (default the public endpoint). */
+  path?: string;
+  /** The answer cap in bytes. */
+  maxBytes?: number;
+  /** Wraps the capped fetch the transport uses (the workspace endpoint's credential and rate limit). */
+  wrapFetch?: (inner: FetchLike) => FetchLike;
+}
 
 export class McpClient {
   private client: import('@modelcontextprotocol/sdk/client/index.js').Client | undefined;
@@ -15,10 +30,20 @@ export class McpClient {
   // aborts every pending request at once.
   private readonly abort = new AbortController();
 
+  private readonly maxBytes: number;
+  private readonly options: McpClientOptions;
+
   constructor(
     private readonly baseUrl: string,
-    private readonly maxBytes = DEFAULT_MAX_RESPONSE_BYTES,
-  ) {}
+    options: McpClientOptions | number = {},
+  ) {
+    this.options = typeof options === 'number' ? { maxBytes: options } : options;
+    this.maxBytes = this.options.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  }
+
+  private endpoint(): URL {
+    return new URL(`${this.baseUrl.replace(/\/+$/, '')}${this.options.path ?? '/api/mcp/public'}`);
+  }
 
   /** fetch for the SDK transport, with each response body counted and cut off past the cap. */
   private cappedFetch(): (url: string | URL, init?: RequestInit) => Promise<Response> {
@@ -50,8 +75,10 @@ export class McpClient {
   }
 
   /** The SDK reports a cut stream in its own words; past the cap, say what happened. */
-  private failure(fallback: () => ServiceError): ServiceError {
-    return this.overflowed ? responseTooLarge(`the service's MCP answer`, this.maxBytes) : fallback();
+  private failure(error: unknown, fallback: () => ServiceError): LoopsignError {
+    if (this.overflowed) return responseTooLarge(`the service's MCP answer`, this.maxBytes);
+    // A refusal the fetch already explained (credential, rate limit) goes out as it is.
+    return error instanceof LoopsignError ? error : fallback();
   }
 
   private async connect() {
@@ -60,9 +87,11 @@ export class McpClient {
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
     const client = new Client({ name: 'loopsign', version: '0.1.0' });
     try {
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${this.baseUrl.replace(/\/+$/, '')}/api/mcp/public`), { fetch: this.cappedFetch() }), { signal: this.abort.signal });
+      const capped = this.cappedFetch();
+      const transport = new StreamableHTTPClientTransport(this.endpoint(), { fetch: this.options.wrapFetch ? this.options.wrapFetch(capped) : capped });
+      await client.connect(transport, { signal: this.abort.signal });
     } catch (error) {
-      throw this.failure(() => new ServiceError('mcp_unreachable', `cannot reach the service's MCP endpoint at ${this.baseUrl}: ${(error as Error).message}`, {
+      throw this.failure(error, () => new ServiceError('mcp_unreachable', `cannot reach the service's MCP endpoint at ${this.baseUrl}: ${(error as Error).message}`, {
         hint: 'check --base-url; the command is safe to run again',
         cause: error,
       }));
@@ -71,20 +100,35 @@ export class McpClient {
     return client;
   }
 
-  async call(name: string, args: Json): Promise<Json> {
+  /** tools/call, the result as the SDK returns it (`structuredContent`, `content`, `isError`). */
+  async callTool(name: string, args: Json, timeoutMs?: number): Promise<CallToolResult> {
     const client = await this.connect();
-    let result;
     try {
-      result = await client.callTool({ name, arguments: args }, undefined, { signal: this.abort.signal });
+      return await client.callTool({ name, arguments: args }, undefined, { signal: this.abort.signal, ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }) });
     } catch (error) {
-      throw this.failure(() => new ServiceError('mcp_error', `the MCP call ${name} failed: ${(error as Error).message}`, { cause: error }));
+      throw this.failure(error, () => new ServiceError('mcp_error', `the MCP call ${name} failed: ${(error as Error).message}`, { cause: error, details: { tool: name, rpcCode: (error as { code?: unknown }).code } }));
     }
+  }
+
+  async ping(): Promise<void> {
+    await (await this.connect()).ping({ signal: this.abort.signal });
+  }
+
+  async listTools(): Promise<{ name: string }[]> {
+    const client = await this.connect();
+    return (await client.listTools(undefined, { signal: this.abort.signal })).tools;
+  }
+
+  async call(name: string, args: Json): Promise<Json> {
+    const result = await this.callTool(name, args);
     const value = (result.structuredContent ?? {}) as Json;
     if (result.isError) {
-      const code = typeof value.code === 'string' ? value.code : 'tool_error';
+      // As over HTTP: the code and the suggestion only as service words.
+      const code = serviceWord(value.code) ?? 'tool_error';
       const text = Array.isArray(result.content) && result.content[0]?.type === 'text' ? String(result.content[0].text) : code;
+      const recoverWith = serviceWord(value.recoverWith);
       throw new ServiceError(code, `the service refused ${name}: ${typeof value.message === 'string' ? value.message : text}`, {
-        hint: typeof value.recoverWith === 'string' ? `the service suggests: ${value.recoverWith}` : undefined,
+        hint: recoverWith ? `the service suggests: ${recoverWith}` : undefined,
         details: { status: value.status, retryable: value.retryable === true, tool: name },
       });
     }
@@ -120,7 +164,7 @@ export class McpClient {
     }
     let res;
     try {
-      res = await request(`${this.baseUrl.replace(/\/+$/, '')}/api/mcp/public`, {
+      res = await request(this.endpoint().toString(), {
         method: 'POST',
         headers: {
           'content-type': 'application/json',

@@ -27,7 +27,7 @@ import { callEffects, callsOfRawTransaction, type CallLike } from './spend-effec
 import type { ChainConfig } from '../chains/table.js';
 import { shortMessage } from '../chains/client.js';
 import { BATCH_MODE, erc7821Abi } from '../protocol/abi.js';
-import type { Journal, JournalTx } from '../journal/journal.js';
+import { findJournaledNonce, isLive, type Journal, type JournalTx } from '../journal/journal.js';
 import { acquireLock } from '../journal/lock.js';
 import { journalDir } from '../paths.js';
 import { ensurePrivateDir } from '../fsutil.js';
@@ -98,9 +98,17 @@ export class Executor {
   }
 
   async execute(stage: string, calls: PlanCall[], mode: ExecutionMode): Promise<ExecutionResult> {
+    return this.withWalletLock(() => this.executeLocked(stage, calls, mode));
+  }
+
+  /**
+   * Runs `fn` under the wallet's lock: every signature that can spend (transactions here, EIP-3009 authorizations in
+   * the ask flow) is admitted and journaled while no other loopsign process of this wallet signs.
+   */
+  async withWalletLock<T>(fn: () => Promise<T>): Promise<T> {
     const release = await this.lockWallet();
     try {
-      return await this.executeLocked(stage, calls, mode);
+      return await fn();
     } finally {
       await release();
     }
@@ -125,24 +133,37 @@ export class Executor {
   private async executeLocked(stage: string, calls: PlanCall[], mode: ExecutionMode): Promise<ExecutionResult> {
     const digests = calls.map(callDigest);
     const wallet = this.account.address;
-    // What every journaled transaction of this stage carried, read back from its signed bytes.
-    const journaled = this.journal.txsFor(stage).map((tx) => ({ tx, digests: callsOfRawTransaction(tx.raw, wallet).map(callDigest) }));
-    for (const j of journaled) {
-      if (j.tx.status !== 'reverted' && j.digests.some((d) => !digests.includes(d))) {
-        throw new RefusedError('plan_changed', `the plan for ${stage} differs from the one journaled before (transaction ${j.tx.hash} carried a call this plan does not have); refusing to guess what was paid`, {
-          hint: 'run `loopsign status` to see what is on chain; nothing more was sent',
-        });
-      }
-    }
-    const coveredBy = digests.map((d) => journaled.find((j) => j.tx.status !== 'reverted' && j.digests.includes(d))?.tx);
-    digests.forEach((d, i) => {
-      const reverted = journaled.find((j) => j.tx.status === 'reverted' && j.digests.includes(d));
-      if (!coveredBy[i] && reverted) throw this.reverted(reverted.tx.hash, [i]);
-    });
-
-    // Journaled transactions first (mined, pending or lost before broadcast), in the order they were signed.
+    let coveredBy: (JournalTx | undefined)[];
     const receiptOf = new Map<Hex, TransactionReceipt>();
-    for (const tx of new Set(coveredBy.filter((t): t is JournalTx => t !== undefined))) receiptOf.set(tx.hash, await this.resume(tx));
+    // A journaled transaction found dropped while resuming changes what is covered: plan again around what is left.
+    for (;;) {
+      // What every journaled transaction of this stage carried, read back from its signed bytes.
+      const journaled = this.journal.txsFor(stage).map((tx) => ({ tx, digests: callsOfRawTransaction(tx.raw, wallet).map(callDigest) }));
+      for (const j of journaled) {
+        if (isLive(j.tx) && j.digests.some((d) => !digests.includes(d))) {
+          throw new RefusedError('plan_changed', `the plan for ${stage} differs from the one journaled before (transaction ${j.tx.hash} carried a call this plan does not have); refusing to guess what was paid`, {
+            hint: 'run `loopsign status` to see what is on chain; nothing more was sent',
+          });
+        }
+      }
+      coveredBy = digests.map((d) => journaled.find((j) => isLive(j.tx) && j.digests.includes(d))?.tx);
+      digests.forEach((d, i) => {
+        const reverted = journaled.find((j) => j.tx.status === 'reverted' && j.digests.includes(d));
+        if (!coveredBy[i] && reverted) throw this.reverted(reverted.tx.hash, [i]);
+      });
+      // Journaled transactions first (mined, pending or lost before broadcast), in the order they were signed.
+      let dropped = false;
+      for (const tx of new Set(coveredBy.filter((t): t is JournalTx => t !== undefined))) {
+        if (receiptOf.has(tx.hash)) continue;
+        const receipt = await this.resume(tx);
+        if (receipt === 'dropped') {
+          dropped = true;
+          break;
+        }
+        receiptOf.set(tx.hash, receipt);
+      }
+      if (!dropped) break;
+    }
 
     // Then the calls no journaled transaction carries, grouped by this run's mode.
     const remaining = calls.map((_, i) => i).filter((i) => !coveredBy[i]);
@@ -169,21 +190,41 @@ export class Executor {
     return { hashes, transactions: hashes.length, sent };
   }
 
-  /** A journaled transaction: mined, pending, or lost before broadcast (then the same bytes go out again). */
-  private async resume(tx: JournalTx): Promise<TransactionReceipt> {
+  /**
+   * A journaled transaction: mined, pending, or lost before broadcast (then the same bytes go out again). 'dropped'
+   * when its nonce is provably taken by another mined transaction this wallet journaled (another loopsign
+   * operation signed with that nonce after this one was lost before its broadcast): it can never be mined, so it
+   * stops counting and its calls are signed again.
+   */
+  private async resume(tx: JournalTx): Promise<TransactionReceipt | 'dropped'> {
     if (tx.status === 'reverted') throw this.reverted(tx.hash, tx.calls);
     let receipt = await this.client.getTransactionReceipt({ hash: tx.hash }).catch(() => undefined);
     if (!receipt) {
       const pending = await this.client.getTransaction({ hash: tx.hash }).catch(() => undefined);
       if (!pending) {
         this.out.progress('tx.rebroadcast', `re-broadcasting journaled transaction ${tx.hash}`);
-        await this.broadcast(tx.raw, tx.hash, tx.nonce);
+        try {
+          await this.broadcast(tx.raw, tx.hash, tx.nonce);
+        } catch (error) {
+          if (!(error instanceof ChainError && error.code === 'nonce_used_elsewhere') || !(await this.nonceTakenByJournaled(tx))) throw error;
+          this.out.progress('tx.dropped', `transaction ${tx.hash} was never broadcast and its nonce ${tx.nonce} is taken by another mined loopsign transaction of this wallet: signing its calls again`);
+          await this.journal.updateTx(tx.hash, { status: 'dropped' });
+          return 'dropped';
+        }
       }
       receipt = await this.waitReceipt(tx.hash);
     } else {
       this.out.progress('tx.resume', `transaction ${tx.hash} is already mined; not sending it again`);
     }
     return this.finish(tx, receipt);
+  }
+
+  /** Whether another journal of this wallet holds a transaction with this nonce that the chain has mined. */
+  private async nonceTakenByJournaled(tx: JournalTx): Promise<boolean> {
+    const taker = await findJournaledNonce(this.chain.chainId, this.account.address, tx.nonce, tx.hash);
+    if (!taker) return false;
+    const receipt = await this.client.getTransactionReceipt({ hash: taker }).catch(() => undefined);
+    return receipt !== undefined;
   }
 
   private async finish(tx: JournalTx, receipt: TransactionReceipt): Promise<TransactionReceipt> {
@@ -221,8 +262,8 @@ export class Executor {
         // wallet, sent outside loopsign, took the nonce, and this one can never be mined: say so now rather than
         // wait for a receipt that cannot come.
         if (await this.client.getTransaction({ hash }).catch(() => undefined)) return;
-        throw new ChainError('nonce_used_elsewhere', `transaction ${hash} can never be mined: nonce ${nonce} of ${this.account.address} was used by another transaction, sent outside this loopsign run; this step paid nothing`, {
-          hint: 'do not use this wallet from other software while loopsign is running; check `loopsign status` and the wallet\'s transactions before trying again',
+        throw new ChainError('nonce_used_elsewhere', `transaction ${hash} can never be mined: nonce ${nonce} of ${this.account.address} was used by another transaction (not one loopsign journaled); this step paid nothing`, {
+          hint: 'do not use this wallet from other software while loopsign is running; check the wallet\'s transactions, then ask again with a new clientRequestId',
         });
       }
       // A timeout leaves it unknown whether the node took the transaction; the journal makes a rerun safe either way.
@@ -262,7 +303,16 @@ export class Executor {
     try {
       gas = await this.client.estimateGas({ account: from, to: call.to, data: call.data, value: 0n, blockTag: 'pending' });
     } catch (error) {
-      throw new ChainError('call_would_revert', `plan call ${seg[0]} (${call.phase}) would revert: ${revertReason(error) ?? shortMessage(error)}`, {
+      const reason = revertReason(error) ?? shortMessage(error);
+      if (/InsufficientAllowance|allowance/i.test(reason) && this.journal.txsFor(stage).some((t) => t.status === 'mined' && (t.effects ?? []).some((e) => e.kind === 'approve'))) {
+        // Approvals set, not add: another operation on this wallet replaced or used the one journaled here, and the
+        // ledger will not let one ask approve its payment twice.
+        throw new ChainError('approval_replaced', `plan call ${seg[0]} (${call.phase}) would revert: the approval this operation journaled is no longer on chain (another operation on this wallet replaced or used it); nothing more was sent`, {
+          hint: 'loopsign never approves one payment twice: ask again with a new clientRequestId (this one paid nothing beyond its approval)',
+          cause: error,
+        });
+      }
+      throw new ChainError('call_would_revert', `plan call ${seg[0]} (${call.phase}) would revert: ${reason}`, {
         hint: 'nothing was sent for this call; check balances and `loopsign status`, then run the command again',
         cause: error,
       });

@@ -101,8 +101,11 @@ export function callEffects(chain: ChainConfig, call: CallLike): SpendEffect[] {
 /** The calls a signed transaction carries: one, or the inner calls of an ERC-7821 batch sent to the wallet itself. */
 export function callsOfRawTransaction(raw: Hex, wallet: Hex): CallLike[] {
   const tx = parseTransaction(raw);
-  const to = tx.to as Hex;
-  const data = (tx.data ?? '0x') as Hex;
+  return callsOfTransaction(tx.to as Hex, (tx.data ?? '0x') as Hex, wallet);
+}
+
+/** The calls of a transaction from `wallet` with this target and input (a mined one, read back from the chain). */
+export function callsOfTransaction(to: Hex, data: Hex, wallet: Hex): CallLike[] {
   if (lc(to) !== lc(wallet)) return [{ to, data }];
   const d = decodeFunctionData({ abi: erc7821Abi, data });
   const [calls] = decodeAbiParameters([{ type: 'tuple[]', components: [{ name: 'to', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'data', type: 'bytes' }] }], d.args![1] as Hex);

@@ -34,6 +34,9 @@ function newKey(status: SigningKey['status']): SigningKey {
   return { keyId: keyIdOf(der), spki: b64url(der), x: b64url(der.subarray(12)), privateKey, status, createdAt: new Date().toISOString() };
 }
 
+/** The sandbox workspace, in the service's form (ws_ + 32 hex): ids loopsign prints in `next` are checked for it. */
+export const SANDBOX_WORKSPACE_ID = 'ws_5a4db0c3e0f24c6b9d17a2e8f3b61c90';
+
 export interface RunSource {
   runId: string;
   contentId: string;
@@ -49,7 +52,7 @@ type Obj = Record<string, any>;
 export const ARCHIVED_RUN: RunSource = { runId: 'run_archived_example', contentId: '0', title: 'Archived example run', up: 3, down: 1, settledAt: '2026-01-01T00:00:00.000Z' };
 
 export class SandboxEvidence {
-  readonly workspaceId = 'ws_sandbox';
+  readonly workspaceId = SANDBOX_WORKSPACE_ID;
   readonly current = newKey('current');
   readonly retired = newKey('retired');
   private readonly events: Obj[] = [];
@@ -103,7 +106,9 @@ export class SandboxEvidence {
   }
 
   private listed(k: SigningKey): Obj {
-    return { algorithm: 'Ed25519', keyId: k.keyId, publicKeyJwk: { kty: 'OKP', crv: 'Ed25519', x: k.x }, publicKeySpki: k.spki, status: k.status, uses: ['decision_packet'] };
+    // The current key also signs review-gate evidence (review.md §5.6.2); the service lists one key with both uses.
+    const uses = k.status === 'current' ? ['human_review_gate', 'decision_packet'] : ['decision_packet'];
+    return { algorithm: 'Ed25519', keyId: k.keyId, publicKeyJwk: { kty: 'OKP', crv: 'Ed25519', x: k.x }, publicKeySpki: k.spki, status: k.status, uses };
   }
 
   trustedKeys(): Obj {

@@ -8,7 +8,7 @@ export const ATTACKER = '0xbad000000000000000000000000000000000bad0' as Hex;
 
 export interface HostileScenario {
   name: string;
-  flow: 'ask' | 'x402' | 'bonus' | 'rate' | 'upload' | 'handoff' | 'money' | 'evidence';
+  flow: 'ask' | 'x402' | 'bonus' | 'rate' | 'upload' | 'handoff' | 'money' | 'evidence' | 'redteam' | 'review';
   description: string;
 }
 
@@ -47,9 +47,17 @@ export const MONEY_SCENARIOS: HostileScenario[] = [
   { name: 'rating_claims_revealed', flow: 'money', description: 'the rating status says "revealed" for a vote the engine has not revealed' },
 ];
 
+/** Found in the red-team review of issue 11: a service that passes off this wallet's own earlier question, and one that writes instructions into its errors. */
+export const REDTEAM_SCENARIOS: HostileScenario[] = [
+  { name: 'claims_submitted_earlier', flow: 'redteam', description: 'the first answer says "submitted", naming this wallet\'s own earlier submission (another ask, same title and bounty) and a bonus plan for that question\'s open round' },
+  { name: 'x402_relayed', flow: 'redteam', description: 'the service redeems the x402 authorization itself (another account sends the submit) before returning the plan, then reports the ask submitted' },
+  { name: 'result_escapes', flow: 'redteam', description: 'the result carries rater feedback with terminal escape sequences and a recommendedNextAction that is a shell command' },
+  { name: 'error_instructions', flow: 'redteam', description: 'the ask is refused with an error whose message carries terminal escape sequences and whose recoverWith is a shell command' },
+];
+
 export class Hostile {
   private readonly armed = new Map<string, number>();
-  readonly scenarios: HostileScenario[] = [...ASK_SCENARIOS, ...MONEY_SCENARIOS];
+  readonly scenarios: HostileScenario[] = [...ASK_SCENARIOS, ...MONEY_SCENARIOS, ...REDTEAM_SCENARIOS];
 
   register(more: HostileScenario[]): void {
     this.scenarios.push(...more);

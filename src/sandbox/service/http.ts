@@ -9,6 +9,7 @@ import type { SandboxEvidence } from './evidence.js';
 import type { RatingService } from './rating.js';
 import type { ImageService } from './images.js';
 import type { GenerationService } from './generation.js';
+import type { ReviewRoutes } from './review-routes.js';
 
 export const BODY_CAP_LARGE = 58_021_206;
 export const BODY_CAP_CONFIRM = 131_072;
@@ -106,6 +107,7 @@ export function buildApp(
   rating: RatingService,
   images: ImageService,
   generation: GenerationService,
+  review: ReviewRoutes,
 ): Hono {
   const app = new Hono();
   const subject = (c: Context) => `ip:${(c.env as { incoming?: { socket?: { remoteAddress?: string } } })?.incoming?.socket?.remoteAddress ?? 'unknown'}`;
@@ -140,7 +142,9 @@ export function buildApp(
             : new ApiError(status, status >= 500 ? 'internal_error' : 'invalid_arguments', `Injected fault ${status}.`, status >= 500 ? 'retry_or_contact_operator' : null);
       return errorResponse(c, e, status === 429 ? { 'Retry-After': String(fault.retryAfter ?? 1) } : {});
     }
-    if (c.req.path.startsWith('/api/agent/')) {
+    // The tokenless routes under /api/agent/v1 keep their own rules (the workspace MCP its 60 a minute; the
+    // assurance routes none), review.md §4.
+    if (c.req.path.startsWith('/api/agent/') && !c.req.path.startsWith('/api/agent/v1/')) {
       const cls = c.req.method === 'GET' ? 'read' : 'write';
       const wait = limiter.hit(c.req.path, c.req.method, cls, subject(c));
       if (wait > 0) return errorResponse(c, new ApiError(429, 'rate_limit_exceeded', 'Too many requests', 'retry_after_delay'), { 'Retry-After': String(wait) });
@@ -172,7 +176,7 @@ export function buildApp(
 
   app.get('/api/agent/templates', route(() => asks.templates()));
   app.post('/api/agent/quote', route(async (c) => asks.quote(await readBody(c, BODY_CAP_LARGE))));
-  app.post('/api/agent/asks', route(async (c) => asks.ask(await readBody(c, BODY_CAP_LARGE))));
+  app.post('/api/agent/asks', route(async (c) => asks.askRoute(await readBody(c, BODY_CAP_LARGE))));
   app.get('/api/agent/asks/by-client-request', route(async (c) => {
     const op = asks.lookup(query(c));
     return op ? asks.statusWithHints(op) : asks.notFoundBody();
@@ -188,6 +192,8 @@ export function buildApp(
   }));
   app.get('/api/agent/results/:key', route((c) => asks.result(c.req.param('key')!, asks.store.get(c.req.param('key')!), c.req.query('contentId'))));
 
+  // Before evidence: its hostile middleware wraps the run evidence route.
+  app.route('/', review.routes());
   app.route('/', evidence.routes());
   app.route('/', rating.routes());
   app.route('/', images.routes());
