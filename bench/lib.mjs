@@ -37,10 +37,10 @@ export async function medianAsync(fn, runs) {
   return median(samples);
 }
 
-/** A sandbox from the built binary; resolves with its printed info and a stop function. */
-export async function startSandbox(stateDir) {
+/** A sandbox from the built binary (extra `sandbox` options in `args`); resolves with its printed info and a stop function. */
+export async function startSandbox(stateDir, args = []) {
   const { spawn } = await import('node:child_process');
-  const child = spawn(process.execPath, [BIN, '--json', 'sandbox', '--state-dir', stateDir], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, [BIN, '--json', 'sandbox', '--state-dir', stateDir, ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
   const info = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {

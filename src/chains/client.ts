@@ -31,8 +31,10 @@ export async function connectChain(resolved: ResolvedChain): Promise<PublicClien
   const url = rpcUrlOf(resolved);
   const client = createPublicClient({
     chain: viemChain(resolved, url),
-    // Short polling on a local dev chain; viem's default 4 s delays every receipt wait there.
-    pollingInterval: resolved.chain.chainId === 31337 ? 100 : 2000,
+    // Receipts are polled at the chain's pace: Base and Base Sepolia make a block every 2 s, so a receipt is seen
+    // within a quarter block (viem's default 4 s, or 2 s, would add up to a block to every wait); the local dev
+    // chain mines at once, or as often as `sandbox --block-time` says.
+    pollingInterval: resolved.chain.chainId === 31337 ? 100 : 500,
     // A stalled node fails each request after rpcTimeoutMs; viem retries twice, then the command reports it.
     transport: http(url, { timeout: resolved.rpcTimeoutMs, retryCount: 2 }),
   }) as PublicClient;

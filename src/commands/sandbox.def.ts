@@ -7,6 +7,7 @@ export interface SandboxOptions {
   stateDir?: string;
   autoAdvance?: boolean;
   atomicPlans?: boolean;
+  blockTime?: string;
 }
 
 export function defineSandbox(program: Command, lazy: Lazy): void {
@@ -17,9 +18,10 @@ export function defineSandbox(program: Command, lazy: Lazy): void {
     .option('--state-dir <dir>', 'where the manifest and the dev wallet live (default under the XDG state dir)')
     .option('--auto-advance', 'make chain time jump ahead whenever a round only waits for time (rounds settle in seconds)')
     .option('--atomic-plans', 'mark ask and bonus plans requiresAtomicExecution: true')
+    .option('--block-time <seconds>', 'mine a block every N seconds, as a live chain does (Base: 2), once deployed and funded (default: a block per transaction, at once)')
     .addHelpText(
       'after',
-      examples(['loopsign sandbox', 'loopsign --json sandbox --port 8787 --auto-advance']) +
+      examples(['loopsign sandbox', 'loopsign --json sandbox --port 8787 --auto-advance', 'loopsign sandbox --block-time 2']) +
         '\nTest controls (not part of the live service) are served under /__sandbox on the same port; see docs/sandbox.md.\n',
     )
     .action(lazy(() => import('./sandbox.js'), (m) => m.sandbox));

@@ -9,6 +9,11 @@ export async function sandbox(ctx: Context, options: SandboxOptions): Promise<vo
     port = Number(options.port);
     if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UsageError('invalid_port', `--port ${String(options.port)} is not a TCP port (1-65535)`);
   }
+  let blockTime: number | undefined;
+  if (options.blockTime !== undefined) {
+    blockTime = Number(options.blockTime);
+    if (!Number.isInteger(blockTime) || blockTime < 1 || blockTime > 3600) throw new UsageError('invalid_block_time', `--block-time ${String(options.blockTime)} is not a whole number of seconds from 1 to 3600`);
+  }
   const { startSandbox } = await import('../sandbox/index.js');
   const t0 = Date.now();
   const spinner = await ctx.out.spinner('sandbox.start', 'starting anvil, deploying contracts, funding wallets');
@@ -17,6 +22,7 @@ export async function sandbox(ctx: Context, options: SandboxOptions): Promise<vo
     stateDir: typeof options.stateDir === 'string' ? options.stateDir : undefined,
     autoAdvance: options.autoAdvance === true,
     atomicPlans: options.atomicPlans === true,
+    blockTime,
     log: (m) => ctx.out.warn(m),
   });
   spinner.succeed(`sandbox ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
@@ -25,6 +31,7 @@ export async function sandbox(ctx: Context, options: SandboxOptions): Promise<vo
     baseUrl: m.baseUrl,
     rpcUrl: m.rpcUrl,
     chainId: m.chainId,
+    blockTime: blockTime ?? null,
     manifest: sb.manifestPath,
     devWallet: m.devWallet,
     workspace: m.workspace,
@@ -37,7 +44,7 @@ export async function sandbox(ctx: Context, options: SandboxOptions): Promise<vo
   };
   ctx.out.result(info, () =>
     [
-      `loopsign sandbox is running (chain 31337). Ctrl-C stops it.`,
+      `loopsign sandbox is running (chain 31337, ${blockTime ? `a block every ${blockTime} s` : 'a block per transaction'}). Ctrl-C stops it.`,
       `  base URL     ${m.baseUrl}`,
       `  RPC URL      ${m.rpcUrl}`,
       `  manifest     ${sb.manifestPath}`,

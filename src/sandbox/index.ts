@@ -30,6 +30,8 @@ export interface SandboxOptions {
   autoAdvance?: boolean;
   atomicPlans?: boolean;
   raters?: boolean;
+  /** Mine a block every this many seconds (as a live chain does) once deployed and funded; default: at once per transaction. */
+  blockTime?: number;
   log?: (message: string) => void;
 }
 
@@ -81,6 +83,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     const dev = await devWallet(stateDir);
     await chain.fund(dev.address, { eth: '100', usdc: DEV_USDC, lrep: DEV_LREP });
     await chain.setupRaters();
+    // Deployed and funded at once; from here on blocks come at the chosen pace (anvil stops mining per transaction).
+    if (options.blockTime) await chain.rpc('evm_setIntervalMining', [options.blockTime]);
 
     // The approved agent integration's workspace API key (rlk_…), the credential of the review commands.
     const apiKey = newApiKey();

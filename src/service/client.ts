@@ -34,10 +34,10 @@ export class ServiceClient {
     });
   }
   confirm(operationKey: string, transactionHashes: string[]): Promise<Json> {
-    return this.http.request({ method: 'POST', path: this.routes.confirm(operationKey), body: { transactionHashes }, idempotent: true, timeoutMs: 210_000 });
+    return this.http.request({ method: 'POST', path: this.routes.confirm(operationKey), body: { transactionHashes }, idempotent: true, timeoutMs: 210_000, phase: 'confirmation' });
   }
   confirmBonus(operationKey: string, transactionHashes: string[]): Promise<Json> {
-    return this.http.request({ method: 'POST', path: this.routes.confirmBonus(operationKey), body: { transactionHashes }, idempotent: true, timeoutMs: 210_000 });
+    return this.http.request({ method: 'POST', path: this.routes.confirmBonus(operationKey), body: { transactionHashes }, idempotent: true, timeoutMs: 210_000, phase: 'confirmation' });
   }
   status(operationKey: string): Promise<Json> {
     return this.http.request({ method: 'GET', path: this.routes.ask(operationKey), idempotent: true });

@@ -2,6 +2,7 @@
 // (code, recoverWith, retryable, status). Only idempotent calls are retried, with backoff, and 429 waits for
 // Retry-After; a 4xx is never retried. No answer is read past a byte cap (an endless body would fill memory).
 import { request, errors as undiciErrors } from 'undici';
+import { timed, type Phase } from '../timings.js';
 import { ServiceError, UsageError } from '../errors.js';
 import { serviceWord } from '../output.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readCapped } from './cap.js';
@@ -25,6 +26,8 @@ export interface RequestOptions {
   query?: Record<string, string | undefined>;
   /** Byte cap for this answer (default: the client's, else DEFAULT_MAX_RESPONSE_BYTES). */
   maxBytes?: number;
+  /** How LOOPSIGN_TIMINGS counts it (default: a service call). */
+  phase?: Phase;
 }
 
 export interface HttpClientOptions {
@@ -97,6 +100,10 @@ export class HttpClient {
   }
 
   async request<T = Record<string, unknown>>(opts: RequestOptions): Promise<T> {
+    return timed(opts.phase ?? 'service', () => this.requestUntimed<T>(opts));
+  }
+
+  private async requestUntimed<T>(opts: RequestOptions): Promise<T> {
     const url = this.url(opts.path, opts.query);
     let attempt = 0;
     for (;;) {

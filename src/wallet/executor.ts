@@ -34,6 +34,7 @@ import { ensurePrivateDir } from '../fsutil.js';
 import type { Output } from '../output.js';
 import type { PlanCall } from './plan-guard.js';
 import { revertReason } from './revert-reason.js';
+import { timed } from '../timings.js';
 
 export type ExecutionMode = 'ordered' | 'atomic' | 'segmented';
 
@@ -176,7 +177,7 @@ export class Executor {
     for (const [k, seg] of segments.entries()) {
       const segCalls = seg.map((i) => calls[i]!);
       const prev = seg[0]! - 1;
-      if (calls[prev]?.phase === 'reserve_submission' && hashOf[prev]) await this.waitReservationAge(receiptOf.get(hashOf[prev]!)!);
+      if (calls[prev]?.phase === 'reserve_submission' && hashOf[prev]) await timed('reservation age', () => this.waitReservationAge(receiptOf.get(hashOf[prev]!)!));
       const label = segCalls.map((c) => c.phase).join(' + ');
       this.out.progress(`${stage}.send`, `sending ${label} (${k + 1}/${segments.length})`, { stage, calls: seg });
       const receipt = seg.length === 1 ? await this.sendCall(stage, seg, segCalls[0]!) : await this.sendBatch(stage, seg, segCalls);
@@ -242,7 +243,7 @@ export class Executor {
 
   private async waitReceipt(hash: Hex): Promise<TransactionReceipt> {
     try {
-      return await this.client.waitForTransactionReceipt({ hash, timeout: 180_000 });
+      return await timed('blocks', () => this.client.waitForTransactionReceipt({ hash, timeout: 180_000 }));
     } catch (error) {
       throw new ChainError('receipt_timeout', `no receipt for ${hash}: ${shortMessage(error)}`, {
         hint: 'the transaction is journaled; run the same command again to resume',
@@ -274,16 +275,23 @@ export class Executor {
     }
   }
 
-  /** chain.md §6.11: the submit must come at least 1 s of chain time after the reservation's block. */
+  /**
+   * chain.md §6.11: the submit must come at least 1 s of chain time after the reservation's block — in a block
+   * stamped at least that late. Sent once the latest block is, or once the block the node is building (pending)
+   * is: a live chain stamps every later block later still, and an automining dev chain (anvil), which can stamp
+   * two blocks alike, stamps its next one at its clock, which the pending block shows. So on such a chain the
+   * wait ends when its clock passes the next second (half a second on average) instead of after a fixed 1.25 s;
+   * a node that shows neither still gets that one wall-clock wait, as before.
+   */
   private async waitReservationAge(reserve: TransactionReceipt): Promise<void> {
-    const block = await this.client.getBlock({ blockNumber: reserve.blockNumber });
+    const due = (await this.client.getBlock({ blockNumber: reserve.blockNumber })).timestamp + 1n;
     const start = Date.now();
     for (;;) {
-      const latest = await this.client.getBlock({ blockTag: 'latest' });
-      if (latest.timestamp >= block.timestamp + 1n) return;
-      // An automining dev chain makes no new block on its own: one wall-clock wait is enough there.
+      const [latest, pending] = await Promise.all([this.client.getBlock({ blockTag: 'latest' }), this.client.getBlock({ blockTag: 'pending' }).catch(() => undefined)]);
+      if (latest.timestamp >= due || (pending !== undefined && pending.timestamp >= due)) return;
       if (Date.now() - start >= RESERVATION_WAIT_MS) return;
-      await new Promise((r) => setTimeout(r, 250));
+      // At the client's polling pace (100 ms on the sandbox), at most 250 ms.
+      await new Promise((r) => setTimeout(r, Math.min(250, this.client.pollingInterval)));
     }
   }
 
@@ -331,7 +339,7 @@ export class Executor {
     const effects = calls.flatMap((c) => callEffects(this.chain, c));
     await this.ledger.admit(stage, effects, this.client);
     const nonce = await this.client.getTransactionCount({ address: this.account.address, blockTag: 'pending' });
-    const raw = await sign(nonce);
+    const raw = await timed('signing', () => sign(nonce));
     const recorded = effects.map((e) => ({ asset: e.asset, kind: e.kind, spender: e.spender.toLowerCase(), amount: e.amount.toString() }));
     const tx: JournalTx = { stage, calls: seg, hash: keccak256(raw), raw, nonce, kind, status: 'signed', effects: recorded, signedAt: new Date().toISOString() };
     await this.journal.addTx(tx);

@@ -7,6 +7,7 @@ import type { Output } from '../output.js';
 import { createFileAtomically, ensurePrivateDir, writeFileAtomically } from '../fsutil.js';
 import { checkKdfStrength, decryptKeystore, parseKeystore, parsePrivateKey, addressOfPrivateKey, type KeystoreV3, type UnlockedKey } from './keystore.js';
 import { obtainPassword } from './password.js';
+import { timed } from '../timings.js';
 
 export async function readKeystoreFile(file: string): Promise<unknown> {
   let text: string;
@@ -79,5 +80,5 @@ export async function unlockWallet(config: ResolvedConfig, out: Output): Promise
   // Structure and KDF strength are checked before a password is asked for.
   checkKdfStrength(parseKeystore(json).kdf, config.allowWeakKdf);
   const password = await obtainPassword(config, { purpose: `keystore ${file}` });
-  return { ...(await decryptKeystore(json, password, { allowWeakKdf: config.allowWeakKdf })), source: 'keystore' };
+  return { ...(await timed('unlock', () => decryptKeystore(json, password, { allowWeakKdf: config.allowWeakKdf }))), source: 'keystore' };
 }
