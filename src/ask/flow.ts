@@ -18,7 +18,7 @@ import { callsOfRawTransaction } from '../wallet/spend-effects.js';
 import { checkAskEnvelope, checkBonusPlan, checkWalletPlan, checkX402Plan, checkX402Request, refuse, type BonusTarget, type GuardContext, type PlanCall, type X402Message } from '../wallet/plan-guard.js';
 import { askSpendCaps } from './caps.js';
 import { askGuardContext, publicMetadataBase, templateResolverFrom } from './check-plan.js';
-import { askEnvironment, loadAskFile, outgoingBody } from './prepare.js';
+import { askEnvironmentUnlocking, loadAskFile, outgoingBody } from './prepare.js';
 import { bonusChainFacts, candidateTransactions, proveSubmission, type SubmissionProof } from './proof.js';
 import { waitForReady } from './wait.js';
 import { bonusPoolsCreated } from '../protocol/submission.js';
@@ -79,14 +79,17 @@ async function checkFunds(client: PublicClient, ctx: GuardContext, wallet: Hex, 
 export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome | Json> {
   const config = await ctx.config();
   const loaded = await loadAskFile(opts.file, config.chainId.value, opts.detailsFile, config.profile.value);
-  const env = await askEnvironment(ctx, true);
-  const wallet = env.signer.address.toLowerCase() as Hex;
+  // The key derivation runs while the service is asked and the plan checked: only signing waits for the key. The
+  // address meanwhile is the keystore's own, which the unlocked key must match (or nothing is signed).
+  const env = await askEnvironmentUnlocking(ctx);
+  const address = env.unlock.address ?? (await env.unlock.signer).address;
+  const wallet = address.toLowerCase() as Hex;
   const mode: PaymentMode = opts.paymentMode ?? loaded.ask.paymentMode ?? defaultPaymentMode(loaded.ask);
   if (JSON.stringify(loaded.body).includes('"imageFiles"')) {
     const { resolveImageFiles } = await import('../images/upload.js');
-    loaded.body = await resolveImageFiles(ctx, loaded.body, opts.file, env);
+    loaded.body = await resolveImageFiles(ctx, loaded.body, opts.file, { ...env, signer: await env.unlock.signer });
   }
-  const body = outgoingBody(loaded, env.signer.address, mode);
+  const body = outgoingBody(loaded, address, mode);
   let ask: NormalizedAsk;
   try {
     ask = normalizeAsk(body, { profile: profileOf(loaded.ask) });
@@ -96,6 +99,7 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
   }
 
   if (opts.dryRun) {
+    await env.unlock.signer; // as any ask: a wallet that does not unlock is refused first
     ctx.out.progress('ask.dry_run', 'asking for a dry run: no payment, no transaction');
     return env.service.ask({ ...body, dryRun: true });
   }
@@ -106,7 +110,8 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
   const policy = await ctx.policy();
   await policy.preflightAsk(chain, ask, Journal.path(id));
   const client = await connectChain(env.chain);
-  const account = privateKeyToAccount(toHex(env.signer.privateKey));
+  const account = env.unlock.signer.then((s) => privateKeyToAccount(toHex(s.privateKey)));
+  account.catch(() => undefined); // awaited before the first signature
   const journal = await Journal.open(id, { kind: 'ask', chainId: chain.chainId, wallet, clientRequestId: ask.clientRequestId, request: body });
   try {
     const resumed = journal.data.txs.length > 0 || journal.data.step !== 'created';
@@ -166,7 +171,7 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
           if (journal.data.txs.length === 0) await checkFunds(client, g, wallet, calls, ctx.out);
           await expireStaleReservation(client, journal, calls, ctx);
           const execMode: ExecutionMode = response.transactionPlan?.requiresAtomicExecution === true && calls.length > 1 ? 'atomic' : opts.atomic ? 'segmented' : 'ordered';
-          const result = await executor(run).execute('ask', calls, execMode);
+          const result = await (await executor(run)).execute('ask', calls, execMode);
           askHashes = result.hashes;
           await journal.step('ask:executed', { askHashes });
           if (!opts.confirm) {
@@ -224,15 +229,17 @@ interface Run {
   ctx: Context;
   chain: ChainConfig;
   client: PublicClient;
-  account: ReturnType<typeof privateKeyToAccount>;
+  /** Resolves when the keystore is unlocked. */
+  account: Promise<ReturnType<typeof privateKeyToAccount>>;
   journal: Journal;
   ledger: SpendLedger;
   maxFeePerGas: bigint;
   atomic: boolean;
 }
 
-function executor(run: Run): Executor {
-  return new Executor({ client: run.client, account: run.account, chain: run.chain, journal: run.journal, out: run.ctx.out, ledger: run.ledger, allowDelegation: run.atomic, maxFeePerGas: run.maxFeePerGas });
+/** The executor, once the wallet is unlocked (the key is still being derived while the plan is asked for and checked). */
+async function executor(run: Run): Promise<Executor> {
+  return new Executor({ client: run.client, account: await run.account, chain: run.chain, journal: run.journal, out: run.ctx.out, ledger: run.ledger, allowDelegation: run.atomic, maxFeePerGas: run.maxFeePerGas });
 }
 
 /**
@@ -295,9 +302,10 @@ async function signX402(run: Run, g: GuardContext, response: Json) {
   const entry = { stage: 'ask', message: wire, signature: '0x' as Hex, signedAt: new Date().toISOString() };
   // Admitted, signed and journaled under the wallet's lock, like a transaction: no other process of this wallet can
   // pass the policy's windows at the same moment.
-  await executor(run).withWalletLock(async () => {
+  const account = await run.account;
+  await (await executor(run)).withWalletLock(async () => {
     await run.ledger.admit('ask', [authorizationEffect(entry)], client);
-    entry.signature = await run.account.signTypedData(typed as unknown as Parameters<typeof run.account.signTypedData>[0]);
+    entry.signature = await account.signTypedData(typed as unknown as Parameters<typeof account.signTypedData>[0]);
     // Journaled before the signature leaves this process (the next request carries it).
     await journal.addAuthorization(entry);
   });
@@ -348,14 +356,15 @@ async function fundBonus(run: Run, service: ServiceClient, g: GuardContext, oper
   const calls = checkBonusPlan(g, plan.bonus, target);
   ctx.out.progress('bonus.checked', 'the feedback bonus plan passed every check');
   const mode: ExecutionMode = plan.bonus.transactionPlan.requiresAtomicExecution === true ? 'atomic' : run.atomic ? 'segmented' : 'ordered';
-  const { hashes } = await executor(run).execute('bonus', calls, mode);
+  const { hashes } = await (await executor(run)).execute('bonus', calls, mode);
   await journal.step('bonus:executed', { bonusHashes: hashes });
   ctx.out.progress('bonus.confirm', 'confirming the feedback bonus with the service');
   const res = await service.confirmBonus(operationKey, hashes);
   await journal.step('bonus:confirmed', { bonusConfirm: res });
   if (res.feedbackBonus?.status !== 'funded') throw new ServiceError('bonus_not_funded', `the service reports the feedback bonus as ${String(res.feedbackBonus?.status)}`);
   const receipts = await Promise.all(hashes.map((hash) => client.getTransactionReceipt({ hash })));
-  const pool = bonusPoolsCreated(receipts.flatMap((r) => r.logs), run.chain.contracts.feedbackBonusEscrow as Hex).find((p) => String(p.contentId) === contentId && same(p.funder, run.account.address));
+  const funder = (await run.account).address;
+  const pool = bonusPoolsCreated(receipts.flatMap((r) => r.logs), run.chain.contracts.feedbackBonusEscrow as Hex).find((p) => String(p.contentId) === contentId && same(p.funder, funder));
   const want = g.ask.feedbackBonus!;
   return { status: 'funded', asset: want.asset, amount: want.amount.toString(), contentId, roundId: target.roundId.toString(), poolId: pool ? String(pool.poolId) : null, transactionHashes: hashes };
 }

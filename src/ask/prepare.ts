@@ -10,7 +10,7 @@ import type { ResolvedConfig } from '../config.js';
 import { checkAskBody, type LoadedAsk } from './ask-body.js';
 import { getProfile } from '../protocol/profiles/index.js';
 import { serviceClient, type ServiceClient } from '../service/client.js';
-import { unlockWallet, type Signer } from '../wallet/unlock.js';
+import { startUnlock, unlockWallet, type Signer, type Unlocking } from '../wallet/unlock.js';
 
 export type { LoadedAsk } from './ask-body.js';
 
@@ -54,6 +54,13 @@ export async function askEnvironment(ctx: Context, spends: boolean, needSigner =
   const service = serviceClient(config, chain, ctx.out, spends);
   const signer = needSigner ? await unlockWallet(config, ctx.out) : (undefined as unknown as Signer);
   return { config, chain, signer, service };
+}
+
+/** The environment of a paid ask, with the wallet still unlocking (startUnlock): the key is awaited only to sign. */
+export async function askEnvironmentUnlocking(ctx: Context): Promise<Omit<AskEnvironment, 'signer'> & { unlock: Unlocking }> {
+  const { signer: _none, ...env } = await askEnvironment(ctx, true, false);
+  assertPaidRoundDeployment(env.chain.chain);
+  return { ...env, unlock: await startUnlock(env.config, ctx.out) };
 }
 
 /** The body sent to the service: the (translated) file, plus walletAddress and an explicit paymentMode. */

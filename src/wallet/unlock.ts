@@ -64,6 +64,22 @@ export interface Signer extends UnlockedKey {
  * announced with a warning so nobody relies on it by accident.
  */
 export async function unlockWallet(config: ResolvedConfig, out: Output): Promise<Signer> {
+  return (await startUnlock(config, out)).signer;
+}
+
+export interface Unlocking {
+  /** The keystore's own address field (decryptKeystore refuses a key that does not match it); none when the file has none. */
+  address?: `0x${string}`;
+  signer: Promise<Signer>;
+}
+
+/**
+ * Unlocking that overlaps other work: the checks, warnings and password (a prompt included) come first; the key
+ * derivation (scrypt, in libuv's thread pool, about a second at n=2^18) then runs while the caller does what
+ * needs only the address — the ask flow asks the service and checks the plan meanwhile, and awaits `signer`
+ * only to sign.
+ */
+export async function startUnlock(config: ResolvedConfig, out: Output): Promise<Unlocking> {
   // Every signing command unlocks here, so this is where replaced production trust anchors are announced.
   const overrides = config.chainId.value === 8453 ? productionOverrideKeys(config.file) : [];
   if (overrides.length > 0) {
@@ -73,12 +89,16 @@ export async function unlockWallet(config: ResolvedConfig, out: Output): Promise
   if (raw !== undefined && raw !== '') {
     out.warn('using the raw private key from LOOPSIGN_PRIVATE_KEY; keep this for throwaway CI wallets only');
     const privateKey = parsePrivateKey(raw);
-    return { privateKey, address: addressOfPrivateKey(privateKey), source: 'env' };
+    const address = addressOfPrivateKey(privateKey);
+    return { address, signer: Promise.resolve({ privateKey, address, source: 'env' }) };
   }
   const file = config.keystore.value;
   const json = await readKeystoreFile(file);
   // Structure and KDF strength are checked before a password is asked for.
-  checkKdfStrength(parseKeystore(json).kdf, config.allowWeakKdf);
+  const parsed = parseKeystore(json);
+  checkKdfStrength(parsed.kdf, config.allowWeakKdf);
   const password = await obtainPassword(config, { purpose: `keystore ${file}` });
-  return { ...(await timed('unlock', () => decryptKeystore(json, password, { allowWeakKdf: config.allowWeakKdf }))), source: 'keystore' };
+  const signer = timed('unlock', () => decryptKeystore(json, password, { allowWeakKdf: config.allowWeakKdf })).then((key): Signer => ({ ...key, source: 'keystore' }));
+  signer.catch(() => undefined); // awaited by the caller later; a wrong password must not be an unhandled rejection meanwhile
+  return { address: parsed.address as `0x${string}` | undefined, signer };
 }

@@ -1,0 +1,141 @@
+// Speed where users wait (issue 15 §1), and the rules it keeps. `sandbox --block-time` mines at intervals once set
+// up; LOOPSIGN_TIMINGS reports phases on stderr only; the reservation's minimum age is judged by the chain's clock
+// (every submit lands in a block stamped at least 1 s after its reservation's, ordered or --atomic, instant or
+// 2-second blocks); and the keystore, unlocked while the service is asked, signs nothing unless it unlocks to the
+// very address the ask went out with. Timings themselves are printed by bench/ask.mjs, never asserted here.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createPublicClient, http, type Hex } from 'viem';
+import { makeHome, registerSecret, runCli, TEST_ADDRESS, type Home } from './helpers/cli.js';
+import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+
+let n = 0;
+const PHASES = ['unlock', 'service', 'signing', 'blocks', 'reservation age', 'confirmation'];
+
+function askFile(home: Home, tag: string): string {
+  const body = {
+    chainId: 31337,
+    clientRequestId: `latency-${process.pid}-${Date.now()}-${n++}`,
+    maxPaymentAmount: '2500000',
+    bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+    feedbackBonus: { amount: '1000000', asset: 'USDC' },
+    question: { title: `Latency ${tag} (${n})`, contextUrl: 'https://example.com/latency', categoryId: '1', tags: ['latency'] },
+  };
+  return home.file(`${body.clientRequestId}.json`, JSON.stringify(body));
+}
+
+interface Chain {
+  sb: SandboxHandle;
+  home: Home;
+  pub: ReturnType<typeof createPublicClient>;
+}
+
+async function chain(args: string[]): Promise<Chain> {
+  const sb = await startSandbox(args);
+  await sb.control('/__sandbox/settings', { raters: false, rateLimits: { write: 10_000, read: 10_000 } });
+  registerSecret(readFileSync(sb.info.devWallet.passwordFile, 'utf8').trim());
+  return { sb, home: makeHome(), pub: createPublicClient({ transport: http(sb.info.rpcUrl), pollingInterval: 50 }) };
+}
+
+/** An ask + USDC bonus through the built binary; the block timestamps of its reservation and of its submit. */
+async function ask(c: Chain, atomic: boolean, env: Record<string, string> = {}) {
+  const r = await runCli(['--json', 'ask', '--file', askFile(c.home, atomic ? 'atomic' : 'ordered'), '--payment-mode', 'wallet_calls', ...(atomic ? ['--atomic'] : [])], c.home, { env: { ...c.sb.env(), ...env } });
+  expect(r.code, r.stderr).toBe(0);
+  const journal = JSON.parse(readFileSync(r.json().journal, 'utf8'));
+  const asked = journal.txs.filter((t: any) => t.stage === 'ask' && t.status === 'mined');
+  const last = Math.max(...asked.flatMap((t: any) => t.calls));
+  const reserve = asked.find((t: any) => t.calls.includes(0));
+  const submit = asked.find((t: any) => t.calls.includes(last));
+  const stamp = async (t: any) => (await c.pub.getBlock({ blockNumber: BigInt(t.blockNumber) })).timestamp;
+  return { r, transactions: journal.txs.filter((t: any) => t.status === 'mined').length, reserveTs: await stamp(reserve), submitTs: await stamp(submit), reserve, submit };
+}
+
+describe('instant blocks', () => {
+  let c: Chain;
+  beforeAll(async () => {
+    c = await chain([]);
+  }, 90_000);
+  afterAll(async () => {
+    await c.sb.stop();
+  });
+
+  it('every submit lands in a block stamped at least 1 s after its reservation\'s, ordered and --atomic', async () => {
+    for (const atomic of [false, true, false, true]) {
+      const a = await ask(c, atomic);
+      expect(a.submit.hash).not.toBe(a.reserve.hash);
+      expect(a.submitTs).toBeGreaterThanOrEqual(a.reserveTs + 1n);
+    }
+  }, 180_000);
+
+  it('LOOPSIGN_TIMINGS=1 reports every phase on stderr, once, and leaves stdout one JSON document; off by default', async () => {
+    const on = await ask(c, true, { LOOPSIGN_TIMINGS: '1' });
+    const lines = on.r.stderr.split('\n').filter((l) => l.includes('"event":"timings"'));
+    expect(lines).toHaveLength(1);
+    const t = JSON.parse(lines[0]!);
+    expect(t.totalMs).toBeGreaterThan(0);
+    expect(Object.keys(t.phases).sort()).toEqual([...PHASES].sort());
+    expect(t.phases.signing.count).toBe(on.transactions);
+    expect(on.r.json()).toMatchObject({ ok: true, status: 'submitted' });
+    const off = await ask(c, true);
+    expect(off.r.stderr).not.toContain('"timings"');
+  }, 120_000);
+
+  it('a keystore that does not unlock, or unlocks to another address than its file names, signs nothing (exit 6)', async () => {
+    const dev = c.sb.info.devWallet.address as Hex;
+    const nonce = () => c.pub.getTransactionCount({ address: dev });
+    const before = await nonce();
+    const wrongPassword = c.home.file('wrong-password.txt', 'definitely not it\n');
+    const bad = await runCli(['--json', 'ask', '--file', askFile(c.home, 'wrong'), '--payment-mode', 'wallet_calls', '--atomic'], c.home, { env: { ...c.sb.env(), LOOPSIGN_PASSWORD_FILE: wrongPassword } });
+    expect(bad.code, bad.stderr).toBe(6);
+    expect(bad.json().error.code).toBe('wrong_password');
+    // The file names another wallet: the ask goes out for that address while the key is derived, and the key
+    // that comes out is refused before anything is signed.
+    const renamed = path.join(c.home.dir, 'renamed-keystore.json');
+    copyFileSync(c.sb.info.devWallet.keystore, renamed);
+    const ks = JSON.parse(readFileSync(renamed, 'utf8'));
+    expect(ks.address).toBeDefined();
+    ks.address = TEST_ADDRESS.slice(2).toLowerCase();
+    writeFileSync(renamed, JSON.stringify(ks));
+    // Funded, so that every check that needs only the address passes and the unlock is what decides.
+    await c.sb.control('/__sandbox/fund', { address: TEST_ADDRESS, usdc: '10000000', eth: '10' });
+    const other = await runCli(['--json', 'ask', '--file', askFile(c.home, 'renamed'), '--payment-mode', 'wallet_calls', '--atomic'], c.home, { env: { ...c.sb.env(), LOOPSIGN_KEYSTORE: renamed } });
+    expect(other.code, other.stderr).toBe(6);
+    expect(other.json().error.code).toBe('keystore_address_mismatch');
+    expect(await nonce()).toBe(before);
+  }, 120_000);
+});
+
+describe('2-second blocks (sandbox --block-time 2)', () => {
+  let c: Chain;
+  beforeAll(async () => {
+    c = await chain(['--block-time', '2']);
+  }, 90_000);
+  afterAll(async () => {
+    await c.sb.stop();
+  });
+
+  it('blocks come every 2 s with no transaction, and not one per transaction', async () => {
+    expect(await c.pub.request({ method: 'anvil_getAutomine' as never })).toBe(false);
+    const a = await c.pub.getBlock({ blockTag: 'latest' });
+    await new Promise((r) => setTimeout(r, 4_500));
+    const b = await c.pub.getBlock({ blockTag: 'latest' });
+    expect(b.number - a.number).toBeGreaterThanOrEqual(2n);
+    expect(b.timestamp).toBeGreaterThan(a.timestamp);
+  }, 30_000);
+
+  it('an --atomic ask with a USDC bonus: three transactions, the submit at least 1 s after its reservation', async () => {
+    const a = await ask(c, true);
+    expect(a.transactions).toBe(3);
+    expect(a.submitTs).toBeGreaterThanOrEqual(a.reserveTs + 1n);
+  }, 120_000);
+
+  it('--block-time must be a whole number of seconds from 1 to 3600', async () => {
+    const home = makeHome();
+    for (const v of ['0', '1.5', 'abc', '3601']) {
+      const r = await runCli(['--json', 'sandbox', '--block-time', v], home);
+      expect(r.code, v).toBe(2);
+      expect(r.json().error.code).toBe('invalid_block_time');
+    }
+  });
+});
