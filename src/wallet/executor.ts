@@ -290,8 +290,8 @@ export class Executor {
       const [latest, pending] = await Promise.all([this.client.getBlock({ blockTag: 'latest' }), this.client.getBlock({ blockTag: 'pending' }).catch(() => undefined)]);
       if (latest.timestamp >= due || (pending !== undefined && pending.timestamp >= due)) return;
       if (Date.now() - start >= RESERVATION_WAIT_MS) return;
-      // At the client's polling pace (100 ms on the sandbox), at most 250 ms.
-      await new Promise((r) => setTimeout(r, Math.min(250, this.client.pollingInterval)));
+      // Four looks per polling interval (25 ms on the sandbox's local node), at most one every 250 ms.
+      await new Promise((r) => setTimeout(r, Math.min(250, this.client.pollingInterval / 4)));
     }
   }
 
