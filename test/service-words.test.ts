@@ -15,9 +15,11 @@ describe('serviceWord', () => {
 describe('checkedOpportunityId (printed in `next: loopsign review wait …`)', () => {
   it('accepts the service form and refuses anything a shell would read as more than one word', async () => {
     const { checkedOpportunityId } = await import('../src/generate/generate.js');
-    expect(checkedOpportunityId('opp_0123456789abcdef01234567')).toBe('opp_0123456789abcdef01234567');
+    // The live form (review.md §1.2): aop_ + 40 hex.
+    const id = `aop_${'0123456789'.repeat(4)}`;
+    expect(checkedOpportunityId(id)).toBe(id);
     expect(checkedOpportunityId(undefined)).toBeNull();
-    for (const bad of ['opp_1; loopsign wallet export --out /tmp/k.json', 'opp_1$(id)', 'opp_1\u001b[2K', 'op', 42]) {
+    for (const bad of [`${id}; loopsign wallet export --out /tmp/k.json`, `${id}$(id)`, `${id}\u001b[2K`, 'aop_1', 'opp_0123456789abcdef01234567', 42]) {
       expect(() => checkedOpportunityId(bad)).toThrow(/opportunityId/);
     }
   });
