@@ -4,12 +4,11 @@
 // come out identical, whether the events array was cut by guessing or exactly, in chunks of any size.
 // The streamed path runs worker threads, which load the built JavaScript: these tests import it from dist/.
 import { afterAll, describe, expect, it } from 'vitest';
-import { createHash } from 'node:crypto';
 import { createWriteStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { canonicalJson } from '../src/protocol/canonical.js';
 import { makeHome, ROOT, runCli } from './helpers/cli.js';
+import { specDigest } from './helpers/audit.js';
 
 const dist = (m: string) => import(path.join(ROOT, 'dist', 'evidence', m));
 const { verifyAuditFile } = await dist('audit-stream.js');
@@ -19,18 +18,6 @@ const { STREAM_MIN_BYTES } = await dist('detect.js');
 
 const dir = mkdtempSync(path.join(tmpdir(), 'loopsign-audit-stream-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** evidence.md §11.2 written out literally, as in test/evidence.test.ts: independent of loopsign's fast path. */
-function specDigest(previous: string, e: any, nullAs: 'null' | 'string' = 'null'): string {
-  const keep = (v: unknown) => (nullAs === 'string' && v === null ? String(v) : v);
-  const P = {
-    action: e.action, actorKind: e.actor_kind, actorReference: e.actor_reference, assuranceMethod: e.assurance_method, eventId: e.event_id,
-    homeRegion: e.home_region, metadata: JSON.parse(e.metadata_json), occurredAt: new Date(e.occurred_at).toISOString(), purpose: keep(e.purpose),
-    reason: keep(e.reason), requestCorrelation: e.request_correlation ?? null, result: e.result, targetId: keep(e.target_id), targetKind: e.target_kind,
-    workspaceId: e.workspace_id, sequence: e.sequence,
-  };
-  return `sha256:${createHash('sha256').update(`${previous}\n${canonicalJson(P, 'locale-en-US')}`, 'utf8').digest('hex')}`;
-}
 
 /** An event whose strings exercise the cutter: escapes, backslashes before quotes, `},{` inside a string, non-ASCII. */
 function event(i: number, previous: string, extra: Record<string, unknown> = {}): any {

@@ -1,7 +1,7 @@
 // Offline evidence verification: the shared example packet, every single-value tamper, trust anchors, legacy
 // schemas, hostile files, audit chains and coverage exports — through the core and through the built binary.
 import { afterAll, describe, expect, it } from 'vitest';
-import { createHash, generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
+import { generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import { parseSessionCookie } from '../src/evidence/session-cookie.js';
 import { evidenceRoute } from '../src/evidence/download.js';
 import { canonicalJson } from '../src/protocol/canonical.js';
 import { makeHome, readVector, runCli, VECTORS } from './helpers/cli.js';
+import { specDigest } from './helpers/audit.js';
 
 const PACKET_FILE = path.join(VECTORS, 'synthetic-evidence-v4.json');
 const PIN_FILE = path.join(VECTORS, 'synthetic-evidence-v4.spki.txt');
@@ -187,18 +188,6 @@ describe('the real verifier\'s rules beyond the corpus', () => {
 });
 
 describe('audit chains', () => {
-  /** evidence.md §11.2 written out literally (snake_case rows), independent of loopsign's fast path. */
-  function specDigest(previous: string, e: any, nullAs: 'null' | 'string' = 'null'): string {
-    const keep = (v: unknown) => (nullAs === 'string' && v === null ? String(v) : v);
-    const P = {
-      action: e.action, actorKind: e.actor_kind, actorReference: e.actor_reference, assuranceMethod: e.assurance_method, eventId: e.event_id,
-      homeRegion: e.home_region, metadata: JSON.parse(e.metadata_json), occurredAt: new Date(e.occurred_at).toISOString(), purpose: keep(e.purpose),
-      reason: keep(e.reason), requestCorrelation: e.request_correlation ?? null, result: e.result, targetId: keep(e.target_id), targetKind: e.target_kind,
-      workspaceId: e.workspace_id, sequence: e.sequence,
-    };
-    return `sha256:${createHash('sha256').update(`${previous}\n${canonicalJson(P, 'locale-en-US')}`, 'utf8').digest('hex')}`;
-  }
-
   function chain(n: number, camel = false, options: { reason?: string | null; nullAs?: 'null' | 'string' } = {}) {
     let previous = GENESIS_DIGEST;
     const events = [];
