@@ -2,39 +2,13 @@
 // review.ts). `create` is the private-review HTTP route; the others speak the workspace MCP endpoint.
 import type { Command } from 'commander';
 import { credentialOptions, examples, type CredentialOptions, type Lazy } from './define.js';
+import type { EvaluateInput } from '../review/invited.js';
+import type { PrivateReviewInput } from '../review/private-review.js';
 
-export interface ReviewCreateOptions extends CredentialOptions {
-  project?: string;
-  integration?: string;
-  profile?: string;
-  profileHash?: string;
-  cohort?: string;
-  dataClassification?: string;
-  source?: string;
-  suggestion?: string;
-  sourceType?: string;
-  suggestionType?: string;
-  idempotencyKey?: string;
-}
+// The core's input types, imported as types only (erased at build time: nothing of the core loads with --help).
+export interface ReviewCreateOptions extends CredentialOptions, PrivateReviewInput {}
 
-export interface ReviewEvaluateOptions extends CredentialOptions {
-  externalId?: string;
-  workflow?: string;
-  riskTier?: string;
-  source?: string;
-  suggestion?: string;
-  sourceReference?: string;
-  sourceType?: string;
-  suggestionType?: string;
-  confidenceBps?: string;
-  criticalRisk?: boolean;
-  metadataIncomplete?: boolean;
-  execution?: string;
-  model?: string;
-  question?: string;
-  positiveLabel?: string;
-  negativeLabel?: string;
-}
+export interface ReviewEvaluateOptions extends CredentialOptions, EvaluateInput {}
 
 export interface ReviewRequestOptions extends CredentialOptions {
   source?: string;
