@@ -10,7 +10,7 @@ import { capture } from './capture.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = path.join(ROOT, 'bin', 'loopsign.js');
-// Vendored copies of ../shared/vectors (test/fixtures/README.md): tests read nothing outside the repository.
+// Vendored copies of the workspace's shared vectors (test/fixtures/README.md): tests read nothing outside the repository.
 export const VECTORS = path.resolve(ROOT, 'test', 'fixtures', 'vectors');
 
 export const TEST_PRIVATE_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
