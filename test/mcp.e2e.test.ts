@@ -286,6 +286,17 @@ describe('the spending policy through MCP', () => {
     expect(await m.stop()).toBe(0);
   }, 120_000);
 
+  it('a host declaring elicitation as the older protocol did (an empty capability: form mode) is asked too', async () => {
+    const h = home({ version: 1, approvalThreshold: { maxUsdc: '1000000' } });
+    const m = await serve(h, { elicit: async () => ({ action: 'decline' }), elicitCapability: {} });
+    const n0 = await nonce();
+    const declined = await m.call('loopsign_ask', { file: askFile(h), paymentMode: 'wallet_calls' });
+    expect(declined.doc.error).toMatchObject({ code: 'approval_declined' });
+    expect(m.elicitations).toHaveLength(1);
+    expect(await nonce()).toBe(n0);
+    expect(await m.stop()).toBe(0);
+  }, 120_000);
+
   it('above the approval threshold without elicitation support: refused, and no argument the agent adds can approve it', async () => {
     const h = home({ version: 1, approvalThreshold: { maxUsdc: '1000000' } });
     const m = await serve(h);

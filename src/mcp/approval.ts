@@ -9,7 +9,9 @@ import type { Extra } from './call.js';
 const ANSWER_WITHIN_MS = 10 * 60_000;
 
 export function elicitationApprover(server: McpServer, extra: Extra): Approver | undefined {
-  if (!server.server.getClientCapabilities()?.elicitation?.form) return undefined;
+  // MCP 2025-11-25: an empty elicitation capability means form mode (the older protocol's only mode).
+  const e = server.server.getClientCapabilities()?.elicitation as { form?: unknown; url?: unknown } | undefined;
+  if (!e || (e.form === undefined && e.url !== undefined)) return undefined;
   return async (request) => {
     try {
       const answer = await server.server.elicitInput(

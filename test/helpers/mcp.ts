@@ -68,6 +68,8 @@ export interface McpOptions {
   env?: Record<string, string | undefined>;
   /** Declare elicitation and answer each request with this; without it the client has no elicitation support. */
   elicit?: (request: ElicitRequest['params']) => Promise<ElicitResult>;
+  /** The elicitation capability as declared: `{ form: {} }` (default) or the older protocol's empty `{}`. */
+  elicitCapability?: Record<string, unknown>;
 }
 
 export async function startMcp(home: Home, options: McpOptions = {}): Promise<McpSession> {
@@ -76,7 +78,7 @@ export async function startMcp(home: Home, options: McpOptions = {}): Promise<Mc
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (raw.stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const elicitations: ElicitRequest['params'][] = [];
-  const client = new Client({ name: 'loopsign-test-host', version: '1.0.0' }, { capabilities: options.elicit ? { elicitation: { form: {} } } : {} });
+  const client = new Client({ name: 'loopsign-test-host', version: '1.0.0' }, { capabilities: options.elicit ? { elicitation: options.elicitCapability ?? { form: {} } } : {} });
   if (options.elicit) {
     const answer = options.elicit;
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
