@@ -6,11 +6,10 @@
 // LOOPSIGN_PROPERTY_SEED (and LOOPSIGN_PROPERTY_RUNS) explore others.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { parseAbiItem } from 'viem';
 import { runCli, type Home } from './helpers/cli.js';
 import type { SandboxHandle } from './helpers/sandbox.js';
 import { capture } from './helpers/capture.js';
-import { openSession, submissionsTitled, tokenBalance, type Pub, type Session } from './helpers/chain.js';
+import { bonusPoolsFunded, openSession, submissionsTitled, tokenBalance, type Pub, type Session } from './helpers/chain.js';
 
 let s: Session;
 let sb: SandboxHandle;
@@ -20,7 +19,6 @@ let n = 0;
 
 const SEED = Number(process.env.LOOPSIGN_PROPERTY_SEED ?? 424242);
 const RUNS = Number(process.env.LOOPSIGN_PROPERTY_RUNS ?? 10);
-const poolCreated = parseAbiItem('event FeedbackBonusPoolCreated(uint256 indexed poolId, uint256 indexed contentId, uint256 indexed roundId, address funder, address awarder, uint256 amount, uint256 feedbackClosesAt, uint256 frontendFeeBps, uint8 asset)');
 
 const ROUTES = ['POST /api/agent/asks', 'POST /api/agent/asks/:key/confirm', 'POST /api/agent/asks/:key/confirm-feedback-bonus', 'GET /api/agent/asks/', 'GET /api/agent/templates'];
 const KILLS = ['ask:planned', 'ask:x402_signed', 'ask:signed:0', 'ask:mined:0', 'ask:signed:1', 'ask:mined:2', 'ask:executed', 'ask:confirmed', 'bonus:planned', 'bonus:signed:0', 'bonus:mined:0', 'bonus:signed:1', 'bonus:executed'];
@@ -49,11 +47,6 @@ afterAll(async () => {
   await sb.stop();
 });
 
-async function bonusPools(): Promise<number> {
-  const logs = await pub.getLogs({ address: sb.info.contracts.feedbackBonusEscrow, event: poolCreated, fromBlock: 0n });
-  return logs.filter((l) => l.args.funder?.toLowerCase() === sb.info.devWallet.address.toLowerCase()).length;
-}
-
 describe('the ledger holds over random faults, kills, flag changes and re-flagged plans', () => {
   it(`${RUNS} random sequences (seed ${SEED}): paid ≤ maxPaymentAmount, the bounty and the bonus at most once`, async () => {
     let runs = 0;
@@ -70,7 +63,7 @@ describe('the ledger holds over random faults, kills, flag changes and re-flagge
           question: { title, contextUrl: 'https://example.com/ledger', categoryId: '1', tags: ['ledger'] },
         }));
         const before = await tokenBalance(s, 'USDC');
-        const pools0 = await bonusPools();
+        const pools0 = await bonusPoolsFunded(s);
         for (const st of [...steps, { mode: finalMode, atomic: false, kill: undefined, fault: undefined, atomicPlans: false, reflagBonus: false }]) {
           await sb.control('/__sandbox/settings', { atomicPlans: st.atomicPlans });
           if (st.fault) await sb.control('/__sandbox/faults', { ...st.fault, delayMs: 300 });
@@ -83,7 +76,7 @@ describe('the ledger holds over random faults, kills, flag changes and re-flagge
           expect(DOCUMENTED.has(r.code ?? -1), `${args.join(' ')} → ${r.code}\n${r.stdout}${r.stderr.slice(-2000)}`).toBe(true);
         }
         const paid = before - (await tokenBalance(s, 'USDC'));
-        const pools = (await bonusPools()) - pools0;
+        const pools = (await bonusPoolsFunded(s)) - pools0;
         expect(paid, `paid ${paid} for ${title}`).toBeLessThanOrEqual(bonus ? 2_500_000n : 1_500_000n);
         expect(await submissionsTitled(s, title), 'the bounty at most once').toBeLessThanOrEqual(1);
         expect(pools, 'the bonus at most once').toBeLessThanOrEqual(bonus ? 1 : 0);

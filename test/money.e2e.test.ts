@@ -3,11 +3,11 @@
 // operationKey, a forged envelope, a false "revealed"), interrupted runs resumed with other flags, a fee spike.
 // Each time the balances and the nonce prove what was paid.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAbiItem, type Hex } from 'viem';
+import type { Hex } from 'viem';
 import { runCli, type Home } from './helpers/cli.js';
 import type { SandboxHandle } from './helpers/sandbox.js';
 import { capture } from './helpers/capture.js';
-import { engineAbi, openSession, tokenBalance, type Pub, type Session } from './helpers/chain.js';
+import { bonusPoolsFunded, engineAbi, openSession, tokenBalance, type Pub, type Session } from './helpers/chain.js';
 
 let s: Session;
 let sb: SandboxHandle;
@@ -18,7 +18,6 @@ let n = 0;
 const run = (args: string[], env: Record<string, string> = {}) => runCli(args, home, { env: { ...sb.env(), ...env } });
 const usdc = () => tokenBalance(s, 'USDC');
 const nonce = () => pub.getTransactionCount({ address: sb.info.devWallet.address });
-const poolCreated = parseAbiItem('event FeedbackBonusPoolCreated(uint256 indexed poolId, uint256 indexed contentId, uint256 indexed roundId, address funder, address awarder, uint256 amount, uint256 feedbackClosesAt, uint256 frontendFeeBps, uint8 asset)');
 
 function askFile(extra: Record<string, unknown> = {}): string {
   n++;
@@ -32,11 +31,6 @@ function askFile(extra: Record<string, unknown> = {}): string {
   }));
 }
 const withBonus = () => askFile({ feedbackBonus: { amount: '1000000', asset: 'USDC' } });
-
-async function poolsFundedBy(contentId: string): Promise<number> {
-  const logs = await pub.getLogs({ address: sb.info.contracts.feedbackBonusEscrow, event: poolCreated, args: { contentId: BigInt(contentId) }, fromBlock: 0n });
-  return logs.filter((l) => l.args.funder?.toLowerCase() === sb.info.devWallet.address.toLowerCase()).length;
-}
 
 async function hostile(scenario: string, count = 5) {
   await sb.control('/__sandbox/hostile', { scenario, count });
@@ -110,7 +104,7 @@ describe('the service\'s word is not taken for what was submitted or paid', () =
     expect(doc.feedbackBonus.status).toBe('funded');
     expect(await usdc(), 'bounty and bonus paid exactly once').toBe(before - 2_500_000n);
     expect(await nonce(), 'nothing signed on the rerun').toBe(n0);
-    expect(await poolsFundedBy(doc.contentIds[0])).toBe(1);
+    expect(await bonusPoolsFunded(s, doc.contentIds[0])).toBe(1);
   });
 
   it('confirm_other_operation_key: the operationKey reported and put in `next` is the one loopsign computed', async () => {

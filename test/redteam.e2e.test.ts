@@ -2,11 +2,10 @@
 // make loopsign pay for or tell an agent. Each test asserts the safe outcome (exit code, balances, nonce, pools).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
-import { parseAbiItem } from 'viem';
 import { runCli, type Home } from './helpers/cli.js';
 import type { SandboxHandle } from './helpers/sandbox.js';
 import { capture } from './helpers/capture.js';
-import { openSession, tokenBalance, type Pub, type Session } from './helpers/chain.js';
+import { bonusPoolsFunded, openSession, tokenBalance, type Pub, type Session } from './helpers/chain.js';
 
 let s: Session;
 let sb: SandboxHandle;
@@ -17,7 +16,6 @@ let n = 0;
 const run = (args: string[], env: Record<string, string> = {}) => runCli(args, home, { env: { ...sb.env(), ...env } });
 const usdc = () => tokenBalance(s, 'USDC');
 const nonce = () => pub.getTransactionCount({ address: sb.info.devWallet.address });
-const poolCreated = parseAbiItem('event FeedbackBonusPoolCreated(uint256 indexed poolId, uint256 indexed contentId, uint256 indexed roundId, address funder, address awarder, uint256 amount, uint256 feedbackClosesAt, uint256 frontendFeeBps, uint8 asset)');
 
 function askFile(question: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
   n++;
@@ -29,11 +27,6 @@ function askFile(question: Record<string, unknown>, extra: Record<string, unknow
     question,
     ...extra,
   }));
-}
-
-async function poolsFundedBy(contentId: string): Promise<number> {
-  const logs = await pub.getLogs({ address: sb.info.contracts.feedbackBonusEscrow, event: poolCreated, args: { contentId: BigInt(contentId) }, fromBlock: 0n });
-  return logs.filter((l) => l.args.funder?.toLowerCase() === sb.info.devWallet.address.toLowerCase()).length;
 }
 
 async function hostile(scenario: string, count = 1) {
@@ -66,7 +59,7 @@ describe('a submission claim must be this ask\'s, not any question this wallet o
     await hostile('claims_submitted_earlier');
     const r = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
     await calm();
-    expect(await poolsFundedBy(earlierId), 'no bonus pool funded for the earlier question').toBe(0);
+    expect(await bonusPoolsFunded(s, earlierId), 'no bonus pool funded for the earlier question').toBe(0);
     expect(await usdc(), 'nothing paid').toBe(before);
     expect(await nonce(), 'nothing signed').toBe(n0);
     expect(r.code, r.stdout + r.stderr).toBe(5);

@@ -39,3 +39,13 @@ export async function submissionsTitled(s: Session, title: string): Promise<numb
   const logs = await s.pub.getLogs({ address: s.sb.info.contracts.contentRegistry, event: submitted, args: { submitter: s.sb.info.devWallet.address as Hex }, fromBlock: 0n });
   return logs.filter((l) => l.args.title === title).length;
 }
+
+const poolCreated = parseAbiItem(
+  'event FeedbackBonusPoolCreated(uint256 indexed poolId, uint256 indexed contentId, uint256 indexed roundId, address funder, address awarder, uint256 amount, uint256 feedbackClosesAt, uint256 frontendFeeBps, uint8 asset)',
+);
+
+/** How many feedback bonus pools the dev wallet funded (for one question, or in all). */
+export async function bonusPoolsFunded(s: Session, contentId?: string): Promise<number> {
+  const logs = await s.pub.getLogs({ address: s.sb.info.contracts.feedbackBonusEscrow, event: poolCreated, args: contentId === undefined ? {} : { contentId: BigInt(contentId) }, fromBlock: 0n });
+  return logs.filter((l) => l.args.funder?.toLowerCase() === s.sb.info.devWallet.address.toLowerCase()).length;
+}
