@@ -15,6 +15,9 @@ const { verifyAuditFile } = await dist('audit-stream.js');
 const { verifyAuditExport, GENESIS_DIGEST } = await dist('audit.js');
 const { parseStrictJson } = await dist('strict-json.js');
 const { STREAM_MIN_BYTES } = await dist('detect.js');
+const { checkBatch } = await dist('audit-batch.js');
+const { checkRun } = await dist('audit.js');
+const { scanJson } = await dist('strict-json.js');
 
 const dir = mkdtempSync(path.join(tmpdir(), 'loopsign-audit-stream-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -83,8 +86,12 @@ async function agree(text: string, ways: Record<string, unknown>[], expectedHead
   return ref;
 }
 
+// Batches of about six events, checked in parts of about two (checkBatch), so that breaks fall at the seams of parts.
+const PARTS = { workers: 2, batchBytes: EVENT_BYTES * 5 + 10, partBytes: EVENT_BYTES };
+
 const WAYS = [
   { workers: 2, ...SMALL },
+  PARTS,
   { workers: 0, ...SMALL, exact: true },
   { workers: 1, ...SMALL, chunkBytes: 7 },
 ];
@@ -112,7 +119,7 @@ describe('a break anywhere is reported as the reference reports it', () => {
     for (let k = 0; k < N; k++) {
       const d = exportOf(N);
       tamper(d, k);
-      const ref = await agree(JSON.stringify(d), [WAYS[0]!]);
+      const ref = await agree(JSON.stringify(d), [WAYS[0]!, PARTS]);
       expect(ref.result).toMatchObject({ valid: false });
     }
   }, 120_000);
@@ -134,6 +141,48 @@ describe('a break anywhere is reported as the reference reports it', () => {
     d.events[4].workspace_id = 'ws_2';
     const ref = await agree(JSON.stringify(d), WAYS);
     expect(ref.result).toMatchObject({ errors: ['workspace_mismatch'], sequence: 5 });
+  });
+});
+
+describe('a batch is checked in parts, and whole when a part is not plain', () => {
+  // What checking the batch whole finds: the reference's scan, parse and run over all of its events.
+  const whole = (events: unknown[], text: string) => ({ chars: text.length, scan: { containers: scanJson(`[${text}]`, 1).containers - 1 }, count: events.length, run: checkRun(events, 0, undefined, undefined) });
+  const task = (text: string) => ({ bytes: new Uint8Array(Buffer.from(`[${text}]`)), start: 0, count: 0, partBytes: EVENT_BYTES });
+
+  it('a valid run: several parts, the same report as checking it whole', () => {
+    const events = exportOf(12, { reasons: (i) => (i >= 7 ? null : 'kept') }).events;
+    const text = events.map((e: unknown) => JSON.stringify(e)).join(',');
+    const { parts, ...report } = checkBatch(task(text));
+    expect(parts).toBeGreaterThanOrEqual(6);
+    expect(report).toEqual(whole(events, text));
+  });
+
+  // Hashed again after the change, so that only the workspace is wrong: the batch reports it, the join judges it.
+  const rechained = (events: any[]) => {
+    let previous = GENESIS_DIGEST;
+    for (const e of events) (e.previous_digest = previous), (previous = e.event_digest = specDigest(previous, e));
+    return events;
+  };
+
+  it('another workspace at the first event of a part, or inside one: the same report as checking it whole', () => {
+    for (const k of [1, 4, 9]) {
+      const events = exportOf(12).events;
+      events[k].workspace_id = 'ws_2';
+      const text = rechained(events).map((e: unknown) => JSON.stringify(e)).join(',');
+      const { parts, ...report } = checkBatch(task(text));
+      expect(parts).toBeGreaterThanOrEqual(6);
+      expect(report).toEqual(whole(events, text));
+      expect(report.run.otherWorkspaceAt).toBe(k);
+    }
+  });
+
+  it('a broken link is checked whole, and reported as whole', () => {
+    const d = exportOf(12);
+    d.events[6].result = 'failure';
+    const text = d.events.map((e: unknown) => JSON.stringify(e)).join(',');
+    const report = checkBatch(task(text));
+    expect(report.parts).toBeUndefined();
+    expect(report).toEqual(whole(d.events, text));
   });
 });
 
@@ -169,6 +218,8 @@ describe('export-level results are the reference\'s', () => {
   it('a chain whose strings end in `},{` is recut exactly, with the same result; ordinary ones are not', async () => {
     const plain = fileOf(JSON.stringify(exportOf(24)));
     expect(await streamed(plain, { workers: 2, ...SMALL })).toMatchObject({ recut: false, result: { valid: true } });
+    // Read a few bytes at a time, every seam between two events straddles chunks somewhere, and is still found.
+    for (const chunkBytes of [1, 2, 3, 7]) expect(await streamed(plain, { workers: 1, ...SMALL, chunkBytes })).toMatchObject({ recut: false, result: { valid: true } });
     const d = exportOf(24);
     for (const e of d.events) e.extra = '},{';
     const text = JSON.stringify(d);

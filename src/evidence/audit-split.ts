@@ -19,8 +19,13 @@ const MiB = 1024 * 1024;
 export const AUDIT_FIELDS_MAX_BYTES = 4 * MiB;
 export const AUDIT_EVENT_MAX_BYTES = 4 * MiB;
 
-/** Where batches go; resolves once there is room for the batch, with its report to come (boxed: not awaited). */
-export type Submit = (task: BatchTask) => Promise<{ report: Promise<BatchReport> }>;
+/** Where batches go. */
+export interface Checker {
+  /** A buffer of `size` bytes for a batch's text (recycled from batches already checked). */
+  buffer(size: number): Buffer;
+  /** Resolves once there is room for the batch, with its report to come (boxed: not awaited). */
+  submit(task: BatchTask): Promise<{ report: Promise<BatchReport> }>;
+}
 
 export interface Verdict {
   /** The export without its events: an empty array stands for an events array that was streamed. */
@@ -136,7 +141,7 @@ export class ExportSplitter {
   private toExact = false;
 
   constructor(
-    private readonly submit: Submit,
+    private readonly checker: Checker,
     private readonly batchBytes: number,
     private readonly name: string,
     private speculative: boolean,
@@ -322,7 +327,10 @@ export class ExportSplitter {
     for (;;) {
       const p = window.indexOf(BOUNDARY, from);
       if (p === -1) {
-        this.searchFrom = Math.max(base + window.length - 1, this.searchFrom); // a `}` at the very end may pair with the next chunk's `,`
+        // Only a `}` at the very end may pair with the next chunk's `,`; otherwise the next search starts in the next
+        // chunk itself, which then needs no joining to what came before (joining copied every chunk once more).
+        const last = window.length - 1;
+        this.searchFrom = Math.max(base + (window[last] === 0x7d ? last : last + 1), this.searchFrom);
         break;
       }
       const q = nextEventStart(window, p + 2);
@@ -459,23 +467,27 @@ export class ExportSplitter {
    * the array's end), that comma is dropped and what follows it stays gathered for the next batch.
    */
   private async dispatch(length: number): Promise<void> {
-    const bytes = Buffer.allocUnsafeSlow(length);
+    // In the brackets of an array (checkBatch parses it as one), written here where the bytes are copied anyway.
+    const bytes = this.checker.buffer(length + 2);
+    bytes[0] = 0x5b;
+    bytes[length + 1] = 0x5d;
     const rest: Buffer[] = [];
-    let at = 0;
+    let at = 0; // the file offset of `part`, from the batch's start
     for (const part of this.gathered) {
-      if (at >= length) {
-        rest.push(at === length ? part.subarray(1) : part);
-        at += part.length;
+      const from = at;
+      at += part.length;
+      // A part from the comma on is the next batch's (without the comma).
+      if (from >= length) {
+        rest.push(from === length ? part.subarray(1) : part);
         continue;
       }
-      const take = Math.min(part.length, length - at);
-      part.copy(bytes, at, 0, take);
-      at += take;
-      if (take < part.length) rest.push(part.subarray(take + (at === length ? 1 : 0)));
+      const take = Math.min(part.length, length - from);
+      part.copy(bytes, from + 1, 0, take);
+      if (take < part.length) rest.push(part.subarray(take + 1)); // the comma is the part's byte at `take`
     }
     const ended = this.gatheredBytes > length; // a comma follows
     if (ended && rest[0]?.length === 0) rest.shift();
-    const { report } = await this.submit({ bytes, start: this.events, count: this.batchCount });
+    const { report } = await this.checker.submit({ bytes, start: this.events, count: this.batchCount });
     const batch: Batch = { start: this.events, count: this.batchCount, report };
     // A wrong guess shows as a batch that does not scan, parse or count as cut: stop reading and cut exactly.
     if (this.speculative) void report.then((r) => (r.scan.error || r.syntax !== undefined || r.count !== batch.count) && (this.misjudged = true), () => undefined);
