@@ -3,7 +3,7 @@
 // runs loads only its own definition, and each name in cli.ts's list defines the command of that name.
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BIN, ROOT, VECTORS } from './helpers/cli.js';
@@ -91,5 +91,29 @@ describe('only the command that runs is defined', () => {
     const r = spawnSync(process.execPath, [BIN, 'verify-evidenc'], { encoding: 'utf8' });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/Did you mean verify-evidence\?/);
+  });
+});
+
+describe('viem, bundled at build (scripts/vendor-viem.mjs)', () => {
+  const DIST = path.join(ROOT, 'dist');
+  const BARE_VIEM = /(\bfrom\s*|\bimport\(\s*)['"]viem(\/[\w-]+)?['"]/;
+
+  it('no compiled file imports viem itself: every import goes to the bundle', () => {
+    const files = readdirSync(DIST, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith('.js') && !e.parentPath.includes(`${path.sep}vendor`));
+    const compiled = files.map((e) => readFileSync(path.join(e.parentPath, e.name), 'utf8'));
+    expect(compiled.filter((t) => t.includes('/vendor/viem')).length).toBeGreaterThan(20);
+    expect(files.filter((_e, i) => BARE_VIEM.test(compiled[i]!)).map((e) => e.name)).toEqual([]);
+  });
+
+  it('the signing path loads no module of the installed viem, ox or abitype, and the bundle is that viem', () => {
+    const log = path.join(mkdtempSync(path.join(tmpdir(), 'loopsign-imports-')), 'imports.log');
+    const load = `await import(${JSON.stringify(path.join(DIST, 'wallet', 'executor.js'))}); await import(${JSON.stringify(path.join(DIST, 'ask', 'check-plan.js'))});`;
+    const r = spawnSync(process.execPath, ['--import', path.join(ROOT, 'test/helpers/record-imports.mjs'), '--input-type=module', '-e', load], { env: { ...process.env, LOOPSIGN_IMPORT_LOG: log }, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const urls = readFileSync(log, 'utf8').trim().split('\n');
+    expect(urls.some((u) => u.endsWith('/dist/vendor/viem.js'))).toBe(true);
+    expect(urls.filter((u) => /\/node_modules\/(viem|ox|abitype)\//.test(u))).toEqual([]);
+    const installed = JSON.parse(readFileSync(path.join(ROOT, 'node_modules', 'viem', 'package.json'), 'utf8')).version;
+    expect(readFileSync(path.join(DIST, 'vendor', 'viem.js'), 'utf8').split('\n')[0]).toContain(`viem ${installed},`);
   });
 });
