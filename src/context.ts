@@ -12,19 +12,28 @@ export interface Context {
   policy(): Promise<PolicyGate>;
   /** Cancels the run's waits (an MCP request's signal); the CLI has none — Ctrl-C ends the process. */
   signal?: AbortSignal;
+  /**
+   * Puts a yes-or-no question to the person at the MCP host (elicitation), which the agent cannot answer; absent
+   * in the CLI, which asks on its terminal, and under an MCP client that cannot elicit.
+   */
+  askPerson?: AskPerson;
 }
+
+/** A question only the person may answer: a title and the whole text to decide on. */
+export type AskPerson = (question: { title: string; message: string }) => Promise<boolean>;
 
 /**
  * `approver` asks a human to approve a spend above the policy's threshold: the MCP server passes one that uses
- * elicitation; the CLI asks on a terminal, and nowhere else. `signal`: see Context.
+ * elicitation; the CLI asks on a terminal, and nowhere else. `signal`, `askPerson`: see Context.
  */
-export function createContext(flags: GlobalFlags, out: Output, approver?: Approver, signal?: AbortSignal): Context {
+export function createContext(flags: GlobalFlags, out: Output, approver?: Approver, signal?: AbortSignal, askPerson?: AskPerson): Context {
   let resolved: Promise<ResolvedConfig> | undefined;
   let gate: Promise<PolicyGate> | undefined;
   return {
     out,
     flags,
     signal,
+    askPerson,
     config: () => (resolved ??= import('./config.js').then((m) => m.resolveConfig(flags))),
     policy: () =>
       (gate ??= Promise.all([import('./policy/gate.js'), import('./policy/prompt.js')]).then(([g, p]) => g.PolicyGate.load(out, flags.policy, approver ?? p.terminalApprover(out)))),

@@ -326,6 +326,44 @@ describe('rating through MCP', () => {
   }, 120_000);
 });
 
+describe('confidentiality terms over MCP: the person accepts them, never the agent', () => {
+  it('put to the person in full through elicitation: a no signs nothing, a yes votes; without elicitation no argument accepts them', async () => {
+    await withoutClockJumps(async () => {
+      const id = String((await sb.control('/__sandbox/content', { gated: true, details: 'Release 43 is confidential.' })).contentId);
+      const liveText: string = readVector('live/terms.json').cases[0].terms.text;
+      const vote = { contentId: id, direction: 'up', prediction: 60, stake: '2' };
+      const before = await balance('LREP');
+
+      // A client that cannot elicit: refused, whatever the agent adds (the old acceptTerms, yes).
+      const mute = await serve(home());
+      const refused = await mute.call('loopsign_rate', { ...vote, acceptTerms: true, yes: true });
+      expect(refused.doc.error).toMatchObject({ code: 'terms_not_accepted', exitCode: 2, hint: expect.stringMatching(/elicitation/) });
+      expect(await mute.stop()).toBe(0);
+
+      // The person says no: nothing signed, nothing staked.
+      let answer = 'no';
+      const m = await serve(home(), { elicit: async () => (answer === 'yes' ? { action: 'accept', content: { approve: true } } : { action: 'decline' }) });
+      const declined = await m.call('loopsign_rate', vote);
+      expect(declined.doc.error).toMatchObject({ code: 'terms_not_accepted', exitCode: 2 });
+      expect(m.elicitations).toHaveLength(1);
+      // The whole text is in the question, with the version and where it was saved.
+      expect(m.elicitations[0]!.message).toContain(liveText);
+      expect(m.elicitations[0]!.message).toMatch(/not your agent.*2026-06-confidential-context-full/s);
+      expect(m.elicitations[0]!.message).toContain(declined.doc.error.termsFile);
+      expect(await balance('LREP')).toBe(before);
+
+      // The person says yes: the terms are signed and the vote goes in, its gated context read.
+      answer = 'yes';
+      const r = await m.call('loopsign_rate', vote);
+      expect(r.isError, JSON.stringify(r.doc)).toBe(false);
+      expect(m.elicitations).toHaveLength(2);
+      expect(r.doc).toMatchObject({ ok: true, contentId: id, stakeWei: '2000000' });
+      expect(await balance('LREP')).toBe(before - 2_000_000n);
+      expect(await m.stop()).toBe(0);
+    });
+  }, 180_000);
+});
+
 describe('every other tool returns the document its command prints with --json', () => {
   it('templates, wallet address and balance, verify evidence, rate commit, upload image', async () => {
     const h = home();

@@ -11,7 +11,7 @@ import type { GlobalFlags } from '../config.js';
 import { createContext } from '../context.js';
 import { EXIT_MEANING, type ExitCodeValue } from '../errors.js';
 import { errorBody, jsonText, Output } from '../output.js';
-import { elicitationApprover } from './approval.js';
+import { elicitationApprover, elicitationAsker } from './approval.js';
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -95,8 +95,10 @@ export async function runTool(server: McpServer, flags: GlobalFlags, extra: Extr
   const out = new ToolOutput(flags, extra);
   try {
     const { handler, options, args } = await invocation();
-    // No approver when the client cannot elicit: the policy then refuses a spend above its threshold.
-    const ctx = createContext(flags, out, elicitationApprover(server, extra), extra.signal);
+    // No one to ask when the client cannot elicit: the policy then refuses a spend above its threshold, and
+    // confidentiality terms are not accepted.
+    const ask = elicitationAsker(server, extra);
+    const ctx = createContext(flags, out, elicitationApprover(ask), extra.signal, ask);
     await handler(ctx, { ...flags, ...options }, args ?? []);
     const doc = out.document();
     if (!doc) throw new Error('the command printed no result');

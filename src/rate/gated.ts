@@ -48,11 +48,21 @@ async function saveTerms(t: CheckedTerms): Promise<TermsRecord> {
   return { version: t.version, uri: t.uri, docHash: t.docHash, file, sha256 };
 }
 
-/** The user's answer on a terminal; undefined when there is nobody to ask (piped, --json). */
-async function askOnTerminal(ctx: Context, question: string): Promise<boolean | undefined> {
-  if (ctx.out.json || process.stdin.isTTY !== true || process.stderr.isTTY !== true) return undefined;
+/**
+ * The person's answer: at an MCP host through elicitation, with the whole text (an agent's argument cannot accept
+ * terms for them); else on a terminal, where the text was just printed. False when there is nobody to ask (piped,
+ * --json, an MCP client that cannot elicit).
+ */
+async function personAccepts(ctx: Context, about: string, terms: CheckedTerms, record: TermsRecord): Promise<boolean> {
+  if (ctx.askPerson) {
+    return ctx.askPerson({
+      title: `Accept the confidentiality terms ${terms.version} (your wallet signs them)`,
+      message: `loopsign asks you, not your agent: ${about}. Accepting them signs the terms message with your wallet. The full terms (saved to ${record.file}, sha256 ${record.sha256}):\n\n${terms.text}`,
+    });
+  }
+  if (ctx.out.json || process.stdin.isTTY !== true || process.stderr.isTTY !== true) return false;
   const { confirm } = await import('@inquirer/prompts');
-  return confirm({ message: question, default: false }, { output: process.stderr });
+  return confirm({ message: 'Accept these terms (your wallet signs them)?', default: false }, { output: process.stderr });
 }
 
 export async function acceptTermsAndFetch(ctx: Context, mcp: McpClient, account: ReturnType<typeof privateKeyToAccount>, wallet: Hex, args: Json, context: Json, opts: GatedOptions): Promise<{ terms?: TermsRecord; context: Json[] }> {
@@ -71,10 +81,12 @@ export async function acceptTermsAndFetch(ctx: Context, mcp: McpClient, account:
     // The whole text, before anything is decided: on a terminal it is printed; under --json it is in the file.
     if (!ctx.out.json) ctx.out.note(`${about}. The full terms (also saved to ${terms.file}):\n\n${checked.text}\n`);
     ctx.out.progress('rate.terms_text', `the full terms text is in ${terms.file} (sha256 ${terms.sha256})`, { termsFile: terms.file, termsSha256: terms.sha256, termsVersion: checked.version, termsDocHash: checked.docHash });
-    const accepted = opts.accept || (await askOnTerminal(ctx, 'Accept these terms (your wallet signs them)?')) === true;
+    const accepted = opts.accept || (await personAccepts(ctx, about, checked, terms));
     if (!accepted) {
       throw new UsageError('terms_not_accepted', `${about}; nothing was signed`, {
-        hint: `read the full text in ${terms.file}, then rerun with --yes to accept it (the wallet signs the terms message)`,
+        hint: ctx.askPerson
+          ? `the terms were put to you and not accepted; read the full text in ${terms.file} and accept it when your host asks again`
+          : `read the full text in ${terms.file}, then rerun with --yes to accept it (the wallet signs the terms message); over MCP, the host must support elicitation to ask you`,
         details: { termsFile: terms.file, termsSha256: terms.sha256, termsVersion: checked.version, termsUri: checked.uri, termsDocHash: checked.docHash },
       });
     }

@@ -26,10 +26,10 @@ export const ratingTools = [
   tool({
     name: 'loopsign_rate',
     title: 'Rate a question',
-    description: 'Rate an existing question with an encrypted vote commit, staking LREP within the spending policy (0: advisory); direction, prediction and salt never leave this machine.',
+    description:
+      'Rate a question with an encrypted vote commit, staking LREP within the spending policy (0: advisory); direction, prediction and salt stay here. Gated content: only the person accepts its terms, through the host (elicitation).',
     input: {
       ...vote,
-      acceptTerms: z.boolean().optional().describe("gated content only: accept its confidentiality terms (the wallet signs the terms message) — only when the user has agreed to them"),
       atomic: z.boolean().optional().describe('approve and commit in one EIP-7702 batch'),
     },
     output: document({
@@ -45,7 +45,8 @@ export const ratingTools = [
       journal: z.string().optional().describe('the journal keeping direction, prediction and salt (0600)'),
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
-    invoke: async (i) => ({ handler: (await rate()).rate, options: { ...voteOptions(i), yes: i.acceptTerms, atomic: i.atomic } }),
+    // Never `yes`: the terms are the person's to accept (context.askPerson), not the agent's.
+    invoke: async (i) => ({ handler: (await rate()).rate, options: { ...voteOptions(i), yes: false, atomic: i.atomic } }),
   }),
   tool({
     name: 'loopsign_rate_commit',
