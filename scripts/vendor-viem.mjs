@@ -1,4 +1,4 @@
-// Part of `npm run build`, after tsc: viem (with ox, abitype, @noble and @scure under it) is some 430 ES modules,
+// Part of `npm run build`, after tsc: viem (with ox, abitype, @noble and @scure under it) is some 500 ES modules,
 // which node opens, reads and links one by one: 220–260 ms of every command that signs or reads the chain, against
 // about 50 ms for the same code bundled (bench/cold-start.mjs). So esbuild bundles the two entry points loopsign
 // uses, `viem` and `viem/accounts`, into dist/vendor/ (code they share is split into common chunks, so there is one

@@ -23,7 +23,7 @@ export const AUDIT_EVENT_MAX_BYTES = 4 * MiB;
 export interface Checker {
   /** A buffer of `size` bytes for a batch's text (recycled from batches already checked). */
   buffer(size: number): Buffer;
-  /** Resolves once there is room for the batch, with its report to come (boxed: not awaited). */
+  /** Hands the batch on (to a worker, or checks it at once), with its report to come (boxed: not awaited). */
   submit(task: BatchTask): Promise<{ report: Promise<BatchReport> }>;
 }
 

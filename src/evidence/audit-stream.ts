@@ -88,8 +88,8 @@ class Pool implements Checker {
     private readonly partBytes: number | undefined,
   ) {
     for (let k = 0; k < count; k++) {
-      // A bounded young generation: a batch's events die young. 16 MB keeps a million-event export near 220 MB
-      // peak (32 MB: 285 MB, of the 300 MB allowed), and 8 MB cost some 10% more CPU in scavenges (bench/evidence.mjs).
+      // A bounded young generation: a batch's events die young. 16 MB keeps a million-event export near 185 MB
+      // peak (with two workers and 32 MB: 285 MB, of the 300 MB allowed); 8 MB cost more CPU in scavenges.
       const worker = new Worker(new URL('./audit-worker.js', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: 16 } });
       const pending = new Map<number, Pending>();
       worker.on('message', ({ id, report, buffer }: { id: number; report: BatchReport; buffer: ArrayBuffer }) => {
