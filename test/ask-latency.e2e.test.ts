@@ -5,6 +5,8 @@
 // very address the ask went out with. Timings themselves are printed by bench/ask.mjs, never asserted here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createPublicClient, http, type Hex } from 'viem';
 import { makeHome, registerSecret, runCli, TEST_ADDRESS, type Home } from './helpers/cli.js';
@@ -103,6 +105,72 @@ describe('instant blocks', () => {
     expect(other.code, other.stderr).toBe(6);
     expect(other.json().error.code).toBe('keystore_address_mismatch');
     expect(await nonce()).toBe(before);
+  }, 120_000);
+});
+
+/**
+ * A JSON-RPC proxy in front of the sandbox's node that records every method (with the block asked for) and, when
+ * told to, lies: the block being built (pending) stamped 1000 s ahead, and every gas estimate refused once
+ * `sends` transactions went through it.
+ */
+async function nodeProxy(target: string, lie?: { sends: number }) {
+  const methods: string[] = [];
+  let sent = 0;
+  const answer = async (m: { id: unknown; method: string; params?: unknown[] }) => {
+    methods.push(m.method === 'eth_getBlockByNumber' ? `${m.method}:${String(m.params?.[0])}` : m.method);
+    if (lie && m.method === 'eth_estimateGas' && sent >= lie.sends) return { jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'the node is not answering estimates' } };
+    const a = (await (await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(m) })).json()) as { result?: { timestamp?: string } };
+    if (m.method === 'eth_sendRawTransaction') sent++;
+    if (lie && m.method === 'eth_getBlockByNumber' && m.params?.[0] === 'pending' && a.result?.timestamp) a.result.timestamp = `0x${(BigInt(a.result.timestamp) + 1000n).toString(16)}`;
+    return a;
+  };
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    const out = Array.isArray(body) ? await Promise.all(body.map(answer)) : await answer(body);
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    methods,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+describe('red team: a run that stopped between the approval and the submit', () => {
+  let c: Chain;
+  beforeAll(async () => {
+    c = await chain([]);
+  }, 90_000);
+  afterAll(async () => {
+    await c.sb.stop();
+  });
+
+  it('resumes by waiting for the reservation\'s age before the submit, even when the first run\'s wait was cut short by a lying node', async () => {
+    const file = askFile(c.home, 'resumed');
+    // The first run's node shows the pending block 1000 s ahead (so the approval goes out at once after the
+    // reservation) and answers no estimate after the approval: the run stops before the submit.
+    const liar = await nodeProxy(c.sb.info.rpcUrl, { sends: 2 });
+    const first = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', liar.url], c.home, { env: c.sb.env() });
+    await liar.close();
+    expect(first.code, first.stdout).toBe(4);
+    expect(first.json().error.code).toBe('call_would_revert');
+    // Resumed at once through an honest node: the submit is sent only after the chain's clock passed the reservation's.
+    const honest = await nodeProxy(c.sb.info.rpcUrl);
+    const again = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', honest.url], c.home, { env: c.sb.env() });
+    await honest.close();
+    expect(again.code, again.stdout).toBe(0);
+    expect(again.json()).toMatchObject({ status: 'submitted', resumed: true });
+    const firstEstimate = honest.methods.indexOf('eth_estimateGas');
+    expect(firstEstimate).toBeGreaterThan(0);
+    expect(honest.methods.slice(0, firstEstimate)).toContain('eth_getBlockByNumber:pending');
+    const journal = JSON.parse(readFileSync(again.json().journal, 'utf8'));
+    const asked = journal.txs.filter((t: any) => t.stage === 'ask');
+    expect(asked.map((t: any) => [t.calls, t.status])).toEqual([[[0], 'mined'], [[1], 'mined'], [[2], 'mined']]);
+    const stamp = async (t: any) => (await c.pub.getBlock({ blockNumber: BigInt(t.blockNumber) })).timestamp;
+    expect(await stamp(asked[2])).toBeGreaterThanOrEqual((await stamp(asked[0])) + 1n);
   }, 120_000);
 });
 

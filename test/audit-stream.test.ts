@@ -4,7 +4,8 @@
 // come out identical, whether the events array was cut by guessing or exactly, in chunks of any size.
 // The streamed path runs worker threads, which load the built JavaScript: these tests import it from dist/.
 import { afterAll, describe, expect, it } from 'vitest';
-import { createWriteStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { makeHome, ROOT, runCli } from './helpers/cli.js';
@@ -268,6 +269,150 @@ describe('strict JSON: the same refusal, with the same reason', () => {
     const file = fileOf(text);
     for (const way of WAYS) expect((await streamed(file, way)).jsonError, JSON.stringify(way)).toEqual(expect.any(String));
   });
+});
+
+describe('red team: an events array of control characters is not an empty one', () => {
+  // JSON's white space is space, tab, CR and LF only; `[\x01]` is no array at all. The exact cutter once took any
+  // byte up to 0x20 for white space, so such an "empty" chain verified (valid: true) where the reference refuses it.
+  const empty = (inside: string) =>
+    JSON.stringify({ format: 'rateloop-audit-v1', workspaceId: 'ws_1', integrity: { eventCount: 0, headDigest: GENESIS_DIGEST, valid: true }, events: [] }).replace('"events":[]', `"events":[${inside}]`);
+
+  it.each(['\x01', '\x00', '\x0b', '\f', ' \x1f\n', '\t\x7f'])('%j between the brackets: refused by both', async (inside) => {
+    expect(reference(empty(' ')).result).toMatchObject({ valid: true }); // the same file with real white space verifies
+    const text = empty(inside);
+    expect(reference(text).jsonError).toBeDefined();
+    const file = fileOf(text);
+    for (const way of WAYS) expect(await streamed(file, way), JSON.stringify(way)).toMatchObject({ jsonError: expect.any(String) });
+  });
+
+  it('through the built binary: a streamed file of that kind exits 2, not 0', async () => {
+    // Padded with real white space to the size from which the command streams.
+    const text = empty('\x01').replace('{', `{${' '.repeat(STREAM_MIN_BYTES)}`);
+    const r = await runCli(['--json', 'verify-evidence', '--audit', fileOf(text)], makeHome());
+    expect(r.code, r.stdout).toBe(2);
+    expect(r.json().error).toMatchObject({ code: 'invalid_packet_shape', message: expect.stringMatching(/not usable JSON/) });
+  }, 60_000);
+});
+
+describe('red team: random exports, mutated at random, read in random ways (property-based)', () => {
+  // What strings are made of: seams, escapes, quotes and multi-byte characters, so that guessed cuts fall inside them.
+  const FRAGMENTS = ['},{"', '},{', '}, {"', '} ,{"', '\\', '\\"', '"', 'é', '😀', ']', '[', '{', '}', ',', ' ', '\n', 'x', '\u2028'];
+  const text = fc.array(fc.constantFrom(...FRAGMENTS), { maxLength: 4 }).map((a) => a.join(''));
+  const eventShape = fc.record({ actor: text, reason: fc.option(text, { nil: null }), meta: fc.tuple(text, text), nested: fc.option(fc.tuple(text, text), { nil: undefined }), nullTarget: fc.boolean() });
+  const space = fc.constantFrom('', '', ' ', '\n', '\t', '\r\n');
+  const INSERTS = ['},{"', '}', '{', ',', '"', '\\', ']', '[', ' ', '\x01', 'é', '\\ud800', '1e400', '"result":"x",', '"sequence":1,', 'null'];
+  const mutation = fc.record({ kind: fc.constantFrom('insert', 'delete', 'copy'), at: fc.nat(), what: fc.constantFrom(...INSERTS), span: fc.nat(20), from: fc.nat() });
+  const way = fc.record({ workers: fc.constantFrom(0, 0, 0, 1), batchBytes: fc.integer({ min: 1, max: 1500 }), partBytes: fc.integer({ min: 1, max: 600 }), chunkBytes: fc.integer({ min: 1, max: 400 }), exact: fc.boolean() });
+  const strict = fc.record({ duplicateAt: fc.option(fc.nat(), { nil: undefined }), deepAt: fc.option(fc.tuple(fc.nat(), fc.integer({ min: 196, max: 201 })), { nil: undefined }), hugeAt: fc.option(fc.nat(), { nil: undefined }), surrogateAt: fc.option(fc.nat(), { nil: undefined }) });
+
+  function chain(shapes: { actor: string; reason: string | null; meta: [string, string]; nested?: [string, string]; nullTarget: boolean }[], workspaceFrom: number): any {
+    const d = exportOf(shapes.length);
+    let previous = GENESIS_DIGEST;
+    d.events.forEach((e: any, k: number) => {
+      const s = shapes[k]!;
+      Object.assign(e, { actor_reference: s.actor, reason: s.reason, target_id: s.nullTarget ? null : e.target_id, metadata_json: JSON.stringify({ list: [{ a: s.meta[0] }, { b: s.meta[1] }] }), workspace_id: k + 1 >= workspaceFrom ? 'ws_2' : 'ws_1' });
+      if (s.nested) e.nested = [{ x: s.nested[0] }, { y: [{ z: 1 }, { w: s.nested[1] }] }];
+      e.previous_digest = previous;
+      previous = e.event_digest = specDigest(previous, e);
+    });
+    d.integrity = { eventCount: shapes.length, headDigest: previous, valid: true };
+    return d;
+  }
+
+  /** JSON text with the given white space between tokens (one of them, maybe, a byte that only looks like it), and strict-JSON traps at the n-th object, number or string met. */
+  function write(v: unknown, spaces: string[], traps: fc.RecordValue<any> & { oddSpaceAt?: [number, string] }): string {
+    let s = 0;
+    let objects = 0;
+    let numbers = 0;
+    let strings = 0;
+    const w = () => {
+      const k = s++;
+      return traps.oddSpaceAt?.[0] === k ? traps.oddSpaceAt[1] : spaces[k % spaces.length]!;
+    };
+    const go = (x: unknown): string => {
+      if (Array.isArray(x)) return `[${w()}${x.map(go).join(`${w()},${w()}`)}${w()}]`;
+      if (x !== null && typeof x === 'object') {
+        const o = objects++;
+        const members = Object.entries(x).map(([k, y]) => `${JSON.stringify(k)}${w()}:${w()}${go(y)}`);
+        if (traps.duplicateAt === o && members.length) members.push(members[0]!);
+        if (traps.deepAt?.[0] === o) members.unshift(`"deep":${'['.repeat(traps.deepAt[1])}${']'.repeat(traps.deepAt[1])}`);
+        return `{${w()}${members.join(`${w()},${w()}`)}${w()}}`;
+      }
+      if (typeof x === 'number' && traps.hugeAt === numbers++) return '1e400';
+      if (typeof x === 'string' && traps.surrogateAt === strings++) return `${JSON.stringify(x).slice(0, -1)}\\ud800"`;
+      return JSON.stringify(x);
+    };
+    return go(v);
+  }
+
+  function mutate(t: string, mutations: fc.RecordValue<any>[]): string {
+    for (const m of mutations) {
+      const at = m.at % (t.length + 1);
+      if (m.kind === 'insert') t = t.slice(0, at) + m.what + t.slice(at);
+      else if (m.kind === 'delete') t = t.slice(0, at) + t.slice(at + 1 + m.span);
+      else t = t.slice(0, at) + t.slice(m.from % (t.length + 1)).slice(0, m.span) + t.slice(at);
+    }
+    return t;
+  }
+
+  /** The streamed verdict is the reference's for the file as written; returns the kind of verdict. */
+  async function sameVerdict(file: string, options: Record<string, unknown>): Promise<string> {
+    // The file's own text: a mutation may split a surrogate pair, which is written out as U+FFFD.
+    const onDisk = readFileSync(file, 'utf8');
+    const ref = reference(onDisk);
+    const { recut: _recut, ...got } = await streamed(file, options);
+    let syntax = false;
+    try {
+      JSON.parse(onDisk);
+    } catch {
+      syntax = true;
+    }
+    // Not JSON at all: refused, in the streamed path's own words. Otherwise: the very same answer.
+    if (ref.jsonError !== undefined && syntax) expect(got, JSON.stringify(options)).toMatchObject({ jsonError: expect.any(String) });
+    else expect(got, JSON.stringify(options)).toEqual(ref);
+    if (ref.jsonError !== undefined) return syntax ? 'not JSON' : 'strict';
+    const result = ref.result as { valid: boolean; errors: string[] };
+    return result.valid ? 'valid' : result.errors[0]!;
+  }
+
+  it('a byte that only looks like white space, in every place white space may be, is refused as the reference refuses it', async () => {
+    for (const n of [0, 1, 3]) {
+      const d = chain(Array.from({ length: n }, () => ({ actor: '},{"', reason: null, meta: ['é', '😀'] as [string, string], nested: ['x', '},{'] as [string, string], nullTarget: false })), Infinity);
+      const plain = write(d, [' '], {});
+      for (let at = 0; ; at++) {
+        const odd = write(d, [' '], { oddSpaceAt: [at, '\x0b'] });
+        if (odd === plain) break; // past the last place
+        expect(await sameVerdict(fileOf(odd), { workers: 0, ...SMALL, partBytes: EVENT_BYTES, chunkBytes: 5 + (at % 50), exact: at % 2 === 0 })).toBe('not JSON');
+      }
+      expect(await sameVerdict(fileOf(plain), { workers: 0, ...SMALL })).toBe('valid');
+    }
+  }, 60_000);
+
+  it('the streamed verdict is the reference\'s: the same result, the same strict refusal, and a refusal wherever the reference finds no JSON', async () => {
+    let runs = 0;
+    const seen: Record<string, number> = {};
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof({ weight: 1, arbitrary: fc.constant([]) }, { weight: 5, arbitrary: fc.array(eventShape, { minLength: 1, maxLength: 7 }) }),
+        fc.nat(9), fc.boolean(), fc.option(fc.tuple(fc.nat(TAMPERS.length - 1), fc.nat()), { nil: undefined }),
+        fc.oneof(fc.constant('compact'), fc.constant('indented'), fc.array(space, { minLength: 1, maxLength: 64 })), strict,
+        fc.oneof(fc.constant([]), fc.array(mutation, { minLength: 1, maxLength: 2 })), way,
+        async (shapes, workspaceFrom, camel, tamper, style, traps, mutations, options) => {
+          const d = chain(shapes, workspaceFrom || Infinity);
+          if (tamper && shapes.length > 0) TAMPERS[tamper[0]]![1](d, tamper[1] % shapes.length);
+          if (camel) for (const e of d.events) if (e && typeof e === 'object') for (const k of Object.keys(e)) if (k.includes('_')) (e[k.replace(/_([a-z])/g, (_m, c) => c.toUpperCase())] = e[k]), delete e[k];
+          const written = style === 'compact' ? JSON.stringify(d) : style === 'indented' ? JSON.stringify(d, null, 2) : write(d, style, traps);
+          const kind = await sameVerdict(fileOf(mutate(written, mutations)), options);
+          seen[kind] = (seen[kind] ?? 0) + 1;
+          runs++;
+        },
+      ),
+      { numRuns: 1200 },
+    );
+    // The property saw every kind of verdict, not only one.
+    expect(runs).toBe(1200);
+    for (const kind of ['valid', 'not JSON', 'strict', 'event_digest_mismatch', 'workspace_mismatch', 'previous_digest_mismatch']) expect(seen[kind], JSON.stringify(seen)).toBeGreaterThan(0);
+  }, 120_000);
 });
 
 describe('the command streams large audit exports', () => {

@@ -441,7 +441,7 @@ export class ExportSplitter {
           segment = j + 1;
         }
         this.elementStart = this.offset + j + 1;
-      } else if (depth === 0 && c > 0x20) content = true;
+      } else if (depth === 0 && !WS(c)) content = true; // any other byte (a control character too) is an element JSON.parse must judge
     }
     Object.assign(this, { depth, content });
     return this.keepEvents(chunk, segment);

@@ -174,10 +174,17 @@ export class Executor {
     // (say, after a reservation) sends nothing at all; each transaction is admitted again as it is signed.
     await this.ledger.admit(stage, remaining.flatMap((i) => callEffects(this.chain, calls[i]!)), this.client);
     let sent = 0;
+    // The reservation's minimum age is waited for before the first segment this run sends after it — the one right
+    // after it in a fresh run, but the submit itself when a run that stopped after the approval resumes (that run's
+    // wait may have been cut short: at RESERVATION_WAIT_MS, or by a node's word).
+    const reserveAt = calls.findIndex((c) => c.phase === 'reserve_submission');
+    let aged = false;
     for (const [k, seg] of segments.entries()) {
       const segCalls = seg.map((i) => calls[i]!);
-      const prev = seg[0]! - 1;
-      if (calls[prev]?.phase === 'reserve_submission' && hashOf[prev]) await timed('reservation age', () => this.waitReservationAge(receiptOf.get(hashOf[prev]!)!));
+      if (!aged && reserveAt >= 0 && seg[0]! > reserveAt && hashOf[reserveAt]) {
+        aged = true;
+        await timed('reservation age', () => this.waitReservationAge(receiptOf.get(hashOf[reserveAt]!)!));
+      }
       const label = segCalls.map((c) => c.phase).join(' + ');
       this.out.progress(`${stage}.send`, `sending ${label} (${k + 1}/${segments.length})`, { stage, calls: seg });
       const receipt = seg.length === 1 ? await this.sendCall(stage, seg, segCalls[0]!) : await this.sendBatch(stage, seg, segCalls);
