@@ -113,12 +113,14 @@ describe('instant blocks', () => {
  * told to, lies: the block being built (pending) stamped 1000 s ahead, and every gas estimate refused once
  * `sends` transactions went through it.
  */
-async function nodeProxy(target: string, lie?: { sends: number }) {
+async function nodeProxy(target: string, lie?: { sends: number; gas?: string }) {
   const methods: string[] = [];
   let sent = 0;
   const answer = async (m: { id: unknown; method: string; params?: unknown[] }) => {
     methods.push(m.method === 'eth_getBlockByNumber' ? `${m.method}:${String(m.params?.[0])}` : m.method);
-    if (lie && m.method === 'eth_estimateGas' && sent >= lie.sends) return { jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'the node is not answering estimates' } };
+    if (lie && m.method === 'eth_estimateGas' && sent >= lie.sends) {
+      return lie.gas ? { jsonrpc: '2.0', id: m.id, result: lie.gas } : { jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'the node is not answering estimates' } };
+    }
     const a = (await (await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(m) })).json()) as { result?: { timestamp?: string } };
     if (m.method === 'eth_sendRawTransaction') sent++;
     if (lie && m.method === 'eth_getBlockByNumber' && m.params?.[0] === 'pending' && a.result?.timestamp) a.result.timestamp = `0x${(BigInt(a.result.timestamp) + 1000n).toString(16)}`;
@@ -166,6 +168,31 @@ describe('red team: a run that stopped between the approval and the submit', () 
     const firstEstimate = honest.methods.indexOf('eth_estimateGas');
     expect(firstEstimate).toBeGreaterThan(0);
     expect(honest.methods.slice(0, firstEstimate)).toContain('eth_getBlockByNumber:pending');
+    const journal = JSON.parse(readFileSync(again.json().journal, 'utf8'));
+    const asked = journal.txs.filter((t: any) => t.stage === 'ask');
+    expect(asked.map((t: any) => [t.calls, t.status])).toEqual([[[0], 'mined'], [[1], 'mined'], [[2], 'mined']]);
+    const stamp = async (t: any) => (await c.pub.getBlock({ blockNumber: BigInt(t.blockNumber) })).timestamp;
+    expect(await stamp(asked[2])).toBeGreaterThanOrEqual((await stamp(asked[0])) + 1n);
+  }, 120_000);
+
+  it('a submit signed and journaled but never broadcast (killed) is broadcast again only after the reservation\'s age', async () => {
+    const file = askFile(c.home, 'rebroadcast');
+    // The first run's node shows the pending block 1000 s ahead and vouches for the submit's gas at once, so the
+    // submit is signed right after the approval; the process is killed once it is journaled, before its broadcast.
+    const liar = await nodeProxy(c.sb.info.rpcUrl, { sends: 2, gas: '0x4c4b40' });
+    const first = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', liar.url], c.home, { env: { ...c.sb.env(), LOOPSIGN_CRASH_AFTER: 'ask:signed:2' } });
+    await liar.close();
+    expect(first.code, first.stderr).toBe(-1);
+    // Resumed at once through an honest node: the journaled bytes go out again only after the chain's clock passed
+    // the reservation's (the pending block is looked at before the broadcast).
+    const honest = await nodeProxy(c.sb.info.rpcUrl);
+    const again = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', honest.url], c.home, { env: c.sb.env() });
+    await honest.close();
+    expect(again.code, again.stdout).toBe(0);
+    expect(again.json()).toMatchObject({ status: 'submitted', resumed: true });
+    const broadcast = honest.methods.indexOf('eth_sendRawTransaction');
+    expect(broadcast).toBeGreaterThan(0);
+    expect(honest.methods.slice(0, broadcast)).toContain('eth_getBlockByNumber:pending');
     const journal = JSON.parse(readFileSync(again.json().journal, 'utf8'));
     const asked = journal.txs.filter((t: any) => t.stage === 'ask');
     expect(asked.map((t: any) => [t.calls, t.status])).toEqual([[[0], 'mined'], [[1], 'mined'], [[2], 'mined']]);

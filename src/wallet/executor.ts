@@ -136,6 +136,18 @@ export class Executor {
     const wallet = this.account.address;
     let coveredBy: (JournalTx | undefined)[];
     const receiptOf = new Map<Hex, TransactionReceipt>();
+    // The reservation's minimum age is waited for once, before the first transaction this run puts on the wire after
+    // the reservation: the one right after it in a fresh run; the submit itself when a run that stopped after the
+    // approval resumes; a journaled submit that never reached the node before it is broadcast again. The first
+    // run's wait may have been cut short (at RESERVATION_WAIT_MS, or by a node's word).
+    const reserveAt = calls.findIndex((c) => c.phase === 'reserve_submission');
+    let aged = false;
+    const waitAge = async (first: number, reservation: Hex | undefined) => {
+      const receipt = reservation && receiptOf.get(reservation);
+      if (aged || reserveAt < 0 || first <= reserveAt || !receipt) return;
+      aged = true;
+      await timed('reservation age', () => this.waitReservationAge(receipt));
+    };
     // A journaled transaction found dropped while resuming changes what is covered: plan again around what is left.
     for (;;) {
       // What every journaled transaction of this stage carried, read back from its signed bytes.
@@ -156,7 +168,7 @@ export class Executor {
       let dropped = false;
       for (const tx of new Set(coveredBy.filter((t): t is JournalTx => t !== undefined))) {
         if (receiptOf.has(tx.hash)) continue;
-        const receipt = await this.resume(tx);
+        const receipt = await this.resume(tx, () => waitAge(coveredBy.indexOf(tx), coveredBy[reserveAt]?.hash));
         if (receipt === 'dropped') {
           dropped = true;
           break;
@@ -174,17 +186,9 @@ export class Executor {
     // (say, after a reservation) sends nothing at all; each transaction is admitted again as it is signed.
     await this.ledger.admit(stage, remaining.flatMap((i) => callEffects(this.chain, calls[i]!)), this.client);
     let sent = 0;
-    // The reservation's minimum age is waited for before the first segment this run sends after it — the one right
-    // after it in a fresh run, but the submit itself when a run that stopped after the approval resumes (that run's
-    // wait may have been cut short: at RESERVATION_WAIT_MS, or by a node's word).
-    const reserveAt = calls.findIndex((c) => c.phase === 'reserve_submission');
-    let aged = false;
     for (const [k, seg] of segments.entries()) {
       const segCalls = seg.map((i) => calls[i]!);
-      if (!aged && reserveAt >= 0 && seg[0]! > reserveAt && hashOf[reserveAt]) {
-        aged = true;
-        await timed('reservation age', () => this.waitReservationAge(receiptOf.get(hashOf[reserveAt]!)!));
-      }
+      await waitAge(seg[0]!, hashOf[reserveAt]);
       const label = segCalls.map((c) => c.phase).join(' + ');
       this.out.progress(`${stage}.send`, `sending ${label} (${k + 1}/${segments.length})`, { stage, calls: seg });
       const receipt = seg.length === 1 ? await this.sendCall(stage, seg, segCalls[0]!) : await this.sendBatch(stage, seg, segCalls);
@@ -204,12 +208,13 @@ export class Executor {
    * operation signed with that nonce after this one was lost before its broadcast): it can never be mined, so it
    * stops counting and its calls are signed again.
    */
-  private async resume(tx: JournalTx): Promise<TransactionReceipt | 'dropped'> {
+  private async resume(tx: JournalTx, beforeRebroadcast: () => Promise<void>): Promise<TransactionReceipt | 'dropped'> {
     if (tx.status === 'reverted') throw this.reverted(tx.hash, tx.calls);
     let receipt = await this.client.getTransactionReceipt({ hash: tx.hash }).catch(() => undefined);
     if (!receipt) {
       const pending = await this.client.getTransaction({ hash: tx.hash }).catch(() => undefined);
       if (!pending) {
+        await beforeRebroadcast();
         this.out.progress('tx.rebroadcast', `re-broadcasting journaled transaction ${tx.hash}`);
         try {
           await this.broadcast(tx.raw, tx.hash, tx.nonce);
