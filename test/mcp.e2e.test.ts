@@ -341,8 +341,8 @@ describe('confidentiality terms over MCP: the person accepts them, never the age
       expect(await mute.stop()).toBe(0);
 
       // The person says no: nothing signed, nothing staked.
-      let answer = 'no';
-      const m = await serve(home(), { elicit: async () => (answer === 'yes' ? { action: 'accept', content: { approve: true } } : { action: 'decline' }) });
+      let answer: unknown = { action: 'decline' };
+      const m = await serve(home(), { elicit: async () => answer as never });
       const declined = await m.call('loopsign_rate', vote);
       expect(declined.doc.error).toMatchObject({ code: 'terms_not_accepted', exitCode: 2 });
       expect(m.elicitations).toHaveLength(1);
@@ -352,11 +352,22 @@ describe('confidentiality terms over MCP: the person accepts them, never the age
       expect(m.elicitations[0]!.message).toContain(declined.doc.error.termsFile);
       expect(await balance('LREP')).toBe(before);
 
+      // Answers that only look like a yes are a no: "accept" with the string "true", with no content, with approve
+      // false beside extra fields.
+      const lookalikes = [{ action: 'accept', content: { approve: 'true' } }, { action: 'accept' }, { action: 'accept', content: { approve: false, accept: true, yes: true } }];
+      for (const lookalike of lookalikes) {
+        answer = lookalike;
+        const no = await m.call('loopsign_rate', vote);
+        expect(no.doc.error, JSON.stringify(lookalike)).toMatchObject({ code: 'terms_not_accepted', exitCode: 2 });
+      }
+      expect(m.elicitations).toHaveLength(1 + lookalikes.length);
+      expect(await balance('LREP')).toBe(before);
+
       // The person says yes: the terms are signed and the vote goes in, its gated context read.
-      answer = 'yes';
+      answer = { action: 'accept', content: { approve: true } };
       const r = await m.call('loopsign_rate', vote);
       expect(r.isError, JSON.stringify(r.doc)).toBe(false);
-      expect(m.elicitations).toHaveLength(2);
+      expect(m.elicitations).toHaveLength(2 + lookalikes.length);
       expect(r.doc).toMatchObject({ ok: true, contentId: id, stakeWei: '2000000' });
       expect(await balance('LREP')).toBe(before - 2_000_000n);
       expect(await m.stop()).toBe(0);
