@@ -40,6 +40,9 @@ async function chain(args: string[]): Promise<Chain> {
   return { sb, home: makeHome(), pub: createPublicClient({ transport: http(sb.info.rpcUrl), pollingInterval: 50 }) };
 }
 
+/** The timestamp of the block a journaled transaction was mined in. */
+const stamp = async (c: Chain, t: any) => (await c.pub.getBlock({ blockNumber: BigInt(t.blockNumber) })).timestamp;
+
 /** An ask + USDC bonus through the built binary; the block timestamps of its reservation and of its submit. */
 async function ask(c: Chain, atomic: boolean, env: Record<string, string> = {}) {
   const r = await runCli(['--json', 'ask', '--file', askFile(c.home, atomic ? 'atomic' : 'ordered'), '--payment-mode', 'wallet_calls', ...(atomic ? ['--atomic'] : [])], c.home, { env: { ...c.sb.env(), ...env } });
@@ -49,8 +52,7 @@ async function ask(c: Chain, atomic: boolean, env: Record<string, string> = {}) 
   const last = Math.max(...asked.flatMap((t: any) => t.calls));
   const reserve = asked.find((t: any) => t.calls.includes(0));
   const submit = asked.find((t: any) => t.calls.includes(last));
-  const stamp = async (t: any) => (await c.pub.getBlock({ blockNumber: BigInt(t.blockNumber) })).timestamp;
-  return { r, transactions: journal.txs.filter((t: any) => t.status === 'mined').length, reserveTs: await stamp(reserve), submitTs: await stamp(submit), reserve, submit };
+  return { r, transactions: journal.txs.filter((t: any) => t.status === 'mined').length, reserveTs: await stamp(c, reserve), submitTs: await stamp(c, submit), reserve, submit };
 }
 
 describe('instant blocks', () => {
@@ -150,6 +152,25 @@ describe('red team: a run that stopped between the approval and the submit', () 
     await c.sb.stop();
   });
 
+  /**
+   * Reruns the ask at once through an honest node: it resumes and submits, the node is asked for its pending block
+   * before `firstSent` (the first estimate or broadcast), and the submit lands at least 1 s after the reservation.
+   */
+  async function resumeHonestly(file: string, firstSent: 'eth_estimateGas' | 'eth_sendRawTransaction') {
+    const honest = await nodeProxy(c.sb.info.rpcUrl);
+    const again = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', honest.url], c.home, { env: c.sb.env() });
+    await honest.close();
+    expect(again.code, again.stdout).toBe(0);
+    expect(again.json()).toMatchObject({ status: 'submitted', resumed: true });
+    const first = honest.methods.indexOf(firstSent);
+    expect(first).toBeGreaterThan(0);
+    expect(honest.methods.slice(0, first)).toContain('eth_getBlockByNumber:pending');
+    const journal = JSON.parse(readFileSync(again.json().journal, 'utf8'));
+    const asked = journal.txs.filter((t: any) => t.stage === 'ask');
+    expect(asked.map((t: any) => [t.calls, t.status])).toEqual([[[0], 'mined'], [[1], 'mined'], [[2], 'mined']]);
+    expect(await stamp(c, asked[2])).toBeGreaterThanOrEqual((await stamp(c, asked[0])) + 1n);
+  }
+
   it('resumes by waiting for the reservation\'s age before the submit, even when the first run\'s wait was cut short by a lying node', async () => {
     const file = askFile(c.home, 'resumed');
     // The first run's node shows the pending block 1000 s ahead (so the approval goes out at once after the
@@ -160,19 +181,7 @@ describe('red team: a run that stopped between the approval and the submit', () 
     expect(first.code, first.stdout).toBe(4);
     expect(first.json().error.code).toBe('call_would_revert');
     // Resumed at once through an honest node: the submit is sent only after the chain's clock passed the reservation's.
-    const honest = await nodeProxy(c.sb.info.rpcUrl);
-    const again = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', honest.url], c.home, { env: c.sb.env() });
-    await honest.close();
-    expect(again.code, again.stdout).toBe(0);
-    expect(again.json()).toMatchObject({ status: 'submitted', resumed: true });
-    const firstEstimate = honest.methods.indexOf('eth_estimateGas');
-    expect(firstEstimate).toBeGreaterThan(0);
-    expect(honest.methods.slice(0, firstEstimate)).toContain('eth_getBlockByNumber:pending');
-    const journal = JSON.parse(readFileSync(again.json().journal, 'utf8'));
-    const asked = journal.txs.filter((t: any) => t.stage === 'ask');
-    expect(asked.map((t: any) => [t.calls, t.status])).toEqual([[[0], 'mined'], [[1], 'mined'], [[2], 'mined']]);
-    const stamp = async (t: any) => (await c.pub.getBlock({ blockNumber: BigInt(t.blockNumber) })).timestamp;
-    expect(await stamp(asked[2])).toBeGreaterThanOrEqual((await stamp(asked[0])) + 1n);
+    await resumeHonestly(file, 'eth_estimateGas');
   }, 120_000);
 
   it('a submit signed and journaled but never broadcast (killed) is broadcast again only after the reservation\'s age', async () => {
@@ -185,19 +194,7 @@ describe('red team: a run that stopped between the approval and the submit', () 
     expect(first.code, first.stderr).toBe(-1);
     // Resumed at once through an honest node: the journaled bytes go out again only after the chain's clock passed
     // the reservation's (the pending block is looked at before the broadcast).
-    const honest = await nodeProxy(c.sb.info.rpcUrl);
-    const again = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', honest.url], c.home, { env: c.sb.env() });
-    await honest.close();
-    expect(again.code, again.stdout).toBe(0);
-    expect(again.json()).toMatchObject({ status: 'submitted', resumed: true });
-    const broadcast = honest.methods.indexOf('eth_sendRawTransaction');
-    expect(broadcast).toBeGreaterThan(0);
-    expect(honest.methods.slice(0, broadcast)).toContain('eth_getBlockByNumber:pending');
-    const journal = JSON.parse(readFileSync(again.json().journal, 'utf8'));
-    const asked = journal.txs.filter((t: any) => t.stage === 'ask');
-    expect(asked.map((t: any) => [t.calls, t.status])).toEqual([[[0], 'mined'], [[1], 'mined'], [[2], 'mined']]);
-    const stamp = async (t: any) => (await c.pub.getBlock({ blockNumber: BigInt(t.blockNumber) })).timestamp;
-    expect(await stamp(asked[2])).toBeGreaterThanOrEqual((await stamp(asked[0])) + 1n);
+    await resumeHonestly(file, 'eth_sendRawTransaction');
   }, 120_000);
 });
 
