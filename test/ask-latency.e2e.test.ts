@@ -108,6 +108,54 @@ describe('instant blocks', () => {
     expect(other.json().error.code).toBe('keystore_address_mismatch');
     expect(await nonce()).toBe(before);
   }, 120_000);
+
+  // On the same chain as the tests above: the red team's reruns go through a proxy in front of its node.
+  describe('red team: a run that stopped between the approval and the submit', () => {
+    /**
+     * Reruns the ask at once through an honest node: it resumes and submits, the node is asked for its pending block
+     * before `firstSent` (the first estimate or broadcast), and the submit lands at least 1 s after the reservation.
+     */
+    async function resumeHonestly(file: string, firstSent: 'eth_estimateGas' | 'eth_sendRawTransaction') {
+      const honest = await nodeProxy(c.sb.info.rpcUrl);
+      const again = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', honest.url], c.home, { env: c.sb.env() });
+      await honest.close();
+      expect(again.code, again.stdout).toBe(0);
+      expect(again.json()).toMatchObject({ status: 'submitted', resumed: true });
+      const first = honest.methods.indexOf(firstSent);
+      expect(first).toBeGreaterThan(0);
+      expect(honest.methods.slice(0, first)).toContain('eth_getBlockByNumber:pending');
+      const journal = JSON.parse(readFileSync(again.json().journal, 'utf8'));
+      const asked = journal.txs.filter((t: any) => t.stage === 'ask');
+      expect(asked.map((t: any) => [t.calls, t.status])).toEqual([[[0], 'mined'], [[1], 'mined'], [[2], 'mined']]);
+      expect(await stamp(c, asked[2])).toBeGreaterThanOrEqual((await stamp(c, asked[0])) + 1n);
+    }
+
+    it('resumes by waiting for the reservation\'s age before the submit, even when the first run\'s wait was cut short by a lying node', async () => {
+      const file = askFile(c.home, 'resumed');
+      // The first run's node shows the pending block 1000 s ahead (so the approval goes out at once after the
+      // reservation) and answers no estimate after the approval: the run stops before the submit.
+      const liar = await nodeProxy(c.sb.info.rpcUrl, { sends: 2 });
+      const first = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', liar.url], c.home, { env: c.sb.env() });
+      await liar.close();
+      expect(first.code, first.stdout).toBe(4);
+      expect(first.json().error.code).toBe('call_would_revert');
+      // Resumed at once through an honest node: the submit is sent only after the chain's clock passed the reservation's.
+      await resumeHonestly(file, 'eth_estimateGas');
+    }, 120_000);
+
+    it('a submit signed and journaled but never broadcast (killed) is broadcast again only after the reservation\'s age', async () => {
+      const file = askFile(c.home, 'rebroadcast');
+      // The first run's node shows the pending block 1000 s ahead and vouches for the submit's gas at once, so the
+      // submit is signed right after the approval; the process is killed once it is journaled, before its broadcast.
+      const liar = await nodeProxy(c.sb.info.rpcUrl, { sends: 2, gas: '0x4c4b40' });
+      const first = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', liar.url], c.home, { env: { ...c.sb.env(), LOOPSIGN_CRASH_AFTER: 'ask:signed:2' } });
+      await liar.close();
+      expect(first.code, first.stderr).toBe(-1);
+      // Resumed at once through an honest node: the journaled bytes go out again only after the chain's clock passed
+      // the reservation's (the pending block is looked at before the broadcast).
+      await resumeHonestly(file, 'eth_sendRawTransaction');
+    }, 120_000);
+  });
 });
 
 /**
@@ -142,61 +190,6 @@ async function nodeProxy(target: string, lie?: { sends: number; gas?: string }) 
     close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   };
 }
-
-describe('red team: a run that stopped between the approval and the submit', () => {
-  let c: Chain;
-  beforeAll(async () => {
-    c = await chain([]);
-  }, 90_000);
-  afterAll(async () => {
-    await c.sb.stop();
-  });
-
-  /**
-   * Reruns the ask at once through an honest node: it resumes and submits, the node is asked for its pending block
-   * before `firstSent` (the first estimate or broadcast), and the submit lands at least 1 s after the reservation.
-   */
-  async function resumeHonestly(file: string, firstSent: 'eth_estimateGas' | 'eth_sendRawTransaction') {
-    const honest = await nodeProxy(c.sb.info.rpcUrl);
-    const again = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', honest.url], c.home, { env: c.sb.env() });
-    await honest.close();
-    expect(again.code, again.stdout).toBe(0);
-    expect(again.json()).toMatchObject({ status: 'submitted', resumed: true });
-    const first = honest.methods.indexOf(firstSent);
-    expect(first).toBeGreaterThan(0);
-    expect(honest.methods.slice(0, first)).toContain('eth_getBlockByNumber:pending');
-    const journal = JSON.parse(readFileSync(again.json().journal, 'utf8'));
-    const asked = journal.txs.filter((t: any) => t.stage === 'ask');
-    expect(asked.map((t: any) => [t.calls, t.status])).toEqual([[[0], 'mined'], [[1], 'mined'], [[2], 'mined']]);
-    expect(await stamp(c, asked[2])).toBeGreaterThanOrEqual((await stamp(c, asked[0])) + 1n);
-  }
-
-  it('resumes by waiting for the reservation\'s age before the submit, even when the first run\'s wait was cut short by a lying node', async () => {
-    const file = askFile(c.home, 'resumed');
-    // The first run's node shows the pending block 1000 s ahead (so the approval goes out at once after the
-    // reservation) and answers no estimate after the approval: the run stops before the submit.
-    const liar = await nodeProxy(c.sb.info.rpcUrl, { sends: 2 });
-    const first = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', liar.url], c.home, { env: c.sb.env() });
-    await liar.close();
-    expect(first.code, first.stdout).toBe(4);
-    expect(first.json().error.code).toBe('call_would_revert');
-    // Resumed at once through an honest node: the submit is sent only after the chain's clock passed the reservation's.
-    await resumeHonestly(file, 'eth_estimateGas');
-  }, 120_000);
-
-  it('a submit signed and journaled but never broadcast (killed) is broadcast again only after the reservation\'s age', async () => {
-    const file = askFile(c.home, 'rebroadcast');
-    // The first run's node shows the pending block 1000 s ahead and vouches for the submit's gas at once, so the
-    // submit is signed right after the approval; the process is killed once it is journaled, before its broadcast.
-    const liar = await nodeProxy(c.sb.info.rpcUrl, { sends: 2, gas: '0x4c4b40' });
-    const first = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', liar.url], c.home, { env: { ...c.sb.env(), LOOPSIGN_CRASH_AFTER: 'ask:signed:2' } });
-    await liar.close();
-    expect(first.code, first.stderr).toBe(-1);
-    // Resumed at once through an honest node: the journaled bytes go out again only after the chain's clock passed
-    // the reservation's (the pending block is looked at before the broadcast).
-    await resumeHonestly(file, 'eth_sendRawTransaction');
-  }, 120_000);
-});
 
 describe('2-second blocks (sandbox --block-time 2)', () => {
   let c: Chain;
