@@ -37,6 +37,7 @@ const COMMANDS: [name: string, load: () => Promise<Define>][] = [
   ['runs', async () => (await import('./commands/runs.def.js')).defineRuns],
   ['review', async () => (await import('./commands/review.def.js')).defineReview],
   ['generate', async () => (await import('./commands/generate.def.js')).defineGenerate],
+  ['history', async () => (await import('./commands/history.def.js')).defineHistory],
   ['mcp', async () => (await import('./commands/mcp.def.js')).defineMcp],
   ['sandbox', async () => (await import('./commands/sandbox.def.js')).defineSandbox],
 ];

@@ -3,6 +3,7 @@
 import type { Output } from './output.js';
 import type { GlobalFlags, ResolvedConfig } from './config.js';
 import type { Approver, PolicyGate } from './policy/gate.js';
+import type { Store } from './store/db.js';
 
 export interface Context {
   out: Output;
@@ -10,6 +11,8 @@ export interface Context {
   config(): Promise<ResolvedConfig>;
   /** The spending policy that applies to this run (loaded once, lazily). */
   policy(): Promise<PolicyGate>;
+  /** loopsign's database (journals, spend ledgers, policy windows), opened once, lazily. */
+  store(): Promise<Store>;
   /** Cancels the run's waits (an MCP request's signal); the CLI has none — Ctrl-C ends the process. */
   signal?: AbortSignal;
   /**
@@ -29,6 +32,8 @@ export type AskPerson = (question: { title: string; message: string }) => Promis
 export function createContext(flags: GlobalFlags, out: Output, approver?: Approver, signal?: AbortSignal, askPerson?: AskPerson): Context {
   let resolved: Promise<ResolvedConfig> | undefined;
   let gate: Promise<PolicyGate> | undefined;
+  let store: Promise<Store> | undefined;
+  const openStore = () => (store ??= import('./store/open.js').then((m) => m.openStateStore(out)));
   return {
     out,
     flags,
@@ -36,6 +41,7 @@ export function createContext(flags: GlobalFlags, out: Output, approver?: Approv
     askPerson,
     config: () => (resolved ??= import('./config.js').then((m) => m.resolveConfig(flags))),
     policy: () =>
-      (gate ??= Promise.all([import('./policy/gate.js'), import('./policy/prompt.js')]).then(([g, p]) => g.PolicyGate.load(out, flags.policy, approver ?? p.terminalApprover(out)))),
+      (gate ??= Promise.all([import('./policy/gate.js'), import('./policy/prompt.js')]).then(([g, p]) => g.PolicyGate.load(out, flags.policy, openStore, approver ?? p.terminalApprover(out)))),
+    store: openStore,
   };
 }

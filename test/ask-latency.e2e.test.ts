@@ -11,6 +11,7 @@ import path from 'node:path';
 import { createPublicClient, http, type Hex } from 'viem';
 import { makeHome, registerSecret, runCli, TEST_ADDRESS, type Home } from './helpers/cli.js';
 import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import { recorded } from './helpers/store.js';
 
 let n = 0;
 const PHASES = ['unlock', 'service', 'signing', 'blocks', 'reservation age', 'confirmation'];
@@ -47,7 +48,7 @@ const stamp = async (c: Chain, t: any) => (await c.pub.getBlock({ blockNumber: B
 async function ask(c: Chain, atomic: boolean, env: Record<string, string> = {}) {
   const r = await runCli(['--json', 'ask', '--file', askFile(c.home, atomic ? 'atomic' : 'ordered'), '--payment-mode', 'wallet_calls', ...(atomic ? ['--atomic'] : [])], c.home, { env: { ...c.sb.env(), ...env } });
   expect(r.code, r.stderr).toBe(0);
-  const journal = JSON.parse(readFileSync(r.json().journal, 'utf8'));
+  const journal = recorded(c.home, r.json().operation);
   const asked = journal.txs.filter((t: any) => t.stage === 'ask' && t.status === 'mined');
   const last = Math.max(...asked.flatMap((t: any) => t.calls));
   const reserve = asked.find((t: any) => t.calls.includes(0));
@@ -124,7 +125,7 @@ describe('instant blocks', () => {
       const first = honest.methods.indexOf(firstSent);
       expect(first).toBeGreaterThan(0);
       expect(honest.methods.slice(0, first)).toContain('eth_getBlockByNumber:pending');
-      const journal = JSON.parse(readFileSync(again.json().journal, 'utf8'));
+      const journal = recorded(c.home, again.json().operation);
       const asked = journal.txs.filter((t: any) => t.stage === 'ask');
       expect(asked.map((t: any) => [t.calls, t.status])).toEqual([[[0], 'mined'], [[1], 'mined'], [[2], 'mined']]);
       expect(await stamp(c, asked[2])).toBeGreaterThanOrEqual((await stamp(c, asked[0])) + 1n);

@@ -9,6 +9,7 @@ import { contentRegistryAbi, x402SubmitterAbi } from '../src/protocol/abi.js';
 import { filesUnder, findSecret, makeHome, registerSecret, runCli, VECTORS, type Home } from './helpers/cli.js';
 import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
 import { capture } from './helpers/capture.js';
+import { recorded } from './helpers/store.js';
 
 const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
 let sb: SandboxHandle;
@@ -78,7 +79,7 @@ describe('asks through to a settled result', () => {
     const code = await pub.getCode({ address: dev });
     expect(code?.toLowerCase()).toBe(`0xef0100${sb.info.batchDelegate.slice(2).toLowerCase()}`);
     expect(await balance('USDC')).toBe(before - 2_500_000n);
-    const journal = JSON.parse(readFileSync(doc.journal, 'utf8'));
+    const journal = recorded(home, doc.operation);
     expect(journal.txs.filter((t: { stage: string }) => t.stage === 'bonus')).toHaveLength(1);
   });
 
@@ -171,7 +172,7 @@ describe('asks as the live service takes them (issue 12 §3)', () => {
     expect(r.json()).toMatchObject({ status: 'submitted', paymentMode: 'x402_authorization', transactions: 1 });
     expect(await balance('USDC')).toBe(before - 1_500_000n);
     // What was sent (journaled) carries none of the seed fields: the sandbox, like the service, would refuse them.
-    const sent = JSON.parse(readFileSync(r.json().journal, 'utf8')).request;
+    const sent = recorded(home, r.json().operation).data.request;
     expect(sent.roundConfig).toEqual({ minVoters: '3', maxVoters: '100', questionDurationSeconds: '900' });
     expect(sent.bounty).toEqual({ amount: '1500000', asset: 'USDC', requiredVoters: '3' });
   });
@@ -193,7 +194,7 @@ describe('asks as the live service takes them (issue 12 §3)', () => {
     expect(r.code, r.stdout + r.stderr.slice(-1500)).toBe(0);
     expect(await balance('USDC')).toBe(before - 1_500_000n);
     // The submit transaction this wallet signed carries the question with its URLs blanked and the details hash kept.
-    const journal = JSON.parse(readFileSync(r.json().journal, 'utf8'));
+    const journal = recorded(home, r.json().operation);
     const submit = journal.txs.map((t: { hash: Hex }) => t.hash).at(-1) as Hex;
     const tx = await pub.getTransaction({ hash: submit });
     const { args } = decodeFunctionData({ abi: [...contentRegistryAbi, ...x402SubmitterAbi], data: tx.input }) as { args: any[] };

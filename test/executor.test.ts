@@ -1,7 +1,8 @@
 // Resuming is matched call by call with what the journal's signed transactions carried (read back from their
 // bytes): a journaled transaction carrying a call the plan does not have stops the run (exit 5) before the chain
 // is touched; a plan whose calls a journaled transaction carried goes to the chain for that transaction's receipt.
-import { beforeAll, describe, expect, it } from 'vitest';
+// The journal is the real database, in a private folder.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,49 +11,44 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { Executor } from '../src/wallet/executor.js';
 import { RefusedError } from '../src/errors.js';
 import { BUILTIN_CHAINS, type ChainConfig } from '../src/chains/table.js';
-import { SpendLedger } from '../src/journal/ledger.js';
-import type { Journal, JournalTx } from '../src/journal/journal.js';
+import { SpendLedger } from '../src/store/ledger.js';
+import { Store } from '../src/store/db.js';
+import { Operation } from '../src/store/operation.js';
+import type { TxRecord } from '../src/store/records.js';
 import { contentRegistryAbi } from '../src/protocol/abi.js';
 import type { PlanCall } from '../src/wallet/plan-guard.js';
 import type { Output } from '../src/output.js';
 import { TEST_PRIVATE_KEY } from './helpers/cli.js';
 
-// The executor takes the wallet lock in the state folder: a private one, never the user's.
-beforeAll(() => {
-  process.env.XDG_STATE_HOME = mkdtempSync(path.join(tmpdir(), 'loopsign-executor-'));
+let store: Store;
+let n = 0;
+beforeAll(async () => {
+  store = await Store.open(mkdtempSync(path.join(tmpdir(), 'loopsign-executor-')));
 });
+afterAll(() => store.close());
 
 const REGISTRY = '0x00000000000000000000000000000000000000c1' as Hex;
 const chain: ChainConfig = { ...structuredClone(BUILTIN_CHAINS[31337]!), contracts: { contentRegistry: REGISTRY } };
 const account = privateKeyToAccount(TEST_PRIVATE_KEY);
 const out = { progress: () => {}, warn: () => {} } as unknown as Output;
-const reserve = (n: number): PlanCall => ({ phase: 'reserve_submission', to: REGISTRY, data: encodeFunctionData({ abi: contentRegistryAbi, functionName: 'reserveSubmission', args: [`0x${n.toString(16).padStart(64, '0')}`] }), value: '0' });
+const reserve = (k: number): PlanCall => ({ phase: 'reserve_submission', to: REGISTRY, data: encodeFunctionData({ abi: contentRegistryAbi, functionName: 'reserveSubmission', args: [`0x${k.toString(16).padStart(64, '0')}`] }), value: '0' });
 
-function fakeJournal(txs: JournalTx[], onAdd?: (tx: JournalTx) => void): Journal {
-  return {
-    data: { txs, wallet: account.address },
-    txsFor: (stage: string) => txs.filter((t) => t.stage === stage),
-    authorizations: () => [],
-    addTx: async (tx: JournalTx) => {
-      onAdd?.(tx);
-      throw new Error('stop after journaling');
-    },
-    save: async () => {},
-  } as unknown as Journal;
+const newOperation = () => Operation.open(store, 'ask', `ask-${(n++).toString(16).padStart(32, '0')}`, { chainId: 31337, wallet: account.address, data: { clientRequestId: `x${n}`, request: {} } });
+
+function executor(op: Operation<'ask'>, client: unknown): Executor {
+  const ledger = new SpendLedger(op, chain, account.address, { stage: () => ({}), source: 'test' });
+  return new Executor({ client: client as never, account, chain, op, out, ledger, allowDelegation: false, maxFeePerGas: 10n ** 12n });
 }
 
-function executor(journal: Journal, client: unknown): Executor {
-  const ledger = new SpendLedger(journal, chain, account.address, { stage: () => ({}), source: 'test' });
-  return new Executor({ client: client as never, account, chain, journal, out, ledger, allowDelegation: false, maxFeePerGas: 10n ** 12n });
-}
-
-async function journaledFor(calls: PlanCall[]): Promise<JournalTx> {
-  // Record what the executor itself journals for these calls, through a journal that keeps the transaction.
-  let recorded: JournalTx | undefined;
-  const client = { estimateGas: async () => 21_000n, getTransactionCount: async () => 0, estimateFeesPerGas: async () => ({ maxFeePerGas: 1n, maxPriorityFeePerGas: 1n }), getBlock: async () => ({ baseFeePerGas: 1n }) };
-  await executor(fakeJournal([], (tx) => (recorded = tx)), client).execute('ask', calls, 'ordered').catch(() => {});
-  if (!recorded) throw new Error('the executor journaled nothing');
-  return recorded;
+/** An operation whose journal holds what the executor itself recorded for these calls (its broadcast failed). */
+async function journaledFor(calls: PlanCall[]): Promise<{ op: Operation<'ask'>; tx: TxRecord }> {
+  const op = await newOperation();
+  const nonce = n; // a nonce of its own: the same bytes are never signed twice
+  const client = { estimateGas: async () => 21_000n, getTransactionCount: async () => nonce, estimateFeesPerGas: async () => ({ maxFeePerGas: 1n, maxPriorityFeePerGas: 1n }), getBlock: async () => ({ baseFeePerGas: 1n }), sendRawTransaction: async () => Promise.reject(new Error('stop after journaling')) };
+  await executor(op, client).execute('ask', calls, 'ordered').catch(() => {});
+  const tx = op.txs()[0];
+  if (!tx) throw new Error('the executor journaled nothing');
+  return { op, tx };
 }
 
 function touchingClient() {
@@ -63,44 +59,52 @@ function touchingClient() {
 }
 
 describe('executor resume', () => {
-  it('journals the signed bytes and what they can pay (nothing, for a reservation)', async () => {
-    const tx = await journaledFor([reserve(1)]);
+  it('journals the signed bytes, and records nothing it can pay for a reservation', async () => {
+    const { op, tx } = await journaledFor([reserve(1)]);
     expect(tx.raw).toMatch(/^0x02/);
-    expect(tx.effects).toEqual([]);
     expect(tx.status).toBe('signed');
+    expect(store.read((db) => db.prepare('SELECT COUNT(*) AS c FROM effects WHERE operation_id = ?').get(op.id))).toEqual({ c: 0 });
+    await op.close();
   });
 
   it('refuses to resume a journaled transaction that carried other calls, before touching the chain', async () => {
-    const tx = await journaledFor([reserve(1)]);
+    const { op } = await journaledFor([reserve(1)]);
     const { client, touched } = touchingClient();
-    const error = await executor(fakeJournal([tx]), client).execute('ask', [reserve(2)], 'ordered').catch((e) => e);
+    const error = await executor(op, client).execute('ask', [reserve(2)], 'ordered').catch((e) => e);
     expect(error).toBeInstanceOf(RefusedError);
     expect(error.code).toBe('plan_changed');
     expect(touched).toEqual([]);
+    await op.close();
   });
 
   it('resumes (goes to the chain for the receipt) when a journaled transaction carried the call', async () => {
-    const tx = await journaledFor([reserve(1)]);
+    const { op } = await journaledFor([reserve(1)]);
     const { client, touched } = touchingClient();
-    await executor(fakeJournal([tx]), client).execute('ask', [reserve(1)], 'ordered').catch(() => {});
+    await executor(op, client).execute('ask', [reserve(1)], 'ordered').catch(() => {});
     expect(touched[0]).toBe('getTransactionReceipt');
+    await op.close();
   });
 
   it('a call carried by a reverted transaction and nothing else is reported reverted, not signed again', async () => {
-    const tx = { ...(await journaledFor([reserve(1)])), status: 'reverted' as const };
+    const { op, tx } = await journaledFor([reserve(1)]);
+    await op.updateTx(tx.hash, { status: 'reverted' });
     const { client, touched } = touchingClient();
-    const error = await executor(fakeJournal([tx]), client).execute('ask', [reserve(1)], 'ordered').catch((e) => e);
+    const error = await executor(op, client).execute('ask', [reserve(1)], 'ordered').catch((e) => e);
     expect(error.code).toBe('transaction_reverted');
     expect(touched).toEqual([]);
+    expect(op.txs()).toHaveLength(1);
+    await op.close();
   });
 
   it('refuses to sign above the fee cap (exit 4), before anything is signed', async () => {
-    let recorded = false;
-    const client = { estimateGas: async () => 21_000n, getTransactionCount: async () => 0, estimateFeesPerGas: async () => ({ maxFeePerGas: 10n ** 13n, maxPriorityFeePerGas: 1n }) };
-    const error = await executor(fakeJournal([], () => (recorded = true)), client).execute('ask', [reserve(1)], 'ordered').catch((e) => e);
+    const op = await newOperation();
+    const nonce = n; // a nonce of its own: the same bytes are never signed twice
+  const client = { estimateGas: async () => 21_000n, getTransactionCount: async () => nonce, estimateFeesPerGas: async () => ({ maxFeePerGas: 10n ** 13n, maxPriorityFeePerGas: 1n }) };
+    const error = await executor(op, client).execute('ask', [reserve(1)], 'ordered').catch((e) => e);
     expect(error.code).toBe('fee_cap');
     expect(error.exitCode).toBe(4);
-    expect(recorded).toBe(false);
+    expect(op.txs()).toHaveLength(0);
+    await op.close();
   });
 });
 

@@ -13,6 +13,8 @@ import sharp from 'sharp';
 import { filesUnder, makeHome, readVector, registerSecret, runCli, type Home } from './helpers/cli.js';
 import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
 import { capture } from './helpers/capture.js';
+import { recorded, recordedOfKind, storeFile } from './helpers/store.js';
+import Database from 'better-sqlite3';
 
 let sb: SandboxHandle;
 let home: Home;
@@ -31,8 +33,7 @@ const png = (width: number, height: number) => image('png', width, height);
 
 /** The image cache journals loopsign wrote in this home (one per uploaded file). */
 function imageJournals(): Record<string, unknown>[] {
-  const state = path.join(home.dir, 'state');
-  return existsSync(state) ? filesUnder(state).filter((f) => /[/\\]image-[0-9a-f]+\.json$/.test(f)).map((f) => JSON.parse(readFileSync(f, 'utf8'))) : [];
+  return existsSync(storeFile(home)) ? recordedOfKind(home, 'image').map((o) => o.data) : [];
 }
 
 beforeAll(async () => {
@@ -304,11 +305,12 @@ describe('handoff and signing links', () => {
   it('a journaled link with no recorded origin is not read (exit 5)', async () => {
     const r = await run(['--json', 'sign-link', '--file', askFile()]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    const file = filesUnder(path.join(home.dir, 'state')).find((f) => f.includes('signing-intent') && readFileSync(f, 'utf8').includes(r.json().intentId))!;
-    const data = JSON.parse(readFileSync(file, 'utf8'));
-    expect(data.origin).toBe(sb.info.baseUrl);
-    delete data.origin;
-    writeFileSync(file, JSON.stringify(data));
+    const op = recordedOfKind(home, 'signing-intent').find((o) => o.data.intentId === r.json().intentId)!;
+    expect(op.data.origin).toBe(sb.info.baseUrl);
+    // An older journal kept no origin: edited as it would have been written then.
+    const db = new Database(storeFile(home));
+    db.prepare('UPDATE operations SET data = json_remove(data, \'$.origin\') WHERE id = ?').run(op.id);
+    db.close();
     const s = await run(['--json', 'sign-link', 'status', r.json().intentId]);
     expect(s.code, s.stdout).toBe(5);
     expect(s.json().error).toMatchObject({ code: 'link_origin_changed' });
@@ -321,7 +323,7 @@ describe('handoff and signing links', () => {
   });
 
   it.each(LINK_HOSTILE)('a hostile link (%s) is refused with exit 5; its token is neither printed nor kept', async (scenario, command, code) => {
-    const journals = () => (existsSync(path.join(home.dir, 'state')) ? filesUnder(path.join(home.dir, 'state')).filter((f) => /handoff|signing-intent/.test(f)) : []);
+    const journals = () => (existsSync(storeFile(home)) ? [...recordedOfKind(home, 'handoff'), ...recordedOfKind(home, 'signing-intent')] : []);
     const before = journals().length;
     await sb.control('/__sandbox/hostile', { scenario, count: 1 });
     const r = await run(['--json', command, '--file', askFile()]);

@@ -1,14 +1,18 @@
 // The spend ledger (issue 11 §1): what each call can pay, read back from signed bytes; exposure per spender; and,
 // as a property over random sequences of signing attempts (any stage, any grouping, any mix of approvals, pulls
 // and authorizations, some reverted or expired), the caps from the user's file are never exceeded.
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import fc from 'fast-check';
 import { encodeAbiParameters, encodeFunctionData, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { BUILTIN_CHAINS, type ChainConfig } from '../src/chains/table.js';
 import { RefusedError } from '../src/errors.js';
-import { exposure, SpendLedger } from '../src/journal/ledger.js';
-import type { Journal, JournalAuthorization, JournalTx } from '../src/journal/journal.js';
+import { exposure, SpendLedger } from '../src/store/ledger.js';
+import { Store } from '../src/store/db.js';
+import { Operation } from '../src/store/operation.js';
 import { BATCH_MODE, contentRegistryAbi, erc20Abi, erc7821Abi, feedbackBonusEscrowAbi, votingEngineAbi } from '../src/protocol/abi.js';
 import { callEffects, callsOfRawTransaction, type CallLike } from '../src/wallet/spend-effects.js';
 import { askSpendCaps } from '../src/ask/caps.js';
@@ -90,15 +94,15 @@ describe('exposure', () => {
 
 // ---- the property ----
 
-function memoryJournal(): Journal & { data: { txs: JournalTx[] } } {
-  const data = { txs: [] as JournalTx[], authorizations: [] as JournalAuthorization[] };
-  return {
-    data,
-    txsFor: (stage: string) => data.txs.filter((t) => t.stage === stage),
-    authorizations: () => data.authorizations,
-    save: async () => {},
-  } as unknown as Journal & { data: { txs: JournalTx[] } };
-}
+// The journal is the real database, one operation per sequence.
+let store: Store;
+let ops = 0;
+let nonces = 0;
+beforeAll(async () => {
+  store = await Store.open(mkdtempSync(path.join(tmpdir(), 'loopsign-ledger-')));
+});
+afterAll(() => store.close());
+const newOperation = () => Operation.open(store, 'ask', `ask-${(ops++).toString(16).padStart(32, '0')}`, { chainId: 31337, wallet: account.address, data: { clientRequestId: 'ledger-property', request: {} } });
 
 const ASK = normalizeAsk({
   chainId: 31337,
@@ -132,28 +136,34 @@ describe('the caps from the file hold whatever is attempted', () => {
         fc.array(fc.record({ calls: fc.array(offered, { minLength: 1, maxLength: 3 }), reverted: fc.boolean(), authorization: fc.option(fc.constantFrom(1_500_000n, 2_500_000n), { nil: undefined }) }), { minLength: 1, maxLength: 8 }),
         fc.constantFrom('wallet_calls' as const, 'x402_authorization' as const),
         async (steps, mode) => {
-          const journal = memoryJournal();
+          const journal = await newOperation();
           const caps = askSpendCaps(ASK, 'ask.json', mode);
           const ledger = new SpendLedger(journal, chain, account.address, caps);
           for (const [k, step] of steps.entries()) {
             attempts++;
             if (step.authorization !== undefined) {
-              const auth: JournalAuthorization = { stage: 'ask', message: { from: account.address, to: a(6), value: step.authorization.toString(), validAfter: '0', validBefore: '1', nonce: `0x${k.toString(16).padStart(64, '0')}` }, signature: '0x', signedAt: '' };
-              const ok = await ledger.admit('ask', [{ asset: 'USDC', kind: 'authorization', spender: a(6), amount: step.authorization }]).then(() => true, () => false);
-              if (ok) journal.authorizations().push(auth);
+              const message = { from: account.address, to: a(6), value: step.authorization.toString(), validAfter: '0', validBefore: '1', nonce: `0x${(nonces++).toString(16).padStart(64, '0')}` as Hex };
+              await ledger.admitAuthorization('ask', message, undefined, async () => '0x01').catch(() => undefined);
               continue;
             }
             const stage = step.calls[0]![0];
             const calls = step.calls.map(([, c]) => c);
-            const ok = await ledger.admit(stage, calls.flatMap((c) => callEffects(chain, c))).then(() => true, (e) => (expect(e.code).toBe('spend_limit'), false));
-            if (!ok) {
+            const nonce = nonces++;
+            const sign = async () => ({
+              raw: await account.signTransaction({ type: 'eip1559', chainId: 31337, to: calls.length === 1 ? calls[0]!.to : account.address, data: calls.length === 1 ? calls[0]!.data : encodeFunctionData({ abi: erc7821Abi, functionName: 'execute', args: [BATCH_MODE, encodeAbiParameters([{ type: 'tuple[]', components: [{ name: 'to', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'data', type: 'bytes' }] }], [calls.map((c) => ({ ...c, value: 0n }))])] }), nonce, gas: 1n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n }),
+              nonce,
+              kind: 'call' as const,
+              calls: [],
+            });
+            const tx = await ledger.admitTransaction(stage, calls.flatMap((c) => callEffects(chain, c)), undefined, sign).catch((e) => (expect(e.code).toBe('spend_limit'), undefined));
+            if (!tx) {
               refused++;
               continue;
             }
             admitted++;
-            const raw = await account.signTransaction({ type: 'eip1559', chainId: 31337, to: calls.length === 1 ? calls[0]!.to : account.address, data: calls.length === 1 ? calls[0]!.data : encodeFunctionData({ abi: erc7821Abi, functionName: 'execute', args: [BATCH_MODE, encodeAbiParameters([{ type: 'tuple[]', components: [{ name: 'to', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'data', type: 'bytes' }] }], [calls.map((c) => ({ ...c, value: 0n }))])] }), nonce: k, gas: 1n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n });
-            journal.data.txs.push({ stage, calls: [], hash: `0x${k.toString(16).padStart(64, '0')}`, raw, nonce: k, kind: 'call', status: step.reverted ? 'reverted' : 'mined' });
+            await journal.updateTx(tx.hash, { status: step.reverted ? 'reverted' : 'mined' });
           }
+          await journal.close();
           for (const stage of ['ask', 'bonus']) {
             const e = ledger.exposure(stage);
             const cap = caps.stage(stage);

@@ -11,6 +11,7 @@ import { tlockDecrypt } from '../src/vote/tlock.js';
 import { decodeVotePlaintext, commitHash } from '../src/vote/commit.js';
 import { capture } from './helpers/capture.js';
 import { openSession, type Pub } from './helpers/chain.js';
+import { recorded, storeFile } from './helpers/store.js';
 
 const engineAbi = parseAbi([
   'function sandboxCommitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
@@ -33,8 +34,8 @@ async function network() {
   return { name: 'sandbox', chainHash: info.hash, genesis: info.genesis_time, period: info.period, publicKey: info.public_key, scheme: info.schemeID };
 }
 
-async function decryptJournal(journalFile: string) {
-  const j = JSON.parse(readFileSync(journalFile, 'utf8'));
+async function decryptJournal(operation: string) {
+  const j = recorded(home, operation).data;
   const armored = Buffer.from(j.commit.ciphertext.slice(2), 'hex').toString('utf8');
   const state = await sb.control('/__sandbox/state');
   const plain = await tlockDecrypt(await network(), armored, async (r) => (await api(sb.info.baseUrl, 'GET', `/drand/${sb.info.drand.chainHash}/public/${r}`)).body, state.now - Math.floor(Date.now() / 1000));
@@ -47,8 +48,9 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await sb.stop();
-  // The journals hold the vote secrets, but never the wallet key or password, and are private.
-  for (const f of filesUnder(`${home.dir}/state`)) expect(findSecret(readFileSync(f, 'utf8')), f).toBeUndefined();
+  // The database holds the vote secrets, but never the wallet key or password, and is private.
+  for (const f of filesUnder(`${home.dir}/state`)) expect(findSecret(readFileSync(f, 'latin1')), f).toBeUndefined();
+  expect(statSync(storeFile(home)).mode & 0o777).toBe(0o600);
 });
 
 describe('rating through to a revealed vote', () => {
@@ -66,7 +68,7 @@ describe('rating through to a revealed vote', () => {
     expect(stored).toMatchObject({ revealed: true, isUp: true, predictedUpBps: 7000 });
     const status = await run(['--json', 'rate', 'status', '--content-id', id]);
     expect(status.json().status).toBe('revealed');
-    const journal = JSON.parse(readFileSync(doc.journal, 'utf8'));
+    const journal = recorded(home, doc.operation).data;
     expect(journal.commit.secret).toMatchObject({ isUp: true, predictedUpBps: 7000 });
     expect(journal.commit.secret.salt).toMatch(/^0x[0-9a-f]{64}$/);
   });
@@ -80,7 +82,7 @@ describe('rating through to a revealed vote', () => {
     expect(await lrep()).toBe(before);
     await passTime();
     expect((await run(['--json', 'rate', 'status', '--content-id', id])).json().status).toBe('revealed');
-    const { plain, journal } = await decryptJournal(r.json().journal);
+    const { plain, journal } = await decryptJournal(r.json().operation);
     expect(plain).toEqual({ isUp: false, predictedUpBps: 3500, salt: journal.commit.secret.salt });
   });
 
@@ -143,7 +145,7 @@ describe('rating through to a revealed vote', () => {
     expect(again.stderr).not.toMatch(/"event":"rate\.terms"/);
     expect(await lrep()).toBe(stake);
     await passTime();
-    const { plain } = await decryptJournal(r.json().journal);
+    const { plain } = await decryptJournal(r.json().operation);
     expect(plain).toMatchObject({ isUp: false, predictedUpBps: 4000 });
   });
 

@@ -6,6 +6,7 @@ import { runCli, type Home } from './helpers/cli.js';
 import type { SandboxHandle } from './helpers/sandbox.js';
 import { capture } from './helpers/capture.js';
 import { bonusPoolsFunded, openSession, tokenBalance, type Pub, type Session } from './helpers/chain.js';
+import { forget } from './helpers/store.js';
 
 let s: Session;
 let sb: SandboxHandle;
@@ -75,7 +76,7 @@ describe('a submission claim must be this ask\'s, not any question this wallet o
     const file = askFile({ title: `Red team: journal lost ${n}`, categoryId: '1', tags: ['lost'], contextUrl: 'https://example.com/lost' }, { maxPaymentAmount: '1500000' });
     const first = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
     expect(first.code, first.stdout + first.stderr).toBe(0);
-    rmSync(first.json().journal as string);
+    forget(home, first.json().operation as string);
     const n0 = await nonce();
     const again = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
     expect(again.code, again.stdout + again.stderr).toBe(0);

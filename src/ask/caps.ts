@@ -2,7 +2,7 @@
 // x402 one-shot authorization carries both), the bonus once, and never more in all than maxPaymentAmount covers
 // for the bounty's asset. Nothing here comes from the service, the plan or this run's flags other than the
 // payment mode the user chose.
-import type { Amounts, SpendCaps } from '../journal/ledger.js';
+import type { Amounts, SpendCaps } from '../store/ledger.js';
 import type { NormalizedAsk, PaymentMode } from '../protocol/ask-normalize.js';
 
 export function askSpendCaps(ask: NormalizedAsk, file: string, mode: PaymentMode): SpendCaps {

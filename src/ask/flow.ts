@@ -9,8 +9,10 @@ import type { Context } from '../context.js';
 import { ChainError, RefusedError, ServiceError, UsageError } from '../errors.js';
 import { connectChain } from '../chains/client.js';
 import type { ChainConfig } from '../chains/table.js';
-import { isLive, Journal, journalId, type JournalTx } from '../journal/journal.js';
-import { authorizationEffect, authorizationUsed, SpendLedger } from '../journal/ledger.js';
+import { Operation, operationId } from '../store/operation.js';
+import { isLive, type TxRecord } from '../store/records.js';
+import { authorizationUsed, SpendLedger } from '../store/ledger.js';
+import { checkSameChain, setAsideIfStale } from '../store/chain-identity.js';
 import { AskFieldError, defaultPaymentMode, normalizeAsk, profileOf, type NormalizedAsk, type PaymentMode } from '../protocol/ask-normalize.js';
 import type { Json, ServiceClient } from '../service/client.js';
 import { callDigest, Executor, type ExecutionMode } from '../wallet/executor.js';
@@ -32,6 +34,8 @@ export interface AskOptions {
   timeoutSeconds: number;
   atomic: boolean;
   detailsFile?: string;
+  /** Set aside a journal of this ask written on another instance of the chain (a restarted sandbox) and start over. */
+  setAsideStale?: boolean;
 }
 
 export interface AskOutcome {
@@ -45,7 +49,8 @@ export interface AskOutcome {
   feedbackBonus: BonusOutcome | null;
   result: Json | null;
   resumed: boolean;
-  journal: string;
+  /** The operation's id in loopsign's database (`loopsign history --operation ID` shows its journal). */
+  operation: string;
   next: string[];
 }
 
@@ -106,22 +111,28 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
 
   const chain = env.chain.chain;
   // The user's spending policy, before anything is asked for: chains, categories, amounts, windows, approval.
-  const id = journalId('ask', [chain.chainId, wallet, ask.clientRequestId]);
+  const id = operationId('ask', [chain.chainId, wallet, ask.clientRequestId]);
   const policy = await ctx.policy();
-  await policy.preflightAsk(chain, ask, Journal.path(id));
+  await policy.preflightAsk(chain, ask, id);
   const client = await connectChain(env.chain);
   const account = env.unlock.signer.then((s) => privateKeyToAccount(toHex(s.privateKey)));
   account.catch(() => undefined); // awaited before the first signature
-  const journal = await Journal.open(id, { kind: 'ask', chainId: chain.chainId, wallet, clientRequestId: ask.clientRequestId, request: body });
+  const store = await ctx.store();
+  if (opts.setAsideStale) {
+    const aside = await setAsideIfStale(store, client, id);
+    if (aside) ctx.out.warn(`the journal of this ask belonged to another instance of chain ${chain.chainId}; it is kept as ${aside} and the ask starts afresh`);
+  }
+  const journal = await Operation.open(store, 'ask', id, { chainId: chain.chainId, wallet, data: { clientRequestId: ask.clientRequestId, request: body } });
   try {
-    const resumed = journal.data.txs.length > 0 || journal.data.step !== 'created';
-    if (resumed) ctx.out.progress('ask.resume', `resuming from the journal (last step: ${journal.data.step})`);
+    const resumed = !journal.fresh;
+    if (resumed) ctx.out.progress('ask.resume', `resuming from the journal (last step: ${journal.step})`);
+    await checkSameChain(client, journal, '--set-aside-stale');
     // A changed file under the same clientRequestId is refused once anything was signed; the payment mode is a flag
     // of the run, and what a switch could pay twice is the spend ledger's to stop.
     const asked = (b: unknown) => JSON.stringify({ ...(b as Record<string, unknown>), paymentMode: undefined });
-    if (journal.data.request && asked(journal.data.request) !== asked(body) && (journal.data.txs.length > 0 || journal.authorizations().length > 0)) {
+    if (journal.data.request && asked(journal.data.request) !== asked(body) && (journal.txs().length > 0 || journal.authorizations().length > 0)) {
       throw new UsageError('journal_conflict', `the journal for clientRequestId ${ask.clientRequestId} holds a different request that already sent transactions`, {
-        hint: `use a new clientRequestId, or restore the original file; journal: ${journal.file}`,
+        hint: `use a new clientRequestId, or restore the original file; operation: ${journal.id}`,
       });
     }
     await journal.save({ request: body });
@@ -133,10 +144,10 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
     const guard = (metadataBase?: string): GuardContext => askGuardContext(chain, wallet, ask, resolver, metadataBase);
 
     // Already submitted (a rerun after confirm, or the service says so)? Then no plan is executed again.
-    let confirmed: Json | undefined = journal.data.confirm as Json | undefined;
-    let operationKey = journal.data.operationKey as Hex | undefined;
-    let g = guard(journal.data.metadataBase as string | undefined);
-    let askHashes: string[] = (journal.data.askHashes as string[] | undefined) ?? [];
+    let confirmed: Json | undefined = journal.data.confirm;
+    let operationKey = journal.data.operationKey;
+    let g = guard(journal.data.metadataBase);
+    let askHashes: string[] = journal.data.askHashes ?? [];
     let proof: SubmissionProof | undefined;
 
     if (!confirmed) {
@@ -149,7 +160,7 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
       } else {
         g = guard(publicMetadataBase(response.questionMetadataBaseUrl));
         operationKey = checkAskEnvelope(g, response);
-        await journal.step('ask:planned', { operationKey, metadataBase: g.hashes.metadataBase, paymentMode: mode });
+        await journal.setStep('ask:planned', { operationKey, metadataBase: g.hashes.metadataBase, paymentMode: mode }, { operationKey });
         let calls: PlanCall[];
         let redeemed = false;
         if (mode === 'wallet_calls') {
@@ -168,12 +179,12 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
           ctx.out.warn('this ask\'s x402 authorization was already redeemed on chain by a transaction this wallet did not send: it paid for this ask\'s question (its nonce binds it), so nothing is sent; the submission is proven from the chain');
           confirmed = await env.service.status(operationKey);
         } else {
-          if (journal.data.txs.length === 0) await checkFunds(client, g, wallet, calls, ctx.out);
+          if (journal.txs().length === 0) await checkFunds(client, g, wallet, calls, ctx.out);
           await expireStaleReservation(client, journal, calls, ctx);
           const execMode: ExecutionMode = response.transactionPlan?.requiresAtomicExecution === true && calls.length > 1 ? 'atomic' : opts.atomic ? 'segmented' : 'ordered';
           const result = await (await executor(run)).execute('ask', calls, execMode);
           askHashes = result.hashes;
-          await journal.step('ask:executed', { askHashes });
+          await journal.setStep('ask:executed', { askHashes: result.hashes });
           if (!opts.confirm) {
             return outcome(journal, { operationKey, clientRequestId: ask.clientRequestId, paymentMode: mode, status: 'executed_not_confirmed', contentIds: [], transactionHashes: askHashes, transactions: result.transactions, feedbackBonus: null, result: null, resumed, next: [`loopsign confirm --operation-key ${operationKey}`] });
           }
@@ -184,7 +195,7 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
       }
       // Proven before it is journaled: a claim the chain does not back must not stop a later honest run.
       proof = await proveSubmission(client, chain, wallet, ask, journal, candidateTransactions(journal, confirmed.transactionHashes), g.verifyPayload ? g.hashes.salts : undefined);
-      await journal.step('ask:confirmed', { confirm: confirmed, operationKey });
+      await journal.setStep('ask:confirmed', { confirm: confirmed, operationKey }, { operationKey });
     }
     if (!operationKey) throw new ServiceError('missing_operation_key', 'the service did not return an operationKey');
 
@@ -205,7 +216,7 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
       await waitForReady(env.service, operationKey, ctx.out, { timeoutSeconds: opts.timeoutSeconds, signal: ctx.signal });
       result = await env.service.result(operationKey, proof.contentIds.length > 1 ? proof.contentIds[0] : undefined);
     }
-    await journal.step('done');
+    await journal.setStep('done');
     return outcome(journal, {
       operationKey,
       clientRequestId: ask.clientRequestId,
@@ -231,7 +242,7 @@ interface Run {
   client: PublicClient;
   /** Resolves when the keystore is unlocked. */
   account: Promise<ReturnType<typeof privateKeyToAccount>>;
-  journal: Journal;
+  journal: Operation<'ask'>;
   ledger: SpendLedger;
   maxFeePerGas: bigint;
   atomic: boolean;
@@ -239,7 +250,7 @@ interface Run {
 
 /** The executor, once the wallet is unlocked (the key is still being derived while the plan is asked for and checked). */
 async function executor(run: Run): Promise<Executor> {
-  return new Executor({ client: run.client, account: await run.account, chain: run.chain, journal: run.journal, out: run.ctx.out, ledger: run.ledger, allowDelegation: run.atomic, maxFeePerGas: run.maxFeePerGas });
+  return new Executor({ client: run.client, account: await run.account, chain: run.chain, op: run.journal, out: run.ctx.out, ledger: run.ledger, allowDelegation: run.atomic, maxFeePerGas: run.maxFeePerGas });
 }
 
 /**
@@ -260,9 +271,9 @@ const same = (a: unknown, b: unknown) => String(a).toLowerCase() === String(b).t
  * A reservation lives 30 minutes (chain.md §6.11). When a resumed ask finds its journaled reservation older than
  * that and the submit not yet mined, the reservation is sent again: it moves no money, and the submit needs it.
  */
-async function expireStaleReservation(client: PublicClient, journal: Journal, calls: PlanCall[], ctx: Context): Promise<void> {
+async function expireStaleReservation(client: PublicClient, journal: Operation<'ask'>, calls: PlanCall[], ctx: Context): Promise<void> {
   if (calls[0]?.phase !== 'reserve_submission') return;
-  const carried = (t: JournalTx, call: PlanCall) => callsOfRawTransaction(t.raw, journal.data.wallet as Hex).some((c) => callDigest(c) === callDigest(call));
+  const carried = (t: TxRecord, call: PlanCall) => callsOfRawTransaction(t.raw, journal.wallet as Hex).some((c) => callDigest(c) === callDigest(call));
   const txs = journal.txsFor('ask');
   const reserve = txs.find((t) => t.status === 'mined' && carried(t, calls[0]!));
   const submitted = txs.some((t) => isLive(t) && carried(t, calls[calls.length - 1]!));
@@ -272,12 +283,11 @@ async function expireStaleReservation(client: PublicClient, journal: Journal, ca
   if (latest < reservedAt + 1800n - 30n) return;
   ctx.out.progress('ask.reserve_again', 'the journaled reservation has expired (30 minutes); reserving again');
   // Moved out of the ask stage, so the executor sends the reservation again (it moves no money).
-  reserve.stage = 'ask:expired-reservation';
-  await journal.save();
+  await journal.updateTx(reserve.hash, { stage: 'ask:expired-reservation' });
 }
 
-function outcome(journal: Journal, o: Omit<AskOutcome, 'journal'>): AskOutcome {
-  return { ...o, journal: journal.file };
+function outcome(journal: Operation<'ask'>, o: Omit<AskOutcome, 'operation'>): AskOutcome {
+  return { ...o, operation: journal.id };
 }
 
 /**
@@ -299,17 +309,11 @@ async function signX402(run: Run, g: GuardContext, response: Json) {
   const typed = checkX402Request(g, response, now);
   const m: X402Message = typed.message;
   const wire = { from: m.from, to: m.to, value: m.value.toString(), validAfter: m.validAfter.toString(), validBefore: m.validBefore.toString(), nonce: m.nonce };
-  const entry = { stage: 'ask', message: wire, signature: '0x' as Hex, signedAt: new Date().toISOString() };
-  // Admitted, signed and journaled under the wallet's lock, like a transaction: no other process of this wallet can
-  // pass the policy's windows at the same moment.
+  // Admitted, signed and recorded in one write transaction, like a transaction: no other process (of any wallet) can
+  // pass the policy's windows at the same moment, and the signature is on disk before the next request carries it.
   const account = await run.account;
-  await (await executor(run)).withWalletLock(async () => {
-    await run.ledger.admit('ask', [authorizationEffect(entry)], client);
-    entry.signature = await account.signTypedData(typed as unknown as Parameters<typeof account.signTypedData>[0]);
-    // Journaled before the signature leaves this process (the next request carries it).
-    await journal.addAuthorization(entry);
-  });
-  await journal.step('ask:x402_signed');
+  const entry = await run.ledger.admitAuthorization('ask', wire, client, () => account.signTypedData(typed as unknown as Parameters<typeof account.signTypedData>[0]));
+  await journal.setStep('ask:x402_signed');
   ctx.out.progress('ask.x402', `signed a USDC ReceiveWithAuthorization of ${formatUnits(m.value, 6)} USDC to the trusted submitter, valid until ${m.validBefore}`);
   return { message: m, signature: entry.signature, payload: { ...wire, signature: entry.signature } };
 }
@@ -335,9 +339,9 @@ export interface BonusOutcome {
 async function fundBonus(run: Run, service: ServiceClient, g: GuardContext, operationKey: Hex, confirmed: Json, proof: SubmissionProof): Promise<BonusOutcome> {
   const { journal, ctx, client } = run;
   const contentId = proof.contentIds[0]!;
-  let plan = journal.data.bonusPlan as { bonus: Json; target: Record<string, string> } | undefined;
+  let plan = journal.data.bonusPlan;
   if (!plan) {
-    if (journal.txsFor('bonus').length > 0) throw new RefusedError('bonus_plan_missing', 'bonus transactions are journaled without their plan; refusing to fund again', { hint: `inspect ${journal.file}; nothing was sent` });
+    if (journal.txsFor('bonus').length > 0) throw new RefusedError('bonus_plan_missing', 'bonus transactions are journaled without their plan; refusing to fund again', { hint: `inspect operation ${journal.id} with \`loopsign history --operation ${journal.id}\`; nothing was sent` });
     let bonus: Json | undefined = confirmed.feedbackBonus;
     if (!bonus?.transactionPlan) bonus = (await service.status(operationKey)).feedbackBonus;
     if (!bonus?.transactionPlan) {
@@ -347,20 +351,20 @@ async function fundBonus(run: Run, service: ServiceClient, g: GuardContext, oper
     const facts = await bonusChainFacts(client, run.chain, contentId);
     checkBonusPlan(g, bonus, facts);
     plan = { bonus, target: { contentId: facts.contentId, roundId: facts.roundId.toString(), roundStart: facts.roundStart.toString(), now: facts.now.toString() } };
-    await journal.step('bonus:planned', { bonusPlan: plan });
+    await journal.setStep('bonus:planned', { bonusPlan: plan });
   }
   // Checked again as journaled (a rerun may come after the round moved on: the facts are those it was checked with).
   const t = plan.target;
-  const target: BonusTarget = { contentId: t.contentId!, roundId: BigInt(t.roundId!), roundStart: BigInt(t.roundStart!), now: BigInt(t.now!) };
+  const target: BonusTarget = { contentId: t.contentId, roundId: BigInt(t.roundId), roundStart: BigInt(t.roundStart), now: BigInt(t.now) };
   if (target.contentId !== contentId) refuse('bonus_wrong_content', `the journaled bonus plan is for question ${target.contentId}, the proven submission is ${contentId}`);
   const calls = checkBonusPlan(g, plan.bonus, target);
   ctx.out.progress('bonus.checked', 'the feedback bonus plan passed every check');
   const mode: ExecutionMode = plan.bonus.transactionPlan.requiresAtomicExecution === true ? 'atomic' : run.atomic ? 'segmented' : 'ordered';
   const { hashes } = await (await executor(run)).execute('bonus', calls, mode);
-  await journal.step('bonus:executed', { bonusHashes: hashes });
+  await journal.setStep('bonus:executed', { bonusHashes: hashes });
   ctx.out.progress('bonus.confirm', 'confirming the feedback bonus with the service');
   const res = await service.confirmBonus(operationKey, hashes);
-  await journal.step('bonus:confirmed', { bonusConfirm: res });
+  await journal.setStep('bonus:confirmed', { bonusConfirm: res });
   if (res.feedbackBonus?.status !== 'funded') throw new ServiceError('bonus_not_funded', `the service reports the feedback bonus as ${String(res.feedbackBonus?.status)}`);
   const receipts = await Promise.all(hashes.map((hash) => client.getTransactionReceipt({ hash })));
   const funder = (await run.account).address;

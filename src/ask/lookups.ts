@@ -1,10 +1,7 @@
 // Read-only lookups and the confirm step for already-sent transactions.
-import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import type { Context } from '../context.js';
 import { ServiceError, UsageError } from '../errors.js';
-import { journalDir } from '../paths.js';
-import { Journal, type JournalData } from '../journal/journal.js';
+import { findByOperationKey } from '../store/operation.js';
 import type { Json } from '../service/client.js';
 import { askEnvironment, loadAskFile, outgoingBody } from './prepare.js';
 import { waitForReady } from './wait.js';
@@ -23,21 +20,6 @@ function serviceOperationKey(doc: Json): string {
   const key = doc.operationKey;
   if (typeof key !== 'string' || !HASH.test(key)) throw new ServiceError('malformed_response', 'the service returned an operationKey that is not 0x + 64 hex');
   return key.toLowerCase();
-}
-
-/** The journal that recorded an operation, if any. */
-export async function findJournal(operationKey: string): Promise<JournalData | undefined> {
-  let names: string[];
-  try {
-    names = await fs.readdir(journalDir());
-  } catch {
-    return undefined;
-  }
-  for (const name of names.filter((n) => n.endsWith('.json'))) {
-    const data = await Journal.read(path.basename(name, '.json')).catch(() => undefined);
-    if (data && String(data.operationKey ?? '').toLowerCase() === operationKey.toLowerCase()) return data;
-  }
-  return undefined;
 }
 
 /** The wallet to look things up for: --wallet, else the keystore's address (unlocking only if it has none). */
@@ -115,7 +97,7 @@ export async function confirm(ctx: Context, operationKey: string, txs: string[],
   const env = await askEnvironment(ctx, true, false);
   let hashes = txs;
   if (hashes.length === 0) {
-    const journal = await findJournal(key);
+    const journal = findByOperationKey(await ctx.store(), key);
     const stage = feedbackBonus ? 'bonus' : 'ask';
     hashes = (journal?.txs ?? []).filter((t) => t.stage === stage && t.status === 'mined').map((t) => t.hash);
     if (hashes.length === 0) {

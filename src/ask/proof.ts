@@ -6,7 +6,10 @@
 import { formatUnits, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import { RefusedError } from '../errors.js';
 import type { ChainConfig } from '../chains/table.js';
-import { isLive, type Journal } from '../journal/journal.js';
+import type { Operation } from '../store/operation.js';
+import { isLive } from '../store/records.js';
+
+type Journal = Operation<'ask'>;
 import { votingEngineAbi } from '../protocol/abi.js';
 import { ASSET_ENUM, type NormalizedAsk } from '../protocol/ask-normalize.js';
 import { contentHash, questionsOfSubmit, registryEvents, x402Submissions } from '../protocol/submission.js';
@@ -60,7 +63,7 @@ export async function proveSubmission(
       continue;
     }
     let why = mismatch(receipt, chain, wallet, ask, journal);
-    if (typeof why !== 'string' && !journal.data.txs.some((t) => lc(t.hash) === lc(hash)) && !paidByAuthorization(receipt, chain, wallet, journal)) {
+    if (typeof why !== 'string' && !journal.txs().some((t) => lc(t.hash) === lc(hash)) && !paidByAuthorization(receipt, chain, wallet, journal)) {
       why = (await notThisAsk(client, receipt, chain, wallet, salts)) ?? why;
     }
     if (typeof why === 'string') reasons.push(`${hash}: ${why}`);
@@ -130,7 +133,7 @@ function mismatch(receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, 
     }
   }
   // A transaction this operation signed: its submit call is known byte for byte, and so is every content hash.
-  const own = journal.data.txs.find((t) => lc(t.hash) === lc(receipt.transactionHash));
+  const own = journal.txs().find((t) => lc(t.hash) === lc(receipt.transactionHash));
   if (own) {
     const submit = callsOfRawTransaction(own.raw, wallet).flatMap((c) => questionsOfSubmit(c.data));
     if (submit.length !== contents.length || submit.some((q, i) => lc(contentHash(q)) !== lc(contents[i]!.contentHash))) return 'its content hashes are not those of the submit call this wallet signed';

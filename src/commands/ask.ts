@@ -27,6 +27,7 @@ export async function ask(ctx: Context, options: AskOptions): Promise<void> {
     timeoutSeconds: timeoutOf(options.timeout),
     atomic: options.atomic === true,
     detailsFile: options.detailsFile,
+    setAsideStale: options.setAsideStale === true,
   });
   if (options.dryRun === true) {
     ctx.out.result(serviceDocument(out, { dryRun: true }), () => `dry run of ${String(out.clientRequestId)}: ${String(out.status)}, operation ${String(out.operationKey)}; no payment, no transaction\nanswer: ${String((out.result as Record<string, unknown> | undefined)?.answer ?? 'n/a')}`);

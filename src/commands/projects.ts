@@ -21,7 +21,7 @@ export async function projectsCreate(ctx: Context, options: ProjectsCreateOption
   const { projectBody, createProject } = await import('../review/projects.js');
   const body = projectBody(options);
   const { openAssurance } = await import('../review/session.js');
-  const r = await createProject(await openAssurance(ctx, credential(options)), body);
+  const r = await createProject(await ctx.store(), await openAssurance(ctx, credential(options)), body);
   const next = [`loopsign projects show ${r.projectId}`];
   const how = { created: 'created', journal: 'already created by an earlier run (journaled); nothing sent', found_after_ambiguous_failure: 'found: an earlier attempt had created it; nothing sent' }[r.source];
   ctx.out.result({ ...r, next }, () => `project ${r.projectId} in workspace ${r.workspaceId}: ${how}\nnext: ${next[0]}`);

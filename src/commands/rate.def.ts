@@ -5,6 +5,8 @@ import { examples, voteOptions, type Lazy, type VoteOptions } from './define.js'
 export interface RateOptions extends VoteOptions {
   yes?: boolean;
   atomic?: boolean;
+  newRound?: boolean;
+  setAsideStale?: boolean;
 }
 
 /** `rate commit` reads the vote options from `rate`. */
@@ -26,6 +28,8 @@ export function defineRate(program: Command, lazy: Lazy): void {
   )
     .option('--yes', 'accept the confidentiality terms of gated content (the wallet signs the terms message)')
     .option('--atomic', 'approve and commit in one EIP-7702 batch')
+    .option('--new-round', 'vote again on a question this wallet voted on in an earlier round (a new vote; the earlier one is kept)')
+    .option('--set-aside-stale', 'set aside a journal of this vote written on another instance of the chain (a restarted sandbox) and start over')
     .addHelpText('after', examples(['loopsign rate --content-id 42 --up --prediction 70 --stake 2', 'loopsign rate --content-id 42 --down --prediction 35 --stake 0', 'loopsign rate commit --offline --runtime runtime.json --voter 0x… --content-id 42 --up --prediction 70 --stake 2']))
     .action(lazy(() => import('./rate.js'), (m) => m.rate));
   const voteOptionsNote = '\nAlso takes the vote options of `loopsign rate`: --content-id, --up/--down, --prediction, --stake, --frontend.\n';

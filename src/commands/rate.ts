@@ -28,6 +28,8 @@ export async function rate(ctx: Context, options: RateOptions): Promise<void> {
     frontend: options.frontend,
     acceptTerms: options.yes === true,
     atomic: options.atomic === true,
+    newRound: options.newRound === true,
+    setAsideStale: options.setAsideStale === true,
   });
   ctx.out.result(r, () =>
     [
@@ -35,7 +37,7 @@ export async function rate(ctx: Context, options: RateOptions): Promise<void> {
       `  commit hash   ${String(r.commitHash)}`,
       `  drand round   ${String(r.targetRound)}, revealable from ${String(r.revealableAt)}`,
       `  transactions  ${(r.transactionHashes as string[]).join(', ')}`,
-      `  journal       ${String(r.journal)} (direction, prediction and salt; keep it)`,
+      `  journal       operation ${String(r.operation)} in loopsign's database (direction, prediction and salt; keep it)`,
     ].join('\n'),
   );
 }
@@ -60,8 +62,14 @@ export async function rateCommit(ctx: Context, options: RateCommitOptions): Prom
 export async function rateStatus(ctx: Context, options: RateLookupOptions): Promise<void> {
   required(options, 'contentId');
   const { rateStatus: status } = await import('../rate/status.js');
-  const s = await status(ctx, String(options.contentId));
-  ctx.out.result(serviceDocument(s, { contentId: String(options.contentId) }), () => `question ${String(s.contentId)}: ${String(s.status)}${s.commitHash ? ` (commit ${String(s.commitHash)}, round ${String(s.roundId)})` : ''}`);
+  const contentId = String(options.contentId);
+  const { service: s, votes } = await status(ctx, contentId);
+  ctx.out.result(serviceDocument(s, { contentId, votes }), () =>
+    [
+      `question ${contentId}: ${String(s.status)}${s.commitHash ? ` (commit ${String(s.commitHash)}, round ${String(s.roundId)})` : ''}`,
+      ...votes.map((v) => `  journaled vote, round ${v.roundId}: ${v.state}, commit ${v.commitHash}, stake ${Number(v.stakeWei) / 1e6} LREP, revealable from ${v.revealableAt}${v.setAside ? ' (set aside: another chain instance)' : ''}`),
+    ].join('\n'),
+  );
 }
 
 export async function rateReveal(ctx: Context, options: RateLookupOptions): Promise<void> {

@@ -13,12 +13,17 @@ async function workspace(ctx: Context, o: CredentialOptions) {
   return openWorkspace(ctx, credential(o));
 }
 
+async function records(ctx: Context) {
+  const { reviewRecords } = await import('../review/session.js');
+  return reviewRecords(ctx);
+}
+
 export async function reviewCreate(ctx: Context, o: ReviewCreateOptions): Promise<void> {
   const { createPrivateReview } = await import('../review/private-review.js');
   const { openAssurance, reviewBaseUrl } = await import('../review/session.js');
   // The route also takes a connected agent token, but the project must be checked against `projects list`, which
   // takes only the API key.
-  const r = await createPrivateReview(await reviewBaseUrl(ctx), () => openAssurance(ctx, credential(o)), o);
+  const r = await createPrivateReview(await ctx.store(), await reviewBaseUrl(ctx), () => openAssurance(ctx, credential(o)), o);
   const next = [`loopsign projects show ${String(o.project)}`];
   ctx.out.result(
     serviceDocument(r.doc, { privateReviewId: r.privateReviewId, status: r.status, responseDeadline: r.responseDeadline, idempotencyKey: r.idempotencyKey, keyGenerated: r.keyGenerated, rerun: r.rerun, bodyBytes: r.bodyBytes, next }),
@@ -50,7 +55,7 @@ export async function reviewEvaluate(ctx: Context, o: ReviewEvaluateOptions): Pr
   const { evaluate, nextFor } = await import('../review/invited.js');
   const mcp = await workspace(ctx, o);
   try {
-    const r = await evaluate(mcp, o);
+    const r = await evaluate(mcp, await records(ctx), o);
     const e = r.envelope;
     const next = nextFor(e.state, e.opportunityId);
     const scopeId = typeof e.doc.scopeId === 'string' && /^evs_[0-9a-f]{40}$/.test(e.doc.scopeId) ? e.doc.scopeId : null;
@@ -66,7 +71,7 @@ export async function reviewRequest(ctx: Context, o: ReviewRequestOptions, args:
   const { requestReview, nextFor } = await import('../review/invited.js');
   const mcp = await workspace(ctx, o);
   try {
-    const r = await requestReview(mcp, String(args[0]), o);
+    const r = await requestReview(mcp, await records(ctx), String(args[0]), o);
     const e = r.envelope;
     const next = nextFor(e.state, e.opportunityId);
     ctx.out.result(serviceDocument(e.doc, { opportunityId: e.opportunityId, action: r.action, state: e.state, privateReviewId: r.privateReviewId, deliveryId: r.deliveryId, next: next ? [next] : [] }), () =>
@@ -96,7 +101,7 @@ export async function reviewWait(ctx: Context, o: ReviewWaitOptions, args: unkno
   const trust = await gateTrust(o);
   const mcp = await workspace(ctx, o);
   try {
-    const f = await waitReview(mcp, String(args[0]), timeout, ctx.out, { trust, outputFile: o.output, cursor: o.cursor });
+    const f = await waitReview(mcp, await records(ctx), String(args[0]), timeout, ctx.out, { trust, outputFile: o.output, cursor: o.cursor });
     settle(f);
     approvedResult(ctx, f);
   } finally {
@@ -113,7 +118,7 @@ export async function reviewResult(ctx: Context, o: ReviewResultOptions, args: u
   const trust = await gateTrust(o);
   const mcp = await workspace(ctx, o);
   try {
-    const f = await read(mcp, String(args[0]), { trust, outputFile: o.output });
+    const f = await read(mcp, await records(ctx), String(args[0]), { trust, outputFile: o.output });
     let verified: Record<string, unknown> | undefined;
     if (o.verify === true && f.envelope.terminal) verified = await verifyRun(ctx, o, f, mcp);
     settle(f);
@@ -126,12 +131,11 @@ export async function reviewResult(ctx: Context, o: ReviewResultOptions, args: u
 /** --verify: the evidence packet of the review's run, with the session cookie, against the pinned packet key. */
 async function verifyRun(ctx: Context, o: ReviewResultOptions, f: Followed, mcp: Awaited<ReturnType<typeof workspace>>): Promise<Record<string, unknown>> {
   const { userId } = await import('../review/ids.js');
-  const { readOpportunity } = await import('../review/records.js');
   const { runIdOfDelivery, verifyRunPacket } = await import('../review/run-evidence.js');
   const { UsageError } = await import('../errors.js');
   let runId = o.run !== undefined ? userId('run', o.run, '--run') : undefined;
   if (!runId) {
-    let deliveryId = (await readOpportunity(mcp.baseUrl, f.envelope.opportunityId))?.deliveryId;
+    let deliveryId = (await records(ctx)).readOpportunity(f.envelope.opportunityId)?.deliveryId;
     if (!deliveryId) {
       // A terminal review's wait answers at once with its delivery.
       const { parseEnvelope } = await import('../review/envelope.js');

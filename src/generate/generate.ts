@@ -6,12 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Context } from '../context.js';
 import { NotReadyError, ServiceError, UsageError } from '../errors.js';
-import { Journal, journalId } from '../journal/journal.js';
+import { Operation, operationId, readOperation } from '../store/operation.js';
 import { askEnvironment } from '../ask/prepare.js';
 import { readCredential, type CredentialSource } from '../review/credential.js';
 import { isId } from '../review/ids.js';
-import { saveOpportunity, sha256Text } from '../review/records.js';
-import { reviewBaseUrl } from '../review/session.js';
+import { sha256Text } from '../review/records.js';
+import { reviewRecords } from '../review/session.js';
 import { serviceWord } from '../output.js';
 
 type Json = Record<string, any>;
@@ -53,15 +53,15 @@ export function buildRequest(o: GenerateOptions): Json {
 export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> {
   let request: Json;
   if (o.retry !== undefined) {
-    const saved = await Journal.read(journalId('generation', [o.retry]));
+    const saved = readOperation(await ctx.store(), 'generation', operationId('generation', [o.retry]))?.data;
     if (!saved?.request) throw new UsageError('unknown_generation', `no journaled generation request ${o.retry}`, { hint: 'only requests made from this machine can be repeated with --retry' });
-    request = saved.request as Json; // the identical request: never changed on a retry
+    request = saved.request; // the identical request: never changed on a retry
   } else {
     request = buildRequest(o);
   }
   const credential = await readCredential(o.credential);
   const env = await askEnvironment(ctx, false, false);
-  const journal = await Journal.open(journalId('generation', [request.clientRequestId]), { kind: 'generation', chainId: 0, wallet: '', request });
+  const journal = await Operation.open(await ctx.store(), 'generation', operationId('generation', [request.clientRequestId]), { chainId: 0, wallet: '', data: { request } });
   try {
     let res: Json;
     try {
@@ -77,9 +77,9 @@ export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> 
     }
     // The opportunity goes into `next` and a journal path: only in its exact form.
     const opportunityId = checkedOpportunityId(res.opportunityId);
-    await journal.step('answered', { response: { opportunityId, reviewSetup: res.reviewSetup ?? null } });
+    await journal.setStep('answered', { response: { opportunityId, reviewSetup: res.reviewSetup ?? null } });
     const text = typeof res.text === 'string' ? res.text : '';
-    if (opportunityId) await saveOpportunity(await reviewBaseUrl(ctx), { opportunityId, outputCommitment: sha256Text(text) });
+    if (opportunityId) await (await reviewRecords(ctx)).saveOpportunity({ opportunityId, outputCommitment: sha256Text(text) });
     const reviewState = typeof res.review?.lifecycle?.state === 'string' ? res.review.lifecycle.state : null;
     const out = {
       clientRequestId: request.clientRequestId,

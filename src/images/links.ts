@@ -4,7 +4,7 @@
 // held to the spec's bounds on both sides: the user's --ttl and the service's answer.
 import type { Context } from '../context.js';
 import { RefusedError, ServiceError, UsageError } from '../errors.js';
-import { Journal, journalId } from '../journal/journal.js';
+import { Operation, operationId, readOperation } from '../store/operation.js';
 import { loadAskFile, askEnvironment } from '../ask/prepare.js';
 import { checkImage } from './check.js';
 
@@ -95,9 +95,9 @@ export async function createHandoff(ctx: Context, file: string, images: string[]
   });
   const token = tokenFromLink(String(res.handoffUrl), '/agent/handoff/', env.chain.baseUrl.value!);
   checkLifetime(res, 'handoff', ttlMs);
-  const journal = await Journal.open(journalId('handoff', [res.handoffId ?? res.id]), { kind: 'handoff', chainId: config.chainId.value, wallet: '' });
+  const journal = await Operation.open(await ctx.store(), 'handoff', operationId('handoff', [res.handoffId ?? res.id]), { chainId: config.chainId.value, wallet: '', data: {} });
   // The origin the token belongs to: status sends it nowhere else (linkStatus).
-  await journal.step('created', { handoffId: res.handoffId ?? res.id, token, createdAt: res.createdAt, expiresAt: res.expiresAt, origin: new URL(env.chain.baseUrl.value!).origin });
+  await journal.setStep('created', { handoffId: res.handoffId ?? res.id, token, createdAt: res.createdAt, expiresAt: res.expiresAt, origin: new URL(env.chain.baseUrl.value!).origin });
   await journal.close();
   for (const w of (res.warnings ?? []) as string[]) ctx.out.warn(w);
   return { handoffId: res.handoffId ?? res.id, handoffUrl: res.handoffUrl, expiresAt: res.expiresAt, effectiveTtlMs: res.effectiveTtlMs, status: res.status, assets: res.assets ?? [], warnings: res.warnings ?? [] };
@@ -111,14 +111,14 @@ export async function createSigningLink(ctx: Context, file: string, ttl?: string
   const res = await env.service.http.request<Json>({ method: 'POST', path: '/api/agent/signing-intents', body: { request: loaded.body, ...(ttlMs !== undefined ? { ttlMs } : {}) }, idempotent: false });
   const token = tokenFromLink(String(res.signingUrl), '/agent/sign/', env.chain.baseUrl.value!);
   checkLifetime(res, 'signing-intent', ttlMs);
-  const journal = await Journal.open(journalId('signing-intent', [res.id]), { kind: 'signing-intent', chainId: config.chainId.value, wallet: '' });
-  await journal.step('created', { intentId: res.id, token, createdAt: res.createdAt, expiresAt: res.expiresAt, origin: new URL(env.chain.baseUrl.value!).origin });
+  const journal = await Operation.open(await ctx.store(), 'signing-intent', operationId('signing-intent', [res.id]), { chainId: config.chainId.value, wallet: '', data: {} });
+  await journal.setStep('created', { intentId: res.id, token, createdAt: res.createdAt, expiresAt: res.expiresAt, origin: new URL(env.chain.baseUrl.value!).origin });
   await journal.close();
   return { intentId: res.id, signingUrl: res.signingUrl, expiresAt: res.expiresAt, status: res.status, warnings: res.warnings ?? [] };
 }
 
 /** The origin recorded at creation (journals before `origin` kept the base URL, for handoffs only). */
-function journaledOrigin(data: Json): string | undefined {
+function journaledOrigin(data: { origin?: string; baseUrl?: string }): string | undefined {
   if (typeof data.origin === 'string') return data.origin;
   try {
     return typeof data.baseUrl === 'string' ? new URL(data.baseUrl).origin : undefined;
@@ -130,7 +130,7 @@ function journaledOrigin(data: Json): string | undefined {
 async function linkStatus(ctx: Context, kind: LinkKind, id: string): Promise<Json> {
   const pattern = kind === 'handoff' ? /^ahf_[0-9a-f]{32}$/ : /^asi_[0-9a-f]{32}$/;
   if (!pattern.test(id)) throw new UsageError('invalid_id', `${id} is not a ${kind === 'handoff' ? 'handoff (ahf_…)' : 'signing intent (asi_…)'} id`);
-  const data = await Journal.read(journalId(kind, [id]));
+  const data = readOperation(await ctx.store(), kind, operationId(kind, [id]))?.data;
   if (!data?.token) throw new UsageError('unknown_link', `no token for ${id} in the journal: only links created here can be read`, { hint: 'the token lives only in the link URL and in the journal of the machine that created it' });
   const env = await askEnvironment(ctx, false, false);
   // The token is a bearer secret for the service that issued it: it goes to that origin or nowhere.

@@ -6,7 +6,7 @@ import { toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Context } from '../context.js';
 import { LoopsignError, ServiceError, UsageError } from '../errors.js';
-import { Journal, journalId } from '../journal/journal.js';
+import { Operation, operationId, readOperation } from '../store/operation.js';
 import { McpClient } from '../service/mcp.js';
 import { askEnvironment, type AskEnvironment } from '../ask/prepare.js';
 import { checkSignedAction } from '../wallet/message-guard.js';
@@ -55,8 +55,9 @@ export async function uploader(ctx: Context, given?: AskEnvironment): Promise<Up
 
   async function one(img: CheckedImage, attachmentId?: string): Promise<UploadResult> {
     // An image this wallet already uploaded (a rerun of an interrupted ask) is not uploaded again.
-    const cacheId = journalId('image', [chainId, wallet, img.sha256]);
-    const cached = attachmentId === undefined ? reusable(await Journal.read(cacheId)) : undefined;
+    const cacheId = operationId('image', [chainId, wallet, img.sha256]);
+    const store = await ctx.store();
+    const cached = attachmentId === undefined ? reusable(readOperation(store, 'image', cacheId)?.data) : undefined;
     if (cached) return { file: img.file, ok: true, attachmentId: cached.attachmentId, imageUrl: cached.imageUrl, sha256: img.sha256, storedSha256: cached.storedSha256, sizeBytes: img.sizeBytes, reused: true };
     ctx.out.progress('image.prepare', `preparing the upload of ${img.filename} (${img.sizeBytes} bytes)`);
     const prepared = await mcp.call('rateloop_prepare_image_upload', { filename: img.filename, mimeType: img.mimeType, sha256: img.sha256, sizeBytes: img.sizeBytes, walletAddress: wallet, ...(attachmentId ? { attachmentId } : {}) });
@@ -72,8 +73,8 @@ export async function uploader(ctx: Context, given?: AskEnvironment): Promise<Up
       view = await mcp.call('rateloop_get_image_upload_status', { attachmentId: id });
     }
     const stored = acceptUploadView(view, { serviceUrl, attachmentId: id, filename: img.filename });
-    const j = await Journal.open(cacheId, { kind: 'image', chainId, wallet });
-    await j.step('uploaded', { attachmentId: id, imageUrl: stored.imageUrl, sha256: img.sha256, storedSha256: stored.storedSha256, origin: new URL(serviceUrl).origin });
+    const j = await Operation.open(store, 'image', cacheId, { chainId, wallet, data: {} });
+    await j.setStep('uploaded', { attachmentId: id, imageUrl: stored.imageUrl, sha256: img.sha256, storedSha256: stored.storedSha256, origin: new URL(serviceUrl).origin });
     await j.close();
     return { file: img.file, ok: true, attachmentId: id, imageUrl: stored.imageUrl, sha256: img.sha256, storedSha256: stored.storedSha256, sizeBytes: img.sizeBytes, width: stored.width, height: stored.height, hint: ratioHint(img) };
   }

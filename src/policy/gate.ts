@@ -1,17 +1,20 @@
 // Enforcing the spending policy (issue 14 §1). Checked twice: before an ask or a vote starts (chains, categories,
 // templates, the per-ask or per-rating amounts, what the windows have left, and a human's approval above the
-// threshold), and again at every admission of the spend ledger, under the wallet's lock, against everything every
-// journal on the chain has signed — so two processes, a restart or a changed flag cannot slip past a window.
+// threshold), and again at every admission of the spend ledger, inside the database's write transaction that
+// records the signature, against everything every operation of every wallet on the chain has signed — so two
+// processes, two wallets, a restart or a changed flag cannot slip past a window.
 import { formatUnits } from 'viem';
 import { RefusedError } from '../errors.js';
 import type { ChainConfig } from '../chains/table.js';
-import { isLive, type Journal } from '../journal/journal.js';
-import { exposure, type Amounts } from '../journal/ledger.js';
+import { exposure, type Amounts } from '../store/ledger.js';
+import type { Store, Db } from '../store/db.js';
+import type { Operation } from '../store/operation.js';
+import type { Kind } from '../store/records.js';
 import type { NormalizedAsk } from '../protocol/ask-normalize.js';
 import type { Output } from '../output.js';
 import type { Asset, SpendEffect } from '../wallet/spend-effects.js';
 import { loadPolicies, type LoadedPolicy } from './file.js';
-import { calendarMonth, journalsOf, journalUsage, rolling24h, sum, type Window } from './usage.js';
+import { calendarMonth, operationEffects, rolling24h, windowUsage, type Window } from './usage.js';
 
 export interface ApprovalRequest {
   kind: 'ask' | 'rating';
@@ -55,10 +58,11 @@ export class PolicyGate {
     readonly policies: LoadedPolicy[],
     private readonly out: Output,
     private readonly approver: Approver | undefined,
+    private readonly store: () => Promise<Store>,
   ) {}
 
-  static async load(out: Output, flag: string | undefined, approver?: Approver): Promise<PolicyGate> {
-    return new PolicyGate(await loadPolicies(flag), out, approver);
+  static async load(out: Output, flag: string | undefined, store: () => Promise<Store>, approver?: Approver): Promise<PolicyGate> {
+    return new PolicyGate(await loadPolicies(flag), out, approver, store);
   }
 
   get active(): boolean {
@@ -66,10 +70,10 @@ export class PolicyGate {
   }
 
   /**
-   * Before an ask: everything that can be known from the file. `ownJournal` (this ask's journal file) is left out of
-   * the windows here — the planned amounts stand for it, and a rerun must not count itself twice.
+   * Before an ask: everything that can be known from the file. `operationId` (this ask's) is left out of the windows
+   * here — the planned amounts stand for it, and a rerun must not count itself twice.
    */
-  async preflightAsk(chain: ChainConfig, ask: NormalizedAsk, ownJournal: string): Promise<void> {
+  async preflightAsk(chain: ChainConfig, ask: NormalizedAsk, operationId: string): Promise<void> {
     const planned: Amounts = {};
     planned[ask.bounty.asset] = ask.bounty.amount;
     if (ask.feedbackBonus) planned[ask.feedbackBonus.asset] = (planned[ask.feedbackBonus.asset] ?? 0n) + ask.feedbackBonus.amount;
@@ -86,12 +90,12 @@ export class PolicyGate {
         if (limit !== undefined && amount > limit) refuse('policy_limit', `this ask would spend ${fmt(amount, asset)}, above perAsk ${fmt(limit, asset)} of ${file}`, { limit: 'perAsk', asset, amount: amount.toString(), left: limit.toString(), policy: file });
       }
     }
-    await this.checkWindows(chain, planned, undefined, ownJournal);
+    this.checkWindows((await this.store()).db, chain, planned, undefined, operationId);
     await this.approval({ kind: 'ask', chainId: chain.chainId, amounts: planned, summary: `ask "${ask.questions[0]!.title}" (${ask.clientRequestId}) on chain ${chain.chainId}: ${describe(planned)}`, threshold: '' });
   }
 
-  /** Before a vote (`ownJournal`: as for asks). */
-  async preflightRating(chain: ChainConfig, contentId: string, stake: bigint, ownJournal: string): Promise<void> {
+  /** Before a vote (`operationId`: as for asks). */
+  async preflightRating(chain: ChainConfig, contentId: string, stake: bigint, operationId: string): Promise<void> {
     if (!this.notice()) return;
     const planned: Amounts = stake > 0n ? { LREP: stake } : {};
     for (const { policy: p, file } of this.policies) {
@@ -99,41 +103,43 @@ export class PolicyGate {
       const max = p.perRating ? BigInt(p.perRating.maxStakeLrep) : undefined;
       if (max !== undefined && stake > max) refuse('policy_limit', `a stake of ${fmt(stake, 'LREP')} is above perRating ${fmt(max, 'LREP')} of ${file}`, { limit: 'perRating', asset: 'LREP', amount: stake.toString(), left: max.toString(), policy: file });
     }
-    await this.checkWindows(chain, planned, undefined, ownJournal);
+    this.checkWindows((await this.store()).db, chain, planned, undefined, operationId);
     await this.approval({ kind: 'rating', chainId: chain.chainId, amounts: planned, summary: `vote on question ${contentId} on chain ${chain.chainId}: stake ${fmt(stake, 'LREP')}`, threshold: '' });
   }
 
   /**
-   * At each admission of an operation's spend ledger (under the wallet's lock): the operation as it would stand
-   * after `effects` must fit perAsk / perRating, and every window must fit what all journals on the chain signed.
+   * At each admission of an operation's spend ledger (inside the write transaction `db` that records it): the
+   * operation as it would stand after `effects` must fit perAsk / perRating, and every window must fit what every
+   * operation on the chain signed.
    */
-  async admit(chain: ChainConfig, journal: Journal, stage: string, effects: SpendEffect[]): Promise<void> {
+  admit(db: Db, chain: ChainConfig, op: Operation<Kind>, stage: string, effects: SpendEffect[]): void {
     if (!this.active) return;
-    const kind = journal.data.kind;
+    const kind = op.kind;
     for (const { policy: p, file } of this.policies) {
       if (kind === 'ask' && p.perAsk) {
-        const after = exposure([...journalEffects(journal), ...effects]);
+        const after = exposure([...operationEffects(db, op.id), ...effects]);
         for (const asset of ASSETS) {
           const limit = limitOf(p.perAsk, asset);
           if (limit !== undefined && (after[asset] ?? 0n) > limit) refuse('policy_limit', `this ask could then pay ${fmt(after[asset]!, asset)}, above perAsk ${fmt(limit, asset)} of ${file}`, { limit: 'perAsk', asset, amount: after[asset]!.toString(), policy: file });
         }
       }
       if (kind === 'rate' && p.perRating && stage.startsWith('rate:')) {
-        const after = exposure([...journalEffects(journal, stage), ...effects]);
+        const after = exposure([...operationEffects(db, op.id, { stage }), ...effects]);
         const limit = BigInt(p.perRating.maxStakeLrep);
         if ((after.LREP ?? 0n) > limit) refuse('policy_limit', `this vote could then stake ${fmt(after.LREP!, 'LREP')}, above perRating ${fmt(limit, 'LREP')} of ${file}`, { limit: 'perRating', asset: 'LREP', amount: after.LREP!.toString(), policy: file });
       }
     }
-    await this.checkWindows(chain, {}, { journal, effects });
+    this.checkWindows(db, chain, {}, { op, effects });
   }
 
   /** What each window of each policy has left on this chain (for `config show` and the MCP policy tool). */
   async remaining(chain: ChainConfig, now = new Date()): Promise<WindowUse[]> {
     const out: WindowUse[] = [];
-    const journals = await journalsOf(chain.chainId);
+    if (!this.active) return out;
+    const db = (await this.store()).db;
     for (const { policy: p, file } of this.policies) {
       for (const [w, limits] of windowsOf(p, chain.chainId, now)) {
-        const used = sum(journals.map((j) => journalUsage(j, chain, w.since)));
+        const used = windowUsage(db, chain.chainId, w.since);
         for (const asset of ASSETS) {
           const limit = limitOf(limits, asset);
           if (limit === undefined) continue;
@@ -156,16 +162,16 @@ export class PolicyGate {
   }
 
   /**
-   * Each window: what the other journals signed in it, plus this operation (its journal's effects in the window and
-   * the ones about to be signed, or — before it starts — the planned amounts), must fit.
+   * Each window: what the other operations signed in it, plus this operation (its effects in the window and the ones
+   * about to be signed, or — before it starts — the planned amounts), must fit.
    */
-  private async checkWindows(chain: ChainConfig, planned: Amounts, current: { journal: Journal; effects: SpendEffect[] } | undefined, exclude?: string): Promise<void> {
+  private checkWindows(db: Db, chain: ChainConfig, planned: Amounts, current: { op: Operation<Kind>; effects: SpendEffect[] } | undefined, exclude?: string): void {
     const now = new Date();
-    const others = await journalsOf(chain.chainId, current?.journal.file ?? exclude);
+    const except = current?.op.id ?? exclude ?? '';
     for (const { policy: p, file } of this.policies) {
       for (const [w, limits] of windowsOf(p, chain.chainId, now)) {
-        const used = sum(others.map((j) => journalUsage(j, chain, w.since)));
-        const mine = current ? exposure([...journalEffects(current.journal, undefined, w.since), ...current.effects]) : planned;
+        const used = windowUsage(db, chain.chainId, w.since, except);
+        const mine = current ? exposure([...operationEffects(db, current.op.id, { since: w.since }), ...current.effects]) : planned;
         for (const asset of ASSETS) {
           const limit = limitOf(limits, asset);
           if (limit === undefined) continue;
@@ -212,20 +218,5 @@ function windowsOf(p: LoadedPolicy['policy'], chainId: number, now: Date): [Wind
   if (day) out.push([rolling24h(now), day]);
   const month = p.calendarMonth?.[String(chainId)];
   if (month) out.push([calendarMonth(now), month]);
-  return out;
-}
-
-/** What an open journal already signed (optionally one stage, or since a time), as effects. */
-function journalEffects(journal: Journal, stage?: string, since?: Date): SpendEffect[] {
-  const at = (iso: string | undefined) => new Date(iso ?? journal.data.updatedAt);
-  const out: SpendEffect[] = [];
-  for (const t of journal.data.txs) {
-    if (!isLive(t) || (stage && t.stage !== stage) || (since && at(t.signedAt) < since)) continue;
-    for (const e of t.effects ?? []) out.push({ asset: e.asset, kind: e.kind, spender: e.spender as `0x${string}`, amount: BigInt(e.amount) });
-  }
-  for (const a of journal.authorizations()) {
-    if (a.dead || (stage && a.stage !== stage) || (since && at(a.signedAt) < since)) continue;
-    out.push({ asset: 'USDC', kind: 'authorization', spender: a.message.to as `0x${string}`, amount: BigInt(a.message.value) });
-  }
   return out;
 }

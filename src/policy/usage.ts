@@ -1,15 +1,11 @@
-// What was spent on a chain over a window, counted from the spend ledgers of every journal (so it survives restarts
-// and counts every loopsign process): per operation, the exposure of what it signed inside the window (an approval
-// and the pull that used it count once), summed over operations. Reverted transactions and authorizations proven
-// dead count nothing.
-import { promises as fs } from 'node:fs';
-import path from 'node:path';
-import type { ChainConfig } from '../chains/table.js';
-import { isLive, type JournalData, type JournalTx } from '../journal/journal.js';
-import type { JournalAuthorization } from '../journal/journal.js';
-import { exposure, type Amounts } from '../journal/ledger.js';
-import { journalDir } from '../paths.js';
-import { callEffects, callsOfRawTransaction, type SpendEffect } from '../wallet/spend-effects.js';
+// What was spent on a chain over a window, counted from every operation's recorded effects in the database (so it
+// survives restarts and counts every loopsign process and every wallet): per operation, the exposure of what it
+// signed inside the window (an approval and the pull that used it count once), summed over operations. Effects of
+// reverted or dropped transactions and of authorizations proven dead are not live and count nothing. One indexed
+// query (effects_by_window) answers a window, however many operations there are.
+import type { Db } from '../store/db.js';
+import type { Amounts } from '../store/ledger.js';
+import type { Asset, SpendEffect } from '../wallet/spend-effects.js';
 
 export interface Window {
   name: string;
@@ -24,47 +20,30 @@ export function calendarMonth(now = new Date()): Window {
   return { name: `${now.toISOString().slice(0, 7)} (UTC)`, since: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)) };
 }
 
-function txEffects(tx: JournalTx, data: JournalData, chain: ChainConfig): SpendEffect[] {
-  if (tx.effects) return tx.effects.map((e) => ({ asset: e.asset, kind: e.kind, spender: e.spender as `0x${string}`, amount: BigInt(e.amount) }));
-  // Journals written before effects were recorded: classify now, skipping calls of another deployment.
-  try {
-    return callsOfRawTransaction(tx.raw, data.wallet as `0x${string}`).flatMap((c) => callEffects(chain, c));
-  } catch {
-    return [];
-  }
-}
+// Per operation and spender: the larger of what was allowed and what was pulled (ledger.ts `exposure`, in SQL).
+const WINDOW_SQL = `
+  SELECT asset, SUM(exposure) AS used FROM (
+    SELECT asset, MAX(SUM(CASE WHEN kind = 'pull' THEN amount ELSE 0 END), SUM(CASE WHEN kind = 'pull' THEN 0 ELSE amount END)) AS exposure
+    FROM effects
+    WHERE live = 1 AND chain_id = ? AND at >= ? AND operation_id <> ?
+    GROUP BY operation_id, asset, spender
+  ) GROUP BY asset`;
 
-/** The effects one journal signed inside the window, and its exposure. */
-export function journalUsage(data: JournalData, chain: ChainConfig, since: Date): Amounts {
-  const at = (iso: string | undefined) => new Date(iso ?? data.updatedAt);
-  const effects: SpendEffect[] = [];
-  for (const tx of data.txs) if (isLive(tx) && at(tx.signedAt) >= since) effects.push(...txEffects(tx, data, chain));
-  for (const a of (data.authorizations ?? []) as JournalAuthorization[]) {
-    if (!a.dead && at(a.signedAt) >= since) effects.push({ asset: 'USDC', kind: 'authorization', spender: a.message.to as `0x${string}`, amount: BigInt(a.message.value) });
-  }
-  return exposure(effects);
-}
-
-/** Every journal on disk for this chain (optionally leaving one out: the operation being checked supplies its own). */
-export async function journalsOf(chainId: number, except?: string): Promise<JournalData[]> {
-  let names: string[];
-  try {
-    names = await fs.readdir(journalDir());
-  } catch {
-    return [];
-  }
-  const out: JournalData[] = [];
-  for (const name of names.filter((n) => n.endsWith('.json'))) {
-    const file = path.join(journalDir(), name);
-    if (except && path.resolve(file) === path.resolve(except)) continue;
-    try {
-      const data = JSON.parse(await fs.readFile(file, 'utf8')) as JournalData;
-      if (data.chainId === chainId && Array.isArray(data.txs)) out.push(data);
-    } catch {
-      // a journal being rewritten (atomic rename) or not ours: nothing to count
-    }
-  }
+/** What every operation on the chain (but `except`) can cause from effects signed since `since`. */
+export function windowUsage(db: Db, chainId: number, since: Date, except = ''): Amounts {
+  const rows = db.prepare(WINDOW_SQL).safeIntegers(true).all(chainId, since.getTime(), except) as { asset: Asset; used: bigint }[];
+  const out: Amounts = {};
+  for (const r of rows) out[r.asset] = r.used;
   return out;
+}
+
+/** One operation's live effects (optionally one stage, or since a time). */
+export function operationEffects(db: Db, operationId: string, options: { stage?: string; since?: Date } = {}): SpendEffect[] {
+  const rows = db
+    .prepare('SELECT asset, kind, spender, amount FROM effects WHERE live = 1 AND operation_id = ? AND (? IS NULL OR stage = ?) AND at >= ?')
+    .safeIntegers(true)
+    .all(operationId, options.stage ?? null, options.stage ?? null, options.since?.getTime() ?? 0) as { asset: Asset; kind: SpendEffect['kind']; spender: `0x${string}`; amount: bigint }[];
+  return rows.map((r) => ({ asset: r.asset, kind: r.kind, spender: r.spender, amount: r.amount }));
 }
 
 export function sum(list: Amounts[]): Amounts {

@@ -8,8 +8,11 @@ import type { Context } from '../context.js';
 import { ChainError, RefusedError, ServiceError, UsageError } from '../errors.js';
 import { connectChain } from '../chains/client.js';
 import type { ChainConfig } from '../chains/table.js';
-import { isLive, Journal, journalId } from '../journal/journal.js';
-import { SpendLedger } from '../journal/ledger.js';
+import { Operation, operationId, operationsOf } from '../store/operation.js';
+import { isLive, type BuiltCommitRecord, type Kind } from '../store/records.js';
+import { SpendLedger } from '../store/ledger.js';
+import { checkSameChain, setAsideIfStale } from '../store/chain-identity.js';
+import type { Store } from '../store/db.js';
 import type { PolicyGate } from '../policy/gate.js';
 import { advisoryRecorderAbi, votingEngineAbi } from '../protocol/abi.js';
 import { McpClient } from '../service/mcp.js';
@@ -31,6 +34,10 @@ export interface RateOptions {
   frontend?: string;
   acceptTerms: boolean;
   atomic: boolean;
+  /** Vote again on a question this wallet voted on in an earlier round: a new operation (the earlier vote is kept). */
+  newRound?: boolean;
+  /** Set aside a journal of this vote written on another instance of the chain (a restarted sandbox). */
+  setAsideStale?: boolean;
 }
 
 type Json = Record<string, any>;
@@ -63,22 +70,45 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
   const chain = env.chain.chain;
   if (!chain.contracts.roundVotingEngine) throw new UsageError('untrusted_chain_config', `no trusted RoundVotingEngine is configured for chain ${chain.chainId}`);
   const wallet = env.signer.address.toLowerCase() as Hex;
-  const id = journalId('rate', [chain.chainId, wallet, opts.contentId]);
-  const policy = await ctx.policy();
-  await policy.preflightRating(chain, opts.contentId, input.stake, Journal.path(id));
+  const store = await ctx.store();
   const client = await connectChain(env.chain);
+  let id = latestVote(store, chain.chainId, wallet, opts.contentId);
+  if (opts.setAsideStale) {
+    const aside = await setAsideIfStale(store, client, id);
+    if (aside) ctx.out.warn(`the journal of this vote belonged to another instance of chain ${chain.chainId}; it is kept as ${aside} and the vote starts afresh`);
+    id = latestVote(store, chain.chainId, wallet, opts.contentId);
+  }
+  const policy = await ctx.policy();
+  await policy.preflightRating(chain, opts.contentId, input.stake, id);
   const account = privateKeyToAccount(toHex(env.signer.privateKey));
   const mcp = new McpClient(env.chain.baseUrl.value!);
-  const journal = await Journal.open(id, { kind: 'rate', chainId: chain.chainId, wallet, contentId: opts.contentId });
+  let journal = await Operation.open(store, 'rate', id, { chainId: chain.chainId, wallet, data: { contentId: opts.contentId } });
   const executor = () =>
-    new Executor({ client, account, chain, journal, out: ctx.out, ledger: rateLedger(journal, chain, wallet, input.stake, policy), allowDelegation: opts.atomic, maxFeePerGas: env.chain.maxFeePerGas.value });
+    new Executor({ client, account, chain, op: journal, out: ctx.out, ledger: rateLedger(journal, chain, wallet, input.stake, policy), allowDelegation: opts.atomic, maxFeePerGas: env.chain.maxFeePerGas.value });
   try {
+    await checkSameChain(client, journal, '--set-aside-stale');
+    // One vote per operation, never overwritten: a vote journaled for an earlier round stays as it is, and voting
+    // again (a later round) is a new operation, only on an explicit --new-round.
+    const earlier = journal.data.commit;
+    const current = await onChainRound(client, chain, input.contentId);
+    if (earlier && earlier.roundId !== current?.roundId.toString()) {
+      if (!opts.newRound) {
+        throw new UsageError('voted_in_earlier_round', `this wallet's vote on question ${opts.contentId} is journaled for round ${earlier.roundId} (${journal.step === 'rate:confirmed' ? 'committed' : 'not confirmed'}); the question ${current ? `is now in round ${current.roundId}` : 'has no open round now'}. Nothing was sent`, {
+          hint: 'a vote in another round is a new vote: rerun with --new-round to cast it (the earlier one is kept; `loopsign rate status` lists both)',
+        });
+      }
+      const previous = journal.id;
+      await journal.close();
+      ctx.out.progress('rate.new_round', `voting again on question ${opts.contentId}: a new operation (the round ${earlier.roundId} vote stays in ${previous})`);
+      journal = await Operation.open(store, 'rate', operationId('rate', [chain.chainId, wallet, opts.contentId, 'after', previous]), { chainId: chain.chainId, wallet, data: { contentId: opts.contentId, previous } });
+      await checkSameChain(client, journal, '--set-aside-stale');
+    }
     const args = { contentId: opts.contentId, chainId: chain.chainId, walletAddress: wallet };
     ctx.out.progress('rate.context', `reading the rating context of question ${opts.contentId}`);
     let context = await mcp.call('rateloop_get_rating_context', { ...args, stakeWei: input.stake.toString() });
     checkRatingContracts(chain, context.contracts);
 
-    let round = await onChainRound(client, chain, input.contentId);
+    let round = current;
     if (!round) {
       const calls = checkOpenRoundPlan(chain, context.openRoundTransactionPlan, input.contentId);
       ctx.out.progress('rate.open_round', 'the round is not open: opening it (the plan passed its checks)');
@@ -89,7 +119,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     }
 
     const gated = context.content?.contextAccess === 'gated';
-    const existing = journal.data.commit as (BuiltCommit & { roundId: string }) | undefined;
+    const existing = journal.data.commit;
     const sameRound = existing !== undefined && existing.roundId === round.roundId.toString();
     // A journaled vote is reused only if it is the vote these flags ask for (issue 11 §4): never a different one.
     if (sameRound) checkResumedVote(existing, input, opts, wallet, input.contentId);
@@ -97,8 +127,8 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
       // A rerun after success: this wallet already voted in this round; report that vote and sign nothing (not
       // even the terms of gated content again).
       ctx.out.progress('rate.resume', `already committed in round ${existing.roundId}; nothing is sent again`);
-      const hashes = ((journal.data.confirmed as Json | undefined)?.transactionHashes ?? []) as Hex[];
-      return rateOutcome(chain, existing, { contentId: opts.contentId, hashes, transactions: 0, gated, gatedContext: [], journalFile: journal.file, resumed: true });
+      const hashes = journal.data.confirmed?.transactionHashes ?? [];
+      return rateOutcome(chain, existing, { contentId: opts.contentId, hashes, transactions: 0, gated, gatedContext: [], operation: journal.id, resumed: true });
     }
     let gatedContext: Json[] = [];
     let terms: TermsRecord | undefined;
@@ -117,9 +147,9 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     if (sameRound && !stillValid) {
       ctx.out.progress('rate.rebuild', `the journaled commit targets drand round ${existing.targetRound}, which this round no longer accepts: building the same vote again for the current window`);
       // What the old plan sent (an approval, a reverted commit) stays counted, in a stage of its own, so the new
-      // plan is not taken for a changed one.
-      for (const t of journal.txsFor(stage)) t.stage = `${stage}:superseded:${existing.commitHash.slice(2, 10)}`;
-      await journal.save({ ratePlan: undefined });
+      // plan is not taken for a changed one; the old commit is kept beside the new one, never overwritten.
+      for (const t of journal.txsFor(stage)) await journal.updateTx(t.hash, { stage: `${stage}:superseded:${existing.commitHash.slice(2, 10)}` });
+      await journal.save({ ratePlan: undefined, superseded: [...(journal.data.superseded ?? []), existing] });
     }
     if (sameRound && stillValid) {
       ctx.out.progress('rate.resume', 'resuming with the commit built before (same salt and ciphertext)');
@@ -147,30 +177,39 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
       }
       // Kept before anything is sent: the only way to prove or re-derive the vote later.
       // A plan journaled for an earlier round must not be reused with this commit.
-      await journal.step('rate:built', { commit, ratePlan: undefined });
+      await journal.setStep('rate:built', { commit, ratePlan: undefined });
     }
 
     // On resume the journaled plan is reused: a fresh one may differ (say, no approval once the stake moved),
     // and call indexes must keep meaning the transactions already sent. It is checked again either way.
-    const journaledPlan = journal.data.ratePlan as Json | undefined;
+    const journaledPlan = journal.data.ratePlan;
     const prepared = journaledPlan ?? (await prepareRating(ctx, mcp, args, commit));
     const calls = checkRatingPlan(chain, prepared, commit, input.contentId);
-    if (!journaledPlan) await journal.step('rate:planned', { ratePlan: prepared });
+    if (!journaledPlan) await journal.setStep('rate:planned', { ratePlan: prepared });
     ctx.out.progress('rate.checked', `the rating plan passed every check (${calls.length} call${calls.length === 1 ? '' : 's'})`);
     const { hashes, transactions } = await executor().execute(`rate:${commit.roundId}`, calls, opts.atomic ? 'segmented' : 'ordered');
     ctx.out.progress('rate.confirm', 'confirming the commit with the service');
     const confirmed = await mcp.call('rateloop_confirm_rating_transactions', { ...args, roundId: commit.roundId, commitHash: commit.commitHash, transactionHashes: hashes });
     if (confirmed.status !== 'committed') throw new ServiceError('rating_not_confirmed', `the service reports the rating as ${String(confirmed.status)}`);
-    await journal.step('rate:confirmed', { confirmed: { transactionHashes: hashes } });
-    return rateOutcome(chain, commit, { contentId: opts.contentId, hashes, transactions, gated, gatedContext, terms, journalFile: journal.file, resumed: false });
+    await journal.setStep('rate:confirmed', { confirmed: { transactionHashes: hashes } });
+    return rateOutcome(chain, commit, { contentId: opts.contentId, hashes, transactions, gated, gatedContext, terms, operation: journal.id, resumed: false });
   } finally {
     await journal.close();
     await mcp.close();
   }
 }
 
+/**
+ * The operation of this wallet's latest vote on a question: the one recorded last (a later round's vote names the one
+ * before it), or the id a first vote takes.
+ */
+export function latestVote(store: Store, chainId: number, wallet: string, contentId: string): string {
+  const votes = operationsOf(store, 'rate', chainId, wallet).filter((o) => o.data.contentId === contentId && !o.id.includes('~'));
+  return votes.at(-1)?.id ?? operationId('rate', [chainId, wallet, contentId]);
+}
+
 /** A rating journal's spend ledger: each round's stage may pay at most the stake these flags ask for. */
-export function rateLedger(journal: Journal, chain: ChainConfig, wallet: Hex, stake: bigint, policy?: PolicyGate): SpendLedger {
+export function rateLedger(journal: Operation<Kind>, chain: ChainConfig, wallet: Hex, stake: bigint, policy?: PolicyGate): SpendLedger {
   return new SpendLedger(
     journal,
     chain,
@@ -202,7 +241,7 @@ function carriesCommit(raw: Hex, wallet: Hex, hash: Hex): boolean {
  * Refuses (exit 5) to reuse a journaled commit that is not the vote the flags ask for, naming each difference, or
  * whose commit hash its own journaled fields do not give (an edited journal would commit a vote it cannot reveal).
  */
-function checkResumedVote(existing: BuiltCommit, input: ReturnType<typeof parseRateInputs>, opts: RateOptions, voter: Hex, contentId: bigint): void {
+function checkResumedVote(existing: BuiltCommitRecord, input: ReturnType<typeof parseRateInputs>, opts: RateOptions, voter: Hex, contentId: bigint): void {
   const recomputed = commitHash({
     isUp: existing.secret.isUp,
     predictedUpBps: existing.secret.predictedUpBps,
@@ -240,7 +279,7 @@ function checkResumedVote(existing: BuiltCommit, input: ReturnType<typeof parseR
 }
 
 /** Whether a journaled commit's drand target round is still inside the window the round accepts now. */
-export function targetStillValid(commit: BuiltCommit, round: { startTime: number; epochDuration: number }, chain: ChainConfig, now: number): boolean {
+export function targetStillValid(commit: BuiltCommitRecord, round: { startTime: number; epochDuration: number }, chain: ChainConfig, now: number): boolean {
   const d = chain.drand;
   const epochEnd = round.startTime + (Math.floor(Math.max(0, now - round.startTime) / round.epochDuration) + 1) * round.epochDuration;
   const [lo, hi] = targetRoundWindow(epochEnd, d.genesis, d.period);
@@ -255,7 +294,7 @@ interface RunFacts {
   gated: boolean;
   gatedContext: Json[];
   terms?: TermsRecord;
-  journalFile: string;
+  operation: string;
   resumed: boolean;
 }
 
@@ -276,7 +315,7 @@ function rateOutcome(chain: ChainConfig, commit: BuiltCommit, run: RunFacts): Js
     transactionHashes: run.hashes,
     transactions: run.transactions,
     resumed: run.resumed,
-    journal: run.journalFile,
+    operation: run.operation,
   };
 }
 

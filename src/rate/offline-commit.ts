@@ -4,7 +4,7 @@ import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { readUserJson } from '../fsutil.js';
 import { QUICKNET, QUICKNET_T, type DrandNetwork } from '../chains/table.js';
-import { Journal, journalId } from '../journal/journal.js';
+import { Operation, operationId } from '../store/operation.js';
 import { buildCommitVoteParams } from '../vote/build.js';
 import { VoteInputError, checkStakeBounds, parseStake, predictedUpBps } from '../vote/stake.js';
 
@@ -69,10 +69,11 @@ export async function offlineCommit(ctx: Context, o: OfflineOptions): Promise<Re
     );
     const { secret, ...output } = built;
     // The secrets go to a journal so the vote can be proven or re-derived; stdout carries only the output object.
-    const journal = await Journal.open(journalId('offline-commit', [o.voter, o.contentId, built.commitHash]), { kind: 'offline-commit', chainId: 0, wallet: o.voter.toLowerCase(), contentId: o.contentId });
-    await journal.step('built', { commit: built });
+    const store = await ctx.store();
+    const journal = await Operation.open(store, 'offline-commit', operationId('offline-commit', [o.voter, o.contentId, built.commitHash]), { chainId: 0, wallet: o.voter.toLowerCase(), data: { contentId: o.contentId } });
+    await journal.setStep('built', { commit: built });
     await journal.close();
-    ctx.out.progress('rate.offline', `direction, prediction and salt are kept in ${journal.file}`, { journal: journal.file });
+    ctx.out.progress('rate.offline', `direction, prediction and salt are kept in loopsign's database (${store.file}), operation ${journal.id}`, { operation: journal.id, store: store.file });
     void secret;
     return output;
   } catch (error) {

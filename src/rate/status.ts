@@ -4,20 +4,45 @@ import { privateKeyToAccount } from 'viem/accounts';
 import type { Context } from '../context.js';
 import { ChainError, UsageError } from '../errors.js';
 import { rateLedger } from './flow.js';
-import { Journal, journalId } from '../journal/journal.js';
+import { Operation, operationsOf, type OperationSnapshot } from '../store/operation.js';
 import { votingEngineAbi } from '../protocol/abi.js';
 import { McpClient } from '../service/mcp.js';
 import { askEnvironment } from '../ask/prepare.js';
 import { connectChain } from '../chains/client.js';
-import type { BuiltCommit } from '../vote/build.js';
+import { roundTime } from '../vote/drand.js';
+import type { ChainConfig } from '../chains/table.js';
 import { Executor } from '../wallet/executor.js';
 
-export async function rateStatus(ctx: Context, contentId: string): Promise<Record<string, unknown>> {
+/** This wallet's votes on a question, from its journals: one per operation (a later round's vote is its own). */
+function votesOn(snapshots: OperationSnapshot<'rate'>[], contentId: string, chain: ChainConfig) {
+  const d = chain.drand;
+  return snapshots
+    .filter((o) => o.data.contentId === contentId && o.data.commit)
+    .map((o) => {
+      const c = o.data.commit!;
+      return {
+        operation: o.id,
+        roundId: c.roundId,
+        commitHash: c.commitHash,
+        commitKey: c.secret.commitKey,
+        stakeWei: c.stakeWei,
+        state: o.step === 'rate:confirmed' ? 'committed' : 'not confirmed',
+        revealableAt: new Date((roundTime(Number(c.targetRound), d.genesis, d.period) + d.period) * 1000).toISOString(),
+        setAside: o.id.includes('~'),
+      };
+    });
+}
+
+/** The service's rating status of this wallet's vote, with every vote on the question this machine journaled. */
+export async function rateStatus(ctx: Context, contentId: string): Promise<{ service: Record<string, unknown>; votes: ReturnType<typeof votesOn> }> {
   if (!/^[1-9][0-9]*$/.test(contentId)) throw new UsageError('invalid_content_id', `--content-id ${contentId} must be a positive integer`);
   const env = await askEnvironment(ctx, false);
+  const chain = env.chain.chain;
+  const wallet = env.signer.address.toLowerCase();
+  const votes = votesOn(operationsOf(await ctx.store(), 'rate', chain.chainId, wallet), contentId, chain);
   const mcp = new McpClient(env.chain.baseUrl.value ?? 'https://www.rateloop.ai');
   try {
-    return await mcp.call('rateloop_get_rating_status', { contentId, chainId: env.chain.chain.chainId, walletAddress: env.signer.address.toLowerCase() });
+    return { service: await mcp.call('rateloop_get_rating_status', { contentId, chainId: chain.chainId, walletAddress: wallet }), votes };
   } finally {
     await mcp.close();
   }
@@ -32,9 +57,11 @@ export async function rateReveal(ctx: Context, contentId: string): Promise<Recor
   const env = await askEnvironment(ctx, false);
   const chain = env.chain.chain;
   const wallet = env.signer.address.toLowerCase() as Hex;
-  const data = await Journal.read(journalId('rate', [chain.chainId, wallet, contentId]));
-  const commit = data?.commit as BuiltCommit | undefined;
-  if (!commit || data?.step !== 'rate:confirmed') throw new UsageError('no_commit', `no confirmed commit for question ${contentId} in the journal of ${wallet}`);
+  const store = await ctx.store();
+  // The latest confirmed vote on the question (an earlier round's was revealed in its round, or can no longer be).
+  const data = operationsOf(store, 'rate', chain.chainId, wallet).filter((o) => o.data.contentId === contentId && o.data.commit && o.step === 'rate:confirmed').at(-1);
+  const commit = data?.data.commit;
+  if (!data || !commit) throw new UsageError('no_commit', `no confirmed commit for question ${contentId} in the journal of ${wallet}`, { hint: 'only votes committed from this machine can be revealed here; `loopsign rate status` lists them' });
   if (commit.stakeWei === '0') throw new UsageError('advisory_vote', `the vote on question ${contentId} is advisory: it is recorded, not revealed on the voting engine`);
   const client = await connectChain(env.chain);
   const engine = chain.contracts.roundVotingEngine as Hex;
@@ -56,11 +83,11 @@ export async function rateReveal(ctx: Context, contentId: string): Promise<Recor
     }),
     value: '0',
   };
-  const journal = await Journal.open(journalId('rate', [chain.chainId, wallet, contentId]), { kind: 'rate', chainId: chain.chainId, wallet });
+  const journal = await Operation.open(store, 'rate', data.id, { chainId: chain.chainId, wallet, data: { contentId } });
   try {
     const account = privateKeyToAccount(toHex(env.signer.privateKey));
     const ledger = rateLedger(journal, chain, wallet, 0n);
-    const { hashes } = await new Executor({ client, account, chain, journal, out: ctx.out, ledger, allowDelegation: false, maxFeePerGas: env.chain.maxFeePerGas.value }).execute(`reveal:${commit.roundId}`, [call], 'ordered');
+    const { hashes } = await new Executor({ client, account, chain, op: journal, out: ctx.out, ledger, allowDelegation: false, maxFeePerGas: env.chain.maxFeePerGas.value }).execute(`reveal:${commit.roundId}`, [call], 'ordered');
     return { contentId, roundId: commit.roundId, status: 'revealed', revealedBy: 'loopsign', transactionHashes: hashes };
   } finally {
     await journal.close();

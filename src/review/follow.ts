@@ -10,7 +10,7 @@ import type { Json } from '../service/client.js';
 import { parseEnvelope, reviewVerdict, verdictSentence, WAIT_CURSOR, type Envelope, type Verdict } from './envelope.js';
 import type { GateTrust } from './gate.js';
 import { userId } from './ids.js';
-import { readOpportunity, saveOpportunity } from './records.js';
+import type { ReviewRecords } from './records.js';
 import type { WorkspaceMcp } from './workspace-mcp.js';
 
 export const LONG_POLL_MS = 60_000;
@@ -33,7 +33,7 @@ export interface FollowOptions {
 
 const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-async function localOutput(baseUrl: string, opportunityId: string, outputFile: string | undefined): Promise<string | undefined> {
+async function localOutput(records: ReviewRecords, opportunityId: string, outputFile: string | undefined): Promise<string | undefined> {
   if (outputFile !== undefined) {
     let bytes: Buffer;
     try {
@@ -43,11 +43,11 @@ async function localOutput(baseUrl: string, opportunityId: string, outputFile: s
     }
     return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
   }
-  return (await readOpportunity(baseUrl, opportunityId))?.outputCommitment;
+  return records.readOpportunity(opportunityId)?.outputCommitment;
 }
 
 /** `rateloop_get_review_result`: the terminal envelope, judged. Not ready → exit 7 (from the tool error). */
-export async function reviewResult(mcp: WorkspaceMcp, id: string, o: FollowOptions = {}): Promise<Followed> {
+export async function reviewResult(mcp: WorkspaceMcp, records: ReviewRecords, id: string, o: FollowOptions = {}): Promise<Followed> {
   const opportunityId = userId('opportunity', id, 'opportunity');
   const doc = await mcp.tool('rateloop_get_review_result', { opportunityId });
   const envelope = parseEnvelope(doc, 'rateloop_get_review_result', opportunityId);
@@ -56,16 +56,16 @@ export async function reviewResult(mcp: WorkspaceMcp, id: string, o: FollowOptio
   if (result && typeof result === 'object' && result.opportunityId !== undefined && result.opportunityId !== opportunityId) {
     throw new RefusedError('other_opportunity', `asked for the result of ${opportunityId}, the service answered with the result of ${String(result.opportunityId)}: refused`, { details: { expected: opportunityId, actual: result.opportunityId } });
   }
-  const verdict = reviewVerdict(envelope, o.trust, await localOutput(mcp.baseUrl, opportunityId, o.outputFile));
-  const record = await readOpportunity(mcp.baseUrl, opportunityId);
+  const verdict = reviewVerdict(envelope, o.trust, await localOutput(records, opportunityId, o.outputFile));
+  const record = records.readOpportunity(opportunityId);
   return { envelope, verdict, cursor: record?.cursor ?? null, result };
 }
 
-export async function waitReview(mcp: WorkspaceMcp, id: string, timeoutSeconds: number, out: Output, o: FollowOptions & { cursor?: string } = {}): Promise<Followed> {
+export async function waitReview(mcp: WorkspaceMcp, records: ReviewRecords, id: string, timeoutSeconds: number, out: Output, o: FollowOptions & { cursor?: string } = {}): Promise<Followed> {
   const opportunityId = userId('opportunity', id, 'opportunity');
   if (o.cursor !== undefined && !WAIT_CURSOR.test(o.cursor)) throw new UsageError('invalid_cursor', '--cursor must be a wait cursor as printed by an earlier wait (digits, or revision:count)');
   const sleep = o.sleep ?? sleepReal;
-  const record = await readOpportunity(mcp.baseUrl, opportunityId);
+  const record = records.readOpportunity(opportunityId);
   let cursor: string | null = o.cursor ?? record?.cursor ?? null;
   const deadline = Date.now() + timeoutSeconds * 1000;
   let last: Envelope | undefined;
@@ -86,7 +86,7 @@ export async function waitReview(mcp: WorkspaceMcp, id: string, timeoutSeconds: 
       // The inner cursor; with none the next wait goes without one (never the top-level revision, §5.6.3).
       cursor = last.wait?.cursor ?? null;
       // Only what the wait told: the output's hash stays the one computed here from local text, never the service's.
-      if (cursor !== null || last.wait?.deliveryId) await saveOpportunity(mcp.baseUrl, { opportunityId, cursor: cursor ?? undefined, deliveryId: last.wait?.deliveryId ?? undefined });
+      if (cursor !== null || last.wait?.deliveryId) await records.saveOpportunity({ opportunityId, cursor: cursor ?? undefined, deliveryId: last.wait?.deliveryId ?? undefined });
       spinner.update(`review ${opportunityId}: ${last.state}${last.wait?.responseCount != null ? ` (${last.wait.responseCount} responses)` : ''}`);
       if (last.terminal) break;
       await sleep(Math.max(1000, last.continuation?.retryAfterMs ?? 1000));
@@ -94,7 +94,7 @@ export async function waitReview(mcp: WorkspaceMcp, id: string, timeoutSeconds: 
   } finally {
     spinner.stop();
   }
-  const followed = await reviewResult(mcp, opportunityId, o);
+  const followed = await reviewResult(mcp, records, opportunityId, o);
   return { ...followed, cursor };
 }
 

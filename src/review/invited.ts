@@ -9,7 +9,7 @@ import type { Json } from '../service/client.js';
 import { mediaTypeOption, readPayload } from './artifacts.js';
 import { parseEnvelope, type Envelope } from './envelope.js';
 import { isId, serviceId, userId } from './ids.js';
-import { openEvaluation, readOpportunity, saveOpportunity, sha256Text, type OpportunityRecord } from './records.js';
+import { sha256Text, type OpportunityRecord, type ReviewRecords } from './records.js';
 import type { WorkspaceMcp } from './workspace-mcp.js';
 
 export const CONTEXT_SCHEMA = 'rateloop.agent-context.v2';
@@ -166,7 +166,7 @@ export function checkBinding(env: Envelope, context: AgentContext): void {
   }
 }
 
-export async function evaluate(mcp: WorkspaceMcp, input: EvaluateInput): Promise<Evaluation> {
+export async function evaluate(mcp: WorkspaceMcp, records: ReviewRecords, input: EvaluateInput): Promise<Evaluation> {
   const externalId = input.externalId ?? '';
   if (!IDENT.test(externalId)) throw new UsageError('invalid_external_id', '--external-id must be 1 … 160 of letters, digits and ._:- (starting with a letter or digit): one stable id per output');
   if (!IDENT.test(input.workflow ?? '')) throw new UsageError('invalid_workflow', '--workflow must be a workflow key (letters, digits and ._:-)');
@@ -187,7 +187,7 @@ export async function evaluate(mcp: WorkspaceMcp, input: EvaluateInput): Promise
   const inputs = { externalId, workflow: input.workflow, riskTier: input.riskTier, reference, confidence, critical: input.criticalRisk === true, complete: input.metadataIncomplete !== true, sourcePayload, suggestionPayload, sourceContentType, suggestionContentType, exec, question };
   const inputsDigest = createHash('sha256').update(canonicalJson(inputs)).digest('hex');
 
-  const journal = await openEvaluation(mcp.baseUrl, externalId);
+  const journal = await records.openEvaluation(externalId);
   try {
     const j = journal.data as Json;
     if (typeof j.inputsDigest === 'string' && j.inputsDigest !== inputsDigest) {
@@ -221,7 +221,7 @@ export async function evaluate(mcp: WorkspaceMcp, input: EvaluateInput): Promise
         metadataComplete: input.metadataIncomplete !== true,
         execution: exec,
       };
-    if (!repeated) await journal.step('evaluating', { inputsDigest, args, sourcePayload, suggestionPayload, sourceContentType, suggestionContentType, question: question ?? null });
+    if (!repeated) await journal.setStep('evaluating', { inputsDigest, args, sourcePayload, suggestionPayload, sourceContentType, suggestionContentType, question: question ?? null });
     const doc = await mcp.tool('rateloop_evaluate_review_requirement', args);
     const expected = expectedOpportunityId(context.workspaceId, context.agentId, externalId);
     const env = parseEnvelope(doc, 'rateloop_evaluate_review_requirement', expected);
@@ -230,8 +230,8 @@ export async function evaluate(mcp: WorkspaceMcp, input: EvaluateInput): Promise
     if (env.evaluationCommitment !== args.suggestionCommitment || raw.suggestionCommitment !== args.suggestionCommitment || raw.opportunityId !== env.opportunityId) {
       throw new RefusedError('commitment_mismatch', `the service froze output ${env.evaluationCommitment}, this output hashes to ${String(args.suggestionCommitment)}: refused`);
     }
-    await saveOpportunity(mcp.baseUrl, { opportunityId: env.opportunityId, externalOpportunityId: externalId, outputCommitment: args.suggestionCommitment, sourcePayload, suggestionPayload, sourceContentType, suggestionContentType, question });
-    await journal.step('evaluated', { opportunityId: env.opportunityId });
+    await records.saveOpportunity({ opportunityId: env.opportunityId, externalOpportunityId: externalId, outputCommitment: args.suggestionCommitment, sourcePayload, suggestionPayload, sourceContentType, suggestionContentType, question });
+    await journal.setStep('evaluated', { opportunityId: env.opportunityId });
     return { envelope: env, context, repeated };
   } finally {
     await journal.close();
@@ -267,9 +267,9 @@ export interface Requested {
 }
 
 /** `review request`: the exact committed text, from the journal of `review evaluate` (or the files, checked against it). */
-export async function requestReview(mcp: WorkspaceMcp, id: string, input: RequestInput): Promise<Requested> {
+export async function requestReview(mcp: WorkspaceMcp, records: ReviewRecords, id: string, input: RequestInput): Promise<Requested> {
   const opportunityId = userId('opportunity', id, 'opportunity');
-  const record: Partial<OpportunityRecord> = (await readOpportunity(mcp.baseUrl, opportunityId)) ?? {};
+  const record: Partial<OpportunityRecord> = records.readOpportunity(opportunityId) ?? {};
   let sourcePayload = record.sourcePayload;
   let suggestionPayload = record.suggestionPayload;
   if (input.source !== undefined || input.suggestion !== undefined) {
@@ -311,7 +311,7 @@ export async function requestReview(mcp: WorkspaceMcp, id: string, input: Reques
   }
   const d = (doc.delivery as Json | undefined)?.deliveryId;
   const deliveryId = typeof d === 'string' && /^hp[pu]d_[0-9a-f]{40}$/.test(d) ? d : null;
-  if (deliveryId) await saveOpportunity(mcp.baseUrl, { opportunityId, deliveryId, outputCommitment: record.outputCommitment ?? sha256Text(suggestionPayload) });
+  if (deliveryId) await records.saveOpportunity({ opportunityId, deliveryId, outputCommitment: record.outputCommitment ?? sha256Text(suggestionPayload) });
   return { envelope: env, action: String(doc.action ?? 'unknown'), privateReviewId, deliveryId };
 }
 

@@ -6,7 +6,8 @@
 // bindings must name what was asked: another project, profile or cohort is refused (exit 5).
 import { createHash, randomBytes } from 'node:crypto';
 import { RefusedError, ServiceError, UsageError } from '../errors.js';
-import { Journal, journalId } from '../journal/journal.js';
+import type { Store } from '../store/db.js';
+import { Operation, operationId } from '../store/operation.js';
 import { canonicalJson } from '../protocol/canonical.js';
 import type { Json } from '../service/client.js';
 import { detectMediaType, mediaTypeOption, readArtifact } from './artifacts.js';
@@ -122,7 +123,7 @@ export function checkPrivateReviewResponse(doc: Json, body: Json): { privateRevi
  * Local checks first (files, forms, size, the key against the journal), then the credential (`open`), the project
  * list and the request.
  */
-export async function createPrivateReview(baseUrl: string, open: () => Promise<AssuranceClient>, input: PrivateReviewInput): Promise<CreatedPrivateReview> {
+export async function createPrivateReview(store: Store, baseUrl: string, open: () => Promise<AssuranceClient>, input: PrivateReviewInput): Promise<CreatedPrivateReview> {
   const payload = await privateReviewBody(input);
   const payloadDigest = sha256(canonicalJson(payload));
   let key = input.idempotencyKey;
@@ -130,17 +131,17 @@ export async function createPrivateReview(baseUrl: string, open: () => Promise<A
   let keyGenerated = false;
   if (key === undefined) {
     // A rerun of the same request reuses the key generated for it the first time.
-    const index = await Journal.open(journalId('private-review-payload', [baseUrl, payloadDigest]), { kind: 'private-review-payload', chainId: 0, wallet: '', baseUrl: baseUrl, payloadDigest });
+    const index = await Operation.open(store, 'private-review-payload', operationId('private-review-payload', [baseUrl, payloadDigest]), { chainId: 0, wallet: '', data: { baseUrl, payloadDigest } });
     try {
       if (typeof index.data.idempotencyKey !== 'string') await index.save({ idempotencyKey: `loopsign-${randomBytes(16).toString('hex')}` });
-      key = index.data.idempotencyKey as string;
+      key = index.data.idempotencyKey!;
       keyGenerated = true;
     } finally {
       await index.close();
     }
   }
   const prepared = withKey(payload, key, keyGenerated);
-  const journal = await Journal.open(journalId('private-review', [baseUrl, Buffer.from(key).toString('hex')]), { kind: 'private-review', chainId: 0, wallet: '', baseUrl: baseUrl, idempotencyKey: key, payloadDigest });
+  const journal = await Operation.open(store, 'private-review', operationId('private-review', [baseUrl, Buffer.from(key).toString('hex')]), { chainId: 0, wallet: '', data: { baseUrl, idempotencyKey: key, payloadDigest } });
   try {
     if (journal.data.payloadDigest !== payloadDigest) {
       throw new UsageError('idempotency_key_reused', `--idempotency-key ${key} was already used for another private review (other files or settings); the service would refuse it`, {
@@ -149,17 +150,17 @@ export async function createPrivateReview(baseUrl: string, open: () => Promise<A
       });
     }
     // A fresh journal starts at step 'created'; any other step means this request was prepared before.
-    const rerun = journal.data.step !== 'created';
-    await journal.step('prepared', { projectId: payload.projectId, bodyDigest: prepared.bodyDigest, bodyBytes: prepared.bodyBytes });
+    const rerun = journal.step !== 'created';
+    await journal.setStep('prepared', { projectId: payload.projectId, bodyDigest: prepared.bodyDigest, bodyBytes: prepared.bodyBytes });
     const client = await open();
     const list = await client.listProjects();
     if (!list.projects.some((p) => p.projectId === payload.projectId)) {
       throw new UsageError('unknown_project', `project ${payload.projectId} is not one \`projects list\` returns for this key`, { hint: 'run `loopsign projects list` and use one of its projects' });
     }
-    await journal.step('sending');
+    await journal.setStep('sending');
     const doc = await client.createPrivateReview(prepared.body);
     const checked = checkPrivateReviewResponse(doc, prepared.body);
-    await journal.step('answered', { privateReviewId: checked.privateReviewId, status: checked.status, responseDeadline: checked.responseDeadline });
+    await journal.setStep('answered', { privateReviewId: checked.privateReviewId, status: checked.status, responseDeadline: checked.responseDeadline });
     return { doc, ...checked, idempotencyKey: key, keyGenerated, rerun, bodyBytes: prepared.bodyBytes };
   } finally {
     await journal.close();

@@ -4,7 +4,8 @@
 // answers with the journaled project. A rerun never makes two.
 import { createHash } from 'node:crypto';
 import { LoopsignError, ServiceError, UsageError } from '../errors.js';
-import { Journal, journalId } from '../journal/journal.js';
+import type { Store } from '../store/db.js';
+import { Operation, operationId } from '../store/operation.js';
 import { canonicalJson } from '../protocol/canonical.js';
 import type { Json } from '../service/client.js';
 import { parseProject, parseProjectCreated, type AssuranceClient, type ProjectSummary, type RunSummary } from './assurance.js';
@@ -56,32 +57,32 @@ function ambiguous(error: unknown): boolean {
   return status === undefined || status >= 500;
 }
 
-export async function createProject(client: AssuranceClient, body: Json): Promise<CreatedProject> {
+export async function createProject(store: Store, client: AssuranceClient, body: Json): Promise<CreatedProject> {
   const digest = createHash('sha256').update(canonicalJson(body)).digest('hex');
-  const journal = await Journal.open(journalId('project-create', [client.baseUrl, digest]), { kind: 'project-create', chainId: 0, wallet: '', request: body, baseUrl: client.baseUrl });
+  const journal = await Operation.open(store, 'project-create', operationId('project-create', [client.baseUrl, digest]), { chainId: 0, wallet: '', data: { request: body, baseUrl: client.baseUrl } });
   try {
-    const j = journal.data as Json;
-    if (j.step === 'project_created' && typeof j.projectId === 'string') return { projectId: j.projectId, workspaceId: j.workspaceId, created: false, source: 'journal' };
+    const j = journal.data;
+    if (journal.step === 'project_created' && typeof j.projectId === 'string') return { projectId: j.projectId, workspaceId: j.workspaceId!, created: false, source: 'journal' };
     let list: Awaited<ReturnType<AssuranceClient['listProjects']>> | undefined;
-    if (j.step === 'sending') {
+    if (journal.step === 'sending') {
       // An earlier attempt may have created it: look before sending again.
       list = await client.listProjects();
       const known = new Set<string>(j.knownBefore ?? []);
       const found = list.projects.filter((p) => !known.has(p.projectId) && matches(p, body));
       if (found.length > 0) {
         const p = found[0]!;
-        await journal.step('project_created', { projectId: p.projectId, workspaceId: list.workspaceId, foundAfterAmbiguousFailure: true });
+        await journal.setStep('project_created', { projectId: p.projectId, workspaceId: list.workspaceId, foundAfterAmbiguousFailure: true });
         return { projectId: p.projectId, workspaceId: list.workspaceId, created: false, source: 'found_after_ambiguous_failure' };
       }
     }
     const before = list ?? (await client.listProjects());
-    await journal.step('sending', { knownBefore: before.projects.map((p) => p.projectId), sentAt: new Date().toISOString() });
+    await journal.setStep('sending', { knownBefore: before.projects.map((p) => p.projectId), sentAt: new Date().toISOString() });
     let doc: Json;
     try {
       doc = await client.createProject(body);
     } catch (error) {
       if (!ambiguous(error)) {
-        await journal.step('refused', { error: (error as LoopsignError).code });
+        await journal.setStep('refused', { error: (error as LoopsignError).code });
         throw error;
       }
       throw new ServiceError('project_create_unconfirmed', `the project request got no clear answer (${(error as Error).message}); it may have been created`, {
@@ -91,7 +92,7 @@ export async function createProject(client: AssuranceClient, body: Json): Promis
       });
     }
     const created = parseProjectCreated(doc);
-    await journal.step('project_created', { projectId: created.projectId, workspaceId: created.workspaceId });
+    await journal.setStep('project_created', { projectId: created.projectId, workspaceId: created.workspaceId });
     return { ...created, created: true, source: 'created' };
   } finally {
     await journal.close();

@@ -3,8 +3,9 @@
 // retry repeats byte-identical inputs, `review request` sends the very text that was committed to, and the result's
 // evidence is compared with the local hash of the output to release. No credential is ever written here.
 import { createHash } from 'node:crypto';
-import { Journal, journalId } from '../journal/journal.js';
 import type { Json } from '../service/client.js';
+import type { Store } from '../store/db.js';
+import { Operation, operationId, readOperation } from '../store/operation.js';
 
 export interface OpportunityRecord {
   opportunityId: string;
@@ -25,27 +26,40 @@ export interface OpportunityRecord {
 
 export const sha256Text = (s: string): string => `sha256:${createHash('sha256').update(s, 'utf8').digest('hex')}`;
 
-const opportunityJournal = (baseUrl: string, opportunityId: string) => journalId('review-opportunity', [baseUrl, opportunityId]);
+/** The review journals of one service origin (they are keyed by it). */
+export class ReviewRecords {
+  constructor(
+    private readonly store: Store,
+    readonly baseUrl: string,
+  ) {}
 
-export async function readOpportunity(baseUrl: string, opportunityId: string): Promise<OpportunityRecord | undefined> {
-  const data = await Journal.read(opportunityJournal(baseUrl, opportunityId));
-  return data ? (data.record as OpportunityRecord) : undefined;
-}
-
-/** Merges what is known now into the record (fields already recorded are kept unless given again). */
-export async function saveOpportunity(baseUrl: string, record: Partial<OpportunityRecord> & { opportunityId: string }): Promise<void> {
-  const journal = await Journal.open(opportunityJournal(baseUrl, record.opportunityId), { kind: 'review-opportunity', chainId: 0, wallet: '', baseUrl });
-  try {
-    const merged = { ...((journal.data.record as Json | undefined) ?? {}) };
-    for (const [k, v] of Object.entries(record)) if (v !== undefined) merged[k] = v;
-    await journal.save({ record: merged });
-  } finally {
-    await journal.close();
+  private opportunityId(opportunityId: string): string {
+    return operationId('review-opportunity', [this.baseUrl, opportunityId]);
   }
-}
 
-/** The evaluation journal of one external opportunity id: opened (and locked) for the length of an evaluate. */
-export function openEvaluation(baseUrl: string, externalOpportunityId: string): Promise<Journal> {
-  // Hex: journal ids are case-folded, external ids are not.
-  return Journal.open(journalId('review-evaluation', [baseUrl, Buffer.from(externalOpportunityId).toString('hex')]), { kind: 'review-evaluation', chainId: 0, wallet: '', baseUrl, externalOpportunityId });
+  readOpportunity(opportunityId: string): OpportunityRecord | undefined {
+    return readOperation(this.store, 'review-opportunity', this.opportunityId(opportunityId))?.data.record as OpportunityRecord | undefined;
+  }
+
+  /** Merges what is known now into the record (fields already recorded are kept unless given again). */
+  async saveOpportunity(record: Partial<OpportunityRecord> & { opportunityId: string }): Promise<void> {
+    const journal = await Operation.open(this.store, 'review-opportunity', this.opportunityId(record.opportunityId), { chainId: 0, wallet: '', data: { baseUrl: this.baseUrl } });
+    try {
+      const merged: Json = { ...(journal.data.record ?? {}) };
+      for (const [k, v] of Object.entries(record)) if (v !== undefined) merged[k] = v;
+      await journal.save({ record: merged });
+    } finally {
+      await journal.close();
+    }
+  }
+
+  /** The evaluation journal of one external opportunity id: opened (and claimed) for the length of an evaluate. */
+  openEvaluation(externalOpportunityId: string): Promise<Operation<'review-evaluation'>> {
+    // Hex: operation ids are case-folded, external ids are not.
+    return Operation.open(this.store, 'review-evaluation', operationId('review-evaluation', [this.baseUrl, Buffer.from(externalOpportunityId).toString('hex')]), {
+      chainId: 0,
+      wallet: '',
+      data: { baseUrl: this.baseUrl, externalOpportunityId },
+    });
+  }
 }

@@ -4,6 +4,7 @@ import type { Context } from '../context.js';
 import { AssuranceClient } from './assurance.js';
 import { readCredential, type CredentialKind, type CredentialSource } from './credential.js';
 import { WorkspaceMcp } from './workspace-mcp.js';
+import { ReviewRecords } from './records.js';
 
 export async function reviewBaseUrl(ctx: Context): Promise<string> {
   const config = await ctx.config();
@@ -23,4 +24,9 @@ export async function openAssurance(ctx: Context, source: CredentialSource, acce
 export async function openWorkspace(ctx: Context, source: CredentialSource): Promise<WorkspaceMcp> {
   const credential = await readCredential(source);
   return new WorkspaceMcp(await reviewBaseUrl(ctx), credential, ctx.out);
+}
+
+/** The review journals of the configured service origin. */
+export async function reviewRecords(ctx: Context): Promise<ReviewRecords> {
+  return new ReviewRecords(await ctx.store(), await reviewBaseUrl(ctx));
 }

@@ -2,14 +2,14 @@
 // - Ordered: call by call, each receipt awaited, the reservation's minimum age and waitAfterMs honoured.
 // - Atomic: one EIP-7702 self-call to the chain's pinned ERC-7821 delegate, simulated first; a batch that would
 //   revert, a missing delegate, or a wallet delegated elsewhere is refused and nothing is sent.
-// Every transaction is admitted by the operation's spend ledger before it is signed, then journaled (hash and raw
-// bytes) before it is broadcast; on resume a journaled transaction is found on chain or re-broadcast byte for byte,
-// never re-signed. A resumed plan is matched with the journal call by call (target and full calldata), never by
-// position or grouping: a call some journaled transaction already carries is never signed again, whatever mode
-// this run uses, and the rest of the plan is sent around it. A whole plan runs under the wallet's lock, so
-// concurrent loopsign processes on one wallet take turns: no two transactions signed with one nonce, and no plan's
-// exact approval overwritten by another's.
-import path from 'node:path';
+// Every transaction is admitted by the operation's spend ledger, signed and recorded (hash and raw bytes) in one
+// write transaction of the database, and broadcast only after it commits; on resume a journaled transaction is
+// found on chain or re-broadcast byte for byte, never re-signed. A resumed plan is matched with the journal call by
+// call (target and full calldata), never by position or grouping: a call some journaled transaction already carries
+// is never signed again, whatever mode this run uses, and the rest of the plan is sent around it. A whole plan runs
+// under the wallet's claim (a row in the database, src/store/claims.ts), so concurrent loopsign processes on one
+// wallet take turns: no two transactions signed with one nonce, and no plan's exact approval overwritten by
+// another's. The claim is not a database lock: no lock is held across a broadcast or a receipt wait.
 import {
   encodeAbiParameters,
   encodeFunctionData,
@@ -22,15 +22,14 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import { ChainError, RefusedError } from '../errors.js';
-import type { SpendLedger } from '../journal/ledger.js';
+import type { SpendLedger } from '../store/ledger.js';
 import { callEffects, callsOfRawTransaction, type CallLike } from './spend-effects.js';
 import type { ChainConfig } from '../chains/table.js';
 import { shortMessage } from '../chains/client.js';
 import { BATCH_MODE, erc7821Abi } from '../protocol/abi.js';
-import { findJournaledNonce, isLive, type Journal, type JournalTx } from '../journal/journal.js';
-import { acquireLock } from '../journal/lock.js';
-import { journalDir } from '../paths.js';
-import { ensurePrivateDir } from '../fsutil.js';
+import type { Operation } from '../store/operation.js';
+import { isLive, type Kind, type TxRecord } from '../store/records.js';
+import { claim } from '../store/claims.js';
 import type { Output } from '../output.js';
 import type { PlanCall } from './plan-guard.js';
 import { revertReason } from './revert-reason.js';
@@ -50,7 +49,8 @@ export interface ExecutorOptions {
   client: PublicClient;
   account: LocalAccount;
   chain: ChainConfig;
-  journal: Journal;
+  /** The operation whose plan this is (its journal: transactions signed before, and where new ones are recorded). */
+  op: Operation<Kind>;
   out: Output;
   /** Every signature is admitted by this ledger first. */
   ledger: SpendLedger;
@@ -68,14 +68,14 @@ export class Executor {
   private readonly client: PublicClient;
   private readonly account: LocalAccount;
   private readonly chain: ChainConfig;
-  private readonly journal: Journal;
+  private readonly op: Operation<Kind>;
   private readonly out: Output;
   private readonly ledger: SpendLedger;
   private readonly allowDelegation: boolean;
   private readonly maxFeePerGas: bigint;
 
   constructor(o: ExecutorOptions) {
-    ({ client: this.client, account: this.account, chain: this.chain, journal: this.journal, out: this.out, ledger: this.ledger, allowDelegation: this.allowDelegation, maxFeePerGas: this.maxFeePerGas } = o);
+    ({ client: this.client, account: this.account, chain: this.chain, op: this.op, out: this.out, ledger: this.ledger, allowDelegation: this.allowDelegation, maxFeePerGas: this.maxFeePerGas } = o);
   }
 
   /** The transactions a plan becomes under a mode (chain.md §12.5 for segmented). */
@@ -102,39 +102,27 @@ export class Executor {
     return this.withWalletLock(() => this.executeLocked(stage, calls, mode));
   }
 
-  /**
-   * Runs `fn` under the wallet's lock: every signature that can spend (transactions here, EIP-3009 authorizations in
-   * the ask flow) is admitted and journaled while no other loopsign process of this wallet signs.
-   */
+  /** Runs `fn` under the wallet's claim: one plan of this wallet at a time, across every loopsign process. */
   async withWalletLock<T>(fn: () => Promise<T>): Promise<T> {
-    const release = await this.lockWallet();
+    const held = await claim(this.op.store, `wallet:${this.chain.chainId}:${this.account.address.toLowerCase()}`, {
+      waitMs: WALLET_LOCK_WAIT_MS,
+      onWait: () => this.out.progress('wallet.wait', `waiting for another loopsign process sending from ${this.account.address}`),
+      busy: () =>
+        new ChainError('wallet_busy', `another loopsign process has been sending from ${this.account.address} for over ${WALLET_LOCK_WAIT_MS / 60_000} minutes; nothing was signed`, {
+          hint: 'wait for it to finish, then run the same command again (the journal resumes where this stopped)',
+        }),
+    });
     try {
       return await fn();
     } finally {
-      await release();
-    }
-  }
-
-  private async lockWallet(): Promise<() => Promise<void>> {
-    await ensurePrivateDir(journalDir());
-    const lockFile = path.join(journalDir(), `wallet-${this.chain.chainId}-${this.account.address.toLowerCase()}`);
-    const locked = () =>
-      new ChainError('wallet_busy', `another loopsign process has been sending from ${this.account.address} for over ${WALLET_LOCK_WAIT_MS / 60_000} minutes; nothing was signed`, {
-        hint: 'wait for it to finish, then run the same command again (the journal resumes where this stopped)',
-      });
-    try {
-      return await acquireLock(lockFile, { locked });
-    } catch (error) {
-      if (!(error instanceof ChainError && error.code === 'wallet_busy')) throw error;
-      this.out.progress('wallet.wait', `waiting for another loopsign process sending from ${this.account.address}`);
-      return acquireLock(lockFile, { waitMs: WALLET_LOCK_WAIT_MS, locked });
+      await held.release();
     }
   }
 
   private async executeLocked(stage: string, calls: PlanCall[], mode: ExecutionMode): Promise<ExecutionResult> {
     const digests = calls.map(callDigest);
     const wallet = this.account.address;
-    let coveredBy: (JournalTx | undefined)[];
+    let coveredBy: (TxRecord | undefined)[];
     const receiptOf = new Map<Hex, TransactionReceipt>();
     // The reservation's minimum age is waited for once, before the first transaction this run puts on the wire after
     // the reservation: the one right after it in a fresh run; the submit itself when a run that stopped after the
@@ -151,7 +139,7 @@ export class Executor {
     // A journaled transaction found dropped while resuming changes what is covered: plan again around what is left.
     for (;;) {
       // What every journaled transaction of this stage carried, read back from its signed bytes.
-      const journaled = this.journal.txsFor(stage).map((tx) => ({ tx, digests: callsOfRawTransaction(tx.raw, wallet).map(callDigest) }));
+      const journaled = this.op.txsFor(stage).map((tx) => ({ tx, digests: callsOfRawTransaction(tx.raw, wallet).map(callDigest) }));
       for (const j of journaled) {
         if (isLive(j.tx) && j.digests.some((d) => !digests.includes(d))) {
           throw new RefusedError('plan_changed', `the plan for ${stage} differs from the one journaled before (transaction ${j.tx.hash} carried a call this plan does not have); refusing to guess what was paid`, {
@@ -166,7 +154,7 @@ export class Executor {
       });
       // Journaled transactions first (mined, pending or lost before broadcast), in the order they were signed.
       let dropped = false;
-      for (const tx of new Set(coveredBy.filter((t): t is JournalTx => t !== undefined))) {
+      for (const tx of new Set(coveredBy.filter((t): t is TxRecord => t !== undefined))) {
         if (receiptOf.has(tx.hash)) continue;
         const receipt = await this.resume(tx, () => waitAge(coveredBy.indexOf(tx), coveredBy[reserveAt]?.hash));
         if (receipt === 'dropped') {
@@ -184,7 +172,7 @@ export class Executor {
     const hashOf: (Hex | undefined)[] = coveredBy.map((t) => t?.hash);
     // The whole rest of the plan is admitted before its first signature, so a plan the ledger would stop half-way
     // (say, after a reservation) sends nothing at all; each transaction is admitted again as it is signed.
-    await this.ledger.admit(stage, remaining.flatMap((i) => callEffects(this.chain, calls[i]!)), this.client);
+    await this.ledger.check(stage, remaining.flatMap((i) => callEffects(this.chain, calls[i]!)), this.client);
     let sent = 0;
     for (const [k, seg] of segments.entries()) {
       const segCalls = seg.map((i) => calls[i]!);
@@ -208,7 +196,7 @@ export class Executor {
    * operation signed with that nonce after this one was lost before its broadcast): it can never be mined, so it
    * stops counting and its calls are signed again.
    */
-  private async resume(tx: JournalTx, beforeRebroadcast: () => Promise<void>): Promise<TransactionReceipt | 'dropped'> {
+  private async resume(tx: TxRecord, beforeRebroadcast: () => Promise<void>): Promise<TransactionReceipt | 'dropped'> {
     if (tx.status === 'reverted') throw this.reverted(tx.hash, tx.calls);
     let receipt = await this.client.getTransactionReceipt({ hash: tx.hash }).catch(() => undefined);
     if (!receipt) {
@@ -221,7 +209,7 @@ export class Executor {
         } catch (error) {
           if (!(error instanceof ChainError && error.code === 'nonce_used_elsewhere') || !(await this.nonceTakenByJournaled(tx))) throw error;
           this.out.progress('tx.dropped', `transaction ${tx.hash} was never broadcast and its nonce ${tx.nonce} is taken by another mined loopsign transaction of this wallet: signing its calls again`);
-          await this.journal.updateTx(tx.hash, { status: 'dropped' });
+          await this.op.updateTx(tx.hash, { status: 'dropped' });
           return 'dropped';
         }
       }
@@ -232,17 +220,21 @@ export class Executor {
     return this.finish(tx, receipt);
   }
 
-  /** Whether another journal of this wallet holds a transaction with this nonce that the chain has mined. */
-  private async nonceTakenByJournaled(tx: JournalTx): Promise<boolean> {
-    const taker = await findJournaledNonce(this.chain.chainId, this.account.address, tx.nonce, tx.hash);
-    if (!taker) return false;
-    const receipt = await this.client.getTransactionReceipt({ hash: taker }).catch(() => undefined);
-    return receipt !== undefined;
+  /** Whether another transaction this wallet recorded (any operation) holds this nonce and the chain has mined it. */
+  private async nonceTakenByJournaled(tx: TxRecord): Promise<boolean> {
+    const takers = this.op.store.read(
+      (db) =>
+        db.prepare('SELECT hash FROM transactions WHERE chain_id = ? AND wallet = ? AND nonce = ? AND hash <> ?').all(this.chain.chainId, this.account.address.toLowerCase(), tx.nonce, tx.hash.toLowerCase()) as {
+          hash: Hex;
+        }[],
+    );
+    for (const { hash } of takers) if (await this.client.getTransactionReceipt({ hash }).catch(() => undefined)) return true;
+    return false;
   }
 
-  private async finish(tx: JournalTx, receipt: TransactionReceipt): Promise<TransactionReceipt> {
+  private async finish(tx: TxRecord, receipt: TransactionReceipt): Promise<TransactionReceipt> {
     const status = receipt.status === 'success' ? 'mined' : 'reverted';
-    await this.journal.updateTx(tx.hash, { status, blockNumber: receipt.blockNumber.toString() });
+    await this.op.updateTx(tx.hash, { status, blockNumber: receipt.blockNumber.toString() });
     if (status === 'reverted') throw this.reverted(tx.hash, tx.calls);
     return receipt;
   }
@@ -324,7 +316,7 @@ export class Executor {
       gas = await this.client.estimateGas({ account: from, to: call.to, data: call.data, value: 0n, blockTag: 'pending' });
     } catch (error) {
       const reason = revertReason(error) ?? shortMessage(error);
-      if (/InsufficientAllowance|allowance/i.test(reason) && this.journal.txsFor(stage).some((t) => t.status === 'mined' && (t.effects ?? []).some((e) => e.kind === 'approve'))) {
+      if (/InsufficientAllowance|allowance/i.test(reason) && this.op.txsFor(stage).some((t) => t.status === 'mined' && callsOfRawTransaction(t.raw, this.account.address).some((c) => callEffects(this.chain, c).some((e) => e.kind === 'approve')))) {
         // Approvals set, not add: another operation on this wallet replaced or used the one journaled here, and the
         // ledger will not let one ask approve its payment twice.
         throw new ChainError('approval_replaced', `plan call ${seg[0]} (${call.phase}) would revert: the approval this operation journaled is no longer on chain (another operation on this wallet replaced or used it); nothing more was sent`, {
@@ -344,18 +336,18 @@ export class Executor {
   }
 
   /**
-   * The spend ledger's admission, nonce (under the wallet lock), signature, journal entry (with what it can pay)
-   * before the broadcast, then the receipt.
+   * One write transaction of the database: the spend ledger's admission (caps and policy windows, against what every
+   * process recorded), the nonce (read from the node inside it: a slow node delays other processes' admissions
+   * instead of letting them past a window), the signature, and the record of the signed bytes with what they can
+   * pay. Then, committed, the broadcast and the receipt.
    */
-  private async send(stage: string, seg: number[], calls: PlanCall[], kind: JournalTx['kind'], sign: (nonce: number) => Promise<Hex>): Promise<TransactionReceipt> {
+  private async send(stage: string, seg: number[], calls: PlanCall[], kind: TxRecord['kind'], sign: (nonce: number) => Promise<Hex>): Promise<TransactionReceipt> {
     const effects = calls.flatMap((c) => callEffects(this.chain, c));
-    await this.ledger.admit(stage, effects, this.client);
-    const nonce = await this.client.getTransactionCount({ address: this.account.address, blockTag: 'pending' });
-    const raw = await timed('signing', () => sign(nonce));
-    const recorded = effects.map((e) => ({ asset: e.asset, kind: e.kind, spender: e.spender.toLowerCase(), amount: e.amount.toString() }));
-    const tx: JournalTx = { stage, calls: seg, hash: keccak256(raw), raw, nonce, kind, status: 'signed', effects: recorded, signedAt: new Date().toISOString() };
-    await this.journal.addTx(tx);
-    await this.broadcast(raw, tx.hash, nonce);
+    const tx = await this.ledger.admitTransaction(stage, effects, this.client, async () => {
+      const nonce = await this.client.getTransactionCount({ address: this.account.address, blockTag: 'pending' });
+      return { raw: await sign(nonce), nonce, kind, calls: seg };
+    });
+    await this.broadcast(tx.raw, tx.hash, tx.nonce);
     return this.finish(tx, await this.waitReceipt(tx.hash));
   }
 

@@ -42,7 +42,7 @@ export const ratingTools = [
       advisory: z.boolean().optional(),
       transactionHashes: z.array(z.string()).optional(),
       resumed: z.boolean().optional(),
-      journal: z.string().optional().describe('the journal keeping direction, prediction and salt (0600)'),
+      operation: z.string().optional().describe("the operation in loopsign's database whose journal keeps direction, prediction and salt"),
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     // Never `yes`: the terms are the person's to accept (context.askPerson), not the agent's.

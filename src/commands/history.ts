@@ -1,0 +1,44 @@
+// loopsign history (docs/commands/history.md): spending from the database, or one operation's journal.
+import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
+import type { HistoryOptions } from './history.def.js';
+
+const UNITS: Record<string, number> = { h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+
+/** `--since`: a date or time (ISO 8601), or a span back from now (24h, 7d, 4w). */
+export function parseSince(value: string, now = new Date()): Date {
+  const span = /^([1-9][0-9]{0,5})([hdw])$/.exec(value);
+  if (span) return new Date(now.getTime() - Number(span[1]) * UNITS[span[2]!]!);
+  if (/^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value)) {
+    const at = new Date(value.length === 10 ? `${value}T00:00:00Z` : value);
+    if (!Number.isNaN(at.getTime())) return at;
+  }
+  throw new UsageError('invalid_since', `--since ${value} is neither a date (2026-11-01) nor a span (24h, 7d, 4w)`, { hint: 'e.g. --since 7d for the last week' });
+}
+
+export async function history(ctx: Context, options: HistoryOptions): Promise<void> {
+  if (options.csv && ctx.out.json) throw new UsageError('usage', '--csv and --json each choose what stdout carries: give one of them');
+  if (options.operation !== undefined) return operation(ctx, options.operation);
+  const since = options.since === undefined ? undefined : parseSince(options.since);
+  const chainId = options.allChains ? undefined : (await ctx.config()).chainId.value;
+  const { spendHistory, historyCsv } = await import('../store/history.js');
+  const h = spendHistory(await ctx.store(), { since, chainId });
+  ctx.out.result(h as unknown as Record<string, unknown>, () => {
+    if (options.csv) return historyCsv(h);
+    if (h.rows.length === 0) return `nothing spent${h.since ? ` since ${h.since}` : ''}${chainId !== undefined ? ` on chain ${chainId}` : ''}`;
+    return [
+      ...h.rows.map((r) => `${r.day}  chain ${r.chainId}  ${r.display.padStart(16)}  ${r.kind.padEnd(6)} ${r.operation}  ${r.wallet}`),
+      '',
+      ...h.totals.map((t) => `total on chain ${t.chainId}: ${t.display}`),
+      ...h.windows.map((w) => `${w.window} on chain ${w.chainId} (every wallet, as the policy counts): ${w.display}`),
+    ].join('\n');
+  });
+}
+
+async function operation(ctx: Context, id: string): Promise<void> {
+  if (!/^[a-z][a-z0-9-]*-[0-9a-f]{32}(~[a-z0-9-]+)?$/.test(id)) throw new UsageError('invalid_operation', `--operation ${id} is not an operation id (kind-<32 hex>, as loopsign prints it)`);
+  const { operationView } = await import('../store/view.js');
+  const view = operationView(await ctx.store(), id);
+  if (!view) throw new UsageError('unknown_operation', `no operation ${id} in loopsign's database`, { hint: 'operation ids are printed by the command that made them (its `operation` field); `loopsign history` lists those that spent' });
+  ctx.out.result(view, () => JSON.stringify(view, null, 2));
+}

@@ -1,0 +1,54 @@
+// Which chain an operation's journal belongs to. A chain id names a network, not one instance of it: a local chain
+// restarted (the sandbox, anvil) has the same id and none of the transactions journaled on the old one. The hash of
+// block 0 tells instances apart, so it is recorded when an operation first reaches the chain, and a rerun against
+// another instance is told what happened instead of resuming transactions that cannot exist there.
+import type { PublicClient } from 'viem';
+import { ChainError } from '../errors.js';
+import type { Store } from './db.js';
+import type { Operation } from './operation.js';
+import type { Kind } from './records.js';
+import { claim } from './claims.js';
+
+export async function genesisHash(client: PublicClient): Promise<string> {
+  return (await client.getBlock({ blockNumber: 0n })).hash.toLowerCase();
+}
+
+/**
+ * Records the chain instance on an operation's first run; on a rerun, refuses (exit 4) when the RPC serves another
+ * instance than the one the journal was written on. `setAsideFlag` names the option that sets such a record aside.
+ */
+export async function checkSameChain(client: PublicClient, op: Operation<Kind>, setAsideFlag: string): Promise<void> {
+  const genesis = await genesisHash(client);
+  if (op.chainGenesis === undefined) {
+    await op.save({}, { chainGenesis: genesis });
+    return;
+  }
+  if (op.chainGenesis === genesis || (op.txs().length === 0 && op.authorizations().length === 0)) return;
+  throw new ChainError('journal_other_chain', `this operation's journal (${op.id}) holds transactions of another chain ${op.chainId} instance (its block 0 was ${op.chainGenesis}, the RPC's is ${genesis}): the chain was restarted or replaced, so nothing journaled is on it; nothing was sent`, {
+    hint: `use a new clientRequestId (or question), or rerun with ${setAsideFlag} to set the old record aside and start over`,
+    details: { recordedGenesis: op.chainGenesis, genesis },
+  });
+}
+
+/**
+ * Sets aside the record of operation `id` when it belongs to another chain instance than the RPC's: renamed (kept,
+ * with what it signed still counted by the policy's windows), so the same operation starts afresh. Returns the new
+ * name, or undefined when there was nothing to set aside.
+ */
+export async function setAsideIfStale(store: Store, client: PublicClient, id: string): Promise<string | undefined> {
+  const genesis = await genesisHash(client);
+  const held = await claim(store, `operation:${id}`, {
+    busy: () => new ChainError('journal_locked', `another loopsign process is working on this operation (${id})`, { hint: 'wait for it to finish, then run the command again' }),
+  });
+  try {
+    return await store.write((db) => {
+      const row = db.prepare('SELECT chain_genesis FROM operations WHERE id = ?').get(id) as { chain_genesis: string | null } | undefined;
+      if (!row || row.chain_genesis === null || row.chain_genesis === genesis) return undefined;
+      const aside = `${id}~other-chain-${Date.now()}`;
+      db.prepare('UPDATE operations SET id = ? WHERE id = ?').run(aside, id);
+      return aside;
+    });
+  } finally {
+    await held.release();
+  }
+}

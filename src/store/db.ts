@@ -1,0 +1,149 @@
+// The money state's database (issue 20): one SQLite file in loopsign's state folder, shared by every loopsign
+// process on the machine. SQLite's locks are held by the kernel and dropped when a process dies, so there is no stale
+// lock to take over; every write is a transaction begun IMMEDIATE (the write lock first, then the reads it depends
+// on), so reading the ledger and the policy windows, admitting a signature and recording it happen atomically for
+// every process at once. WAL lets readers (status, history) go on while one process writes.
+//
+// better-sqlite3 is synchronous. A write transaction may await inside (an RPC read, a signature: see `write`), so
+// the writes of this process are queued: the one connection never runs two transactions' statements interleaved.
+// Waiting for another process's write lock is done here, asynchronously (SQLite's own busy wait would freeze the
+// event loop: an MCP server's progress, a signal).
+import { statfsSync } from 'node:fs';
+import path from 'node:path';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createRequire } from 'node:module';
+import type BetterSqlite3 from 'better-sqlite3';
+import { ChainError, UsageError } from '../errors.js';
+import { ensurePrivateDir, PRIVATE_FILE } from '../fsutil.js';
+import { migrate } from './schema.js';
+import { promises as fs } from 'node:fs';
+
+export type Db = BetterSqlite3.Database;
+
+/** The database's file name in the state folder. */
+export const STORE_FILE = 'loopsign.db';
+
+// statfs(2) f_type of filesystems whose locking SQLite cannot rely on (WAL needs shared memory on one host).
+const NETWORK_FS: Record<number, string> = {
+  0x6969: 'NFS',
+  0x517b: 'SMB',
+  0xff534d42: 'CIFS',
+  0xfe534d42: 'SMB2',
+  0x65735546: 'FUSE (sshfs or another user-space filesystem)',
+  0x5346414f: 'AFS',
+  0x47504653: 'GPFS',
+  0x0bd00bd0: 'Lustre',
+  0x01021997: '9P',
+};
+
+/** The kind of network filesystem `dir` is on, if statfs tells (Linux); undefined for a local disk or when unknown. */
+export function networkFilesystem(dir: string, statfs: (p: string) => { type: number } = statfsSync): string | undefined {
+  try {
+    return NETWORK_FS[statfs(dir).type >>> 0];
+  } catch {
+    return undefined;
+  }
+}
+
+const BUSY_RETRY_MS = [2, 5, 10, 20, 40, 80];
+// A slow node or a hardware signer can hold another process's admission for a while; waiting longer than this for the
+// database means something is stuck.
+const WRITE_WAIT_MS = 300_000;
+
+export class Store {
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly inside = new AsyncLocalStorage<true>();
+  private closed = false;
+
+  private constructor(
+    readonly file: string,
+    readonly db: Db,
+  ) {}
+
+  /** Opens (creating and migrating if needed) the database in `dir`, a local folder that is made private. */
+  static async open(dir: string, options: { statfs?: (p: string) => { type: number } } = {}): Promise<Store> {
+    await ensurePrivateDir(dir);
+    const remote = networkFilesystem(dir, options.statfs);
+    if (remote) {
+      throw new UsageError('state_on_network_fs', `loopsign's state folder ${dir} is on ${remote}; its database needs a local disk (SQLite's locks are not reliable over a network filesystem)`, {
+        hint: 'point XDG_STATE_HOME at a folder on a local disk',
+      });
+    }
+    const file = path.join(dir, STORE_FILE);
+    // Created 0600 before SQLite opens it (SQLite would use the umask); its -wal and -shm files take its mode.
+    await (await fs.open(file, 'a', PRIVATE_FILE)).close();
+    const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+    let db: Db;
+    try {
+      db = new Database(file, { timeout: 0 });
+      db.pragma('journal_mode = WAL');
+      // FULL: a committed admission (the signed bytes) is on disk before the transaction is broadcast.
+      db.pragma('synchronous = FULL');
+      db.pragma('foreign_keys = ON');
+      // Readers and the first statement of a write wait here briefly; longer waits are `write`'s, asynchronous.
+      db.pragma('busy_timeout = 100');
+    } catch (error) {
+      throw new UsageError('store_unreadable', `cannot open loopsign's database ${file}: ${(error as Error).message}`, {
+        hint: 'check the state folder\'s permissions and free space; the file must be a loopsign database',
+      });
+    }
+    const store = new Store(file, db);
+    await store.write(() => migrate(db));
+    return store;
+  }
+
+  /**
+   * Runs `fn` in a write transaction (BEGIN IMMEDIATE: the database's write lock is taken first, so what `fn` reads
+   * cannot change before it commits). `fn` may await (an RPC read, a signature): other processes' writes wait
+   * meanwhile, and so do this process's other writes (queued). A throw rolls everything back. A write inside a
+   * write joins it.
+   */
+  async write<T>(fn: (db: Db) => T | Promise<T>, options: { signal?: AbortSignal } = {}): Promise<T> {
+    if (this.inside.getStore()) return fn(this.db);
+    const run = this.queue.then(() => this.inside.run(true, () => this.transaction(fn, options.signal)));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Synchronous reads (WAL: never blocked by another process's write). */
+  read<T>(fn: (db: Db) => T): T {
+    return fn(this.db);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.close();
+  }
+
+  private async transaction<T>(fn: (db: Db) => T | Promise<T>, signal?: AbortSignal): Promise<T> {
+    await this.begin(signal);
+    try {
+      const result = await fn(this.db);
+      this.db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  private async begin(signal?: AbortSignal): Promise<void> {
+    const start = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        this.db.exec('BEGIN IMMEDIATE');
+        return;
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+      }
+      signal?.throwIfAborted();
+      if (Date.now() - start > WRITE_WAIT_MS) {
+        throw new ChainError('store_busy', `another loopsign process has held the database ${this.file} for over ${WRITE_WAIT_MS / 60_000} minutes; nothing was signed`, {
+          hint: 'wait for it to finish (a hardware signer waiting for a button, a very slow RPC), then run the same command again',
+        });
+      }
+      await new Promise((r) => setTimeout(r, BUSY_RETRY_MS[Math.min(attempt, BUSY_RETRY_MS.length - 1)]));
+    }
+  }
+}

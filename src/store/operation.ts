@@ -1,0 +1,304 @@
+// One operation (an ask, a vote, an upload, a review request …) and what it signed, in the database. A run works on
+// an operation only while it holds the operation's claim (src/store/claims.ts), so a second loopsign process on the
+// same operation is told so at once. Every signed transaction and authorization is recorded (raw bytes and what it
+// can pay) in the same write transaction that admitted it, before it leaves the process; an interrupted command
+// resumes without sending anything twice. Nothing secret is kept but what the user needs to prove a vote.
+import { createHash } from 'node:crypto';
+import type { Hex } from 'viem';
+import { UsageError } from '../errors.js';
+import type { Db, Store } from './db.js';
+import { claim, type Claim } from './claims.js';
+import { corrupt, isKind, parseAuthorizationRow, parseData, parseTxRow, type AuthorizationRecord, type DataOf, type Kind, type TxRecord } from './records.js';
+import type { SpendEffect } from '../wallet/spend-effects.js';
+import { jsonText } from '../output.js';
+
+/** The id of an operation: its kind and a digest of what identifies it (the ids journal files had, so imports keep them). */
+export function operationId(kind: string, parts: (string | number)[]): string {
+  return `${kind}-${createHash('sha256').update(parts.join(':').toLowerCase()).digest('hex').slice(0, 32)}`;
+}
+
+// Beyond a signed 64-bit integer no real payment goes: such an amount is refused before anything is recorded.
+const MAX_AMOUNT = (1n << 63n) - 1n;
+
+interface OperationRow {
+  id: string;
+  kind: string;
+  chain_id: number;
+  wallet: string;
+  step: string;
+  operation_key: string | null;
+  chain_genesis: string | null;
+  data: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** An operation as recorded, read without claiming it (status, history, lookups). */
+export interface OperationSnapshot<K extends Kind = Kind> {
+  id: string;
+  kind: K;
+  chainId: number;
+  wallet: string;
+  step: string;
+  operationKey: string | undefined;
+  chainGenesis: string | undefined;
+  data: DataOf<K>;
+  createdAt: number;
+  updatedAt: number;
+  txs: TxRecord[];
+  authorizations: AuthorizationRecord[];
+}
+
+function snapshotOf<K extends Kind>(db: Db, row: OperationRow, kind: K): OperationSnapshot<K> {
+  if (row.kind !== kind) throw corrupt(row.id, `it is a ${row.kind} operation, not ${kind}`);
+  const txs = db.prepare('SELECT stage, calls, hash, raw, nonce, kind, status, block_number, signed_at FROM transactions WHERE operation_id = ? ORDER BY seq').all(row.id);
+  const auths = db.prepare('SELECT id, stage, message, signature, signed_at, dead FROM authorizations WHERE operation_id = ? ORDER BY id').all(row.id);
+  return {
+    id: row.id,
+    kind,
+    chainId: row.chain_id,
+    wallet: row.wallet,
+    step: row.step,
+    operationKey: row.operation_key ?? undefined,
+    chainGenesis: row.chain_genesis ?? undefined,
+    data: parseData(kind, row.id, row.data),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    txs: txs.map((t) => parseTxRow(row.id, t)),
+    authorizations: auths.map((a) => parseAuthorizationRow(row.id, a)),
+  };
+}
+
+const rowOf = (db: Db, id: string) => db.prepare('SELECT * FROM operations WHERE id = ?').get(id) as OperationRow | undefined;
+
+/** An operation of this kind, if recorded (no claim: what a reader sees). */
+export function readOperation<K extends Kind>(store: Store, kind: K, id: string): OperationSnapshot<K> | undefined {
+  return store.read((db) => {
+    const row = rowOf(db, id);
+    return row ? snapshotOf(db, row, kind) : undefined;
+  });
+}
+
+/** The ask operation that recorded this operationKey, if any. */
+export function findByOperationKey(store: Store, operationKey: string): OperationSnapshot<'ask'> | undefined {
+  return store.read((db) => {
+    const row = db.prepare("SELECT * FROM operations WHERE operation_key = ? AND kind = 'ask' ORDER BY created_at LIMIT 1").get(operationKey.toLowerCase()) as OperationRow | undefined;
+    return row ? snapshotOf(db, row, 'ask') : undefined;
+  });
+}
+
+/** Every operation of a kind on a chain for a wallet (rate status lists the votes on a question this way). */
+export function operationsOf<K extends Kind>(store: Store, kind: K, chainId: number, wallet: string): OperationSnapshot<K>[] {
+  return store.read((db) =>
+    (db.prepare('SELECT * FROM operations WHERE kind = ? AND chain_id = ? AND wallet = ? ORDER BY created_at').all(kind, chainId, wallet.toLowerCase()) as OperationRow[]).map((row) => snapshotOf(db, row, kind)),
+  );
+}
+
+export class Operation<K extends Kind> {
+  private snapshot: OperationSnapshot<K>;
+
+  private constructor(
+    readonly store: Store,
+    snapshot: OperationSnapshot<K>,
+    private readonly held: Claim,
+  ) {
+    this.snapshot = snapshot;
+  }
+
+  /** Opens (creating if needed) and claims an operation; a second run on it is refused at once (journal_locked). */
+  static async open<K extends Kind>(store: Store, kind: K, id: string, init: { chainId: number; wallet: string; data: DataOf<K> }): Promise<Operation<K>> {
+    if (!isKind(kind)) throw new Error(`unknown operation kind ${kind}`);
+    const held = await claim(store, `operation:${id}`, {
+      busy: () =>
+        new UsageError('journal_locked', `another loopsign process is working on this operation (${id})`, {
+          hint: 'wait for it to finish, then run the command again',
+        }),
+    });
+    try {
+      const snapshot = await store.write((db) => {
+        const now = Date.now();
+        db.prepare("INSERT INTO operations (id, kind, chain_id, wallet, step, data, created_at, updated_at) VALUES (?, ?, ?, ?, 'created', ?, ?, ?) ON CONFLICT(id) DO NOTHING").run(
+          id,
+          kind,
+          init.chainId,
+          init.wallet.toLowerCase(),
+          jsonText(init.data),
+          now,
+          now,
+        );
+        return snapshotOf(db, rowOf(db, id)!, kind);
+      });
+      return new Operation(store, snapshot, held);
+    } catch (error) {
+      await held.release();
+      throw error;
+    }
+  }
+
+  get id(): string {
+    return this.snapshot.id;
+  }
+  get kind(): K {
+    return this.snapshot.kind;
+  }
+  get chainId(): number {
+    return this.snapshot.chainId;
+  }
+  get wallet(): string {
+    return this.snapshot.wallet;
+  }
+  get step(): string {
+    return this.snapshot.step;
+  }
+  get data(): DataOf<K> {
+    return this.snapshot.data;
+  }
+  get chainGenesis(): string | undefined {
+    return this.snapshot.chainGenesis;
+  }
+  /** Whether nothing was done yet (a fresh operation, not a rerun). */
+  get fresh(): boolean {
+    return this.snapshot.step === 'created' && this.snapshot.txs.length === 0 && this.snapshot.authorizations.length === 0;
+  }
+
+  txs(): readonly TxRecord[] {
+    return this.snapshot.txs;
+  }
+
+  txsFor(stage: string): TxRecord[] {
+    return this.snapshot.txs.filter((t) => t.stage === stage);
+  }
+
+  authorizations(): readonly AuthorizationRecord[] {
+    return this.snapshot.authorizations;
+  }
+
+  /** Merges fields into the operation's data (undefined removes a field). */
+  async save(patch: Partial<DataOf<K>> = {}, columns: { operationKey?: string; chainGenesis?: string } = {}): Promise<void> {
+    await this.write((db) => {
+      const data = { ...this.snapshot.data, ...patch };
+      for (const [k, v] of Object.entries(patch)) if (v === undefined) delete (data as Record<string, unknown>)[k];
+      db.prepare('UPDATE operations SET data = ?, updated_at = ?, operation_key = COALESCE(?, operation_key), chain_genesis = COALESCE(?, chain_genesis) WHERE id = ?').run(
+        jsonText(data),
+        Date.now(),
+        columns.operationKey?.toLowerCase() ?? null,
+        columns.chainGenesis ?? null,
+        this.id,
+      );
+    });
+  }
+
+  /** Records a step (and fields) the operation reached. */
+  async setStep(step: string, patch: Partial<DataOf<K>> = {}, columns: { operationKey?: string } = {}): Promise<void> {
+    await this.write((db) => {
+      db.prepare('UPDATE operations SET step = ? WHERE id = ?').run(step, this.id);
+      return this.save(patch, columns);
+    });
+    crashHook(step);
+  }
+
+  /**
+   * Records a signed transaction and what it can pay, inside the write transaction that admitted it (`db`). Visible
+   * to this object once that transaction commits (`refresh`).
+   */
+  insertTx(db: Db, tx: Omit<TxRecord, 'signedAt' | 'status'>, effects: SpendEffect[], at: number): void {
+    const seq = (db.prepare('SELECT COALESCE(MAX(seq), -1) + 1 AS seq FROM transactions WHERE operation_id = ?').get(this.id) as { seq: number }).seq;
+    db.prepare("INSERT INTO transactions (hash, operation_id, seq, stage, calls, raw, nonce, kind, status, chain_id, wallet, signed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'signed', ?, ?, ?)").run(
+      tx.hash.toLowerCase(),
+      this.id,
+      seq,
+      tx.stage,
+      JSON.stringify(tx.calls),
+      tx.raw,
+      tx.nonce,
+      tx.kind,
+      this.chainId,
+      this.wallet,
+      at,
+    );
+    this.insertEffects(db, effects, tx.stage, at, { tx: tx.hash.toLowerCase() });
+  }
+
+  /** Records a signed EIP-3009 authorization (as insertTx: inside the admitting transaction). Returns its id. */
+  insertAuthorization(db: Db, stage: string, message: AuthorizationRecord['message'], signature: Hex, effects: SpendEffect[], at: number): number {
+    const info = db.prepare('INSERT INTO authorizations (operation_id, stage, message, signature, signed_at, chain_id, wallet) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+      this.id,
+      stage,
+      JSON.stringify(message),
+      signature,
+      at,
+      this.chainId,
+      this.wallet,
+    );
+    const id = Number(info.lastInsertRowid);
+    this.insertEffects(db, effects, stage, at, { authorization: id });
+    return id;
+  }
+
+  private insertEffects(db: Db, effects: SpendEffect[], stage: string, at: number, parent: { tx?: string; authorization?: number }): void {
+    const insert = db.prepare('INSERT INTO effects (operation_id, tx_hash, authorization_id, stage, chain_id, wallet, asset, kind, spender, amount, at, live) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)');
+    for (const e of effects) {
+      if (e.amount > MAX_AMOUNT || e.amount < 0n) throw new UsageError('amount_out_of_range', `refused: an amount of ${e.amount} atomic units cannot be a real payment; nothing was signed`);
+      insert.run(this.id, parent.tx ?? null, parent.authorization ?? null, stage, this.chainId, this.wallet, e.asset, e.kind, e.spender.toLowerCase(), e.amount, at);
+    }
+  }
+
+  /** A transaction's status (and block) as the chain showed it; a transaction that is not live pays nothing more. */
+  async updateTx(hash: Hex, patch: { status?: TxRecord['status']; blockNumber?: string; stage?: string }): Promise<void> {
+    const tx = this.snapshot.txs.find((t) => t.hash.toLowerCase() === hash.toLowerCase());
+    if (!tx) return;
+    await this.write((db) => {
+      const h = tx.hash.toLowerCase();
+      if (patch.status) {
+        db.prepare('UPDATE transactions SET status = ? WHERE hash = ?').run(patch.status, h);
+        db.prepare('UPDATE effects SET live = ? WHERE tx_hash = ?').run(patch.status === 'signed' || patch.status === 'mined' ? 1 : 0, h);
+      }
+      if (patch.blockNumber !== undefined) db.prepare('UPDATE transactions SET block_number = ? WHERE hash = ?').run(patch.blockNumber, h);
+      if (patch.stage !== undefined) {
+        db.prepare('UPDATE transactions SET stage = ? WHERE hash = ?').run(patch.stage, h);
+        db.prepare('UPDATE effects SET stage = ? WHERE tx_hash = ?').run(patch.stage, h);
+      }
+    });
+    const now = this.snapshot.txs.find((t) => t.hash.toLowerCase() === hash.toLowerCase())!;
+    if (patch.status) crashHook(`${now.stage}:${now.status}:${now.calls.join(',')}`);
+  }
+
+  /** Marks authorizations proven unusable (past their validity, their nonce never used): they stop counting. */
+  async buryAuthorizations(ids: number[], db?: Db): Promise<void> {
+    const bury = (d: Db) => {
+      for (const id of ids) {
+        d.prepare('UPDATE authorizations SET dead = 1 WHERE id = ? AND operation_id = ?').run(id, this.id);
+        d.prepare('UPDATE effects SET live = 0 WHERE authorization_id = ?').run(id);
+      }
+    };
+    if (db) bury(db);
+    else await this.write(bury);
+  }
+
+  /** Reads the operation again from the database (after a write transaction that recorded something for it). */
+  refresh(): void {
+    this.snapshot = readOperation(this.store, this.kind, this.id)!;
+  }
+
+  /** Writes, then reads the operation back: what this object shows is always what is committed. */
+  async write<T>(fn: (db: Db) => T | Promise<T>): Promise<T> {
+    try {
+      return await this.store.write(fn);
+    } finally {
+      this.refresh();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.held.release().catch(() => undefined);
+  }
+}
+
+/**
+ * Test hook for the crash-recovery suite: LOOPSIGN_CRASH_AFTER=<step> makes the process SIGKILL itself right after
+ * that step is committed. It can only make loopsign stop; it never changes what is sent.
+ */
+export function crashHook(step: string): void {
+  const want = process.env.LOOPSIGN_CRASH_AFTER;
+  if (want && want === step) process.kill(process.pid, 'SIGKILL');
+}

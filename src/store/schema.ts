@@ -1,0 +1,114 @@
+// The database's tables. Amounts are atomic units in SQLite integers (64 bits: 9.2e12 USDC, far beyond any real
+// payment; larger ones are refused before they are recorded), so the policy's sums are the engine's own. Times are
+// milliseconds since the epoch. Each version's statements run once, in order, inside the opening transaction.
+import type { Db } from './db.js';
+import { UsageError } from '../errors.js';
+
+const VERSIONS: string[] = [
+  // 1: operations, their signed transactions and authorizations, what each can pay, claims, imported journals.
+  `
+  CREATE TABLE operations (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    chain_id INTEGER NOT NULL,
+    wallet TEXT NOT NULL,
+    step TEXT NOT NULL,
+    operation_key TEXT,
+    -- The hash of the chain's block 0 when the operation first touched it: a restarted or replaced chain has another.
+    chain_genesis TEXT,
+    data TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX operations_by_key ON operations(operation_key) WHERE operation_key IS NOT NULL;
+  CREATE INDEX operations_by_kind ON operations(kind, chain_id, wallet);
+
+  CREATE TABLE transactions (
+    hash TEXT PRIMARY KEY,
+    operation_id TEXT NOT NULL REFERENCES operations(id) ON UPDATE CASCADE,
+    seq INTEGER NOT NULL,
+    stage TEXT NOT NULL,
+    calls TEXT NOT NULL,
+    raw TEXT NOT NULL,
+    nonce INTEGER NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('call', 'batch', 'batch+authorization')),
+    status TEXT NOT NULL CHECK (status IN ('signed', 'mined', 'reverted', 'dropped')),
+    block_number TEXT,
+    chain_id INTEGER NOT NULL,
+    wallet TEXT NOT NULL,
+    signed_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX transactions_by_operation ON transactions(operation_id, seq);
+  CREATE INDEX transactions_by_nonce ON transactions(chain_id, wallet, nonce);
+
+  CREATE TABLE authorizations (
+    id INTEGER PRIMARY KEY,
+    operation_id TEXT NOT NULL REFERENCES operations(id) ON UPDATE CASCADE,
+    stage TEXT NOT NULL,
+    message TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    signed_at INTEGER NOT NULL,
+    dead INTEGER NOT NULL DEFAULT 0 CHECK (dead IN (0, 1)),
+    chain_id INTEGER NOT NULL,
+    wallet TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX authorizations_by_operation ON authorizations(operation_id, id);
+
+  -- What each signed transaction or authorization can make a wallet pay; live until it is proven harmless
+  -- (a reverted or dropped transaction, an authorization past its validity and never used).
+  CREATE TABLE effects (
+    id INTEGER PRIMARY KEY,
+    operation_id TEXT NOT NULL REFERENCES operations(id) ON UPDATE CASCADE,
+    tx_hash TEXT REFERENCES transactions(hash) ON UPDATE CASCADE,
+    authorization_id INTEGER REFERENCES authorizations(id),
+    stage TEXT NOT NULL,
+    chain_id INTEGER NOT NULL,
+    wallet TEXT NOT NULL,
+    asset TEXT NOT NULL CHECK (asset IN ('USDC', 'LREP')),
+    kind TEXT NOT NULL CHECK (kind IN ('approve', 'authorization', 'pull')),
+    spender TEXT NOT NULL,
+    amount INTEGER NOT NULL CHECK (amount >= 0),
+    at INTEGER NOT NULL,
+    live INTEGER NOT NULL CHECK (live IN (0, 1)),
+    CHECK ((tx_hash IS NULL) <> (authorization_id IS NULL))
+  ) STRICT;
+  -- The policy windows' query reads this index alone.
+  CREATE INDEX effects_by_window ON effects(chain_id, at, operation_id, asset, spender, kind, amount) WHERE live = 1;
+  CREATE INDEX effects_by_operation ON effects(operation_id);
+  CREATE INDEX effects_by_tx ON effects(tx_hash) WHERE tx_hash IS NOT NULL;
+  CREATE INDEX effects_by_authorization ON effects(authorization_id) WHERE authorization_id IS NOT NULL;
+
+  -- One run at a time: a row per claimed name (an operation, a wallet's plan), naming the process that holds it.
+  CREATE TABLE claims (
+    name TEXT PRIMARY KEY,
+    pid INTEGER NOT NULL,
+    started TEXT NOT NULL,
+    boot TEXT NOT NULL,
+    token TEXT NOT NULL,
+    claimed_at INTEGER NOT NULL
+  ) STRICT;
+
+  -- JSON journals of earlier versions, read once each.
+  CREATE TABLE imports (
+    file TEXT PRIMARY KEY,
+    operation_id TEXT,
+    status TEXT NOT NULL CHECK (status IN ('imported', 'unreadable', 'skipped')),
+    detail TEXT,
+    at INTEGER NOT NULL
+  ) STRICT;
+  `,
+];
+
+export const SCHEMA_VERSION = VERSIONS.length;
+
+/** Brings the database to the current version (inside a write transaction). */
+export function migrate(db: Db): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > VERSIONS.length) {
+    throw new UsageError('store_too_new', `loopsign's database was written by a newer loopsign (schema ${version}, this one knows ${VERSIONS.length})`, {
+      hint: 'upgrade loopsign; an older version must not change what a newer one recorded',
+    });
+  }
+  for (let v = version; v < VERSIONS.length; v++) db.exec(VERSIONS[v]!);
+  if (version !== VERSIONS.length) db.pragma(`user_version = ${VERSIONS.length}`);
+}
