@@ -82,7 +82,7 @@ export async function buildProgram(out: Output, argv?: string[]): Promise<Comman
       const handler = pick(await load());
       // Parents' options included: `rate commit` and `rate status` take --content-id … from `rate`. The definition's
       // interface types them; commander's values are not checked against it.
-      await handler(createContext(flags, out), cmd.optsWithGlobals() as O, args.slice(0, -2));
+      await handler(createContext({ flags, out }), cmd.optsWithGlobals() as O, args.slice(0, -2));
     };
 
   // Set before any subcommand exists: commander copies these settings into each subcommand as it is created.

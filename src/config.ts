@@ -7,6 +7,7 @@ import { defaultConfigFile, defaultKeystorePath, expandHome } from './paths.js';
 import { SUPPORTED_CHAIN_IDS } from './chains/table.js';
 import { hideUrlInOutput, redactUrl } from './output.js';
 import { DEFAULT_PROFILE_ID } from './protocol/profiles/index.js';
+import { jsonProblem } from './json-problem.js';
 
 export type Source = 'flag' | 'env' | 'config' | 'default' | 'sandbox manifest';
 
@@ -107,7 +108,7 @@ export async function loadConfigFile(file: string): Promise<{ found: boolean; da
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new UsageError('config_invalid', `config file ${file} is not valid JSON: ${(error as Error).message}`, {
+    throw new UsageError('config_invalid', `config file ${file} is ${jsonProblem(error, text)}`, {
       hint: 'fix the file or remove it; `loopsign config show` prints the resolved values',
     });
   }

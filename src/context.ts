@@ -4,6 +4,7 @@ import type { Output } from './output.js';
 import type { GlobalFlags, ResolvedConfig } from './config.js';
 import type { Approver, PolicyGate } from './policy/gate.js';
 import type { Store } from './store/db.js';
+import { ANY_FILE, type FileGate } from './files.js';
 
 export interface Context {
   out: Output;
@@ -20,16 +21,27 @@ export interface Context {
    * in the CLI, which asks on its terminal, and under an MCP client that cannot elicit.
    */
   askPerson?: AskPerson;
+  /** Which files this run may read for its caller (every file the user names, in the CLI; an MCP server's roots). */
+  files: FileGate;
 }
 
 /** A question only the person may answer: a title and the whole text to decide on. */
 export type AskPerson = (question: { title: string; message: string }) => Promise<boolean>;
 
-/**
- * `approver` asks a human to approve a spend above the policy's threshold: the MCP server passes one that uses
- * elicitation; the CLI asks on a terminal, and nowhere else. `signal`, `askPerson`: see Context.
- */
-export function createContext(flags: GlobalFlags, out: Output, approver?: Approver, signal?: AbortSignal, askPerson?: AskPerson): Context {
+export interface ContextOptions {
+  flags: GlobalFlags;
+  out: Output;
+  /**
+   * Asks a human to approve a spend above the policy's threshold: the MCP server passes one that uses elicitation;
+   * the CLI asks on a terminal, and nowhere else.
+   */
+  approver?: Approver;
+  signal?: AbortSignal;
+  askPerson?: AskPerson;
+  files?: FileGate;
+}
+
+export function createContext({ flags, out, approver, signal, askPerson, files = ANY_FILE }: ContextOptions): Context {
   let resolved: Promise<ResolvedConfig> | undefined;
   let gate: Promise<PolicyGate> | undefined;
   let store: Promise<Store> | undefined;
@@ -39,6 +51,7 @@ export function createContext(flags: GlobalFlags, out: Output, approver?: Approv
     flags,
     signal,
     askPerson,
+    files,
     config: () => (resolved ??= import('./config.js').then((m) => m.resolveConfig(flags))),
     policy: () =>
       (gate ??= Promise.all([import('./policy/gate.js'), import('./policy/prompt.js')]).then(([g, p]) => g.PolicyGate.load(out, flags.policy, openStore, approver ?? p.terminalApprover(out)))),

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import writeFileAtomic from 'write-file-atomic';
 import { UsageError } from './errors.js';
+import { jsonProblem } from './json-problem.js';
 
 export const PRIVATE_FILE = 0o600;
 export const PRIVATE_DIR = 0o700;
@@ -114,6 +115,6 @@ export async function readUserJson(file: string, what: string, maxBytes = 16 * 1
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new UsageError('invalid_json', `${what} ${file} is not valid JSON: ${(error as Error).message}`);
+    throw new UsageError('invalid_json', `${what} ${file} is ${jsonProblem(error, text)}`);
   }
 }

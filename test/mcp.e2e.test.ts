@@ -6,7 +6,10 @@
 // secret may appear in anything the server printed or wrote.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
+import { capture } from './helpers/capture.js';
 import path from 'node:path';
 import { filesUnder, findSecret, makeHome, readVector, registerSecret, ROOT, runCli, VECTORS, type Home } from './helpers/cli.js';
 import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
@@ -425,6 +428,69 @@ describe('every other tool returns the document its command prints with --json',
     expect(image.viaCli.images[0]).toMatchObject({ reused: true, imageUrl: image.viaMcp.images[0].imageUrl });
     expect(await m.stop()).toBe(0);
   }, 180_000);
+});
+
+describe("files a tool may read (issue 20 §3): the host's roots, never loopsign's own secrets", () => {
+  // A password file and a policy inside the host's root, a link to the password inside the root, the kernel's view of
+  // the server's environment, a file outside every root: each named to every tool that reads a file.
+  it('refuses each, and no byte of what they hold appears in the answer', async () => {
+    const h = home({ version: 1, perAsk: { maxUsdc: '9000000' } });
+    const password = `hunter2-${process.pid}-${n++}`;
+    const pwFile = h.passwordFile(password);
+    const link = path.join(h.dir, 'innocent.json');
+    symlinkSync(pwFile, link);
+    const outsideDir = mkdtempSync(path.join(tmpdir(), 'loopsign-outside-'));
+    const outside = path.join(outsideDir, 'private.json');
+    writeFileSync(outside, JSON.stringify({ diary: 'secret-diary-entry' }));
+    const policyFile = path.join(h.env.XDG_CONFIG_HOME, 'loopsign', 'policy.json');
+    const m = await serve(h, { env: { LOOPSIGN_PASSWORD_FILE: pwFile, SOME_SERVER_SETTING: 'environ-marker-7f3a' } });
+    const targets: [string, RegExp][] = [
+      [pwFile, /loopsign's own secrets/],
+      [link, /loopsign's own secrets/],
+      [policyFile, /loopsign's own secrets/],
+      ['/proc/self/environ', /pseudo-filesystem/],
+      [outside, /outside the folders/],
+    ];
+    const calls = (file: string): [string, Record<string, unknown>][] => [
+      ['loopsign_check_plan', { ask: file, response: file }],
+      ['loopsign_quote', { file }],
+      ['loopsign_ask', { file: askFile(h), detailsFile: file }],
+      ['loopsign_ask', { file }],
+      ['loopsign_rate_commit', { runtime: file, voter: `0x${'22'.repeat(20)}`, contentId: '42', direction: 'up', prediction: '60', stake: '1' }],
+      ['loopsign_upload_image', { files: [file] }],
+      ['loopsign_verify_evidence', { file }],
+    ];
+    const before = await nonce();
+    for (const [file, why] of targets) {
+      for (const [tool, args] of calls(file)) {
+        const r = await m.call(tool, args);
+        const text = JSON.stringify(r.result);
+        expect(r.isError, `${tool} ${file}: ${text}`).toBe(true);
+        expect(r.doc.error, `${tool} ${file}`).toMatchObject({ code: 'file_not_allowed', exitCode: 5 });
+        expect(r.doc.error.message, `${tool} ${file}`).toMatch(why);
+        // Nothing the file holds, and not its SHA-256 either (detailsFile would hash it).
+        const digest = file === '/proc/self/environ' ? undefined : createHash('sha256').update(readFileSync(file)).digest('hex');
+        for (const secret of [password, 'environ-marker-7f3a', 'secret-diary-entry', '9000000', ...(digest ? [digest] : [])]) expect(text, `${tool} ${file}`).not.toContain(secret);
+        capture.count('MCP file reads refused', `${tool} ${path.basename(file)}`);
+      }
+    }
+    expect(await nonce()).toBe(before);
+    await m.stop();
+  }, 120_000);
+
+  it('a host that declares no roots, and a server started without --root, reads no file at all; --root opens one folder', async () => {
+    const h = home();
+    const file = askFile(h);
+    const closed = await serve(h, { roots: false });
+    const r = await closed.call('loopsign_quote', { file });
+    expect(r.doc.error).toMatchObject({ code: 'file_not_allowed', exitCode: 5 });
+    expect(r.doc.error.hint).toMatch(/--root DIR/);
+    await closed.stop();
+    const opened = await serve(h, { roots: false, rootArgs: [h.dir] });
+    const q = await opened.call('loopsign_quote', { file });
+    expect(q.isError, JSON.stringify(q.doc)).toBe(false);
+    await opened.stop();
+  }, 60_000);
 });
 
 describe('what the servers printed and wrote', () => {

@@ -6,10 +6,11 @@ export function defineMcp(program: Command, lazy: Lazy): void {
   program
     .command('mcp')
     .description('serve loopsign as a local MCP server on stdio for agent hosts: the same guards, journal and spending policy as the CLI')
+    .option('--root <dir>', "a folder tools may read files from, besides the host's MCP roots (repeatable); loopsign's own secrets and state never", (dir: string, prev: string[] = []) => [...prev, dir])
     .addHelpText(
       'after',
       examples(['LOOPSIGN_PASSWORD_FILE=~/.loopsign-pass loopsign mcp', 'loopsign --chain-id 31337 --policy agent-policy.json mcp']) +
-        '\nStarted by an MCP host (see docs/agents.md for its configuration); stdout carries only the protocol, the log goes to stderr.\nAbove the policy\'s approval threshold the user is asked through MCP elicitation; without it such a spend is refused.\n',
+        '\nStarted by an MCP host (see docs/agents.md for its configuration); stdout carries only the protocol, the log goes to stderr.\nTools read files only under the host\'s roots and the --root folders.\nAbove the policy\'s approval threshold the user is asked through MCP elicitation; without it such a spend is refused.\n',
     )
     .action(lazy(() => import('./mcp.js'), (m) => m.mcp));
 }

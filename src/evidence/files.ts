@@ -10,6 +10,7 @@ import { detectKind, kindLabel, KIND_MAX_BYTES, SNIFF_BYTES, sniffKind, STREAM_M
 import { checkTrustedKeysDocument, readPin, type TrustedKey } from './keys.js';
 import { verifyPacket, type PacketResult } from './packet.js';
 import { parseStrictJson } from './strict-json.js';
+import { quietJsonMessage } from '../json-problem.js';
 
 /**
  * Read an evidence file without ever holding more than its kind allows: the kind is the one the user named, or
@@ -89,7 +90,7 @@ export function parseEvidenceText(text: string, what: string, code = 'invalid_pa
   try {
     return parseStrictJson(text);
   } catch (error) {
-    throw notJson(what, (error as Error).message, code);
+    throw notJson(what, quietJsonMessage((error as Error).message), code);
   }
 }
 
@@ -126,7 +127,7 @@ async function streamedAudit(file: string, named: boolean, expectedHead?: string
   if (!/^[ \t\r\n]*\{/.test(start) || (!named && sniffKind(start) !== 'audit')) return undefined;
   const { verifyAuditFile } = await import('./audit-stream.js');
   const streamed = await verifyAuditFile(file, { expectedHead });
-  if (streamed.jsonError !== undefined) throw notJson(file, streamed.jsonError);
+  if (streamed.jsonError !== undefined) throw notJson(file, quietJsonMessage(streamed.jsonError));
   // The whole document says it is another kind after all: read it as that kind, within that kind's cap.
   if (!named && detectKind(streamed.shell) !== 'audit') return undefined;
   return { kind: 'audit', result: streamed.result! };

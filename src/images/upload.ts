@@ -131,7 +131,8 @@ export async function resolveImageFiles(ctx: Context, body: Record<string, unkno
   for (const q of questions) {
     if (q.imageFiles === undefined) continue;
     if (!Array.isArray(q.imageFiles) || q.imageFiles.some((f) => typeof f !== 'string')) throw new UsageError('invalid_ask', `${askFile}: question.imageFiles must be an array of file paths`);
-    for (const f of q.imageFiles as string[]) jobs.push({ q, file: path.resolve(path.dirname(askFile), f) });
+    // Named in a file an agent may have written: read only where this run may read (an MCP server's roots).
+    for (const f of q.imageFiles as string[]) jobs.push({ q, file: await ctx.files.check(path.resolve(path.dirname(askFile), f), 'an image the ask file names') });
   }
   if (jobs.length === 0) return out;
   for (const j of jobs) await precheckImage(j.file);

@@ -12,6 +12,7 @@ import { createContext } from '../context.js';
 import { EXIT_MEANING, type ExitCodeValue } from '../errors.js';
 import { errorBody, jsonText, Output } from '../output.js';
 import { elicitationApprover, elicitationAsker } from './approval.js';
+import type { FileGate } from '../files.js';
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -31,7 +32,8 @@ export interface Tool<I extends z.ZodRawShape> {
   /** The `--json` document of the command (`ok: true` and its fields). */
   output: z.ZodObject;
   annotations: ToolAnnotations;
-  invoke(input: z.infer<z.ZodObject<I>>): Promise<Invocation>;
+  /** The handler and its options; every path the agent names goes through `files` first. */
+  invoke(input: z.infer<z.ZodObject<I>>, files: FileGate): Promise<Invocation>;
 }
 
 /** Typed helper for declaring a tool (the input type flows into `invoke`). */
@@ -91,14 +93,14 @@ export function toolError(error: unknown, debug: boolean): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: jsonText(doc) }] };
 }
 
-export async function runTool(server: McpServer, flags: GlobalFlags, extra: Extra, invocation: () => Promise<Invocation>): Promise<CallToolResult> {
+export async function runTool(server: McpServer, flags: GlobalFlags, extra: Extra, files: FileGate, invocation: (files: FileGate) => Promise<Invocation>): Promise<CallToolResult> {
   const out = new ToolOutput(flags, extra);
   try {
-    const { handler, options, args } = await invocation();
+    const { handler, options, args } = await invocation(files);
     // No one to ask when the client cannot elicit: the policy then refuses a spend above its threshold, and
     // confidentiality terms are not accepted.
     const ask = elicitationAsker(server, extra);
-    const ctx = createContext(flags, out, elicitationApprover(ask), extra.signal, ask);
+    const ctx = createContext({ flags, out, approver: elicitationApprover(ask), signal: extra.signal, askPerson: ask, files });
     await handler(ctx, { ...flags, ...options }, args ?? []);
     const doc = out.document();
     if (!doc) throw new Error('the command printed no result');

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { loopsignPaths } from '../paths.js';
+import { jsonProblem } from '../json-problem.js';
 
 const atomic = z.string().regex(/^(0|[1-9][0-9]{0,30})$/, 'must be a decimal string of atomic units (6 decimals), e.g. "2500000" for 2.5');
 const amounts = z.object({ maxUsdc: atomic.optional(), maxLrep: atomic.optional() }).strict();
@@ -58,7 +59,7 @@ export async function readPolicyFile(file: string, source: LoadedPolicy['source'
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new UsageError('invalid_policy', `policy file ${file} is not valid JSON: ${(error as Error).message}`);
+    throw new UsageError('invalid_policy', `policy file ${file} is ${jsonProblem(error, text)}`);
   }
   const parsed = policySchema.safeParse(json);
   if (!parsed.success) {

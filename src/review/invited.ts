@@ -11,6 +11,7 @@ import { parseEnvelope, type Envelope } from './envelope.js';
 import { isId, serviceId, userId } from './ids.js';
 import { sha256Text, type OpportunityRecord, type ReviewRecords } from './records.js';
 import type { WorkspaceMcp } from './workspace-mcp.js';
+import { jsonProblem } from '../json-problem.js';
 
 export const CONTEXT_SCHEMA = 'rateloop.agent-context.v2';
 export const DECISION_SCHEMA = 'rateloop.review-decision.v1';
@@ -124,10 +125,16 @@ async function execution(o: EvaluateInput, externalId: string): Promise<Json> {
   }
   const { promises: fs } = await import('node:fs');
   let doc: Json;
+  let text: string;
   try {
-    doc = JSON.parse(await fs.readFile(o.execution!, 'utf8'));
+    text = await fs.readFile(o.execution!, 'utf8');
   } catch (error) {
-    throw new UsageError('invalid_execution', `--execution ${o.execution} is not a readable JSON file (${(error as Error).message})`);
+    throw new UsageError('invalid_execution', `--execution ${o.execution} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  try {
+    doc = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError('invalid_execution', `--execution ${o.execution} is ${jsonProblem(error, text)}`);
   }
   const fail = (why: string) => new UsageError('invalid_execution', `--execution ${o.execution}: ${why}`);
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw fail('not a JSON object');

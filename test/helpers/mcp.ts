@@ -5,9 +5,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ElicitRequestSchema, type CallToolResult, type ElicitRequest, type ElicitResult, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ElicitRequestSchema, ListRootsRequestSchema, type CallToolResult, type ElicitRequest, type ElicitResult, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { capture } from './capture.js';
-import { BIN, childEnv, findSecret, type Home } from './cli.js';
+import { BIN, childEnv, findSecret, ROOT, type Home } from './cli.js';
 
 /** A client transport over a child's stdin/stdout that also records the raw stdout. */
 class ChildTransport implements Transport {
@@ -70,15 +72,27 @@ export interface McpOptions {
   elicit?: (request: ElicitRequest['params']) => Promise<ElicitResult>;
   /** The elicitation capability as declared: `{ form: {} }` (default) or the older protocol's empty `{}`. */
   elicitCapability?: Record<string, unknown>;
+  /**
+   * The folders the host declares as MCP roots (as Claude Code or VS Code declare the workspace): default the test home
+   * and the vendored fixtures; `false` declares no roots capability at all.
+   */
+  roots?: string[] | false;
+  /** `mcp --root DIR` for each. */
+  rootArgs?: string[];
 }
 
 export async function startMcp(home: Home, options: McpOptions = {}): Promise<McpSession> {
-  const child = spawn(process.execPath, [BIN, ...(options.args ?? []), 'mcp'], { env: childEnv(home, options.env), cwd: home.dir, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...(options.args ?? []), 'mcp', ...(options.rootArgs ?? []).flatMap((r) => ['--root', r])], { env: childEnv(home, options.env), cwd: home.dir, stdio: ['pipe', 'pipe', 'pipe'] });
   const raw = { stdout: '', stderr: '' };
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (raw.stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const elicitations: ElicitRequest['params'][] = [];
-  const client = new Client({ name: 'loopsign-test-host', version: '1.0.0' }, { capabilities: options.elicit ? { elicitation: options.elicitCapability ?? { form: {} } } : {} });
+  const roots = options.roots === undefined ? [home.dir, path.join(ROOT, 'test', 'fixtures')] : options.roots;
+  const client = new Client(
+    { name: 'loopsign-test-host', version: '1.0.0' },
+    { capabilities: { ...(options.elicit ? { elicitation: options.elicitCapability ?? { form: {} } } : {}), ...(roots ? { roots: { listChanged: false } } : {}) } },
+  );
+  if (roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: roots.map((r) => ({ uri: pathToFileURL(r).href, name: path.basename(r) })) }));
   if (options.elicit) {
     const answer = options.elicit;
     client.setRequestHandler(ElicitRequestSchema, async (request) => {

@@ -39,7 +39,7 @@ export const askTools = [
     input: { file: filePath('the ask file (JSON)'), paymentMode: paymentMode.optional() },
     output: serviceDocument(),
     annotations: { readOnlyHint: true, openWorldHint: true },
-    invoke: async (i) => ({ handler: (await lookups()).quote, options: { file: i.file, paymentMode: i.paymentMode } }),
+    invoke: async (i, files) => ({ handler: (await lookups()).quote, options: { file: await files.check(i.file, 'the ask file'), paymentMode: i.paymentMode } }),
   }),
   tool({
     name: 'loopsign_ask',
@@ -73,9 +73,18 @@ export const askTools = [
       service: z.unknown().optional().describe('dry run: the service document'),
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
-    invoke: async (i) => ({
+    invoke: async (i, files) => ({
       handler: (await import('../../commands/ask.js')).ask,
-      options: { file: i.file, paymentMode: i.paymentMode, dryRun: i.dryRun, confirm: i.confirm !== false, wait: i.wait, timeout: String(i.timeoutSeconds ?? 1800), atomic: i.atomic, detailsFile: i.detailsFile },
+      options: {
+        file: await files.check(i.file, 'the ask file'),
+        paymentMode: i.paymentMode,
+        dryRun: i.dryRun,
+        confirm: i.confirm !== false,
+        wait: i.wait,
+        timeout: String(i.timeoutSeconds ?? 1800),
+        atomic: i.atomic,
+        detailsFile: i.detailsFile === undefined ? undefined : await files.check(i.detailsFile, 'the details file'),
+      },
     }),
   }),
   tool({
@@ -132,9 +141,15 @@ export const askTools = [
       translations: z.array(z.unknown()),
     }),
     annotations: { readOnlyHint: true, openWorldHint: false },
-    invoke: async (i) => ({
+    invoke: async (i, files) => ({
       handler: (await import('../../commands/check-plan.js')).checkPlan,
-      options: { ask: i.ask, response: i.response, wallet: i.wallet, now: i.now === undefined ? undefined : String(i.now), templates: i.templates },
+      options: {
+        ask: await files.check(i.ask, 'the ask file'),
+        response: await files.check(i.response, 'the answer file'),
+        wallet: i.wallet,
+        now: i.now === undefined ? undefined : String(i.now),
+        templates: i.templates === undefined ? undefined : await files.check(i.templates, 'the templates file'),
+      },
     }),
   }),
 ];

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { tool } from '../call.js';
 import { document, filePath } from '../schemas.js';
 
+const PIN_LINE = /^[A-Za-z0-9_-]{40,}$/;
+
 export const evidenceTools = [
   tool({
     name: 'loopsign_verify_evidence',
@@ -18,17 +20,21 @@ export const evidenceTools = [
     },
     output: document({ kind: z.enum(['packet', 'audit', 'coverage']), valid: z.literal(true) }),
     annotations: { readOnlyHint: true, openWorldHint: false },
-    invoke: async (i) => ({
-      handler: (await import('../../commands/evidence.js')).verifyEvidence,
-      options: {
-        publicKey: i.publicKey,
-        keyId: i.keyId,
-        trustedKeys: i.trustedKeys,
-        expectedHead: i.expectedHead,
-        audit: i.kind === 'audit' ? i.file : undefined,
-        coverage: i.kind === 'coverage' ? i.file : undefined,
-      },
-      args: [i.kind === 'audit' || i.kind === 'coverage' ? undefined : i.file],
-    }),
+    invoke: async (i, files) => {
+      const file = await files.check(i.file, 'the evidence file');
+      return {
+        handler: (await import('../../commands/evidence.js')).verifyEvidence,
+        options: {
+          // A pin is its base64url line, or a file holding it: a file is read only where the server may read.
+          publicKey: i.publicKey === undefined || PIN_LINE.test(i.publicKey) ? i.publicKey : await files.check(i.publicKey, 'the pin file'),
+          keyId: i.keyId,
+          trustedKeys: i.trustedKeys === undefined ? undefined : await files.check(i.trustedKeys, 'the trusted-keys file'),
+          expectedHead: i.expectedHead,
+          audit: i.kind === 'audit' ? file : undefined,
+          coverage: i.kind === 'coverage' ? file : undefined,
+        },
+        args: [i.kind === 'audit' || i.kind === 'coverage' ? undefined : file],
+      };
+    },
   }),
 ];

@@ -67,6 +67,6 @@ export const ratingTools = [
       frontend: z.string(),
     }),
     annotations: { readOnlyHint: true, openWorldHint: false },
-    invoke: async (i) => ({ handler: (await rate()).rateCommit, options: { ...voteOptions(i), offline: true, runtime: i.runtime, voter: i.voter, salt: i.salt } }),
+    invoke: async (i, files) => ({ handler: (await rate()).rateCommit, options: { ...voteOptions(i), offline: true, runtime: await files.check(i.runtime, 'the runtime file'), voter: i.voter, salt: i.salt } }),
   }),
 ];
