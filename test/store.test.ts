@@ -1,0 +1,130 @@
+// The database itself (issue 20): legacy JSON journals imported once, kept read-only, unreadable ones reported every
+// time and never dropped; a state folder on a network filesystem refused; a database from a newer loopsign refused;
+// a row edited by hand read as an error naming it, never as an `as` cast; and the policy windows' query timed at
+// 10,000 operations by the bench (bench/policy.mjs), here only checked for its answer.
+import { describe, expect, it } from 'vitest';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { privateKeyToAccount } from 'viem/accounts';
+import { Store } from '../src/store/db.js';
+import { importJournals } from '../src/store/import.js';
+import { Operation, readOperation } from '../src/store/operation.js';
+import { windowUsage } from '../src/policy/usage.js';
+import { spendHistory } from '../src/store/history.js';
+import { Output } from '../src/output.js';
+import { TEST_PRIVATE_KEY } from './helpers/cli.js';
+
+const fresh = () => mkdtempSync(path.join(tmpdir(), 'loopsign-store-'));
+const account = privateKeyToAccount(TEST_PRIVATE_KEY);
+
+function quietOut() {
+  const lines: string[] = [];
+  const sink = { write: (s: string) => (lines.push(s), true) } as unknown as NodeJS.WritableStream;
+  return { out: new Output({ json: true, quiet: false, debug: false }, { stdout: sink, stderr: sink }), lines };
+}
+
+async function legacyJournal(dir: string) {
+  const raw = await account.signTransaction({ type: 'eip1559', chainId: 31337, to: `0x${'0a'.repeat(20)}`, data: '0x', nonce: 3, gas: 21000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n });
+  const now = new Date().toISOString();
+  return {
+    version: 1,
+    kind: 'ask',
+    id: 'ask-0123456789abcdef0123456789abcdef',
+    chainId: 31337,
+    wallet: account.address.toLowerCase(),
+    createdAt: now,
+    updatedAt: now,
+    step: 'ask:confirmed',
+    clientRequestId: 'legacy-1',
+    request: { clientRequestId: 'legacy-1' },
+    operationKey: `0x${'ab'.repeat(32)}`,
+    txs: [{ stage: 'ask', calls: [0, 1], hash: `0x${'cd'.repeat(32)}`, raw, nonce: 3, kind: 'call', status: 'mined', effects: [{ asset: 'USDC', kind: 'pull', spender: `0x${'0b'.repeat(20)}`, amount: '1500000' }], signedAt: now }],
+    authorizations: [{ stage: 'ask', message: { from: account.address, to: `0x${'0c'.repeat(20)}`, value: '700000', validAfter: '0', validBefore: '99999999999', nonce: `0x${'ee'.repeat(32)}` }, signature: '0x01', signedAt: now }],
+    _dir: dir,
+  };
+}
+
+describe('journals of an earlier loopsign', () => {
+  it('are imported once with everything they signed (counted by the windows), kept read-only; an unreadable one is reported at every open', async () => {
+    const state = fresh();
+    const journals = path.join(state, 'journal');
+    mkdirSync(journals);
+    const { _dir, ...j } = await legacyJournal(journals);
+    void _dir;
+    writeFileSync(path.join(journals, `${j.id}.json`), JSON.stringify(j));
+    writeFileSync(path.join(journals, 'ask-ffffffffffffffffffffffffffffffff.json'), '{"version": 1, "kind": "ask", hunter2');
+    const store = await Store.open(state);
+    const first = quietOut();
+    await importJournals(store, journals, first.out);
+    expect(first.lines.join('')).toMatch(/imported 1 journal/);
+    expect(first.lines.join('')).toMatch(/ask-ffff.*not valid JSON.*could not be imported/);
+    expect(first.lines.join('')).not.toContain('hunter2');
+    const op = readOperation(store, 'ask', j.id)!;
+    expect(op).toMatchObject({ step: 'ask:confirmed', operationKey: j.operationKey, data: { clientRequestId: 'legacy-1' } });
+    expect(op.txs).toMatchObject([{ hash: j.txs[0]!.hash, nonce: 3, status: 'mined', calls: [0, 1] }]);
+    expect(op.authorizations).toMatchObject([{ dead: false, message: { value: '700000' } }]);
+    expect(windowUsage(store.db, 31337, new Date(0))).toEqual({ USDC: 2_200_000n });
+    expect(statSync(path.join(journals, `${j.id}.json`)).mode & 0o777).toBe(0o400);
+    // Again: nothing imported twice, the unreadable one reported again.
+    const second = quietOut();
+    await importJournals(store, journals, second.out);
+    expect(second.lines.join('')).not.toMatch(/imported \d+ journal/);
+    expect(second.lines.join('')).toMatch(/ask-ffff.*could not be imported/);
+    expect(windowUsage(store.db, 31337, new Date(0))).toEqual({ USDC: 2_200_000n });
+    store.close();
+  });
+});
+
+describe('where the database may live', () => {
+  it('a state folder on a network filesystem is refused with the fix (exit 2)', async () => {
+    const error = await Store.open(fresh(), { statfs: () => ({ type: 0x6969 }) }).catch((e) => e);
+    expect(error).toMatchObject({ code: 'state_on_network_fs', exitCode: 2 });
+    expect(error.message).toMatch(/NFS/);
+    expect(error.hint).toMatch(/XDG_STATE_HOME/);
+  });
+
+  it('the database file is private (0600) and so is its folder', async () => {
+    const dir = fresh();
+    chmodSync(dir, 0o755);
+    const store = await Store.open(dir);
+    expect(statSync(store.file).mode & 0o777).toBe(0o600);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    store.close();
+  });
+
+  it('a database a newer loopsign wrote is refused, not changed', async () => {
+    const dir = fresh();
+    const store = await Store.open(dir);
+    store.db.pragma('user_version = 99');
+    store.close();
+    const error = await Store.open(dir).catch((e) => e);
+    expect(error).toMatchObject({ code: 'store_too_new', exitCode: 2 });
+  });
+});
+
+describe('records are parsed, not cast', () => {
+  it('a row edited by hand is an error naming the operation (journal_corrupt), never a silent wrong value', async () => {
+    const store = await Store.open(fresh());
+    const op = await Operation.open(store, 'rate', 'rate-00000000000000000000000000000001', { chainId: 31337, wallet: account.address, data: { contentId: '7' } });
+    await op.close();
+    store.db.prepare("UPDATE operations SET data = json_set(data, '$.contentId', 'seven') WHERE id = ?").run(op.id);
+    expect(() => readOperation(store, 'rate', op.id)).toThrow(/journal of operation rate-0+1 .*contentId/);
+    store.close();
+  });
+
+  it('history counts what the windows count', async () => {
+    const state = fresh();
+    mkdirSync(path.join(state, 'journal'));
+    const { _dir, ...j } = await legacyJournal(state);
+    void _dir;
+    writeFileSync(path.join(state, 'journal', `${j.id}.json`), JSON.stringify(j));
+    const store = await Store.open(state);
+    await importJournals(store, path.join(state, 'journal'), quietOut().out);
+    const h = spendHistory(store, { chainId: 31337 });
+    expect(h.rows).toMatchObject([{ chainId: 31337, asset: 'USDC', amount: '2200000', display: '2.2 USDC', operation: j.id, kind: 'ask' }]);
+    expect(h.windows.find((w) => w.window === 'the last 24 hours')).toMatchObject({ amount: '2200000' });
+    expect(readFileSync(store.file).length).toBeGreaterThan(0);
+    store.close();
+  });
+});
