@@ -95,6 +95,37 @@ describe('rating through to a revealed vote', () => {
     expect(r.stderr).toMatch(/opening it/);
   });
 
+  it('a vote journaled in an earlier round is never overwritten: voting again needs --new-round, is a new operation, and `rate status` lists both', async () => {
+    const id = await newContent({ durationSeconds: 60 });
+    const first = await run(['--json', 'rate', '--content-id', id, '--up', '--prediction', '65', '--stake', '1']);
+    expect(first.code, first.stderr).toBe(0);
+    const kept = recorded(home, first.json().operation).data.commit;
+    await passTime(700); // round 1 settles
+    const before = await lrep();
+    const again = await run(['--json', 'rate', '--content-id', id, '--down', '--prediction', '30', '--stake', '2']);
+    expect(again.code, again.stdout).toBe(2);
+    expect(again.json().error).toMatchObject({ code: 'voted_in_earlier_round' });
+    expect(again.json().error.hint).toMatch(/--new-round/);
+    expect(await lrep()).toBe(before);
+    expect(recorded(home, first.json().operation).data.commit, 'the round 1 vote, salt and all, is as it was').toEqual(kept);
+    const second = await run(['--json', 'rate', '--content-id', id, '--down', '--prediction', '30', '--stake', '2', '--new-round']);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.json()).toMatchObject({ roundId: '2' });
+    expect(second.json().operation).not.toBe(first.json().operation);
+    expect(recorded(home, first.json().operation).data.commit).toEqual(kept);
+    expect(recorded(home, second.json().operation).data.previous).toBe(first.json().operation);
+    // A rerun of the new vote resumes it (the latest), and sends nothing.
+    const rerun = await run(['--json', 'rate', '--content-id', id, '--down', '--prediction', '30', '--stake', '2']);
+    expect(rerun.json()).toMatchObject({ resumed: true, operation: second.json().operation, transactions: 0 });
+    const status = await run(['--json', 'rate', 'status', '--content-id', id]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.json().votes.map((v: { roundId: string; operation: string; state: string }) => [v.roundId, v.operation, v.state])).toEqual([
+      ['1', first.json().operation, 'committed'],
+      ['2', second.json().operation, 'committed'],
+    ]);
+    expect(JSON.stringify(status.json())).not.toMatch(/salt/);
+  });
+
   it('a round closed to votes but not settled yet: exit 4 naming the reason (not a bare custom error), nothing paid', async () => {
     // No rater votes: the round expires with none, and the keeper settles an expired round only 600 s later.
     await sb.control('/__sandbox/settings', { raters: false });

@@ -123,7 +123,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     const sameRound = existing !== undefined && existing.roundId === round.roundId.toString();
     // A journaled vote is reused only if it is the vote these flags ask for (issue 11 §4): never a different one.
     if (sameRound) checkResumedVote(existing, input, opts, wallet, input.contentId);
-    if (sameRound && journal.data.step === 'rate:confirmed') {
+    if (sameRound && journal.step === 'rate:confirmed') {
       // A rerun after success: this wallet already voted in this round; report that vote and sign nothing (not
       // even the terms of gated content again).
       ctx.out.progress('rate.resume', `already committed in round ${existing.roundId}; nothing is sent again`);

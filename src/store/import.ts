@@ -89,15 +89,15 @@ function importOne(store: Store, file: string, text: string): { id: string } | {
       Date.parse(j.createdAt),
       Date.parse(j.updatedAt),
     );
-    const addEffects = (effects: SpendEffect[], stage: string, when: number, live: boolean, parent: { tx?: string; authorization?: number }) => {
-      const insert = db.prepare('INSERT INTO effects (operation_id, tx_hash, authorization_id, stage, chain_id, wallet, asset, kind, spender, amount, at, live) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    const addEffects = (effects: SpendEffect[], stage: string, when: number, live: boolean, parent: { tx?: number; authorization?: number }) => {
+      const insert = db.prepare('INSERT INTO effects (operation_id, tx_id, authorization_id, stage, chain_id, wallet, asset, kind, spender, amount, at, live) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
       for (const e of effects) insert.run(j.id, parent.tx ?? null, parent.authorization ?? null, stage, j.chainId, wallet, e.asset, e.kind, e.spender.toLowerCase(), e.amount, when, live ? 1 : 0);
     };
     for (const [seq, tx] of j.txs.entries()) {
       const effects = effectsOf(tx, j.chainId, wallet);
       if (!effects) throw new Error(`transaction ${tx.hash} has no recorded effects and its calls cannot be classified here`);
       const hash = tx.hash.toLowerCase();
-      db.prepare('INSERT INTO transactions (hash, operation_id, seq, stage, calls, raw, nonce, kind, status, block_number, chain_id, wallet, signed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+      const info = db.prepare('INSERT INTO transactions (hash, operation_id, seq, stage, calls, raw, nonce, kind, status, block_number, chain_id, wallet, signed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
         hash,
         j.id,
         seq,
@@ -112,7 +112,7 @@ function importOne(store: Store, file: string, text: string): { id: string } | {
         wallet,
         at(tx.signedAt),
       );
-      addEffects(effects, tx.stage, at(tx.signedAt), tx.status === 'signed' || tx.status === 'mined', { tx: hash });
+      addEffects(effects, tx.stage, at(tx.signedAt), tx.status === 'signed' || tx.status === 'mined', { tx: Number(info.lastInsertRowid) });
     }
     for (const a of j.authorizations ?? []) {
       const info = db.prepare('INSERT INTO authorizations (operation_id, stage, message, signature, signed_at, dead, chain_id, wallet) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(

@@ -203,7 +203,7 @@ export class Operation<K extends Kind> {
    */
   insertTx(db: Db, tx: Omit<TxRecord, 'signedAt' | 'status'>, effects: SpendEffect[], at: number): void {
     const seq = (db.prepare('SELECT COALESCE(MAX(seq), -1) + 1 AS seq FROM transactions WHERE operation_id = ?').get(this.id) as { seq: number }).seq;
-    db.prepare("INSERT INTO transactions (hash, operation_id, seq, stage, calls, raw, nonce, kind, status, chain_id, wallet, signed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'signed', ?, ?, ?)").run(
+    const info = db.prepare("INSERT INTO transactions (hash, operation_id, seq, stage, calls, raw, nonce, kind, status, chain_id, wallet, signed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'signed', ?, ?, ?)").run(
       tx.hash.toLowerCase(),
       this.id,
       seq,
@@ -216,7 +216,7 @@ export class Operation<K extends Kind> {
       this.wallet,
       at,
     );
-    this.insertEffects(db, effects, tx.stage, at, { tx: tx.hash.toLowerCase() });
+    this.insertEffects(db, effects, tx.stage, at, { tx: Number(info.lastInsertRowid) });
   }
 
   /** Records a signed EIP-3009 authorization (as insertTx: inside the admitting transaction). Returns its id. */
@@ -235,8 +235,8 @@ export class Operation<K extends Kind> {
     return id;
   }
 
-  private insertEffects(db: Db, effects: SpendEffect[], stage: string, at: number, parent: { tx?: string; authorization?: number }): void {
-    const insert = db.prepare('INSERT INTO effects (operation_id, tx_hash, authorization_id, stage, chain_id, wallet, asset, kind, spender, amount, at, live) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)');
+  private insertEffects(db: Db, effects: SpendEffect[], stage: string, at: number, parent: { tx?: number; authorization?: number }): void {
+    const insert = db.prepare('INSERT INTO effects (operation_id, tx_id, authorization_id, stage, chain_id, wallet, asset, kind, spender, amount, at, live) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)');
     for (const e of effects) {
       if (e.amount > MAX_AMOUNT || e.amount < 0n) throw new UsageError('amount_out_of_range', `refused: an amount of ${e.amount} atomic units cannot be a real payment; nothing was signed`);
       insert.run(this.id, parent.tx ?? null, parent.authorization ?? null, stage, this.chainId, this.wallet, e.asset, e.kind, e.spender.toLowerCase(), e.amount, at);
@@ -248,15 +248,15 @@ export class Operation<K extends Kind> {
     const tx = this.snapshot.txs.find((t) => t.hash.toLowerCase() === hash.toLowerCase());
     if (!tx) return;
     await this.write((db) => {
-      const h = tx.hash.toLowerCase();
+      const { id } = db.prepare('SELECT id FROM transactions WHERE operation_id = ? AND hash = ?').get(this.id, tx.hash.toLowerCase()) as { id: number };
       if (patch.status) {
-        db.prepare('UPDATE transactions SET status = ? WHERE hash = ?').run(patch.status, h);
-        db.prepare('UPDATE effects SET live = ? WHERE tx_hash = ?').run(patch.status === 'signed' || patch.status === 'mined' ? 1 : 0, h);
+        db.prepare('UPDATE transactions SET status = ? WHERE id = ?').run(patch.status, id);
+        db.prepare('UPDATE effects SET live = ? WHERE tx_id = ?').run(patch.status === 'signed' || patch.status === 'mined' ? 1 : 0, id);
       }
-      if (patch.blockNumber !== undefined) db.prepare('UPDATE transactions SET block_number = ? WHERE hash = ?').run(patch.blockNumber, h);
+      if (patch.blockNumber !== undefined) db.prepare('UPDATE transactions SET block_number = ? WHERE id = ?').run(patch.blockNumber, id);
       if (patch.stage !== undefined) {
-        db.prepare('UPDATE transactions SET stage = ? WHERE hash = ?').run(patch.stage, h);
-        db.prepare('UPDATE effects SET stage = ? WHERE tx_hash = ?').run(patch.stage, h);
+        db.prepare('UPDATE transactions SET stage = ? WHERE id = ?').run(patch.stage, id);
+        db.prepare('UPDATE effects SET stage = ? WHERE tx_id = ?').run(patch.stage, id);
       }
     });
     const now = this.snapshot.txs.find((t) => t.hash.toLowerCase() === hash.toLowerCase())!;

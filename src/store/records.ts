@@ -79,8 +79,7 @@ export const KIND_DATA = {
       bonusPlan: z.object({ bonus: serviceDoc, target: z.object({ contentId: decimal, roundId: decimal, roundStart: decimal, now: decimal }) }).optional(),
       bonusHashes: z.array(hash).optional(),
       bonusConfirm: serviceDoc.optional(),
-    })
-    .passthrough(),
+    }),
   rate: z
     .object({
       contentId: decimal,
@@ -91,9 +90,8 @@ export const KIND_DATA = {
       confirmed: z.object({ transactionHashes: z.array(hash) }).optional(),
       /** The vote before this one on the same question (an earlier round), when this one was started with --new-round. */
       previous: z.string().optional(),
-    })
-    .passthrough(),
-  'offline-commit': z.object({ contentId: z.string(), commit: builtCommit.optional() }).passthrough(),
+    }),
+  'offline-commit': z.object({ contentId: z.string(), commit: builtCommit.optional() }),
   image: z.object({ attachmentId: z.string().optional(), imageUrl: z.string().optional(), sha256: z.string().optional(), storedSha256: z.string().optional(), origin: z.string().optional() }).passthrough(),
   handoff: link.extend({ handoffId: z.string().optional() }).passthrough(),
   'signing-intent': link.extend({ intentId: z.string().optional() }).passthrough(),

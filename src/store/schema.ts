@@ -23,8 +23,11 @@ const VERSIONS: string[] = [
   CREATE INDEX operations_by_key ON operations(operation_key) WHERE operation_key IS NOT NULL;
   CREATE INDEX operations_by_kind ON operations(kind, chain_id, wallet);
 
+  -- A hash names a transaction on one chain instance: a restarted local chain can see the same bytes again, under
+  -- another operation (the one set aside keeps its own).
   CREATE TABLE transactions (
-    hash TEXT PRIMARY KEY,
+    id INTEGER PRIMARY KEY,
+    hash TEXT NOT NULL,
     operation_id TEXT NOT NULL REFERENCES operations(id) ON UPDATE CASCADE,
     seq INTEGER NOT NULL,
     stage TEXT NOT NULL,
@@ -36,7 +39,8 @@ const VERSIONS: string[] = [
     block_number TEXT,
     chain_id INTEGER NOT NULL,
     wallet TEXT NOT NULL,
-    signed_at INTEGER NOT NULL
+    signed_at INTEGER NOT NULL,
+    UNIQUE (operation_id, hash)
   ) STRICT;
   CREATE INDEX transactions_by_operation ON transactions(operation_id, seq);
   CREATE INDEX transactions_by_nonce ON transactions(chain_id, wallet, nonce);
@@ -59,7 +63,7 @@ const VERSIONS: string[] = [
   CREATE TABLE effects (
     id INTEGER PRIMARY KEY,
     operation_id TEXT NOT NULL REFERENCES operations(id) ON UPDATE CASCADE,
-    tx_hash TEXT REFERENCES transactions(hash) ON UPDATE CASCADE,
+    tx_id INTEGER REFERENCES transactions(id),
     authorization_id INTEGER REFERENCES authorizations(id),
     stage TEXT NOT NULL,
     chain_id INTEGER NOT NULL,
@@ -70,12 +74,12 @@ const VERSIONS: string[] = [
     amount INTEGER NOT NULL CHECK (amount >= 0),
     at INTEGER NOT NULL,
     live INTEGER NOT NULL CHECK (live IN (0, 1)),
-    CHECK ((tx_hash IS NULL) <> (authorization_id IS NULL))
+    CHECK ((tx_id IS NULL) <> (authorization_id IS NULL))
   ) STRICT;
   -- The policy windows' query reads this index alone.
   CREATE INDEX effects_by_window ON effects(chain_id, at, operation_id, asset, spender, kind, amount) WHERE live = 1;
   CREATE INDEX effects_by_operation ON effects(operation_id);
-  CREATE INDEX effects_by_tx ON effects(tx_hash) WHERE tx_hash IS NOT NULL;
+  CREATE INDEX effects_by_tx ON effects(tx_id) WHERE tx_id IS NOT NULL;
   CREATE INDEX effects_by_authorization ON effects(authorization_id) WHERE authorization_id IS NOT NULL;
 
   -- One run at a time: a row per claimed name (an operation, a wallet's plan), naming the process that holds it.

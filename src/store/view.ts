@@ -9,7 +9,7 @@ export function operationView(store: Store, id: string): Record<string, unknown>
   const kind = store.read((db) => (db.prepare('SELECT kind FROM operations WHERE id = ?').get(id) as { kind: string } | undefined)?.kind);
   if (kind === undefined || !isKind(kind)) return undefined;
   const op = readOperation(store, kind, id)!;
-  const effects = store.read((db) => db.prepare('SELECT tx_hash, authorization_id, asset, kind, spender, amount, live FROM effects WHERE operation_id = ? ORDER BY id').all(id) as {
+  const effects = store.read((db) => db.prepare('SELECT t.hash AS tx_hash, e.authorization_id, e.asset, e.kind, e.spender, e.amount, e.live FROM effects e LEFT JOIN transactions t ON t.id = e.tx_id WHERE e.operation_id = ? ORDER BY e.id').all(id) as {
     tx_hash: string | null;
     authorization_id: number | null;
     asset: string;
