@@ -7,6 +7,7 @@ const suites = [
   ['evidence', () => import('./evidence.mjs')],
   ['ask', () => import('./ask.mjs')],
   ['upload', () => import('./upload.mjs')],
+  ['policy', () => import('./policy.mjs')],
 ];
 
 const only = process.argv.slice(2).filter((a) => !a.startsWith('--')); // flags go to the suites

@@ -6,7 +6,7 @@
 // secret may appear in anything the server printed or wrote.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 import { capture } from './helpers/capture.js';
@@ -476,6 +476,9 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
     }
     expect(await nonce()).toBe(before);
     await m.stop();
+    // The password file lives in the root only for this test; the final scan of every home must not meet it.
+    rmSync(link);
+    rmSync(pwFile);
   }, 120_000);
 
   it('a host that declares no roots, and a server started without --root, reads no file at all; --root opens one folder', async () => {

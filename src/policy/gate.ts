@@ -14,7 +14,7 @@ import type { NormalizedAsk } from '../protocol/ask-normalize.js';
 import type { Output } from '../output.js';
 import type { Asset, SpendEffect } from '../wallet/spend-effects.js';
 import { loadPolicies, type LoadedPolicy } from './file.js';
-import { calendarMonth, operationEffects, rolling24h, windowUsage, type Window } from './usage.js';
+import { calendarMonth, increment, operationEffects, operationUsage, rolling24h, sum, windowUsage, type Window } from './usage.js';
 
 export interface ApprovalRequest {
   kind: 'ask' | 'rating';
@@ -171,7 +171,8 @@ export class PolicyGate {
     for (const { policy: p, file } of this.policies) {
       for (const [w, limits] of windowsOf(p, chain.chainId, now)) {
         const used = windowUsage(db, chain.chainId, w.since, except);
-        const mine = current ? exposure([...operationEffects(db, current.op.id, { since: w.since }), ...current.effects]) : planned;
+        // This operation: what it signed in the window, plus what the new signature adds to it.
+        const mine = current ? sum([operationUsage(db, current.op.id, w.since), increment(operationEffects(db, current.op.id), current.effects)]) : planned;
         for (const asset of ASSETS) {
           const limit = limitOf(limits, asset);
           if (limit === undefined) continue;

@@ -1,7 +1,7 @@
-// `loopsign history`: what was spent — by day (UTC), chain, asset, operation and wallet — from the same recorded
-// effects the spending policy counts. An operation's amount on a day is the exposure of its live effects signed that
-// day (for each spender the larger of what was allowed and what was pulled), as each policy window counts it; the
-// last-24-hours and this-month figures are the policy's own window sums.
+// `loopsign history`: what was spent — by day (UTC), chain, asset, operation and wallet — from the usage rows the
+// spending policy sums (src/store/usage.ts: each signature's increment of what its operation can pay, at the time it
+// was signed), so a day's rows add up to what any window over it counts; the last-24-hours and this-month figures are
+// the policy's own window sums.
 import { formatUnits } from 'viem';
 import type { Store } from './db.js';
 import { calendarMonth, rolling24h, windowUsage } from '../policy/usage.js';
@@ -39,47 +39,28 @@ const display = (amount: bigint, asset: Asset) => `${formatUnits(amount, 6)} ${a
 
 export function spendHistory(store: Store, options: { since?: Date; chainId?: number; now?: Date } = {}): History {
   const since = options.since?.getTime() ?? 0;
-  const groups = store.read(
+  const rows = store.read(
     (db) =>
       db
         .prepare(
-          `SELECT e.chain_id AS chainId, e.wallet AS wallet, e.operation_id AS operation, o.kind AS kind, strftime('%Y-%m-%d', e.at / 1000, 'unixepoch') AS day,
-                  e.asset AS asset, e.spender AS spender,
-                  SUM(CASE WHEN e.kind = 'pull' THEN e.amount ELSE 0 END) AS pulled, SUM(CASE WHEN e.kind = 'pull' THEN 0 ELSE e.amount END) AS allowed
-           FROM effects e JOIN operations o ON o.id = e.operation_id
-           WHERE e.live = 1 AND e.at >= ? AND (? IS NULL OR e.chain_id = ?)
-           GROUP BY e.chain_id, e.wallet, e.operation_id, day, e.asset, e.spender
-           ORDER BY day, e.chain_id, e.asset, e.operation_id`,
+          `SELECT strftime('%Y-%m-%d', u.at / 1000, 'unixepoch') AS day, u.chain_id AS chainId, u.asset AS asset, SUM(u.amount) AS value,
+                  u.operation_id AS operation, o.kind AS kind, u.wallet AS wallet
+           FROM usage u JOIN operations o ON o.id = u.operation_id
+           WHERE u.at >= ? AND (? IS NULL OR u.chain_id = ?)
+           GROUP BY day, u.chain_id, u.asset, u.operation_id
+           ORDER BY day, u.chain_id, u.asset, MIN(u.at)`,
         )
         .safeIntegers(true)
-        .all(since, options.chainId ?? null, options.chainId ?? null) as {
-        chainId: bigint;
-        wallet: string;
-        operation: string;
-        kind: string;
-        day: string;
-        asset: Asset;
-        spender: string;
-        pulled: bigint;
-        allowed: bigint;
-      }[],
+        .all(since, options.chainId ?? null, options.chainId ?? null) as { day: string; chainId: bigint; asset: Asset; value: bigint; operation: string; kind: string; wallet: string }[],
   );
-  const rows = new Map<string, SpendRow & { value: bigint }>();
-  for (const g of groups) {
-    const key = `${g.day}|${g.chainId}|${g.asset}|${g.operation}`;
-    const row = rows.get(key) ?? { day: g.day, chainId: Number(g.chainId), asset: g.asset, amount: '0', display: '', operation: g.operation, kind: g.kind, wallet: g.wallet, value: 0n };
-    row.value += g.allowed > g.pulled ? g.allowed : g.pulled;
-    rows.set(key, row);
-  }
-  const out = [...rows.values()].filter((r) => r.value > 0n);
   const totals = new Map<string, { chainId: number; asset: Asset; value: bigint }>();
-  for (const r of out) {
-    const t = totals.get(`${r.chainId}|${r.asset}`) ?? { chainId: r.chainId, asset: r.asset, value: 0n };
+  for (const r of rows) {
+    const t = totals.get(`${r.chainId}|${r.asset}`) ?? { chainId: Number(r.chainId), asset: r.asset, value: 0n };
     t.value += r.value;
     totals.set(`${r.chainId}|${r.asset}`, t);
   }
   const now = options.now ?? new Date();
-  const chains = options.chainId !== undefined ? [options.chainId] : [...new Set(out.map((r) => r.chainId))];
+  const chains = options.chainId !== undefined ? [options.chainId] : [...new Set(rows.map((r) => Number(r.chainId)))];
   const windows: WindowTotal[] = [];
   store.read((db) => {
     for (const chainId of chains) {
@@ -91,7 +72,7 @@ export function spendHistory(store: Store, options: { since?: Date; chainId?: nu
   });
   return {
     since: options.since?.toISOString() ?? null,
-    rows: out.map(({ value, ...r }) => ({ ...r, amount: value.toString(), display: display(value, r.asset) })),
+    rows: rows.map((r) => ({ day: r.day, chainId: Number(r.chainId), asset: r.asset, amount: r.value.toString(), display: display(r.value, r.asset), operation: r.operation, kind: r.kind, wallet: r.wallet })),
     totals: [...totals.values()].map((t) => ({ chainId: t.chainId, asset: t.asset, amount: t.value.toString(), display: display(t.value, t.asset) })),
     windows,
   };

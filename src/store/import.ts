@@ -13,6 +13,7 @@ import { authorizationMessage, isKind, KIND_DATA, TX_KINDS, TX_STATUSES } from '
 import { BUILTIN_CHAINS } from '../chains/table.js';
 import { callEffects, callsOfRawTransaction, type SpendEffect } from '../wallet/spend-effects.js';
 import { jsonText } from '../output.js';
+import { recomputeUsage } from './usage.js';
 
 const iso = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be a date');
 const effect = z.object({ asset: z.enum(['USDC', 'LREP']), kind: z.enum(['approve', 'authorization', 'pull']), spender: z.string(), amount: z.string().regex(/^[0-9]+$/) });
@@ -127,6 +128,7 @@ function importOne(store: Store, file: string, text: string): { id: string } | {
       );
       addEffects([{ asset: 'USDC', kind: 'authorization', spender: a.message.to as Hex, amount: BigInt(a.message.value) }], a.stage, at(a.signedAt), !a.dead, { authorization: Number(info.lastInsertRowid) });
     }
+    recomputeUsage(db, j.id);
     return { id: j.id };
   });
 }

@@ -11,6 +11,7 @@ import { claim, type Claim } from './claims.js';
 import { corrupt, isKind, parseAuthorizationRow, parseData, parseTxRow, type AuthorizationRecord, type DataOf, type Kind, type TxRecord } from './records.js';
 import type { SpendEffect } from '../wallet/spend-effects.js';
 import { jsonText } from '../output.js';
+import { recomputeUsage } from './usage.js';
 
 /** The id of an operation: its kind and a digest of what identifies it (the ids journal files had, so imports keep them). */
 export function operationId(kind: string, parts: (string | number)[]): string {
@@ -217,6 +218,7 @@ export class Operation<K extends Kind> {
       at,
     );
     this.insertEffects(db, effects, tx.stage, at, { tx: Number(info.lastInsertRowid) });
+    recomputeUsage(db, this.id);
   }
 
   /** Records a signed EIP-3009 authorization (as insertTx: inside the admitting transaction). Returns its id. */
@@ -232,6 +234,7 @@ export class Operation<K extends Kind> {
     );
     const id = Number(info.lastInsertRowid);
     this.insertEffects(db, effects, stage, at, { authorization: id });
+    recomputeUsage(db, this.id);
     return id;
   }
 
@@ -252,6 +255,7 @@ export class Operation<K extends Kind> {
       if (patch.status) {
         db.prepare('UPDATE transactions SET status = ? WHERE id = ?').run(patch.status, id);
         db.prepare('UPDATE effects SET live = ? WHERE tx_id = ?').run(patch.status === 'signed' || patch.status === 'mined' ? 1 : 0, id);
+        recomputeUsage(db, this.id);
       }
       if (patch.blockNumber !== undefined) db.prepare('UPDATE transactions SET block_number = ? WHERE id = ?').run(patch.blockNumber, id);
       if (patch.stage !== undefined) {
@@ -270,6 +274,7 @@ export class Operation<K extends Kind> {
         d.prepare('UPDATE authorizations SET dead = 1 WHERE id = ? AND operation_id = ?').run(id, this.id);
         d.prepare('UPDATE effects SET live = 0 WHERE authorization_id = ?').run(id);
       }
+      recomputeUsage(d, this.id);
     };
     if (db) bury(db);
     else await this.write(bury);

@@ -76,11 +76,33 @@ const VERSIONS: string[] = [
     live INTEGER NOT NULL CHECK (live IN (0, 1)),
     CHECK ((tx_id IS NULL) <> (authorization_id IS NULL))
   ) STRICT;
-  -- The policy windows' query reads this index alone.
-  CREATE INDEX effects_by_window ON effects(chain_id, at, operation_id, asset, spender, kind, amount) WHERE live = 1;
   CREATE INDEX effects_by_operation ON effects(operation_id);
   CREATE INDEX effects_by_tx ON effects(tx_id) WHERE tx_id IS NOT NULL;
   CREATE INDEX effects_by_authorization ON effects(authorization_id) WHERE authorization_id IS NOT NULL;
+
+  -- What each signature added to its operation's exposure when it was signed (src/store/usage.ts): the numbers the
+  -- spending policy's windows and loopsign history sum. Kept in step with the live effects: recomputed for an
+  -- operation whenever one of its signatures is recorded, or stops counting.
+  CREATE TABLE usage (
+    id INTEGER PRIMARY KEY,
+    operation_id TEXT NOT NULL REFERENCES operations(id) ON UPDATE CASCADE,
+    chain_id INTEGER NOT NULL,
+    wallet TEXT NOT NULL,
+    asset TEXT NOT NULL CHECK (asset IN ('USDC', 'LREP')),
+    at INTEGER NOT NULL,
+    amount INTEGER NOT NULL CHECK (amount > 0)
+  ) STRICT;
+  -- A window is one range of this index, read without the table.
+  CREATE INDEX usage_by_window ON usage(chain_id, at, asset, amount, operation_id);
+  CREATE INDEX usage_by_operation ON usage(operation_id);
+  -- The same sums per hour, kept with the rows: a window is its hours plus the rows of the hour it starts in.
+  CREATE TABLE usage_hourly (
+    chain_id INTEGER NOT NULL,
+    hour INTEGER NOT NULL,
+    asset TEXT NOT NULL,
+    amount INTEGER NOT NULL CHECK (amount >= 0),
+    PRIMARY KEY (chain_id, hour, asset)
+  ) STRICT, WITHOUT ROWID;
 
   -- One run at a time: a row per claimed name (an operation, a wallet's plan), naming the process that holds it.
   CREATE TABLE claims (
