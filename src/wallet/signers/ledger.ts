@@ -62,10 +62,16 @@ function deviceFailure(error: unknown, label: string, what: string): Error {
   if (code === '6985' || code === '5501') {
     return new RefusedError('device_rejected', `${what} was rejected on the Ledger; nothing was signed or sent`, { hint: 'loopsign does not retry a rejection: run the command again to be asked again' });
   }
-  if (code === '6a80' && what.includes('delegation')) {
-    return new RefusedError('device_rejected', `the Ledger refused ${what}: its Ethereum app does not sign this delegation (EIP-7702 setting off, or the delegate is not on its whitelist); nothing was signed or sent`);
+  if (code === '6982') {
+    return new RefusedError('device_rejected', `${what} was cancelled on the Ledger; nothing was signed or sent`, { hint: 'loopsign does not retry a rejection: run the command again to be asked again' });
   }
-  if (code === '5515' || code === '6982') {
+  if (code === '6980' && what.includes('delegation')) {
+    // The app's COMMAND_NOT_ALLOWED: its EIP-7702 setting is off, or the delegate is not on its whitelist.
+    return new RefusedError('signer_cannot_delegate', `the Ledger's Ethereum app refused ${what}: its EIP-7702 setting is off, or the delegate is not on the app's whitelist; nothing was signed or sent`, {
+      hint: 'turn on the EIP-7702 setting in the Ethereum app, or run the plan ordered (without --atomic)',
+    });
+  }
+  if (code === '5515') {
     return new CredentialError('device_locked', `${label}: the Ledger is locked; nothing was signed`, { hint: 'unlock it with its PIN and run the command again' });
   }
   if (code === '6a83' || code === '6d00' || code === '6e00' || code === '6e01' || code === '6d02') {
@@ -104,8 +110,12 @@ export async function openLedger(path: string, from: Address, label: string, opt
         fn();
       };
       const timer = setTimeout(() => {
+        // Settled first: cancelling makes the action report "stopped", which is this timeout, not another failure.
+        finish(() => reject(new NotReadyError('device_timeout', `no answer from the Ledger within ${Math.round(timeoutMs / 1000)} s for ${what}; it was cancelled and nothing was signed`, { hint: 'dismiss the prompt on the device if it still shows one, then run the command again and confirm on the device' })));
         action.cancel();
-        finish(() => reject(new NotReadyError('device_timeout', `no answer from the Ledger within ${Math.round(timeoutMs / 1000)} s for ${what}; it was cancelled on the device and nothing was signed`, { hint: 'run the command again and confirm on the device' })));
+        // The kit cannot withdraw an APDU the device is still holding: the session is closed so that the device is
+        // released and a late confirmation reaches nobody. This wallet signs nothing more.
+        void close();
       }, timeoutMs);
       let subscription: { unsubscribe(): void } | undefined;
       subscription = action.observable.subscribe({
@@ -133,23 +143,31 @@ export async function openLedger(path: string, from: Address, label: string, opt
   try {
     progress({ event: 'signer.device', message: 'connect and unlock the Ledger, and open its Ethereum app' });
     const device = await new Promise<unknown>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        sub.unsubscribe();
+      let found = false;
+      let sub: { unsubscribe(): void } | undefined;
+      const stop = () => {
+        clearTimeout(timer);
+        sub?.unsubscribe();
         void dmk.stopDiscovering();
+      };
+      const timer = setTimeout(() => {
+        stop();
         reject(new NotReadyError('device_timeout', `no Ledger found within ${Math.round(timeoutMs / 1000)} s; nothing was signed`, { hint: 'plug it in, unlock it, close Ledger Live (it holds the device), and on Linux install Ledger\'s udev rules' }));
       }, timeoutMs);
-      const sub = dmk.startDiscovering({}).subscribe({
+      sub = dmk.startDiscovering({}).subscribe({
         next: (d: unknown) => {
-          clearTimeout(timer);
-          sub.unsubscribe();
-          void dmk.stopDiscovering();
+          if (found) return;
+          found = true;
           resolve(d);
+          // A transport may answer while subscribing (before `sub` is set): stop once it is.
+          queueMicrotask(stop);
         },
         error: (e: unknown) => {
-          clearTimeout(timer);
+          stop();
           reject(new CredentialError('device_unavailable', `${label}: cannot look for a Ledger (${(e as Error)?.message ?? e})`, { cause: e }));
         },
       });
+      if (found) stop();
     });
     sessionId = await dmk.connect({ device: device as never });
     const signer = new ethSdk.SignerEthBuilder({ dmk, sessionId }).withContextModule(offlineContextModule as never).build();
