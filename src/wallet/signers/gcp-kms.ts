@@ -24,7 +24,7 @@ function gcpFailure(error: unknown, label: string, what: string): CredentialErro
   const code = (error as { code?: number }).code;
   const message = ((error as Error).message ?? '').split('\n')[0]!.slice(0, 200);
   return new CredentialError('kms_unavailable', `${label}: ${what} failed (${code !== undefined ? `gRPC ${code}: ` : ''}${message})`, {
-    hint: 'check the Google credentials (Application Default Credentials: GOOGLE_APPLICATION_CREDENTIALS or `gcloud auth application-default login`) and that this identity has roles/cloudkms.signerVerifier and roles/cloudkms.publicKeyViewer on the key',
+    hint: 'check the Google credentials (Application Default Credentials: GOOGLE_APPLICATION_CREDENTIALS or `gcloud auth application-default login`) and that this identity has roles/cloudkms.signerVerifier on the key',
     cause: error,
   });
 }
