@@ -91,9 +91,13 @@ export async function openLedger(path: string, from: Address, label: string, opt
   const dmk = new dmkSdk.DeviceManagementKitBuilder().addTransport(transportFactory as never).build();
   let sessionId: string | undefined;
 
+  let closed = false;
   const close = async () => {
-    if (sessionId) await dmk.disconnect({ sessionId }).catch(() => undefined);
+    if (closed) return;
+    closed = true;
+    const id = sessionId;
     sessionId = undefined;
+    if (id) await dmk.disconnect({ sessionId: id }).catch(() => undefined);
     dmk.close();
   };
 
