@@ -1,0 +1,87 @@
+// The keystore source behind the wallet shape: startUnlock unchanged underneath (its address known before scrypt
+// ends), the key bytes zeroed once the viem account is built, and a --from the keystore does not hold refused (exit 6).
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { hexToBytes, keccak256, toHex, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { encryptKeystore } from '../src/wallet/keystore.js';
+import { resolveConfig } from '../src/config.js';
+import type { Signer } from '../src/wallet/unlock.js';
+import { openWallet } from '../src/wallet/signers/open.js';
+import { CHAIN_ID, DELEGATE, expectExit, expectTypedDataAndMessage, quietOut } from './helpers/signers.js';
+import { registerSecret } from './helpers/cli.js';
+
+// Every key startUnlock hands out, to see what the wallet leaves of it.
+const handed: Signer[] = [];
+vi.mock('../src/wallet/unlock.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../src/wallet/unlock.js')>();
+  return {
+    ...real,
+    startUnlock: async (...args: Parameters<typeof real.startUnlock>) => {
+      const unlocking = await real.startUnlock(...args);
+      return { ...unlocking, signer: unlocking.signer.then((s) => (handed.push(s), s)) };
+    },
+  };
+});
+
+const KEY = keccak256(toHex('loopsign keystore wallet test key'));
+const ADDRESS = privateKeyToAccount(KEY).address;
+const PASSWORD = 'keystore-wallet-test-password';
+registerSecret(KEY);
+registerSecret(PASSWORD);
+let dir: string;
+let keystore: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'loopsign-signers-'));
+  keystore = path.join(dir, 'keystore.json');
+  writeFileSync(keystore, JSON.stringify(await encryptKeystore(hexToBytes(KEY), PASSWORD, { n: 8192 })));
+  process.env.LOOPSIGN_CONFIG = path.join(dir, 'none.json');
+  process.env.LOOPSIGN_PASSWORD = PASSWORD;
+});
+afterAll(() => {
+  delete process.env.LOOPSIGN_PASSWORD;
+  delete process.env.LOOPSIGN_PRIVATE_KEY;
+});
+
+async function open(from?: Hex) {
+  const config = await resolveConfig({ keystore });
+  return openWallet({ source: { kind: 'keystore' }, origin: 'flag', ...(from ? { from } : {}) } as never, { config, out: quietOut(), chainId: CHAIN_ID, delegate: DELEGATE });
+}
+
+describe('keystore wallet', () => {
+  it('knows its address before the key is derived, signs every kind, and zeroes the key bytes', async () => {
+    const wallet = await open();
+    expect(wallet.address).toBe(ADDRESS);
+    expect(wallet.source).toEqual({ kind: 'keystore' });
+    expect(wallet.capabilities.authorization).toBe(true);
+    const account = await wallet.account;
+    expect(account.address).toBe(ADDRESS);
+    expect(handed).toHaveLength(1);
+    expect(handed[0]!.privateKey.every((b) => b === 0)).toBe(true);
+    await expectTypedDataAndMessage(account);
+    expect((await account.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATE, nonce: 1 })).address).toBe(DELEGATE);
+  });
+
+  it('refuses a --from the keystore does not hold (exit 6), before scrypt runs', async () => {
+    const before = handed.length;
+    await expectExit(open('0x000000000000000000000000000000000000dEaD'), 6, 'signer_address_mismatch');
+    expect(handed.length).toBe(before);
+    expect((await open(ADDRESS)).address).toBe(ADDRESS);
+  });
+
+  it('LOOPSIGN_PRIVATE_KEY is its own source, as today', async () => {
+    process.env.LOOPSIGN_PRIVATE_KEY = KEY;
+    try {
+      const config = await resolveConfig({});
+      const wallet = await openWallet({ source: { kind: 'env' }, origin: 'env' }, { config, out: quietOut(), chainId: CHAIN_ID });
+      expect(wallet.source).toEqual({ kind: 'env' });
+      expect((await wallet.account).address).toBe(ADDRESS);
+      expect(handed.at(-1)!.privateKey.every((b) => b === 0)).toBe(true);
+    } finally {
+      delete process.env.LOOPSIGN_PRIVATE_KEY;
+    }
+  });
+});
