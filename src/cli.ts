@@ -104,6 +104,8 @@ export async function buildProgram(out: Output, argv?: string[]): Promise<Comman
     .option('--rpc-url <url>', 'JSON-RPC endpoint of the chain (env LOOPSIGN_RPC_URL)')
     .option('--chain-id <id>', '8453 production, 84532 staging, 31337 local sandbox (env LOOPSIGN_CHAIN_ID)')
     .option('--keystore <file>', 'encrypted keystore (env LOOPSIGN_KEYSTORE; default under the XDG data dir)')
+    .option('--signer <spec>', 'where the key lives: keystore, aws:<key>, gcp:<key version>, rpc:<url> or ledger[:<path>] (env LOOPSIGN_SIGNER; see docs/wallet.md)')
+    .option('--from <address>', 'the address an external signer must hold, checked before anything is signed (env LOOPSIGN_FROM)')
     .option('--password-file <file>', 'read the keystore password from this file (env LOOPSIGN_PASSWORD_FILE)')
     .option('--password-env <name>', 'read the keystore password from this environment variable (default LOOPSIGN_PASSWORD)')
     .option('--allow-weak-kdf', 'unlock a keystore whose key derivation is weaker than common wallets write (see `wallet rekey`)')

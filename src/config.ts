@@ -8,6 +8,7 @@ import { SUPPORTED_CHAIN_IDS } from './chains/table.js';
 import { hideUrlInOutput, redactUrl } from './output.js';
 import { DEFAULT_PROFILE_ID } from './protocol/profiles/index.js';
 import { jsonProblem } from './json-problem.js';
+import { resolveSigner, type ResolvedSigner } from './wallet/signers/spec.js';
 
 export type Source = 'flag' | 'env' | 'config' | 'default' | 'sandbox manifest';
 
@@ -30,6 +31,10 @@ export interface GlobalFlags {
   allowWeakKdf?: boolean;
   /** A policy file enforced on top of the config folder's policy.json (it can add limits, never lift one). */
   policy?: string;
+  /** Which signer holds the key: keystore, aws:…, gcp:…, rpc:…, ledger[:…] (src/wallet/signers/spec.ts). */
+  signer?: string;
+  /** The address an external signer must hold. */
+  from?: string;
 }
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
@@ -55,6 +60,9 @@ export const configFileSchema = z
     rpcUrl: z.string().optional(),
     chainId: z.union([z.number().int(), z.string()]).optional(),
     keystore: z.string().optional(),
+    /** The signer (as --signer) and the address it must hold (as --from). */
+    signer: z.string().optional(),
+    from: z.string().optional(),
     passwordFile: z.string().optional(),
     passwordEnv: z.string().optional(),
     sandboxManifest: z.string().optional(),
@@ -91,6 +99,8 @@ export interface ResolvedConfig {
   maxFeePerGasGwei: Setting<string | undefined>;
   /** --allow-weak-kdf: unlock a keystore whose KDF is below the floor (wallet/keystore.ts). */
   allowWeakKdf: boolean;
+  /** Which source signs, and the address it must hold (flags, LOOPSIGN_SIGNER / LOOPSIGN_FROM, config; src/wallet/signers/spec.ts). */
+  signer: ResolvedSigner;
   file: ConfigFile;
 }
 
@@ -258,6 +268,7 @@ export async function resolveConfig(flags: GlobalFlags): Promise<ResolvedConfig>
     profile: pick<string>(undefined, 'LOOPSIGN_PROFILE', data.profile, DEFAULT_PROFILE_ID),
     maxFeePerGasGwei: positiveGwei(pick<string | number | undefined>(undefined, 'LOOPSIGN_MAX_FEE_GWEI', data.maxFeePerGasGwei, undefined)),
     allowWeakKdf: flags.allowWeakKdf === true,
+    signer: resolveSigner({ flags: { signer: flags.signer, from: flags.from, keystore: flags.keystore }, env: process.env, file: { signer: data.signer, from: data.from, keystore: data.keystore } }),
     file: data,
   };
 }

@@ -3,11 +3,9 @@
 // stopped and never re-sends a mined call or pays twice: every signature is admitted by the operation's spend
 // ledger (caps from the file, src/ask/caps.ts), a submission is believed only from this wallet's own receipts
 // (src/ask/proof.ts), and the identifiers loopsign reports or puts in `next` are only ones it checked.
-import { erc20Abi, formatUnits, toHex, type Hex, type Log, type PublicClient } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { erc20Abi, formatUnits, type Hex, type LocalAccount, type Log, type PublicClient } from 'viem';
 import type { Context } from '../context.js';
 import { ChainError, RefusedError, ServiceError, UsageError } from '../errors.js';
-import { connectChain } from '../chains/client.js';
 import type { ChainConfig } from '../chains/table.js';
 import { Operation, operationId } from '../store/operation.js';
 import { isLive, type TxRecord } from '../store/records.js';
@@ -20,7 +18,7 @@ import { callsOfRawTransaction } from '../wallet/spend-effects.js';
 import { checkAskEnvelope, checkBonusPlan, checkWalletPlan, checkX402Plan, checkX402Request, refuse, type BonusTarget, type GuardContext, type PlanCall, type X402Message } from '../wallet/plan-guard.js';
 import { askSpendCaps } from './caps.js';
 import { askGuardContext, publicMetadataBase, templateResolverFrom } from './check-plan.js';
-import { askEnvironmentUnlocking, loadAskFile, outgoingBody } from './prepare.js';
+import { loadAskFile, outgoingBody, paidRound, refuseDelegationIfUnsupported } from './prepare.js';
 import { bonusChainFacts, candidateTransactions, proveSubmission, type SubmissionProof } from './proof.js';
 import { waitForReady } from './wait.js';
 import { bonusPoolsCreated } from '../protocol/submission.js';
@@ -83,16 +81,19 @@ async function checkFunds(client: PublicClient, ctx: GuardContext, wallet: Hex, 
 
 export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome | Json> {
   const config = await ctx.config();
-  const loaded = await loadAskFile(opts.file, config.chainId.value, opts.detailsFile, config.profile.value);
-  // The key derivation runs while the service is asked and the plan checked: only signing waits for the key. The
-  // address meanwhile is the keystore's own, which the unlocked key must match (or nothing is signed).
-  const env = await askEnvironmentUnlocking(ctx);
-  const address = env.unlock.address ?? (await env.unlock.signer).address;
+  const loaded = await loadAskFile(opts.file, config.chainId.value, opts.detailsFile, config.profile.value, ctx.clock);
+  const settings = await paidRound(ctx);
+  const service = await ctx.service({ spends: true });
+  // The signer opens while the service is asked and the plan checked (the keystore's key derivation, a KMS's
+  // public key): only signing waits for it. The address meanwhile is the one the signer must hold, or nothing is signed.
+  const signer = await ctx.wallet();
+  if (opts.atomic) refuseDelegationIfUnsupported(signer);
+  const address = signer.address;
   const wallet = address.toLowerCase() as Hex;
   const mode: PaymentMode = opts.paymentMode ?? loaded.ask.paymentMode ?? defaultPaymentMode(loaded.ask);
   if (JSON.stringify(loaded.body).includes('"imageFiles"')) {
     const { resolveImageFiles } = await import('../images/upload.js');
-    loaded.body = await resolveImageFiles(ctx, loaded.body, opts.file, { ...env, signer: await env.unlock.signer });
+    loaded.body = await resolveImageFiles(ctx, loaded.body, opts.file);
   }
   const body = outgoingBody(loaded, address, mode);
   let ask: NormalizedAsk;
@@ -104,19 +105,18 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
   }
 
   if (opts.dryRun) {
-    await env.unlock.signer; // as any ask: a wallet that does not unlock is refused first
+    await signer.account; // as any ask: a wallet that does not unlock is refused first
     ctx.out.progress('ask.dry_run', 'asking for a dry run: no payment, no transaction');
-    return env.service.ask({ ...body, dryRun: true });
+    return service.ask({ ...body, dryRun: true });
   }
 
-  const chain = env.chain.chain;
+  const chain = settings.chain;
   // The user's spending policy, before anything is asked for: chains, categories, amounts, windows, approval.
   const id = operationId('ask', [chain.chainId, wallet, ask.clientRequestId]);
   const policy = await ctx.policy();
   await policy.preflightAsk(chain, ask, id);
-  const client = await connectChain(env.chain);
-  const account = env.unlock.signer.then((s) => privateKeyToAccount(toHex(s.privateKey)));
-  account.catch(() => undefined); // awaited before the first signature
+  const { client } = await ctx.chain();
+  const account = signer.account; // awaited before the first signature
   const store = await ctx.store();
   if (opts.setAsideStale) {
     const aside = await setAsideIfStale(store, client, id);
@@ -137,10 +137,10 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
     }
     await journal.save({ request: body });
     const ledger = new SpendLedger(journal, chain, wallet, askSpendCaps(ask, opts.file, mode), policy);
-    const run: Run = { ctx, chain, client, account, journal, ledger, maxFeePerGas: env.chain.maxFeePerGas.value, atomic: opts.atomic };
+    const run: Run = { ctx, chain, client, account, journal, ledger, maxFeePerGas: settings.maxFeePerGas.value, atomic: opts.atomic, cannotDelegate: signer.capabilities.authorization ? undefined : (signer.capabilities.authorizationReason ?? 'not supported') };
 
     ctx.out.progress('ask.templates', 'reading templates to recompute result-spec hashes');
-    const resolver = await templateResolver(env.service);
+    const resolver = await templateResolver(service);
     const guard = (metadataBase?: string): GuardContext => askGuardContext(chain, wallet, ask, resolver, metadataBase);
 
     // Already submitted (a rerun after confirm, or the service says so)? Then no plan is executed again.
@@ -152,7 +152,7 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
 
     if (!confirmed) {
       ctx.out.progress('ask.request', `asking the service (${mode})`);
-      let response = await env.service.ask(body);
+      let response = await service.ask(body);
       if (response.status === 'submitted') {
         // Believed only once this wallet's own receipt proves it (below); its operationKey must be this ask's.
         operationKey = checkedOperationKey(g, response, operationKey);
@@ -167,7 +167,7 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
           calls = checkWalletPlan(g, response);
         } else {
           const signed = await signX402(run, g, response);
-          response = await env.service.ask({ ...body, paymentAuthorization: signed.payload });
+          response = await service.ask({ ...body, paymentAuthorization: signed.payload });
           checkAskEnvelope(g, response);
           calls = checkX402Plan(g, response, signed.message, signed.signature);
           // Anyone may send the payer's authorization to the X402QuestionSubmitter (the live contract has no sender
@@ -177,7 +177,7 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
         ctx.out.progress('ask.checked', `the plan passed every check (${calls.length} call${calls.length === 1 ? '' : 's'})`, { operationKey });
         if (redeemed) {
           ctx.out.warn('this ask\'s x402 authorization was already redeemed on chain by a transaction this wallet did not send: it paid for this ask\'s question (its nonce binds it), so nothing is sent; the submission is proven from the chain');
-          confirmed = await env.service.status(operationKey);
+          confirmed = await service.status(operationKey);
         } else {
           if (journal.txs().length === 0) await checkFunds(client, g, wallet, calls, ctx.out);
           await expireStaleReservation(client, journal, calls, ctx);
@@ -189,7 +189,7 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
             return outcome(journal, { operationKey, clientRequestId: ask.clientRequestId, paymentMode: mode, status: 'executed_not_confirmed', contentIds: [], transactionHashes: askHashes, transactions: result.transactions, feedbackBonus: null, result: null, resumed, next: [`loopsign confirm --operation-key ${operationKey}`] });
           }
           ctx.out.progress('ask.confirm', 'confirming the transactions with the service');
-          confirmed = await env.service.confirm(operationKey, askHashes);
+          confirmed = await service.confirm(operationKey, askHashes);
           if (confirmed.status !== 'submitted') throw new ServiceError('confirm_failed', `the service did not accept the confirmation (status ${String(confirmed.status)})`);
         }
       }
@@ -206,15 +206,15 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
 
     let feedbackBonus: BonusOutcome | null = null;
     if (ask.feedbackBonus && mode === 'wallet_calls') {
-      feedbackBonus = await fundBonus(run, env.service, g, operationKey, confirmed, proof);
+      feedbackBonus = await fundBonus(run, service, g, operationKey, confirmed, proof);
     } else if (ask.feedbackBonus) {
       feedbackBonus = oneShotBonus(chain, wallet, proof, await client.getTransactionReceipt({ hash: proof.transactionHash }));
     }
 
     let result: Json | null = null;
     if (opts.wait) {
-      await waitForReady(env.service, operationKey, ctx.out, { timeoutSeconds: opts.timeoutSeconds, signal: ctx.signal });
-      result = await env.service.result(operationKey, proof.contentIds.length > 1 ? proof.contentIds[0] : undefined);
+      await waitForReady(service, operationKey, ctx.out, { timeoutSeconds: opts.timeoutSeconds, signal: ctx.signal });
+      result = await service.result(operationKey, proof.contentIds.length > 1 ? proof.contentIds[0] : undefined);
     }
     await journal.setStep('done');
     return outcome(journal, {
@@ -241,16 +241,18 @@ interface Run {
   chain: ChainConfig;
   client: PublicClient;
   /** Resolves when the keystore is unlocked. */
-  account: Promise<ReturnType<typeof privateKeyToAccount>>;
+  account: Promise<LocalAccount>;
   journal: Operation<'ask'>;
   ledger: SpendLedger;
   maxFeePerGas: bigint;
   atomic: boolean;
+  /** Why the signer cannot sign an EIP-7702 authorization, if it cannot. */
+  cannotDelegate: string | undefined;
 }
 
 /** The executor, once the wallet is unlocked (the key is still being derived while the plan is asked for and checked). */
 async function executor(run: Run): Promise<Executor> {
-  return new Executor({ client: run.client, account: await run.account, chain: run.chain, op: run.journal, out: run.ctx.out, ledger: run.ledger, allowDelegation: run.atomic, maxFeePerGas: run.maxFeePerGas });
+  return new Executor({ client: run.client, account: await run.account, chain: run.chain, op: run.journal, out: run.ctx.out, ledger: run.ledger, allowDelegation: run.atomic, cannotDelegate: run.cannotDelegate, maxFeePerGas: run.maxFeePerGas });
 }
 
 /**
@@ -298,7 +300,7 @@ function outcome(journal: Operation<'ask'>, o: Omit<AskOutcome, 'operation'>): A
 async function signX402(run: Run, g: GuardContext, response: Json) {
   const { client, journal, ctx } = run;
   const latest = await client.getBlock({ blockTag: 'latest' });
-  const now = Math.max(Math.floor(Date.now() / 1000), Number(latest.timestamp));
+  const now = Math.max(Math.floor(ctx.clock.now() / 1000), Number(latest.timestamp));
   const stored = journal.authorizations().filter((a) => !a.dead).at(-1);
   if (stored && BigInt(stored.message.validBefore) > BigInt(now + 120)) {
     const m = stored.message;

@@ -3,10 +3,8 @@ import type { Context } from '../context.js';
 import { ServiceError, UsageError } from '../errors.js';
 import { findByOperationKey } from '../store/operation.js';
 import type { Json } from '../service/client.js';
-import { askEnvironment, loadAskFile, outgoingBody } from './prepare.js';
+import { loadAskFile, outgoingBody } from './prepare.js';
 import { waitForReady } from './wait.js';
-import { claimedAddress } from '../wallet/keystore.js';
-import { readKeystoreFile, unlockWallet } from '../wallet/unlock.js';
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;
 
@@ -28,9 +26,7 @@ export async function lookupWallet(ctx: Context, given?: string): Promise<string
     if (!/^0x[0-9a-fA-F]{40}$/.test(given)) throw new UsageError('invalid_address', `--wallet ${given} is not an address`);
     return given;
   }
-  const config = await ctx.config();
-  if (process.env.LOOPSIGN_PRIVATE_KEY) return (await unlockWallet(config, ctx.out)).address;
-  return claimedAddress(await readKeystoreFile(config.keystore.value)) ?? (await unlockWallet(config, ctx.out)).address;
+  return ctx.walletAddress();
 }
 
 export interface LookupOptions {
@@ -43,7 +39,7 @@ export interface LookupOptions {
 }
 
 export async function status(ctx: Context, o: LookupOptions): Promise<Json> {
-  const env = await askEnvironment(ctx, false, false);
+  const env = { service: await ctx.service(), chain: await ctx.chainSettings() };
   let key = o.operationKey ? checkOperationKey(o.operationKey) : undefined;
   if (!key) {
     if (!o.clientRequestId) throw new UsageError('missing_identifier', 'give --operation-key, or --client-request-id (with the configured chain and wallet)');
@@ -55,7 +51,7 @@ export async function status(ctx: Context, o: LookupOptions): Promise<Json> {
 }
 
 export async function result(ctx: Context, o: LookupOptions): Promise<Json> {
-  const env = await askEnvironment(ctx, false, false);
+  const env = { service: await ctx.service(), chain: await ctx.chainSettings() };
   if (o.contentId !== undefined && !/^[1-9][0-9]*$/.test(o.contentId)) throw new UsageError('invalid_content_id', `--content-id ${o.contentId} must be a positive integer`);
   if (o.operationKey) {
     const key = checkOperationKey(o.operationKey);
@@ -76,8 +72,8 @@ export async function result(ctx: Context, o: LookupOptions): Promise<Json> {
 
 export async function quote(ctx: Context, file: string, paymentMode?: string): Promise<Json> {
   const config = await ctx.config();
-  const loaded = await loadAskFile(file, config.chainId.value, undefined, config.profile.value);
-  const env = await askEnvironment(ctx, false, false);
+  const loaded = await loadAskFile(file, config.chainId.value, undefined, config.profile.value, ctx.clock);
+  const env = { service: await ctx.service(), chain: await ctx.chainSettings() };
   const fileWallet = (loaded.body.walletAddress ?? loaded.body.agentWalletAddress) as string | undefined;
   const wallet = fileWallet ?? (await lookupWallet(ctx));
   const mode = paymentMode ?? (loaded.body.paymentMode as string | undefined);
@@ -86,7 +82,7 @@ export async function quote(ctx: Context, file: string, paymentMode?: string): P
 }
 
 export async function templates(ctx: Context): Promise<Json> {
-  const env = await askEnvironment(ctx, false, false);
+  const env = { service: await ctx.service(), chain: await ctx.chainSettings() };
   return env.service.templates();
 }
 
@@ -94,7 +90,7 @@ export async function templates(ctx: Context): Promise<Json> {
 export async function confirm(ctx: Context, operationKey: string, txs: string[], feedbackBonus: boolean): Promise<Json> {
   const key = checkOperationKey(operationKey);
   for (const t of txs) if (!HASH.test(t)) throw new UsageError('invalid_tx_hash', `--tx ${t} must be 0x followed by 64 hex characters`);
-  const env = await askEnvironment(ctx, true, false);
+  const env = { service: await ctx.service({ spends: true }) };
   let hashes = txs;
   if (hashes.length === 0) {
     const journal = findByOperationKey(await ctx.store(), key);

@@ -9,15 +9,17 @@ import { assertPaidRoundDeployment, resolveChain, type ResolvedChain } from '../
 import type { ResolvedConfig } from '../config.js';
 import { checkAskBody, type LoadedAsk } from './ask-body.js';
 import { getProfile } from '../protocol/profiles/index.js';
-import { serviceClient, type ServiceClient } from '../service/client.js';
-import { startUnlock, unlockWallet, type Signer, type Unlocking } from '../wallet/unlock.js';
+import { RefusedError } from '../errors.js';
+import type { Clock } from '../context.js';
+import type { Wallet } from '../wallet/signers/types.js';
+import { describeSource } from '../wallet/signers/types.js';
 
 export type { LoadedAsk } from './ask-body.js';
 
 /** Read and validate an ask file locally (interface.md rules), naming the field on failure. */
-export async function loadAskFile(file: string, chainId: number, detailsFile?: string, profileId?: string): Promise<LoadedAsk> {
+export async function loadAskFile(file: string, chainId: number, detailsFile?: string, profileId?: string, clock: Clock = { now: () => Date.now() }): Promise<LoadedAsk> {
   const raw = await readUserJson(file, 'ask file', 60 * 1024 * 1024);
-  const loaded = checkAskBody(raw, file, Math.floor(Date.now() / 1000), getProfile(profileId));
+  const loaded = checkAskBody(raw, file, Math.floor(clock.now() / 1000), getProfile(profileId));
   const ask = loaded.ask;
   if (ask.chainId !== chainId) {
     throw new UsageError('chain_mismatch', `${file}: chainId ${ask.chainId} is not the configured chain ${chainId}`, {
@@ -39,28 +41,23 @@ export async function loadAskFile(file: string, chainId: number, detailsFile?: s
   return loaded;
 }
 
-export interface AskEnvironment {
-  config: ResolvedConfig;
-  chain: ResolvedChain;
-  signer: Signer;
-  service: ServiceClient;
+/** The configured chain, which must have a trusted deployment of the service's contracts to pay a round on. */
+export async function paidRound(ctx: Context): Promise<ResolvedChain> {
+  const settings = await ctx.chainSettings();
+  assertPaidRoundDeployment(settings.chain);
+  return settings;
 }
 
-export async function askEnvironment(ctx: Context, spends: boolean, needSigner = true): Promise<AskEnvironment> {
-  const config = await ctx.config();
-  const chain = await resolveChain(config);
-  // Signing a paid round needs a trusted deployment of the service's contracts on this chain: say so now.
-  if (spends && needSigner) assertPaidRoundDeployment(chain.chain);
-  const service = serviceClient(config, chain, ctx.out, spends);
-  const signer = needSigner ? await unlockWallet(config, ctx.out) : (undefined as unknown as Signer);
-  return { config, chain, signer, service };
-}
-
-/** The environment of a paid ask, with the wallet still unlocking (startUnlock): the key is awaited only to sign. */
-export async function askEnvironmentUnlocking(ctx: Context): Promise<Omit<AskEnvironment, 'signer'> & { unlock: Unlocking }> {
-  const { signer: _none, ...env } = await askEnvironment(ctx, true, false);
-  assertPaidRoundDeployment(env.chain.chain);
-  return { ...env, unlock: await startUnlock(env.config, ctx.out) };
+/**
+ * `--atomic` may delegate the wallet (EIP-7702): refused before anything is asked or signed when the signer cannot sign
+ * that authorization (a remote JSON-RPC signer; a Ledger whose app does not whitelist the pinned delegate).
+ */
+export function refuseDelegationIfUnsupported(wallet: Wallet): void {
+  if (wallet.capabilities.authorization) return;
+  throw new RefusedError('signer_cannot_delegate', `refused: --atomic may need an EIP-7702 authorization, which ${describeSource(wallet.source)} cannot sign: ${wallet.capabilities.authorizationReason ?? 'not supported'}; nothing was signed`, {
+    hint: 'run without --atomic (the plan runs call by call), or sign with the keystore or a KMS key',
+    details: { rule: 'signer_cannot_delegate' },
+  });
 }
 
 /** The body sent to the service: the (translated) file, plus walletAddress and an explicit paymentMode. */

@@ -59,15 +59,10 @@ export async function walletImport(ctx: Context, options: WalletImportOptions): 
 
 export async function walletAddress(ctx: Context): Promise<void> {
   const config = await ctx.config();
-  let address: string | undefined;
-  if (process.env.LOOPSIGN_PRIVATE_KEY) {
-    address = (await unlockWallet(config, ctx.out)).address;
-  } else {
-    address = claimedAddress(await readKeystoreFile(config.keystore.value));
-    // cast keystores carry no address: the key has to be unlocked to know it.
-    address ??= (await unlockWallet(config, ctx.out)).address;
-  }
-  ctx.out.result({ address, keystore: config.keystore.value }, () => address);
+  // The keystore's own address field, --from for an external signer (cast keystores carry none: then it is unlocked).
+  const address = await ctx.walletAddress();
+  const { describeSource } = await import('../wallet/signers/types.js');
+  ctx.out.result({ address, signer: describeSource(config.signer.source), keystore: config.signer.source.kind === 'keystore' ? config.keystore.value : null }, () => address);
 }
 
 export async function walletExport(ctx: Context, options: WalletExportOptions): Promise<void> {
@@ -95,19 +90,16 @@ export async function walletExport(ctx: Context, options: WalletExportOptions): 
 }
 
 export async function walletBalance(ctx: Context, options: WalletBalanceOptions): Promise<void> {
-  const config = await ctx.config();
-  const { resolveChain } = await import('../chains/index.js');
   const { readBalances } = await import('../wallet/balances.js');
-  const resolved = await resolveChain(config);
   let address: `0x${string}`;
   if (typeof options.address === 'string') {
     if (!/^0x[0-9a-fA-F]{40}$/.test(options.address)) throw new UsageError('invalid_address', `--address ${options.address} is not a 20-byte hex address`);
     address = options.address as `0x${string}`;
   } else {
-    const claimed = process.env.LOOPSIGN_PRIVATE_KEY ? undefined : claimedAddress(await readKeystoreFile(config.keystore.value));
-    address = claimed ?? (await unlockWallet(config, ctx.out)).address;
+    address = await ctx.walletAddress();
   }
-  const balances = await readBalances(resolved, address);
+  const { settings: resolved, client } = await ctx.chain();
+  const balances = await readBalances(resolved, client, address);
   ctx.out.result({ address, chainId: resolved.chain.chainId, balances }, () =>
     [
       `wallet ${address} on ${resolved.chain.name} (${resolved.chain.chainId})`,

@@ -7,7 +7,6 @@ import { randomBytes } from 'node:crypto';
 import type { Context } from '../context.js';
 import { NotReadyError, ServiceError, UsageError } from '../errors.js';
 import { Operation, operationId, readOperation } from '../store/operation.js';
-import { askEnvironment } from '../ask/prepare.js';
 import { readCredential, type CredentialSource } from '../review/credential.js';
 import { isId } from '../review/ids.js';
 import { sha256Text } from '../review/records.js';
@@ -60,7 +59,7 @@ export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> 
     request = buildRequest(o);
   }
   const credential = await readCredential(o.credential);
-  const env = await askEnvironment(ctx, false, false);
+  const env = { service: await ctx.service() };
   const journal = await Operation.open(await ctx.store(), 'generation', operationId('generation', [request.clientRequestId]), { chainId: 0, wallet: '', data: { request } });
   try {
     let res: Json;

@@ -5,7 +5,7 @@
 import type { Context } from '../context.js';
 import { RefusedError, ServiceError, UsageError } from '../errors.js';
 import { Operation, operationId, readOperation } from '../store/operation.js';
-import { loadAskFile, askEnvironment } from '../ask/prepare.js';
+import { loadAskFile } from '../ask/prepare.js';
 import { checkImage } from './check.js';
 
 type Json = Record<string, any>;
@@ -84,20 +84,21 @@ export async function createHandoff(ctx: Context, file: string, images: string[]
   const checked = [];
   for (const f of images) checked.push(await checkImage(f));
   const ttlMs = parseTtl(ttl, 'handoff');
-  const env = await askEnvironment(ctx, true, false);
+  const settings = await ctx.chainSettings();
+  const service = await ctx.service({ spends: true });
   const generatedImages = checked.map((i) => ({ filename: i.filename, imageBase64: i.bytes.toString('base64'), mimeType: i.mimeType, sha256: i.sha256, sizeBytes: i.sizeBytes }));
-  const res = await env.service.http.request<Json>({
+  const res = await service.http.request<Json>({
     method: 'POST',
     path: '/api/agent/handoffs',
     body: { request: loaded.body, ...(generatedImages.length ? { generatedImages } : {}), ...(ttlMs !== undefined ? { ttlMs } : {}) },
     idempotent: false,
     timeoutMs: 60_000,
   });
-  const token = tokenFromLink(String(res.handoffUrl), '/agent/handoff/', env.chain.baseUrl.value!);
+  const token = tokenFromLink(String(res.handoffUrl), '/agent/handoff/', settings.baseUrl.value!);
   checkLifetime(res, 'handoff', ttlMs);
   const journal = await Operation.open(await ctx.store(), 'handoff', operationId('handoff', [res.handoffId ?? res.id]), { chainId: config.chainId.value, wallet: '', data: {} });
   // The origin the token belongs to: status sends it nowhere else (linkStatus).
-  await journal.setStep('created', { handoffId: res.handoffId ?? res.id, token, createdAt: res.createdAt, expiresAt: res.expiresAt, origin: new URL(env.chain.baseUrl.value!).origin });
+  await journal.setStep('created', { handoffId: res.handoffId ?? res.id, token, createdAt: res.createdAt, expiresAt: res.expiresAt, origin: new URL(settings.baseUrl.value!).origin });
   await journal.close();
   for (const w of (res.warnings ?? []) as string[]) ctx.out.warn(w);
   return { handoffId: res.handoffId ?? res.id, handoffUrl: res.handoffUrl, expiresAt: res.expiresAt, effectiveTtlMs: res.effectiveTtlMs, status: res.status, assets: res.assets ?? [], warnings: res.warnings ?? [] };
@@ -107,12 +108,13 @@ export async function createSigningLink(ctx: Context, file: string, ttl?: string
   const config = await ctx.config();
   const loaded = await loadAskFile(file, config.chainId.value);
   const ttlMs = parseTtl(ttl, 'signing-intent');
-  const env = await askEnvironment(ctx, true, false);
-  const res = await env.service.http.request<Json>({ method: 'POST', path: '/api/agent/signing-intents', body: { request: loaded.body, ...(ttlMs !== undefined ? { ttlMs } : {}) }, idempotent: false });
-  const token = tokenFromLink(String(res.signingUrl), '/agent/sign/', env.chain.baseUrl.value!);
+  const settings = await ctx.chainSettings();
+  const service = await ctx.service({ spends: true });
+  const res = await service.http.request<Json>({ method: 'POST', path: '/api/agent/signing-intents', body: { request: loaded.body, ...(ttlMs !== undefined ? { ttlMs } : {}) }, idempotent: false });
+  const token = tokenFromLink(String(res.signingUrl), '/agent/sign/', settings.baseUrl.value!);
   checkLifetime(res, 'signing-intent', ttlMs);
   const journal = await Operation.open(await ctx.store(), 'signing-intent', operationId('signing-intent', [res.id]), { chainId: config.chainId.value, wallet: '', data: {} });
-  await journal.setStep('created', { intentId: res.id, token, createdAt: res.createdAt, expiresAt: res.expiresAt, origin: new URL(env.chain.baseUrl.value!).origin });
+  await journal.setStep('created', { intentId: res.id, token, createdAt: res.createdAt, expiresAt: res.expiresAt, origin: new URL(settings.baseUrl.value!).origin });
   await journal.close();
   return { intentId: res.id, signingUrl: res.signingUrl, expiresAt: res.expiresAt, status: res.status, warnings: res.warnings ?? [] };
 }
@@ -132,9 +134,10 @@ async function linkStatus(ctx: Context, kind: LinkKind, id: string): Promise<Jso
   if (!pattern.test(id)) throw new UsageError('invalid_id', `${id} is not a ${kind === 'handoff' ? 'handoff (ahf_…)' : 'signing intent (asi_…)'} id`);
   const data = readOperation(await ctx.store(), kind, operationId(kind, [id]))?.data;
   if (!data?.token) throw new UsageError('unknown_link', `no token for ${id} in the journal: only links created here can be read`, { hint: 'the token lives only in the link URL and in the journal of the machine that created it' });
-  const env = await askEnvironment(ctx, false, false);
+  const settings = await ctx.chainSettings();
+  const service = await ctx.service();
   // The token is a bearer secret for the service that issued it: it goes to that origin or nowhere.
-  const current = new URL(env.chain.baseUrl.value!).origin;
+  const current = new URL(settings.baseUrl.value!).origin;
   const origin = journaledOrigin(data);
   if (origin !== current) {
     const what = kind === 'handoff' ? 'handoff' : 'signing link';
@@ -149,7 +152,7 @@ async function linkStatus(ctx: Context, kind: LinkKind, id: string): Promise<Jso
   const header = kind === 'handoff' ? 'x-rateloop-handoff-token' : 'x-rateloop-signing-intent-token';
   const route = kind === 'handoff' ? `/api/agent/handoffs/${id}` : `/api/agent/signing-intents/${id}`;
   try {
-    return await env.service.http.request<Json>({ method: 'GET', path: route, headers: { [header]: String(data.token) }, idempotent: true });
+    return await service.http.request<Json>({ method: 'GET', path: route, headers: { [header]: String(data.token) }, idempotent: true });
   } catch (error) {
     if (error instanceof ServiceError && (error.details as { status?: number })?.status === 410) {
       throw new ServiceError('link_expired', `the ${kind === 'handoff' ? 'handoff link' : 'signing link'} ${id} expired at ${String(data.expiresAt)}`, {

@@ -2,13 +2,11 @@
 // from the file and the wallet, the signature, the upload, the moderation status until approved or rejected, and
 // the checks on the returned URL (image-url.ts). Both hashes are kept: the file's (signed) and the stored WebP's
 // (in the URL). A failed file does not stop the others.
-import { toHex, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import type { Hex } from 'viem';
 import type { Context } from '../context.js';
 import { LoopsignError, ServiceError, UsageError } from '../errors.js';
 import { Operation, operationId, readOperation } from '../store/operation.js';
-import { McpClient } from '../service/mcp.js';
-import { askEnvironment, type AskEnvironment } from '../ask/prepare.js';
+import { paidRound } from '../ask/prepare.js';
 import { checkSignedAction } from '../wallet/message-guard.js';
 import { checkImage, precheckImage, ratioHint, type CheckedImage } from './check.js';
 import { acceptUploadView, checkImageUrl, type StoredImage } from './image-url.js';
@@ -35,13 +33,14 @@ export interface Uploader {
   close(): Promise<void>;
 }
 
-export async function uploader(ctx: Context, given?: AskEnvironment): Promise<Uploader> {
-  const env = given ?? (await askEnvironment(ctx, true));
-  const wallet = env.signer.address.toLowerCase() as Hex;
-  const account = privateKeyToAccount(toHex(env.signer.privateKey));
-  const serviceUrl = env.chain.baseUrl.value!;
-  const mcp = new McpClient(serviceUrl);
-  const chainId = env.chain.chain.chainId;
+export async function uploader(ctx: Context): Promise<Uploader> {
+  const settings = await paidRound(ctx);
+  await ctx.service({ spends: true }); // an upload signs: the service origin must be named, never defaulted
+  const signer = await ctx.wallet();
+  const wallet = signer.address.toLowerCase() as Hex;
+  const serviceUrl = settings.baseUrl.value!;
+  const mcp = await ctx.mcp();
+  const chainId = settings.chain.chainId;
 
   /** This wallet's earlier upload of the same bytes, when its journaled URL still passes every check here. */
   function reusable(cached: Record<string, unknown> | undefined): StoredImage | undefined {
@@ -65,7 +64,7 @@ export async function uploader(ctx: Context, given?: AskEnvironment): Promise<Up
     if (!/^att_[A-Za-z0-9_-]{16,80}$/.test(id)) throw new ServiceError('invalid_response', `the service returned a malformed attachment id ${id}`);
     // The payload hash covers the original bytes (their SHA-256 and size), never the WebP the service will store.
     const message = checkSignedAction(prepared.message, { action: 'attachments:upload_image', wallet, payloadParts: [wallet, id, img.filename, img.mimeType, img.sizeBytes, img.sha256] });
-    const signature = await account.signMessage({ message });
+    const signature = await (await signer.account).signMessage({ message });
     ctx.out.progress('image.upload', `uploading ${img.filename}`);
     let view = await mcp.callWithBase64('rateloop_upload_image', { attachmentId: id, challengeId: prepared.challengeId, filename: img.filename, mimeType: img.mimeType, sha256: img.sha256, sizeBytes: img.sizeBytes, signature, walletAddress: wallet }, 'imageBase64', img.bytes);
     for (let i = 0; i < 60 && ['uploading', 'processing'].includes(String(view.status)); i++) {
@@ -123,7 +122,7 @@ export async function uploadImages(ctx: Context, files: string[], attachmentId?:
  * checked before any network call, uploaded (or reused when this wallet uploaded it before, so a resumed ask keeps
  * its payload), and replaced by its URL in `question.imageUrls`.
  */
-export async function resolveImageFiles(ctx: Context, body: Record<string, unknown>, askFile: string, env: AskEnvironment): Promise<Record<string, unknown>> {
+export async function resolveImageFiles(ctx: Context, body: Record<string, unknown>, askFile: string): Promise<Record<string, unknown>> {
   const path = await import('node:path');
   const out = structuredClone(body);
   const questions = (Array.isArray(out.questions) ? out.questions : out.question ? [out.question] : []) as Record<string, unknown>[];
@@ -136,7 +135,7 @@ export async function resolveImageFiles(ctx: Context, body: Record<string, unkno
   }
   if (jobs.length === 0) return out;
   for (const j of jobs) await precheckImage(j.file);
-  const up = await uploader(ctx, env);
+  const up = await uploader(ctx);
   try {
     for (const j of jobs) {
       const r = await up.upload(j.file);

@@ -2,11 +2,9 @@
 // a commit built on this machine from on-chain round data, then prepare, guard, execute, confirm. Direction,
 // prediction and salt never leave the machine; they are kept in the journal (0600) before anything is sent.
 import { createHash } from 'node:crypto';
-import { decodeFunctionData, toHex, type Hex, type PublicClient } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { decodeFunctionData, type Hex, type PublicClient } from 'viem';
 import type { Context } from '../context.js';
 import { ChainError, RefusedError, ServiceError, UsageError } from '../errors.js';
-import { connectChain } from '../chains/client.js';
 import type { ChainConfig } from '../chains/table.js';
 import { Operation, operationId, operationsOf } from '../store/operation.js';
 import { isLive, type BuiltCommitRecord, type Kind } from '../store/records.js';
@@ -15,8 +13,8 @@ import { checkSameChain, setAsideIfStale } from '../store/chain-identity.js';
 import type { Store } from '../store/db.js';
 import type { PolicyGate } from '../policy/gate.js';
 import { advisoryRecorderAbi, votingEngineAbi } from '../protocol/abi.js';
-import { McpClient } from '../service/mcp.js';
-import { askEnvironment } from '../ask/prepare.js';
+import type { McpClient } from '../service/mcp.js';
+import { paidRound, refuseDelegationIfUnsupported } from '../ask/prepare.js';
 import { buildCommitVoteParams, type BuiltCommit } from '../vote/build.js';
 import { roundTime, targetRoundWindow } from '../vote/drand.js';
 import { commitHash } from '../vote/commit.js';
@@ -66,12 +64,15 @@ async function onChainRound(client: PublicClient, chain: ChainConfig, contentId:
 
 export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
   const input = parseRateInputs(opts);
-  const env = await askEnvironment(ctx, true);
-  const chain = env.chain.chain;
+  const settings = await paidRound(ctx);
+  await ctx.service({ spends: true }); // a vote stakes: the service origin must be named, never defaulted
+  const chain = settings.chain;
   if (!chain.contracts.roundVotingEngine) throw new UsageError('untrusted_chain_config', `no trusted RoundVotingEngine is configured for chain ${chain.chainId}`);
-  const wallet = env.signer.address.toLowerCase() as Hex;
+  const signer = await ctx.wallet();
+  if (opts.atomic) refuseDelegationIfUnsupported(signer);
+  const wallet = signer.address.toLowerCase() as Hex;
   const store = await ctx.store();
-  const client = await connectChain(env.chain);
+  const { client } = await ctx.chain();
   let id = latestVote(store, chain.chainId, wallet, opts.contentId);
   if (opts.setAsideStale) {
     const aside = await setAsideIfStale(store, client, id);
@@ -80,11 +81,11 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
   }
   const policy = await ctx.policy();
   await policy.preflightRating(chain, opts.contentId, input.stake, id);
-  const account = privateKeyToAccount(toHex(env.signer.privateKey));
-  const mcp = new McpClient(env.chain.baseUrl.value!);
+  const account = await signer.account;
+  const mcp = await ctx.mcp();
   let journal = await Operation.open(store, 'rate', id, { chainId: chain.chainId, wallet, data: { contentId: opts.contentId } });
   const executor = () =>
-    new Executor({ client, account, chain, op: journal, out: ctx.out, ledger: rateLedger(journal, chain, wallet, input.stake, policy), allowDelegation: opts.atomic, maxFeePerGas: env.chain.maxFeePerGas.value });
+    new Executor({ client, account, chain, op: journal, out: ctx.out, ledger: rateLedger(journal, chain, wallet, input.stake, policy), allowDelegation: opts.atomic, cannotDelegate: signer.capabilities.authorization ? undefined : (signer.capabilities.authorizationReason ?? 'not supported'), maxFeePerGas: settings.maxFeePerGas.value });
   try {
     await checkSameChain(client, journal, '--set-aside-stale');
     // One vote per operation, never overwritten: a vote journaled for an earlier round stays as it is, and voting
@@ -134,7 +135,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     let terms: TermsRecord | undefined;
     if (gated) {
       if (input.stake === 0n) throw new UsageError('advisory_on_gated', 'advisory (zero-stake) votes are not allowed on gated content; stake between 1 and 10 LREP');
-      ({ context: gatedContext, terms } = await acceptTermsAndFetch(ctx, mcp, account, wallet, args, context, { accept: opts.acceptTerms, serviceBaseUrl: env.chain.baseUrl.value! }));
+      ({ context: gatedContext, terms } = await acceptTermsAndFetch(ctx, mcp, account, wallet, args, context, { accept: opts.acceptTerms, serviceBaseUrl: settings.baseUrl.value! }));
     }
 
     // The commit: from on-chain round data and the pinned drand network; the service's runtime is only a hint.

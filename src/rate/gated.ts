@@ -4,8 +4,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { request } from 'undici';
-import type { Hex } from 'viem';
-import type { privateKeyToAccount } from 'viem/accounts';
+import type { Hex, LocalAccount } from 'viem';
 import type { Context } from '../context.js';
 import { isLoopbackHost } from '../config.js';
 import { RefusedError, ServiceError, UsageError } from '../errors.js';
@@ -65,7 +64,7 @@ async function personAccepts(ctx: Context, about: string, terms: CheckedTerms, r
   return confirm({ message: 'Accept these terms (your wallet signs them)?', default: false }, { output: process.stderr });
 }
 
-export async function acceptTermsAndFetch(ctx: Context, mcp: McpClient, account: ReturnType<typeof privateKeyToAccount>, wallet: Hex, args: Json, context: Json, opts: GatedOptions): Promise<{ terms?: TermsRecord; context: Json[] }> {
+export async function acceptTermsAndFetch(ctx: Context, mcp: McpClient, account: LocalAccount, wallet: Hex, args: Json, context: Json, opts: GatedOptions): Promise<{ terms?: TermsRecord; context: Json[] }> {
   let cookieHeader: string | undefined;
   let terms: TermsRecord | undefined;
   // Where the context will be read from is checked first: a listed URL off the service's origin is refused before

@@ -1,14 +1,10 @@
 // `rate status` and `rate reveal`.
-import { encodeFunctionData, toHex, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { encodeFunctionData, type Hex } from 'viem';
 import type { Context } from '../context.js';
 import { ChainError, UsageError } from '../errors.js';
 import { rateLedger } from './flow.js';
 import { Operation, operationsOf, type OperationSnapshot } from '../store/operation.js';
 import { votingEngineAbi } from '../protocol/abi.js';
-import { McpClient } from '../service/mcp.js';
-import { askEnvironment } from '../ask/prepare.js';
-import { connectChain } from '../chains/client.js';
 import { roundTime } from '../vote/drand.js';
 import type { ChainConfig } from '../chains/table.js';
 import { Executor } from '../wallet/executor.js';
@@ -36,11 +32,10 @@ function votesOn(snapshots: OperationSnapshot<'rate'>[], contentId: string, chai
 /** The service's rating status of this wallet's vote, with every vote on the question this machine journaled. */
 export async function rateStatus(ctx: Context, contentId: string): Promise<{ service: Record<string, unknown>; votes: ReturnType<typeof votesOn> }> {
   if (!/^[1-9][0-9]*$/.test(contentId)) throw new UsageError('invalid_content_id', `--content-id ${contentId} must be a positive integer`);
-  const env = await askEnvironment(ctx, false);
-  const chain = env.chain.chain;
-  const wallet = env.signer.address.toLowerCase();
+  const chain = (await ctx.chainSettings()).chain;
+  const wallet = (await ctx.walletAddress()).toLowerCase();
   const votes = votesOn(operationsOf(await ctx.store(), 'rate', chain.chainId, wallet), contentId, chain);
-  const mcp = new McpClient(env.chain.baseUrl.value ?? 'https://www.rateloop.ai');
+  const mcp = await ctx.mcp();
   try {
     return { service: await mcp.call('rateloop_get_rating_status', { contentId, chainId: chain.chainId, walletAddress: wallet }), votes };
   } finally {
@@ -54,16 +49,17 @@ export async function rateStatus(ctx: Context, contentId: string): Promise<{ ser
  */
 export async function rateReveal(ctx: Context, contentId: string): Promise<Record<string, unknown>> {
   if (!/^[1-9][0-9]*$/.test(contentId)) throw new UsageError('invalid_content_id', `--content-id ${contentId} must be a positive integer`);
-  const env = await askEnvironment(ctx, false);
-  const chain = env.chain.chain;
-  const wallet = env.signer.address.toLowerCase() as Hex;
+  const settings = await ctx.chainSettings();
+  const chain = settings.chain;
+  const signer = await ctx.wallet();
+  const wallet = signer.address.toLowerCase() as Hex;
   const store = await ctx.store();
   // The latest confirmed vote on the question (an earlier round's was revealed in its round, or can no longer be).
   const data = operationsOf(store, 'rate', chain.chainId, wallet).filter((o) => o.data.contentId === contentId && o.data.commit && o.step === 'rate:confirmed').at(-1);
   const commit = data?.data.commit;
   if (!data || !commit) throw new UsageError('no_commit', `no confirmed commit for question ${contentId} in the journal of ${wallet}`, { hint: 'only votes committed from this machine can be revealed here; `loopsign rate status` lists them' });
   if (commit.stakeWei === '0') throw new UsageError('advisory_vote', `the vote on question ${contentId} is advisory: it is recorded, not revealed on the voting engine`);
-  const client = await connectChain(env.chain);
+  const { client } = await ctx.chain();
   const engine = chain.contracts.roundVotingEngine as Hex;
   const onChain = await client.readContract({ address: engine, abi: votingEngineAbi, functionName: 'commitCore', args: [BigInt(contentId), BigInt(commit.roundId), commit.secret.commitKey] });
   const [voter, , , , revealed] = onChain;
@@ -85,9 +81,9 @@ export async function rateReveal(ctx: Context, contentId: string): Promise<Recor
   };
   const journal = await Operation.open(store, 'rate', data.id, { chainId: chain.chainId, wallet, data: { contentId } });
   try {
-    const account = privateKeyToAccount(toHex(env.signer.privateKey));
+    const account = await signer.account;
     const ledger = rateLedger(journal, chain, wallet, 0n);
-    const { hashes } = await new Executor({ client, account, chain, op: journal, out: ctx.out, ledger, allowDelegation: false, maxFeePerGas: env.chain.maxFeePerGas.value }).execute(`reveal:${commit.roundId}`, [call], 'ordered');
+    const { hashes } = await new Executor({ client, account, chain, op: journal, out: ctx.out, ledger, allowDelegation: false, maxFeePerGas: settings.maxFeePerGas.value }).execute(`reveal:${commit.roundId}`, [call], 'ordered');
     return { contentId, roundId: commit.roundId, status: 'revealed', revealedBy: 'loopsign', transactionHashes: hashes };
   } finally {
     await journal.close();

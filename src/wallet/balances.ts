@@ -1,7 +1,6 @@
 // Native and token balances of an address on the configured chain.
-import { erc20Abi, formatUnits } from 'viem';
+import { erc20Abi, formatUnits, type PublicClient } from 'viem';
 import type { ResolvedChain } from '../chains/index.js';
-import { connectChain } from '../chains/client.js';
 
 export interface Balance {
   symbol: 'ETH' | 'USDC' | 'LREP';
@@ -11,8 +10,7 @@ export interface Balance {
   token: string | null;
 }
 
-export async function readBalances(resolved: ResolvedChain, address: `0x${string}`): Promise<Balance[]> {
-  const client = await connectChain(resolved);
+export async function readBalances(resolved: ResolvedChain, client: PublicClient, address: `0x${string}`): Promise<Balance[]> {
   const eth = await client.getBalance({ address });
   const out: Balance[] = [{ symbol: 'ETH', atomic: eth.toString(), decimals: 18, formatted: formatUnits(eth, 18), token: null }];
   for (const symbol of ['USDC', 'LREP'] as const) {

@@ -56,6 +56,8 @@ export interface ExecutorOptions {
   ledger: SpendLedger;
   /** The user agreed to delegate this wallet to the pinned batch delegate (--atomic). */
   allowDelegation: boolean;
+  /** Why this signer cannot sign an EIP-7702 authorization, if it cannot (a remote signer, a Ledger). */
+  cannotDelegate?: string;
   /** Refuse to sign above this max fee per gas (wei). */
   maxFeePerGas: bigint;
 }
@@ -72,10 +74,11 @@ export class Executor {
   private readonly out: Output;
   private readonly ledger: SpendLedger;
   private readonly allowDelegation: boolean;
+  private readonly cannotDelegate: string | undefined;
   private readonly maxFeePerGas: bigint;
 
   constructor(o: ExecutorOptions) {
-    ({ client: this.client, account: this.account, chain: this.chain, op: this.op, out: this.out, ledger: this.ledger, allowDelegation: this.allowDelegation, maxFeePerGas: this.maxFeePerGas } = o);
+    ({ client: this.client, account: this.account, chain: this.chain, op: this.op, out: this.out, ledger: this.ledger, allowDelegation: this.allowDelegation, cannotDelegate: this.cannotDelegate, maxFeePerGas: this.maxFeePerGas } = o);
   }
 
   /** The transactions a plan becomes under a mode (chain.md §12.5 for segmented). */
@@ -368,6 +371,12 @@ export class Executor {
       if (!this.allowDelegation) {
         throw new RefusedError('delegation_not_allowed', 'this plan must run as one atomic batch, which needs this wallet delegated (EIP-7702) to the pinned batch delegate', {
           hint: `rerun with --atomic to allow loopsign to delegate ${this.account.address} to ${delegate}; nothing was sent`,
+        });
+      }
+      if (this.cannotDelegate !== undefined) {
+        throw new RefusedError('signer_cannot_delegate', `refused: this plan must run as one atomic batch, which needs an EIP-7702 authorization this signer cannot sign (${this.cannotDelegate}); nothing was signed`, {
+          hint: 'sign with the keystore or a KMS key for this plan, or ask the service for a plan without requiresAtomicExecution',
+          details: { rule: 'signer_cannot_delegate' },
         });
       }
       return { delegate, delegateCode, needsAuthorization: true };

@@ -1,0 +1,22 @@
+// The configured signer, as the Context opens it: the source resolved with the rest of the configuration, on the
+// configured chain, allowed to delegate only to that chain's pinned batch delegate.
+import type { ResolvedConfig } from '../../config.js';
+import type { ResolvedChain } from '../../chains/index.js';
+import type { Output } from '../../output.js';
+import { addressOfPrivateKey, claimedAddress, parsePrivateKey } from '../keystore.js';
+import { readKeystoreFile, unlockWallet } from '../unlock.js';
+import { openWallet } from './open.js';
+import type { Address, Wallet } from './types.js';
+import type { ResolvedSigner } from './spec.js';
+
+export function openConfiguredWallet(config: ResolvedConfig, chain: ResolvedChain, out: Output, signer: ResolvedSigner = config.signer): Promise<Wallet> {
+  return openWallet(signer, { config, out, chainId: chain.chain.chainId, ...(chain.chain.batchDelegate ? { delegate: chain.chain.batchDelegate as Address } : {}) });
+}
+
+/** The signer's address without unlocking or opening anything when it can be known so (a lookup needs no key). */
+export async function configuredAddress(config: ResolvedConfig, out: Output, signer: ResolvedSigner = config.signer): Promise<Address> {
+  const { source, from } = signer;
+  if (from) return from;
+  if (source.kind === 'env') return addressOfPrivateKey(parsePrivateKey(process.env.LOOPSIGN_PRIVATE_KEY ?? '')) as Address;
+  return (claimedAddress(await readKeystoreFile(config.keystore.value)) ?? (await unlockWallet(config, out)).address) as Address;
+}
