@@ -29,7 +29,6 @@ export const askTools = [
     description: 'List the question templates the service offers (ids for question.templateId and the inputs each requires).',
     input: {},
     output: serviceDocument(),
-    annotations: { readOnlyHint: true, openWorldHint: true },
     invoke: async () => ({ handler: (await lookups()).templates, options: {} }),
   }),
   tool({
@@ -38,7 +37,6 @@ export const askTools = [
     description: 'Price an ask file without paying: the payment, its operationKey and whether it can be submitted.',
     input: { file: filePath('the ask file (JSON)'), paymentMode: paymentMode.optional() },
     output: serviceDocument(),
-    annotations: { readOnlyHint: true, openWorldHint: true },
     invoke: async (i) => ({ handler: (await lookups()).quote, options: { file: i.file, paymentMode: i.paymentMode } }),
   }),
   tool({
@@ -72,7 +70,6 @@ export const askTools = [
       dryRun: z.boolean().optional(),
       service: z.unknown().optional().describe('dry run: the service document'),
     }),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     invoke: async (i) => ({
       handler: (await import('../../commands/ask.js')).ask,
       options: { file: i.file, paymentMode: i.paymentMode, dryRun: i.dryRun, confirm: i.confirm !== false, wait: i.wait, timeout: String(i.timeoutSeconds ?? 1800), atomic: i.atomic, detailsFile: i.detailsFile },
@@ -88,7 +85,6 @@ export const askTools = [
       feedbackBonus: z.boolean().optional().describe('confirm the feedback bonus transactions instead'),
     },
     output: serviceDocument(),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     invoke: async (i) => ({ handler: (await lookups()).confirm, options: { operationKey: i.operationKey, tx: i.transactionHashes, feedbackBonus: i.feedbackBonus } }),
   }),
   tool({
@@ -97,7 +93,6 @@ export const askTools = [
     description: 'The status of an ask by operationKey or clientRequestId; with wait, poll until it settles.',
     input: lookupInput,
     output: serviceDocument(),
-    annotations: { readOnlyHint: true, openWorldHint: true },
     invoke: async (i) => ({ handler: (await lookups()).status, options: lookupOptions(i) }),
   }),
   tool({
@@ -106,7 +101,6 @@ export const askTools = [
     description: 'The result of an ask (answer, vote distribution, rater feedback marked as untrusted data) by operationKey, clientRequestId or contentId.',
     input: { ...lookupInput, contentId: contentId.optional().describe('a question of the ask (bundles), or on its own: the result by content') },
     output: serviceDocument(),
-    annotations: { readOnlyHint: true, openWorldHint: true },
     invoke: async (i) => ({ handler: (await lookups()).result, options: { ...lookupOptions(i), contentId: i.contentId } }),
   }),
   tool({
@@ -131,7 +125,6 @@ export const askTools = [
       needsChain: z.array(z.string()).describe('what only the chain can prove, not checked offline'),
       translations: z.array(z.unknown()),
     }),
-    annotations: { readOnlyHint: true, openWorldHint: false },
     invoke: async (i) => ({
       handler: (await import('../../commands/check-plan.js')).checkPlan,
       options: { ask: i.ask, response: i.response, wallet: i.wallet, now: i.now === undefined ? undefined : String(i.now), templates: i.templates },

@@ -17,7 +17,6 @@ export const evidenceTools = [
       expectedHead: z.string().optional().describe('audit chain: the head digest you expect (sha256:…)'),
     },
     output: document({ kind: z.enum(['packet', 'audit', 'coverage']), valid: z.literal(true) }),
-    annotations: { readOnlyHint: true, openWorldHint: false },
     invoke: async (i) => ({
       handler: (await import('../../commands/evidence.js')).verifyEvidence,
       options: {
