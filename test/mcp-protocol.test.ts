@@ -107,6 +107,7 @@ describe('tool errors are loopsign error documents', () => {
     );
     expect(error).toBeInstanceOf(McpError);
     expect(error).toMatchObject({ code: -32602, data: { ok: false, error: { code: 'unknown_tool', exitCode: 2 } } });
+    expect((error as Error).message).toBe('MCP error -32602: loopsign has no tool "loopsign_nope"');
   });
 
   it("a failure inside the command: the hint names the server's environment, not a CLI flag", async () => {

@@ -32,7 +32,7 @@ const INSTRUCTIONS = [
 
 /** The server with its tools, not yet connected (`serveMcp` connects it to stdio; tests connect it in process). */
 export async function buildMcpServer(flags: GlobalFlags): Promise<McpServer> {
-  const [{ McpServer }, { CallToolRequestSchema, ErrorCode, McpError }] = await Promise.all([import('@modelcontextprotocol/sdk/server/mcp.js'), import('@modelcontextprotocol/sdk/types.js')]);
+  const [{ McpServer }, { CallToolRequestSchema, ErrorCode }] = await Promise.all([import('@modelcontextprotocol/sdk/server/mcp.js'), import('@modelcontextprotocol/sdk/types.js')]);
   const server = new McpServer({ name: 'loopsign', version: packageVersion() }, { capabilities: { logging: {} }, instructions: INSTRUCTIONS });
   const logs = new LogLevel();
   logs.install(server.server);
@@ -59,7 +59,9 @@ export async function buildMcpServer(flags: GlobalFlags): Promise<McpServer> {
   // Replaces the handler registerTool installed (the listing stays the SDK's).
   server.server.setRequestHandler(CallToolRequestSchema, async (request: CallToolRequest, extra: Extra) => {
     const t = tools.get(request.params.name);
-    if (!t) throw new McpError(ErrorCode.InvalidParams, `loopsign has no tool ${JSON.stringify(request.params.name)}`, errorDocument(unknownTool(request.params.name), debug));
+    // A protocol error (spec 2025-11-25: unknown tools are invalid params; bad arguments are tool errors). A plain
+    // error with a code, not McpError, whose message would carry its "MCP error -32602:" prefix twice on the wire.
+    if (!t) throw Object.assign(new Error(`loopsign has no tool ${JSON.stringify(request.params.name)}`), { code: ErrorCode.InvalidParams, data: errorDocument(unknownTool(request.params.name), debug) });
     return call(t, request.params.arguments, extra);
   });
   return server;
