@@ -308,7 +308,7 @@ describe('the public MCP endpoint', () => {
       expect(names).toContain(n);
     }
     const raw = await api(base, 'POST', '/api/mcp/public', { jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} }, { 'mcp-protocol-version': '2025-11-25', accept: 'application/json, text/event-stream' });
-    expect(raw.body.result.tools.every((t: { rateLoopTier: string; rateLoopWorkflow: string }) => /^(primary|advanced)$/.test(t.rateLoopTier) && ['ask', 'rating'].includes(t.rateLoopWorkflow))).toBe(true);
+    expect(raw.body.result.tools.every((t: { rateLoopTier: string; rateLoopWorkflow: string }) => /^(primary|advanced)$/.test(t.rateLoopTier) && ['ask', 'rating', 'reference'].includes(t.rateLoopWorkflow))).toBe(true);
     const quote = await client.callTool({ name: 'rateloop_quote_question', arguments: askBody() });
     expect((quote.structuredContent as { operationKey: string }).operationKey).toMatch(/^0x[0-9a-f]{64}$/);
     const bad = await client.callTool({ name: 'rateloop_quote_question', arguments: { ...askBody(), bounty: { amount: 'lots' } } });
@@ -325,7 +325,7 @@ describe('the public MCP endpoint', () => {
     expect(missing.status).toBe(200);
     expect(missing.body.error).toMatchObject({ code: -32000, message: 'Missing MCP-Protocol-Version header.' });
     const unsupported = await api(base, 'POST', '/api/mcp/public', list, { 'mcp-protocol-version': '1999-01-01' });
-    expect(unsupported.body.error.data.supportedProtocolVersions).toEqual(['2025-11-25', '2025-06-18']);
+    expect(unsupported.body.error.data.supportedProtocolVersions).toEqual(['2025-06-18', '2025-11-25']);
     const get = await api(base, 'GET', '/api/mcp/public');
     expect(get.status).toBe(405);
     expect(get.headers.get('allow')).toBe('POST, OPTIONS');

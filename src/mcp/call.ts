@@ -1,18 +1,20 @@
 // One tool call: a fresh Context (the server's global options; an Output that writes nothing to stdout; the
 // elicitation approver when the client can ask its user; the request's abort signal), then the very handler the
 // CLI runs for the same command, so every spend passes the same guards, ledger and policy. Its `--json` document
-// becomes the tool's structured result; a failure becomes a tool error carrying loopsign's error document.
+// becomes the tool's structured result; a failure becomes a tool error carrying loopsign's error document
+// (src/mcp/tool-errors.ts).
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import type { Handler } from '../commands/define.js';
 import type { GlobalFlags } from '../config.js';
 import { createContext } from '../context.js';
-import { EXIT_MEANING, type ExitCodeValue } from '../errors.js';
-import { errorBody, jsonText, Output } from '../output.js';
+import { jsonText, Output } from '../output.js';
 import { elicitationApprover, elicitationAsker } from './approval.js';
 import type { FileGate } from '../files.js';
+import type { LogLevel } from './log-level.js';
+import { toolError } from './tool-errors.js';
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -31,7 +33,6 @@ export interface Tool<I extends z.ZodRawShape> {
   input: I;
   /** The `--json` document of the command (`ok: true` and its fields). */
   output: z.ZodObject;
-  annotations: ToolAnnotations;
   /** The handler and its options; every path the agent names goes through `files` first. */
   invoke(input: z.infer<z.ZodObject<I>>, files: FileGate): Promise<Invocation>;
 }
@@ -51,6 +52,7 @@ class ToolOutput extends Output {
   constructor(
     flags: GlobalFlags,
     private readonly extra: Extra,
+    private readonly logs: LogLevel,
     private readonly sink = captureSink(),
   ) {
     super({ json: true, quiet: flags.quiet === true, debug: flags.debug === true }, { stdout: sink.stream, stderr: process.stderr });
@@ -68,7 +70,7 @@ class ToolOutput extends Output {
   }
 
   override warn(message: string, data: Record<string, unknown> = {}): void {
-    this.notify({ method: 'notifications/message', params: { level: 'warning', logger: 'loopsign', data: { message } } });
+    if (this.logs.allows('warning')) this.notify({ method: 'notifications/message', params: { level: 'warning', logger: 'loopsign', data: { message } } });
     super.warn(message, data);
   }
 
@@ -84,17 +86,8 @@ function captureSink() {
   return { stream, text: () => text };
 }
 
-/** A failure as a tool error: the CLI's `--json` error document (code, message, hint, exitCode) plus what the exit code means. */
-export function toolError(error: unknown, debug: boolean): CallToolResult {
-  const body = errorBody(error, debug);
-  if (debug && error instanceof Error && error.stack) process.stderr.write(error.stack + '\n');
-  const doc = { ok: false, error: { ...body, exitMeaning: EXIT_MEANING[body.exitCode as ExitCodeValue] } };
-  // No structuredContent: it would be checked against the tool's output schema, which describes success.
-  return { isError: true, content: [{ type: 'text', text: jsonText(doc) }] };
-}
-
-export async function runTool(server: McpServer, flags: GlobalFlags, extra: Extra, files: FileGate, invocation: (files: FileGate) => Promise<Invocation>): Promise<CallToolResult> {
-  const out = new ToolOutput(flags, extra);
+export async function runTool(server: McpServer, flags: GlobalFlags, extra: Extra, logs: LogLevel, files: FileGate, invocation: (files: FileGate) => Promise<Invocation>): Promise<CallToolResult> {
+  const out = new ToolOutput(flags, extra, logs);
   try {
     const { handler, options, args } = await invocation(files);
     // No one to ask when the client cannot elicit: the policy then refuses a spend above its threshold, and

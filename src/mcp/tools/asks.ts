@@ -29,7 +29,6 @@ export const askTools = [
     description: 'List the question templates the service offers (ids for question.templateId and the inputs each requires).',
     input: {},
     output: serviceDocument(),
-    annotations: { readOnlyHint: true, openWorldHint: true },
     invoke: async () => ({ handler: (await lookups()).templates, options: {} }),
   }),
   tool({
@@ -38,7 +37,6 @@ export const askTools = [
     description: 'Price an ask file without paying: the payment, its operationKey and whether it can be submitted.',
     input: { file: filePath('the ask file (JSON)'), paymentMode: paymentMode.optional() },
     output: serviceDocument(),
-    annotations: { readOnlyHint: true, openWorldHint: true },
     invoke: async (i, files) => ({ handler: (await lookups()).quote, options: { file: await files.check(i.file, 'the ask file'), paymentMode: i.paymentMode } }),
   }),
   tool({
@@ -72,7 +70,6 @@ export const askTools = [
       dryRun: z.boolean().optional(),
       service: z.unknown().optional().describe('dry run: the service document'),
     }),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     invoke: async (i, files) => ({
       handler: (await import('../../commands/ask.js')).ask,
       options: {
@@ -97,7 +94,6 @@ export const askTools = [
       feedbackBonus: z.boolean().optional().describe('confirm the feedback bonus transactions instead'),
     },
     output: serviceDocument(),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     invoke: async (i) => ({ handler: (await lookups()).confirm, options: { operationKey: i.operationKey, tx: i.transactionHashes, feedbackBonus: i.feedbackBonus } }),
   }),
   tool({
@@ -106,7 +102,6 @@ export const askTools = [
     description: 'The status of an ask by operationKey or clientRequestId; with wait, poll until it settles.',
     input: lookupInput,
     output: serviceDocument(),
-    annotations: { readOnlyHint: true, openWorldHint: true },
     invoke: async (i) => ({ handler: (await lookups()).status, options: lookupOptions(i) }),
   }),
   tool({
@@ -115,7 +110,6 @@ export const askTools = [
     description: 'The result of an ask (answer, vote distribution, rater feedback marked as untrusted data) by operationKey, clientRequestId or contentId.',
     input: { ...lookupInput, contentId: contentId.optional().describe('a question of the ask (bundles), or on its own: the result by content') },
     output: serviceDocument(),
-    annotations: { readOnlyHint: true, openWorldHint: true },
     invoke: async (i) => ({ handler: (await lookups()).result, options: { ...lookupOptions(i), contentId: i.contentId } }),
   }),
   tool({
@@ -140,7 +134,6 @@ export const askTools = [
       needsChain: z.array(z.string()).describe('what only the chain can prove, not checked offline'),
       translations: z.array(z.unknown()),
     }),
-    annotations: { readOnlyHint: true, openWorldHint: false },
     invoke: async (i, files) => ({
       handler: (await import('../../commands/check-plan.js')).checkPlan,
       options: {

@@ -19,7 +19,6 @@ export const evidenceTools = [
       expectedHead: z.string().optional().describe('audit chain: the head digest you expect (sha256:…)'),
     },
     output: document({ kind: z.enum(['packet', 'audit', 'coverage']), valid: z.literal(true) }),
-    annotations: { readOnlyHint: true, openWorldHint: false },
     invoke: async (i, files) => {
       const file = await files.check(i.file, 'the evidence file');
       return {

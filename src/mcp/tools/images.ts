@@ -15,7 +15,6 @@ export const imageTools = [
     output: document({
       images: z.array(z.looseObject({ file: z.string(), ok: z.boolean(), imageUrl: z.string().optional(), attachmentId: z.string().optional(), sha256: z.string().optional(), reused: z.boolean().optional() })),
     }),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     invoke: async (i, files) => ({
       handler: (await import('../../commands/images.js')).uploadImage,
       options: { attachmentId: i.attachmentId },

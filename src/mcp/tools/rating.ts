@@ -44,7 +44,6 @@ export const ratingTools = [
       resumed: z.boolean().optional(),
       operation: z.string().optional().describe("the operation in loopsign's database whose journal keeps direction, prediction and salt"),
     }),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     // Never `yes`: the terms are the person's to accept (context.askPerson), not the agent's.
     invoke: async (i) => ({ handler: (await rate()).rate, options: { ...voteOptions(i), yes: false, atomic: i.atomic } }),
   }),
@@ -66,7 +65,6 @@ export const ratingTools = [
       stakeWei: z.string(),
       frontend: z.string(),
     }),
-    annotations: { readOnlyHint: true, openWorldHint: false },
     invoke: async (i, files) => ({ handler: (await rate()).rateCommit, options: { ...voteOptions(i), offline: true, runtime: await files.check(i.runtime, 'the runtime file'), voter: i.voter, salt: i.salt } }),
   }),
 ];

@@ -24,7 +24,6 @@ export const walletTools = [
     description: 'The address of the local wallet that signs and pays.',
     input: {},
     output: document({ address: z.string(), keystore: z.string() }),
-    annotations: { readOnlyHint: true, openWorldHint: false },
     invoke: async () => ({ handler: (await wallet()).walletAddress, options: {} }),
   }),
   tool({
@@ -37,7 +36,6 @@ export const walletTools = [
       chainId: z.number(),
       balances: z.array(z.looseObject({ symbol: z.string(), atomic: z.string().nullable(), decimals: z.number(), formatted: z.string().nullable() })),
     }),
-    annotations: { readOnlyHint: true, openWorldHint: true },
     invoke: async (i) => ({ handler: (await wallet()).walletBalance, options: { address: i.address } }),
   }),
   tool({
@@ -50,7 +48,6 @@ export const walletTools = [
       files: z.array(z.looseObject({ file: z.string(), source: z.string(), policy: z.record(z.string(), z.unknown()) })).describe('every policy file enforced; an empty list means no policy is set'),
       remaining: z.array(z.looseObject({ chainId: z.number(), window: z.string(), asset: z.string(), limit: amount, used: amount, left: amount, policy: z.string() })),
     }),
-    annotations: { readOnlyHint: true, openWorldHint: false },
     invoke: async () => ({ handler: policy, options: {} }),
   }),
 ];

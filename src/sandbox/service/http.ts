@@ -3,7 +3,7 @@
 import { Hono, type Context } from 'hono';
 import type { AskService } from './asks.js';
 import { ApiError, invalidRequest } from './envelope.js';
-import { jsonRpcError, MCP_PROTOCOL_VERSIONS, type McpTools } from './mcp.js';
+import { jsonRpcError, MCP_PROTOCOL_VERSIONS, negotiated, type McpTools } from './mcp.js';
 import type { SandboxBeacon } from '../beacon.js';
 import type { SandboxEvidence } from './evidence.js';
 import type { RatingService } from './rating.js';
@@ -232,7 +232,7 @@ export function buildApp(
     const headers = new Headers(c.req.raw.headers);
     headers.set('accept', 'application/json, text/event-stream');
     const request = new Request(c.req.url, { method: 'POST', headers, body: text });
-    return mcp.handle(request, body);
+    return mcp.handle(request, negotiated(body, MCP_PROTOCOL_VERSIONS, '2025-11-25'));
   });
 
   // The drand-style beacon (its clock is the chain's clock).

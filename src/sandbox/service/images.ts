@@ -14,6 +14,7 @@ import { payloadHash } from '../../wallet/message-guard.js';
 import { ApiError, conflict, invalidArguments } from './envelope.js';
 import { ATTACKER, type Hostile, type HostileScenario } from './hostile.js';
 import type { McpTool } from './mcp.js';
+import { publicTool } from './public-tool-defs.js';
 
 export const UPLOAD_SCENARIOS: HostileScenario[] = [
   { name: 'upload_wrong_wallet', flow: 'upload', description: 'the upload message names another wallet' },
@@ -254,11 +255,10 @@ export class ImageService {
   }
 
   tools(): McpTool[] {
-    const t = (name: string, title: string, handler: McpTool['handler']): McpTool => ({ name, title, description: title, inputSchema: { type: 'object' }, tier: 'advanced', workflow: 'ask', handler });
     return [
-      t('rateloop_prepare_image_upload', 'Prepare an image upload', async (a) => this.prepare(a)),
-      t('rateloop_upload_image', 'Upload an image', (a) => this.upload(a)),
-      t('rateloop_get_image_upload_status', 'Image upload status', async (a) => this.status(a)),
+      publicTool('rateloop_prepare_image_upload', async (a) => this.prepare(a)),
+      publicTool('rateloop_upload_image', (a) => this.upload(a)),
+      publicTool('rateloop_get_image_upload_status', async (a) => this.status(a)),
     ];
   }
 

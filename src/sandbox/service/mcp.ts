@@ -5,8 +5,21 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ApiError } from './envelope.js';
+import { PUBLIC_TOOL_DEFS } from './public-tool-defs.js';
 
-export const MCP_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18'];
+/** The public endpoint's versions, in the order its error data lists them; the last is the one it prefers. */
+export const MCP_PROTOCOL_VERSIONS = ['2025-06-18', '2025-11-25'];
+
+/**
+ * An initialize request as the service negotiates it: a version it speaks is echoed, any other gets its preferred
+ * one. The SDK's Server would echo every version the SDK knows (2025-03-26, 2024-11-05, …), and every later call
+ * would then be refused for its MCP-Protocol-Version header.
+ */
+export function negotiated(body: unknown, versions: readonly string[], preferred: string): unknown {
+  const b = body as { method?: unknown; params?: { protocolVersion?: unknown } } | null;
+  if (b?.method !== 'initialize' || !b.params || typeof b.params.protocolVersion !== 'string' || versions.includes(b.params.protocolVersion)) return body;
+  return { ...b, params: { ...b.params, protocolVersion: preferred } };
+}
 
 export interface McpTool {
   name: string;
@@ -15,6 +28,7 @@ export interface McpTool {
   inputSchema: Record<string, unknown>;
   tier: 'primary' | 'advanced';
   workflow: 'ask' | 'rating' | 'reference' | 'managed';
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
   handler: (args: Record<string, unknown>) => Promise<Record<string, unknown>>;
 }
 
@@ -27,14 +41,18 @@ export class McpTools {
     for (const t of tools) this.tools.set(t.name, t);
   }
 
+  /** In the service's order (its tool table), any other after them. */
   list(): McpTool[] {
-    return [...this.tools.values()];
+    const order = Object.keys(PUBLIC_TOOL_DEFS);
+    const rank = (t: McpTool) => (order.includes(t.name) ? order.indexOf(t.name) : order.length);
+    return [...this.tools.values()].sort((a, b) => rank(a) - rank(b));
   }
 
   private server(): Server {
     const server = new Server({ name: 'rateloop-public', version: '0.1.0' }, { capabilities: { tools: { listChanged: false } } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: this.list().map((t) => ({
+        ...(t.annotations ? { annotations: t.annotations } : {}),
         name: t.name,
         title: t.title,
         description: t.description,

@@ -14,6 +14,7 @@ import type { Keeper } from '../keeper.js';
 import { ApiError, conflict, invalidArguments } from './envelope.js';
 import { ATTACKER, type Hostile, type HostileScenario } from './hostile.js';
 import type { McpTool } from './mcp.js';
+import { publicTool } from './public-tool-defs.js';
 import type { PlanCall } from './store.js';
 import { TERMS_TEXT, TERMS_URI, TERMS_VERSION } from './terms-text.js';
 
@@ -412,21 +413,12 @@ export class RatingService {
   }
 
   tools(): McpTool[] {
-    const t = (name: string, title: string, tier: McpTool['tier'], handler: McpTool['handler']): McpTool => ({
-      name,
-      title,
-      description: title,
-      inputSchema: { type: 'object', properties: { contentId: { type: 'string' }, walletAddress: { type: 'string' } }, required: ['contentId'] },
-      tier,
-      workflow: 'rating',
-      handler,
-    });
     return [
-      t('rateloop_get_rating_context', 'Rating context for a question', 'primary', (a) => this.context(a)),
-      t('rateloop_accept_confidentiality_terms', 'Accept confidentiality terms for gated context', 'advanced', (a) => this.acceptTerms(a)),
-      t('rateloop_prepare_rating_transactions', 'Prepare the rating transactions from a local commit', 'primary', (a) => this.prepare(a)),
-      t('rateloop_confirm_rating_transactions', 'Confirm rating transactions', 'primary', (a) => this.confirm(a)),
-      t('rateloop_get_rating_status', 'Rating status', 'advanced', (a) => this.status(a)),
+      publicTool('rateloop_get_rating_context', (a) => this.context(a)),
+      publicTool('rateloop_accept_confidentiality_terms', (a) => this.acceptTerms(a)),
+      publicTool('rateloop_prepare_rating_transactions', (a) => this.prepare(a)),
+      publicTool('rateloop_confirm_rating_transactions', (a) => this.confirm(a)),
+      publicTool('rateloop_get_rating_status', (a) => this.status(a)),
     ];
   }
 

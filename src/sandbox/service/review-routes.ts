@@ -7,7 +7,7 @@ import { Hono, type Context } from 'hono';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { jsonRpcError } from './mcp.js';
+import { jsonRpcError, negotiated } from './mcp.js';
 import type { Hostile, HostileScenario } from './hostile.js';
 import type { SandboxEvidence } from './evidence.js';
 import { ALL_SCOPES, WsError, type Principal, type ReviewWorkspace } from './review-workspace.js';
@@ -31,6 +31,11 @@ const MCP_HEADERS = {
 };
 const API_KEY = /^rlk_[a-f0-9]{16}_[A-Za-z0-9_-]{32,128}$/;
 const PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'];
+/** What the service assumes when a request carries no MCP-Protocol-Version (the spec's rule for older clients). */
+const COMPAT_PROTOCOL_VERSION = '2025-03-26';
+
+/** A media-type list header as the service reads it: the types, without parameters, in lower case. */
+const mediaTypes = (header: string | undefined) => (header ?? '').split(',').map((v) => v.split(';', 1)[0]!.trim().toLowerCase());
 const SCOPES_CHALLENGE = 'connection:claim context:read evaluation:read review:decide';
 
 function tokenless(c: Context, e: WsError, withRetryable = true): Response {
@@ -236,7 +241,7 @@ export class ReviewRoutes {
     }));
 
     // The workspace MCP endpoint.
-    app.on(['GET', 'DELETE'], '/api/agent/v1/mcp', (c) => this.mcpError(c, 400, -32000, 'MCP session is unavailable.', 'mcp_session_required'));
+    app.on(['GET', 'DELETE'], '/api/agent/v1/mcp', (c) => this.mcpSession(c));
     app.options('/api/agent/v1/mcp', () => new Response(null, { status: 204, headers: { 'Access-Control-Allow-Headers': 'Accept, Authorization, Content-Type, MCP-Protocol-Version, MCP-Session-Id', 'Access-Control-Allow-Methods': 'DELETE, GET, POST, OPTIONS' } }));
     app.post('/api/agent/v1/mcp', (c) => this.mcp(c));
 
@@ -282,15 +287,19 @@ export class ReviewRoutes {
     return first(c.req.header('x-vercel-forwarded-for')) ?? c.req.header('x-real-ip') ?? first(c.req.header('x-forwarded-for')) ?? bearer(c) ?? 'anonymous';
   }
 
-  /** POST: the service's order of checks (review.md §5.1): Origin, headers, rate limit, authentication, body, dispatch. */
-  private async mcp(c: Context): Promise<Response> {
+  /** The version a request speaks: its header, trimmed, or the older clients' default; undefined when unsupported. */
+  private protocolVersion(c: Context): string | undefined {
+    const version = c.req.header('mcp-protocol-version')?.trim() || COMPAT_PROTOCOL_VERSION;
+    return PROTOCOL_VERSIONS.includes(version) ? version : undefined;
+  }
+
+  private originForbidden(c: Context): boolean {
     const origin = c.req.header('origin');
-    if (origin !== undefined && origin !== new URL(c.req.url).origin) return this.mcpError(c, 403, -32000, 'Origin is not allowed.', 'origin_forbidden');
-    if (!(c.req.header('content-type') ?? '').toLowerCase().startsWith('application/json')) return this.mcpError(c, 415, -32000, 'Content-Type must be application/json.', 'invalid_content_type');
-    const accept = (c.req.header('accept') ?? '').toLowerCase();
-    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return this.mcpError(c, 406, -32000, 'Accept must include application/json and text/event-stream.', 'invalid_accept_header');
-    const version = c.req.header('mcp-protocol-version');
-    if (version !== undefined && !PROTOCOL_VERSIONS.includes(version)) return this.mcpError(c, 400, -32000, 'Unsupported MCP protocol version.', 'unsupported_protocol_version');
+    return origin !== undefined && origin !== new URL(c.req.url).origin;
+  }
+
+  /** The rate limit, then the credential: what every method checks after its own header rules. */
+  private admit(c: Context): Principal | Response {
     const wait = this.limiter.hit(this.identity(c));
     if (wait > 0) return this.mcpError(c, 429, -32000, 'MCP rate limit exceeded.', 'rate_limit_exceeded', { 'retry-after': String(wait) });
     const p = this.principal(bearer(c));
@@ -299,6 +308,35 @@ export class ReviewRoutes {
         'www-authenticate': `Bearer resource_metadata="${new URL(c.req.url).origin}/.well-known/oauth-protected-resource/api/agent/v1/mcp", scope="${SCOPES_CHALLENGE}"`,
       });
     }
+    return p;
+  }
+
+  /**
+   * GET (the event stream for elicitations) and DELETE (ending a session), in the service's order of checks: Origin,
+   * protocol version, (GET) Accept, the session id, rate limit, credential. The service keeps sessions only for OAuth
+   * connections, which the sandbox does not model, so a key that passes every check is still told the session is
+   * unavailable. The service answers 400 here, not the 405 the spec gives a server without a stream, and so does this.
+   */
+  private mcpSession(c: Context): Response {
+    if (this.originForbidden(c)) return this.mcpError(c, 403, -32000, 'Origin is not allowed.', 'origin_forbidden');
+    if (!this.protocolVersion(c)) return this.mcpError(c, 400, -32000, 'Unsupported MCP protocol version.', 'unsupported_protocol_version');
+    if (c.req.method === 'GET' && !mediaTypes(c.req.header('accept')).includes('text/event-stream')) return this.mcpError(c, 406, -32000, 'Accept must include text/event-stream.', 'invalid_accept_header');
+    if (!c.req.header('mcp-session-id')?.trim()) return this.mcpError(c, 400, -32000, 'MCP-Session-Id is required.', 'mcp_session_required');
+    const p = this.admit(c);
+    if (p instanceof Response) return p;
+    return this.mcpError(c, 400, -32000, 'MCP session is unavailable.', 'mcp_session_required');
+  }
+
+  /** POST: the service's order of checks (review.md §5.1): Origin, headers, rate limit, authentication, body, dispatch. */
+  private async mcp(c: Context): Promise<Response> {
+    if (this.originForbidden(c)) return this.mcpError(c, 403, -32000, 'Origin is not allowed.', 'origin_forbidden');
+    if (mediaTypes(c.req.header('content-type'))[0] !== 'application/json') return this.mcpError(c, 415, -32000, 'Content-Type must be application/json.', 'invalid_content_type');
+    const accept = mediaTypes(c.req.header('accept'));
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return this.mcpError(c, 406, -32000, 'Accept must include application/json and text/event-stream.', 'invalid_accept_header');
+    const version = this.protocolVersion(c);
+    if (!version) return this.mcpError(c, 400, -32000, 'Unsupported MCP protocol version.', 'unsupported_protocol_version');
+    const p = this.admit(c);
+    if (p instanceof Response) return p;
     let text: string;
     try {
       text = await boundedText(c);
@@ -324,7 +362,8 @@ export class ReviewRoutes {
     try {
       const headers = new Headers(c.req.raw.headers);
       headers.set('accept', 'application/json, text/event-stream');
-      const res = await transport.handleRequest(new Request(c.req.url, { method: 'POST', headers, body: text }), { parsedBody: body });
+      headers.set('mcp-protocol-version', version);
+      const res = await transport.handleRequest(new Request(c.req.url, { method: 'POST', headers, body: text }), { parsedBody: negotiated(body, PROTOCOL_VERSIONS, PROTOCOL_VERSIONS[0]!) });
       return new Response(await res.text(), { status: res.status, headers: MCP_HEADERS });
     } finally {
       void server.close();

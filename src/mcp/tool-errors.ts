@@ -1,0 +1,87 @@
+// Every failure of a tool call, as an MCP client receives it: loopsign's error document (code, message, hint,
+// exitCode, exitMeaning and the error's details), never bare text. Input that does not match a tool's schema is a
+// usage error (exit 2) like a bad flag. Hints are for whoever runs the server: the errors come from the CLI's own
+// code, whose hints name its flags, and an MCP user cannot pass a flag to a tool call. What a flag sets for the whole
+// server is set in its environment (the `env` of its entry in the host's MCP configuration) or in the config file,
+// read on every call; what a flag sets for one command is a tool argument. Kept apart from the tools so that tools
+// rebuilt on the core keep using it.
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { z } from 'zod';
+import { EXIT_MEANING, UsageError, type ExitCodeValue } from '../errors.js';
+import { errorBody, jsonText } from '../output.js';
+
+const ENV = "the server's environment (the env of its entry in the host's MCP configuration; restart the server after changing it)";
+
+/** Hints replaced whole, by error code: a rewrite of the CLI's words would read badly. */
+const HINTS: Record<string, string> = {
+  keystore_not_found: `set LOOPSIGN_KEYSTORE in ${ENV} (or keystore in the config file) to your keystore, or create one on that machine with \`loopsign wallet new\``,
+  password_required: `the server has no terminal to ask on: set LOOPSIGN_PASSWORD_FILE (a file holding the password) or LOOPSIGN_PASSWORD in ${ENV}, or passwordFile in the config file`,
+  wrong_password: `check the password LOOPSIGN_PASSWORD_FILE or LOOPSIGN_PASSWORD gives in ${ENV} (or passwordFile in the config file); the keystore itself was not changed`,
+  weak_kdf: "re-encrypt the keystore with `loopsign wallet rekey` on the machine running the server, or add --allow-weak-kdf before `mcp` in the server's arguments (the host's MCP configuration) to use it as it is",
+  base_url_required: `set LOOPSIGN_BASE_URL=https://www.rateloop.ai in ${ENV} (or baseUrl in the config file); on the sandbox chain its manifest supplies it`,
+  internal_error: "add --debug before `mcp` in the server's arguments (the host's MCP configuration) for a stack trace on its stderr, and report it",
+  result_not_final: 'call again with wait: true, or later',
+  no_transactions: 'give the hashes in transactionHashes, in plan order',
+  delegation_not_allowed: 'call again with atomic: true to allow loopsign to delegate the wallet to the pinned delegate; nothing was sent',
+  invalid_packet_shape: 'give kind: "audit" or kind: "coverage" to say which export the file is',
+};
+
+/** A flag's value as hints write it: a placeholder (FILE, URL) or a URL. */
+const VALUE = String.raw`(?: (?:[A-Z][A-Z_]*\b|https?://\S+))?`;
+const flag = (name: string, value = VALUE) => new RegExp(`--${name}${value}`, 'g');
+
+/** Flags of the whole server and what sets the same thing for it. */
+const SERVER_SETTINGS: [RegExp, string][] = [
+  [flag('base-url'), `LOOPSIGN_BASE_URL in ${ENV} (or baseUrl in the config file)`],
+  [flag('rpc-url'), `LOOPSIGN_RPC_URL in ${ENV} (or rpcUrl in the config file)`],
+  [flag('chain-id', '(?: (\\d+))?'), `LOOPSIGN_CHAIN_ID$1 in ${ENV} (or chainId in the config file)`],
+  [flag('keystore'), `LOOPSIGN_KEYSTORE in ${ENV}`],
+  [flag('policy'), `LOOPSIGN_POLICY in ${ENV}`],
+  [flag('password-file'), `LOOPSIGN_PASSWORD_FILE in ${ENV}`],
+];
+
+/** CLI commands a hint tells the user to run, as the tool call that does the same. */
+const TOOL_CALLS: [RegExp, string][] = [
+  [/`loopsign (status|result) --operation-key (0x[0-9a-fA-F]+) --wait`/g, 'loopsign_$1 with operationKey $2 and wait: true'],
+  [/--tx HASH/g, 'transactionHashes'],
+  [/--wait\b/g, 'wait: true'],
+  [/--atomic\b/g, 'atomic: true'],
+];
+
+/** The hint as an MCP user can act on it. */
+export function mcpHint(code: string, hint: string | undefined): string | undefined {
+  if (HINTS[code]) return HINTS[code];
+  if (hint === undefined) return undefined;
+  let out = hint;
+  for (const [pattern, replacement] of TOOL_CALLS) out = out.replace(pattern, replacement);
+  for (const [pattern, replacement] of SERVER_SETTINGS) out = out.replace(pattern, (_m, n?: string) => replacement.replace('$1', n ? `=${n}` : ''));
+  return out;
+}
+
+/** loopsign's error document for a failure, with the MCP user's hint and what the exit code means. */
+export function errorDocument(error: unknown, debug: boolean): { ok: false; error: Record<string, unknown> } {
+  const body = errorBody(error, debug);
+  const hint = debug && body.code === 'internal_error' ? body.hint : mcpHint(body.code, body.hint);
+  return { ok: false, error: { ...body, ...(hint === undefined ? {} : { hint }), exitMeaning: EXIT_MEANING[body.exitCode as ExitCodeValue] } };
+}
+
+/** A failure as a tool error result. */
+export function toolError(error: unknown, debug: boolean): CallToolResult {
+  if (debug && error instanceof Error && error.stack) process.stderr.write(error.stack + '\n');
+  // No structuredContent: a client checks it against the tool's output schema, which describes success.
+  return { isError: true, content: [{ type: 'text', text: jsonText(errorDocument(error, debug)) }] };
+}
+
+/** Arguments that do not match a tool's input schema: nothing was run, as with a bad flag. */
+export function invalidArguments(tool: string, error: z.ZodError): UsageError {
+  const issues = error.issues.map((i) => `${i.path.length ? i.path.join('.') : 'arguments'}: ${i.message}`);
+  return new UsageError('invalid_arguments', `invalid arguments for ${tool}: ${issues.join('; ')}`, {
+    hint: `fix the arguments to match the inputSchema of ${tool} (tools/list) and call again; nothing was run`,
+    details: { tool, issues: error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) },
+  });
+}
+
+/** A tool name the server does not have (a protocol error; its data is the error document). */
+export function unknownTool(name: string): UsageError {
+  return new UsageError('unknown_tool', `loopsign has no tool ${JSON.stringify(name)}`, { hint: 'call tools/list for the tools this server offers' });
+}
