@@ -96,7 +96,8 @@ export async function reviewWait(ctx: Context, o: ReviewWaitOptions, args: unkno
   const trust = await gateTrust(o);
   const mcp = await workspace(ctx, o);
   try {
-    const f = await waitReview(mcp, String(args[0]), timeout, ctx.out, { trust, outputFile: o.output, cursor: o.cursor });
+    const { sleepUnlessAborted } = await import('../sleep.js');
+    const f = await waitReview(mcp, String(args[0]), timeout, ctx.out, { trust, outputFile: o.output, cursor: o.cursor, sleep: (ms) => sleepUnlessAborted(ms, ctx.signal) });
     settle(f);
     approvedResult(ctx, f);
   } finally {

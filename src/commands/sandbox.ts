@@ -1,6 +1,7 @@
 // loopsign sandbox: the local stand-in for the service, in the foreground until Ctrl-C / SIGTERM.
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import { onShutdown, setResumeHint } from '../shutdown.js';
 import type { SandboxOptions } from './sandbox.def.js';
 
 export async function sandbox(ctx: Context, options: SandboxOptions): Promise<void> {
@@ -14,6 +15,7 @@ export async function sandbox(ctx: Context, options: SandboxOptions): Promise<vo
     blockTime = Number(options.blockTime);
     if (!Number.isInteger(blockTime) || blockTime < 1 || blockTime > 3600) throw new UsageError('invalid_block_time', `--block-time ${String(options.blockTime)} is not a whole number of seconds from 1 to 3600`);
   }
+  if (port !== undefined) await portFree(port);
   const { startSandbox } = await import('../sandbox/index.js');
   const t0 = Date.now();
   const spinner = await ctx.out.spinner('sandbox.start', 'starting anvil, deploying contracts, funding wallets');
@@ -24,6 +26,10 @@ export async function sandbox(ctx: Context, options: SandboxOptions): Promise<vo
     atomicPlans: options.atomicPlans === true,
     blockTime,
     log: (m) => ctx.out.warn(m),
+  }).catch((error: unknown) => {
+    // Taken between the check above and the service's own listen.
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE' && port !== undefined) throw portInUse(port);
+    throw error;
   });
   spinner.succeed(`sandbox ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   const m = sb.manifest;
@@ -64,11 +70,31 @@ export async function sandbox(ctx: Context, options: SandboxOptions): Promise<vo
       `  loopsign review policy --api-key-file ${m.workspace?.apiKeyFile}      # invited review (docs/review.md)`,
     ].join('\n'),
   );
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+  // It runs until the process is told to stop: the shutdown handler (src/shutdown.ts) runs the hook that stops anvil,
+  // the keeper and the server and removes the manifest, then exits 130/143 with its line.
+  setResumeHint('the sandbox stopped (anvil too) and removed its manifest; start it again with the same command');
+  onShutdown(async () => {
+    ctx.out.progress('sandbox.stop', 'stopping the sandbox');
+    await sb.stop();
   });
-  ctx.out.progress('sandbox.stop', 'stopping the sandbox');
+  await new Promise<void>((resolve) => {
+    if (ctx.signal?.aborted) resolve();
+    ctx.signal?.addEventListener('abort', () => resolve(), { once: true });
+  });
   await sb.stop();
+}
+
+const portInUse = (port: number) =>
+  new UsageError('port_in_use', `--port ${port} is in use on 127.0.0.1 (another sandbox, or another program)`, {
+    hint: 'choose another --port, or leave --port out to take a free one',
+  });
+
+/** Refuses a --port that something already listens on, before anvil is started. */
+async function portFree(port: number): Promise<void> {
+  const { createServer } = await import('node:net');
+  await new Promise<void>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'EADDRINUSE' ? portInUse(port) : error.code === 'EACCES' ? new UsageError('port_not_allowed', `--port ${port} may not be used by this user (ports below 1024 need privileges)`, { hint: 'choose a port above 1023, or leave --port out' }) : error));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
+  });
 }

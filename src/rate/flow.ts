@@ -22,6 +22,8 @@ import { checkStakeBounds, parseStake, predictedUpBps, VoteInputError } from '..
 import { Executor } from '../wallet/executor.js';
 import { acceptTermsAndFetch, type TermsRecord } from './gated.js';
 import { checkOpenRoundPlan, checkRatingContracts, checkRatingPlan } from '../wallet/rating-guard.js';
+import { checkAddress } from '../address.js';
+import { checkRateFunds } from './funds.js';
 
 export interface RateOptions {
   contentId: string;
@@ -37,13 +39,13 @@ type Json = Record<string, any>;
 
 export function parseRateInputs(o: { contentId: string; prediction: string; stake: string; frontend?: string }) {
   if (!/^[1-9][0-9]*$/.test(o.contentId)) throw new UsageError('invalid_content_id', `--content-id ${o.contentId} must be a positive integer`);
-  if (o.frontend !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(o.frontend)) throw new UsageError('invalid_frontend', `--frontend ${o.frontend} is not an address`);
+  if (o.frontend !== undefined) checkAddress(o.frontend, '--frontend', 'invalid_frontend');
   try {
     const stake = parseStake(o.stake);
     checkStakeBounds(stake);
     return { contentId: BigInt(o.contentId), stake, bps: predictedUpBps(o.prediction) };
   } catch (error) {
-    if (error instanceof VoteInputError) throw new UsageError('invalid_vote', error.message, { details: { field: error.field } });
+    if (error instanceof VoteInputError) throw new UsageError('invalid_vote', error.forFlags(), { details: { field: error.field } });
     throw error;
   }
 }
@@ -70,9 +72,12 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
   const account = privateKeyToAccount(toHex(env.signer.privateKey));
   const mcp = new McpClient(env.chain.baseUrl.value!);
   const journal = await Journal.open(id, { kind: 'rate', chainId: chain.chainId, wallet, contentId: opts.contentId });
+
   const executor = () =>
     new Executor({ client, account, chain, journal, out: ctx.out, ledger: rateLedger(journal, chain, wallet, input.stake, policy), allowDelegation: opts.atomic, maxFeePerGas: env.chain.maxFeePerGas.value });
   try {
+    // A fresh vote: nothing is signed unless the wallet holds the stake and gas (a resumed one has paid some already).
+    if (journal.data.txs.length === 0 && journal.data.step !== 'rate:confirmed') await checkRateFunds(client, chain, wallet, input.stake, ctx.out);
     const args = { contentId: opts.contentId, chainId: chain.chainId, walletAddress: wallet };
     ctx.out.progress('rate.context', `reading the rating context of question ${opts.contentId}`);
     let context = await mcp.call('rateloop_get_rating_context', { ...args, stakeWei: input.stake.toString() });

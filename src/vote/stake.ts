@@ -3,11 +3,20 @@
 export class VoteInputError extends Error {
   constructor(
     readonly field: string,
-    message: string,
+    readonly detail: string,
   ) {
-    super(`${field}: ${message}`);
+    super(`${field}: ${detail}`);
+  }
+
+  /** The message as a command-line user should read it: naming the flag they typed, not the protocol's field. */
+  forFlags(): string {
+    const flag = VOTE_FLAGS[this.field];
+    return flag ? `${flag} ${this.detail}` : this.message;
   }
 }
+
+/** The flag (rate, rate commit) that sets each vote field. */
+const VOTE_FLAGS: Record<string, string> = { stakeAmount: '--stake', predictedUpPercent: '--prediction' };
 
 export const LREP_DECIMALS = 6;
 export const MIN_STAKE = 1_000_000n; // 1 LREP, on-chain MIN_STAKE
