@@ -4,8 +4,9 @@ import { serviceDocument } from '../output.js';
 import { timeoutOf } from './ask.js';
 import { sleepUnlessAborted } from '../sleep.js';
 import type { RunsStatusOptions } from './runs.def.js';
+import { withRerun } from './rerun.js';
 
-export async function runsStatus(ctx: Context, options: RunsStatusOptions, args: unknown[]): Promise<void> {
+async function runsStatusHandler(ctx: Context, options: RunsStatusOptions, args: unknown[]): Promise<void> {
   const runs = await import('../review/runs.js');
   const { userId } = await import('../review/ids.js');
   const runId = userId('run', String(args[0]), 'run');
@@ -29,3 +30,6 @@ export async function runsStatus(ctx: Context, options: RunsStatusOptions, args:
     ].join('\n'),
   );
 }
+
+// Printed commands carry the flags that chose the credential and the service (./rerun.ts).
+export const runsStatus = withRerun(runsStatusHandler);

@@ -2,7 +2,7 @@
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { onShutdown, setResumeHint } from '../shutdown.js';
-import type { SandboxOptions } from './sandbox.def.js';
+import type { SandboxFundOptions, SandboxOptions } from './sandbox.def.js';
 
 export async function sandbox(ctx: Context, options: SandboxOptions): Promise<void> {
   let port: number | undefined;
@@ -66,6 +66,7 @@ export async function sandbox(ctx: Context, options: SandboxOptions): Promise<vo
       `  export LOOPSIGN_CHAIN_ID=31337 LOOPSIGN_SANDBOX_MANIFEST=${sb.manifestPath}`,
       `  export LOOPSIGN_KEYSTORE=${m.devWallet?.keystore} LOOPSIGN_PASSWORD_FILE=${m.devWallet?.passwordFile}`,
       '  loopsign wallet balance',
+      '  loopsign sandbox fund 0x…ADDRESS --usdc 100 --eth 1                    # fund another wallet',
       `  loopsign evidence fetch audit --workspace ${m.workspace?.id} --session-cookie-file ${m.workspace?.sessionCookieFile}`,
       `  loopsign review policy --api-key-file ${m.workspace?.apiKeyFile}      # invited review (docs/review.md)`,
     ].join('\n'),
@@ -97,4 +98,45 @@ async function portFree(port: number): Promise<void> {
     server.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'EADDRINUSE' ? portInUse(port) : error.code === 'EACCES' ? new UsageError('port_not_allowed', `--port ${port} may not be used by this user (ports below 1024 need privileges)`, { hint: 'choose a port above 1023, or leave --port out' }) : error));
     server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
   });
+}
+
+/**
+ * `sandbox fund ADDRESS`: the sandbox's test control, by its manifest, with amounts in display units (the control
+ * route takes atomic units for tokens). Only a running sandbox answers it; the live service has no such route.
+ */
+export async function sandboxFund(ctx: Context, options: SandboxFundOptions, args: unknown[]): Promise<void> {
+  const { checkAddress } = await import('../address.js');
+  const { formatUnits, parseDisplayAmount, MAX_TOKEN_AMOUNT } = await import('../amounts.js');
+  const address = checkAddress(args[0], 'address');
+  const none = options.eth === undefined && options.usdc === undefined && options.lrep === undefined;
+  const eth = parseDisplayAmount(options.eth ?? (none ? '1' : '0'), 18, '--eth');
+  const usdc = parseDisplayAmount(options.usdc ?? (none ? '100' : '0'), 6, '--usdc');
+  const lrep = parseDisplayAmount(options.lrep ?? (none ? '100' : '0'), 6, '--lrep');
+  for (const [flag, v, d] of [['--eth', eth, 18], ['--usdc', usdc, 6], ['--lrep', lrep, 6]] as const) {
+    if (v > MAX_TOKEN_AMOUNT * 10n ** BigInt(d)) throw new UsageError('amount_too_large', `${flag} ${formatUnits(v, d)} is more than the sandbox gives at once (${formatUnits(MAX_TOKEN_AMOUNT, 0)})`);
+  }
+  const config = await ctx.config();
+  const { readSandboxManifest, sandboxManifestPath } = await import('../chains/index.js');
+  const file = sandboxManifestPath(config);
+  const manifest = await readSandboxManifest(file);
+  if (!manifest) {
+    throw new UsageError('no_sandbox', `no sandbox manifest at ${file}: no sandbox is running there`, {
+      hint: 'start one with `loopsign sandbox --state-dir DIR` and set LOOPSIGN_SANDBOX_MANIFEST=DIR/manifest.json',
+    });
+  }
+  const body = { address, ...(eth > 0n ? { eth: formatUnits(eth, 18) } : {}), ...(usdc > 0n ? { usdc: usdc.toString() } : {}), ...(lrep > 0n ? { lrep: lrep.toString() } : {}) };
+  const { ServiceError } = await import('../errors.js');
+  let res: Response;
+  try {
+    res = await fetch(`${manifest.baseUrl}/__sandbox/fund`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: ctx.signal });
+  } catch (error) {
+    throw new ServiceError('sandbox_unreachable', `the sandbox at ${manifest.baseUrl} (manifest ${file}) did not answer: ${(error as Error).message}`, {
+      hint: 'is it still running? start it again with `loopsign sandbox`',
+    });
+  }
+  if (!res.ok) throw new ServiceError('sandbox_fund_failed', `the sandbox refused to fund ${address} (HTTP ${res.status})`);
+  const funded = { eth: formatUnits(eth, 18), usdc: formatUnits(usdc, 6), lrep: formatUnits(lrep, 6) };
+  ctx.out.result({ address, funded, atomic: { eth: eth.toString(), usdc: usdc.toString(), lrep: lrep.toString() }, baseUrl: manifest.baseUrl }, () =>
+    [`funded ${address} on the sandbox at ${manifest.baseUrl}:`, ...(eth > 0n ? [`  ETH   balance set to ${funded.eth}`] : []), ...(usdc > 0n ? [`  USDC  +${funded.usdc}`] : []), ...(lrep > 0n ? [`  LREP  +${funded.lrep}`] : [])].join('\n'),
+  );
 }

@@ -59,7 +59,8 @@ export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> 
   } else {
     request = buildRequest(o);
   }
-  const credential = await readCredential(o.credential);
+  const { credentialSource } = await import('../review/session.js');
+  const credential = await readCredential(await credentialSource(ctx, o.credential));
   const env = await askEnvironment(ctx, false, false);
   const journal = await Journal.open(journalId('generation', [request.clientRequestId]), { kind: 'generation', chainId: 0, wallet: '', request });
   try {
