@@ -120,7 +120,7 @@ export async function buildProgram(out: Output, argv?: string[]): Promise<Comman
         'loopsign wallet new --password-file ~/.loopsign-pass',
         'loopsign wallet balance --chain-id 31337',
         'loopsign --json config show',
-      ]) + '\nExit codes: 0 ok, 1 internal, 2 usage/invalid input, 3 service, 4 chain/RPC, 5 refused by a safety check,\n6 keystore/credential, 7 not ready yet, 8 evidence failed verification. See docs/cli.md.\n',
+      ]) + '\nExit codes: 0 ok, 1 internal, 2 usage/invalid input, 3 service, 4 chain/RPC,\n5 refused by a safety check, 6 keystore/credential, 7 not ready yet, 8 evidence\nfailed verification, 130/143 stopped by SIGINT/SIGTERM (run it again to resume).\nSee docs/cli.md.\n',
     );
 
   const word = argv && commandWord(program, argv.slice(2));
