@@ -45,7 +45,7 @@ export function parseRateInputs(o: { contentId: string; prediction: string; stak
     checkStakeBounds(stake);
     return { contentId: BigInt(o.contentId), stake, bps: predictedUpBps(o.prediction) };
   } catch (error) {
-    if (error instanceof VoteInputError) throw new UsageError('invalid_vote', error.forFlags(), { details: { field: error.field } });
+    if (error instanceof VoteInputError) throw new UsageError('invalid_vote', error.forFlags(), { details: { field: error.field, ...(error.flag ? { flag: error.flag } : {}) } });
     throw error;
   }
 }

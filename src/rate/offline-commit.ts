@@ -43,7 +43,7 @@ export async function offlineCommit(ctx: Context, o: OfflineOptions): Promise<Re
     checkStakeBounds(parseStake(o.stake));
     predictedUpBps(o.prediction);
   } catch (error) {
-    if (error instanceof VoteInputError) throw new UsageError('invalid_vote', error.forFlags(), { details: { field: error.field } });
+    if (error instanceof VoteInputError) throw new UsageError('invalid_vote', error.forFlags(), { details: { field: error.field, ...(error.flag ? { flag: error.flag } : {}) } });
     throw error;
   }
   const runtime = (await readUserJson(o.runtime, 'runtime file')) as Record<string, any>;
@@ -77,7 +77,7 @@ export async function offlineCommit(ctx: Context, o: OfflineOptions): Promise<Re
     void secret;
     return output;
   } catch (error) {
-    if (error instanceof VoteInputError) throw new UsageError('invalid_vote', error.forFlags(), { details: { field: error.field } });
+    if (error instanceof VoteInputError) throw new UsageError('invalid_vote', error.forFlags(), { details: { field: error.field, ...(error.flag ? { flag: error.flag } : {}) } });
     throw error;
   }
 }

@@ -8,10 +8,14 @@ export class VoteInputError extends Error {
     super(`${field}: ${detail}`);
   }
 
+  /** The flag (rate, rate commit) that sets this field, if one does. */
+  get flag(): string | undefined {
+    return VOTE_FLAGS[this.field];
+  }
+
   /** The message as a command-line user should read it: naming the flag they typed, not the protocol's field. */
   forFlags(): string {
-    const flag = VOTE_FLAGS[this.field];
-    return flag ? `${flag} ${this.detail}` : this.message;
+    return this.flag ? `${this.flag} ${this.detail}` : this.message;
   }
 }
 
