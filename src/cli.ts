@@ -8,7 +8,9 @@ import { createRequire } from 'node:module';
 import type { Command } from 'commander';
 import { Output } from './output.js';
 import { createContext } from './context.js';
-import { ExitCode, UsageError } from './errors.js';
+import { ExitCode } from './errors.js';
+import { installShutdown, shutdownSignal, stoppingBy } from './shutdown.js';
+import { usageError } from './usage-errors.js';
 import type { GlobalFlags } from './config.js';
 import { examples, type Define, type Handler, type Lazy } from './commands/define.js';
 
@@ -80,16 +82,19 @@ export async function buildProgram(out: Output, argv?: string[]): Promise<Comman
       const cmd = args[args.length - 1] as Command;
       const flags = cmd.optsWithGlobals() as GlobalFlags;
       const handler = pick(await load());
+      // From here on SIGINT/SIGTERM stop the command cleanly (src/shutdown.ts): its waits end through ctx.signal.
+      installShutdown(out);
       // Parents' options included: `rate commit` and `rate status` take --content-id … from `rate`. The definition's
       // interface types them; commander's values are not checked against it.
-      await handler(createContext({ flags, out }), cmd.optsWithGlobals() as O, args.slice(0, -2));
+      await handler(createContext({ flags, out, signal: shutdownSignal }), cmd.optsWithGlobals() as O, args.slice(0, -2));
     };
 
   // Set before any subcommand exists: commander copies these settings into each subcommand as it is created.
   program.exitOverride();
-  // Under --json, commander's own error text would be a second document: the error goes out as JSON instead.
+  // Commander's own error text is never printed: main() reports the error once, as every other error (one line, a
+  // hint), in JSON under --json; commander's text could also echo an option's value (`--password=…`).
   program.configureOutput({
-    outputError: (text, write) => (out.json ? undefined : write(text)),
+    outputError: () => undefined,
     getOutHelpWidth: () => helpWidth(process.stdout),
     getErrHelpWidth: () => helpWidth(process.stderr),
   });
@@ -112,14 +117,13 @@ export async function buildProgram(out: Output, argv?: string[]): Promise<Comman
     .option('--policy <file>', 'a spending policy enforced on top of the config folder\'s policy.json; adds limits, never lifts one (env LOOPSIGN_POLICY)')
     .option('--quiet', 'no progress output')
     .option('--debug', 'show stack traces and details on errors')
-    .showHelpAfterError(out.json ? false : '(run with --help for usage)')
     .addHelpText(
       'after',
       examples([
         'loopsign wallet new --password-file ~/.loopsign-pass',
         'loopsign wallet balance --chain-id 31337',
         'loopsign --json config show',
-      ]) + '\nExit codes: 0 ok, 1 internal, 2 usage/invalid input, 3 service, 4 chain/RPC, 5 refused by a safety check,\n6 keystore/credential, 7 not ready yet, 8 evidence failed verification. See docs/cli.md.\n',
+      ]) + '\nExit codes: 0 ok, 1 internal, 2 usage/invalid input, 3 service, 4 chain/RPC,\n5 refused by a safety check, 6 keystore/credential, 7 not ready yet, 8 evidence\nfailed verification, 130/143 stopped by SIGINT/SIGTERM (run it again to resume).\nSee docs/cli.md.\n',
     );
 
   const word = argv && commandWord(program, argv.slice(2));
@@ -151,11 +155,11 @@ export async function main(argv: string[]): Promise<number> {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return ExitCode.ok;
       // A command group run without a subcommand prints its help; that is a usage error, not success.
       if (error.code === 'commander.help') return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
-      const message = error.message.replace(/^error: /, '');
-      return out.error(new UsageError(error.code.replace(/^commander\./, '').replace(/([A-Z])/g, '_$1').toLowerCase(), message, {
-        hint: 'run the command with --help for its usage',
-      }));
+      return out.error(usageError(error));
     }
+    // Stopped by a signal: the shutdown handler prints the one stop line and exits with its code.
+    const stopping = stoppingBy();
+    if (stopping !== undefined) return stopping === 'SIGINT' ? ExitCode.interrupted : ExitCode.terminated;
     return out.error(error);
   }
 }

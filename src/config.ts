@@ -10,7 +10,7 @@ import { DEFAULT_PROFILE_ID } from './protocol/profiles/index.js';
 import { jsonProblem } from './json-problem.js';
 import { resolveSigner, type ResolvedSigner } from './wallet/signers/spec.js';
 
-export type Source = 'flag' | 'env' | 'config' | 'default' | 'sandbox manifest';
+export type Source = 'flag' | 'env' | 'config' | 'default' | 'sandbox manifest' | 'env ETH_RPC_URL';
 
 export interface Setting<T> {
   value: T;
@@ -66,6 +66,8 @@ export const configFileSchema = z
     passwordFile: z.string().optional(),
     passwordEnv: z.string().optional(),
     sandboxManifest: z.string().optional(),
+    /** The workspace credential's file (an rlk_ key or rlo_at_ token), used when no --api-key-file/--api-key-env is given. */
+    apiKeyFile: z.string().optional(),
     rpcTimeoutMs: z.number().int().positive().optional(),
     maxFeePerGasGwei: z.union([z.number().positive(), z.string()]).optional(),
     /** The service profile (src/protocol/profiles): routes, ask rules, hash layouts and trust anchors of one service version. */
@@ -91,6 +93,8 @@ export interface ResolvedConfig {
   passwordFile: Setting<string | undefined>;
   passwordEnv: Setting<string>;
   sandboxManifest: Setting<string | undefined>;
+  /** The workspace credential's file when no flag names one (env LOOPSIGN_API_KEY_FILE, config `apiKeyFile`). */
+  apiKeyFile: Setting<string | undefined>;
   /** How long one RPC request may take before it counts as failed (a stalled node). */
   rpcTimeoutMs: Setting<number>;
   /** The service profile id (env LOOPSIGN_PROFILE, config `profile`). */
@@ -264,6 +268,7 @@ export async function resolveConfig(flags: GlobalFlags): Promise<ResolvedConfig>
     passwordFile: pathSetting(pick<string | undefined>(flags.passwordFile, 'LOOPSIGN_PASSWORD_FILE', data.passwordFile, undefined), 'password file'),
     passwordEnv: pick(flags.passwordEnv, undefined, data.passwordEnv, 'LOOPSIGN_PASSWORD'),
     sandboxManifest: pathSetting(pick<string | undefined>(undefined, 'LOOPSIGN_SANDBOX_MANIFEST', data.sandboxManifest, undefined), 'sandbox manifest'),
+    apiKeyFile: pathSetting(pick<string | undefined>(undefined, 'LOOPSIGN_API_KEY_FILE', data.apiKeyFile, undefined), 'API key file'),
     rpcTimeoutMs: positiveMs(pick<string | number>(undefined, 'LOOPSIGN_RPC_TIMEOUT_MS', data.rpcTimeoutMs, 20_000), 'RPC timeout'),
     profile: pick<string>(undefined, 'LOOPSIGN_PROFILE', data.profile, DEFAULT_PROFILE_ID),
     maxFeePerGasGwei: positiveGwei(pick<string | number | undefined>(undefined, 'LOOPSIGN_MAX_FEE_GWEI', data.maxFeePerGasGwei, undefined)),

@@ -11,6 +11,10 @@ export const ExitCode = {
   credential: 6,
   notReady: 7,
   evidenceInvalid: 8,
+  /** Stopped by SIGINT (Ctrl-C): 128 + 2, as shells report it. */
+  interrupted: 130,
+  /** Stopped by SIGTERM: 128 + 15. */
+  terminated: 143,
 } as const;
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
@@ -25,6 +29,8 @@ export const EXIT_MEANING: Record<ExitCodeValue, string> = {
   6: 'keystore or credential error (missing keystore, wrong password, no password source)',
   7: 'not ready yet (a wait timed out or was cancelled, a result is not final)',
   8: 'evidence failed verification',
+  130: 'stopped by SIGINT (Ctrl-C); run the same command again to resume',
+  143: 'stopped by SIGTERM; run the same command again to resume',
 };
 
 export interface ErrorOptions {
@@ -81,6 +87,16 @@ export class NotReadyError extends LoopsignError {
 /** Evidence was read fine but did not verify. */
 export class EvidenceInvalidError extends LoopsignError {
   override exitCode: ExitCodeValue = ExitCode.evidenceInvalid;
+}
+
+/** The process was stopped by SIGINT or SIGTERM (src/shutdown.ts): exit 130 or 143. */
+export class InterruptedError extends LoopsignError {
+  override exitCode: ExitCodeValue;
+
+  constructor(signal: 'SIGINT' | 'SIGTERM', message: string, options: ErrorOptions = {}) {
+    super(signal === 'SIGINT' ? 'interrupted' : 'terminated', message, options);
+    this.exitCode = signal === 'SIGINT' ? ExitCode.interrupted : ExitCode.terminated;
+  }
 }
 
 export function exitCodeOf(error: unknown): ExitCodeValue {

@@ -1,7 +1,7 @@
 // The output contract (docs/cli.md):
 // - with --json, stdout carries exactly one JSON document: {"ok":true,...} or {"ok":false,"error":{...}};
 //   progress goes to stderr as one JSON line per event;
-// - without --json, readable text on stdout, progress on stderr (a spinner on a TTY);
+// - without --json, readable text on stdout, progress on stderr (a spinner on a TTY of a sane width, see canSpin);
 // - colours only on a TTY and never under NO_COLOR;
 // - human-mode text is made inert (terminal controls shown as escapes) before loopsign's own colours are applied;
 // - URLs that may carry credentials (RPC URLs) are shown as scheme and host only, in every mode.
@@ -16,8 +16,23 @@ export interface OutputOptions {
 }
 
 export interface Streams {
-  stdout: NodeJS.WritableStream & { isTTY?: boolean };
-  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+}
+
+/** Narrower than this, a spinner's line cannot be redrawn in place: plain progress lines instead. */
+export const MIN_SPINNER_COLUMNS = 20;
+
+/**
+ * Whether a spinner may redraw its line on this stream: a TTY that reports a sane width, on a terminal that can move
+ * the cursor. A pseudo-terminal without a size (under `script`, some CI runners) reports 0 columns, which made the
+ * spinner's line count infinite: it redrew without end and blocked the event loop, so even SIGTERM went unanswered.
+ */
+export function canSpin(stream: Streams['stderr'], env: NodeJS.ProcessEnv = process.env): boolean {
+  if (stream.isTTY !== true) return false;
+  if (env.TERM === 'dumb' || env.CI !== undefined) return false;
+  const columns = stream.columns;
+  return typeof columns === 'number' && Number.isFinite(columns) && columns >= MIN_SPINNER_COLUMNS;
 }
 
 // Keys whose values are secrets or bearer material. They never reach output, whatever the command returns.
@@ -210,6 +225,9 @@ export class Output {
     if (this.options.json && !this.written) {
       this.written = true;
       this.write('stdout', jsonText({ ok: false, error: body }) + '\n');
+    } else if (this.options.json) {
+      // The one document is out already (a result, then a failure after it): stderr keeps to JSON lines.
+      this.write('stderr', jsonText({ event: 'error', message: body.message, error: body }) + '\n');
     } else {
       let line = `${this.style('red', 'error:', 'stderr')} ${inert(body.message, true)}`;
       if (body.hint) line += `\n${this.style('dim', 'hint:', 'stderr')} ${inert(body.hint, true)}`;
@@ -244,10 +262,10 @@ export class Output {
     this.write('stderr', this.human(`${this.style('yellow', 'warning:', 'stderr')} ${inert(message, true)}`) + '\n');
   }
 
-  /** A spinner on a TTY; progress events otherwise. ora is loaded only when a spinner is really shown. */
+  /** A spinner on a TTY of a sane width (canSpin); progress lines otherwise. ora is loaded only for a real spinner. */
   async spinner(event: string, message: string): Promise<Spinner> {
     const stderr = this.streams.stderr;
-    if (!this.options.json && !this.options.quiet && stderr.isTTY === true) {
+    if (!this.options.json && !this.options.quiet && canSpin(stderr)) {
       const { default: ora } = await import('ora');
       const clean = (m: string | undefined) => (m === undefined ? undefined : hideUrls(inert(m, true)));
       const s = ora({ text: clean(message), stream: stderr as NodeJS.WriteStream }).start();

@@ -58,7 +58,9 @@ describe('loopsign CLI contract', () => {
   it('refuses a password on argv: there is no such option', async () => {
     const r = await runCli(['--json', 'wallet', 'new', '--password', 'hunter22'], home);
     expect(r.code).toBe(2);
-    expect(r.json().error.code).toBe('unknown_option');
+    // There is no such option; the refusal says how passwords are given instead (issue 19).
+    expect(r.json().error).toMatchObject({ code: 'secret_in_argv', hint: expect.stringMatching(/--password-file/) });
+    expect(r.stdout).not.toContain('hunter22');
   });
 
   it('refuses unknown chain ids with exit 2 whatever their source', async () => {

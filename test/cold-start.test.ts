@@ -90,7 +90,7 @@ describe('only the command that runs is defined', () => {
   it('an unknown command still gets commander\'s suggestion', () => {
     const r = spawnSync(process.execPath, [BIN, 'verify-evidenc'], { encoding: 'utf8' });
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/Did you mean verify-evidence\?/);
+    expect(r.stderr).toMatch(/hint: did you mean verify-evidence\?/);
   });
 });
 

@@ -317,6 +317,35 @@ describe('verify-evidence through the built binary', () => {
     expect(k.json().error.errors).toEqual(['signing_key_id_mismatch', 'untrusted_signing_key']);
   });
 
+  it('--trusted-keys with --key-id: that key and no other (issue 19): a wrong id fails, and no check is claimed that was not made', async () => {
+    const x = b64url(Buffer.from(PIN, 'base64url').subarray(ED25519_SPKI_PREFIX.length));
+    const other = freshKey();
+    const entry = (keyId: string, spki: string, xx: string) => ({ algorithm: 'Ed25519', keyId, publicKeyJwk: { kty: 'OKP', crv: 'Ed25519', x: xx }, publicKeySpki: spki, status: 'current', uses: ['decision_packet'] });
+    const both = home.file('tk-both.json', JSON.stringify({ schemaVersion: 'rateloop.evidence-public-trusted-keys.v1', keys: [entry(KEY_ID, PIN, x), entry(other.keyId, other.spki, b64url(Buffer.from(other.spki, 'base64url').subarray(12)))] }));
+    // The packet's own key, named: verified, and the check names the given id.
+    const ok = await runCli(['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', both, '--key-id', KEY_ID], home);
+    expect(ok.code, ok.stdout).toBe(0);
+    expect(ok.json().checks).toEqual(expect.arrayContaining([expect.objectContaining({ id: 'key_id', label: 'Packet key id equals the given key id', status: 'pass', expected: KEY_ID })]));
+    // Another key of the document: the packet is not signed by it.
+    for (const json of [true, false]) {
+      const wrong = await runCli([...(json ? ['--json'] : []), 'verify-evidence', PACKET_FILE, '--trusted-keys', both, '--key-id', other.keyId], home);
+      expect(wrong.code).toBe(8);
+      if (json) expect(wrong.json().error.errors).toEqual(expect.arrayContaining(['signing_key_id_mismatch']));
+      else expect(wrong.stderr + wrong.stdout).not.toMatch(/ok\s+Packet key id equals the given key id/);
+    }
+    // An id the document does not hold.
+    const absent = await runCli(['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', both, '--key-id', 'ed25519:000000000000000000000000'], home);
+    expect(absent.code).toBe(8);
+    expect(absent.json().error.errors).toEqual(expect.arrayContaining(['untrusted_signing_key']));
+    // Not a key id at all, or two anchors at once: usage errors.
+    expect((await runCli(['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', both, '--key-id', 'nonsense'], home)).code).toBe(2);
+    expect((await runCli(['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', both, '--public-key', PIN_FILE], home)).code).toBe(2);
+    // Without --key-id the key is looked up by the packet's own id: the check says so, it does not claim a given id.
+    const plain = await runCli(['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', both], home);
+    expect(plain.code).toBe(0);
+    expect(plain.json().checks.map((c: { label: string }) => c.label)).not.toContain('Packet key id equals the given key id');
+  });
+
   it('a saved trusted-keys document: current and retired keys verify; an unknown key does not', async () => {
     const x = b64url(Buffer.from(PIN, 'base64url').subarray(ED25519_SPKI_PREFIX.length));
     const other = freshKey();

@@ -47,7 +47,8 @@ describe('generate (seed-only) and review wait', () => {
     expect(doc.draft).toMatchObject({ approved: false, model: 'sandbox-draft-1' });
     expect(doc.opportunityId).toMatch(/^aop_[0-9a-f]{40}$/);
     expect(doc.reviewState).toBe('pending');
-    expect(doc.next).toEqual([`loopsign review wait ${doc.opportunityId}`]);
+    // A key given by flag travels with the printed command (issue 19): it runs as printed.
+    expect(doc.next).toEqual([`loopsign review wait ${doc.opportunityId} --api-key-file ${keyFile}`]);
     const early = await wait(doc.opportunityId, '2');
     expect(early.code).toBe(7);
     expect(early.json().error).toMatchObject({ code: 'review_wait_timeout', state: 'pending' });

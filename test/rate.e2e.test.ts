@@ -217,7 +217,7 @@ describe('rate commit --offline', () => {
   it.each([
     ['a stake above 10 LREP', ['--stake', '11'], /between 1 and 10 LREP/],
     ['more than six decimals', ['--stake', '1.0000004'], /more than 6 decimal places/],
-    ['a prediction of 100', ['--prediction', '100'], /predictedUpPercent/],
+    ['a prediction of 100', ['--prediction', '100'], /^--prediction 100 is outside/],
     ['both directions', ['--down'], /--up or --down, not both/],
   ])('refuses %s with exit 2', async (_n, extra, message) => {
     const base = ['--json', 'rate', 'commit', '--offline', '--runtime', home.file('rt.json', '{}'), '--voter', `0x${'22'.repeat(20)}`, '--content-id', '1', '--up', '--prediction', '50', '--stake', '2'];

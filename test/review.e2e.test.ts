@@ -57,7 +57,7 @@ async function requested(externalId: string, suggestion = `Reply for ${externalI
   const id = e.json().opportunityId as string;
   const r = await run(['--json', 'review', 'request', id, ...key()]);
   expect(r.code, r.stdout + r.stderr).toBe(0);
-  expect(r.json()).toMatchObject({ action: 'private_review_assigned', state: 'pending', next: [`loopsign review wait ${id}`] });
+  expect(r.json()).toMatchObject({ action: 'private_review_assigned', state: 'pending', next: [`loopsign review wait ${id} --api-key-file ${keyFile}`] });
   return id;
 }
 
@@ -90,7 +90,7 @@ describe('projects', () => {
     const args = ['--json', 'projects', 'create', '--name', 'Support replies', '--data-classification', 'confidential', '--retention-days', '90', ...key()];
     const a = await run(args);
     expect(a.code, a.stderr).toBe(0);
-    expect(a.json()).toMatchObject({ created: true, source: 'created', workspaceId: w.workspaceId, next: [`loopsign projects show ${a.json().projectId}`] });
+    expect(a.json()).toMatchObject({ created: true, source: 'created', workspaceId: w.workspaceId, next: [`loopsign projects show ${a.json().projectId} --api-key-file ${keyFile}`] });
     const b = await run(args);
     expect(b.code, b.stderr).toBe(0);
     expect(b.json()).toMatchObject({ projectId: a.json().projectId, created: false, source: 'journal' });
@@ -135,7 +135,7 @@ describe('review create (private review)', () => {
     const a = await run(['--json', ...createArgs({ '--source': src, '--suggestion': sug })]);
     expect(a.code, a.stderr).toBe(0);
     const doc = a.json();
-    expect(doc).toMatchObject({ status: 'ready_for_assignment', keyGenerated: true, rerun: false, next: [`loopsign projects show ${w.projectId}`] });
+    expect(doc).toMatchObject({ status: 'ready_for_assignment', keyGenerated: true, rerun: false, next: [`loopsign projects show ${w.projectId} --api-key-file ${keyFile}`] });
     expect(doc.privateReviewId).toMatch(/^hpr_[0-9a-f]{32}$/);
     expect(doc.idempotencyKey).toMatch(/^loopsign-[0-9a-f]{32}$/);
     expect(doc.bodyBytes).toBeLessThanOrEqual(65536);
@@ -190,7 +190,7 @@ describe('runs', () => {
       const t = await run(['--json', 'runs', 'status', fresh.runId, '--wait', '--timeout', '2', ...key()]);
       expect(t.code).toBe(7);
       expect(t.json().error).toMatchObject({ code: 'run_wait_timeout', runStatus: 'collecting' });
-      expect(t.json().error.hint).toBe(`continue waiting: loopsign runs status ${fresh.runId} --wait`);
+      expect(t.json().error.hint).toBe(`continue waiting: loopsign runs status ${fresh.runId} --wait --api-key-file ${keyFile}`);
       await sb.control('/__sandbox/time', { advanceSeconds: 200 });
       const done = await run(['--json', 'runs', 'status', fresh.runId, '--wait', '--timeout', '30', ...key()]);
       expect(done.code, done.stderr).toBe(0);
@@ -234,7 +234,7 @@ describe('the invited-review client (workspace MCP)', () => {
     expect(e.code, e.stderr).toBe(0);
     approvedId = e.json().opportunityId;
     scopeId = e.json().scopeId;
-    expect(e.json()).toMatchObject({ state: 'request_ready', decision: 'required', repeated: false, next: [`loopsign review request ${approvedId}`] });
+    expect(e.json()).toMatchObject({ state: 'request_ready', decision: 'required', repeated: false, next: [`loopsign review request ${approvedId} --api-key-file ${keyFile}`] });
     // The identical evaluation again: the journaled inputs, the same opportunity.
     const again = await run(['--json', 'review', 'evaluate', '--external-id', 'ticket-5001', '--workflow', w.workflowKey, '--risk-tier', 'high', '--source', src, '--suggestion', sug, '--model', 'openai/gpt-5.1', ...key()]);
     expect(again.json()).toMatchObject({ opportunityId: approvedId, repeated: true });
@@ -290,11 +290,12 @@ describe('the invited-review client (workspace MCP)', () => {
       expect(r.code).toBe(7);
       const e = r.json().error;
       expect(e).toMatchObject({ code: 'review_wait_timeout', opportunityId: id, state: 'pending', approved: false, cursor: '3:0' });
-      expect(e.hint).toBe(`wait again on the same opportunity (never evaluate a new one): loopsign review wait ${id} --cursor 3:0`);
+      // It runs as printed: the key and the gate key given by flag travel with it (issue 19).
+      expect(e.hint).toBe(`wait again on the same opportunity (never evaluate a new one): loopsign review wait ${id} --cursor 3:0 --api-key-file ${keyFile} --trusted-keys ${trustedKeys}`);
       const list = await run(['--json', 'review', 'list', '--all', ...key()]);
       expect(list.code, list.stderr).toBe(0);
       expect(list.json().items).toContainEqual({ opportunityId: id, state: 'pending', nextAction: 'rateloop_wait_for_review' });
-      expect(list.json().next).toContain(`loopsign review wait ${id}`);
+      expect(list.json().next).toContain(`loopsign review wait ${id} --api-key-file ${keyFile}`);
     } finally {
       await settings({ autoAdvance: true });
     }

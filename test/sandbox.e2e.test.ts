@@ -72,7 +72,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   const anvilPid = sb.info.pids.anvil;
-  expect(await sb.stop()).toBe(0);
+  // SIGTERM ends it cleanly, with the exit code of a stop by SIGTERM (issue 19).
+  expect(await sb.stop()).toBe(143);
   expect(alive(anvilPid)).toBe(false);
   await expect(fetch(`${base}/api/agent/templates`)).rejects.toThrow();
 });
@@ -478,7 +479,8 @@ describe('two sandboxes at once', () => {
     const t = await api(second.info.baseUrl, 'GET', '/api/agent/templates');
     expect(t.status).toBe(200);
     const anvilPid = second.info.pids.anvil;
-    expect(await second.stop()).toBe(0);
+    // SIGTERM ends the sandbox as it ends every command: cleanly, with exit 143 (issue 19).
+    expect(await second.stop()).toBe(143);
     expect(alive(anvilPid)).toBe(false);
   });
 });

@@ -2,6 +2,8 @@
 // seed-shaped body translated into what the service accepts (or refused, naming the field), then validated by the
 // service's own rules. No network, no keystore.
 import { UsageError } from '../errors.js';
+import { checkPayable } from '../amounts.js';
+import { checkAddress } from '../address.js';
 import { AskFieldError, normalizeAsk, translateAsk, type NormalizedAsk } from '../protocol/ask-normalize.js';
 import { DEFAULT_PROFILE, type ServiceProfile } from '../protocol/profiles/index.js';
 import type { Translation } from '../protocol/profiles/types.js';
@@ -25,11 +27,25 @@ export function checkAskBody(raw: unknown, where: string, now: number, profile: 
   try {
     const { body, translations } = translateAsk(raw, now, profile);
     const ask = normalizeAsk(withPlaceholderImages(body), { templates: TEMPLATES, profile });
+    checkPayableAmounts(ask, where);
+    // Addresses the user typed, checksum included (viem would refuse a bad one later, as an internal error).
+    if (ask.walletAddress !== null) checkAddress(ask.walletAddress, `${where}: walletAddress`);
+    if (ask.feedbackBonus?.awarder) checkAddress(ask.feedbackBonus.awarder, `${where}: feedbackBonus.awarder`);
     return { body, ask, translations };
   } catch (error) {
     if (error instanceof AskFieldError) throw new UsageError('invalid_ask', `${where}: ${error.message}`, { details: { field: error.field } });
     throw error;
   }
+}
+
+/**
+ * Amounts no payment can have (above uint256, or above a billion tokens) are refused here, before a quote or an ask
+ * is sent: the service would quote them, or fail deep inside its ABI encoder.
+ */
+function checkPayableAmounts(ask: NormalizedAsk, where: string): void {
+  checkPayable(ask.bounty.amount, ask.bounty.asset, 'bounty.amount', where);
+  if (ask.feedbackBonus) checkPayable(ask.feedbackBonus.amount, ask.feedbackBonus.asset, 'feedbackBonus.amount', where);
+  if (ask.maxPaymentAmount !== null) checkPayable(ask.maxPaymentAmount, ask.bounty.asset, 'maxPaymentAmount', where);
 }
 
 /** Local image files (question.imageFiles) count as images for validation; they become real URLs on upload. */

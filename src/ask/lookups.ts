@@ -5,6 +5,7 @@ import { findByOperationKey } from '../store/operation.js';
 import type { Json } from '../service/client.js';
 import { loadAskFile, outgoingBody } from './prepare.js';
 import { waitForReady } from './wait.js';
+import { checkAddress } from '../address.js';
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;
 
@@ -23,10 +24,28 @@ function serviceOperationKey(doc: Json): string {
 /** The wallet to look things up for: --wallet, else the keystore's address (unlocking only if it has none). */
 export async function lookupWallet(ctx: Context, given?: string): Promise<string> {
   if (given !== undefined) {
-    if (!/^0x[0-9a-fA-F]{40}$/.test(given)) throw new UsageError('invalid_address', `--wallet ${given} is not an address`);
-    return given;
+    return checkAddress(given, '--wallet');
   }
   return ctx.walletAddress();
+}
+
+/**
+ * The service answers an unknown operation with a `not_found` document (HTTP 200), not an error. To a script that is
+ * not a result: a mistyped key or id is refused (exit 2) with what to check.
+ */
+function unlessNotFound(doc: Json, o: LookupOptions, wallet?: string, chainId?: number): Json {
+  const operation = (doc.operation ?? {}) as Json;
+  if (doc.status !== 'not_found' && doc.answer !== 'not_found' && operation.status !== 'not_found') return doc;
+  if (o.operationKey) {
+    throw new UsageError('unknown_operation', `the service knows no ask with operation key ${o.operationKey.toLowerCase()} (not_found)`, {
+      hint: 'check the key (copy it from the output of `loopsign ask`), or look the ask up with --client-request-id',
+      details: { operationKey: o.operationKey.toLowerCase() },
+    });
+  }
+  throw new UsageError('unknown_operation', `the service knows no ask with clientRequestId ${JSON.stringify(o.clientRequestId)} from wallet ${wallet} on chain ${chainId} (not_found)`, {
+    hint: 'check the id, the asking wallet (--wallet) and the chain (--chain-id); an ask that failed before the service recorded it has no status',
+    details: { clientRequestId: o.clientRequestId, wallet, chainId },
+  });
 }
 
 export interface LookupOptions {
@@ -43,11 +62,15 @@ export async function status(ctx: Context, o: LookupOptions): Promise<Json> {
   let key = o.operationKey ? checkOperationKey(o.operationKey) : undefined;
   if (!key) {
     if (!o.clientRequestId) throw new UsageError('missing_identifier', 'give --operation-key, or --client-request-id (with the configured chain and wallet)');
-    const s = await env.service.statusByClient(env.chain.chain.chainId, o.clientRequestId, await lookupWallet(ctx, o.wallet));
-    if (!o.wait || s.status === 'not_found') return s;
+    const wallet = await lookupWallet(ctx, o.wallet);
+    const s = unlessNotFound(await env.service.statusByClient(env.chain.chain.chainId, o.clientRequestId, wallet), o, wallet, env.chain.chain.chainId);
+    if (!o.wait) return s;
     key = serviceOperationKey(s);
   }
-  return o.wait ? waitForReady(env.service, key, ctx.out, { timeoutSeconds: o.timeoutSeconds, signal: ctx.signal }) : env.service.status(key);
+  if (!o.wait) return unlessNotFound(await env.service.status(key), o);
+  // An unknown key is refused before waiting on it (the service's not_found is terminal).
+  if (o.operationKey) unlessNotFound(await env.service.status(key), o);
+  return waitForReady(env.service, key, ctx.out, { timeoutSeconds: o.timeoutSeconds, signal: ctx.signal });
 }
 
 export async function result(ctx: Context, o: LookupOptions): Promise<Json> {
@@ -55,16 +78,20 @@ export async function result(ctx: Context, o: LookupOptions): Promise<Json> {
   if (o.contentId !== undefined && !/^[1-9][0-9]*$/.test(o.contentId)) throw new UsageError('invalid_content_id', `--content-id ${o.contentId} must be a positive integer`);
   if (o.operationKey) {
     const key = checkOperationKey(o.operationKey);
-    if (o.wait) await waitForReady(env.service, key, ctx.out, { timeoutSeconds: o.timeoutSeconds, signal: ctx.signal });
-    return env.service.result(key, o.contentId);
+    if (o.wait) {
+      unlessNotFound(await env.service.status(key), o);
+      await waitForReady(env.service, key, ctx.out, { timeoutSeconds: o.timeoutSeconds, signal: ctx.signal });
+    }
+    return unlessNotFound(await env.service.result(key, o.contentId), o);
   }
   if (o.clientRequestId) {
     const wallet = await lookupWallet(ctx, o.wallet);
+    const chainId = env.chain.chain.chainId;
     if (o.wait) {
-      const s = await env.service.statusByClient(env.chain.chain.chainId, o.clientRequestId, wallet);
+      const s = unlessNotFound(await env.service.statusByClient(chainId, o.clientRequestId, wallet), o, wallet, chainId);
       if (s.operationKey !== undefined && s.operationKey !== null) await waitForReady(env.service, serviceOperationKey(s), ctx.out, { timeoutSeconds: o.timeoutSeconds, signal: ctx.signal });
     }
-    return env.service.resultByClient(env.chain.chain.chainId, o.clientRequestId, wallet, o.contentId);
+    return unlessNotFound(await env.service.resultByClient(chainId, o.clientRequestId, wallet, o.contentId), o, wallet, chainId);
   }
   if (o.contentId) return env.service.resultByContent(o.contentId);
   throw new UsageError('missing_identifier', 'give --operation-key, --client-request-id or --content-id');

@@ -6,7 +6,7 @@ import { parseGwei } from 'viem';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { defaultSandboxDir } from '../paths.js';
-import type { ResolvedConfig, Setting } from '../config.js';
+import { checkRpcUrl, type ResolvedConfig, type Setting } from '../config.js';
 import { BUILTIN_CHAINS, type Address, type ChainConfig, type ChainContracts } from './table.js';
 import { DEFAULT_PROFILE, getProfile, type ServiceProfile } from '../protocol/profiles/index.js';
 
@@ -149,6 +149,13 @@ export async function resolveChain(config: ResolvedConfig): Promise<ResolvedChai
     if (override.tokens?.LREP?.address) chain.sources!.LREP = 'config file';
     if (override.batchDelegate) chain.batchDelegate = override.batchDelegate as Address;
     chain.source += ` + config overrides`;
+  }
+  // Foundry's convention, below loopsign's own flag, variable, config key and the sandbox manifest. Its eth_chainId
+  // is checked like any RPC's before use, so a node of another chain is refused, naming this source.
+  const ethRpcUrl = process.env.ETH_RPC_URL;
+  if (rpcUrl.value === undefined && ethRpcUrl !== undefined && ethRpcUrl !== '') {
+    checkRpcUrl(ethRpcUrl, 'RPC URL (from ETH_RPC_URL)', config.file.allowInsecureRpc === true);
+    rpcUrl = { value: ethRpcUrl, source: 'env ETH_RPC_URL' };
   }
   if (rpcUrl.value === undefined && chain.defaultRpcUrl) rpcUrl = { value: chain.defaultRpcUrl, source: 'default' };
   const rpcTimeoutMs = config.rpcTimeoutMs.value;

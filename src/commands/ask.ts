@@ -34,9 +34,16 @@ export async function ask(ctx: Context, options: AskOptions): Promise<void> {
     return;
   }
   const o = out as AskOutcome;
-  ctx.out.result(o as unknown as Record<string, unknown>, () => {
+  // What the user's own file pays, in display units beside the atomic ones (the file was checked by runAsk).
+  const { askAmounts } = await import('../ask/amounts-view.js');
+  const { loadAskFile } = await import('../ask/prepare.js');
+  const config = await ctx.config();
+  const amounts = askAmounts((await loadAskFile(String(options.file), config.chainId.value, undefined, config.profile.value)).ask);
+  ctx.out.result({ ...(o as unknown as Record<string, unknown>), amounts }, () => {
+    const paid = [amounts.bounty, amounts.feedbackBonus].filter((a) => a !== undefined).map((a) => `${a!.display} (${a!.atomic})`);
     const lines = [
       `${o.resumed ? 'resumed and finished' : 'asked'} ${o.clientRequestId} (${o.paymentMode}): ${o.status}`,
+      `  pays          ${paid.join(' + ') || 'n/a'}${amounts.maxPayment ? `, at most ${amounts.maxPayment.display}` : ''}`,
       `  operation     ${o.operationKey}`,
       `  content       ${o.contentIds.join(', ') || '(not yet)'}`,
       `  transactions  ${o.transactionHashes.join(', ')}${o.transactions ? ` (${o.transactions} sent this run)` : ''}`,

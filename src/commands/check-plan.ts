@@ -3,6 +3,7 @@ import type { Context } from '../context.js';
 import { RefusedError, UsageError } from '../errors.js';
 import { readUserJson } from '../fsutil.js';
 import type { CheckPlanOptions } from './check-plan.def.js';
+import { checkAddress } from '../address.js';
 
 export async function checkPlan(ctx: Context, options: CheckPlanOptions): Promise<void> {
   const [{ checkPlan: run }, { assertPaidRoundDeployment, resolveChain }] = await Promise.all([import('../ask/check-plan.js'), import('../chains/index.js')]);
@@ -15,7 +16,7 @@ export async function checkPlan(ctx: Context, options: CheckPlanOptions): Promis
     now = Number(options.now);
   }
   const wallet = options.wallet;
-  if (wallet !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(wallet)) throw new UsageError('invalid_wallet', `--wallet ${wallet} is not a 0x-prefixed 20-byte address`);
+  if (wallet !== undefined) checkAddress(wallet, '--wallet', 'invalid_wallet');
   const [ask, response, templates] = await Promise.all([
     readUserJson(options.ask, 'ask file', 60 * 1024 * 1024),
     readUserJson(options.response, 'answer file', 60 * 1024 * 1024),

@@ -32,6 +32,7 @@ export async function configShow(ctx: Context): Promise<void> {
     passwordFile: config.passwordFile,
     passwordEnv: config.passwordEnv,
     passwordStatus: masked(config.passwordEnv.value),
+    apiKeyFile: config.apiKeyFile,
     privateKeyEnv: masked('LOOPSIGN_PRIVATE_KEY'),
     profile: config.profile,
   };

@@ -1,8 +1,9 @@
 // loopsign generate (seed-only)
 import type { Context } from '../context.js';
 import type { GenerateOptions } from './generate.def.js';
+import { withRerun } from './rerun.js';
 
-export async function generate(ctx: Context, options: GenerateOptions): Promise<void> {
+async function generateHandler(ctx: Context, options: GenerateOptions): Promise<void> {
   const { generate: run } = await import('../generate/generate.js');
   const r = await run(ctx, {
     workflow: options.workflow,
@@ -23,3 +24,6 @@ export async function generate(ctx: Context, options: GenerateOptions): Promise<
     ].join('\n'),
   );
 }
+
+// Printed commands carry the flags that chose the credential and the service (./rerun.ts).
+export const generate = withRerun(generateHandler);

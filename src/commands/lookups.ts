@@ -33,12 +33,16 @@ export async function result(ctx: Context, options: ResultOptions): Promise<void
 
 export async function quote(ctx: Context, options: QuoteOptions): Promise<void> {
   const q = await core.quote(ctx, String(options.file), options.paymentMode);
-  ctx.out.result(serviceDocument(q), () => {
+  const { quoteAmounts } = await import('../ask/amounts-view.js');
+  const amounts = quoteAmounts(q);
+  ctx.out.result(serviceDocument(q, { amounts }), () => {
     const p = (q.payment ?? {}) as Record<string, unknown>;
+    const total = amounts.total ? `${amounts.total.display} (${amounts.total.atomic} atomic units)` : `${String(p.totalAmount ?? p.amount)} ${String(p.asset)} atomic units`;
+    const max = amounts.maxPaymentHint ? `${amounts.maxPaymentHint.display} (${amounts.maxPaymentHint.atomic})` : String(q.maxPaymentAmountHint);
     return [
-      `quote for ${String(q.clientRequestId)}: ${String(p.totalAmount ?? p.amount)} ${String(p.asset)} atomic units (${q.paymentMode})`,
+      `quote for ${String(q.clientRequestId)}: ${total}, ${String(q.paymentMode)}`,
       `  operation     ${String(q.operationKey)}`,
-      `  max payment   ${String(q.maxPaymentAmountHint)}`,
+      `  max payment   ${max}`,
       `  can submit    ${String(q.canSubmit)}`,
     ].join('\n');
   });

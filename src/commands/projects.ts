@@ -3,10 +3,11 @@ import type { Context } from '../context.js';
 import { serviceDocument } from '../output.js';
 import type { CredentialOptions } from './define.js';
 import type { ProjectsCreateOptions } from './projects.def.js';
+import { withRerun } from './rerun.js';
 
 const credential = (o: CredentialOptions) => ({ apiKeyFile: o.apiKeyFile, apiKeyEnv: o.apiKeyEnv });
 
-export async function projectsList(ctx: Context, options: CredentialOptions): Promise<void> {
+async function projectsListHandler(ctx: Context, options: CredentialOptions): Promise<void> {
   const { openAssurance } = await import('../review/session.js');
   const list = await (await openAssurance(ctx, credential(options))).listProjects();
   ctx.out.result(serviceDocument(list.doc, { workspaceId: list.workspaceId, projects: list.projects }), () =>
@@ -17,7 +18,7 @@ export async function projectsList(ctx: Context, options: CredentialOptions): Pr
   );
 }
 
-export async function projectsCreate(ctx: Context, options: ProjectsCreateOptions): Promise<void> {
+async function projectsCreateHandler(ctx: Context, options: ProjectsCreateOptions): Promise<void> {
   const { projectBody, createProject } = await import('../review/projects.js');
   const body = projectBody(options);
   const { openAssurance } = await import('../review/session.js');
@@ -27,7 +28,7 @@ export async function projectsCreate(ctx: Context, options: ProjectsCreateOption
   ctx.out.result({ ...r, next }, () => `project ${r.projectId} in workspace ${r.workspaceId}: ${how}\nnext: ${next[0]}`);
 }
 
-export async function projectsShow(ctx: Context, options: CredentialOptions, args: unknown[]): Promise<void> {
+async function projectsShowHandler(ctx: Context, options: CredentialOptions, args: unknown[]): Promise<void> {
   const { showProject } = await import('../review/projects.js');
   const { openAssurance } = await import('../review/session.js');
   const p = await showProject(await openAssurance(ctx, credential(options)), String(args[0]));
@@ -36,3 +37,8 @@ export async function projectsShow(ctx: Context, options: CredentialOptions, arg
     [`project ${p.projectId}: ${p.runs.length} run(s)`, ...p.runs.map((r) => `  ${r.runId}  ${r.status}${r.completedAt ? ` (completed ${r.completedAt})` : ''}`), ...next.map((n) => `next: ${n}`)].join('\n'),
   );
 }
+
+// Printed commands carry the flags that chose the credential and the service (./rerun.ts).
+export const projectsList = withRerun(projectsListHandler);
+export const projectsCreate = withRerun(projectsCreateHandler);
+export const projectsShow = withRerun(projectsShowHandler);

@@ -5,6 +5,7 @@ import { timeoutOf } from './ask.js';
 import type { CredentialOptions } from './define.js';
 import type { GateOptions, ReviewCreateOptions, ReviewEvaluateOptions, ReviewListOptions, ReviewRequestOptions, ReviewResultOptions, ReviewWaitOptions } from './review.def.js';
 import type { Followed } from '../review/follow.js';
+import { withRerun } from './rerun.js';
 
 const credential = (o: CredentialOptions) => ({ apiKeyFile: o.apiKeyFile, apiKeyEnv: o.apiKeyEnv });
 
@@ -18,7 +19,7 @@ async function records(ctx: Context) {
   return reviewRecords(ctx);
 }
 
-export async function reviewCreate(ctx: Context, o: ReviewCreateOptions): Promise<void> {
+async function reviewCreateHandler(ctx: Context, o: ReviewCreateOptions): Promise<void> {
   const { createPrivateReview } = await import('../review/private-review.js');
   const { openAssurance, reviewBaseUrl } = await import('../review/session.js');
   // The route also takes a connected agent token, but the project must be checked against `projects list`, which
@@ -31,7 +32,7 @@ export async function reviewCreate(ctx: Context, o: ReviewCreateOptions): Promis
   );
 }
 
-export async function reviewPolicy(ctx: Context, o: CredentialOptions): Promise<void> {
+async function reviewPolicyHandler(ctx: Context, o: CredentialOptions): Promise<void> {
   const { agentContext } = await import('../review/invited.js');
   const mcp = await workspace(ctx, o);
   try {
@@ -51,7 +52,7 @@ export async function reviewPolicy(ctx: Context, o: CredentialOptions): Promise<
   }
 }
 
-export async function reviewEvaluate(ctx: Context, o: ReviewEvaluateOptions): Promise<void> {
+async function reviewEvaluateHandler(ctx: Context, o: ReviewEvaluateOptions): Promise<void> {
   const { evaluate, nextFor } = await import('../review/invited.js');
   const mcp = await workspace(ctx, o);
   try {
@@ -67,7 +68,7 @@ export async function reviewEvaluate(ctx: Context, o: ReviewEvaluateOptions): Pr
   }
 }
 
-export async function reviewRequest(ctx: Context, o: ReviewRequestOptions, args: unknown[]): Promise<void> {
+async function reviewRequestHandler(ctx: Context, o: ReviewRequestOptions, args: unknown[]): Promise<void> {
   const { requestReview, nextFor } = await import('../review/invited.js');
   const mcp = await workspace(ctx, o);
   try {
@@ -95,13 +96,14 @@ function approvedResult(ctx: Context, f: Followed, extra: Record<string, unknown
   );
 }
 
-export async function reviewWait(ctx: Context, o: ReviewWaitOptions, args: unknown[]): Promise<void> {
+async function reviewWaitHandler(ctx: Context, o: ReviewWaitOptions, args: unknown[]): Promise<void> {
   const { waitReview, settle } = await import('../review/follow.js');
   const timeout = timeoutOf(o.timeout, 600);
   const trust = await gateTrust(o);
   const mcp = await workspace(ctx, o);
   try {
-    const f = await waitReview(mcp, await records(ctx), String(args[0]), timeout, ctx.out, { trust, outputFile: o.output, cursor: o.cursor });
+    const { sleepUnlessAborted } = await import('../sleep.js');
+    const f = await waitReview(mcp, await records(ctx), String(args[0]), timeout, ctx.out, { trust, outputFile: o.output, cursor: o.cursor, sleep: (ms) => sleepUnlessAborted(ms, ctx.signal) });
     settle(f);
     approvedResult(ctx, f);
   } finally {
@@ -109,7 +111,7 @@ export async function reviewWait(ctx: Context, o: ReviewWaitOptions, args: unkno
   }
 }
 
-export async function reviewResult(ctx: Context, o: ReviewResultOptions, args: unknown[]): Promise<void> {
+async function reviewResultHandler(ctx: Context, o: ReviewResultOptions, args: unknown[]): Promise<void> {
   const { reviewResult: read, settle } = await import('../review/follow.js');
   const { UsageError } = await import('../errors.js');
   if (o.verify !== true && (o.run !== undefined || o.sessionCookieFile !== undefined || o.sessionCookieEnv !== undefined || o.publicKey !== undefined)) {
@@ -151,7 +153,7 @@ async function verifyRun(ctx: Context, o: ReviewResultOptions, f: Followed, mcp:
   return { runId: v.runId, workspaceId: v.workspaceId, packetDigest: v.packetDigest, keyId: v.keyId, valid: true };
 }
 
-export async function reviewList(ctx: Context, o: ReviewListOptions): Promise<void> {
+async function reviewListHandler(ctx: Context, o: ReviewListOptions): Promise<void> {
   const { listOpenReviews, nextFor } = await import('../review/invited.js');
   const mcp = await workspace(ctx, o);
   try {
@@ -165,7 +167,7 @@ export async function reviewList(ctx: Context, o: ReviewListOptions): Promise<vo
   }
 }
 
-export async function reviewState(ctx: Context, o: CredentialOptions, args: unknown[]): Promise<void> {
+async function reviewStateHandler(ctx: Context, o: CredentialOptions, args: unknown[]): Promise<void> {
   const { assuranceState } = await import('../review/invited.js');
   const mcp = await workspace(ctx, o);
   try {
@@ -175,3 +177,13 @@ export async function reviewState(ctx: Context, o: CredentialOptions, args: unkn
     await mcp.close();
   }
 }
+
+// Printed commands carry the flags that chose the credential and the service (./rerun.ts).
+export const reviewCreate = withRerun(reviewCreateHandler);
+export const reviewPolicy = withRerun(reviewPolicyHandler);
+export const reviewEvaluate = withRerun(reviewEvaluateHandler);
+export const reviewRequest = withRerun(reviewRequestHandler);
+export const reviewWait = withRerun(reviewWaitHandler);
+export const reviewResult = withRerun(reviewResultHandler);
+export const reviewList = withRerun(reviewListHandler);
+export const reviewState = withRerun(reviewStateHandler);

@@ -2,16 +2,18 @@
 import type { Context } from '../context.js';
 import { serviceDocument } from '../output.js';
 import { timeoutOf } from './ask.js';
+import { sleepUnlessAborted } from '../sleep.js';
 import type { RunsStatusOptions } from './runs.def.js';
+import { withRerun } from './rerun.js';
 
-export async function runsStatus(ctx: Context, options: RunsStatusOptions, args: unknown[]): Promise<void> {
+async function runsStatusHandler(ctx: Context, options: RunsStatusOptions, args: unknown[]): Promise<void> {
   const runs = await import('../review/runs.js');
   const { userId } = await import('../review/ids.js');
   const runId = userId('run', String(args[0]), 'run');
   const timeout = timeoutOf(options.timeout, 600);
   const { openAssurance } = await import('../review/session.js');
   const client = await openAssurance(ctx, { apiKeyFile: options.apiKeyFile, apiKeyEnv: options.apiKeyEnv });
-  const r = options.wait === true ? await runs.waitForRun(client, runId, timeout, ctx.out) : await runs.runStatus(client, runId);
+  const r = options.wait === true ? await runs.waitForRun(client, runId, timeout, ctx.out, (ms) => sleepUnlessAborted(ms, ctx.signal)) : await runs.runStatus(client, runId);
   const next: string[] = [];
   if (r.status.runStatus === 'completed') {
     // The evidence route is per workspace: the workspace of this key, in its exact form (parseProjectList checks it).
@@ -28,3 +30,6 @@ export async function runsStatus(ctx: Context, options: RunsStatusOptions, args:
     ].join('\n'),
   );
 }
+
+// Printed commands carry the flags that chose the credential and the service (./rerun.ts).
+export const runsStatus = withRerun(runsStatusHandler);

@@ -10,8 +10,14 @@ export interface SandboxOptions {
   blockTime?: string;
 }
 
+export interface SandboxFundOptions {
+  eth?: string;
+  usdc?: string;
+  lrep?: string;
+}
+
 export function defineSandbox(program: Command, lazy: Lazy): void {
-  program
+  const sandbox = program
     .command('sandbox')
     .description('run a local stand-in for the service (anvil chain, contracts, drand beacon, keeper) on 127.0.0.1')
     .option('--port <n>', 'port for the service (default: a free port)')
@@ -25,4 +31,17 @@ export function defineSandbox(program: Command, lazy: Lazy): void {
         '\nTest controls (not part of the live service) are served under /__sandbox on the same port; see docs/sandbox.md.\n',
     )
     .action(lazy(() => import('./sandbox.js'), (m) => m.sandbox));
+  sandbox
+    .command('fund')
+    .description('give a wallet ETH, USDC and LREP on the running sandbox (default: 1 ETH, 100 USDC, 100 LREP)')
+    .argument('<address>', 'the wallet to fund')
+    .option('--eth <amount>', 'set its ETH balance to this (display units, e.g. 0.5)')
+    .option('--usdc <amount>', 'mint this much USDC to it (display units, e.g. 100)')
+    .option('--lrep <amount>', 'mint this much LREP to it (display units, e.g. 25)')
+    .addHelpText(
+      'after',
+      examples(['loopsign sandbox fund 0x70997970C51812dc3A010C7d01b50e0d17dc79C8', 'loopsign sandbox fund 0x7099…79C8 --usdc 100 --eth 1']) +
+        '\nThe sandbox is found by its manifest (LOOPSIGN_SANDBOX_MANIFEST, the config key sandboxManifest, or the default state dir). The address also gets the sandbox\'s human credential (it may rate gated content).\n',
+    )
+    .action(lazy(() => import('./sandbox.js'), (m) => m.sandboxFund));
 }

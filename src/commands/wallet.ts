@@ -19,10 +19,23 @@ import { readKeystoreFile, saveKeystore, unlockWallet } from '../wallet/unlock.j
 import { readSecretInput } from '../wallet/secret-input.js';
 import { rekeyWallet } from '../wallet/rekey.js';
 import type { WalletBalanceOptions, WalletExportOptions, WalletImportOptions, WalletNewOptions, WalletRekeyOptions } from './wallet.def.js';
+import { checkAddress } from '../address.js';
+
+/**
+ * A keystore is never replaced without --force: refused before any password is asked for and any key derivation
+ * (seconds) runs. saveKeystore still refuses one that appears meanwhile.
+ */
+async function refuseExisting(file: string, force: boolean): Promise<void> {
+  if (force || !(await fs.lstat(file).then(() => true, () => false))) return;
+  throw new CredentialError('keystore_exists', `a keystore already exists at ${file}; it was not changed`, {
+    hint: 'pass --force to replace it (back it up first with `loopsign wallet export --out FILE`), or choose another --keystore',
+  });
+}
 
 async function writeNew(ctx: Context, privateKey: Uint8Array, force: boolean, how: string): Promise<void> {
   const config = await ctx.config();
   const file = config.keystore.value;
+  await refuseExisting(file, force);
   const password = await obtainPassword(config, { purpose: `the new keystore ${file}`, confirm: true });
   ctx.out.progress('keystore.encrypt', 'encrypting the key (scrypt n=2^18)');
   const keystore = await encryptKeystore(privateKey, password);
@@ -42,6 +55,7 @@ export async function walletImport(ctx: Context, options: WalletImportOptions): 
     const json = await readKeystoreFile(source);
     parseKeystore(json);
     const config = await ctx.config();
+    await refuseExisting(config.keystore.value, force);
     const password = await obtainPassword(config, { purpose: `the keystore ${source}` });
     ctx.out.progress('keystore.decrypt', `unlocking ${source}`);
     // A weak KDF is fine here: the key is re-encrypted with loopsign's parameters (n=2^18, address and id present)
@@ -93,8 +107,7 @@ export async function walletBalance(ctx: Context, options: WalletBalanceOptions)
   const { readBalances } = await import('../wallet/balances.js');
   let address: `0x${string}`;
   if (typeof options.address === 'string') {
-    if (!/^0x[0-9a-fA-F]{40}$/.test(options.address)) throw new UsageError('invalid_address', `--address ${options.address} is not a 20-byte hex address`);
-    address = options.address as `0x${string}`;
+    address = checkAddress(options.address, '--address');
   } else {
     address = await ctx.walletAddress();
   }
@@ -103,7 +116,7 @@ export async function walletBalance(ctx: Context, options: WalletBalanceOptions)
   ctx.out.result({ address, chainId: resolved.chain.chainId, balances }, () =>
     [
       `wallet ${address} on ${resolved.chain.name} (${resolved.chain.chainId})`,
-      ...balances.map((b) => `  ${b.symbol.padEnd(5)} ${b.formatted ?? 'not configured on this chain'}`),
+      ...balances.map((b) => `  ${b.symbol.padEnd(5)} ${b.formatted ?? 'not configured on this chain'}${b.tokenAddress ? `  (token ${b.tokenAddress})` : ''}`),
     ].join('\n'),
   );
 }

@@ -7,7 +7,7 @@ import { EvidenceInvalidError, UsageError } from '../errors.js';
 import type { AuditResult } from './audit.js';
 import type { CoverageResult } from './coverage.js';
 import { detectKind, kindLabel, KIND_MAX_BYTES, SNIFF_BYTES, sniffKind, STREAM_MIN_BYTES, type EvidenceKind, type KnownKind } from './detect.js';
-import { checkTrustedKeysDocument, readPin, type TrustedKey } from './keys.js';
+import { checkTrustedKeysDocument, KEY_ID, readPin, type TrustedKey } from './keys.js';
 import { verifyPacket, type PacketResult } from './packet.js';
 import { parseStrictJson } from './strict-json.js';
 import { quietJsonMessage } from '../json-problem.js';
@@ -171,15 +171,32 @@ export function requireTrust(trust: PacketTrust): void {
 /** Verify a packet with the user's anchor: a pin and key id, or a saved trusted-keys document. */
 export async function verifyPacketWith(doc: unknown, trust: PacketTrust): Promise<PacketResult> {
   if (trust.trustedKeys !== undefined) {
+    if (trust.publicKey !== undefined) {
+      throw new UsageError('usage', 'give one trust anchor: --public-key (with or without --key-id) or --trusted-keys FILE (with or without --key-id), not both');
+    }
+    if (trust.keyId !== undefined && !KEY_ID.test(trust.keyId)) {
+      throw new UsageError('invalid_key_id', `--key-id ${trust.keyId} is not a key id (ed25519:<24 hex> or p256:<24 hex>)`);
+    }
     const keys = await trustedKeysFrom(trust.trustedKeys);
     const signing = (doc as { signing?: { keyId?: string; algorithm?: string } })?.signing;
+    // With --key-id, that key and no other: it must be in the document, and the packet must be signed by it.
+    if (trust.keyId !== undefined) {
+      const pinned = keys.find((k) => k.keyId === trust.keyId && k.uses.includes('decision_packet'));
+      if (!pinned) {
+        const r = verifyPacket(doc, {});
+        const errors = r.errors.map((e) => (e === 'missing_trust_anchor' ? 'untrusted_signing_key' : e));
+        return { ...r, valid: false, errors: [...new Set([...errors, 'untrusted_signing_key'])], checks: [...r.checks, { id: 'trusted_keys', label: 'The given key id is a trusted decision-packet key', status: 'fail', expected: trust.keyId, actual: keys.map((k) => k.keyId).join(', '), detail: `--key-id ${trust.keyId} is not a decision-packet key of ${trust.trustedKeys}` }] };
+      }
+      return verifyPacket(doc, { publicKey: pinned.publicKeySpki, keyId: pinned.keyId });
+    }
     const key = keys.find((k) => k.keyId === signing?.keyId && k.algorithm === signing?.algorithm && k.uses.includes('decision_packet'));
     if (!key) {
       const r = verifyPacket(doc, {});
       const errors = r.errors.map((e) => (e === 'missing_trust_anchor' ? 'untrusted_signing_key' : e));
       return { ...r, valid: false, errors: [...new Set(errors)], checks: [...r.checks, { id: 'trusted_keys', label: 'Key in the trusted keys', status: 'fail', actual: signing?.keyId, detail: 'the packet\'s key is not a trusted decision-packet key' }] };
     }
-    return verifyPacket(doc, { publicKey: key.publicKeySpki, keyId: key.keyId });
+    // The key was chosen by the packet's own key id: the check says it is the trusted key's id, not a given one.
+    return verifyPacket(doc, { publicKey: key.publicKeySpki, keyId: key.keyId, anchorName: "trusted key's" });
   }
   requireTrust(trust);
   // Without --key-id the id derived from the pin is expected (verifyPacket derives it).

@@ -31,6 +31,8 @@ export interface PacketResult {
 export interface TrustAnchor {
   publicKey?: string; // base64url SPKI
   keyId?: string;
+  /** Whose key id the checks name: "given" (--key-id), "pin's" (derived from --public-key), "trusted key's" (--trusted-keys). */
+  anchorName?: string;
 }
 
 type Obj = Record<string, any>;
@@ -256,7 +258,7 @@ export function verifyPacket(packet: unknown, anchor: TrustAnchor): PacketResult
       check({ id: 'pinned_key', label: 'Packet key equals the pinned key', status: anchor.publicKey === signing.publicKey ? 'pass' : 'fail', expected: anchor.publicKey, actual: signing.publicKey }, 'untrusted_signing_key');
     }
     if (expectedKeyId !== undefined) {
-      const whose = anchor.keyId !== undefined ? 'given' : "pin's";
+      const whose = anchor.anchorName ?? (anchor.keyId !== undefined ? 'given' : "pin's");
       check({ id: 'key_id', label: `Packet key id equals the ${whose} key id`, status: expectedKeyId === signing.keyId ? 'pass' : 'fail', expected: expectedKeyId, actual: signing.keyId }, 'signing_key_id_mismatch');
       const ok = KEY_ID.test(expectedKeyId) && expectedKeyId === signing.keyId && expectedKeyId === derivedKeyId;
       check({ id: 'key_id_derived', label: `The ${whose} key id is the packet key's id`, status: ok ? 'pass' : 'fail', expected: expectedKeyId, actual: derivedKeyId }, 'untrusted_signing_key');

@@ -58,7 +58,8 @@ export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> 
   } else {
     request = buildRequest(o);
   }
-  const credential = await readCredential(o.credential);
+  const { credentialSource } = await import('../review/session.js');
+  const credential = await readCredential(await credentialSource(ctx, o.credential));
   const env = { service: await ctx.service() };
   const journal = await Operation.open(await ctx.store(), 'generation', operationId('generation', [request.clientRequestId]), { chainId: 0, wallet: '', data: { request } });
   try {

@@ -5,6 +5,7 @@
 // service's own answer. The caller's body is never changed.
 import { AskFieldError } from './ask-errors.js';
 import { normalizeTargetAudience } from './ask-audience.js';
+import { checkHeadToHead, checkTagsText, checkTitleText } from './ask-text.js';
 import { isHostedDetailsUrl, normalizeContextUrl, normalizeDetailsUrl, normalizeImageUrl, normalizeVideoUrl } from './ask-urls.js';
 import { DEFAULT_PROFILE, getProfile, type ServiceProfile } from './profiles/index.js';
 import type { Translation } from './profiles/types.js';
@@ -164,6 +165,7 @@ function normalizeQuestion(q: unknown, field: string, top: Obj, options: Normali
   if (typeof q.title !== 'string' || q.title.trim() === '') throw new AskFieldError(`${field}.title`, 'is required');
   const title = q.title.trim();
   if (title.length > profile.ask.maxTitleLength) throw new AskFieldError(`${field}.title`, `must be ${profile.ask.maxTitleLength} characters or fewer`);
+  checkTitleText(title, field, profile);
 
   let imageUrls: string[] = [];
   if (given(q.imageUrls)) {
@@ -205,6 +207,7 @@ function normalizeQuestion(q: unknown, field: string, top: Obj, options: Normali
   }
 
   const tags = normalizeTags(q.tags, `${field}.tags`);
+  checkTagsText(tags, `${field}.tags`, profile);
   if (q.categoryId === undefined || q.categoryId === null) throw new AskFieldError(`${field}.categoryId`, 'is required (a positive integer, e.g. "1")');
   const categoryId = decimalString(typeof q.categoryId === 'string' ? q.categoryId.trim() : q.categoryId, `${field}.categoryId`, { allowNumber: true });
   if (categoryId === 0n) throw new AskFieldError(`${field}.categoryId`, 'must be a positive integer');
@@ -225,6 +228,7 @@ function normalizeQuestion(q: unknown, field: string, top: Obj, options: Normali
       throw new AskFieldError(`${field}.templateInputs.${input}`, `is required by the ${templateId} template`);
     }
   }
+  checkHeadToHead({ title, templateId, templateInputs }, field, servicePath(field), profile);
   return { title, contextUrl, imageUrls, videoUrl, tags, categoryId, detailsUrl, detailsHash, confidentiality, templateId, templateVersion, templateInputs, targetAudience };
 }
 

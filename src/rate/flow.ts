@@ -23,6 +23,8 @@ import { checkStakeBounds, parseStake, predictedUpBps, VoteInputError } from '..
 import { Executor } from '../wallet/executor.js';
 import { acceptTermsAndFetch, type TermsRecord } from './gated.js';
 import { checkOpenRoundPlan, checkRatingContracts, checkRatingPlan } from '../wallet/rating-guard.js';
+import { checkAddress } from '../address.js';
+import { checkRateFunds } from './funds.js';
 
 export interface RateOptions {
   contentId: string;
@@ -42,13 +44,13 @@ type Json = Record<string, any>;
 
 export function parseRateInputs(o: { contentId: string; prediction: string; stake: string; frontend?: string }) {
   if (!/^[1-9][0-9]*$/.test(o.contentId)) throw new UsageError('invalid_content_id', `--content-id ${o.contentId} must be a positive integer`);
-  if (o.frontend !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(o.frontend)) throw new UsageError('invalid_frontend', `--frontend ${o.frontend} is not an address`);
+  if (o.frontend !== undefined) checkAddress(o.frontend, '--frontend', 'invalid_frontend');
   try {
     const stake = parseStake(o.stake);
     checkStakeBounds(stake);
     return { contentId: BigInt(o.contentId), stake, bps: predictedUpBps(o.prediction) };
   } catch (error) {
-    if (error instanceof VoteInputError) throw new UsageError('invalid_vote', error.message, { details: { field: error.field } });
+    if (error instanceof VoteInputError) throw new UsageError('invalid_vote', error.forFlags(), { details: { field: error.field, ...(error.flag ? { flag: error.flag } : {}) } });
     throw error;
   }
 }
@@ -104,6 +106,8 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
       journal = await Operation.open(store, 'rate', operationId('rate', [chain.chainId, wallet, opts.contentId, 'after', previous]), { chainId: chain.chainId, wallet, data: { contentId: opts.contentId, previous } });
       await checkSameChain(client, journal, '--set-aside-stale');
     }
+    // A fresh vote: nothing is signed unless the wallet holds the stake and gas (a resumed one has paid some already).
+    if (journal.txs().length === 0 && journal.step !== 'rate:confirmed') await checkRateFunds(client, chain, wallet, input.stake, ctx.out);
     const args = { contentId: opts.contentId, chainId: chain.chainId, walletAddress: wallet };
     ctx.out.progress('rate.context', `reading the rating context of question ${opts.contentId}`);
     let context = await mcp.call('rateloop_get_rating_context', { ...args, stakeWei: input.stake.toString() });

@@ -7,6 +7,7 @@ import { QUICKNET, QUICKNET_T, type DrandNetwork } from '../chains/table.js';
 import { Operation, operationId } from '../store/operation.js';
 import { buildCommitVoteParams } from '../vote/build.js';
 import { VoteInputError, checkStakeBounds, parseStake, predictedUpBps } from '../vote/stake.js';
+import { checkAddress } from '../address.js';
 
 export interface OfflineOptions {
   runtime: string;
@@ -35,14 +36,14 @@ async function knownNetworks(ctx: Context): Promise<DrandNetwork[]> {
 
 /** buildCommitVoteParams with no network: the interface document's input and output objects. */
 export async function offlineCommit(ctx: Context, o: OfflineOptions): Promise<Record<string, unknown>> {
-  if (!/^0x[0-9a-fA-F]{40}$/.test(o.voter)) throw new UsageError('invalid_voter', `--voter ${o.voter} is not an address`);
+  checkAddress(o.voter, '--voter', 'invalid_voter');
   if (o.salt !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(o.salt)) throw new UsageError('invalid_salt', '--salt must be 0x + 64 hex (32 bytes)');
   if (!/^[1-9][0-9]*$/.test(o.contentId)) throw new UsageError('invalid_content_id', `--content-id ${o.contentId} must be a positive integer`);
   try {
     checkStakeBounds(parseStake(o.stake));
     predictedUpBps(o.prediction);
   } catch (error) {
-    if (error instanceof VoteInputError) throw new UsageError('invalid_vote', error.message, { details: { field: error.field } });
+    if (error instanceof VoteInputError) throw new UsageError('invalid_vote', error.forFlags(), { details: { field: error.field, ...(error.flag ? { flag: error.flag } : {}) } });
     throw error;
   }
   const runtime = (await readUserJson(o.runtime, 'runtime file')) as Record<string, any>;
@@ -77,7 +78,7 @@ export async function offlineCommit(ctx: Context, o: OfflineOptions): Promise<Re
     void secret;
     return output;
   } catch (error) {
-    if (error instanceof VoteInputError) throw new UsageError('invalid_vote', error.message, { details: { field: error.field } });
+    if (error instanceof VoteInputError) throw new UsageError('invalid_vote', error.forFlags(), { details: { field: error.field, ...(error.flag ? { flag: error.flag } : {}) } });
     throw error;
   }
 }

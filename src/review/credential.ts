@@ -14,6 +14,8 @@ export type CredentialKind = 'api_key' | 'agent_token';
 export interface CredentialSource {
   apiKeyFile?: string;
   apiKeyEnv?: string;
+  /** Where a default apiKeyFile came from (LOOPSIGN_API_KEY_FILE, the config key), for messages. */
+  from?: string;
 }
 
 export interface Credential {
@@ -22,7 +24,7 @@ export interface Credential {
   readonly authorization: string;
 }
 
-const HOW = 'put the workspace API key (rlk_…, from the workspace settings) in a file only you can read and pass --api-key-file FILE, or in an environment variable and pass --api-key-env NAME';
+const HOW = 'put the workspace API key (rlk_…, from the workspace settings) in a file only you can read and pass --api-key-file FILE (or set LOOPSIGN_API_KEY_FILE, or the config key apiKeyFile, to its path), or in an environment variable and pass --api-key-env NAME';
 const MAX_FILE_BYTES = 4096;
 
 function kindName(kind: CredentialKind): string {
@@ -44,7 +46,7 @@ export async function readCredential(source: CredentialSource, accepts: Credenti
     if (!value || !value.trim()) throw new CredentialError('api_key_missing', `${where} is not set or empty`, { hint: HOW });
     text = value;
   } else if (source.apiKeyFile !== undefined) {
-    where = `the key file ${source.apiKeyFile}`;
+    where = `the key file ${source.apiKeyFile}${source.from ? ` (from ${source.from})` : ''}`;
     text = await readKeyFile(source.apiKeyFile);
   } else {
     throw new CredentialError('api_key_required', 'the workspace review commands need the workspace API key (or a connected agent token)', { hint: HOW });

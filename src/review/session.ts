@@ -15,14 +15,24 @@ export async function reviewBaseUrl(ctx: Context): Promise<string> {
   return (chain.baseUrl.value ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
 }
 
+/**
+ * Where the credential comes from: the flags, else the default file (env LOOPSIGN_API_KEY_FILE, then the config key
+ * apiKeyFile), the way `gh` reads GH_TOKEN. The key itself is never an argument.
+ */
+export async function credentialSource(ctx: Context, source: CredentialSource): Promise<CredentialSource> {
+  if (source.apiKeyFile !== undefined || source.apiKeyEnv !== undefined) return source;
+  const setting = (await ctx.config()).apiKeyFile;
+  return setting.value === undefined ? source : { apiKeyFile: setting.value, from: setting.source === 'env' ? 'LOOPSIGN_API_KEY_FILE' : 'the config key apiKeyFile' };
+}
+
 /** The assurance routes: a workspace API key only, unless the route also takes an agent token. */
 export async function openAssurance(ctx: Context, source: CredentialSource, accepts: CredentialKind[] = ['api_key']): Promise<AssuranceClient> {
-  const credential = await readCredential(source, accepts);
+  const credential = await readCredential(await credentialSource(ctx, source), accepts);
   return new AssuranceClient(await reviewBaseUrl(ctx), credential, ctx.out);
 }
 
 export async function openWorkspace(ctx: Context, source: CredentialSource): Promise<WorkspaceMcp> {
-  const credential = await readCredential(source);
+  const credential = await readCredential(await credentialSource(ctx, source));
   return new WorkspaceMcp(await reviewBaseUrl(ctx), credential, ctx.out);
 }
 

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { ChainError } from '../errors.js';
 import { findAnvil } from './anvil-binary.js';
+import { onShutdown } from '../shutdown.js';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -55,7 +56,20 @@ export async function startAnvil(options: { port?: number; accounts?: number } =
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   let exited = false;
-  child.on('exit', () => (exited = true));
+  // Told to stop while anvil runs (even while it starts): anvil goes too, by its PID; nothing is left running.
+  const release = onShutdown(() => stopChild());
+  child.on('exit', () => {
+    exited = true;
+    release();
+  });
+  function stopChild(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (exited) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill("SIGKILL"), 1500).unref();
+    });
+  }
   const rpcUrl = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200 && !exited; i++) {
     if (await rpcReady(rpcUrl)) break;
@@ -69,12 +83,6 @@ export async function startAnvil(options: { port?: number; accounts?: number } =
     rpcUrl,
     port,
     pid: child.pid!,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (exited) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 3000).unref();
-      }),
+    stop: stopChild,
   };
 }

@@ -3,11 +3,24 @@
 export class VoteInputError extends Error {
   constructor(
     readonly field: string,
-    message: string,
+    readonly detail: string,
   ) {
-    super(`${field}: ${message}`);
+    super(`${field}: ${detail}`);
+  }
+
+  /** The flag (rate, rate commit) that sets this field, if one does. */
+  get flag(): string | undefined {
+    return VOTE_FLAGS[this.field];
+  }
+
+  /** The message as a command-line user should read it: naming the flag they typed, not the protocol's field. */
+  forFlags(): string {
+    return this.flag ? `${this.flag} ${this.detail}` : this.message;
   }
 }
+
+/** The flag (rate, rate commit) that sets each vote field. */
+const VOTE_FLAGS: Record<string, string> = { stakeAmount: '--stake', predictedUpPercent: '--prediction' };
 
 export const LREP_DECIMALS = 6;
 export const MIN_STAKE = 1_000_000n; // 1 LREP, on-chain MIN_STAKE

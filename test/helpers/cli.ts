@@ -82,7 +82,7 @@ export interface RunOptions {
 }
 
 // Variables of the developer's shell that would change loopsign's behaviour are never passed through.
-const SCRUBBED = /^(LOOPSIGN_|XDG_|NO_COLOR|FORCE_COLOR)/;
+const SCRUBBED = /^(LOOPSIGN_|XDG_|NO_COLOR|FORCE_COLOR|ETH_RPC_URL$)/;
 
 /** The environment of a loopsign child: this process's, scrubbed, the home's XDG directories, then `extra`. */
 export function childEnv(home: Home, extra: Record<string, string | undefined> = {}): Record<string, string> {

@@ -170,6 +170,22 @@ export const rateloopMain202608: ServiceProfile = {
       x402Bundle: { stage: 'request', status: 409, code: 'duplicate_ask', originalCode: 'X402QuestionConflictError', message: 'EIP-3009 USDC authorization currently supports single-question asks only.', recoverWith: 'reuse_original_request_or_change_clientRequestId' },
       x402Lrep: { ...obsolete('request', 'LREP bounties require wallet_calls funding mode.'), originalCode: 'X402QuestionInputError' },
       maxPayment: { stage: 'request', code: 'max_payment_exceeded', originalCode: 'McpToolError', message: 'Quoted payment exceeds maxPaymentAmount.', recoverWith: 'increase_maxPaymentAmount_or_requote' },
+      // packages/node-utils/src/submissionValidation.ts, packages/agents/src/headToHeadTitle.ts; the route names a
+      // message that mentions a template unsupported_template (lib/mcp/tools.ts classifyToolError).
+      prohibitedTitle: obsolete('parse', 'Your question contains prohibited content'),
+      prohibitedTags: obsolete('parse', 'Tags contain prohibited content.'),
+      headToHeadInputs: (q) => ({
+        ...obsolete('parse', `${q}.templateInputs must include valid optionAKey, optionALabel, optionBKey, and optionBLabel for head_to_head_ab.`),
+        code: 'unsupported_template',
+        recoverWith: 'call_rateloop_list_result_templates',
+      }),
+      headToHeadTitle: (message) => obsolete('parse', message),
+    },
+    questionText: {
+      // packages/node-utils/src/contentModeration.ts blockedTextTerms
+      blockedTerms: ['porn', 'pornography', 'xxx', 'nsfw', 'hentai', 'rule34', 'onlyfans'],
+      // packages/node-utils/src/voteUi.ts, packages/agents/src/headToHeadTitle.ts
+      headToHead: { templateId: 'head_to_head_ab', maxLabelLength: 32, maxTitleLength: 120 },
     },
     obsoleteRoundKeys: [...EPOCH_KEYS, ...MAX_KEYS],
     durationKeys: DURATION_KEYS,

@@ -63,6 +63,22 @@ export interface AskRules {
     x402Bundle: ServiceRejection;
     x402Lrep: ServiceRejection;
     maxPayment: ServiceRejection;
+    /** A title or a tag holding a blocked term. */
+    prohibitedTitle: ServiceRejection;
+    prohibitedTags: ServiceRejection;
+    /** head_to_head_ab without two valid options (keys, labels). */
+    headToHeadInputs(servicePath: string): ServiceRejection;
+    /** A head_to_head_ab title the service refuses, with its exact message. */
+    headToHeadTitle(message: string): ServiceRejection;
+  };
+  /**
+   * The service's rules for question text (its content moderation terms, matched case-insensitively anywhere in a
+   * title or a tag) and for head-to-head questions (two options A and B; a title that names both as `A = …` and
+   * `B = …`, asks which is preferred, and would fit when built from the labels).
+   */
+  questionText: {
+    blockedTerms: readonly string[];
+    headToHead: { templateId: string; maxLabelLength: number; maxTitleLength: number };
   };
   /** roundConfig keys that count as the obsolete epochDuration / maxDuration. */
   obsoleteRoundKeys: readonly string[];

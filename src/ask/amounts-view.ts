@@ -1,0 +1,42 @@
+// Display amounts (2.5 USDC) beside the atomic units of a quote or an ask, for people. Only values of a checked
+// form are shown: an ask's from the user's own file, a quote's from the service's document when they are plain
+// decimal strings of a token loopsign knows (its decimals are loopsign's, never the service's `decimals` field).
+import { displayAmount } from '../amounts.js';
+import type { NormalizedAsk } from '../protocol/ask-normalize.js';
+import type { Json } from '../service/client.js';
+
+export interface AmountView {
+  atomic: string;
+  asset: string;
+  display: string;
+}
+
+function view(atomic: unknown, asset: unknown): AmountView | undefined {
+  if (typeof asset !== 'string' || (typeof atomic !== 'string' && typeof atomic !== 'bigint')) return undefined;
+  const text = String(atomic);
+  const display = displayAmount(text, asset);
+  return display === undefined ? undefined : { atomic: text, asset, display };
+}
+
+/** What the user's ask pays: the bounty, any feedback bonus, and the most it may spend. */
+export function askAmounts(ask: Pick<NormalizedAsk, 'bounty' | 'feedbackBonus' | 'maxPaymentAmount'>): Record<string, AmountView> {
+  const out: Record<string, AmountView> = {};
+  const bounty = view(ask.bounty.amount, ask.bounty.asset);
+  if (bounty) out.bounty = bounty;
+  const bonus = ask.feedbackBonus ? view(ask.feedbackBonus.amount, ask.feedbackBonus.asset) : undefined;
+  if (bonus) out.feedbackBonus = bonus;
+  const max = ask.maxPaymentAmount === null ? undefined : view(ask.maxPaymentAmount, ask.bounty.asset);
+  if (max) out.maxPayment = max;
+  return out;
+}
+
+/** A quote's total and the service's max payment hint, as display amounts (only of a checked form). */
+export function quoteAmounts(q: Json): Record<string, AmountView> {
+  const p = (q.payment ?? {}) as Json;
+  const out: Record<string, AmountView> = {};
+  const total = view(p.totalAmount ?? p.amount, p.asset);
+  if (total) out.total = total;
+  const hint = view(q.maxPaymentAmountHint, p.asset);
+  if (hint) out.maxPaymentHint = hint;
+  return out;
+}
