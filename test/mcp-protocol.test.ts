@@ -71,7 +71,7 @@ describe('logging/setLevel', () => {
     const { client, logs } = await connect();
     process.env.LOOPSIGN_PRIVATE_KEY = KEY;
     const call = () => client.callTool({ name: 'loopsign_wallet_address', arguments: {} });
-    expect((await call()).isError).toBeFalsy();
+    { const r = await call(); expect(r.isError, JSON.stringify(r.content)).toBeFalsy(); }
     expect(logs.map((l) => l.level)).toEqual(['warning']);
     expect(await client.setLoggingLevel('error')).toEqual({});
     expect((await call()).isError).toBeFalsy();

@@ -23,7 +23,7 @@ export const walletTools = [
     title: 'Wallet address',
     description: 'The address of the local wallet that signs and pays.',
     input: {},
-    output: document({ address: z.string(), keystore: z.string() }),
+    output: document({ address: z.string(), signer: z.string().describe('where the key lives: keystore, aws:…, gcp:…, rpc:…, ledger:…'), keystore: z.string().nullable().describe('the keystore file, when the keystore signs') }),
     invoke: async () => ({ handler: (await wallet()).walletAddress, options: {} }),
   }),
   tool({

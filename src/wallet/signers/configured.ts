@@ -17,6 +17,9 @@ export function openConfiguredWallet(config: ResolvedConfig, chain: ResolvedChai
 export async function configuredAddress(config: ResolvedConfig, out: Output, signer: ResolvedSigner = config.signer): Promise<Address> {
   const { source, from } = signer;
   if (from) return from;
-  if (source.kind === 'env') return addressOfPrivateKey(parsePrivateKey(process.env.LOOPSIGN_PRIVATE_KEY ?? '')) as Address;
+  if (source.kind === 'env') {
+    out.warn('using the raw private key from LOOPSIGN_PRIVATE_KEY; keep this for throwaway CI wallets only');
+    return addressOfPrivateKey(parsePrivateKey(process.env.LOOPSIGN_PRIVATE_KEY ?? '')) as Address;
+  }
   return (claimedAddress(await readKeystoreFile(config.keystore.value)) ?? (await unlockWallet(config, out)).address) as Address;
 }
