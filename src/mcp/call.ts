@@ -13,6 +13,7 @@ import { createContext } from '../context.js';
 import { jsonText, Output } from '../output.js';
 import { elicitationApprover, elicitationAsker } from './approval.js';
 import type { FileGate } from '../files.js';
+import type { ResolvedSigner } from '../wallet/signers/spec.js';
 import type { LogLevel } from './log-level.js';
 import { toolError } from './tool-errors.js';
 
@@ -86,14 +87,14 @@ function captureSink() {
   return { stream, text: () => text };
 }
 
-export async function runTool(server: McpServer, flags: GlobalFlags, extra: Extra, logs: LogLevel, files: FileGate, invocation: (files: FileGate) => Promise<Invocation>): Promise<CallToolResult> {
+export async function runTool(server: McpServer, flags: GlobalFlags, extra: Extra, logs: LogLevel, files: FileGate, signer: ResolvedSigner | undefined, invocation: (files: FileGate) => Promise<Invocation>): Promise<CallToolResult> {
   const out = new ToolOutput(flags, extra, logs);
   try {
     const { handler, options, args } = await invocation(files);
     // No one to ask when the client cannot elicit: the policy then refuses a spend above its threshold, and
     // confidentiality terms are not accepted.
     const ask = elicitationAsker(server, extra);
-    const ctx = createContext({ flags, out, approver: elicitationApprover(ask), signal: extra.signal, askPerson: ask, files });
+    const ctx = createContext({ flags, out, approver: elicitationApprover(ask), signal: extra.signal, askPerson: ask, files, ...(signer ? { signer } : {}) });
     await handler(ctx, { ...flags, ...options }, args ?? []);
     const doc = out.document();
     if (!doc) throw new Error('the command printed no result');

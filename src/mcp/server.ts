@@ -25,6 +25,9 @@ import type { ResolvedConfig } from '../config.js';
 import { loopsignPaths } from '../paths.js';
 import { fileURLToPath } from 'node:url';
 import { errorDocument, invalidArguments, toolError, unknownTool } from './tool-errors.js';
+import { UsageError } from '../errors.js';
+import type { ResolvedSigner } from '../wallet/signers/spec.js';
+import { describeSource, isExternal } from '../wallet/signers/types.js';
 
 const TOOLS: Tool<any>[] = [...walletTools, ...askTools, ...ratingTools, ...imageTools, ...evidenceTools];
 
@@ -40,6 +43,8 @@ export interface McpSetup {
   roots?: string[];
   config?: ResolvedConfig;
   policyFiles?: string[];
+  /** The signer every call signs with, fixed when the server starts (a changed config file cannot switch it). */
+  signer?: ResolvedSigner;
 }
 
 /** The server with its tools, not yet connected (`serveMcp` connects it to stdio; tests connect it in process). */
@@ -55,7 +60,7 @@ export async function buildMcpServer(flags: GlobalFlags, setup: McpSetup = {}): 
   const call = async (t: Tool<any>, args: unknown, extra: Extra): Promise<CallToolResult> => {
     const input = z.object(t.input).safeParse(args ?? {});
     if (!input.success) return toolError(invalidArguments(t.name, input.error), debug);
-    const result = await runTool(server, flags, extra, logs, files, (gate) => t.invoke(input.data, gate));
+    const result = await runTool(server, flags, extra, logs, files, setup.signer, (gate) => t.invoke(input.data, gate));
     // A document that does not match the output schema is our bug, reported as one (exit 1).
     if (!result.isError && !t.output.safeParse(result.structuredContent).success) return toolError(new Error(`the result of ${t.name} does not match its output schema`), debug);
     return result;
@@ -102,8 +107,15 @@ export async function serveMcp(ctx: Context, options: { roots?: string[] } = {})
   // A bad configuration or policy fails here, with its one-line error, before a host believes the server is up.
   const config = await ctx.config();
   const policies = await loadPolicies(flags.policy);
+  // A KMS key, a remote signer or a device signs whatever reaches it without asking again: an agent may use one only
+  // under limits the user wrote down.
+  if (isExternal(config.signer.source) && policies.length === 0) {
+    throw new UsageError('policy_required', `loopsign mcp will not serve an agent with ${describeSource(config.signer.source)} and no spending policy: an external signer signs for the agent without a further prompt`, {
+      hint: 'write a policy (docs/policy.md) to the config folder\'s policy.json, or start the server with --policy FILE',
+    });
+  }
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
-  const server = await buildMcpServer(flags, { roots: options.roots ?? [], config, policyFiles: policies.map((p) => p.file) });
+  const server = await buildMcpServer(flags, { roots: options.roots ?? [], config, policyFiles: policies.map((p) => p.file), signer: config.signer });
   const closed = new Promise<void>((resolve) => (server.server.onclose = resolve));
   await server.connect(new StdioServerTransport(process.stdin, reserveStdout()));
   // The host closing our stdin ends the session; calls still running (a payment mid-way) finish on their own.
