@@ -46,6 +46,7 @@ export function networkFilesystem(dir: string, statfs: (p: string) => { type: nu
 }
 
 const BUSY_RETRY_MS = [2, 5, 10, 20, 40, 80];
+const OPEN_WAIT_MS = 10_000;
 // A slow node or a hardware signer can hold another process's admission for a while; waiting longer than this for the
 // database means something is stuck.
 const WRITE_WAIT_MS = 300_000;
@@ -75,7 +76,9 @@ export class Store {
     const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
     let db: Db;
     try {
-      db = new Database(file, { timeout: 0 });
+      // Several processes may open a new database at once: switching it to WAL takes the write lock, so the first
+      // statements wait for each other (SQLite's own wait; at most a few milliseconds each, once per database).
+      db = new Database(file, { timeout: OPEN_WAIT_MS });
       db.pragma('journal_mode = WAL');
       // FULL: a committed admission (the signed bytes) is on disk before the transaction is broadcast.
       db.pragma('synchronous = FULL');
