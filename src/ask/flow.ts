@@ -19,6 +19,7 @@ import { checkAskEnvelope, checkBonusPlan, checkWalletPlan, checkX402Plan, check
 import { askSpendCaps } from './caps.js';
 import { askGuardContext, publicMetadataBase, templateResolverFrom } from './check-plan.js';
 import { loadAskFile, outgoingBody, paidRound, refuseDelegationIfUnsupported } from './prepare.js';
+import { isExternal } from '../wallet/signers/types.js';
 import { bonusChainFacts, candidateTransactions, proveSubmission, type SubmissionProof } from './proof.js';
 import { waitForReady } from './wait.js';
 import { bonusPoolsCreated } from '../protocol/submission.js';
@@ -88,6 +89,9 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
   // public key): only signing waits for it. The address meanwhile is the one the signer must hold, or nothing is signed.
   const signer = await ctx.wallet();
   if (opts.atomic) refuseDelegationIfUnsupported(signer);
+  // An external signer shows it holds --from before the service is asked (a KMS key's public key, a device's
+  // address); only the keystore's key derivation overlaps the service call.
+  if (isExternal(signer.source)) await signer.account;
   const address = signer.address;
   const wallet = address.toLowerCase() as Hex;
   const mode: PaymentMode = opts.paymentMode ?? loaded.ask.paymentMode ?? defaultPaymentMode(loaded.ask);

@@ -4,6 +4,7 @@ import { formatGwei } from 'viem';
 import { resolveChain } from '../chains/index.js';
 import type { ChainConfig } from '../chains/table.js';
 import type { PolicyGate } from '../policy/gate.js';
+import { describeSource } from '../wallet/signers/types.js';
 
 function masked(name: string): { value: string; source: string } {
   const set = process.env[name] !== undefined && process.env[name] !== '';
@@ -34,6 +35,7 @@ export async function configShow(ctx: Context): Promise<void> {
     passwordStatus: masked(config.passwordEnv.value),
     apiKeyFile: config.apiKeyFile,
     privateKeyEnv: masked('LOOPSIGN_PRIVATE_KEY'),
+    signer: { value: describeSource(config.signer.source), source: config.signer.origin, from: config.signer.from ?? null },
     profile: config.profile,
   };
   const chain = {
