@@ -9,8 +9,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { createPublicClient, erc20Abi, http, keccak256, toHex, type Address, type Hex, type PublicClient } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { createPublicClient, createWalletClient, erc20Abi, http, keccak256, toHex, type Address, type Hex, type PublicClient } from 'viem';
+import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
 import { startInProcess, type InProcess } from './helpers/in-process.js';
 import { startFakeAwsKms, type FakeKms } from './helpers/fake-aws-kms.js';
 import { startFakeGcpKms, type FakeGcp } from './helpers/fake-gcp-kms.js';
@@ -170,6 +170,25 @@ describe.each(['aws', 'gcp', 'rpc'] as const)('through the %s signer', (source) 
     const [r] = await uploadImages(ctx, [file]);
     expect(r).toMatchObject({ ok: true, imageUrl: expect.stringMatching(/#sha256=0x[0-9a-f]{64}$/) });
     capture.count('signer flows', `${source} image upload`);
+  });
+});
+
+describe('a remote signer once the wallet is delegated', () => {
+  it('runs an atomic ask: every batch is then a plain self-call, no authorization to sign', async () => {
+    // The key holder delegates the wallet once, with a signer that can (here: the key itself, as a keystore would).
+    const key = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 1 });
+    expect(key.address.toLowerCase()).toBe(rpcFrom.toLowerCase());
+    const settings = await resolveChain(await env.context(key).config());
+    const delegate = settings.chain.batchDelegate as Address;
+    const walletClient = createWalletClient({ account: key, chain: { id: 31337, name: 'sandbox', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [env.sb.manifest.rpcUrl] } } }, transport: http(env.sb.manifest.rpcUrl) });
+    const authorization = await walletClient.signAuthorization({ contractAddress: delegate, executor: 'self' });
+    await pub.waitForTransactionReceipt({ hash: await walletClient.sendTransaction({ authorizationList: [authorization], to: key.address, data: '0x' }) });
+    expect(((await pub.getCode({ address: rpcFrom })) ?? '').toLowerCase()).toBe(`0xef0100${delegate.slice(2).toLowerCase()}`);
+    const { ctx, from } = await contextFor('rpc');
+    const before = await token('USDC', from);
+    const r = await ask(ctx, askFile(), { atomic: true });
+    expect(r).toMatchObject({ status: 'submitted', feedbackBonus: { status: 'funded' } });
+    expect(before - (await token('USDC', from))).toBe(2_500_000n);
   });
 });
 

@@ -50,6 +50,7 @@ describe('signer SDKs load lazily', () => {
     expect(error).toBeInstanceOf(UsageError);
     expect(error.code).toBe('signer_sdk_missing');
     expect(error.message).toBe('--signer test needs @loopsign-test/no-such-sdk, which is not installed');
-    expect(error.hint).toContain('npm i -g @loopsign-test/no-such-sdk@1.2.3');
+    // Into loopsign's own folder (a package beside a global install could not be imported), with the exact versions.
+    expect(error.hint).toMatch(/npm install --no-save --prefix "[^"]+" @loopsign-test\/no-such-sdk@1\.2\.3/);
   });
 });

@@ -88,7 +88,7 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
   // The signer opens while the service is asked and the plan checked (the keystore's key derivation, a KMS's
   // public key): only signing waits for it. The address meanwhile is the one the signer must hold, or nothing is signed.
   const signer = await ctx.wallet();
-  if (opts.atomic) refuseDelegationIfUnsupported(signer);
+  if (opts.atomic) await refuseDelegationIfUnsupported(signer, ctx);
   // An external signer shows it holds --from before the service is asked (a KMS key's public key, a device's
   // address); only the keystore's key derivation overlaps the service call.
   if (isExternal(signer.source)) await signer.account;

@@ -50,12 +50,17 @@ export async function paidRound(ctx: Context): Promise<ResolvedChain> {
 
 /**
  * `--atomic` may delegate the wallet (EIP-7702): refused before anything is asked or signed when the signer cannot sign
- * that authorization (a remote JSON-RPC signer; a Ledger whose app does not whitelist the pinned delegate).
+ * that authorization (a remote JSON-RPC signer; a Ledger whose app does not whitelist the pinned delegate) and the
+ * wallet is not delegated to the pinned delegate already (then every batch is a plain transaction any signer signs).
  */
-export function refuseDelegationIfUnsupported(wallet: Wallet): void {
+export async function refuseDelegationIfUnsupported(wallet: Wallet, ctx: Context): Promise<void> {
   if (wallet.capabilities.authorization) return;
+  const { settings, client } = await ctx.chain();
+  const delegate = settings.chain.batchDelegate;
+  const code = ((await client.getCode({ address: wallet.address })) ?? '0x').toLowerCase();
+  if (delegate && code === `0xef0100${delegate.slice(2).toLowerCase()}`) return;
   throw new RefusedError('signer_cannot_delegate', `refused: --atomic may need an EIP-7702 authorization, which ${describeSource(wallet.source)} cannot sign: ${wallet.capabilities.authorizationReason ?? 'not supported'}; nothing was signed`, {
-    hint: 'run without --atomic (the plan runs call by call), or sign with the keystore or a KMS key',
+    hint: 'run without --atomic (the plan runs call by call), or delegate the wallet once with the keystore or a KMS key',
     details: { rule: 'signer_cannot_delegate' },
   });
 }

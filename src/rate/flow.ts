@@ -71,7 +71,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
   const chain = settings.chain;
   if (!chain.contracts.roundVotingEngine) throw new UsageError('untrusted_chain_config', `no trusted RoundVotingEngine is configured for chain ${chain.chainId}`);
   const signer = await ctx.wallet();
-  if (opts.atomic) refuseDelegationIfUnsupported(signer);
+  if (opts.atomic) await refuseDelegationIfUnsupported(signer, ctx);
   const wallet = signer.address.toLowerCase() as Hex;
   const store = await ctx.store();
   const { client } = await ctx.chain();

@@ -1,5 +1,6 @@
 // Signer SDKs are optional peer dependencies, loaded only when a run uses that signer (cold start is benchmarked,
 // and most users never install them): a missing one is one line saying what to install.
+import { fileURLToPath } from 'node:url';
 import { UsageError } from '../../errors.js';
 
 export interface SdkInfo {
@@ -16,7 +17,8 @@ export async function loadSdk<T>(load: () => Promise<T>, info: SdkInfo): Promise
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
       throw new UsageError('signer_sdk_missing', `${info.forWhat} needs ${info.install.split(' ').map((p) => p.replace(/@[~^]?\d[^ ]*$/, '')).join(', ')}, which is not installed`, {
-        hint: `install it next to loopsign: npm i -g ${info.install} (or npm i ${info.install} in the project that runs loopsign)`,
+        // Into loopsign's own folder: a package installed beside a global loopsign (npm i -g …) is not one it can import.
+        hint: `install it into loopsign's folder: npm install --no-save --prefix ${JSON.stringify(fileURLToPath(new URL('../../../', import.meta.url)).replace(/\/$/, ''))} ${info.install}`,
       });
     }
     throw error;
