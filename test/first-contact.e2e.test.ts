@@ -17,7 +17,9 @@ import { alive, startSandbox, type SandboxHandle } from './helpers/sandbox.js';
 let sb: SandboxHandle;
 let home: Home;
 let n = 0;
-const run = (args: string[], env: Record<string, string | undefined> = {}) => runCli(args, home, { env: { ...sb.env(), ...env } });
+// A raw key is a signer of its own: beside it, the sandbox's keystore would name a second one (signer_conflict).
+const run = (args: string[], env: Record<string, string | undefined> = {}) =>
+  runCli(args, home, { env: { ...sb.env(), ...(env.LOOPSIGN_PRIVATE_KEY ? { LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined } : {}), ...env } });
 
 function askFile(extra: Record<string, unknown> = {}): string {
   const body = {

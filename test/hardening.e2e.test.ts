@@ -175,7 +175,7 @@ describe('~ in paths from the config file or the environment (C7)', () => {
     mkdirSync(work);
     const fromConfig = await runCli(['--json', 'wallet', 'address'], h, { env: { LOOPSIGN_CONFIG: cfg }, cwd: work });
     expect(fromConfig.code, fromConfig.stdout).toBe(0);
-    expect(fromConfig.json()).toEqual({ ok: true, address: TEST_ADDRESS, keystore: path.join(h.dir, 'keys', 'ks.json') });
+    expect(fromConfig.json()).toEqual({ ok: true, address: TEST_ADDRESS, signer: 'keystore', keystore: path.join(h.dir, 'keys', 'ks.json') });
     registerSecret('tilde test pw');
     // A new keystore from the environment goes under the home directory, not into ./~/.
     const created = await runCli(['--json', 'wallet', 'new'], h, { env: { LOOPSIGN_KEYSTORE: '~/new/ks.json', LOOPSIGN_PASSWORD: 'tilde test pw' }, cwd: work });

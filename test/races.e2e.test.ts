@@ -112,7 +112,7 @@ describe('two wallets under one window, through a slow node', () => {
     const amounts = { bounty: '2000000', max: '2000000' };
     const [a, b] = await Promise.all([
       runCli(['--json', 'ask', '--file', askFile(home, `Window A ${n}`, amounts), '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], home, { env: s.sb.env() }),
-      runCli(['--json', 'ask', '--file', askFile(home, `Window B ${n}`, amounts), '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], home, { env: { ...s.sb.env(), LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY } }),
+      runCli(['--json', 'ask', '--file', askFile(home, `Window B ${n}`, amounts), '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], home, { env: { ...s.sb.env(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY } }),
     ]);
     await proxy.close();
     const codes = [a.code, b.code].sort();
