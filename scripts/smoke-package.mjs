@@ -1,7 +1,8 @@
 // CI (.ci/run): the package as a user gets it. Packs this checkout (prepack builds dist/), installs the tarball
 // globally into a throwaway prefix with `npm i -g --prefix`, and from a folder outside the repository, in a
 // throwaway home, runs: --version, --help, the sandbox (start, its ready document, SIGTERM, nothing left running),
-// verify-evidence on the vendored example packet with its pin, and one quote against that sandbox. Prints the
+// verify-evidence on the vendored example packet with its pin, one quote and one paid ask against that sandbox, and
+// the spending `history` shows. Prints the
 // tarball's size and contents. Exits non-zero on the first failure.
 //
 //   node scripts/smoke-package.mjs [--tarball FILE] [--keep]
@@ -51,12 +52,11 @@ try {
     step(`contents: ${Object.entries(groups).map(([g, n]) => `${g} (${n})`).join(', ')}`);
   }
 
-  // --ignore-scripts: no dependency's install script runs, as npm 12 will do by default for scripts that
-  // allowScripts does not cover (npm 11 warns and still runs sharp's, which only checks its prebuilt binary).
-  // The package must work without any.
-  step(`npm i -g --prefix <tmp> --ignore-scripts ${path.basename(tarball)}`);
+  // As a user installs it: install scripts run (better-sqlite3's fetches or compiles loopsign's SQLite; sharp's and
+  // esbuild's are not needed, and package.json's allowScripts says so).
+  step(`npm i -g --prefix <tmp> ${path.basename(tarball)}`);
   const prefix = path.join(tmp, 'prefix');
-  execFileSync(npm, ['install', '-g', '--prefix', prefix, '--ignore-scripts', tarball, '--no-audit', '--no-fund'], { cwd: tmp, stdio: ['ignore', 'inherit', 'inherit'] });
+  execFileSync(npm, ['install', '-g', '--prefix', prefix, tarball, '--no-audit', '--no-fund'], { cwd: tmp, stdio: ['ignore', 'inherit', 'inherit'] });
   const bin = path.join(prefix, 'bin', 'loopsign');
   if (!existsSync(bin)) fail(`no ${bin} after the install`);
   step('sharp (the sandbox\'s image decoder) loads its prebuilt binary without its install script');
@@ -128,6 +128,15 @@ try {
   const q = run(['--json', 'quote', '--file', 'ask.json'], sbEnv);
   const quote = q.code === 0 ? JSON.parse(q.stdout) : undefined;
   if (!quote?.ok || quote.amounts?.total?.display !== '1.5 USDC') fail(`quote: exit ${q.code}: ${q.stdout}${q.stderr ?? ''}`);
+
+  // The money path needs loopsign's database (better-sqlite3's native SQLite): an ask paid, and the spending it shows.
+  step('loopsign ask against the sandbox, then history (the installed package\'s database)');
+  const a = run(['--json', 'ask', '--file', 'ask.json', '--payment-mode', 'wallet_calls'], sbEnv);
+  const asked = a.code === 0 ? JSON.parse(a.stdout) : undefined;
+  if (asked?.status !== 'submitted') fail(`ask: exit ${a.code}: ${a.stdout}${a.stderr ?? ''}`);
+  const h = run(['--json', 'history'], sbEnv);
+  const spent = h.code === 0 ? JSON.parse(h.stdout) : undefined;
+  if (spent?.totals?.[0]?.display !== '1.5 USDC') fail(`history: exit ${h.code}: ${h.stdout}${h.stderr ?? ''}`);
 
   step('SIGTERM to the sandbox: it stops, and nothing is left running');
   sandbox.kill('SIGTERM');
