@@ -134,9 +134,9 @@ try {
   const a = run(['--json', 'ask', '--file', 'ask.json', '--payment-mode', 'wallet_calls'], sbEnv);
   const asked = a.code === 0 ? JSON.parse(a.stdout) : undefined;
   if (asked?.status !== 'submitted') fail(`ask: exit ${a.code}: ${a.stdout}${a.stderr ?? ''}`);
-  const h = run(['--json', 'history'], sbEnv);
-  const spent = h.code === 0 ? JSON.parse(h.stdout) : undefined;
-  if (spent?.totals?.[0]?.display !== '1.5 USDC') fail(`history: exit ${h.code}: ${h.stdout}${h.stderr ?? ''}`);
+  const shown = run(['--json', 'history'], sbEnv);
+  const spent = shown.code === 0 ? JSON.parse(shown.stdout) : undefined;
+  if (spent?.totals?.[0]?.display !== '1.5 USDC') fail(`history: exit ${shown.code}: ${shown.stdout}${shown.stderr ?? ''}`);
 
   step('SIGTERM to the sandbox: it stops, and nothing is left running');
   sandbox.kill('SIGTERM');
