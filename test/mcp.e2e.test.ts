@@ -453,7 +453,7 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
       [outside, /outside the folders/],
     ];
     const calls = (file: string): [string, Record<string, unknown>][] => [
-      ['loopsign_check_plan', { ask: file, response: file }],
+      ['loopsign_check_plan', { askFile: file, responseFile: file }],
       ['loopsign_quote', { file }],
       ['loopsign_ask', { file: askFile(h), detailsFile: file }],
       ['loopsign_ask', { file }],
