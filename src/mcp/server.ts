@@ -138,6 +138,9 @@ const chain =
     then();
   };
 
+/** How long a pending answer may spend reading what the database knows. */
+const KNOWN_WITHIN_MS = 2000;
+
 /**
  * What a call answers when its job is not done within the budget: what is known so far (the job's latest progress,
  * what loopsign's database holds) and the exact call that continues it.
@@ -145,7 +148,9 @@ const chain =
 async function pendingAnswer(t: Tool<any>, input: Record<string, unknown>, job: Job, budgetMs: number): Promise<Record<string, unknown>> {
   let known: Record<string, unknown> | undefined;
   try {
-    known = job.ctx && t.job?.known ? await t.job.known(job.ctx, input) : undefined;
+    // At most a moment more: the answer is due (a wallet still opening, a hardware device, must not hold it up).
+    const gave = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), KNOWN_WITHIN_MS).unref());
+    known = job.ctx && t.job?.known ? await Promise.race([t.job.known(job.ctx, input), gave]) : undefined;
   } catch {
     // What the database knows is a courtesy; the job itself reports any real failure to the call that continues it.
   }

@@ -51,7 +51,8 @@ async function askJournal(ctx: Context, source: AskSource): Promise<Record<strin
   const [{ loadAsk }, { operationId, readOperation }] = await Promise.all([import('../../ask/prepare.js'), import('../../store/operation.js')]);
   const config = await ctx.config();
   const { ask } = await loadAsk(source, config.chainId.value, undefined, config.profile.value, ctx.clock);
-  const wallet = (await ctx.walletAddress()).toLowerCase();
+  // The wallet the run opened (one memo per run: nothing is unlocked twice).
+  const wallet = (await ctx.wallet()).address.toLowerCase();
   const id = operationId('ask', [config.chainId.value, wallet, ask.clientRequestId]);
   const op = readOperation(await ctx.store(), 'ask', id);
   if (!op) return { clientRequestId: ask.clientRequestId, operation: id, step: 'not started', transactions: [] };

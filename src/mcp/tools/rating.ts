@@ -57,7 +57,7 @@ export const ratingTools = [
       known: async (ctx, i) => {
         const [{ latestVote }, { readOperation }] = await Promise.all([import('../../rate/flow.js'), import('../../store/operation.js')]);
         const store = await ctx.store();
-        const id = latestVote(store, (await ctx.chainSettings()).chain.chainId, (await ctx.walletAddress()).toLowerCase(), i.contentId);
+        const id = latestVote(store, (await ctx.chainSettings()).chain.chainId, (await ctx.wallet()).address.toLowerCase(), i.contentId);
         const op = readOperation(store, 'rate', id);
         return { contentId: i.contentId, operation: id, step: op?.step ?? 'not started', transactions: (op?.txs ?? []).map((t) => ({ hash: t.hash, stage: t.stage, status: t.status })) };
       },
