@@ -127,7 +127,8 @@ describe('asking through MCP', () => {
 
     const before = await balance();
     const progress: string[] = [];
-    const a = await m.call('loopsign_ask', { file, paymentMode: 'wallet_calls', wait: true, timeoutSeconds: 240 }, { onprogress: (p) => progress.push(String(p.message)), resetTimeoutOnProgress: true });
+    // A host that resets its timeout on progress may let one call wait longer (replyWithinSeconds, capped).
+    const a = await m.call('loopsign_ask', { file, paymentMode: 'wallet_calls', wait: true, timeoutSeconds: 240, replyWithinSeconds: 300 }, { onprogress: (p) => progress.push(String(p.message)), resetTimeoutOnProgress: true });
     expect(a.isError, JSON.stringify(a.doc)).toBe(false);
     expect(a.doc).toMatchObject({ ok: true, status: 'submitted', operationKey: q.doc.operationKey, paymentMode: 'wallet_calls', resumed: false, next: [] });
     expect(a.doc.result.ready).toBe(true);
@@ -176,7 +177,7 @@ describe('asking through MCP', () => {
       const file = askFile(h);
       const before = await balance();
       const cancel = new AbortController();
-      const waiting = m.call('loopsign_ask', { file, paymentMode: 'wallet_calls', wait: true, timeoutSeconds: 600 }, {
+      const waiting = m.call('loopsign_ask', { file, paymentMode: 'wallet_calls', wait: true, timeoutSeconds: 600, replyWithinSeconds: 300 }, {
         signal: cancel.signal,
         onprogress: (p) => /waiting for|next check/.test(String(p.message)) && cancel.abort(),
       });
@@ -205,7 +206,7 @@ describe('check plan through MCP, offline', () => {
     sessions.push(m);
     const check = async (name: string, answer: unknown) => {
       const files = ['--ask', h.file(`${name}-ask.json`, JSON.stringify(c.request.body)), '--response', h.file(`${name}-answer.json`, JSON.stringify(answer))];
-      const viaMcp = await m.call('loopsign_check_plan', { ask: files[1], response: files[3], now });
+      const viaMcp = await m.call('loopsign_check_plan', { askFile: files[1], responseFile: files[3], now });
       const viaCli = await runCli(['--json', '--chain-id', '8453', 'check-plan', ...files, '--now', String(now)], h);
       return { viaMcp, viaCli };
     };
@@ -452,7 +453,7 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
       [outside, /outside the folders/],
     ];
     const calls = (file: string): [string, Record<string, unknown>][] => [
-      ['loopsign_check_plan', { ask: file, response: file }],
+      ['loopsign_check_plan', { askFile: file, responseFile: file }],
       ['loopsign_quote', { file }],
       ['loopsign_ask', { file: askFile(h), detailsFile: file }],
       ['loopsign_ask', { file }],

@@ -18,14 +18,16 @@ import { callsOfRawTransaction } from '../wallet/spend-effects.js';
 import { checkAskEnvelope, checkBonusPlan, checkWalletPlan, checkX402Plan, checkX402Request, refuse, type BonusTarget, type GuardContext, type PlanCall, type X402Message } from '../wallet/plan-guard.js';
 import { askSpendCaps } from './caps.js';
 import { askGuardContext, publicMetadataBase, templateResolverFrom } from './check-plan.js';
-import { loadAskFile, outgoingBody, paidRound, refuseDelegationIfUnsupported } from './prepare.js';
+import { askFolder, askLabel, loadAsk, outgoingBody, paidRound, refuseDelegationIfUnsupported, type AskSource } from './prepare.js';
 import { isExternal } from '../wallet/signers/types.js';
 import { bonusChainFacts, candidateTransactions, proveSubmission, type SubmissionProof } from './proof.js';
 import { waitForReady } from './wait.js';
 import { bonusPoolsCreated } from '../protocol/submission.js';
 
-export interface AskOptions {
-  file: string;
+/** One ask run: the ask (a file, or inline: src/ask/prepare.ts) and how to run it. */
+export type AskOptions = AskSource & AskRunOptions;
+
+export interface AskRunOptions {
   paymentMode?: PaymentMode;
   dryRun: boolean;
   confirm: boolean;
@@ -82,7 +84,7 @@ async function checkFunds(client: PublicClient, ctx: GuardContext, wallet: Hex, 
 
 export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome | Json> {
   const config = await ctx.config();
-  const loaded = await loadAskFile(opts.file, config.chainId.value, opts.detailsFile, config.profile.value, ctx.clock);
+  const loaded = await loadAsk(opts, config.chainId.value, opts.detailsFile, config.profile.value, ctx.clock);
   const settings = await paidRound(ctx);
   const service = await ctx.service({ spends: true });
   // The signer opens while the service is asked and the plan checked (the keystore's key derivation, a KMS's
@@ -97,14 +99,14 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
   const mode: PaymentMode = opts.paymentMode ?? loaded.ask.paymentMode ?? defaultPaymentMode(loaded.ask);
   if (JSON.stringify(loaded.body).includes('"imageFiles"')) {
     const { resolveImageFiles } = await import('../images/upload.js');
-    loaded.body = await resolveImageFiles(ctx, loaded.body, opts.file);
+    loaded.body = await resolveImageFiles(ctx, loaded.body, askLabel(opts), askFolder(opts));
   }
   const body = outgoingBody(loaded, address, mode);
   let ask: NormalizedAsk;
   try {
     ask = normalizeAsk(body, { profile: profileOf(loaded.ask) });
   } catch (error) {
-    if (error instanceof AskFieldError) throw new UsageError('invalid_ask', `${opts.file}: ${error.message}`, { details: { field: error.field } });
+    if (error instanceof AskFieldError) throw new UsageError('invalid_ask', `${askLabel(opts)}: ${error.message}`, { details: { field: error.field } });
     throw error;
   }
 
@@ -140,7 +142,7 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
       });
     }
     await journal.save({ request: body });
-    const ledger = new SpendLedger(journal, chain, wallet, askSpendCaps(ask, opts.file, mode), policy);
+    const ledger = new SpendLedger(journal, chain, wallet, askSpendCaps(ask, askLabel(opts), mode), policy);
     const run: Run = { ctx, chain, client, account, journal, ledger, maxFeePerGas: settings.maxFeePerGas.value, atomic: opts.atomic, cannotDelegate: signer.capabilities.authorization ? undefined : (signer.capabilities.authorizationReason ?? 'not supported') };
 
     ctx.out.progress('ask.templates', 'reading templates to recompute result-spec hashes');

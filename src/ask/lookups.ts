@@ -3,7 +3,8 @@ import type { Context } from '../context.js';
 import { ServiceError, UsageError } from '../errors.js';
 import { findByOperationKey } from '../store/operation.js';
 import type { Json } from '../service/client.js';
-import { loadAskFile, outgoingBody } from './prepare.js';
+import { loadAsk, outgoingBody, type AskSource } from './prepare.js';
+import type { PaymentMode } from '../protocol/ask-normalize.js';
 import { waitForReady } from './wait.js';
 import { checkAddress } from '../address.js';
 
@@ -97,9 +98,10 @@ export async function result(ctx: Context, o: LookupOptions): Promise<Json> {
   throw new UsageError('missing_identifier', 'give --operation-key, --client-request-id or --content-id');
 }
 
-export async function quote(ctx: Context, file: string, paymentMode?: string): Promise<Json> {
+/** The service's quote for an ask (a file, or inline), checked locally first exactly as `ask` checks it. */
+export async function quote(ctx: Context, source: AskSource, paymentMode?: PaymentMode): Promise<Json> {
   const config = await ctx.config();
-  const loaded = await loadAskFile(file, config.chainId.value, undefined, config.profile.value, ctx.clock);
+  const loaded = await loadAsk(source, config.chainId.value, undefined, config.profile.value, ctx.clock);
   const env = { service: await ctx.service(), chain: await ctx.chainSettings() };
   const fileWallet = (loaded.body.walletAddress ?? loaded.body.agentWalletAddress) as string | undefined;
   const wallet = fileWallet ?? (await lookupWallet(ctx));

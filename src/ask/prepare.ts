@@ -2,6 +2,7 @@
 // the unlocked wallet, and the service client. Invalid input fails here, before any network call (exit 2).
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { readUserJson } from '../fsutil.js';
@@ -16,14 +17,37 @@ import { describeSource } from '../wallet/signers/types.js';
 
 export type { LoadedAsk } from './ask-body.js';
 
+/**
+ * An ask as the user gave it: a file they named, or its JSON object inline (an MCP tool's `ask` argument, for a host
+ * with no file to write). Both are checked alike and carry the same journal identity (their clientRequestId).
+ */
+export type AskSource = { file: string; inline?: undefined } | { inline: Record<string, unknown>; file?: undefined };
+
+/** How messages name an ask: its file, or "the inline ask". */
+export function askLabel(source: AskSource): string {
+  return source.file ?? 'the inline ask';
+}
+
+/** The folder an ask's relative paths (question.imageFiles) are read from: its file's, or the working directory. */
+export function askFolder(source: AskSource): string {
+  return source.file === undefined ? process.cwd() : path.dirname(path.resolve(source.file));
+}
+
 /** Read and validate an ask file locally (interface.md rules), naming the field on failure. */
 export async function loadAskFile(file: string, chainId: number, detailsFile?: string, profileId?: string, clock: Clock = { now: () => Date.now() }): Promise<LoadedAsk> {
-  const raw = await readUserJson(file, 'ask file', 60 * 1024 * 1024);
+  return loadAsk({ file }, chainId, detailsFile, profileId, clock);
+}
+
+/** Validate an ask, from its file or inline, exactly alike (interface.md rules), naming the field on failure. */
+export async function loadAsk(source: AskSource, chainId: number, detailsFile?: string, profileId?: string, clock: Clock = { now: () => Date.now() }): Promise<LoadedAsk> {
+  const file = askLabel(source);
+  // Inline: a copy, so that nothing done to the body reaches the caller's object (a tool's arguments).
+  const raw = source.file === undefined ? structuredClone(source.inline) : await readUserJson(source.file, 'ask file', 60 * 1024 * 1024);
   const loaded = checkAskBody(raw, file, Math.floor(clock.now() / 1000), getProfile(profileId));
   const ask = loaded.ask;
   if (ask.chainId !== chainId) {
     throw new UsageError('chain_mismatch', `${file}: chainId ${ask.chainId} is not the configured chain ${chainId}`, {
-      hint: `run with --chain-id ${ask.chainId}, or change chainId in the file`,
+      hint: `run with --chain-id ${ask.chainId}, or change chainId in the ${source.file === undefined ? 'ask' : 'file'}`,
     });
   }
   if (ask.maxPaymentAmount === null) {

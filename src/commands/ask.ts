@@ -1,7 +1,10 @@
 // loopsign ask: the whole paid round (docs/ask.md).
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { runAsk, type AskOutcome } from '../ask/flow.js';
+import { runAsk, type AskOptions as AskRequest, type AskOutcome } from '../ask/flow.js';
+import type { AskSource } from '../ask/prepare.js';
+import type { AmountView } from '../ask/amounts-view.js';
+import type { Json } from '../service/client.js';
 import { renderResult } from './render.js';
 import { serviceDocument } from '../output.js';
 import type { AskOptions } from './ask.def.js';
@@ -18,9 +21,9 @@ export async function ask(ctx: Context, options: AskOptions): Promise<void> {
   if (mode !== undefined && mode !== 'wallet_calls' && mode !== 'x402_authorization') {
     throw new UsageError('invalid_payment_mode', `--payment-mode ${mode} must be wallet_calls or x402_authorization`);
   }
-  const out = await runAsk(ctx, {
+  const request: AskRequest = {
     file: String(options.file),
-    paymentMode: mode as 'wallet_calls' | 'x402_authorization' | undefined,
+    paymentMode: mode,
     dryRun: options.dryRun === true,
     confirm: options.confirm !== false,
     wait: options.wait === true,
@@ -28,18 +31,16 @@ export async function ask(ctx: Context, options: AskOptions): Promise<void> {
     atomic: options.atomic === true,
     detailsFile: options.detailsFile,
     setAsideStale: options.setAsideStale === true,
-  });
-  if (options.dryRun === true) {
-    ctx.out.result(serviceDocument(out, { dryRun: true }), () => `dry run of ${String(out.clientRequestId)}: ${String(out.status)}, operation ${String(out.operationKey)}; no payment, no transaction\nanswer: ${String((out.result as Record<string, unknown> | undefined)?.answer ?? 'n/a')}`);
+  };
+  const out = await runAsk(ctx, request);
+  const doc = askDocument(out, request, request.dryRun ? {} : await askAmountsOf(ctx, request));
+  if (request.dryRun) {
+    ctx.out.result(doc, () => `dry run of ${String(out.clientRequestId)}: ${String(out.status)}, operation ${String(out.operationKey)}; no payment, no transaction\nanswer: ${String((out.result as Record<string, unknown> | undefined)?.answer ?? 'n/a')}`);
     return;
   }
   const o = out as AskOutcome;
-  // What the user's own file pays, in display units beside the atomic ones (the file was checked by runAsk).
-  const { askAmounts } = await import('../ask/amounts-view.js');
-  const { loadAskFile } = await import('../ask/prepare.js');
-  const config = await ctx.config();
-  const amounts = askAmounts((await loadAskFile(String(options.file), config.chainId.value, undefined, config.profile.value)).ask);
-  ctx.out.result({ ...(o as unknown as Record<string, unknown>), amounts }, () => {
+  const amounts = doc.amounts as Record<string, AmountView>;
+  ctx.out.result(doc, () => {
     const paid = [amounts.bounty, amounts.feedbackBonus].filter((a) => a !== undefined).map((a) => `${a!.display} (${a!.atomic})`);
     const lines = [
       `${o.resumed ? 'resumed and finished' : 'asked'} ${o.clientRequestId} (${o.paymentMode}): ${o.status}`,
@@ -53,4 +54,20 @@ export async function ask(ctx: Context, options: AskOptions): Promise<void> {
     if (o.next.length) lines.push('', 'next:', ...o.next.map((n) => `  ${n}`));
     return lines.join('\n');
   });
+}
+
+/** What the user's own ask pays, in display units beside the atomic ones (the ask was checked by runAsk). */
+export async function askAmountsOf(ctx: Context, source: AskSource): Promise<Record<string, AmountView>> {
+  const [{ askAmounts }, { loadAsk }] = await Promise.all([import('../ask/amounts-view.js'), import('../ask/prepare.js')]);
+  const config = await ctx.config();
+  return askAmounts((await loadAsk(source, config.chainId.value, undefined, config.profile.value)).ask);
+}
+
+/**
+ * The document `ask --json` prints and `loopsign_ask` returns: a dry run's service document, or the outcome with the
+ * ask's amounts. One function for both, so the two cannot drift.
+ */
+export function askDocument(out: AskOutcome | Json, request: Pick<AskRequest, 'dryRun'>, amounts: Record<string, AmountView>): Record<string, unknown> {
+  if (request.dryRun) return serviceDocument(out, { dryRun: true });
+  return { ...(out as unknown as Record<string, unknown>), amounts };
 }

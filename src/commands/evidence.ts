@@ -44,12 +44,17 @@ export async function verifyEvidence(ctx: Context, options: VerifyEvidenceOption
   if (given.length !== 1) throw new UsageError('usage', 'give one file: a PACKET, or --audit EXPORT, or --coverage EXPORT');
   const file = given[0]!;
   const outcome = await ev.verifyEvidenceFile(file, audit ? 'audit' : coverage ? 'coverage' : undefined, trustOf(options), options.expectedHead);
+  ctx.out.result(evidenceDocument(ctx, outcome), () => render(outcome));
+}
+
+/** The document `verify-evidence --json` prints (and `loopsign_verify_evidence` returns), or the error both give (exit 8). */
+export function evidenceDocument(ctx: Context, outcome: ev.VerifyOutcome): Record<string, unknown> {
   if (!outcome.result.valid) {
     const error = ev.invalidError(outcome);
     ctx.out.note(render(outcome));
     throw error;
   }
-  ctx.out.result({ kind: outcome.kind, ...outcome.result }, () => render(outcome));
+  return { kind: outcome.kind, ...outcome.result };
 }
 
 async function serviceHttp(ctx: Context) {

@@ -2,23 +2,31 @@
 import type { Context } from '../context.js';
 import { LoopsignError } from '../errors.js';
 import { serviceDocument } from '../output.js';
+import type { UploadResult } from '../images/upload.js';
 import type { HandoffOptions, SignLinkOptions, UploadImageOptions } from './images.def.js';
 
 export async function uploadImage(ctx: Context, options: UploadImageOptions, args: unknown[]): Promise<void> {
   const { uploadImages } = await import('../images/upload.js');
   const files = (args[0] as string[] | undefined) ?? [];
   const results = await uploadImages(ctx, files, options.attachmentId);
+  ctx.out.result(uploadDocument(ctx, results), () => results.map((r) => `${r.imageUrl}${r.reused ? '  (already uploaded)' : ''}`).join('\n'));
+}
+
+/**
+ * The document `upload-image --json` prints (and `loopsign_upload_image` returns), with each file's hint as a
+ * warning; when any file failed, the error both give (every file was tried; the exit code is the first failure's).
+ */
+export function uploadDocument(ctx: Context, results: UploadResult[]): Record<string, unknown> {
   for (const r of results) if (r.hint) ctx.out.warn(r.hint);
   const failed = results.filter((r) => !r.ok);
   if (failed.length) {
-    // Every file was tried; the exit code is that of the first failure.
     const first = failed[0]!.error!;
     for (const r of results) ctx.out.note(r.ok ? `ok    ${r.file} → ${r.imageUrl}` : `FAIL  ${r.file}: ${r.error!.message}`);
     const e = new LoopsignError(first.code, `${failed.length} of ${results.length} image(s) failed: ${first.message}`, { details: { results } });
     e.exitCode = first.exitCode as typeof e.exitCode;
     throw e;
   }
-  ctx.out.result({ images: results }, () => results.map((r) => `${r.imageUrl}${r.reused ? '  (already uploaded)' : ''}`).join('\n'));
+  return { images: results };
 }
 
 export async function handoff(ctx: Context, options: HandoffOptions): Promise<void> {

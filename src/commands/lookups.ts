@@ -1,6 +1,8 @@
 // loopsign status | result | quote | templates | confirm
 import type { Context } from '../context.js';
-import { NotReadyError } from '../errors.js';
+import { NotReadyError, UsageError } from '../errors.js';
+import type { Json } from '../service/client.js';
+import type { AmountView } from '../ask/amounts-view.js';
 import * as core from '../ask/lookups.js';
 import { timeoutOf } from './ask.js';
 import { renderResult, renderStatus } from './render.js';
@@ -18,24 +20,45 @@ function lookup(options: StatusOptions & { contentId?: string }): core.LookupOpt
   };
 }
 
+// The documents `--json` prints, one function each, which the MCP tools return too (src/mcp/tools/asks.ts).
+
+/** `status --json`: the service's status document with loopsign's checked summary. */
+export const statusDocument = (s: Json): Record<string, unknown> => serviceDocument(s);
+/** `result --json`. */
+export const resultDocument = (r: Json): Record<string, unknown> => serviceDocument(r);
+/** `templates --json`. */
+export const templatesDocument = (t: Json): Record<string, unknown> => serviceDocument(t);
+/** `confirm --json`. */
+export const confirmDocument = (r: Json): Record<string, unknown> => serviceDocument(r);
+
+/** `quote --json`: the quote with its amounts in display units beside the atomic ones. */
+export async function quoteDocument(q: Json): Promise<Record<string, unknown>> {
+  const { quoteAmounts } = await import('../ask/amounts-view.js');
+  return serviceDocument(q, { amounts: quoteAmounts(q) });
+}
+
 export async function status(ctx: Context, options: StatusOptions): Promise<void> {
   const s = await core.status(ctx, lookup(options));
-  ctx.out.result(serviceDocument(s), () => renderStatus(s));
+  ctx.out.result(statusDocument(s), () => renderStatus(s));
 }
 
 export async function result(ctx: Context, options: ResultOptions): Promise<void> {
   const r = await core.result(ctx, lookup(options));
-  ctx.out.result(serviceDocument(r), () => renderResult(r));
+  ctx.out.result(resultDocument(r), () => renderResult(r));
   if (options.requireFinal === true && r.ready !== true) {
     throw new NotReadyError('result_not_final', 'the result is not final yet', { hint: 'wait with --wait, or run again later' });
   }
 }
 
 export async function quote(ctx: Context, options: QuoteOptions): Promise<void> {
-  const q = await core.quote(ctx, String(options.file), options.paymentMode);
-  const { quoteAmounts } = await import('../ask/amounts-view.js');
-  const amounts = quoteAmounts(q);
-  ctx.out.result(serviceDocument(q, { amounts }), () => {
+  const mode = options.paymentMode;
+  if (mode !== undefined && mode !== 'wallet_calls' && mode !== 'x402_authorization') {
+    throw new UsageError('invalid_payment_mode', `--payment-mode ${mode} must be wallet_calls or x402_authorization`);
+  }
+  const q = await core.quote(ctx, { file: String(options.file) }, mode);
+  const doc = await quoteDocument(q);
+  const amounts = doc.amounts as Record<string, AmountView>;
+  ctx.out.result(doc, () => {
     const p = (q.payment ?? {}) as Record<string, unknown>;
     const total = amounts.total ? `${amounts.total.display} (${amounts.total.atomic} atomic units)` : `${String(p.totalAmount ?? p.amount)} ${String(p.asset)} atomic units`;
     const max = amounts.maxPaymentHint ? `${amounts.maxPaymentHint.display} (${amounts.maxPaymentHint.atomic})` : String(q.maxPaymentAmountHint);
@@ -50,12 +73,12 @@ export async function quote(ctx: Context, options: QuoteOptions): Promise<void> 
 
 export async function templates(ctx: Context): Promise<void> {
   const t = await core.templates(ctx);
-  ctx.out.result(serviceDocument(t), () =>
+  ctx.out.result(templatesDocument(t), () =>
     ((t.templates as Record<string, unknown>[]) ?? []).map((x) => `${String(x.id).padEnd(28)} ${String(x.title)}${(x.templateInputsSchema as { required?: string[] })?.required?.length ? `  (inputs: ${(x.templateInputsSchema as { required: string[] }).required.join(', ')})` : ''}`).join('\n'),
   );
 }
 
 export async function confirm(ctx: Context, options: ConfirmOptions): Promise<void> {
   const r = await core.confirm(ctx, String(options.operationKey), options.tx ?? [], options.feedbackBonus === true);
-  ctx.out.result(serviceDocument(r), () => (options.feedbackBonus === true ? `feedback bonus: ${String((r.feedbackBonus as Record<string, unknown>)?.status)}` : renderStatus(r)));
+  ctx.out.result(confirmDocument(r), () => (options.feedbackBonus === true ? `feedback bonus: ${String((r.feedbackBonus as Record<string, unknown>)?.status)}` : renderStatus(r)));
 }

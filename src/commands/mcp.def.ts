@@ -14,7 +14,7 @@ export function defineMcp(program: Command, lazy: Lazy): void {
     .addHelpText(
       'after',
       examples(['LOOPSIGN_PASSWORD_FILE=~/.loopsign-pass loopsign mcp', 'loopsign --chain-id 31337 --policy agent-policy.json mcp']) +
-        '\nStarted by an MCP host (see docs/agents.md for its configuration); stdout carries only the protocol, the log goes to stderr.\nTools read files only under the host\'s roots and the --root folders.\nAbove the policy\'s approval threshold the user is asked through MCP elicitation; without it such a spend is refused.\n',
+        '\nStarted by an MCP host (see docs/agents.md for its configuration); stdout carries only the protocol, the log goes to stderr.\nTools read files only under the host\'s roots and the --root folders.\nAbove the policy\'s approval threshold the user is asked through MCP elicitation; without it such a spend is refused.\nWith no policy file a built-in default applies: 5 USDC per ask, 20 USDC per 24 h on each chain, approval above 2 USDC (docs/policy.md).\n',
     )
     .action(lazy(() => import('./mcp.js'), (m) => m.mcp));
   mcp

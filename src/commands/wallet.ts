@@ -72,11 +72,17 @@ export async function walletImport(ctx: Context, options: WalletImportOptions): 
 }
 
 export async function walletAddress(ctx: Context): Promise<void> {
+  const doc = await walletAddressDocument(ctx);
+  ctx.out.result(doc, () => doc.address);
+}
+
+/** The document `wallet address --json` prints (and `loopsign_wallet_address` returns). */
+export async function walletAddressDocument(ctx: Context): Promise<{ address: string; signer: string; keystore: string | null }> {
   const config = await ctx.config();
   // The keystore's own address field, --from for an external signer (cast keystores carry none: then it is unlocked).
   const address = await ctx.walletAddress();
   const { describeSource } = await import('../wallet/signers/types.js');
-  ctx.out.result({ address, signer: describeSource(config.signer.source), keystore: config.signer.source.kind === 'keystore' ? config.keystore.value : null }, () => address);
+  return { address, signer: describeSource(config.signer.source), keystore: config.signer.source.kind === 'keystore' ? config.keystore.value : null };
 }
 
 export async function walletExport(ctx: Context, options: WalletExportOptions): Promise<void> {
@@ -104,21 +110,23 @@ export async function walletExport(ctx: Context, options: WalletExportOptions): 
 }
 
 export async function walletBalance(ctx: Context, options: WalletBalanceOptions): Promise<void> {
-  const { readBalances } = await import('../wallet/balances.js');
-  let address: `0x${string}`;
-  if (typeof options.address === 'string') {
-    address = checkAddress(options.address, '--address');
-  } else {
-    address = await ctx.walletAddress();
-  }
-  const { settings: resolved, client } = await ctx.chain();
-  const balances = await readBalances(resolved, client, address);
-  ctx.out.result({ address, chainId: resolved.chain.chainId, balances }, () =>
+  const { doc, resolved } = await walletBalanceDocument(ctx, typeof options.address === 'string' ? options.address : undefined);
+  const { address, balances } = doc;
+  ctx.out.result(doc, () =>
     [
       `wallet ${address} on ${resolved.chain.name} (${resolved.chain.chainId})`,
       ...balances.map((b) => `  ${b.symbol.padEnd(5)} ${b.formatted ?? 'not configured on this chain'}${b.tokenAddress ? `  (token ${b.tokenAddress})` : ''}`),
     ].join('\n'),
   );
+}
+
+/** The balances of the wallet, or of `other`, and the document `wallet balance --json` prints (and `loopsign_wallet_balance` returns). */
+export async function walletBalanceDocument(ctx: Context, other?: string) {
+  const { readBalances } = await import('../wallet/balances.js');
+  const address = other !== undefined ? checkAddress(other, '--address') : await ctx.walletAddress();
+  const { settings: resolved, client } = await ctx.chain();
+  const balances = await readBalances(resolved, client, address);
+  return { doc: { address, chainId: resolved.chain.chainId, balances }, resolved };
 }
 
 export async function walletRekey(ctx: Context, options: WalletRekeyOptions): Promise<void> {

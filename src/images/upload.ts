@@ -122,7 +122,7 @@ export async function uploadImages(ctx: Context, files: string[], attachmentId?:
  * checked before any network call, uploaded (or reused when this wallet uploaded it before, so a resumed ask keeps
  * its payload), and replaced by its URL in `question.imageUrls`.
  */
-export async function resolveImageFiles(ctx: Context, body: Record<string, unknown>, askFile: string): Promise<Record<string, unknown>> {
+export async function resolveImageFiles(ctx: Context, body: Record<string, unknown>, askFile: string, folder: string): Promise<Record<string, unknown>> {
   const path = await import('node:path');
   const out = structuredClone(body);
   const questions = (Array.isArray(out.questions) ? out.questions : out.question ? [out.question] : []) as Record<string, unknown>[];
@@ -130,8 +130,9 @@ export async function resolveImageFiles(ctx: Context, body: Record<string, unkno
   for (const q of questions) {
     if (q.imageFiles === undefined) continue;
     if (!Array.isArray(q.imageFiles) || q.imageFiles.some((f) => typeof f !== 'string')) throw new UsageError('invalid_ask', `${askFile}: question.imageFiles must be an array of file paths`);
-    // Named in a file an agent may have written: read only where this run may read (an MCP server's roots).
-    for (const f of q.imageFiles as string[]) jobs.push({ q, file: await ctx.files.check(path.resolve(path.dirname(askFile), f), 'an image the ask file names') });
+    // Named in an ask an agent may have written (a file, or inline): read only where this run may read (an MCP
+    // server's roots). Relative paths: from the ask file's folder, or for an inline ask the working directory.
+    for (const f of q.imageFiles as string[]) jobs.push({ q, file: await ctx.files.check(path.resolve(folder, f), 'an image the ask names') });
   }
   if (jobs.length === 0) return out;
   for (const j of jobs) await precheckImage(j.file);

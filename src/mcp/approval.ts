@@ -6,13 +6,19 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { AskPerson } from '../context.js';
 import type { Approver } from '../policy/gate.js';
-import type { Extra } from './call.js';
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+
+/** Where a question to the person belongs: the run's signal (its end withdraws the question) and the call that started it. */
+export interface AskingFor {
+  signal: AbortSignal;
+  relatedRequestId: RequestId;
+}
 
 /** How long the person has to answer before the answer counts as no (a host may show the form for a while). */
 const ANSWER_WITHIN_MS = 10 * 60_000;
 
 /** A yes-or-no form the host shows its user; undefined when the client cannot show one. */
-export function elicitationAsker(server: McpServer, extra: Extra): AskPerson | undefined {
+export function elicitationAsker(server: McpServer, run: AskingFor): AskPerson | undefined {
   // MCP 2025-11-25: an empty elicitation capability means form mode (the older protocol's only mode).
   const e = server.server.getClientCapabilities()?.elicitation as { form?: unknown; url?: unknown } | undefined;
   if (!e || (e.form === undefined && e.url !== undefined)) return undefined;
@@ -28,7 +34,7 @@ export function elicitationAsker(server: McpServer, extra: Extra): AskPerson | u
             required: ['approve'],
           },
         },
-        { signal: extra.signal, relatedRequestId: extra.requestId, timeout: ANSWER_WITHIN_MS },
+        { signal: run.signal, relatedRequestId: run.relatedRequestId, timeout: ANSWER_WITHIN_MS },
       );
       return answer.action === 'accept' && answer.content?.approve === true;
     } catch (error) {

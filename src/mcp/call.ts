@@ -1,30 +1,25 @@
-// One tool call: a fresh Context (the server's global options; an Output that writes nothing to stdout; the
-// elicitation approver when the client can ask its user; the request's abort signal), then the very handler the
-// CLI runs for the same command, so every spend passes the same guards, ledger and policy. Its `--json` document
-// becomes the tool's structured result; a failure becomes a tool error carrying loopsign's error document
-// (src/mcp/tool-errors.ts).
+// What a tool is, and the Context one run of it gets. A tool checks its arguments with its input schema, then calls
+// the very core function its command calls (runAsk, the lookups, runRate, …) with the checked request type — never a
+// command handler with commander-shaped options, so a renamed field is a compile error — and returns the fields of
+// the document that command prints with --json (the same pure function builds both: src/commands/*). Every path an
+// agent names goes through the run's file gate (ctx.files) first. The server (server.ts) turns the fields into the
+// printed document, or a failure into loopsign's error document (tool-errors.ts).
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import type { Handler } from '../commands/define.js';
 import type { GlobalFlags } from '../config.js';
-import { createContext } from '../context.js';
-import { jsonText, Output } from '../output.js';
-import { elicitationApprover, elicitationAsker } from './approval.js';
+import { createContext, type Context } from '../context.js';
 import type { FileGate } from '../files.js';
+import { Output } from '../output.js';
 import type { ResolvedSigner } from '../wallet/signers/spec.js';
+import { elicitationApprover, elicitationAsker, type AskingFor } from './approval.js';
 import type { LogLevel } from './log-level.js';
-import { toolError } from './tool-errors.js';
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-/** What a tool runs: a command's handler with the options and arguments commander would have given it. */
-export interface Invocation {
-  handler: Handler<any>;
-  options: object;
-  args?: unknown[];
-}
+/** A tool's checked arguments. */
+export type Input<I extends z.ZodRawShape> = z.infer<z.ZodObject<I>>;
 
 export interface Tool<I extends z.ZodRawShape> {
   name: `loopsign_${string}`;
@@ -34,72 +29,133 @@ export interface Tool<I extends z.ZodRawShape> {
   input: I;
   /** The `--json` document of the command (`ok: true` and its fields). */
   output: z.ZodObject;
-  /** The handler and its options; every path the agent names goes through `files` first. */
-  invoke(input: z.infer<z.ZodObject<I>>, files: FileGate): Promise<Invocation>;
+  /** Pairs of arguments of which exactly one must be given: a path, or the same JSON inline (checked before `run`). */
+  exactlyOne?: [path: string, inline: string][];
+  /** The command's core call with the checked arguments: the fields of its `--json` document (beside `ok: true`). */
+  run(ctx: Context, input: Input<I>): Promise<Record<string, unknown>>;
+  /**
+   * For a tool whose calls can outlast a host's request timeout (it pays and waits, or waits): such a call runs as a
+   * job in the server and answers within its budget, pending if not done (src/mcp/jobs.ts).
+   */
+  job?: {
+    /** Whether this call runs as a job (default: every call of the tool). */
+    when?(input: Input<I>): boolean;
+    /** What a pending answer reports beside the job's progress: what loopsign's database knows so far. */
+    known?(ctx: Context, input: Input<I>): Promise<Record<string, unknown>>;
+  };
 }
 
-/** Typed helper for declaring a tool (the input type flows into `invoke`). */
+/** Typed helper for declaring a tool (the input type flows into `run`). */
 export const tool = <I extends z.ZodRawShape>(t: Tool<I>): Tool<I> => t;
 
 /**
- * The Output a tool's handler writes to. The result goes into a buffer, never to stdout; progress becomes MCP
- * progress notifications (when the caller sent a progressToken) and JSON lines on stderr; warnings become MCP
- * log messages and stderr lines. JSON mode, so the document is exactly what `--json` prints, and so no terminal
- * prompt can ever be shown.
+ * The calls following one run. Each hears its progress as MCP progress notifications under its own progressToken,
+ * numbered in its own count; a call that has answered (pending, cancelled) hears nothing more. Warnings go to the host
+ * once, as log messages, at the level the host set.
  */
-class ToolOutput extends Output {
-  private step = 0;
+export class Audience {
+  private readonly calls = new Map<Extra, { step: number }>();
 
   constructor(
-    flags: GlobalFlags,
-    private readonly extra: Extra,
+    private readonly server: McpServer,
     private readonly logs: LogLevel,
-    private readonly sink = captureSink(),
-  ) {
-    super({ json: true, quiet: flags.quiet === true, debug: flags.debug === true }, { stdout: sink.stream, stderr: process.stderr });
+  ) {}
+
+  get size(): number {
+    return this.calls.size;
   }
 
-  document(): Record<string, unknown> | undefined {
-    const text = this.sink.text();
-    return text ? (JSON.parse(text) as Record<string, unknown>) : undefined;
+  join(extra: Extra): void {
+    this.calls.set(extra, { step: 0 });
+  }
+
+  leave(extra: Extra): void {
+    this.calls.delete(extra);
+  }
+
+  progress(message: string): void {
+    for (const [extra, call] of this.calls) {
+      const token = extra._meta?.progressToken;
+      if (token !== undefined) send(extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++call.step, message } }));
+    }
+  }
+
+  warn(message: string): void {
+    if (!this.logs.allows('warning')) return;
+    const notification: ServerNotification = { method: 'notifications/message', params: { level: 'warning', logger: 'loopsign', data: { message } } };
+    const first = this.calls.keys().next().value;
+    send(first ? first.sendNotification(notification) : this.server.server.notification(notification));
+  }
+}
+
+// A notification the client no longer wants (the call was cancelled, the host went away) is nothing to fail on.
+const send = (sent: Promise<void>) => void sent.catch(() => undefined);
+
+/**
+ * The Output of a run: JSON mode (no terminal prompt can ever be shown); progress to the audience and as JSON lines
+ * on stderr (hosts keep stderr as the server's log), warnings as log messages and stderr lines. Nothing reaches
+ * stdout, which is the protocol's.
+ */
+export class RunOutput extends Output {
+  constructor(
+    flags: GlobalFlags,
+    private readonly audience: Audience,
+    private readonly onProgress: (event: string, message: string) => void = () => undefined,
+  ) {
+    super({ json: true, quiet: flags.quiet === true, debug: flags.debug === true }, { stdout: NOWHERE, stderr: process.stderr });
   }
 
   override progress(event: string, message: string, data: Record<string, unknown> = {}): void {
-    const token = this.extra._meta?.progressToken;
-    if (token !== undefined) this.notify({ method: 'notifications/progress', params: { progressToken: token, progress: ++this.step, message } });
+    this.audience.progress(message);
+    this.onProgress(event, message);
     if (!this.options.quiet) super.progress(event, message, data);
   }
 
   override warn(message: string, data: Record<string, unknown> = {}): void {
-    if (this.logs.allows('warning')) this.notify({ method: 'notifications/message', params: { level: 'warning', logger: 'loopsign', data: { message } } });
+    this.audience.warn(message);
     super.warn(message, data);
   }
-
-  private notify(notification: ServerNotification): void {
-    // A notification the client no longer wants (the call was cancelled, the host went away) is nothing to fail on.
-    this.extra.sendNotification(notification).catch(() => undefined);
-  }
 }
 
-function captureSink() {
+const NOWHERE = { write: () => true } as unknown as NodeJS.WritableStream;
+
+/** What every run of one server shares. */
+export interface ServerRun {
+  server: McpServer;
+  flags: GlobalFlags;
+  files: FileGate;
+  /** The signer fixed when the server started. */
+  signer?: ResolvedSigner;
+}
+
+/**
+ * The Context of one run: the server's global options and fixed signer, the run's Output and signal, the file gate,
+ * and the person at the host for approvals and terms (elicitation) when the client can show them a form. With no
+ * policy file, the built-in default policy (src/policy/default.ts): an agent never spends without a limit.
+ */
+export function runContext(s: ServerRun, out: Output, asking: AskingFor): Context {
+  const ask = elicitationAsker(s.server, asking);
+  const approver = elicitationApprover(ask);
+  const ctx: Context = createContext({
+    flags: s.flags,
+    out,
+    approver,
+    signal: asking.signal,
+    askPerson: ask,
+    files: s.files,
+    ...(s.signer ? { signer: s.signer } : {}),
+    policy: async () => {
+      const [{ PolicyGate }, { builtInPolicy }] = await Promise.all([import('../policy/gate.js'), import('../policy/default.js')]);
+      return PolicyGate.load(out, s.flags.policy, () => ctx.store(), approver, builtInPolicy);
+    },
+  });
+  return ctx;
+}
+
+/** The document the command prints with --json for these fields (the same Output method, so the same bytes). */
+export function printedDocument(fields: Record<string, unknown>): Record<string, unknown> {
   let text = '';
-  const stream = { write: (chunk: string) => ((text += chunk), true) } as unknown as NodeJS.WritableStream;
-  return { stream, text: () => text };
-}
-
-export async function runTool(server: McpServer, flags: GlobalFlags, extra: Extra, logs: LogLevel, files: FileGate, signer: ResolvedSigner | undefined, invocation: (files: FileGate) => Promise<Invocation>): Promise<CallToolResult> {
-  const out = new ToolOutput(flags, extra, logs);
-  try {
-    const { handler, options, args } = await invocation(files);
-    // No one to ask when the client cannot elicit: the policy then refuses a spend above its threshold, and
-    // confidentiality terms are not accepted.
-    const ask = elicitationAsker(server, extra);
-    const ctx = createContext({ flags, out, approver: elicitationApprover(ask), signal: extra.signal, askPerson: ask, files, ...(signer ? { signer } : {}) });
-    await handler(ctx, { ...flags, ...options }, args ?? []);
-    const doc = out.document();
-    if (!doc) throw new Error('the command printed no result');
-    return { content: [{ type: 'text', text: jsonText(doc) }], structuredContent: doc };
-  } catch (error) {
-    return toolError(error, flags.debug === true);
-  }
+  const sink = { write: (chunk: string) => ((text += chunk), true) } as unknown as NodeJS.WritableStream;
+  new Output({ json: true, quiet: true, debug: false }, { stdout: sink, stderr: NOWHERE }).result(fields);
+  return JSON.parse(text) as Record<string, unknown>;
 }

@@ -73,12 +73,20 @@ export function toolError(error: unknown, debug: boolean): CallToolResult {
 }
 
 /** Arguments that do not match a tool's input schema: nothing was run, as with a bad flag. */
-export function invalidArguments(tool: string, error: z.ZodError): UsageError {
-  const issues = error.issues.map((i) => `${i.path.length ? i.path.join('.') : 'arguments'}: ${i.message}`);
+export function invalidArguments(tool: string, error: z.ZodError | { path: PropertyKey[]; message: string }[]): UsageError {
+  const list = Array.isArray(error) ? error : error.issues;
+  const issues = list.map((i) => `${i.path.length ? i.path.join('.') : 'arguments'}: ${i.message}`);
   return new UsageError('invalid_arguments', `invalid arguments for ${tool}: ${issues.join('; ')}`, {
     hint: `fix the arguments to match the inputSchema of ${tool} (tools/list) and call again; nothing was run`,
-    details: { tool, issues: error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) },
+    details: { tool, issues: list.map((i) => ({ path: i.path.map(String), message: i.message })) },
   });
+}
+
+/** Pairs of arguments of which exactly one must be given (a path, or the same JSON inline): the issues, if any. */
+export function exactlyOneIssues(input: Record<string, unknown>, pairs: [path: string, inline: string][]): { path: string[]; message: string }[] {
+  return pairs
+    .filter(([a, b]) => (input[a] === undefined) === (input[b] === undefined))
+    .map(([a, b]) => ({ path: [input[a] === undefined ? a : b], message: `give ${a} (a path) or ${b} (the JSON object itself), exactly one of the two` }));
 }
 
 /** A tool name the server does not have (a protocol error; its data is the error document). */

@@ -35,8 +35,9 @@ export const policySchema = z
 export type PolicyFile = z.infer<typeof policySchema>;
 
 export interface LoadedPolicy {
+  /** The file's path (for the built-in default of `loopsign mcp`, its name: src/policy/default.ts). */
   file: string;
-  source: 'config folder' | 'flag' | 'env';
+  source: 'config folder' | 'flag' | 'env' | 'built-in default';
   policy: PolicyFile;
 }
 

@@ -14,6 +14,7 @@ import type { NormalizedAsk } from '../protocol/ask-normalize.js';
 import type { Output } from '../output.js';
 import type { Asset, SpendEffect } from '../wallet/spend-effects.js';
 import { loadPolicies, type LoadedPolicy } from './file.js';
+import { BUILT_IN_POLICY, CHANGE_DEFAULT_POLICY } from './default.js';
 import { calendarMonth, increment, operationEffects, operationUsage, rolling24h, sum, windowUsage, type Window } from './usage.js';
 
 export interface ApprovalRequest {
@@ -37,9 +38,12 @@ const limitOf = (a: { maxUsdc?: string; maxLrep?: string } | undefined, asset: A
 };
 
 function refuse(code: 'policy_limit' | 'approval_required' | 'approval_declined', message: string, details: Record<string, unknown>): never {
+  const builtIn = details.policy === BUILT_IN_POLICY;
+  let hint = code === 'policy_limit' ? 'the policy changes only by editing its file (see `loopsign config show` and docs/policy.md)' : 'a human must approve this spend; run it where you can answer the prompt, or through an MCP host that supports elicitation';
+  if (builtIn) hint = `${code === 'policy_limit' ? '' : `${hint}. `}No policy file is set, so ${BUILT_IN_POLICY} applies; to change it, ${CHANGE_DEFAULT_POLICY}`;
   throw new RefusedError(code, `refused by the spending policy: ${message}; nothing was signed`, {
-    hint: code === 'policy_limit' ? 'the policy changes only by editing its file (see `loopsign config show` and docs/policy.md)' : 'a human must approve this spend; run it where you can answer the prompt, or through an MCP host that supports elicitation',
-    details: { rule: code, ...details },
+    hint,
+    details: { rule: code, ...details, ...(builtIn ? { builtInDefault: true } : {}) },
   });
 }
 
@@ -61,12 +65,22 @@ export class PolicyGate {
     private readonly store: () => Promise<Store>,
   ) {}
 
-  static async load(out: Output, flag: string | undefined, store: () => Promise<Store>, approver?: Approver): Promise<PolicyGate> {
-    return new PolicyGate(await loadPolicies(flag), out, approver, store);
+  /**
+   * The policy files in force now; with none, `fallback` when given (`loopsign mcp`'s built-in default,
+   * src/policy/default.ts), else no policy at all (the CLI: a notice on every spend).
+   */
+  static async load(out: Output, flag: string | undefined, store: () => Promise<Store>, approver?: Approver, fallback?: () => LoadedPolicy): Promise<PolicyGate> {
+    const files = await loadPolicies(flag);
+    return new PolicyGate(files.length === 0 && fallback ? [fallback()] : files, out, approver, store);
   }
 
   get active(): boolean {
     return this.policies.length > 0;
+  }
+
+  /** Whether the built-in default applies (no policy file is set). */
+  get builtIn(): boolean {
+    return this.policies.some((p) => p.source === 'built-in default');
   }
 
   /**

@@ -1,26 +1,69 @@
-// Asking: templates, quote, ask, confirm, status, result, check plan — the handlers of `loopsign templates|quote|
-// ask|confirm|status|result|check-plan`, fed the options their flags would give.
+// Asking: templates, quote, ask, confirm, status, result, check plan — the core calls of `loopsign templates|quote|
+// ask|confirm|status|result|check-plan` (src/ask/flow.ts, src/ask/lookups.ts), with the documents those commands
+// print (src/commands/ask.ts, lookups.ts, check-plan.ts). An ask is a file or inline (`ask`), checked alike.
 import { z } from 'zod';
-import { tool } from '../call.js';
-import { contentId, document, filePath, operationKey, paymentMode, serviceDocument, timeoutSeconds, txHash, address } from '../schemas.js';
+import type { Context } from '../../context.js';
+import { readUserJson } from '../../fsutil.js';
+import type { AskSource } from '../../ask/prepare.js';
+import type { LookupOptions } from '../../ask/lookups.js';
+import { tool, type Input } from '../call.js';
+import { address, contentId, document, filePath, inlineAsk, operationKey, paymentMode, pendingFields, replyWithinSeconds, serviceDocument, timeoutSeconds, txHash } from '../schemas.js';
 
-const lookups = () => import('../../commands/lookups.js');
+const core = () => import('../../ask/lookups.js');
+const documents = () => import('../../commands/lookups.js');
+
+/** A path (read only through the file gate) or the JSON inline: the tool's `exactlyOne` made sure of one of them. */
+async function pathOr<T>(ctx: Context, given: { path?: string; inline?: T }, what: string): Promise<{ file: string } | { inline: T }> {
+  return given.inline !== undefined ? { inline: given.inline } : { file: await ctx.files.check(given.path!, what) };
+}
+
+/** The ask of a quote or an ask call: `file` or `ask`. */
+const askSource = (ctx: Context, i: { file?: string; ask?: Record<string, unknown> }): Promise<AskSource> => pathOr(ctx, { path: i.file, inline: i.ask }, 'the ask file');
+
+const askInput = {
+  file: filePath('the ask file (JSON, interface or live shape); give this or ask').optional(),
+  ask: inlineAsk.optional(),
+};
 
 const lookupInput = {
   operationKey: operationKey.optional(),
   clientRequestId: z.string().min(1).optional().describe('the clientRequestId of the ask (with the configured chain and the wallet)'),
   wallet: address.optional().describe('the asking wallet for clientRequestId (default: the keystore)'),
-  wait: z.boolean().optional().describe('poll until the round is ready (progress notifications; cancel the call to stop waiting)'),
+  wait: z.boolean().optional().describe('poll until the round is ready (progress notifications; the call answers pending within replyWithinSeconds and continueWith follows the wait)'),
   timeoutSeconds: timeoutSeconds(600),
+  replyWithinSeconds,
 };
 
-const lookupOptions = (i: { operationKey?: string; clientRequestId?: string; wallet?: string; wait?: boolean; timeoutSeconds?: number }) => ({
+const lookup = (i: Input<typeof lookupInput> & { contentId?: string }): LookupOptions => ({
   operationKey: i.operationKey,
   clientRequestId: i.clientRequestId,
+  contentId: i.contentId,
   wallet: i.wallet,
-  wait: i.wait,
-  timeout: String(i.timeoutSeconds ?? 600),
+  wait: i.wait === true,
+  timeoutSeconds: i.timeoutSeconds ?? 600,
 });
+
+/** A lookup is a job only when it waits. */
+const waits = { when: (i: { wait?: boolean }) => i.wait === true };
+
+/** What loopsign's journal of an ask says so far: its step, key and every transaction (what was signed and paid). */
+async function askJournal(ctx: Context, source: AskSource): Promise<Record<string, unknown>> {
+  const [{ loadAsk }, { operationId, readOperation }] = await Promise.all([import('../../ask/prepare.js'), import('../../store/operation.js')]);
+  const config = await ctx.config();
+  const { ask } = await loadAsk(source, config.chainId.value, undefined, config.profile.value, ctx.clock);
+  // The wallet the run opened (one memo per run: nothing is unlocked twice).
+  const wallet = (await ctx.wallet()).address.toLowerCase();
+  const id = operationId('ask', [config.chainId.value, wallet, ask.clientRequestId]);
+  const op = readOperation(await ctx.store(), 'ask', id);
+  if (!op) return { clientRequestId: ask.clientRequestId, operation: id, step: 'not started', transactions: [] };
+  return {
+    clientRequestId: ask.clientRequestId,
+    operation: op.id,
+    step: op.step,
+    operationKey: op.operationKey ?? null,
+    transactions: op.txs.map((t) => ({ hash: t.hash, stage: t.stage, status: t.status })),
+  };
+}
 
 export const askTools = [
   tool({
@@ -29,31 +72,34 @@ export const askTools = [
     description: 'List the question templates the service offers (ids for question.templateId and the inputs each requires).',
     input: {},
     output: serviceDocument(),
-    invoke: async () => ({ handler: (await lookups()).templates, options: {} }),
+    run: async (ctx) => (await documents()).templatesDocument(await (await core()).templates(ctx)),
   }),
   tool({
     name: 'loopsign_quote',
     title: 'Quote an ask',
-    description: 'Price an ask file without paying: the payment, its operationKey and whether it can be submitted.',
-    input: { file: filePath('the ask file (JSON)'), paymentMode: paymentMode.optional() },
+    description: 'Price an ask without paying (the ask inline, or its file): the payment, its operationKey and whether it can be submitted.',
+    input: { ...askInput, paymentMode: paymentMode.optional() },
+    exactlyOne: [['file', 'ask']],
     output: serviceDocument(),
-    invoke: async (i, files) => ({ handler: (await lookups()).quote, options: { file: await files.check(i.file, 'the ask file'), paymentMode: i.paymentMode } }),
+    run: async (ctx, i) => (await documents()).quoteDocument(await (await core()).quote(ctx, await askSource(ctx, i), i.paymentMode)),
   }),
   tool({
     name: 'loopsign_ask',
     title: 'Ask humans and pay',
     description:
-      "Ask humans and pay from the local wallet: the service's plan is checked against the ask file and the spending policy, then signed, executed and confirmed; calling again with the same file resumes and never pays twice.",
+      "Ask humans and pay from the local wallet (the ask inline, or its file): the service's plan is checked against the ask and the spending policy, then signed, executed and confirmed; calling again with the same ask resumes and never pays twice.",
     input: {
-      file: filePath('the ask file (JSON, interface or live shape)'),
-      paymentMode: paymentMode.optional().describe('default: the file, else the service default'),
+      ...askInput,
+      paymentMode: paymentMode.optional().describe('default: the ask, else the service default'),
       dryRun: z.boolean().optional().describe('ask the service for a dry run: no payment, no transaction'),
       confirm: z.boolean().optional().describe('confirm the executed plan with the service (default true; false: call loopsign_confirm later)'),
-      wait: z.boolean().optional().describe('follow the ask to its settled result (progress notifications; cancelling stops only the wait, the ask stays resumable)'),
+      wait: z.boolean().optional().describe('follow the ask to its settled result (progress notifications; an answer before then is pending, and continueWith follows it)'),
       timeoutSeconds: timeoutSeconds(1800),
       atomic: z.boolean().optional().describe('batch calls that may share a block through EIP-7702 (allows delegating this wallet to the pinned delegate)'),
       detailsFile: filePath('check question.detailsHash against the SHA-256 of this file').optional(),
+      replyWithinSeconds,
     },
+    exactlyOne: [['file', 'ask']],
     output: document({
       operationKey: z.string().optional(),
       clientRequestId: z.string().optional(),
@@ -69,20 +115,25 @@ export const askTools = [
       next: z.array(z.string()).optional(),
       dryRun: z.boolean().optional(),
       service: z.unknown().optional().describe('dry run: the service document'),
+      ...pendingFields,
     }),
-    invoke: async (i, files) => ({
-      handler: (await import('../../commands/ask.js')).ask,
-      options: {
-        file: await files.check(i.file, 'the ask file'),
+    run: async (ctx, i) => {
+      const [{ runAsk }, { askDocument, askAmountsOf }] = await Promise.all([import('../../ask/flow.js'), import('../../commands/ask.js')]);
+      const source = await askSource(ctx, i);
+      const request = {
+        ...source,
         paymentMode: i.paymentMode,
-        dryRun: i.dryRun,
+        dryRun: i.dryRun === true,
         confirm: i.confirm !== false,
-        wait: i.wait,
-        timeout: String(i.timeoutSeconds ?? 1800),
-        atomic: i.atomic,
-        detailsFile: i.detailsFile === undefined ? undefined : await files.check(i.detailsFile, 'the details file'),
-      },
-    }),
+        wait: i.wait === true,
+        timeoutSeconds: i.timeoutSeconds ?? 1800,
+        atomic: i.atomic === true,
+        detailsFile: i.detailsFile === undefined ? undefined : await ctx.files.check(i.detailsFile, 'the details file'),
+      };
+      const out = await runAsk(ctx, request);
+      return askDocument(out, request, request.dryRun ? {} : await askAmountsOf(ctx, source));
+    },
+    job: { known: async (ctx, i) => askJournal(ctx, await askSource(ctx, i)) },
   }),
   tool({
     name: 'loopsign_confirm',
@@ -94,35 +145,44 @@ export const askTools = [
       feedbackBonus: z.boolean().optional().describe('confirm the feedback bonus transactions instead'),
     },
     output: serviceDocument(),
-    invoke: async (i) => ({ handler: (await lookups()).confirm, options: { operationKey: i.operationKey, tx: i.transactionHashes, feedbackBonus: i.feedbackBonus } }),
+    run: async (ctx, i) => (await documents()).confirmDocument(await (await core()).confirm(ctx, i.operationKey, i.transactionHashes ?? [], i.feedbackBonus === true)),
   }),
   tool({
     name: 'loopsign_status',
     title: 'Status of an ask',
     description: 'The status of an ask by operationKey or clientRequestId; with wait, poll until it settles.',
     input: lookupInput,
-    output: serviceDocument(),
-    invoke: async (i) => ({ handler: (await lookups()).status, options: lookupOptions(i) }),
+    output: serviceDocument(pendingFields),
+    run: async (ctx, i) => (await documents()).statusDocument(await (await core()).status(ctx, lookup(i))),
+    job: waits,
   }),
   tool({
     name: 'loopsign_result',
     title: 'Result of an ask',
     description: 'The result of an ask (answer, vote distribution, rater feedback marked as untrusted data) by operationKey, clientRequestId or contentId.',
     input: { ...lookupInput, contentId: contentId.optional().describe('a question of the ask (bundles), or on its own: the result by content') },
-    output: serviceDocument(),
-    invoke: async (i) => ({ handler: (await lookups()).result, options: { ...lookupOptions(i), contentId: i.contentId } }),
+    output: serviceDocument(pendingFields),
+    run: async (ctx, i) => (await documents()).resultDocument(await (await core()).result(ctx, lookup(i))),
+    job: waits,
   }),
   tool({
     name: 'loopsign_check_plan',
     title: 'Check a plan offline',
-    description: "Check a service answer obtained elsewhere (ask plan, x402 request or follow-up, bonus confirmation, rating prepare) against your ask with the signing guards, offline; a refused answer must not be signed.",
+    description:
+      "Check a service answer obtained elsewhere (ask plan, x402 request or follow-up, bonus confirmation, rating prepare) against your ask with the signing guards, offline; a refused answer must not be signed.",
     input: {
-      ask: filePath('your ask file or the ask body that was sent (for a rating prepare: its arguments)'),
-      response: filePath("the service's JSON answer"),
+      ask: inlineAsk.optional().describe('your ask or the ask body that was sent (for a rating prepare: its arguments), as a JSON object; give this or askFile'),
+      askFile: filePath('the same, as a file').optional(),
+      response: z.record(z.string(), z.unknown()).optional().describe("the service's JSON answer, as a JSON object; give this or responseFile"),
+      responseFile: filePath("the service's JSON answer, as a file").optional(),
       wallet: address.optional().describe('the wallet that would sign (default: walletAddress in the ask)'),
       now: z.number().int().nonnegative().optional().describe('unix seconds: the clock for authorization validity and seed translation (default: now)'),
       templates: filePath("the service's templates answer, to recompute result-spec hashes from (default: the profile's table)").optional(),
     },
+    exactlyOne: [
+      ['askFile', 'ask'],
+      ['responseFile', 'response'],
+    ],
     output: document({
       passed: z.literal(true),
       kind: z.string(),
@@ -134,15 +194,18 @@ export const askTools = [
       needsChain: z.array(z.string()).describe('what only the chain can prove, not checked offline'),
       translations: z.array(z.unknown()),
     }),
-    invoke: async (i, files) => ({
-      handler: (await import('../../commands/check-plan.js')).checkPlan,
-      options: {
-        ask: await files.check(i.ask, 'the ask file'),
-        response: await files.check(i.response, 'the answer file'),
+    run: async (ctx, i) => {
+      const [ask, response] = await Promise.all([pathOr(ctx, { path: i.askFile, inline: i.ask }, 'the ask file'), pathOr(ctx, { path: i.responseFile, inline: i.response }, 'the answer file')]);
+      const json = async (source: { file: string } | { inline: unknown }, what: string) => ('file' in source ? readUserJson(source.file, what, 60 * 1024 * 1024) : structuredClone(source.inline));
+      const { checkPlanDocument } = await import('../../commands/check-plan.js');
+      const { doc } = await checkPlanDocument(ctx, {
+        ask: await json(ask, 'ask file'),
+        response: await json(response, 'answer file'),
+        templates: i.templates === undefined ? undefined : await readUserJson(await ctx.files.check(i.templates, 'the templates file'), 'templates file'),
         wallet: i.wallet,
-        now: i.now === undefined ? undefined : String(i.now),
-        templates: i.templates === undefined ? undefined : await files.check(i.templates, 'the templates file'),
-      },
-    }),
+        now: i.now,
+      });
+      return doc;
+    },
   }),
 ];

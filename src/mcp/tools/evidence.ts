@@ -1,5 +1,7 @@
-// Evidence: `loopsign verify-evidence`, offline, fed the options and argument its command line would give.
+// Evidence: `loopsign verify-evidence`, offline — verifyEvidenceFile (src/evidence/files.ts) and the document the
+// command prints.
 import { z } from 'zod';
+import type { PacketTrust } from '../../evidence/files.js';
 import { tool } from '../call.js';
 import { document, filePath } from '../schemas.js';
 
@@ -19,21 +21,17 @@ export const evidenceTools = [
       expectedHead: z.string().optional().describe('audit chain: the head digest you expect (sha256:…)'),
     },
     output: document({ kind: z.enum(['packet', 'audit', 'coverage']), valid: z.literal(true) }),
-    invoke: async (i, files) => {
-      const file = await files.check(i.file, 'the evidence file');
-      return {
-        handler: (await import('../../commands/evidence.js')).verifyEvidence,
-        options: {
-          // A pin is its base64url line, or a file holding it: a file is read only where the server may read.
-          publicKey: i.publicKey === undefined || PIN_LINE.test(i.publicKey) ? i.publicKey : await files.check(i.publicKey, 'the pin file'),
-          keyId: i.keyId,
-          trustedKeys: i.trustedKeys === undefined ? undefined : await files.check(i.trustedKeys, 'the trusted-keys file'),
-          expectedHead: i.expectedHead,
-          audit: i.kind === 'audit' ? file : undefined,
-          coverage: i.kind === 'coverage' ? file : undefined,
-        },
-        args: [i.kind === 'audit' || i.kind === 'coverage' ? undefined : file],
+    run: async (ctx, i) => {
+      const [ev, { evidenceDocument }] = await Promise.all([import('../../evidence/files.js'), import('../../commands/evidence.js')]);
+      const file = await ctx.files.check(i.file, 'the evidence file');
+      const trust: PacketTrust = {
+        // A pin is its base64url line, or a file holding it: a file is read only where the server may read.
+        publicKey: i.publicKey === undefined || PIN_LINE.test(i.publicKey) ? i.publicKey : await ctx.files.check(i.publicKey, 'the pin file'),
+        keyId: i.keyId,
+        trustedKeys: i.trustedKeys === undefined ? undefined : await ctx.files.check(i.trustedKeys, 'the trusted-keys file'),
       };
+      const outcome = await ev.verifyEvidenceFile(file, i.kind === 'audit' || i.kind === 'coverage' ? i.kind : undefined, trust, i.expectedHead);
+      return evidenceDocument(ctx, outcome);
     },
   }),
 ];

@@ -1,7 +1,7 @@
-// Images: `loopsign upload-image`, fed the arguments its command line would give.
+// Images: `loopsign upload-image` — uploadImages (src/images/upload.ts) and the document the command prints.
 import { z } from 'zod';
 import { tool } from '../call.js';
-import { document, filePath } from '../schemas.js';
+import { document, filePath, pendingFields, replyWithinSeconds } from '../schemas.js';
 
 export const imageTools = [
   tool({
@@ -11,14 +11,20 @@ export const imageTools = [
     input: {
       files: z.array(filePath('an image file')).min(1),
       attachmentId: z.string().optional().describe('reuse an attachment id (one file)'),
+      replyWithinSeconds,
     },
     output: document({
-      images: z.array(z.looseObject({ file: z.string(), ok: z.boolean(), imageUrl: z.string().optional(), attachmentId: z.string().optional(), sha256: z.string().optional(), reused: z.boolean().optional() })),
+      // Optional: a pending answer has none yet.
+      images: z.array(z.looseObject({ file: z.string(), ok: z.boolean(), imageUrl: z.string().optional(), attachmentId: z.string().optional(), sha256: z.string().optional(), reused: z.boolean().optional() })).optional(),
+      ...pendingFields,
     }),
-    invoke: async (i, files) => ({
-      handler: (await import('../../commands/images.js')).uploadImage,
-      options: { attachmentId: i.attachmentId },
-      args: [await Promise.all(i.files.map((f) => files.check(f, 'the image')))],
-    }),
+    run: async (ctx, i) => {
+      const [{ uploadImages }, { uploadDocument }] = await Promise.all([import('../../images/upload.js'), import('../../commands/images.js')]);
+      const files = [];
+      for (const f of i.files) files.push(await ctx.files.check(f, 'the image'));
+      return uploadDocument(ctx, await uploadImages(ctx, files, i.attachmentId));
+    },
+    // Moderation can take a while: answered within the budget like any wait.
+    job: {},
   }),
 ];

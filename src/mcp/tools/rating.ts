@@ -1,9 +1,10 @@
-// Rating: `loopsign rate` and `loopsign rate commit --offline`, fed the options their flags would give.
+// Rating: `loopsign rate` and `loopsign rate commit --offline` — runRate (src/rate/flow.ts) and offlineCommit
+// (src/rate/offline-commit.ts) with their checked request types; both commands print what these return.
 import { z } from 'zod';
+import type { RateOptions } from '../../rate/flow.js';
+import type { OfflineOptions } from '../../rate/offline-commit.js';
 import { tool } from '../call.js';
-import { address, contentId, decimal, direction, document, filePath, text } from '../schemas.js';
-
-const rate = () => import('../../commands/rate.js');
+import { address, contentId, decimal, direction, document, filePath, pendingFields, replyWithinSeconds, text } from '../schemas.js';
 
 const vote = {
   contentId,
@@ -12,15 +13,6 @@ const vote = {
   stake: decimal('LREP to stake, 1 … 10 (at most 6 decimals); 0 for an advisory vote'),
   frontend: address.optional().describe('frontend operator address for fee attribution'),
 };
-
-const voteOptions = (i: { contentId: string; direction: 'up' | 'down'; prediction: string | number; stake: string | number; frontend?: string }) => ({
-  contentId: i.contentId,
-  up: i.direction === 'up',
-  down: i.direction === 'down',
-  prediction: text(i.prediction),
-  stake: text(i.stake),
-  frontend: i.frontend,
-});
 
 export const ratingTools = [
   tool({
@@ -31,9 +23,11 @@ export const ratingTools = [
     input: {
       ...vote,
       atomic: z.boolean().optional().describe('approve and commit in one EIP-7702 batch'),
+      replyWithinSeconds,
     },
     output: document({
-      contentId: z.string(),
+      // Optional: a pending answer carries none of these (its `known` names the question).
+      contentId: z.string().optional(),
       roundId: z.string().optional(),
       commitHash: z.string().optional(),
       targetRound: z.union([z.string(), z.number()]).optional(),
@@ -43,9 +37,31 @@ export const ratingTools = [
       transactionHashes: z.array(z.string()).optional(),
       resumed: z.boolean().optional(),
       operation: z.string().optional().describe("the operation in loopsign's database whose journal keeps direction, prediction and salt"),
+      ...pendingFields,
     }),
-    // Never `yes`: the terms are the person's to accept (context.askPerson), not the agent's.
-    invoke: async (i) => ({ handler: (await rate()).rate, options: { ...voteOptions(i), yes: false, atomic: i.atomic } }),
+    run: async (ctx, i) => {
+      const { runRate } = await import('../../rate/flow.js');
+      const request: RateOptions = {
+        contentId: i.contentId,
+        isUp: i.direction === 'up',
+        prediction: text(i.prediction),
+        stake: text(i.stake),
+        frontend: i.frontend,
+        // Never the agent's: the terms are the person's to accept (context.askPerson), not a tool argument.
+        acceptTerms: false,
+        atomic: i.atomic === true,
+      };
+      return runRate(ctx, request);
+    },
+    job: {
+      known: async (ctx, i) => {
+        const [{ latestVote }, { readOperation }] = await Promise.all([import('../../rate/flow.js'), import('../../store/operation.js')]);
+        const store = await ctx.store();
+        const id = latestVote(store, (await ctx.chainSettings()).chain.chainId, (await ctx.wallet()).address.toLowerCase(), i.contentId);
+        const op = readOperation(store, 'rate', id);
+        return { contentId: i.contentId, operation: id, step: op?.step ?? 'not started', transactions: (op?.txs ?? []).map((t) => ({ hash: t.hash, stage: t.stage, status: t.status })) };
+      },
+    },
   }),
   tool({
     name: 'loopsign_rate_commit',
@@ -65,6 +81,19 @@ export const ratingTools = [
       stakeWei: z.string(),
       frontend: z.string(),
     }),
-    invoke: async (i, files) => ({ handler: (await rate()).rateCommit, options: { ...voteOptions(i), offline: true, runtime: await files.check(i.runtime, 'the runtime file'), voter: i.voter, salt: i.salt } }),
+    run: async (ctx, i) => {
+      const { offlineCommit } = await import('../../rate/offline-commit.js');
+      const request: OfflineOptions = {
+        runtime: await ctx.files.check(i.runtime, 'the runtime file'),
+        voter: i.voter,
+        contentId: i.contentId,
+        isUp: i.direction === 'up',
+        prediction: text(i.prediction),
+        stake: text(i.stake),
+        salt: i.salt,
+        frontend: i.frontend,
+      };
+      return offlineCommit(ctx, request);
+    },
   }),
 ];
