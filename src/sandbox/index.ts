@@ -23,7 +23,8 @@ import { SandboxEvidence } from './service/evidence.js';
 import { RatingService } from './service/rating.js';
 import { ImageService } from './service/images.js';
 import { GenerationService } from './service/generation.js';
-import { newApiKey, ReviewWorkspace } from './service/review-workspace.js';
+import { ReviewWorkspace } from './service/review-workspace.js';
+import { newApiKey } from './service/review-fixtures.js';
 import { ReviewRoutes } from './service/review-routes.js';
 
 export interface SandboxOptions {
