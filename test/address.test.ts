@@ -5,10 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { getAddress, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { sameAddress, sameHex } from '../src/hex.js';
 import { toChecksumAddress } from '../src/address.js';
 import { checksumAddress } from '../src/wallet/keystore.js';
-import { RefusedError } from '../src/errors.js';
+import { CredentialError, RefusedError } from '../src/errors.js';
 import { BUILTIN_CHAINS, type ChainConfig } from '../src/chains/table.js';
 import { chainForProfile } from '../src/chains/index.js';
 import { normalizeAsk } from '../src/protocol/ask-normalize.js';
@@ -17,7 +18,8 @@ import { TEMPLATES, resultSpecHash } from '../src/protocol/templates.js';
 import { checkAskEnvelope, checkX402Request } from '../src/wallet/plan-guard.js';
 import { checkRatingContracts } from '../src/wallet/rating-guard.js';
 import { callEffects, type CallLike } from '../src/wallet/spend-effects.js';
-import { TEST_ADDRESS, VECTOR_ASK_BODY } from './helpers/cli.js';
+import { checkKeyAddress } from '../src/wallet/signers/digest-account.js';
+import { TEST_ADDRESS, TEST_PRIVATE_KEY, VECTOR_ASK_BODY } from './helpers/cli.js';
 
 /** What the guards wrote before (plan-guard's `same`, proof's and spend-effects' `lc`, flow's `same`). */
 const byHand = (a: unknown, b: unknown) => String(a).toLowerCase() === String(b).toLowerCase();
@@ -156,5 +158,12 @@ describe('the guards refuse a malformed address where they compare one, never wi
     const e = thrown(() => checkX402Request(ctx, request, 1_800_000_000));
     expect(e).toBeInstanceOf(RefusedError);
     expect((e as RefusedError).code).toBe('plan_refused');
+  });
+
+  it.each(MALFORMED)('a signer key that is not --from %j: signer_address_mismatch', (from) => {
+    const { publicKey } = privateKeyToAccount(TEST_PRIVATE_KEY as Hex);
+    const e = thrown(() => checkKeyAddress(publicKey, from as Hex, 'the key'));
+    expect(e).toBeInstanceOf(CredentialError);
+    expect((e as CredentialError).code).toBe('signer_address_mismatch');
   });
 });

@@ -7,6 +7,7 @@ import { feedbackBonusEscrowAbi } from '../../protocol/abi.js';
 import type { NormalizedAsk, PaymentMode } from '../../protocol/ask-normalize.js';
 import { computeAskHashes, operationKeyOf } from '../../protocol/ask-hashes.js';
 import type { SandboxChain } from '../chain.js';
+import { sameAddress } from '../../hex.js';
 import type { AskDecorator } from './asks.js';
 import type { Obj } from './asks-views.js';
 import { ApiError, conflict } from './envelope.js';
@@ -58,7 +59,7 @@ export class HostileAsks implements AskDecorator {
 
   /** The latest question another wallet submitted: what a lying service would pass off as this wallet's. */
   private otherSubmission(wallet: Hex): Operation | undefined {
-    return this.store.all().filter((o) => o.status === 'submitted' && o.wallet !== wallet.toLowerCase() && o.contentIds.length > 0).at(-1);
+    return this.store.all().filter((o) => o.status === 'submitted' && !sameAddress(o.wallet, wallet) && o.contentIds.length > 0).at(-1);
   }
 
   /**
@@ -67,7 +68,7 @@ export class HostileAsks implements AskDecorator {
    * none of this ask.
    */
   private claimEarlier(operationKey: Hex, wallet: Hex, ask: NormalizedAsk): Obj {
-    const earlier = this.store.all().filter((o) => o.status === 'submitted' && o.wallet === wallet.toLowerCase() && o.contentIds.length > 0).at(-1);
+    const earlier = this.store.all().filter((o) => o.status === 'submitted' && sameAddress(o.wallet, wallet) && o.contentIds.length > 0).at(-1);
     if (!earlier) throw conflict('claims_submitted_earlier: this wallet has no earlier submission to pass off');
     const b = ask.feedbackBonus ?? { amount: 1_000_000n, asset: 'USDC' as const, awarder: null };
     const bonus = { amount: b.amount, asset: b.asset, awarder: (b.awarder ?? wallet).toLowerCase() as Hex };

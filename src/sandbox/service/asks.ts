@@ -3,12 +3,13 @@
 // as on the live service. What each answer looks like is in asks-views.ts; where a hostile service departs from
 // this protocol is the AskDecorator below (the scenarios are asks-hostile.ts), applied after the honest answer
 // was built, at the same points the live service's answers could be tampered with.
-import { isHex, type Account, type Hex, type Log, type TransactionReceipt } from 'viem';
+import { isHex, type Account, type Hex, type TransactionReceipt } from 'viem';
 import { AskFieldError, normalizeAsk, defaultPaymentMode, sameAssetTotal, type NormalizedAsk, type PaymentMode } from '../../protocol/ask-normalize.js';
 import { computeAskHashes, walletBoundClientRequestId, x402Nonce } from '../../protocol/ask-hashes.js';
 import { TEMPLATES } from '../../protocol/templates.js';
 import { RoundVotingEngine } from '../contracts/artifacts.js';
 import type { SandboxChain } from '../chain.js';
+import { sameAddress, sameHex } from '../../hex.js';
 import { ApiError, conflict, invalidArguments, invalidRequest } from './envelope.js';
 import { bonusPoolsCreated, contentHash, questionsOfSubmit, registryEvents } from '../../protocol/submission.js';
 import { bonusPlan, commitmentOf, resolver, walletCallsPlan, x402Plan } from './plans.js';
@@ -278,10 +279,6 @@ export class AskService {
     return { hashes: hashes as Hex[], receipts };
   }
 
-  private logsOf(receipts: TransactionReceipt[], address: Hex): Log[] {
-    return receipts.filter((r) => r.status === 'success').flatMap((r) => r.logs.filter((l) => l.address.toLowerCase() === address.toLowerCase()));
-  }
-
   async confirm(operationKey: string, body: unknown): Promise<Obj> {
     const op = this.store.get(operationKey);
     if (!op) throw conflict('Agent wallet submission plan was not found.');
@@ -292,8 +289,8 @@ export class AskService {
     const expected = (submit ? questionsOfSubmit(submit.data) : []).map(contentHash);
     const contents = registryEvents(receipts.filter((r) => r.status === 'success').flatMap((r) => r.logs), this.addresses.contentRegistry).contents;
     if (contents.length === 0) throw conflict('Confirmed transactions did not include a RateLoop question submission.');
-    const mine = expected.map((h) => contents.find((c) => String(c.contentHash).toLowerCase() === h.toLowerCase()));
-    if (mine.some((c) => !c || String(c.submitter).toLowerCase() !== op.wallet)) {
+    const mine = expected.map((h) => contents.find((c) => sameHex(c.contentHash, h)));
+    if (mine.some((c) => !c || !sameAddress(c.submitter, op.wallet))) {
       throw conflict('Confirmed submission was not emitted for the planned wallet address.');
     }
     op.contentIds = mine.map((c) => String(c!.contentId));
@@ -340,8 +337,8 @@ export class AskService {
         (p) =>
           p.contentId.toString() === b.contentId &&
           p.roundId.toString() === b.roundId &&
-          p.awarder.toLowerCase() === b.awarder &&
-          p.funder.toLowerCase() === op.wallet &&
+          sameAddress(p.awarder, b.awarder) &&
+          sameAddress(p.funder, op.wallet) &&
           p.amount === b.amount,
       );
       if (!pool) throw conflict('Confirmed transactions did not create a Feedback Bonus pool.');
