@@ -3,6 +3,7 @@
 // addresses — never against the service's own claims. Each refusal names the call and the rule it broke.
 import { decodeFunctionData, encodeFunctionData, hexToSignature, type Hex } from 'viem';
 import { RefusedError } from '../errors.js';
+import { guardRefusal, type Refuse } from './guard-refusal.js';
 import { sameAddress, sameHex } from '../hex.js';
 import type { ChainConfig } from '../chains/table.js';
 import { RECEIVE_WITH_AUTHORIZATION, contentRegistryAbi, erc20Abi, feedbackBonusEscrowAbi, x402LegacyAbi, x402SubmitterAbi } from '../protocol/abi.js';
@@ -40,13 +41,11 @@ export interface GuardContext {
   verifyPayload: boolean;
 }
 
-export function refuse(rule: string, message: string, where?: { call?: number; phase?: string; field?: string }): never {
-  const at = where?.call !== undefined ? `call ${where.call}${where.phase ? ` (${where.phase})` : ''}: ` : '';
-  throw new RefusedError('plan_refused', `refused: ${at}${message}`, {
-    hint: 'nothing was signed or sent; the service returned something loopsign will not sign. If you trust your configuration, report it to the service operator',
-    details: { rule, ...where },
-  });
-}
+export const refuse: Refuse = guardRefusal(
+  'plan_refused',
+  'refused',
+  'nothing was signed or sent; the service returned something loopsign will not sign. If you trust your configuration, report it to the service operator',
+);
 
 export function trusted(chain: ChainConfig, name: keyof ChainConfig['contracts']): Hex {
   const a = chain.contracts[name];
