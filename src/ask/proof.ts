@@ -15,6 +15,7 @@ import { votingEngineAbi } from '../protocol/abi.js';
 import { ASSET_ENUM, type NormalizedAsk } from '../protocol/ask-normalize.js';
 import { contentHash, questionsOfSubmit, registryEvents, x402Submissions } from '../protocol/submission.js';
 import { callsOfRawTransaction, callsOfTransaction } from '../wallet/spend-effects.js';
+import type { BonusTarget } from '../wallet/plan-guard.js';
 
 export interface SubmissionProof {
   contentIds: string[];
@@ -141,15 +142,8 @@ function mismatch(receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, 
   return ids;
 }
 
-export interface BonusChainFacts {
-  contentId: string;
-  roundId: bigint;
-  roundStart: bigint;
-  now: bigint;
-}
-
 /** The question's open round as the voting engine records it: what a bonus pool must target. */
-export async function bonusChainFacts(client: PublicClient, chain: ChainConfig, contentId: string): Promise<BonusChainFacts> {
+export async function bonusChainFacts(client: PublicClient, chain: ChainConfig, contentId: string): Promise<BonusTarget> {
   const engine = { address: chain.contracts.roundVotingEngine as Hex, abi: votingEngineAbi } as const;
   const roundId = await client.readContract({ ...engine, functionName: 'currentRoundId', args: [BigInt(contentId)] });
   const core = await client.readContract({ ...engine, functionName: 'roundCore', args: [BigInt(contentId), roundId] });

@@ -18,6 +18,7 @@ import {
   tagsString,
   x402Nonce,
   type AskHashes,
+  type X402Authorization,
 } from '../protocol/ask-hashes.js';
 
 export interface PlanCall {
@@ -217,12 +218,8 @@ function checkConfidentiality(got: unknown, q: NormalizedQuestion, i: number, ph
 
 // ---- x402 (chain.md §8) ----
 
-export interface X402Message {
-  from: Hex;
-  to: Hex;
-  value: bigint;
-  validAfter: bigint;
-  validBefore: bigint;
+/** The signed ReceiveWithAuthorization message: the authorization the nonce binds, and the nonce. */
+export interface X402Message extends X402Authorization {
   nonce: Hex;
 }
 
