@@ -6,7 +6,11 @@ import { UsageError } from './errors.js';
 
 const FORM = /^0x[0-9a-fA-F]{40}$/;
 
-/** The EIP-55 form of a 0x + 40 hex address. */
+/**
+ * The EIP-55 form of a 0x + 40 hex address: the one implementation of the checksum (the keystore's addresses use it
+ * too). Not viem's getAddress, which gives the same (test/address.test.ts): the wallet commands that create, import,
+ * export and rekey a keystore load no viem, and loading it would add some 40 ms to each.
+ */
 export function toChecksumAddress(address: string): `0x${string}` {
   const hex = address.slice(2).toLowerCase();
   const hash = keccak_256(new TextEncoder().encode(hex));

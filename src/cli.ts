@@ -3,7 +3,6 @@
 // `--help` and `--version` load no viem, tlock-js or undici (bench/ measures this). For speed where users wait:
 // only the definition of the command that runs is imported, and the top-level help is answered by the bin from
 // text rendered by this program at build time (scripts/help-text.mjs; test/cold-start.test.ts compares them).
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Command } from 'commander';
 import { Output } from './output.js';
@@ -11,6 +10,7 @@ import { createContext } from './context.js';
 import { ExitCode } from './errors.js';
 import { installShutdown, shutdownSignal, stoppingBy } from './shutdown.js';
 import { usageError } from './usage-errors.js';
+import { packageVersion } from './version.js';
 import type { GlobalFlags } from './config.js';
 import { examples, type Define, type Handler, type Lazy } from './commands/define.js';
 
@@ -61,11 +61,6 @@ function commandWord(program: Command, args: string[]): string | undefined {
     if (takesValue.has(arg)) i++;
   }
   return undefined;
-}
-
-export function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
 }
 
 /**

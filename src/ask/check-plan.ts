@@ -5,6 +5,7 @@ import { keccak256, verifyTypedData, type Hex } from 'viem';
 import type { ChainConfig } from '../chains/table.js';
 import { RECEIVE_WITH_AUTHORIZATION } from '../protocol/abi.js';
 import { RefusedError, UsageError } from '../errors.js';
+import { sameAddress } from '../hex.js';
 import { defaultPaymentMode, type NormalizedAsk } from '../protocol/ask-normalize.js';
 import { getProfile } from '../protocol/profiles/index.js';
 import { computeAskHashes, normalizeMetadataBase, type ResultSpecResolver } from '../protocol/ask-hashes.js';
@@ -131,7 +132,7 @@ function run<T>(checks: Check[], name: string, ok: string, fn: () => T): T | und
 function walletOf(input: CheckPlanInput, ask: Json): string {
   const w = input.wallet ?? ask.walletAddress ?? ask.agentWalletAddress;
   if (typeof w !== 'string' || !ADDRESS.test(w)) throw new UsageError('wallet_required', 'name the signing wallet: --wallet <address> (or walletAddress in the ask file)');
-  if (input.wallet !== undefined && typeof ask.walletAddress === 'string' && ask.walletAddress.toLowerCase() !== input.wallet.toLowerCase()) {
+  if (input.wallet !== undefined && typeof ask.walletAddress === 'string' && !sameAddress(ask.walletAddress, input.wallet)) {
     throw new UsageError('wallet_mismatch', `the ask names wallet ${ask.walletAddress}, not ${input.wallet}`);
   }
   return w.toLowerCase();

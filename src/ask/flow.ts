@@ -6,6 +6,7 @@
 import { erc20Abi, formatUnits, type Hex, type LocalAccount, type Log, type PublicClient } from 'viem';
 import type { Context } from '../context.js';
 import { ChainError, RefusedError, ServiceError, UsageError } from '../errors.js';
+import { sameAddress, sameHex } from '../hex.js';
 import type { ChainConfig } from '../chains/table.js';
 import { Operation, operationId } from '../store/operation.js';
 import { isLive, type TxRecord } from '../store/records.js';
@@ -268,12 +269,10 @@ async function executor(run: Run): Promise<Executor> {
 function checkedOperationKey(g: GuardContext, response: Json, journaled: Hex | undefined): Hex {
   const key = response.operationKey;
   if (typeof key !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(key)) refuse('bad_operation_key', 'operationKey is not 0x + 64 hex');
-  if (g.verifyPayload && !same(key, g.hashes.operationKey)) refuse('operation_key_mismatch', `operationKey ${key} is not the one this ask hashes to (${g.hashes.operationKey})`);
-  if (journaled && !same(key, journaled)) refuse('operation_key_mismatch', `operationKey ${key} is not the one journaled for this ask (${journaled})`);
+  if (g.verifyPayload && !sameHex(key, g.hashes.operationKey)) refuse('operation_key_mismatch', `operationKey ${key} is not the one this ask hashes to (${g.hashes.operationKey})`);
+  if (journaled && !sameHex(key, journaled)) refuse('operation_key_mismatch', `operationKey ${key} is not the one journaled for this ask (${journaled})`);
   return key.toLowerCase() as Hex;
 }
-
-const same = (a: unknown, b: unknown) => String(a).toLowerCase() === String(b).toLowerCase();
 
 /**
  * A reservation lives 30 minutes (chain.md §6.11). When a resumed ask finds its journaled reservation older than
@@ -376,14 +375,14 @@ async function fundBonus(run: Run, service: ServiceClient, g: GuardContext, oper
   if (res.feedbackBonus?.status !== 'funded') throw new ServiceError('bonus_not_funded', `the service reports the feedback bonus as ${String(res.feedbackBonus?.status)}`);
   const receipts = await Promise.all(hashes.map((hash) => client.getTransactionReceipt({ hash })));
   const funder = (await run.account).address;
-  const pool = bonusPoolsCreated(receipts.flatMap((r) => r.logs), run.chain.contracts.feedbackBonusEscrow as Hex).find((p) => String(p.contentId) === contentId && same(p.funder, funder));
+  const pool = bonusPoolsCreated(receipts.flatMap((r) => r.logs), run.chain.contracts.feedbackBonusEscrow as Hex).find((p) => String(p.contentId) === contentId && sameAddress(p.funder, funder));
   const want = g.ask.feedbackBonus!;
   return { status: 'funded', asset: want.asset, amount: want.amount.toString(), contentId, roundId: target.roundId.toString(), poolId: pool ? String(pool.poolId) : null, transactionHashes: hashes };
 }
 
 /** An x402 one-shot ask funds its bonus in the submit call: the pool is read from that receipt. */
 function oneShotBonus(chain: ChainConfig, wallet: Hex, proof: SubmissionProof, receipt: { logs: readonly Log[] }): BonusOutcome {
-  const pool = bonusPoolsCreated(receipt.logs, chain.contracts.feedbackBonusEscrow as Hex).find((p) => String(p.contentId) === proof.contentIds[0] && same(p.funder, wallet));
+  const pool = bonusPoolsCreated(receipt.logs, chain.contracts.feedbackBonusEscrow as Hex).find((p) => String(p.contentId) === proof.contentIds[0] && sameAddress(p.funder, wallet));
   return pool
     ? { status: 'funded', asset: 'USDC', amount: String(pool.amount), contentId: proof.contentIds[0]!, roundId: String(pool.roundId), poolId: String(pool.poolId), transactionHashes: [proof.transactionHash] }
     : { status: 'unavailable', service: null };

@@ -5,6 +5,7 @@
 // funds a bonus for come from here, never from the service's answer.
 import { formatUnits, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import { RefusedError } from '../errors.js';
+import { sameAddress, sameHex } from '../hex.js';
 import type { ChainConfig } from '../chains/table.js';
 import type { Operation } from '../store/operation.js';
 import { isLive } from '../store/records.js';
@@ -14,6 +15,7 @@ import { votingEngineAbi } from '../protocol/abi.js';
 import { ASSET_ENUM, type NormalizedAsk } from '../protocol/ask-normalize.js';
 import { contentHash, questionsOfSubmit, registryEvents, x402Submissions } from '../protocol/submission.js';
 import { callsOfRawTransaction, callsOfTransaction } from '../wallet/spend-effects.js';
+import type { BonusTarget } from '../wallet/plan-guard.js';
 
 export interface SubmissionProof {
   contentIds: string[];
@@ -23,7 +25,6 @@ export interface SubmissionProof {
 }
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;
-const lc = (v: unknown) => String(v).toLowerCase();
 
 function unproven(why: string): never {
   throw new RefusedError('unproven_submission', `refused: the service reports this ask as submitted, but ${why}; nothing was paid for a bonus and nothing was signed`, {
@@ -63,7 +64,7 @@ export async function proveSubmission(
       continue;
     }
     let why = mismatch(receipt, chain, wallet, ask, journal);
-    if (typeof why !== 'string' && !journal.txs().some((t) => lc(t.hash) === lc(hash)) && !paidByAuthorization(receipt, chain, wallet, journal)) {
+    if (typeof why !== 'string' && !journal.txs().some((t) => sameHex(t.hash, hash)) && !paidByAuthorization(receipt, chain, wallet, journal)) {
       why = (await notThisAsk(client, receipt, chain, wallet, salts)) ?? why;
     }
     if (typeof why === 'string') reasons.push(`${hash}: ${why}`);
@@ -72,14 +73,14 @@ export async function proveSubmission(
   return unproven(`no receipt proves it (${reasons.join('; ')})`);
 }
 
-const viaX402 = (receipt: TransactionReceipt, chain: ChainConfig) => chain.contracts.x402QuestionSubmitter !== undefined && lc(receipt.to) === lc(chain.contracts.x402QuestionSubmitter);
+const viaX402 = (receipt: TransactionReceipt, chain: ChainConfig) => chain.contracts.x402QuestionSubmitter !== undefined && sameAddress(receipt.to, chain.contracts.x402QuestionSubmitter);
 
 /** The trusted submitter's X402QuestionSubmitted events in this receipt for an authorization this operation signed. */
 function authorizedSubmissions(receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, journal: Journal): Record<string, any>[] {
   const x402 = chain.contracts.x402QuestionSubmitter as Hex | undefined;
   if (x402 === undefined) return [];
-  const nonces = journal.authorizations().map((a) => lc(a.message.nonce));
-  return x402Submissions(receipt.logs, x402).filter((e) => lc(e.submitter) === lc(wallet) && nonces.includes(lc(e.paymentNonce)));
+  const nonces = journal.authorizations().map((a) => a.message.nonce);
+  return x402Submissions(receipt.logs, x402).filter((e) => sameAddress(e.submitter, wallet) && nonces.some((n) => sameHex(n, e.paymentNonce)));
 }
 
 const paidByAuthorization = (receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, journal: Journal) => authorizedSubmissions(receipt, chain, wallet, journal).length > 0;
@@ -88,17 +89,17 @@ const paidByAuthorization = (receipt: TransactionReceipt, chain: ChainConfig, wa
 async function notThisAsk(client: PublicClient, receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, salts: Hex[] | undefined): Promise<string | undefined> {
   if (!salts) return 'it is not in this operation\'s journal, and a seed-shaped ask\'s salts cannot be recomputed to bind it to this ask';
   const tx = await client.getTransaction({ hash: receipt.transactionHash });
-  const registry = lc(chain.contracts.contentRegistry);
+  const registry = chain.contracts.contentRegistry;
   let calls;
   try {
     calls = callsOfTransaction(tx.to as Hex, tx.input, wallet);
   } catch {
     return 'its calls cannot be read';
   }
-  const questions = calls.filter((c) => lc(c.to) === registry).flatMap((c) => questionsOfSubmit(c.data));
-  const contents = registryEvents(receipt.logs, chain.contracts.contentRegistry as Hex).contents.filter((c) => lc(c.submitter) === lc(wallet));
-  if (questions.length !== contents.length || questions.some((q, i) => lc(contentHash(q)) !== lc(contents[i]!.contentHash))) return 'its content hashes are not those of its own submit call';
-  if (questions.length !== salts.length || questions.some((q, i) => lc(q.salt) !== lc(salts[i]))) return 'it is another ask\'s submission (its salts are not the ones this ask hashes to)';
+  const questions = calls.filter((c) => sameAddress(c.to, registry)).flatMap((c) => questionsOfSubmit(c.data));
+  const contents = registryEvents(receipt.logs, chain.contracts.contentRegistry as Hex).contents.filter((c) => sameAddress(c.submitter, wallet));
+  if (questions.length !== contents.length || questions.some((q, i) => !sameHex(contentHash(q), contents[i]!.contentHash))) return 'its content hashes are not those of its own submit call';
+  if (questions.length !== salts.length || questions.some((q, i) => !sameHex(q.salt, salts[i]))) return 'it is another ask\'s submission (its salts are not the ones this ask hashes to)';
   return undefined;
 }
 
@@ -107,10 +108,10 @@ function mismatch(receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, 
   if (receipt.status !== 'success') return 'it reverted';
   // An x402 submission is this wallet's by an authorization it signed for this ask, whoever sent the transaction.
   const authorized = authorizedSubmissions(receipt, chain, wallet, journal);
-  if (authorized.length === 0 && lc(receipt.from) !== lc(wallet)) return `it was sent by ${receipt.from}, not this wallet`;
+  if (authorized.length === 0 && !sameAddress(receipt.from, wallet)) return `it was sent by ${receipt.from}, not this wallet`;
   const registry = chain.contracts.contentRegistry as Hex;
   const ev = registryEvents(receipt.logs, registry);
-  const contents = ev.contents.filter((c) => lc(c.submitter) === lc(wallet));
+  const contents = ev.contents.filter((c) => sameAddress(c.submitter, wallet));
   if (contents.length !== ask.questions.length) return `it submitted ${contents.length} question(s) from this wallet, the ask has ${ask.questions.length}`;
   for (const [i, q] of ask.questions.entries()) {
     const c = contents[i]!;
@@ -122,34 +123,27 @@ function mismatch(receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, 
   const reward = `${formatUnits(b.amount, 6)} ${b.asset}`;
   if (authorized.length > 0 || viaX402(receipt, chain)) {
     // The payer is proven by the submitter's own event, bound to an authorization this wallet signed.
-    if (!authorized.some((e) => lc(e.contentId) === lc(ids[0]))) return 'no X402QuestionSubmitted event for an authorization this wallet signed';
+    if (!authorized.some((e) => String(e.contentId) === String(ids[0]))) return 'no X402QuestionSubmitted event for an authorization this wallet signed';
   } else if (ask.isBundle) {
-    const bundle = ev.bundles.find((x) => lc(x.submitter) === lc(wallet));
+    const bundle = ev.bundles.find((x) => sameAddress(x.submitter, wallet));
     if (!bundle || Number(bundle.rewardAsset) !== ASSET_ENUM[b.asset] || BigInt(bundle.amount) !== b.amount) return `no bundle reward of ${reward} from this wallet`;
   } else {
-    const r = ev.rewards.find((x) => lc(x.contentId) === lc(ids[0]) && lc(x.submitter) === lc(wallet));
+    const r = ev.rewards.find((x) => String(x.contentId) === String(ids[0]) && sameAddress(x.submitter, wallet));
     if (!r || Number(r.rewardAsset) !== ASSET_ENUM[b.asset] || BigInt(r.amount) !== b.amount || BigInt(r.requiredVoters) !== BigInt(b.requiredVoters)) {
       return `its reward pool is not the file's ${reward} for ${b.requiredVoters} voters`;
     }
   }
   // A transaction this operation signed: its submit call is known byte for byte, and so is every content hash.
-  const own = journal.txs().find((t) => lc(t.hash) === lc(receipt.transactionHash));
+  const own = journal.txs().find((t) => sameHex(t.hash, receipt.transactionHash));
   if (own) {
     const submit = callsOfRawTransaction(own.raw, wallet).flatMap((c) => questionsOfSubmit(c.data));
-    if (submit.length !== contents.length || submit.some((q, i) => lc(contentHash(q)) !== lc(contents[i]!.contentHash))) return 'its content hashes are not those of the submit call this wallet signed';
+    if (submit.length !== contents.length || submit.some((q, i) => !sameHex(contentHash(q), contents[i]!.contentHash))) return 'its content hashes are not those of the submit call this wallet signed';
   }
   return ids;
 }
 
-export interface BonusChainFacts {
-  contentId: string;
-  roundId: bigint;
-  roundStart: bigint;
-  now: bigint;
-}
-
 /** The question's open round as the voting engine records it: what a bonus pool must target. */
-export async function bonusChainFacts(client: PublicClient, chain: ChainConfig, contentId: string): Promise<BonusChainFacts> {
+export async function bonusChainFacts(client: PublicClient, chain: ChainConfig, contentId: string): Promise<BonusTarget> {
   const engine = { address: chain.contracts.roundVotingEngine as Hex, abi: votingEngineAbi } as const;
   const roundId = await client.readContract({ ...engine, functionName: 'currentRoundId', args: [BigInt(contentId)] });
   const core = await client.readContract({ ...engine, functionName: 'roundCore', args: [BigInt(contentId), roundId] });

@@ -2,7 +2,7 @@
 // §7.2): they read only the session cookie, never an API key. loopsign takes the cookie from a file or from an
 // environment variable the user names — never from argv — and sends only that one cookie, only to the service.
 // No message ever contains the cookie's value.
-import { promises as fs } from 'node:fs';
+import { readBoundedFile } from '../bounded-read.js';
 import { CredentialError, UsageError } from '../errors.js';
 
 /** The service's cookie names: production, then other environments (packages/nextjs/lib/auth/session.ts). */
@@ -44,20 +44,14 @@ export async function sessionCookieHeader(source: SessionCookieSource): Promise<
 }
 
 async function readCookieFile(file: string): Promise<string> {
-  let handle;
-  try {
-    handle = await fs.open(file, 'r');
-  } catch (error) {
-    throw new CredentialError('session_cookie_unreadable', `cannot read the session cookie file ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw new CredentialError('session_cookie_unreadable', `the session cookie file ${file} is not a file`);
-    if (stat.size > MAX_FILE_BYTES) throw new CredentialError('session_cookie_invalid', `the session cookie file ${file} is ${stat.size} bytes; a cookie is one short line`);
-    return await handle.readFile('utf8');
-  } finally {
-    await handle.close();
-  }
+  const bytes = await readBoundedFile(file, MAX_FILE_BYTES, (p) =>
+    p.kind === 'unreadable'
+      ? new CredentialError('session_cookie_unreadable', `cannot read the session cookie file ${file} (${p.code})`)
+      : p.kind === 'too_large'
+        ? new CredentialError('session_cookie_invalid', `the session cookie file ${file} is ${p.size} bytes; a cookie is one short line`)
+        : new CredentialError('session_cookie_unreadable', `the session cookie file ${file} is not a file`),
+  );
+  return bytes.toString('utf8');
 }
 
 /**

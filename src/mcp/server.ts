@@ -10,7 +10,7 @@ import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/sdk/
 import { z } from 'zod';
 import type { GlobalFlags } from '../config.js';
 import type { Context } from '../context.js';
-import { packageVersion } from '../cli.js';
+import { packageVersion } from '../version.js';
 import { loadPolicies } from '../policy/file.js';
 import { DEFAULT_POLICY_SUMMARY } from '../policy/default.js';
 import { annotationsFor } from './annotations.js';

@@ -4,6 +4,7 @@
 // it funds a bonus) and the sandbox (which confirms what the wallet sent).
 import { decodeEventLog, decodeFunctionData, encodeAbiParameters, keccak256, parseAbiParameters, toBytes, type Hex, type Log } from 'viem';
 import { contentRegistryAbi, feedbackBonusEscrowAbi, x402SubmitterAbi } from './abi.js';
+import { sameAddress } from '../hex.js';
 
 /** The registry's question-context domain (the live ContentRegistry's QUESTION_CONTEXT_DOMAIN). */
 const CONTEXT_DOMAIN = keccak256(toBytes('rateloop-question-context-v5'));
@@ -46,7 +47,7 @@ type AnyAbi = readonly unknown[];
 export function eventsOf<A extends AnyAbi>(logs: readonly Log[], address: Hex, abi: A, name: string): Record<string, any>[] {
   const out: Record<string, any>[] = [];
   for (const l of logs) {
-    if (l.address.toLowerCase() !== address.toLowerCase()) continue;
+    if (!sameAddress(l.address, address)) continue;
     try {
       const d = decodeEventLog({ abi: abi as never, data: l.data, topics: l.topics }) as unknown as { eventName: string; args: Record<string, any> };
       if (d.eventName === name) out.push(d.args);

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { decodeFunctionData, type Hex, type PublicClient } from 'viem';
 import type { Context } from '../context.js';
 import { ChainError, RefusedError, ServiceError, UsageError } from '../errors.js';
+import { sameAddress, sameHex } from '../hex.js';
 import type { ChainConfig } from '../chains/table.js';
 import { Operation, operationId, operationsOf } from '../store/operation.js';
 import { isLive, type BuiltCommitRecord, type Kind } from '../store/records.js';
@@ -233,7 +234,7 @@ function carriesCommit(raw: Hex, wallet: Hex, hash: Hex): boolean {
     for (const abi of [votingEngineAbi, advisoryRecorderAbi] as const) {
       try {
         const d = decodeFunctionData({ abi: abi as never, data: c.data }) as unknown as { functionName: string; args: readonly unknown[] };
-        if (/^(commitVote|commitVoteWithPermit|recordAdvisoryVote)$/.test(d.functionName)) return String(d.args[4]).toLowerCase() === hash.toLowerCase();
+        if (/^(commitVote|commitVoteWithPermit|recordAdvisoryVote)$/.test(d.functionName)) return sameHex(d.args[4], hash);
       } catch {
         // not this contract's call
       }
@@ -259,7 +260,7 @@ function checkResumedVote(existing: BuiltCommitRecord, input: ReturnType<typeof 
     drandChainHash: existing.drandChainHash,
     ciphertext: existing.ciphertext,
   });
-  if (recomputed.toLowerCase() !== existing.commitHash.toLowerCase()) {
+  if (!sameHex(recomputed, existing.commitHash)) {
     throw new RefusedError('journal_inconsistent', `refused: the journaled vote's commit hash is not the hash of its own direction, prediction, salt and ciphertext (the journal was edited); nothing was signed`, {
       hint: 'restore the journal from a backup, or vote in a later round',
       details: { rule: 'journal_inconsistent' },
@@ -270,7 +271,7 @@ function checkResumedVote(existing: BuiltCommitRecord, input: ReturnType<typeof 
   if (existing.secret.predictedUpBps !== input.bps) diffs.push(`prediction ${existing.secret.predictedUpBps / 100}% (flags: ${input.bps / 100}%)`);
   if (existing.stakeWei !== input.stake.toString()) diffs.push(`stake ${Number(existing.stakeWei) / 1e6} LREP (flags: ${Number(input.stake) / 1e6} LREP)`);
   const frontend = (opts.frontend ?? '0x0000000000000000000000000000000000000000').toLowerCase();
-  if (existing.frontend.toLowerCase() !== frontend) diffs.push(`frontend ${existing.frontend} (flags: ${frontend})`);
+  if (!sameAddress(existing.frontend, frontend)) diffs.push(`frontend ${existing.frontend} (flags: ${frontend})`);
   try {
     checkStakeBounds(BigInt(existing.stakeWei));
   } catch {

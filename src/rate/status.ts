@@ -2,6 +2,7 @@
 import { encodeFunctionData, type Hex } from 'viem';
 import type { Context } from '../context.js';
 import { ChainError, UsageError } from '../errors.js';
+import { sameAddress } from '../hex.js';
 import { rateLedger } from './flow.js';
 import { Operation, operationsOf, type OperationSnapshot } from '../store/operation.js';
 import { votingEngineAbi } from '../protocol/abi.js';
@@ -63,7 +64,7 @@ export async function rateReveal(ctx: Context, contentId: string): Promise<Recor
   const engine = chain.contracts.roundVotingEngine as Hex;
   const onChain = await client.readContract({ address: engine, abi: votingEngineAbi, functionName: 'commitCore', args: [BigInt(contentId), BigInt(commit.roundId), commit.secret.commitKey] });
   const [voter, , , , revealed] = onChain;
-  if (voter.toLowerCase() !== wallet) {
+  if (!sameAddress(voter, wallet)) {
     throw new ChainError('commit_not_on_chain', `the voting engine has no commit ${commit.secret.commitKey} of ${wallet} for question ${contentId}, round ${commit.roundId}`, {
       hint: 'the commit transaction may not be mined: run `loopsign rate` again with the same flags to resume it',
     });

@@ -1,6 +1,6 @@
 // Artifacts as the review routes take them: files read whole and bounded, their media type detected from the bytes
 // (never the file name) unless the user names one, reduced to `type/subtype` as the service stores it (§6.4).
-import { promises as fs } from 'node:fs';
+import { readBoundedFile, type BoundedReadProblem } from '../bounded-read.js';
 import { UsageError } from '../errors.js';
 import { sniffMime } from '../images/check.js';
 
@@ -8,21 +8,19 @@ import { sniffMime } from '../images/check.js';
 export const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
 
 export async function readArtifact(file: string, flag: string, maxBytes = MAX_ARTIFACT_BYTES): Promise<Buffer> {
-  let handle;
-  try {
-    handle = await fs.open(file, 'r');
-  } catch (error) {
-    throw new UsageError('file_not_found', `${flag} ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw new UsageError('not_a_file', `${flag} ${file} is not a file`);
-    if (stat.size === 0) throw new UsageError('empty_file', `${flag} ${file} is empty; an artifact needs at least one byte`);
-    if (stat.size > maxBytes) throw new UsageError('file_too_large', `${flag} ${file} is ${stat.size} bytes; the service takes at most 10 MiB per artifact (and 64 KiB per request, base64 included)`);
-    return await handle.readFile();
-  } finally {
-    await handle.close();
-  }
+  const problem = (p: BoundedReadProblem): UsageError => {
+    switch (p.kind) {
+      case 'unreadable':
+        return new UsageError('file_not_found', `${flag} ${file} cannot be read (${p.code})`);
+      case 'not_a_file':
+        return new UsageError('not_a_file', `${flag} ${file} is not a file`);
+      case 'empty':
+        return new UsageError('empty_file', `${flag} ${file} is empty; an artifact needs at least one byte`);
+      case 'too_large':
+        return new UsageError('file_too_large', `${flag} ${file} is ${p.size} bytes; the service takes at most 10 MiB per artifact (and 64 KiB per request, base64 included)`);
+    }
+  };
+  return readBoundedFile(file, maxBytes, problem, { refuseEmpty: true });
 }
 
 function utf8(b: Buffer): string | undefined {

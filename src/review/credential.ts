@@ -2,7 +2,7 @@
 // agent's OAuth access token `rlo_at_…`, read from a file or from an environment variable the user names — never
 // from argv — and checked for its form before anything is sent. Its value never appears in a message, a journal or
 // the output; `Authorization: Bearer` is built here and nowhere else.
-import { promises as fs } from 'node:fs';
+import { readBoundedFile } from '../bounded-read.js';
 import { CredentialError, UsageError } from '../errors.js';
 
 export const API_KEY = /^rlk_[a-f0-9]{16}_[A-Za-z0-9_-]{32,128}$/;
@@ -61,20 +61,14 @@ export async function readCredential(source: CredentialSource, accepts: Credenti
 }
 
 async function readKeyFile(file: string): Promise<string> {
-  let handle;
-  try {
-    handle = await fs.open(file, 'r');
-  } catch (error) {
-    throw new CredentialError('api_key_unreadable', `cannot read the key file ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { hint: HOW });
-  }
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw new CredentialError('api_key_unreadable', `the key file ${file} is not a file`);
-    if (stat.size > MAX_FILE_BYTES) throw new CredentialError('api_key_invalid', `the key file ${file} is ${stat.size} bytes; a key is one short line`);
-    return await handle.readFile('utf8');
-  } finally {
-    await handle.close();
-  }
+  const bytes = await readBoundedFile(file, MAX_FILE_BYTES, (p) =>
+    p.kind === 'unreadable'
+      ? new CredentialError('api_key_unreadable', `cannot read the key file ${file} (${p.code})`, { hint: HOW })
+      : p.kind === 'too_large'
+        ? new CredentialError('api_key_invalid', `the key file ${file} is ${p.size} bytes; a key is one short line`)
+        : new CredentialError('api_key_unreadable', `the key file ${file} is not a file`),
+  );
+  return bytes.toString('utf8');
 }
 
 /**

@@ -13,15 +13,18 @@ import { SandboxBeacon } from './beacon.js';
 import { SandboxChain } from './chain.js';
 import { Keeper } from './keeper.js';
 import { AskService } from './service/asks.js';
+import { HostileAsks } from './service/asks-hostile.js';
 import { askTools } from './service/ask-tools.js';
 import { Hostile } from './service/hostile.js';
+import { OperationStore } from './service/store.js';
 import { buildApp, Faults, RateLimiter, SPEC_RATE_LIMITS } from './service/http.js';
 import { McpTools } from './service/mcp.js';
 import { SandboxEvidence } from './service/evidence.js';
 import { RatingService } from './service/rating.js';
 import { ImageService } from './service/images.js';
 import { GenerationService } from './service/generation.js';
-import { newApiKey, ReviewWorkspace } from './service/review-workspace.js';
+import { ReviewWorkspace } from './service/review-workspace.js';
+import { newApiKey } from './service/review-fixtures.js';
 import { ReviewRoutes } from './service/review-routes.js';
 
 export interface SandboxOptions {
@@ -95,7 +98,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     const sessionCookie = randomBytes(32).toString('base64url');
     const sessionCookieFile = path.join(stateDir, 'session-cookie');
     await writeFileAtomically(sessionCookieFile, sessionCookie + '\n');
-    const asks = new AskService(chain, baseUrl, hostile, { atomicPlans: options.atomicPlans ?? false, receiptTimeoutMs: 180_000, pollAfterMs: 5000 });
+    const operations = new OperationStore();
+    const asks = new AskService(chain, baseUrl, { atomicPlans: options.atomicPlans ?? false, receiptTimeoutMs: 180_000, pollAfterMs: 5000 }, operations, new HostileAsks(hostile, chain, operations));
     let workspace: ReviewWorkspace | undefined;
     const evidence = new SandboxEvidence(sessionCookie, async () => [...(await asks.settledRuns()), ...(workspace?.completedRuns() ?? [])], hostile);
     workspace = new ReviewWorkspace(evidence.workspaceId, apiKey, evidence.current, () => chain.now());
@@ -115,7 +119,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     const limiter = new RateLimiter({ ...SPEC_RATE_LIMITS });
     const faults = new Faults();
     const k = keeper;
-    const app = buildApp(asks, mcp, beacon, {
+    const app = buildApp(asks, hostile, mcp, beacon, {
       state: async () => ({
         chainId: 31337,
         now: chain.now(),

@@ -3,6 +3,7 @@
 // settle. Nothing here knows a plaintext it did not decrypt: reveals go through tlock like any keeper's.
 import { BaseError, ContractFunctionRevertedError, decodeEventLog, keccak256, toHex, type Hex } from 'viem';
 import { RoundVotingEngine } from './contracts/artifacts.js';
+import { sameAddress } from '../hex.js';
 import { advisoryRecorderAbi, contentRegistryAbi, votingEngineAbi } from '../protocol/abi.js';
 import { buildCommitVoteParams } from '../vote/build.js';
 import { decodeVotePlaintext } from '../vote/commit.js';
@@ -115,7 +116,7 @@ export class Keeper {
     });
     this.lastBlock = latest;
     for (const l of logs) {
-      if (l.address.toLowerCase() === this.chain.addresses.contentRegistry.toLowerCase()) {
+      if (sameAddress(l.address, this.chain.addresses.contentRegistry)) {
         try {
           const d = decodeEventLog({ abi: contentRegistryAbi, data: l.data, topics: l.topics });
           if (d.eventName === 'ContentSubmitted') this.openRounds.set(`${d.args.contentId}:1`, { contentId: d.args.contentId, roundId: 1n });
@@ -124,7 +125,7 @@ export class Keeper {
         }
         continue;
       }
-      if (l.address.toLowerCase() === this.chain.addresses.advisoryVoteRecorder.toLowerCase()) {
+      if (sameAddress(l.address, this.chain.addresses.advisoryVoteRecorder)) {
         try {
           const d = decodeEventLog({ abi: advisoryRecorderAbi, data: l.data, topics: l.topics });
           if (d.eventName === 'AdvisoryVoteRecorded') {
@@ -167,7 +168,7 @@ export class Keeper {
       functionName: 'sandboxContentSubmitter',
       args: [contentId],
     })) as Hex;
-    const raters = this.chain.raters.filter((r) => r.address.toLowerCase() !== submitter.toLowerCase()).slice(0, minVoters);
+    const raters = this.chain.raters.filter((r) => !sameAddress(r.address, submitter)).slice(0, minVoters);
     let count = 0;
     for (const [i, rater] of raters.entries()) {
       // The chain is the record of who voted, so a pass that failed half-way is finished by the next one.

@@ -5,6 +5,7 @@ import { createCipheriv, createDecipheriv, pbkdf2, randomBytes, randomUUID, scry
 import { promisify } from 'node:util';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { toChecksumAddress } from '../address.js';
 import { CredentialError } from '../errors.js';
 
 const scryptAsync = promisify(scrypt) as (
@@ -57,13 +58,9 @@ function invalid(reason: string): CredentialError {
   });
 }
 
-/** EIP-55 checksum form of a 20-byte address. */
+/** EIP-55 checksum form of a 20-byte address given as 40 hex digits, with or without 0x. */
 export function checksumAddress(addressHex: string): `0x${string}` {
-  const lower = addressHex.toLowerCase().replace(/^0x/, '');
-  const hash = hex(keccak_256(new TextEncoder().encode(lower)));
-  let out = '0x';
-  for (let i = 0; i < 40; i++) out += parseInt(hash[i]!, 16) >= 8 ? lower[i]!.toUpperCase() : lower[i]!;
-  return out as `0x${string}`;
+  return toChecksumAddress(`0x${addressHex.replace(/^0x/i, '')}`);
 }
 
 export function addressOfPrivateKey(privateKey: Uint8Array): `0x${string}` {

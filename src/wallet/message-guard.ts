@@ -4,7 +4,7 @@
 // hash. Raw hex, transactions and typed data are never signed on this path. Only the terms message has lines
 // beyond the common layout, and it has its own guard (terms-guard.ts) that rebuilds it whole.
 import { createHash } from 'node:crypto';
-import { RefusedError } from '../errors.js';
+import { guardRefusal, type Refuse } from './guard-refusal.js';
 
 export const ACTIONS = {
   'attachments:upload_image': 'RateLoop image upload',
@@ -26,12 +26,7 @@ export interface ParsedMessage {
   extra: string[];
 }
 
-export function refuse(rule: string, message: string): never {
-  throw new RefusedError('message_refused', `refused to sign: ${message}`, {
-    hint: 'nothing was signed; the service returned a message loopsign will not sign',
-    details: { rule },
-  });
-}
+export const refuse: Refuse = guardRefusal('message_refused', 'refused to sign', 'nothing was signed; the service returned a message loopsign will not sign');
 
 export function payloadHash(parts: (string | number)[]): string {
   return createHash('sha256').update(parts.map(String).join('\n'), 'utf8').digest('hex');

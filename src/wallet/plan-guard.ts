@@ -3,6 +3,8 @@
 // addresses — never against the service's own claims. Each refusal names the call and the rule it broke.
 import { decodeFunctionData, encodeFunctionData, hexToSignature, type Hex } from 'viem';
 import { RefusedError } from '../errors.js';
+import { guardRefusal, type Refuse } from './guard-refusal.js';
+import { sameAddress, sameHex } from '../hex.js';
 import type { ChainConfig } from '../chains/table.js';
 import { RECEIVE_WITH_AUTHORIZATION, contentRegistryAbi, erc20Abi, feedbackBonusEscrowAbi, x402LegacyAbi, x402SubmitterAbi } from '../protocol/abi.js';
 import { ASSET_ENUM, profileOf, sameAssetTotal, type NormalizedAsk, type NormalizedQuestion } from '../protocol/ask-normalize.js';
@@ -16,6 +18,7 @@ import {
   tagsString,
   x402Nonce,
   type AskHashes,
+  type X402Authorization,
 } from '../protocol/ask-hashes.js';
 
 export interface PlanCall {
@@ -39,16 +42,11 @@ export interface GuardContext {
   verifyPayload: boolean;
 }
 
-export function refuse(rule: string, message: string, where?: { call?: number; phase?: string; field?: string }): never {
-  const at = where?.call !== undefined ? `call ${where.call}${where.phase ? ` (${where.phase})` : ''}: ` : '';
-  throw new RefusedError('plan_refused', `refused: ${at}${message}`, {
-    hint: 'nothing was signed or sent; the service returned something loopsign will not sign. If you trust your configuration, report it to the service operator',
-    details: { rule, ...where },
-  });
-}
-
-const lc = (s: unknown) => String(s).toLowerCase();
-export const same = (a: unknown, b: unknown) => lc(a) === lc(b);
+export const refuse: Refuse = guardRefusal(
+  'plan_refused',
+  'refused',
+  'nothing was signed or sent; the service returned something loopsign will not sign. If you trust your configuration, report it to the service operator',
+);
 
 export function trusted(chain: ChainConfig, name: keyof ChainConfig['contracts']): Hex {
   const a = chain.contracts[name];
@@ -70,17 +68,17 @@ function expectObject(value: unknown, what: string): asserts value is Record<str
 export function checkAskEnvelope(ctx: GuardContext, response: Record<string, any>): Hex {
   expectObject(response, 'ask response');
   if (response.chainId !== ctx.chain.chainId) refuse('wrong_chain', `the response is for chain ${response.chainId}, not ${ctx.chain.chainId}`);
-  if (response.wallet?.address !== undefined && !same(response.wallet.address, ctx.signer)) refuse('wrong_wallet', `the plan is for wallet ${response.wallet.address}, not ${ctx.signer}`);
+  if (response.wallet?.address !== undefined && !sameAddress(response.wallet.address, ctx.signer)) refuse('wrong_wallet', `the plan is for wallet ${response.wallet.address}, not ${ctx.signer}`);
   if (typeof response.operationKey !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(response.operationKey)) refuse('bad_operation_key', 'operationKey is not 0x + 64 hex');
   if (ctx.verifyPayload) {
-    if (!same(response.operationKey, ctx.hashes.operationKey)) refuse('operation_key_mismatch', `operationKey ${response.operationKey} is not the one this ask hashes to (${ctx.hashes.operationKey})`);
-    if (response.payloadHash !== undefined && !same(response.payloadHash, ctx.hashes.payloadHash)) refuse('payload_hash_mismatch', 'payloadHash is not the one this ask hashes to');
+    if (!sameHex(response.operationKey, ctx.hashes.operationKey)) refuse('operation_key_mismatch', `operationKey ${response.operationKey} is not the one this ask hashes to (${ctx.hashes.operationKey})`);
+    if (response.payloadHash !== undefined && !sameHex(response.payloadHash, ctx.hashes.payloadHash)) refuse('payload_hash_mismatch', 'payloadHash is not the one this ask hashes to');
   }
   const p = response.payment;
   if (p) {
     const total = BigInt(p.totalAmount ?? p.amount ?? 0);
     if (ctx.ask.maxPaymentAmount !== null && total > ctx.ask.maxPaymentAmount) refuse('spend_cap', `the service asks for ${total}, above maxPaymentAmount ${ctx.ask.maxPaymentAmount}`);
-    if (p.tokenAddress !== undefined && !same(p.tokenAddress, tokenAddress(ctx.chain, ctx.ask.bounty.asset))) refuse('wrong_asset', `payment token ${p.tokenAddress} is not the trusted ${ctx.ask.bounty.asset}`);
+    if (p.tokenAddress !== undefined && !sameAddress(p.tokenAddress, tokenAddress(ctx.chain, ctx.ask.bounty.asset))) refuse('wrong_asset', `payment token ${p.tokenAddress} is not the trusted ${ctx.ask.bounty.asset}`);
   }
   return response.operationKey as Hex;
 }
@@ -115,20 +113,20 @@ export function decode<A extends readonly unknown[]>(abi: A, call: PlanCall, i: 
   }
   if (d.functionName !== fn) refuse('wrong_function', `calldata calls ${d.functionName}, expected ${fn}`, { call: i, phase: call.phase });
   // Re-encoding must give back the exact bytes: no trailing data, no non-canonical encodings.
-  if (!same((encodeFunctionData as (p: unknown) => Hex)({ abi, functionName: fn, args: d.args }), call.data)) {
+  if (!sameHex((encodeFunctionData as (p: unknown) => Hex)({ abi, functionName: fn, args: d.args }), call.data)) {
     refuse('non_canonical_calldata', 'calldata carries bytes beyond the canonical encoding', { call: i, phase: call.phase });
   }
   return d.args;
 }
 
 export function expectTo(call: PlanCall, i: number, want: Hex, what: string): void {
-  if (!same(call.to, want)) refuse('untrusted_target', `target ${call.to} is not the trusted ${what} ${want}`, { call: i, phase: call.phase });
+  if (!sameAddress(call.to, want)) refuse('untrusted_target', `target ${call.to} is not the trusted ${what} ${want}`, { call: i, phase: call.phase });
 }
 
 export function expectApprove(call: PlanCall, i: number, token: Hex, spender: Hex, amount: bigint, what: string): void {
   expectTo(call, i, token, `${what} token`);
   const [s, v] = decode(erc20Abi, call, i, 'approve') as [Hex, bigint];
-  if (!same(s, spender)) refuse('wrong_spender', `approval to ${s}, not the trusted ${what} spender ${spender}`, { call: i, phase: call.phase, field: 'spender' });
+  if (!sameAddress(s, spender)) refuse('wrong_spender', `approval to ${s}, not the trusted ${what} spender ${spender}`, { call: i, phase: call.phase, field: 'spender' });
   if (v !== amount) refuse('approval_amount', `approval of ${v} instead of exactly ${amount}`, { call: i, phase: call.phase, field: 'value' });
 }
 
@@ -152,12 +150,12 @@ function checkQuestionArgs(ctx: GuardContext, args: readonly unknown[], question
   field(tags === tagsString(q), i, phase, `${prefix}tags`, tags, tagsString(q));
   field(categoryId === q.categoryId, i, phase, `${prefix}categoryId`, categoryId, q.categoryId);
   field(details.detailsUrl === q.detailsUrl, i, phase, `${prefix}details.detailsUrl`, details.detailsUrl, q.detailsUrl + gated);
-  field(same(details.detailsHash, q.detailsHash), i, phase, `${prefix}details.detailsHash`, details.detailsHash, q.detailsHash);
-  field(same(salt, ctx.hashes.salts[qi]), i, phase, `${prefix}salt`, salt, ctx.hashes.salts[qi]);
+  field(sameHex(details.detailsHash, q.detailsHash), i, phase, `${prefix}details.detailsHash`, details.detailsHash, q.detailsHash);
+  field(sameHex(salt, ctx.hashes.salts[qi]), i, phase, `${prefix}salt`, salt, ctx.hashes.salts[qi]);
   const spec = (args.length > 10 ? args[10] : args[8]) as { questionMetadataHash: Hex; resultSpecHash: Hex };
   const h = ctx.hashes.questions[qi]!;
-  field(same(spec.questionMetadataHash, h.questionMetadataHash), i, phase, `${prefix}spec.questionMetadataHash`, spec.questionMetadataHash, h.questionMetadataHash);
-  field(same(spec.resultSpecHash, h.resultSpecHash), i, phase, `${prefix}spec.resultSpecHash`, spec.resultSpecHash, h.resultSpecHash);
+  field(sameHex(spec.questionMetadataHash, h.questionMetadataHash), i, phase, `${prefix}spec.questionMetadataHash`, spec.questionMetadataHash, h.questionMetadataHash);
+  field(sameHex(spec.resultSpecHash, h.resultSpecHash), i, phase, `${prefix}spec.resultSpecHash`, spec.resultSpecHash, h.resultSpecHash);
 }
 
 function checkTerms(ctx: GuardContext, rewardTerms: unknown, roundConfig: unknown, i: number, phase: string): void {
@@ -204,11 +202,11 @@ export function checkWalletPlan(ctx: GuardContext, response: Record<string, any>
     checkConfidentiality(args[11], ask.questions[0]!, 2, submit.phase);
     expected = revealCommitment(ask, ctx.hashes, ctx.signer);
   }
-  if (!same(commitment, expected)) {
+  if (!sameHex(commitment, expected)) {
     refuse('reveal_commitment_mismatch', `the reservation ${commitment} does not commit to this question from this wallet (expected ${expected})`, { call: 0, phase: reserve.phase });
   }
   const p = response.payment;
-  if (p?.spender !== undefined && !same(p.spender, escrow)) refuse('wrong_spender', `payment.spender ${p.spender} is not the trusted QuestionRewardPoolEscrow`);
+  if (p?.spender !== undefined && !sameAddress(p.spender, escrow)) refuse('wrong_spender', `payment.spender ${p.spender} is not the trusted QuestionRewardPoolEscrow`);
   return calls;
 }
 
@@ -220,12 +218,8 @@ function checkConfidentiality(got: unknown, q: NormalizedQuestion, i: number, ph
 
 // ---- x402 (chain.md §8) ----
 
-export interface X402Message {
-  from: Hex;
-  to: Hex;
-  value: bigint;
-  validAfter: bigint;
-  validBefore: bigint;
+/** The signed ReceiveWithAuthorization message: the authorization the nonce binds, and the nonce. */
+export interface X402Message extends X402Authorization {
   nonce: Hex;
 }
 
@@ -261,7 +255,7 @@ export function checkX402Request(ctx: GuardContext, response: Record<string, any
     const a = req.authorization;
     if (Object.keys(a).sort().join() !== [...AUTH_FIELDS].sort().join()) refuse('x402_wrong_message', 'authorization does not have exactly the six fields');
     for (const k of AUTH_FIELDS) {
-      const agree = ['from', 'to', 'nonce'].includes(k) ? same(a[k], msg[k]) : BigInt(a[k]) === BigInt(msg[k]);
+      const agree = k === 'from' || k === 'to' ? sameAddress(a[k], msg[k]) : k === 'nonce' ? sameHex(a[k], msg[k]) : BigInt(a[k]) === BigInt(msg[k]);
       if (!agree) refuse('x402_wrong_message', `authorization.${k} differs from the signed message`);
     }
   }
@@ -271,7 +265,7 @@ export function checkX402Request(ctx: GuardContext, response: Record<string, any
   if (d.version !== (usdc.eip712?.version ?? '2')) refuse('x402_wrong_domain', `domain version ${d.version} is not "2"`);
   if (d.name !== usdc.eip712?.name) refuse('x402_wrong_domain', `domain name "${d.name}" is not "${usdc.eip712?.name}" for chain ${ctx.chain.chainId}`);
   if (Number(d.chainId) !== ctx.chain.chainId) refuse('x402_wrong_domain', `domain chainId ${d.chainId} is not ${ctx.chain.chainId}`);
-  if (!same(d.verifyingContract, tokenAddress(ctx.chain, 'USDC'))) refuse('x402_wrong_token', `verifyingContract ${d.verifyingContract} is not the trusted USDC`);
+  if (!sameAddress(d.verifyingContract, tokenAddress(ctx.chain, 'USDC'))) refuse('x402_wrong_token', `verifyingContract ${d.verifyingContract} is not the trusted USDC`);
   const submitter = trusted(ctx.chain, 'x402QuestionSubmitter');
   let m: X402Message;
   try {
@@ -279,8 +273,8 @@ export function checkX402Request(ctx: GuardContext, response: Record<string, any
   } catch {
     refuse('x402_wrong_message', 'the authorization amounts are not integers');
   }
-  if (!same(m.from, ctx.signer)) refuse('x402_wrong_from', `the authorization is from ${m.from}, not this wallet`);
-  if (!same(m.to, submitter)) refuse('x402_wrong_recipient', `the authorization pays ${m.to}, not the trusted X402QuestionSubmitter ${submitter}`);
+  if (!sameAddress(m.from, ctx.signer)) refuse('x402_wrong_from', `the authorization is from ${m.from}, not this wallet`);
+  if (!sameAddress(m.to, submitter)) refuse('x402_wrong_recipient', `the authorization pays ${m.to}, not the trusted X402QuestionSubmitter ${submitter}`);
   const value = sameAssetTotal(ask);
   if (m.value !== value) refuse('x402_wrong_value', `the authorization moves ${m.value}, the ask is ${value}`);
   if (ask.maxPaymentAmount !== null && m.value > ask.maxPaymentAmount) refuse('spend_cap', `the authorization moves ${m.value}, above maxPaymentAmount`);
@@ -295,7 +289,7 @@ export function checkX402Request(ctx: GuardContext, response: Record<string, any
     feedbackBonusEscrow: ask.feedbackBonus ? trusted(ctx.chain, 'feedbackBonusEscrow') : undefined,
   };
   const nonce = x402Nonce(ask, ctx.hashes, addresses, { from: ctx.signer, to: submitter, value, validAfter: m.validAfter, validBefore: m.validBefore }, bonus);
-  if (!same(m.nonce, nonce)) refuse('x402_wrong_nonce', `the nonce is not bound to this ask (expected ${nonce})`);
+  if (!sameHex(m.nonce, nonce)) refuse('x402_wrong_nonce', `the nonce is not bound to this ask (expected ${nonce})`);
   return {
     domain: { name: d.name as string, version: d.version as string, chainId: ctx.chain.chainId, verifyingContract: d.verifyingContract as Hex },
     types: { ReceiveWithAuthorization: RECEIVE_WITH_AUTHORIZATION },
@@ -327,12 +321,12 @@ export function checkX402Plan(ctx: GuardContext, response: Record<string, any>, 
   const sig = hexToSignature(signature);
   const v = Number(sig.v ?? BigInt((sig.yParity ?? 0) + 27));
   const ok =
-    same(auth.from, signed.from) && same(auth.to, signed.to) && auth.value === signed.value && auth.validAfter === signed.validAfter &&
-    auth.validBefore === signed.validBefore && same(auth.nonce, signed.nonce) && auth.v === v && same(auth.r, sig.r) && same(auth.s, sig.s);
+    sameAddress(auth.from, signed.from) && sameAddress(auth.to, signed.to) && auth.value === signed.value && auth.validAfter === signed.validAfter &&
+    auth.validBefore === signed.validBefore && sameHex(auth.nonce, signed.nonce) && auth.v === v && sameHex(auth.r, sig.r) && sameHex(auth.s, sig.s);
   if (!ok) refuse('x402_authorization_mismatch', 'the plan does not embed exactly the authorization this wallet signed', { call: 0, phase: call.phase, field: 'paymentAuthorization' });
   if (bonus) {
     const terms = args[12] as { amount: bigint; awarder: Hex; executeBy: bigint };
-    if (terms.amount !== bonus.amount || !same(terms.awarder, bonusAwarder(ctx)) || terms.executeBy !== signed.validBefore) {
+    if (terms.amount !== bonus.amount || !sameAddress(terms.awarder, bonusAwarder(ctx)) || terms.executeBy !== signed.validBefore) {
       refuse('bonus_mismatch', 'the one-shot feedback bonus terms differ from the ask file', { call: 0, phase: call.phase, field: 'feedbackBonusTerms' });
     }
   }
@@ -384,6 +378,6 @@ export function checkBonusPlan(ctx: GuardContext, bonus: Record<string, any>, ta
   }
   field(asset === ASSET_ENUM[want.asset], 1, phase, 'asset', asset, ASSET_ENUM[want.asset]);
   field(amount === want.amount, 1, phase, 'amount', amount, want.amount);
-  field(same(awarder, bonusAwarder(ctx)), 1, phase, 'awarder', awarder, bonusAwarder(ctx));
+  field(sameAddress(awarder, bonusAwarder(ctx)), 1, phase, 'awarder', awarder, bonusAwarder(ctx));
   return calls;
 }

@@ -6,7 +6,8 @@ import { keccak256, type Hex } from 'viem';
 import type { ChainConfig } from '../chains/table.js';
 import { advisoryRecorderAbi, votingEngineAbi } from '../protocol/abi.js';
 import type { BuiltCommit } from '../vote/build.js';
-import { checkPlanShape, decode, expectApprove, expectTo, refuse, same, tokenAddress, trusted, type PlanCall } from './plan-guard.js';
+import { sameAddress, sameHex } from '../hex.js';
+import { checkPlanShape, decode, expectApprove, expectTo, refuse, tokenAddress, trusted, type PlanCall } from './plan-guard.js';
 
 /** contentId, roundContext, targetRound, drandChainHash, commitHash, ciphertext. */
 type CommitArgs = [bigint, bigint, bigint, Hex, Hex, Hex];
@@ -22,7 +23,7 @@ export function checkRatingContracts(chain: ChainConfig, contracts: Record<strin
     const got = contracts?.[key];
     if (got === undefined || got === null) continue;
     const pinned = name === 'LREP' ? tokenAddress(chain, 'LREP') : trusted(chain, name);
-    if (!same(got, pinned)) refuse('untrusted_contract', `the rating context names ${key} ${String(got)}, not the trusted ${pinned}`);
+    if (!sameAddress(got, pinned)) refuse('untrusted_contract', `the rating context names ${key} ${String(got)}, not the trusted ${pinned}`);
   }
 }
 
@@ -41,7 +42,7 @@ export function checkRatingPlan(chain: ChainConfig, prepared: Record<string, any
   const stake = BigInt(commit.stakeWei);
   const advisory = stake === 0n;
   const calls = checkPlanShape(prepared.transactionPlan, advisory ? 1 : [1, 2], 'rating');
-  if (prepared.commit?.ciphertextHash !== undefined && !same(prepared.commit.ciphertextHash, keccak256(commit.ciphertext))) {
+  if (prepared.commit?.ciphertextHash !== undefined && !sameHex(prepared.commit.ciphertextHash, keccak256(commit.ciphertext))) {
     refuse('ciphertext_mismatch', 'the service reports another ciphertext hash than the one built here');
   }
   const roundContext = BigInt(commit.secret.roundContext);
@@ -55,9 +56,9 @@ export function checkRatingPlan(chain: ChainConfig, prepared: Record<string, any
     eq(cid === contentId, i, last.phase, 'contentId');
     eq(ctx === roundContext, i, last.phase, 'roundContext');
     eq(target === BigInt(commit.targetRound), i, last.phase, 'targetRound');
-    eq(same(hash, commit.drandChainHash), i, last.phase, 'drandChainHash');
-    eq(same(commitHash, commit.commitHash), i, last.phase, 'commitHash');
-    eq(same(ciphertext, commit.ciphertext), i, last.phase, 'ciphertext');
+    eq(sameHex(hash, commit.drandChainHash), i, last.phase, 'drandChainHash');
+    eq(sameHex(commitHash, commit.commitHash), i, last.phase, 'commitHash');
+    eq(sameHex(ciphertext, commit.ciphertext), i, last.phase, 'ciphertext');
   };
   if (advisory) {
     if (last.phase !== 'record_advisory_vote') refuse('unexpected_phases', `phase ${last.phase}, expected record_advisory_vote`, { call: i });
@@ -76,6 +77,6 @@ export function checkRatingPlan(chain: ChainConfig, prepared: Record<string, any
   commonFields(args.slice(0, 6) as CommitArgs);
   const [, , , , , , stakeAmount, frontend] = args;
   eq(stakeAmount === stake, i, last.phase, 'stakeAmount');
-  eq(same(frontend, commit.frontend), i, last.phase, 'frontend');
+  eq(sameAddress(frontend, commit.frontend), i, last.phase, 'frontend');
   return calls;
 }

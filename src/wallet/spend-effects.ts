@@ -5,6 +5,7 @@
 // is refused, whatever the plan guard said: the spend ledger must see every way money can leave.
 import { decodeAbiParameters, decodeFunctionData, parseTransaction, type Hex } from 'viem';
 import { RefusedError } from '../errors.js';
+import { sameAddress } from '../hex.js';
 import type { ChainConfig } from '../chains/table.js';
 import { advisoryRecorderAbi, contentRegistryAbi, erc20Abi, erc7821Abi, feedbackBonusEscrowAbi, votingEngineAbi, x402SubmitterAbi } from '../protocol/abi.js';
 
@@ -25,8 +26,6 @@ export interface CallLike {
 
 // The reward and bonus asset enums of the contracts (chain.md §5.1): LREP 0, USDC 1.
 const ASSET_OF_ENUM: Record<number, Asset> = { 0: 'LREP', 1: 'USDC' };
-
-const lc = (a: string | undefined) => (a ?? '').toLowerCase();
 
 function unaccounted(call: CallLike, why: string): never {
   throw new RefusedError('unaccounted_call', `refused: a call to ${call.to} ${why}; loopsign signs only calls whose payments it can account for`, {
@@ -52,17 +51,17 @@ function assetOfEnum(call: CallLike, value: unknown): Asset {
 /** The token movements one call can cause (throws for a call that cannot be accounted for). */
 export function callEffects(chain: ChainConfig, call: CallLike): SpendEffect[] {
   const c = chain.contracts;
-  const to = lc(call.to);
+  const to = (contract: Hex | undefined) => sameAddress(call.to, contract);
   for (const asset of ['USDC', 'LREP'] as const) {
-    if (to !== lc(chain.tokens[asset].address)) continue;
+    if (!to(chain.tokens[asset].address)) continue;
     const d = decoded(erc20Abi, call);
     if (d?.functionName !== 'approve') unaccounted(call, `on the ${asset} token is not an approval`);
     const [spender, amount] = d.args as [Hex, bigint];
-    const trustedSpenders = [c.questionRewardPoolEscrow, c.feedbackBonusEscrow, c.roundVotingEngine].map(lc);
-    if (!trustedSpenders.includes(lc(spender))) unaccounted(call, `approves ${spender}, which is not a trusted escrow or the voting engine`);
+    const trustedSpenders = [c.questionRewardPoolEscrow, c.feedbackBonusEscrow, c.roundVotingEngine];
+    if (!trustedSpenders.some((t) => sameAddress(spender, t))) unaccounted(call, `approves ${spender}, which is not a trusted escrow or the voting engine`);
     return [{ asset, kind: 'approve', spender, amount }];
   }
-  if (to === lc(c.contentRegistry)) {
+  if (to(c.contentRegistry)) {
     const d = decoded(contentRegistryAbi, call);
     if (d?.functionName === 'reserveSubmission' || d?.functionName === 'cancelReservedSubmission') return [];
     if (d?.functionName === 'submitQuestionWithRewardAndRoundConfig' || d?.functionName === 'submitQuestionBundleWithRewardAndRoundConfig') {
@@ -71,19 +70,19 @@ export function callEffects(chain: ChainConfig, call: CallLike): SpendEffect[] {
     }
     unaccounted(call, 'on the ContentRegistry is not a reservation or a question submission');
   }
-  if (to === lc(c.x402QuestionSubmitter)) {
+  if (to(c.x402QuestionSubmitter)) {
     const d = decoded(x402SubmitterAbi, call);
     if (!d) unaccounted(call, 'on the X402QuestionSubmitter is not a known submission');
     const auth = d.args[d.args.length - 1] as { value: bigint };
     return [{ asset: 'USDC', kind: 'pull', spender: call.to, amount: auth.value }];
   }
-  if (to === lc(c.feedbackBonusEscrow)) {
+  if (to(c.feedbackBonusEscrow)) {
     const d = decoded(feedbackBonusEscrowAbi, call);
     if (d?.functionName !== 'createFeedbackBonusPoolWithAsset') unaccounted(call, 'on the FeedbackBonusEscrow is not a pool creation');
     const [, , asset, amount] = d.args as [bigint, bigint, number, bigint];
     return [{ asset: assetOfEnum(call, asset), kind: 'pull', spender: call.to, amount }];
   }
-  if (to === lc(c.roundVotingEngine)) {
+  if (to(c.roundVotingEngine)) {
     const d = decoded(votingEngineAbi, call);
     if (d?.functionName === 'openRound' || d?.functionName === 'revealVoteByCommitKey') return [];
     if (d?.functionName === 'commitVote' || d?.functionName === 'commitVoteWithPermit') {
@@ -91,7 +90,7 @@ export function callEffects(chain: ChainConfig, call: CallLike): SpendEffect[] {
     }
     unaccounted(call, 'on the RoundVotingEngine is not an open, commit or reveal');
   }
-  if (to === lc(c.advisoryVoteRecorder)) {
+  if (to(c.advisoryVoteRecorder)) {
     if (decoded(advisoryRecorderAbi, call)?.functionName === 'recordAdvisoryVote') return [];
     unaccounted(call, 'on the AdvisoryVoteRecorder is not an advisory vote');
   }
@@ -106,7 +105,7 @@ export function callsOfRawTransaction(raw: Hex, wallet: Hex): CallLike[] {
 
 /** The calls of a transaction from `wallet` with this target and input (a mined one, read back from the chain). */
 export function callsOfTransaction(to: Hex, data: Hex, wallet: Hex): CallLike[] {
-  if (lc(to) !== lc(wallet)) return [{ to, data }];
+  if (!sameAddress(to, wallet)) return [{ to, data }];
   const d = decodeFunctionData({ abi: erc7821Abi, data });
   const [calls] = decodeAbiParameters([{ type: 'tuple[]', components: [{ name: 'to', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'data', type: 'bytes' }] }], d.args![1] as Hex);
   return calls.map((c) => ({ to: c.to as Hex, data: c.data as Hex }));

@@ -2,6 +2,7 @@
 // drand beacon, and the test controls under /__sandbox (never part of the live service; see docs/sandbox.md).
 import { Hono, type Context } from 'hono';
 import type { AskService } from './asks.js';
+import type { Hostile } from './hostile.js';
 import { ApiError, invalidRequest } from './envelope.js';
 import { jsonRpcError, MCP_PROTOCOL_VERSIONS, negotiated, type McpTools } from './mcp.js';
 import type { SandboxBeacon } from '../beacon.js';
@@ -98,6 +99,7 @@ function internal(error: unknown): ApiError {
 
 export function buildApp(
   asks: AskService,
+  hostile: Hostile,
   mcp: McpTools,
   beacon: SandboxBeacon,
   control: ControlHooks,
@@ -266,9 +268,9 @@ export function buildApp(
     return { faults: faults.active() };
   }));
   app.delete('/__sandbox/faults', ctl(() => (faults.clear(), { faults: [] })));
-  app.get('/__sandbox/hostile', ctl(() => ({ scenarios: asks.hostile.scenarios, armed: asks.hostile.active() })));
-  app.post('/__sandbox/hostile', ctl((b) => (asks.hostile.arm(String(b.scenario), Number(b.count ?? 1)), { armed: asks.hostile.active() })));
-  app.delete('/__sandbox/hostile', ctl(() => (asks.hostile.clear(), { armed: {} })));
+  app.get('/__sandbox/hostile', ctl(() => ({ scenarios: hostile.scenarios, armed: hostile.active() })));
+  app.post('/__sandbox/hostile', ctl((b) => (hostile.arm(String(b.scenario), Number(b.count ?? 1)), { armed: hostile.active() })));
+  app.delete('/__sandbox/hostile', ctl(() => (hostile.clear(), { armed: {} })));
 
   app.notFound((c) => c.json(new ApiError(404, 'not_found', `No route for ${c.req.method} ${c.req.path}.`, null).body(), 404));
   app.onError((error, c) => errorResponse(c, internal(error)));

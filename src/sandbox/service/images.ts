@@ -10,6 +10,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { verifyMessage, type Hex } from 'viem';
+import { sniffMime } from '../../images/check.js';
 import { payloadHash } from '../../wallet/message-guard.js';
 import { ApiError, conflict, invalidArguments } from './envelope.js';
 import { ATTACKER, type Hostile, type HostileScenario } from './hostile.js';
@@ -71,13 +72,6 @@ interface Link {
 
 type Obj = Record<string, any>;
 const iso = (ms: number) => new Date(ms).toISOString();
-
-export function sniffMime(bytes: Buffer): string | undefined {
-  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'image/jpeg';
-  if (bytes.length >= 8 && bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
-  if (bytes.length >= 12 && bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP') return 'image/webp';
-  return undefined;
-}
 
 /**
  * The stored form of an upload, as the live service makes it: decode (at most 28,000,000 pixels), apply the EXIF

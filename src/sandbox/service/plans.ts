@@ -13,8 +13,12 @@ import {
   tagsString,
   type AskHashes,
 } from '../../protocol/ask-hashes.js';
+import { TEMPLATES, resultSpecHash } from '../../protocol/templates.js';
 import type { SandboxAddresses } from '../chain.js';
 import type { PlanCall, TransactionPlan, X402State } from './store.js';
+
+/** A template version's result-spec hash, as the service derives it for the plans it builds and the templates it lists. */
+export const resolver = (id: string, v: number) => resultSpecHash(id, v, TEMPLATES.find((t) => t.id === id)!.voteSemantics);
 
 export function tokenOf(addresses: SandboxAddresses, asset: 'USDC' | 'LREP'): Hex {
   return asset === 'USDC' ? addresses.usdc : addresses.lrep;

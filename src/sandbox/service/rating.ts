@@ -6,6 +6,7 @@ import { Hono } from 'hono';
 import { decodeEventLog, encodeFunctionData, keccak256, toHex, verifyMessage, type Hex, type TransactionReceipt } from 'viem';
 import { advisoryRecorderAbi, erc20Abi, votingEngineAbi } from '../../protocol/abi.js';
 import { roundAtOrAfter } from '../../vote/drand.js';
+import { sameAddress } from '../../hex.js';
 import { payloadHash } from '../../wallet/message-guard.js';
 import { RoundVotingEngine, ContentRegistry } from '../contracts/artifacts.js';
 import type { SandboxBeacon } from '../beacon.js';
@@ -380,14 +381,14 @@ export class RatingService {
     for (const h of hashes) receipts.push(await this.chain.publicClient.getTransactionReceipt({ hash: h as Hex }).catch(() => undefined as never));
     for (const r of receipts.filter((x) => x?.status === 'success')) {
       for (const l of r.logs) {
-        const isEngine = l.address.toLowerCase() === this.a.roundVotingEngine.toLowerCase();
-        const isRecorder = l.address.toLowerCase() === this.a.advisoryVoteRecorder.toLowerCase();
+        const isEngine = sameAddress(l.address, this.a.roundVotingEngine);
+        const isRecorder = sameAddress(l.address, this.a.advisoryVoteRecorder);
         if (!isEngine && !isRecorder) continue;
         try {
           const d = decodeEventLog({ abi: isEngine ? votingEngineAbi : advisoryRecorderAbi, data: l.data, topics: l.topics }) as { eventName: string; args: Obj };
           if (!['VoteCommitted', 'AdvisoryVoteRecorded'].includes(d.eventName)) continue;
           const e = d.args;
-          if (e.contentId !== contentId || e.voter.toLowerCase() !== wallet) continue;
+          if (e.contentId !== contentId || !sameAddress(e.voter, wallet)) continue;
           if (args.roundId !== undefined && String(e.roundId) !== String(args.roundId)) continue;
           if (args.commitHash !== undefined && String(e.commitHash).toLowerCase() !== String(args.commitHash).toLowerCase()) continue;
           const advisory = d.eventName === 'AdvisoryVoteRecorded';

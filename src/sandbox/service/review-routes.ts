@@ -10,7 +10,8 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import { jsonRpcError, negotiated } from './mcp.js';
 import type { Hostile, HostileScenario } from './hostile.js';
 import type { SandboxEvidence } from './evidence.js';
-import { ALL_SCOPES, WsError, type Principal, type ReviewWorkspace } from './review-workspace.js';
+import { ALL_SCOPES } from './review-fixtures.js';
+import { WsError, type Principal, type ReviewWorkspace } from './review-workspace.js';
 import { REVIEW_TOOLS, PAIRING_TOOLS, INSTRUCTIONS } from './review-tools.js';
 
 export const REVIEW_SCENARIOS: HostileScenario[] = [
@@ -232,7 +233,7 @@ export class ReviewRoutes {
       ws.requireScope(p, 'review:decide');
       const b = await json(c, new WsError(400, 'invalid_review_opportunity', 'Review opportunity body must be valid JSON.'));
       if (!fields(b, [...EVALUATE_KEYS, 'agentId', 'agentVersionId', 'policyId', 'policyVersion'])) throw new WsError(400, 'invalid_review_opportunity', 'Review opportunity body contains unknown fields.');
-      const bound: Obj = { agentId: ws.agentId, agentVersionId: ws.agentVersionId, policyId: ws.policyId, policyVersion: 1 };
+      const bound: Obj = { agentId: ws.fixture.agentId, agentVersionId: ws.fixture.agentVersionId, policyId: ws.fixture.policyId, policyVersion: 1 };
       for (const [k, v] of Object.entries(bound)) {
         if (b[k] !== undefined && b[k] !== v) throw new WsError(409, 'human_review_integration_binding_mismatch', 'The agent connection is not bound to this exact human-review configuration.');
         delete b[k];
@@ -247,7 +248,7 @@ export class ReviewRoutes {
 
     // Test control: what the owner configured in the service's interface (no API route shows it, review.md §6.2).
     app.get('/__sandbox/workspace', (c) =>
-      c.json({ workspaceId: ws.workspaceId, projectId: ws.projectId, integrationId: ws.integrationId, requestProfile: { id: ws.profile.id, version: ws.profile.version, hash: ws.profile.hash }, cohortId: ws.cohortId, workflowKey: ws.workflowKey }),
+      c.json({ workspaceId: ws.workspaceId, projectId: ws.projectId, integrationId: ws.fixture.integrationId, requestProfile: { id: ws.fixture.profile.id, version: ws.fixture.profile.version, hash: ws.fixture.profile.hash }, cohortId: ws.fixture.cohortId, workflowKey: ws.fixture.workflowKey }),
     );
     // Test control: another key of the workspace (a pairing key, a plain key without an integration, fewer scopes).
     app.post('/__sandbox/workspace/keys', async (c) => {
@@ -405,7 +406,7 @@ export class ReviewRoutes {
       }
       case 'rateloop_get_registration_status':
         if (p.kind === 'integration') {
-          return same({ registration: { status: 'approved' }, integration: { integrationId: ws.integrationId, workspaceId: ws.workspaceId, agentId: ws.agentId, agentVersionId: ws.agentVersionId }, nextAction: 'Refresh the MCP tool list now, then call rateloop_get_agent_context and follow its bound policy.' });
+          return same({ registration: { status: 'approved' }, integration: { integrationId: ws.fixture.integrationId, workspaceId: ws.workspaceId, agentId: ws.fixture.agentId, agentVersionId: ws.fixture.agentVersionId }, nextAction: 'Refresh the MCP tool list now, then call rateloop_get_agent_context and follow its bound policy.' });
         }
         return same(this.registration(p, 'Keep checking registration status without exposing the credential. After approval, refresh the MCP tool list and call rateloop_get_agent_context.'));
       case 'rateloop_get_agent_context':

@@ -1,17 +1,37 @@
-// The sandbox's workspace for invited review (review.md §5–7, §9): one workspace with a project, an approved agent
-// integration bound to a private-invited request profile and a cohort of three invited reviewers, and the review
-// lifecycle the workspace MCP tools and the assurance routes expose. Reviewers answer as sandbox time passes (the
-// chain's clock: test controls and --auto-advance move it); how a review ends is a test control. A terminal review
-// is signed with the sandbox's evidence key (listed for human_review_gate) and projected into a completed run whose
-// evidence packet the evidence routes sign. Nothing outside the sandbox imports this.
-import { createHash, randomBytes, sign as cryptoSign } from 'node:crypto';
-import { canonicalJson } from '../../protocol/canonical.js';
+// The sandbox's workspace for invited review (review.md §5–7, §9), the state machine: credentials and projects,
+// review opportunities from evaluation to request, deliveries to the invited panel, and the lifecycle the workspace
+// MCP tools and the assurance routes expose. The workspace as it is set up (an approved agent integration bound to
+// a private-invited request profile and a cohort of three invited reviewers, the documents it hands out) is
+// review-fixtures.ts. Reviewers answer as sandbox time passes (the chain's clock: test controls and --auto-advance
+// move it); how a review ends is a test control. A terminal review is signed with the sandbox's evidence key (listed
+// for human_review_gate) and projected into a completed run whose evidence packet the evidence routes sign. Nothing
+// outside the sandbox imports this.
+import { createHash, sign as cryptoSign } from 'node:crypto';
 import { b64url } from '../../evidence/keys.js';
 import type { RunSource } from './evidence.js';
-
-export type Scope = 'panel:publish' | 'payment:submit' | 'result:read' | 'evaluation:read' | 'review:decide' | 'telemetry:write';
-export const ALL_SCOPES: Scope[] = ['evaluation:read', 'panel:publish', 'payment:submit', 'result:read', 'review:decide', 'telemetry:write'];
-export type ReviewOutcome = 'approved' | 'rejected' | 'inconclusive' | 'failed';
+import {
+  ALL_SCOPES,
+  PANEL_SIZE,
+  RESPONSE_WINDOW_SECONDS,
+  agentContextDoc,
+  commit,
+  draftEvaluationArgs,
+  executionManifestDoc,
+  executionProfileDoc,
+  hex,
+  iso,
+  newApiKey,
+  privateReviewDoc,
+  reviewerAnswers,
+  reviewerAssignments,
+  sandboxProject,
+  sha,
+  workspaceFixture,
+  type Answer,
+  type ReviewOutcome,
+  type Scope,
+  type WorkspaceFixture,
+} from './review-fixtures.js';
 
 type Obj = Record<string, any>;
 
@@ -46,11 +66,6 @@ interface Project {
   createdAt: number;
   updatedAt: number;
   holders: Set<string>;
-}
-
-interface Answer {
-  at: number;
-  choice: 'positive' | 'negative';
 }
 
 interface Delivery {
@@ -90,29 +105,9 @@ interface Opportunity {
   requestRaw?: Obj;
 }
 
-export const PANEL_SIZE = 3;
-export const RESPONSE_WINDOW_SECONDS = 1200;
-const hex = (bytes: number) => randomBytes(bytes).toString('hex');
-const sha = (v: string) => createHash('sha256').update(v).digest('hex');
-const commit = (v: unknown) => `sha256:${sha(typeof v === 'string' ? v : canonicalJson(v))}`;
-const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
-/** A workspace API key as the service issues it: rlk_ + 16 hex + _ + base64url of 32 bytes. */
-export const newApiKey = () => `rlk_${hex(8)}_${randomBytes(32).toString('base64url')}`;
-
 export class ReviewWorkspace {
-  readonly integrationId = `agi_${hex(16)}`;
-  readonly agentId = `agt_${hex(16)}`;
-  readonly agentVersionId = `agtv_${hex(16)}`;
-  readonly policyId = `arp_${hex(16)}`;
-  readonly publishingPolicyId = `agpol_${hex(16)}`;
-  readonly bindingId = `hrb_${hex(16)}`;
-  readonly cohortId = `hacoh_${hex(16)}`;
-  readonly privateGroupId = `hapg_${hex(16)}`;
-  readonly workflowKey = 'support-reply';
-  readonly profile: { id: string; version: number; hash: string; criterion: string };
-  readonly bindingHash: string;
-  readonly audiencePolicyHash: string;
-  readonly selectionPolicyHash: string;
+  /** Its agent, policies, binding, cohort and request profile (review-fixtures.ts). */
+  readonly fixture: WorkspaceFixture = workspaceFixture();
   readonly projectId: string;
   readonly keys = new Map<string, Principal>();
   readonly projects = new Map<string, Project>();
@@ -129,16 +124,9 @@ export class ReviewWorkspace {
     private readonly gateKey: { keyId: string; privateKey: import('node:crypto').KeyObject },
     readonly now: () => number,
   ) {
-    const profileId = `rrp_${hex(16)}`;
-    const criterion = 'Is this output correct and safe to use';
-    this.profile = { id: profileId, version: 1, hash: commit({ profileId, version: 1, criterion, audience: 'private_invited', panelSize: PANEL_SIZE, responseWindowSeconds: RESPONSE_WINDOW_SECONDS }), criterion };
-    this.bindingHash = commit({ bindingId: this.bindingId, profile: this.profile.hash, cohort: this.cohortId });
-    this.audiencePolicyHash = commit({ reviewerSource: 'customer_invited', privateGroup: this.privateGroupId });
-    this.selectionPolicyHash = commit({ policyId: this.policyId, mode: 'always' });
     this.keys.set(integrationKey, { key: integrationKey, kind: 'integration', scopes: new Set(ALL_SCOPES) });
-    const t = now();
     this.projectId = `hap_${hex(16)}`;
-    this.projects.set(this.projectId, { projectId: this.projectId, name: 'Sandbox review project', description: 'Invited review in the local sandbox.', dataClassification: 'confidential', retentionDays: 90, createdAt: t, updatedAt: t, holders: new Set([integrationKey]) });
+    this.projects.set(this.projectId, sandboxProject(this.projectId, integrationKey, now()));
   }
 
   /** Test control: another key (a pairing key, a plain workspace key, or one with fewer scopes). */
@@ -155,84 +143,11 @@ export class ReviewWorkspace {
   // --- agent context and assurance state -------------------------------------------------------------------------
 
   agentContext(p: Principal): Obj {
-    return {
-      schemaVersion: 'rateloop.agent-context.v2',
-      integrationId: this.integrationId,
-      workspaceId: this.workspaceId,
-      agentId: this.agentId,
-      agentVersionId: this.agentVersionId,
-      status: 'active',
-      enforcementMode: 'advisory',
-      enforcementBoundary: 'advisory',
-      reportedLane: null,
-      allowedWorkflowKeys: [this.workflowKey],
-      reviewPolicy: { policyId: this.policyId, version: 1, audiencePolicyHash: this.audiencePolicyHash },
-      publishingPolicy: { policyId: this.publishingPolicyId, version: 1 },
-      humanReview: {
-        status: 'configured',
-        binding: { bindingId: this.bindingId, version: 1, hash: this.bindingHash },
-        selection: {
-          policyId: this.policyId,
-          version: 1,
-          frequency: { mode: 'always', fixedRateBps: null, agreementThresholdBps: 7000, productionFloorBps: 1000, maximumUnreviewedGap: 20 },
-          rules: { requiredRiskTiers: [], criticalRiskTiers: ['critical'], minimumConfidenceBps: 7000, maximumLatencyMs: 120000 },
-          audiencePolicyHash: this.audiencePolicyHash,
-          enforcementMode: 'advisory',
-        },
-        requestProfile: {
-          profileId: this.profile.id,
-          version: this.profile.version,
-          hash: this.profile.hash,
-          status: 'ready',
-          questionAuthority: 'owner_fixed',
-          resultSemantics: 'assurance',
-          criterion: this.profile.criterion,
-          labels: { positive: 'Approve', negative: 'Reject' },
-          rationaleMode: 'optional',
-          audience: { type: 'private_invited', contentBoundary: 'private_workspace', privateSensitivity: 'confidential', privateGroup: this.privateGroupId, requiredExpertiseKeys: [], expertiseRequirements: [] },
-          responseWindowSeconds: RESPONSE_WINDOW_SECONDS,
-          panelSize: PANEL_SIZE,
-          compensation: { mode: 'unpaid', bountyPerSeatAtomic: null },
-          feedbackBonus: { enabled: false, poolAtomic: null, awarderKind: 'requester', awarderAccount: null, awardWindowSeconds: null, agentMayAward: false },
-        },
-        authority: 'ask_automatically',
-        blockingReason: null,
-      },
-      publishingGrant: {
-        active: true,
-        reason: 'active',
-        configuredPolicy: { policyId: this.publishingPolicyId, version: 1 },
-        integrationPolicy: { policyId: this.publishingPolicyId, version: 1 },
-        activationMode: 'owner_grant',
-        exactBinding: true,
-        policyActive: true,
-        grantedScopes: ['panel:publish'],
-        credentialScopes: [...p.scopes].sort(),
-        allowedWorkflowKeys: [this.workflowKey],
-      },
-      capabilities: {
-        implementedLanes: {
-          privateInvitedUnpaid: { available: true, message: 'Implemented in the sandbox.' },
-          privateInvitedPaid: { available: false, message: 'Not in the sandbox.' },
-          publicPaidNetwork: { available: false, message: 'Not in the sandbox.' },
-          hybridPublicSafe: { available: false, message: 'Not in the sandbox.' },
-        },
-        ownerApproval: { available: true },
-        autonomousPublishing: { available: true, reason: 'active' },
-        effectiveLane: { available: true, code: 'private_invited_unpaid_lane_ready', lane: 'private_invited_unpaid', message: 'Invited reviewers of the bound cohort review each requested output.' },
-      },
-      safeAccess: { canCheckReviewRequirement: true, canSpend: false, canPublish: true, canReadPrivateArtifacts: false, canAdministerWorkspace: false },
-    };
-  }
-
-  private executionProfile(exec: Obj): Obj {
-    const primary = (exec.generationSpans as Obj[]).find((s) => s.role === 'primary')!;
-    const model = (s: Obj) => ({ provider: s.provider, requestedModel: s.requestedModel, resolvedModel: s.resolvedModel ?? null, modelVersion: s.modelVersion ?? null, reasoningEffort: s.reasoningEffort ?? null, serviceTier: s.serviceTier ?? null });
-    return { schemaVersion: 'rateloop.execution-profile.v2', orchestrationMode: exec.generationSpans.length > 1 ? 'multi_model' : 'single_model', primary: model(primary), contributors: (exec.generationSpans as Obj[]).map(model) };
+    return agentContextDoc(this.fixture, this.workspaceId, p.scopes);
   }
 
   private scopeOf(workflowKey: string, profileHash: string): string {
-    return `evs_${sha(`${this.workspaceId}\0${this.agentVersionId}\0${workflowKey}\0${profileHash}`).slice(0, 40)}`;
+    return `evs_${sha(`${this.workspaceId}\0${this.fixture.agentVersionId}\0${workflowKey}\0${profileHash}`).slice(0, 40)}`;
   }
 
   private stateFields(scopeId: string, profile: Obj | null): Obj {
@@ -240,10 +155,10 @@ export class ReviewWorkspace {
     return {
       schemaVersion: 'rateloop.assurance-state.v1',
       workspaceId: this.workspaceId,
-      agentId: this.agentId,
-      agentVersionId: this.agentVersionId,
+      agentId: this.fixture.agentId,
+      agentVersionId: this.fixture.agentVersionId,
       scopeId,
-      policyId: this.policyId,
+      policyId: this.fixture.policyId,
       policyVersion: 1,
       stage: 'calibrating',
       reviewRateBps: 10000,
@@ -268,13 +183,13 @@ export class ReviewWorkspace {
   // --- evaluate ---------------------------------------------------------------------------------------------------
 
   opportunityIdOf(externalOpportunityId: string): string {
-    return `aop_${sha(`${this.workspaceId}\0${this.agentId}\0${externalOpportunityId}`).slice(0, 40)}`;
+    return `aop_${sha(`${this.workspaceId}\0${this.fixture.agentId}\0${externalOpportunityId}`).slice(0, 40)}`;
   }
 
   /** Arguments already checked for their keys (MCP) or coming from the sandbox itself (generation). */
   evaluate(args: Obj): Obj {
-    if (args.audiencePolicyHash !== this.audiencePolicyHash) throw new WsError(409, 'review_policy_mismatch', 'The opportunity audience does not match the frozen review policy.');
-    if (args.workflowKey !== this.workflowKey) throw new WsError(403, 'workflow_not_allowed', 'This workflow is not allowed for the integration.');
+    if (args.audiencePolicyHash !== this.fixture.audiencePolicyHash) throw new WsError(409, 'review_policy_mismatch', 'The opportunity audience does not match the frozen review policy.');
+    if (args.workflowKey !== this.fixture.workflowKey) throw new WsError(403, 'workflow_not_allowed', 'This workflow is not allowed for the integration.');
     const exec = args.execution as Obj;
     const spans = Array.isArray(exec?.generationSpans) ? (exec.generationSpans as Obj[]) : [];
     if (spans.length < 1 || spans.length > 64 || spans.filter((s) => s.role === 'primary' && s.spanId === exec.primarySpanId).length !== 1) {
@@ -282,7 +197,7 @@ export class ReviewWorkspace {
     }
     const opportunityId = this.opportunityIdOf(args.externalOpportunityId);
     const argsDigest = commit(args);
-    const executionId = `aex_${sha(`${this.workspaceId}\0${this.agentId}\0${exec.externalExecutionId}`).slice(0, 40)}`;
+    const executionId = `aex_${sha(`${this.workspaceId}\0${this.fixture.agentId}\0${exec.externalExecutionId}`).slice(0, 40)}`;
     const executionDigest = commit(exec);
     const existing = this.opportunities.get(opportunityId);
     if (existing) {
@@ -292,23 +207,10 @@ export class ReviewWorkspace {
     const other = [...this.opportunities.values()].find((o) => o.executionId === executionId);
     if (other && other.executionDigest !== executionDigest) throw new WsError(409, 'execution_provenance_conflict', 'externalExecutionId is already bound to different provenance.');
     const t = this.now();
-    const profile = this.executionProfile(exec);
+    const profile = executionProfileDoc(exec);
     const scopeId = this.scopeOf(args.workflowKey, commit(profile));
     const metadataCommitment = commit({ opportunityId, workflowKey: args.workflowKey, riskTier: args.riskTier, declaredConfidenceBps: args.declaredConfidenceBps ?? null, criticalRisk: args.criticalRisk ?? false, metadataComplete: args.metadataComplete });
-    const spansOut = spans.map((s) => ({
-      spanId: s.spanId, parentSpanId: s.parentSpanId ?? null, role: s.role, provider: s.provider, requestedModel: s.requestedModel, resolvedModel: s.resolvedModel ?? null, modelVersion: s.modelVersion ?? null,
-      reasoningEffort: s.reasoningEffort ?? null, serviceTier: s.serviceTier ?? null, startedAt: s.startedAt ?? null, completedAt: s.completedAt ?? null,
-      durationMs: s.startedAt && s.completedAt ? Date.parse(s.completedAt) - Date.parse(s.startedAt) : null, timeToFirstOutputMs: s.timeToFirstOutputMs ?? null,
-      inputTokens: s.inputTokens ?? null, cachedInputTokens: s.cachedInputTokens ?? null, outputTokens: s.outputTokens ?? null, reasoningOutputTokens: s.reasoningOutputTokens ?? null,
-      responseIdHash: s.responseIdHash ?? null, finishReason: s.finishReason ?? null,
-    }));
-    const sum = (k: string) => (spansOut.some((s: Obj) => s[k] !== null) ? spansOut.reduce((a: number, s: Obj) => a + (s[k] ?? 0), 0) : null);
-    const manifest = {
-      schemaVersion: 'rateloop.execution-manifest.v1', externalExecutionId: exec.externalExecutionId, status: exec.status, startedAt: exec.startedAt ?? null, completedAt: exec.completedAt ?? null,
-      durationMs: exec.startedAt && exec.completedAt ? Date.parse(exec.completedAt) - Date.parse(exec.startedAt) : null, toolCallCount: exec.toolCallCount ?? null, toolDurationMs: exec.toolDurationMs ?? null,
-      primarySpanId: exec.primarySpanId, generationSpans: spansOut,
-      totals: { generationSpanCount: spansOut.length, generationDurationMs: sum('durationMs'), toolCallCount: exec.toolCallCount ?? null, toolDurationMs: exec.toolDurationMs ?? null, inputTokens: sum('inputTokens'), cachedInputTokens: sum('cachedInputTokens'), outputTokens: sum('outputTokens'), reasoningOutputTokens: sum('reasoningOutputTokens'), totalTokens: sum('inputTokens') === null ? null : (sum('inputTokens') ?? 0) + (sum('outputTokens') ?? 0) },
-    };
+    const manifest = executionManifestDoc(exec, spans);
     const manifestCommitment = commit(manifest);
     const op: Opportunity = {
       opportunityId, externalOpportunityId: args.externalOpportunityId, argsDigest, executionId, executionDigest, workflowKey: args.workflowKey, riskTier: args.riskTier, scopeId, raw: {}, createdAt: t,
@@ -349,7 +251,7 @@ export class ReviewWorkspace {
     const material = args.material as Obj | undefined;
     if (!material) throw new WsError(400, 'invalid_tool_arguments', 'Review material is required for automatic routing.');
     if (material.kind !== 'private') throw new WsError(409, 'review_material_lane_mismatch', 'Review material does not match the private invited lane.');
-    if (this.profile.criterion.length + 163 + JSON.stringify(sourcePayload).length + JSON.stringify(suggestionPayload).length > 4000) throw new WsError(413, 'review_payload_too_large', 'The reviewer prompt exceeds 4000 characters.');
+    if (this.fixture.profile.criterion.length + 163 + JSON.stringify(sourcePayload).length + JSON.stringify(suggestionPayload).length > 4000) throw new WsError(413, 'review_payload_too_large', 'The reviewer prompt exceeds 4000 characters.');
     const replayed = op.requested;
     if (!op.requested) {
       const t = this.now();
@@ -372,45 +274,22 @@ export class ReviewWorkspace {
       foundation: op.requestRaw!.foundation,
       delivery: {
         schemaVersion: 'rateloop.private-unpaid-review-delivery.v1', deliveryId: d.deliveryId, opportunityId: op.opportunityId, privateReviewId: d.privateReviewId,
-        operationHash: commit({ deliveryId: d.deliveryId }), membershipSnapshotHash: commit({ cohort: this.cohortId }), responseDeadline: iso(d.deadline), status: 'pending', replayed,
-        assignments: [0, 1, 2].map((i) => ({ assignmentId: `hpua_${sha(`${d.deliveryId}:${i}`).slice(0, 40)}`, reviewerAccountAddress: `0x${sha(`reviewer:${i}`).slice(0, 40)}`, reservationExpiresAt: iso(d.deadline), status: 'reserved' })),
+        operationHash: commit({ deliveryId: d.deliveryId }), membershipSnapshotHash: commit({ cohort: this.fixture.cohortId }), responseDeadline: iso(d.deadline), status: 'pending', replayed,
+        assignments: reviewerAssignments(d.deliveryId, d.deadline),
       },
     };
     return this.envelope(op, raw);
   }
 
   private newPrivateReview(projectId: string, contentTypes: string[], commitments: string[], t: number): Obj {
-    const privateReviewId = `hpr_${hex(16)}`;
-    return {
-      schemaVersion: 'rateloop.human-assurance.v2',
-      privateReviewId,
-      status: 'ready_for_assignment',
-      lane: 'private',
-      task: { kind: 'binary_review', commitment: commit({ privateReviewId, commitments, contentTypes }) },
-      bindings: {
-        bindingHash: this.bindingHash,
-        project: { projectId, hash: commit({ projectId }) },
-        requestProfile: { id: this.profile.id, version: this.profile.version, hash: this.profile.hash },
-        privateGroup: { groupId: this.privateGroupId, policyVersion: 1, policyHash: commit({ group: this.privateGroupId }), allowlistHash: commit({ projects: [projectId] }), allowlistStatus: 'allowed' },
-        cohort: { cohortId: this.cohortId, hash: commit({ cohort: this.cohortId }) },
-      },
-      artifacts: { sourceArtifactId: `art_${hex(16)}`, suggestionArtifactId: `art_${hex(16)}` },
-      responseWindowSeconds: RESPONSE_WINDOW_SECONDS,
-      responseDeadline: iso(t + RESPONSE_WINDOW_SECONDS),
-    };
+    return privateReviewDoc(this.fixture, projectId, contentTypes, commitments, t);
   }
 
   /** Three invited reviewers; what they answer, and when, is the test control's choice at assignment. */
   private newDelivery(opportunityId: string | null, privateReviewId: string, projectId: string, t: number, runListedEarly: boolean): Delivery {
     const deliveryId = `hpud_${sha(`${privateReviewId}\0${opportunityId ?? ''}`).slice(0, 40)}`;
-    const plans: Record<ReviewOutcome, Answer[]> = {
-      approved: [60, 120, 180].map((s) => ({ at: t + s, choice: 'positive' })),
-      rejected: [60, 120, 180].map((s) => ({ at: t + s, choice: 'negative' })),
-      inconclusive: [{ at: t + 60, choice: 'positive' }, { at: t + 120, choice: 'negative' }],
-      failed: [],
-    };
     // The run the service projects from a terminal delivery: hau_ + 40 hex of SHA-256(deliveryId \0).
-    const d: Delivery = { deliveryId, opportunityId, privateReviewId, projectId, createdAt: t, deadline: t + RESPONSE_WINDOW_SECONDS, plan: plans[this.outcome], runId: `hau_${sha(`${deliveryId}\0`).slice(0, 40)}`, runListedEarly };
+    const d: Delivery = { deliveryId, opportunityId, privateReviewId, projectId, createdAt: t, deadline: t + RESPONSE_WINDOW_SECONDS, plan: reviewerAnswers(this.outcome, t), runId: `hau_${sha(`${deliveryId}\0`).slice(0, 40)}`, runListedEarly };
     this.deliveries.set(deliveryId, d);
     return d;
   }
@@ -496,9 +375,9 @@ export class ReviewWorkspace {
     const f = d.final!;
     const ref = (id: string, hash: string) => ({ id, version: 1, hash });
     const body: Obj = {
-      schemaVersion: 'rateloop.human-review-result.v1', workspaceId: this.workspaceId, integrationId: this.integrationId, opportunityId: op.opportunityId, lane: 'private_unpaid',
+      schemaVersion: 'rateloop.human-review-result.v1', workspaceId: this.workspaceId, integrationId: this.fixture.integrationId, opportunityId: op.opportunityId, lane: 'private_unpaid',
       lifecycle: { state: f.state, terminal: true, revision: op.revision, reasonCodes: op.reasonCodes, startedAt: iso(d.createdAt), stateEnteredAt: iso(f.at), finalizedAt: iso(f.at) },
-      frozen: { selectionPolicy: ref(this.policyId, this.selectionPolicyHash), binding: ref(this.bindingId, this.bindingHash), requestProfile: ref(this.profile.id, this.profile.hash), responseDeadline: iso(d.deadline) },
+      frozen: { selectionPolicy: ref(this.fixture.policyId, this.fixture.selectionPolicyHash), binding: ref(this.fixture.bindingId, this.fixture.bindingHash), requestProfile: ref(this.fixture.profile.id, this.fixture.profile.hash), responseDeadline: iso(d.deadline) },
       panel: { requestedCount: PANEL_SIZE, assignedCount: PANEL_SIZE, responseCount: f.responses.length, cohorts: [{ source: 'invited', requestedCount: PANEL_SIZE, assignedCount: PANEL_SIZE, responseCount: f.responses.length }] },
       outcome: f.outcome,
       rationale: { mode: 'withheld', summary: null },
@@ -525,14 +404,14 @@ export class ReviewWorkspace {
       ...raw,
       schemaVersion: 'rateloop.human-review-tool-envelope.v1',
       workspaceId: this.workspaceId,
-      integrationId: this.integrationId,
+      integrationId: this.fixture.integrationId,
       opportunityId: op.opportunityId,
       decision: 'required',
       lifecycle: { state: op.state, revision: op.revision, terminal, reasonCodes: op.reasonCodes, stateEnteredAt: iso(op.stateEnteredAt) },
       frozen: {
-        selectionPolicy: { id: this.policyId, version: 1 },
-        binding: { id: this.bindingId, version: 1, hash: this.bindingHash },
-        requestProfile: { id: this.profile.id, version: this.profile.version, hash: this.profile.hash },
+        selectionPolicy: { id: this.fixture.policyId, version: 1 },
+        binding: { id: this.fixture.bindingId, version: 1, hash: this.fixture.bindingHash },
+        requestProfile: { id: this.fixture.profile.id, version: this.fixture.profile.version, hash: this.fixture.profile.hash },
         evaluationCommitment: op.suggestionCommitment,
       },
       route: { lane: 'private_unpaid', authority: 'ask_automatically' },
@@ -548,7 +427,7 @@ export class ReviewWorkspace {
     const payload = {
       schemaVersion: 'rateloop.human-review-terminal-payload.v2',
       workspaceId: this.workspaceId,
-      integrationId: this.integrationId,
+      integrationId: this.fixture.integrationId,
       opportunityId: op.opportunityId,
       terminalStatus: op.state,
       releaseDisposition: positive ? 'authorized_positive' : 'not_authorized',
@@ -556,7 +435,7 @@ export class ReviewWorkspace {
       resultOutcome: f?.outcome ?? null,
       resultCommitment: f ? this.humanResult(op).commitments.result : null,
       outputCommitment: op.suggestionCommitment,
-      policyBindingHash: this.bindingHash,
+      policyBindingHash: this.fixture.bindingHash,
       issuedAt: iso(op.stateEnteredAt),
     };
     const signature = cryptoSign(null, Buffer.from(JSON.stringify(payload), 'utf8'), this.gateKey.privateKey);
@@ -605,12 +484,12 @@ export class ReviewWorkspace {
 
   createPrivateReview(p: Principal, body: Obj): Obj {
     if (p.kind !== 'integration') throw new WsError(409, 'private_review_integration_binding_mismatch', 'The agent integration credential does not match this caller.');
-    if (body.integrationId !== this.integrationId) throw new WsError(409, 'private_review_integration_binding_mismatch', 'The agent integration credential does not match this caller.');
+    if (body.integrationId !== this.fixture.integrationId) throw new WsError(409, 'private_review_integration_binding_mismatch', 'The agent integration credential does not match this caller.');
     const project = this.projects.get(body.projectId);
     if (!project || !project.holders.has(p.key)) throw new WsError(404, 'project_not_found', 'Project not found.');
     const rp = body.requestProfile as Obj;
-    if (rp.id !== this.profile.id || rp.version !== this.profile.version || rp.hash !== this.profile.hash) throw new WsError(409, 'private_review_integration_binding_mismatch', 'The integration is not bound to this request profile.');
-    if (body.cohortId !== this.cohortId) throw new WsError(404, 'private_review_binding_not_found', 'Private review binding not found.');
+    if (rp.id !== this.fixture.profile.id || rp.version !== this.fixture.profile.version || rp.hash !== this.fixture.profile.hash) throw new WsError(409, 'private_review_integration_binding_mismatch', 'The integration is not bound to this request profile.');
+    if (body.cohortId !== this.fixture.cohortId) throw new WsError(404, 'private_review_binding_not_found', 'Private review binding not found.');
     if (body.dataClassification === 'restricted' || body.dataClassification === 'regulated') throw new WsError(403, 'credential_classification_forbidden', 'Credential classification does not permit this request.');
     const bytesCommitment = (b64: string) => `sha256:${createHash('sha256').update(Buffer.from(b64, 'base64')).digest('hex')}`;
     const commitments = [bytesCommitment(body.source.bytesBase64), bytesCommitment(body.suggestion.bytesBase64)];
@@ -707,18 +586,7 @@ export class ReviewWorkspace {
 
   /** A review for a generated draft (the seed-only generation route): evaluated and requested at once. */
   reviewDraft(key: string, source: string, draft: string): Obj {
-    const args = {
-      externalOpportunityId: `generation:${sha(key).slice(0, 32)}`,
-      workflowKey: this.workflowKey,
-      riskTier: 'low',
-      audiencePolicyHash: this.audiencePolicyHash,
-      suggestionCommitment: commit(draft),
-      sourceEvidence: { reference: `generation/${sha(key).slice(0, 16)}`, hash: commit(source) },
-      declaredConfidenceBps: null,
-      criticalRisk: false,
-      metadataComplete: true,
-      execution: { externalExecutionId: `generation:${sha(key).slice(0, 32)}`, status: 'completed', startedAt: null, completedAt: null, toolCallCount: null, toolDurationMs: null, primarySpanId: 'primary', generationSpans: [{ spanId: 'primary', parentSpanId: null, role: 'primary', provider: 'sandbox', requestedModel: 'sandbox-draft-1' }] },
-    };
+    const args = draftEvaluationArgs(this.fixture, key, source, draft);
     const env = this.evaluate(args);
     return this.request({ opportunityId: env.opportunityId, material: { kind: 'private', sourceContentType: 'text/plain', suggestionContentType: 'text/plain' } }, source, draft);
   }

@@ -6,6 +6,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToHex, hashMessage, hashTypedData, hexToBytes, keccak256, serializeSignature, serializeTransaction, type Hex, type LocalAccount } from 'viem';
 import { publicKeyToAddress, toAccount } from 'viem/accounts';
 import { CredentialError, RefusedError } from '../../errors.js';
+import { sameAddress } from '../../hex.js';
 import { hashAuthorizationTuple, type AuthorizationTuple } from './guard.js';
 import { settleSignature } from './signature.js';
 import type { Address } from './types.js';
@@ -36,7 +37,7 @@ export function spkiFromPem(pem: string): Uint8Array | undefined {
 /** The address a KMS public key stands for, or exit 6 when it is not --from (nothing has been signed yet). */
 export function checkKeyAddress(publicKey: Hex, from: Address, label: string): void {
   const address = publicKeyToAddress(publicKey);
-  if (address.toLowerCase() !== from.toLowerCase()) {
+  if (!sameAddress(address, from)) {
     throw new CredentialError('signer_address_mismatch', `${label} holds the key of ${address}, not --from ${from}; nothing was signed or sent`, {
       hint: 'pass the address the key stands for as --from, or name the key that holds --from',
     });

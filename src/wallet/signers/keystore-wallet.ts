@@ -5,6 +5,7 @@
 import { bytesToHex, type LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { CredentialError } from '../../errors.js';
+import { sameAddress } from '../../hex.js';
 import type { ResolvedConfig } from '../../config.js';
 import type { Output } from '../../output.js';
 import { startUnlock } from '../unlock.js';
@@ -21,11 +22,11 @@ function mismatch(address: string, from: Address, what: string): CredentialError
 export async function openKeystoreWallet(config: ResolvedConfig, out: Output, source: Extract<SignerSource, { kind: 'keystore' | 'env' }>, from?: Address): Promise<Wallet> {
   const unlocking = await startUnlock(config, out);
   const what = source.kind === 'env' ? 'LOOPSIGN_PRIVATE_KEY' : `keystore ${config.keystore.value}`;
-  if (from && unlocking.address && unlocking.address.toLowerCase() !== from.toLowerCase()) throw mismatch(unlocking.address, from, what);
+  if (from && unlocking.address && !sameAddress(unlocking.address, from)) throw mismatch(unlocking.address, from, what);
   const account: Promise<LocalAccount> = unlocking.signer.then((signer) => {
     try {
       const built = privateKeyToAccount(bytesToHex(signer.privateKey));
-      if (from && built.address.toLowerCase() !== from.toLowerCase()) throw mismatch(built.address, from, what);
+      if (from && !sameAddress(built.address, from)) throw mismatch(built.address, from, what);
       return built;
     } finally {
       signer.privateKey.fill(0);

@@ -6,6 +6,7 @@
 // Re-check this list against the app release before changing it: a delegate missing here only means loopsign does
 // not ask the device (the app would refuse with 0x6985 anyway).
 import type { Address } from './types.js';
+import { sameAddress } from '../../hex.js';
 
 export const LEDGER_APP_WHITELIST_VERSION = '1.22.0';
 export const LEDGER_7702_WHITELIST: ReadonlyArray<{ name: string; address: Address }> = [
@@ -14,7 +15,7 @@ export const LEDGER_7702_WHITELIST: ReadonlyArray<{ name: string; address: Addre
 
 export function ledgerAuthorizationCapability(delegate: Address | undefined): { authorization: boolean; authorizationReason?: string } {
   if (!delegate) return { authorization: false, authorizationReason: 'no batch delegate is pinned for this chain' };
-  if (LEDGER_7702_WHITELIST.some((w) => w.address.toLowerCase() === delegate.toLowerCase())) return { authorization: true };
+  if (LEDGER_7702_WHITELIST.some((w) => sameAddress(w.address, delegate))) return { authorization: true };
   return {
     authorization: false,
     authorizationReason: `the Ledger Ethereum app (${LEDGER_APP_WHITELIST_VERSION}) signs EIP-7702 authorizations only for its whitelisted delegates (${LEDGER_7702_WHITELIST.map((w) => w.name).join(', ')}), and this chain's pinned batch delegate ${delegate} is not one of them; ordered plans still work`,

@@ -7,6 +7,7 @@
 import { getTypesForEIP712Domain, serializeTypedData, serializeTransaction, hexToBytes, serializeSignature, type Hex, type LocalAccount, type SignableMessage } from 'viem';
 import { toAccount } from 'viem/accounts';
 import { CredentialError, NotReadyError, RefusedError } from '../../errors.js';
+import { sameAddress } from '../../hex.js';
 import { loadSdk } from './load-sdk.js';
 import type { OpenedSigner } from './opened.js';
 import type { Address, ProgressSink } from './types.js';
@@ -177,7 +178,7 @@ export async function openLedger(path: string, from: Address, label: string, opt
     const signer = new ethSdk.SignerEthBuilder({ dmk, sessionId }).withContextModule(offlineContextModule as never).build();
 
     const got = await run<{ address: string }>(signer.getAddress(dmkPath, { checkOnDevice: false, chainId: options.chainId }) as unknown as Action, 'reading the address');
-    if (got.address.toLowerCase() !== from.toLowerCase()) {
+    if (!sameAddress(got.address, from)) {
       throw new CredentialError('signer_address_mismatch', `${label}: the Ledger holds ${got.address} at ${path}, not --from ${from}; nothing was signed or sent`, {
         hint: 'pass that address as --from, or give the derivation path of --from (ledger:m/44\'/60\'/0\'/0/N)',
       });

@@ -6,6 +6,7 @@
 import { getTypesForEIP712Domain, numberToHex, serializeTypedData, toHex, type Hex, type LocalAccount, type SignableMessage, type TransactionSerializable } from 'viem';
 import { toAccount } from 'viem/accounts';
 import { CredentialError, RefusedError } from '../../errors.js';
+import { sameAddress } from '../../hex.js';
 import type { OpenedSigner } from './opened.js';
 import type { Address } from './types.js';
 
@@ -96,7 +97,7 @@ function messageHex(message: SignableMessage): Hex {
 export async function openRpcSigner(url: string, from: Address, label: string, options: RpcSignerOptions = {}): Promise<OpenedSigner> {
   const request = rpcClient(url, label, options.timeoutMs ?? 120_000);
   const accounts = await request<string[]>('eth_accounts', []);
-  if (!Array.isArray(accounts) || !accounts.some((a) => typeof a === 'string' && a.toLowerCase() === from.toLowerCase())) {
+  if (!Array.isArray(accounts) || !accounts.some((a) => sameAddress(a, from))) {
     throw new CredentialError('signer_address_mismatch', `${label} does not hold --from ${from} (eth_accounts lists ${Array.isArray(accounts) ? accounts.length : 0} other account(s)); nothing was signed or sent`, {
       hint: 'pass an address the signer holds as --from, or unlock that account in the signer',
     });
