@@ -1,10 +1,10 @@
 // loopsign ask: the whole paid round (docs/ask.md).
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { runAsk, type AskOptions as AskRequest, type AskOutcome } from '../ask/flow.js';
+import { dryRunAsk, runAsk, type AskOptions as AskRequest, type AskOutcome } from '../ask/flow.js';
 import type { AskSource } from '../ask/prepare.js';
 import type { AmountView } from '../ask/amounts-view.js';
-import type { Json } from '../service/client.js';
+import type { ServiceDoc } from '../service/client.js';
 import { renderResult } from './render.js';
 import { serviceDocument } from '../output.js';
 import type { AskOptions } from './ask.def.js';
@@ -21,10 +21,15 @@ export async function ask(ctx: Context, options: AskOptions): Promise<void> {
   if (mode !== undefined && mode !== 'wallet_calls' && mode !== 'x402_authorization') {
     throw new UsageError('invalid_payment_mode', `--payment-mode ${mode} must be wallet_calls or x402_authorization`);
   }
+  if (options.dryRun === true) {
+    const doc = dryRunDocument(await dryRunAsk(ctx, { file: String(options.file), paymentMode: mode, detailsFile: options.detailsFile }));
+    const answer = doc.service as ServiceDoc;
+    ctx.out.result(doc, () => `dry run of ${String(answer.clientRequestId)}: ${String(answer.status)}, operation ${String(answer.operationKey)}; no payment, no transaction\nanswer: ${String((answer.result as Record<string, unknown> | undefined)?.answer ?? 'n/a')}`);
+    return;
+  }
   const request: AskRequest = {
     file: String(options.file),
     paymentMode: mode,
-    dryRun: options.dryRun === true,
     confirm: options.confirm !== false,
     wait: options.wait === true,
     timeoutSeconds: timeoutOf(options.timeout),
@@ -32,13 +37,8 @@ export async function ask(ctx: Context, options: AskOptions): Promise<void> {
     detailsFile: options.detailsFile,
     setAsideStale: options.setAsideStale === true,
   };
-  const out = await runAsk(ctx, request);
-  const doc = askDocument(out, request, request.dryRun ? {} : await askAmountsOf(ctx, request));
-  if (request.dryRun) {
-    ctx.out.result(doc, () => `dry run of ${String(out.clientRequestId)}: ${String(out.status)}, operation ${String(out.operationKey)}; no payment, no transaction\nanswer: ${String((out.result as Record<string, unknown> | undefined)?.answer ?? 'n/a')}`);
-    return;
-  }
-  const o = out as AskOutcome;
+  const o = await runAsk(ctx, request);
+  const doc = askDocument(o, await askAmountsOf(ctx, request));
   const amounts = doc.amounts as Record<string, AmountView>;
   ctx.out.result(doc, () => {
     const paid = [amounts.bounty, amounts.feedbackBonus].filter((a) => a !== undefined).map((a) => `${a!.display} (${a!.atomic})`);
@@ -64,10 +64,14 @@ export async function askAmountsOf(ctx: Context, source: AskSource): Promise<Rec
 }
 
 /**
- * The document `ask --json` prints and `loopsign_ask` returns: a dry run's service document, or the outcome with the
- * ask's amounts. One function for both, so the two cannot drift.
+ * The document `ask --json` prints and `loopsign_ask` returns: the outcome with the ask's amounts. One function for
+ * both, so the two cannot drift.
  */
-export function askDocument(out: AskOutcome | Json, request: Pick<AskRequest, 'dryRun'>, amounts: Record<string, AmountView>): Record<string, unknown> {
-  if (request.dryRun) return serviceDocument(out, { dryRun: true });
-  return { ...(out as unknown as Record<string, unknown>), amounts };
+export function askDocument(out: AskOutcome, amounts: Record<string, AmountView>): Record<string, unknown> {
+  return { ...out, amounts };
+}
+
+/** A dry run's document: the service's answer under `service`, marked as a dry run (nothing was paid). */
+export function dryRunDocument(answer: ServiceDoc): Record<string, unknown> {
+  return serviceDocument(answer, { dryRun: true });
 }

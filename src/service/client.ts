@@ -11,6 +11,18 @@ import type { KnownFailure, ServiceProfile, ServiceRoutes } from '../protocol/pr
 
 export type Json = Record<string, any>;
 
+/**
+ * A document the service returned: every field unknown until a guard or a parser has checked it. The compiler then
+ * sees what the guards already do — nothing from the service is used as a type it was never shown to have.
+ */
+export type ServiceDoc = { readonly [key: string]: unknown };
+
+/** A field of a service document that must be an object (a plan, a bonus), or undefined when it is anything else. */
+export function objectField(doc: unknown, key: string): ServiceDoc | undefined {
+  const value = doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? (doc as ServiceDoc)[key] : undefined;
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as ServiceDoc) : undefined;
+}
+
 export class ServiceClient {
   readonly routes: ServiceRoutes;
 
@@ -22,42 +34,42 @@ export class ServiceClient {
     this.routes = profile.routes;
   }
 
-  templates(): Promise<Json> {
+  templates(): Promise<ServiceDoc> {
     return this.http.request({ method: 'GET', path: this.routes.templates, idempotent: true });
   }
-  quote(body: Json): Promise<Json> {
+  quote(body: ServiceDoc): Promise<ServiceDoc> {
     return this.http.request({ method: 'POST', path: this.routes.quote, body, idempotent: true, timeoutMs: 30_000 });
   }
-  ask(body: Json): Promise<Json> {
-    return this.http.request<Json>({ method: 'POST', path: this.routes.asks, body, idempotent: true, timeoutMs: 30_000 }).catch((error: unknown) => {
+  ask(body: ServiceDoc): Promise<ServiceDoc> {
+    return this.http.request<ServiceDoc>({ method: 'POST', path: this.routes.asks, body, idempotent: true, timeoutMs: 30_000 }).catch((error: unknown) => {
       throw explainKnownFailure(this.profile, 'asks', body, error);
     });
   }
-  confirm(operationKey: string, transactionHashes: string[]): Promise<Json> {
+  confirm(operationKey: string, transactionHashes: string[]): Promise<ServiceDoc> {
     return this.http.request({ method: 'POST', path: this.routes.confirm(operationKey), body: { transactionHashes }, idempotent: true, timeoutMs: 210_000, phase: 'confirmation' });
   }
-  confirmBonus(operationKey: string, transactionHashes: string[]): Promise<Json> {
+  confirmBonus(operationKey: string, transactionHashes: string[]): Promise<ServiceDoc> {
     return this.http.request({ method: 'POST', path: this.routes.confirmBonus(operationKey), body: { transactionHashes }, idempotent: true, timeoutMs: 210_000, phase: 'confirmation' });
   }
-  status(operationKey: string): Promise<Json> {
+  status(operationKey: string): Promise<ServiceDoc> {
     return this.http.request({ method: 'GET', path: this.routes.ask(operationKey), idempotent: true });
   }
-  statusByClient(chainId: number, clientRequestId: string, walletAddress: string): Promise<Json> {
+  statusByClient(chainId: number, clientRequestId: string, walletAddress: string): Promise<ServiceDoc> {
     return this.http.request({ method: 'GET', path: this.routes.askByClient, query: { chainId: String(chainId), clientRequestId, walletAddress }, idempotent: true });
   }
-  result(operationKey: string, contentId?: string): Promise<Json> {
+  result(operationKey: string, contentId?: string): Promise<ServiceDoc> {
     return this.http.request({ method: 'GET', path: this.routes.result(operationKey), query: { contentId }, idempotent: true });
   }
-  resultByClient(chainId: number, clientRequestId: string, walletAddress: string, contentId?: string): Promise<Json> {
+  resultByClient(chainId: number, clientRequestId: string, walletAddress: string, contentId?: string): Promise<ServiceDoc> {
     return this.http.request({ method: 'GET', path: this.routes.resultByClient, query: { chainId: String(chainId), clientRequestId, walletAddress, contentId }, idempotent: true });
   }
-  resultByContent(contentId: string): Promise<Json> {
+  resultByContent(contentId: string): Promise<ServiceDoc> {
     return this.http.request({ method: 'GET', path: this.routes.resultByContent(contentId), idempotent: true });
   }
 }
 
 /** A failure the profile knows for this request, said plainly (still a service error, exit 3); else as it came. */
-export function explainKnownFailure(profile: ServiceProfile, route: KnownFailure['route'], body: Json, error: unknown): unknown {
+export function explainKnownFailure(profile: ServiceProfile, route: KnownFailure['route'], body: ServiceDoc, error: unknown): unknown {
   if (!(error instanceof ServiceError)) return error;
   const status = error.details?.status;
   const known = profile.knownFailures.find((f) => f.route === route && f.status === status && f.code === error.code && f.applies(body));

@@ -118,20 +118,20 @@ export const askTools = [
       ...pendingFields,
     }),
     run: async (ctx, i) => {
-      const [{ runAsk }, { askDocument, askAmountsOf }] = await Promise.all([import('../../ask/flow.js'), import('../../commands/ask.js')]);
+      const [{ runAsk, dryRunAsk }, { askDocument, askAmountsOf, dryRunDocument }] = await Promise.all([import('../../ask/flow.js'), import('../../commands/ask.js')]);
       const source = await askSource(ctx, i);
+      const detailsFile = i.detailsFile === undefined ? undefined : await ctx.files.check(i.detailsFile, 'the details file');
+      if (i.dryRun === true) return dryRunDocument(await dryRunAsk(ctx, { ...source, paymentMode: i.paymentMode, detailsFile }));
       const request = {
         ...source,
         paymentMode: i.paymentMode,
-        dryRun: i.dryRun === true,
         confirm: i.confirm !== false,
         wait: i.wait === true,
         timeoutSeconds: i.timeoutSeconds ?? 1800,
         atomic: i.atomic === true,
-        detailsFile: i.detailsFile === undefined ? undefined : await ctx.files.check(i.detailsFile, 'the details file'),
+        detailsFile,
       };
-      const out = await runAsk(ctx, request);
-      return askDocument(out, request, request.dryRun ? {} : await askAmountsOf(ctx, source));
+      return askDocument(await runAsk(ctx, request), await askAmountsOf(ctx, source));
     },
     job: { known: async (ctx, i) => askJournal(ctx, await askSource(ctx, i)) },
   }),

@@ -1,0 +1,50 @@
+// What one ask run shares with its steps (src/ask/flow.ts orchestrates them): the chain and its client, the
+// signer's account (resolving when the key is ready), the operation's journal and its spend ledger, and how plans
+// may be executed.
+import type { Hex, LocalAccount, PublicClient } from 'viem';
+import type { Context } from '../context.js';
+import type { ChainConfig } from '../chains/table.js';
+import type { Operation } from '../store/operation.js';
+import type { SpendLedger } from '../store/ledger.js';
+import type { ServiceClient } from '../service/client.js';
+import type { NormalizedAsk, PaymentMode } from '../protocol/ask-normalize.js';
+import type { GuardContext } from '../wallet/plan-guard.js';
+import { Executor } from '../wallet/executor.js';
+
+export interface Run {
+  ctx: Context;
+  chain: ChainConfig;
+  client: PublicClient;
+  service: ServiceClient;
+  /** The wallet's address, lowercase. */
+  wallet: Hex;
+  /** Resolves when the signer is ready (the keystore's key derivation overlaps the service call). */
+  account: Promise<LocalAccount>;
+  journal: Operation<'ask'>;
+  ledger: SpendLedger;
+  ask: NormalizedAsk;
+  /** The body sent to the service. */
+  body: Record<string, unknown>;
+  mode: PaymentMode;
+  maxFeePerGas: bigint;
+  atomic: boolean;
+  /** Why the signer cannot sign an EIP-7702 authorization, if it cannot. */
+  cannotDelegate: string | undefined;
+  /** The guard context for a metadata base (the journaled one, or the service's public one). */
+  guard(metadataBase?: string): GuardContext;
+}
+
+/** The executor, once the signer is ready. */
+export async function executor(run: Run): Promise<Executor> {
+  return new Executor({
+    client: run.client,
+    account: await run.account,
+    chain: run.chain,
+    op: run.journal,
+    out: run.ctx.out,
+    ledger: run.ledger,
+    allowDelegation: run.atomic,
+    cannotDelegate: run.cannotDelegate,
+    maxFeePerGas: run.maxFeePerGas,
+  });
+}

@@ -1,0 +1,101 @@
+// Submitting an ask: the service's plan asked for and checked, the x402 authorization if that is the payment mode,
+// the plan paid (or found already paid), confirmed with the service, and the submission proven from this wallet's own
+// receipts before it is journaled — a claim the chain does not back must not stop a later honest run. A rerun after
+// the confirmation skips all of it: no plan is executed twice.
+import type { Hex } from 'viem';
+import { ServiceError } from '../errors.js';
+import { sameHex } from '../hex.js';
+import { isLive } from '../store/records.js';
+import { authorizationUsed } from '../store/ledger.js';
+import { objectField, type ServiceDoc } from '../service/client.js';
+import { checkAskEnvelope, checkWalletPlan, checkX402Plan, refuse, type GuardContext, type PlanCall } from '../wallet/plan-guard.js';
+import type { ExecutionMode } from '../wallet/executor.js';
+import { publicMetadataBase } from './check-plan.js';
+import { candidateTransactions, proveSubmission, type SubmissionProof } from './proof.js';
+import { checkFunds } from './funds.js';
+import { renewExpiredReservation } from './reservation.js';
+import { signX402 } from './x402.js';
+import { executor, type Run } from './run.js';
+
+export type Submitted =
+  | { state: 'submitted'; operationKey: Hex; confirmed: ServiceDoc; guard: GuardContext; proof: SubmissionProof }
+  /** Paid, and left for `loopsign confirm` (--no-confirm). */
+  | { state: 'executed_not_confirmed'; operationKey: Hex; hashes: Hex[]; transactions: number };
+
+export async function submitAsk(run: Run, options: { confirm: boolean }): Promise<Submitted> {
+  const { ctx, journal, service } = run;
+  let g = run.guard(journal.data.metadataBase);
+  const journaled = journal.data.confirm;
+  if (journaled && journal.data.operationKey) {
+    return { state: 'submitted', operationKey: journal.data.operationKey, confirmed: journaled, guard: g, proof: await prove(run, g, journaled) };
+  }
+  ctx.out.progress('ask.request', `asking the service (${run.mode})`);
+  let response = await service.ask(run.body);
+  let operationKey: Hex;
+  let confirmed: ServiceDoc;
+  if (response.status === 'submitted') {
+    // Believed only once this wallet's own receipt proves it (below); its operationKey must be this ask's.
+    operationKey = checkedOperationKey(g, response, journal.data.operationKey);
+    confirmed = response;
+  } else {
+    g = run.guard(publicMetadataBase(response.questionMetadataBaseUrl));
+    operationKey = checkAskEnvelope(g, response);
+    await journal.setStep('ask:planned', { operationKey, metadataBase: g.hashes.metadataBase, paymentMode: run.mode }, { operationKey });
+    let calls: PlanCall[];
+    let redeemed = false;
+    if (run.mode === 'wallet_calls') {
+      calls = checkWalletPlan(g, response);
+    } else {
+      const signed = await signX402(run, g, response);
+      response = await service.ask({ ...run.body, paymentAuthorization: signed.payload });
+      checkAskEnvelope(g, response);
+      calls = checkX402Plan(g, response, signed.message, signed.signature);
+      // Anyone may send the payer's authorization to the X402QuestionSubmitter (the live contract has no sender
+      // check); its nonce binds this very question, so once it is used the ask is paid, whoever sent it.
+      redeemed = (await authorizationUsed(run.client, run.chain, run.wallet, signed.message.nonce)) && journal.txsFor('ask').every((t) => !isLive(t));
+    }
+    ctx.out.progress('ask.checked', `the plan passed every check (${calls.length} call${calls.length === 1 ? '' : 's'})`, { operationKey });
+    if (redeemed) {
+      ctx.out.warn('this ask\'s x402 authorization was already redeemed on chain by a transaction this wallet did not send: it paid for this ask\'s question (its nonce binds it), so nothing is sent; the submission is proven from the chain');
+      confirmed = await service.status(operationKey);
+    } else {
+      const paid = await pay(run, g, response, calls);
+      if (!options.confirm) return { state: 'executed_not_confirmed', operationKey, hashes: paid.hashes, transactions: paid.transactions };
+      ctx.out.progress('ask.confirm', 'confirming the transactions with the service');
+      confirmed = await service.confirm(operationKey, paid.hashes);
+      if (confirmed.status !== 'submitted') throw new ServiceError('confirm_failed', `the service did not accept the confirmation (status ${String(confirmed.status)})`);
+    }
+  }
+  const proof = await prove(run, g, confirmed);
+  await journal.setStep('ask:confirmed', { confirm: confirmed, operationKey }, { operationKey });
+  return { state: 'submitted', operationKey, confirmed, guard: g, proof };
+}
+
+/** The checked plan, executed (funds checked first on a fresh run; an expired reservation renewed). */
+async function pay(run: Run, g: GuardContext, response: ServiceDoc, calls: PlanCall[]): Promise<{ hashes: Hex[]; transactions: number }> {
+  const { journal, client } = run;
+  if (journal.txs().length === 0) await checkFunds(client, g, run.wallet, calls, run.ctx.out);
+  await renewExpiredReservation(client, journal, calls, run.ctx.out);
+  const atomicPlan = objectField(response, 'transactionPlan')?.requiresAtomicExecution === true && calls.length > 1;
+  const mode: ExecutionMode = atomicPlan ? 'atomic' : run.atomic ? 'segmented' : 'ordered';
+  const result = await (await executor(run)).execute('ask', calls, mode);
+  await journal.setStep('ask:executed', { askHashes: result.hashes });
+  return { hashes: result.hashes, transactions: result.transactions };
+}
+
+/** The chain's word, not the service's: which questions this wallet's own transaction submitted. */
+function prove(run: Run, g: GuardContext, confirmed: ServiceDoc): Promise<SubmissionProof> {
+  return proveSubmission(run.client, run.chain, run.wallet, run.ask, run.journal, candidateTransactions(run.journal, confirmed.transactionHashes), g.verifyPayload ? g.hashes.salts : undefined);
+}
+
+/**
+ * The operationKey of an answer that says "submitted": it must have the exact form, equal what this ask hashes to
+ * (live-shaped asks), and equal any key journaled before. Nothing else from such an answer is used unchecked.
+ */
+function checkedOperationKey(g: GuardContext, response: ServiceDoc, journaled: Hex | undefined): Hex {
+  const key = response.operationKey;
+  if (typeof key !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(key)) refuse('bad_operation_key', 'operationKey is not 0x + 64 hex');
+  if (g.verifyPayload && !sameHex(key, g.hashes.operationKey)) refuse('operation_key_mismatch', `operationKey ${key} is not the one this ask hashes to (${g.hashes.operationKey})`);
+  if (journaled && !sameHex(key, journaled)) refuse('operation_key_mismatch', `operationKey ${key} is not the one journaled for this ask (${journaled})`);
+  return key.toLowerCase() as Hex;
+}
