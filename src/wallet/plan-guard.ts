@@ -5,6 +5,7 @@ import { decodeFunctionData, encodeFunctionData, hexToSignature, type Hex } from
 import { RefusedError } from '../errors.js';
 import { guardRefusal, type Refuse } from './guard-refusal.js';
 import { sameAddress, sameHex } from '../hex.js';
+import { objectField, type ServiceDoc } from '../service/client.js';
 import type { ChainConfig } from '../chains/table.js';
 import { RECEIVE_WITH_AUTHORIZATION, contentRegistryAbi, erc20Abi, feedbackBonusEscrowAbi, x402LegacyAbi, x402SubmitterAbi } from '../protocol/abi.js';
 import { ASSET_ENUM, profileOf, sameAssetTotal, type NormalizedAsk, type NormalizedQuestion } from '../protocol/ask-normalize.js';
@@ -60,25 +61,37 @@ export function tokenAddress(chain: ChainConfig, asset: 'USDC' | 'LREP'): Hex {
   return a as Hex;
 }
 
-function expectObject(value: unknown, what: string): asserts value is Record<string, any> {
+function expectObject(value: unknown, what: string): asserts value is ServiceDoc {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) refuse('malformed_response', `the ${what} is not a JSON object`);
 }
 
+function integerOrUndefined(value: string | number): bigint | undefined {
+  return (typeof value === 'number' && Number.isSafeInteger(value)) || (typeof value === 'string' && /^(0|[1-9][0-9]{0,77})$/.test(value)) ? BigInt(value) : undefined;
+}
+
+/** An amount the service states: an integer (number or decimal string), or a refusal — never a parser's exception. */
+function integerOf(value: unknown, what: string): bigint {
+  if (typeof value === 'bigint') return value;
+  if ((typeof value === 'number' && Number.isSafeInteger(value)) || (typeof value === 'string' && /^(0|[1-9][0-9]{0,77})$/.test(value))) return BigInt(value);
+  return refuse('malformed_response', `${what} is not an integer amount`);
+}
+
 /** Response-level checks shared by every ask response. */
-export function checkAskEnvelope(ctx: GuardContext, response: Record<string, any>): Hex {
+export function checkAskEnvelope(ctx: GuardContext, response: unknown): Hex {
   expectObject(response, 'ask response');
-  if (response.chainId !== ctx.chain.chainId) refuse('wrong_chain', `the response is for chain ${response.chainId}, not ${ctx.chain.chainId}`);
-  if (response.wallet?.address !== undefined && !sameAddress(response.wallet.address, ctx.signer)) refuse('wrong_wallet', `the plan is for wallet ${response.wallet.address}, not ${ctx.signer}`);
+  if (response.chainId !== ctx.chain.chainId) refuse('wrong_chain', `the response is for chain ${String(response.chainId)}, not ${ctx.chain.chainId}`);
+  const named = objectField(response, 'wallet')?.address;
+  if (named !== undefined && !sameAddress(named, ctx.signer)) refuse('wrong_wallet', `the plan is for wallet ${String(named)}, not ${ctx.signer}`);
   if (typeof response.operationKey !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(response.operationKey)) refuse('bad_operation_key', 'operationKey is not 0x + 64 hex');
   if (ctx.verifyPayload) {
     if (!sameHex(response.operationKey, ctx.hashes.operationKey)) refuse('operation_key_mismatch', `operationKey ${response.operationKey} is not the one this ask hashes to (${ctx.hashes.operationKey})`);
     if (response.payloadHash !== undefined && !sameHex(response.payloadHash, ctx.hashes.payloadHash)) refuse('payload_hash_mismatch', 'payloadHash is not the one this ask hashes to');
   }
-  const p = response.payment;
+  const p = objectField(response, 'payment');
   if (p) {
-    const total = BigInt(p.totalAmount ?? p.amount ?? 0);
+    const total = integerOf(p.totalAmount ?? p.amount ?? 0, 'payment.totalAmount');
     if (ctx.ask.maxPaymentAmount !== null && total > ctx.ask.maxPaymentAmount) refuse('spend_cap', `the service asks for ${total}, above maxPaymentAmount ${ctx.ask.maxPaymentAmount}`);
-    if (p.tokenAddress !== undefined && !sameAddress(p.tokenAddress, tokenAddress(ctx.chain, ctx.ask.bounty.asset))) refuse('wrong_asset', `payment token ${p.tokenAddress} is not the trusted ${ctx.ask.bounty.asset}`);
+    if (p.tokenAddress !== undefined && !sameAddress(p.tokenAddress, tokenAddress(ctx.chain, ctx.ask.bounty.asset))) refuse('wrong_asset', `payment token ${String(p.tokenAddress)} is not the trusted ${ctx.ask.bounty.asset}`);
   }
   return response.operationKey as Hex;
 }
@@ -168,7 +181,7 @@ function checkTerms(ctx: GuardContext, rewardTerms: unknown, roundConfig: unknow
 }
 
 /** chain.md §3.4: reserve, approve (exact, to the escrow), submit (every field = the file). */
-export function checkWalletPlan(ctx: GuardContext, response: Record<string, any>): PlanCall[] {
+export function checkWalletPlan(ctx: GuardContext, response: unknown): PlanCall[] {
   expectObject(response, 'ask response');
   const calls = checkPlanShape(response.transactionPlan, 3, 'ask');
   const ask = ctx.ask;
@@ -187,7 +200,8 @@ export function checkWalletPlan(ctx: GuardContext, response: Record<string, any>
 
   let expected: Hex;
   if (ask.isBundle) {
-    const [questions, rewardTerms, roundConfig] = decode(contentRegistryAbi, submit, 2, 'submitQuestionBundleWithRewardAndRoundConfig') as [Record<string, any>[], unknown, unknown];
+    type BundleQuestion = { contextUrl: string; imageUrls: string[]; videoUrl: string; title: string; tags: string; categoryId: bigint; details: unknown; salt: Hex; spec: unknown };
+    const [questions, rewardTerms, roundConfig] = decode(contentRegistryAbi, submit, 2, 'submitQuestionBundleWithRewardAndRoundConfig') as [BundleQuestion[], unknown, unknown];
     if (questions.length !== ask.questions.length) refuse('question_mismatch', `the bundle has ${questions.length} questions, the file ${ask.questions.length}`, { call: 2, phase: submit.phase });
     questions.forEach((q, qi) => {
       const args = [q.contextUrl, q.imageUrls, q.videoUrl, q.title, q.tags, q.categoryId, q.details, q.salt, q.spec];
@@ -205,8 +219,8 @@ export function checkWalletPlan(ctx: GuardContext, response: Record<string, any>
   if (!sameHex(commitment, expected)) {
     refuse('reveal_commitment_mismatch', `the reservation ${commitment} does not commit to this question from this wallet (expected ${expected})`, { call: 0, phase: reserve.phase });
   }
-  const p = response.payment;
-  if (p?.spender !== undefined && !sameAddress(p.spender, escrow)) refuse('wrong_spender', `payment.spender ${p.spender} is not the trusted QuestionRewardPoolEscrow`);
+  const spender = objectField(response, 'payment')?.spender;
+  if (spender !== undefined && !sameAddress(spender, escrow)) refuse('wrong_spender', `payment.spender ${String(spender)} is not the trusted QuestionRewardPoolEscrow`);
   return calls;
 }
 
@@ -231,48 +245,47 @@ export function bonusAwarder(ctx: GuardContext): Hex {
 }
 
 /** chain.md §8.2 in full; returns the typed data to sign. `now` is the chain's time in seconds. */
-export function checkX402Request(ctx: GuardContext, response: Record<string, any>, now: number) {
+export function checkX402Request(ctx: GuardContext, response: unknown, now: number) {
   expectObject(response, 'ask response');
   const ask = ctx.ask;
   if (ask.bounty.asset !== 'USDC' || (ask.feedbackBonus && ask.feedbackBonus.asset !== 'USDC') || ask.questions.length !== 1) {
     refuse('x402_not_applicable', 'x402 funds only a single-question USDC bounty (and a USDC bonus)');
   }
-  const req = response.x402AuthorizationRequest;
-  if (!req || typeof req !== 'object') refuse('x402_missing', 'the response carries no x402AuthorizationRequest');
-  const td = req.eip712 ?? req.typedData;
-  if (!td || typeof td !== 'object') refuse('x402_missing', 'the authorization request has no eip712 typed data');
-  if (td.primaryType !== 'ReceiveWithAuthorization') refuse('x402_wrong_type', `typed data is ${td.primaryType}, not ReceiveWithAuthorization`);
-  const types = { ...(td.types ?? {}) } as Record<string, { name: string; type: string }[]>;
+  const req = objectField(response, 'x402AuthorizationRequest');
+  if (!req) refuse('x402_missing', 'the response carries no x402AuthorizationRequest');
+  const td = objectField(req, 'eip712') ?? objectField(req, 'typedData');
+  if (!td) refuse('x402_missing', 'the authorization request has no eip712 typed data');
+  if (td.primaryType !== 'ReceiveWithAuthorization') refuse('x402_wrong_type', `typed data is ${String(td.primaryType)}, not ReceiveWithAuthorization`);
+  const types: Record<string, unknown> = { ...(objectField(td, 'types') ?? {}) };
   delete types.EIP712Domain;
   const typeNames = Object.keys(types);
   const fields = types.ReceiveWithAuthorization;
-  if (typeNames.length !== 1 || !Array.isArray(fields) || fields.length !== 6 || fields.some((f, k) => f.name !== AUTH_TYPES[k]![0] || f.type !== AUTH_TYPES[k]![1])) {
+  const isField = (f: unknown, k: number) => objectField({ f }, 'f')?.name === AUTH_TYPES[k]![0] && objectField({ f }, 'f')?.type === AUTH_TYPES[k]![1];
+  if (typeNames.length !== 1 || !Array.isArray(fields) || fields.length !== 6 || fields.some((f, k) => !isField(f, k))) {
     refuse('x402_wrong_type', 'typed data types are not exactly ReceiveWithAuthorization(from,to,value,validAfter,validBefore,nonce)');
   }
-  const msg = td.message ?? {};
+  const msg = objectField(td, 'message') ?? {};
   if (Object.keys(msg).sort().join() !== [...AUTH_FIELDS].sort().join()) refuse('x402_wrong_message', 'the message does not have exactly the six authorization fields');
   if (req.authorization !== undefined) {
-    const a = req.authorization;
+    const a = objectField(req, 'authorization') ?? refuse('x402_wrong_message', 'authorization is not an object');
     if (Object.keys(a).sort().join() !== [...AUTH_FIELDS].sort().join()) refuse('x402_wrong_message', 'authorization does not have exactly the six fields');
     for (const k of AUTH_FIELDS) {
-      const agree = k === 'from' || k === 'to' ? sameAddress(a[k], msg[k]) : k === 'nonce' ? sameHex(a[k], msg[k]) : BigInt(a[k]) === BigInt(msg[k]);
+      const agree = k === 'from' || k === 'to' ? sameAddress(a[k], msg[k]) : k === 'nonce' ? sameHex(a[k], msg[k]) : integerOf(a[k], `authorization.${k}`) === integerOf(msg[k], `message.${k}`);
       if (!agree) refuse('x402_wrong_message', `authorization.${k} differs from the signed message`);
     }
   }
-  const d = td.domain ?? {};
+  const d = objectField(td, 'domain') ?? {};
   if (Object.keys(d).sort().join() !== 'chainId,name,verifyingContract,version') refuse('x402_wrong_domain', 'the EIP-712 domain must have exactly chainId, name, verifyingContract, version');
   const usdc = ctx.chain.tokens.USDC;
-  if (d.version !== (usdc.eip712?.version ?? '2')) refuse('x402_wrong_domain', `domain version ${d.version} is not "2"`);
-  if (d.name !== usdc.eip712?.name) refuse('x402_wrong_domain', `domain name "${d.name}" is not "${usdc.eip712?.name}" for chain ${ctx.chain.chainId}`);
-  if (Number(d.chainId) !== ctx.chain.chainId) refuse('x402_wrong_domain', `domain chainId ${d.chainId} is not ${ctx.chain.chainId}`);
-  if (!sameAddress(d.verifyingContract, tokenAddress(ctx.chain, 'USDC'))) refuse('x402_wrong_token', `verifyingContract ${d.verifyingContract} is not the trusted USDC`);
+  if (d.version !== (usdc.eip712?.version ?? '2')) refuse('x402_wrong_domain', `domain version ${String(d.version)} is not "2"`);
+  if (d.name !== usdc.eip712?.name) refuse('x402_wrong_domain', `domain name "${String(d.name)}" is not "${usdc.eip712?.name}" for chain ${ctx.chain.chainId}`);
+  if (Number(d.chainId) !== ctx.chain.chainId) refuse('x402_wrong_domain', `domain chainId ${String(d.chainId)} is not ${ctx.chain.chainId}`);
+  if (!sameAddress(d.verifyingContract, tokenAddress(ctx.chain, 'USDC'))) refuse('x402_wrong_token', `verifyingContract ${String(d.verifyingContract)} is not the trusted USDC`);
   const submitter = trusted(ctx.chain, 'x402QuestionSubmitter');
-  let m: X402Message;
-  try {
-    m = { from: msg.from, to: msg.to, value: BigInt(msg.value), validAfter: BigInt(msg.validAfter), validBefore: BigInt(msg.validBefore), nonce: msg.nonce };
-  } catch {
-    refuse('x402_wrong_message', 'the authorization amounts are not integers');
-  }
+  const integer = (v: unknown) => (typeof v === 'bigint' ? v : typeof v === 'string' || typeof v === 'number' ? integerOrUndefined(v) : undefined);
+  const amounts = [integer(msg.value), integer(msg.validAfter), integer(msg.validBefore)] as const;
+  if (amounts.some((a) => a === undefined)) refuse('x402_wrong_message', 'the authorization amounts are not integers');
+  const m: X402Message = { from: msg.from as Hex, to: msg.to as Hex, value: amounts[0]!, validAfter: amounts[1]!, validBefore: amounts[2]!, nonce: msg.nonce as Hex };
   if (!sameAddress(m.from, ctx.signer)) refuse('x402_wrong_from', `the authorization is from ${m.from}, not this wallet`);
   if (!sameAddress(m.to, submitter)) refuse('x402_wrong_recipient', `the authorization pays ${m.to}, not the trusted X402QuestionSubmitter ${submitter}`);
   const value = sameAssetTotal(ask);
@@ -291,7 +304,7 @@ export function checkX402Request(ctx: GuardContext, response: Record<string, any
   const nonce = x402Nonce(ask, ctx.hashes, addresses, { from: ctx.signer, to: submitter, value, validAfter: m.validAfter, validBefore: m.validBefore }, bonus);
   if (!sameHex(m.nonce, nonce)) refuse('x402_wrong_nonce', `the nonce is not bound to this ask (expected ${nonce})`);
   return {
-    domain: { name: d.name as string, version: d.version as string, chainId: ctx.chain.chainId, verifyingContract: d.verifyingContract as Hex },
+    domain: { name: String(d.name), version: String(d.version), chainId: ctx.chain.chainId, verifyingContract: d.verifyingContract as Hex },
     types: { ReceiveWithAuthorization: RECEIVE_WITH_AUTHORIZATION },
     primaryType: 'ReceiveWithAuthorization' as const,
     message: m,
@@ -299,7 +312,7 @@ export function checkX402Request(ctx: GuardContext, response: Record<string, any
 }
 
 /** The one-call x402 plan embeds exactly what was signed. */
-export function checkX402Plan(ctx: GuardContext, response: Record<string, any>, signed: X402Message, signature: Hex): PlanCall[] {
+export function checkX402Plan(ctx: GuardContext, response: unknown, signed: X402Message, signature: Hex): PlanCall[] {
   expectObject(response, 'ask response');
   const calls = checkPlanShape(response.transactionPlan, 1, 'x402');
   const call = calls[0]!;
@@ -317,7 +330,7 @@ export function checkX402Plan(ctx: GuardContext, response: Record<string, any>, 
   checkQuestionArgs(ctx, args, ctx.ask.questions[0]!, 0, 0, call.phase);
   checkTerms(ctx, args[8], args[9], 0, call.phase);
   checkConfidentiality(args[11], ctx.ask.questions[0]!, 0, call.phase);
-  const auth = (bonus ? args[13] : args[12]) as Record<string, any>;
+  const auth = (bonus ? args[13] : args[12]) as { from: Hex; to: Hex; value: bigint; validAfter: bigint; validBefore: bigint; nonce: Hex; v: number; r: Hex; s: Hex };
   const sig = hexToSignature(signature);
   const v = Number(sig.v ?? BigInt((sig.yParity ?? 0) + 27));
   const ok =
@@ -352,7 +365,7 @@ export interface BonusTarget {
  * engine's current round, feedbackClosesAt = the file's when given, else after now and no later than the round's
  * start plus the file's question duration (what the live service computes). The service's own fields are not used.
  */
-export function checkBonusPlan(ctx: GuardContext, bonus: Record<string, any>, target: BonusTarget): PlanCall[] {
+export function checkBonusPlan(ctx: GuardContext, bonus: unknown, target: BonusTarget): PlanCall[] {
   expectObject(bonus, 'feedback bonus');
   const want = ctx.ask.feedbackBonus;
   if (!want) refuse('bonus_not_requested', 'the service returned a feedback bonus plan, but the ask file has no feedbackBonus');
