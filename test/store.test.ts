@@ -7,6 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { privateKeyToAccount } from 'viem/accounts';
+import Database from 'better-sqlite3';
 import { Store } from '../src/store/db.js';
 import { importJournals } from '../src/store/import.js';
 import { Operation, readOperation } from '../src/store/operation.js';
@@ -91,6 +92,33 @@ describe('where the database may live', () => {
     expect(statSync(store.file).mode & 0o777).toBe(0o600);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     store.close();
+  });
+
+  // Another connection holding the database (a run killed mid-write whose log the next opener recovers, several
+  // reruns opening it together, sqlite3 with an exclusive lock): opening waits for it instead of failing at once
+  // with "database is locked" (4 reruns of a killed ask hit this in about 1 of 13 opens).
+  it('opens a database another connection holds locked for a moment, once it is free', async () => {
+    const dir = fresh();
+    (await Store.open(dir)).close();
+    const holder = new Database(path.join(dir, 'loopsign.db'));
+    holder.pragma('locking_mode = EXCLUSIVE');
+    holder.exec('BEGIN EXCLUSIVE');
+    const opening = Store.open(dir).then(
+      (store) => (store.close(), 'opened'),
+      (error: Error) => `failed: ${error.message}`,
+    );
+    // Released only after the open began (it is waiting, or it already failed).
+    await new Promise((r) => setTimeout(r, 300));
+    holder.exec('COMMIT');
+    holder.close();
+    expect(await opening).toBe('opened');
+  });
+
+  it('a database path that is not a file is one clear line (exit 2), not an internal error', async () => {
+    const dir = fresh();
+    mkdirSync(path.join(dir, 'loopsign.db'));
+    const error = await Store.open(dir).catch((e) => e);
+    expect(error).toMatchObject({ code: 'store_unreadable', exitCode: 2 });
   });
 
   it('a database a newer loopsign wrote is refused, not changed', async () => {
