@@ -180,9 +180,12 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
       await journal.setStep('rate:built', { commit, ratePlan: undefined });
     }
 
-    // On resume the journaled plan is reused: a fresh one may differ (say, no approval once the stake moved),
-    // and call indexes must keep meaning the transactions already sent. It is checked again either way.
-    const journaledPlan = journal.data.ratePlan;
+    // On resume the journaled plan is reused once anything of it was signed: a fresh one may differ (say, no approval
+    // once the stake moved), and call indexes must keep meaning the transactions already sent. While nothing was,
+    // it is planned again: the service leaves the approval out when the allowance covers the stake, and another vote
+    // of this wallet may have spent that allowance since (the journaled plan's commit would then never pass). It is
+    // checked again either way.
+    const journaledPlan = journal.txsFor(`rate:${commit.roundId}`).length > 0 ? journal.data.ratePlan : undefined;
     const prepared = journaledPlan ?? (await prepareRating(ctx, mcp, args, commit));
     const calls = checkRatingPlan(chain, prepared, commit, input.contentId);
     if (!journaledPlan) await journal.setStep('rate:planned', { ratePlan: prepared });
