@@ -139,16 +139,32 @@ describe('two wallets under one window, through a slow node', () => {
 });
 
 describe('two votes from one wallet, one allowance', () => {
-  it('the vote whose journaled plan counted on an allowance the other spent plans again on its rerun, and both are cast once', async () => {
-    // The dev wallet's allowance to the voting engine: exactly one stake.
+  const allowOneStake = async () => {
     const password = readFileSync(s.sb.info.devWallet.passwordFile, 'utf8').replace(/\n$/, '');
     const { privateKey } = await decryptKeystore(JSON.parse(readFileSync(s.sb.info.devWallet.keystore, 'utf8')), password);
     const dev = createWalletClient({ account: privateKeyToAccount(toHex(privateKey)), transport: http(s.sb.info.rpcUrl) });
     const approve = parseAbi(['function approve(address,uint256) returns (bool)']);
     await s.pub.waitForTransactionReceipt({ hash: await dev.writeContract({ chain: null, address: s.sb.info.tokens.LREP.address, abi: approve, functionName: 'approve', args: [s.sb.info.contracts.roundVotingEngine, 1_000_000n] }) });
+  };
+  const voteArgs = async () => ['--json', 'rate', '--content-id', String((await s.sb.control('/__sandbox/content', {})).contentId), '--up', '--prediction', '60', '--stake', '1'];
+
+  it.each(Array.from({ length: TRIALS }, (_, i) => i))('trial %i: started together through a slow node, both are cast at once, each stake paid once', async () => {
+    await allowOneStake();
+    const before = await tokenBalance(s, 'LREP');
+    const proxy = await startRpcProxy(s.sb.info.rpcUrl, { delayMs: 150 });
+    proxy.gate(2);
+    const runs = await Promise.all([await voteArgs(), await voteArgs()].map((args) => runCli([...args, '--rpc-url', proxy.url], s.home, { env: s.sb.env() })));
+    await proxy.close();
+    for (const r of runs) expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(before - (await tokenBalance(s, 'LREP'))).toBe(2_000_000n);
+    capture.count('race trials: two votes from one wallet, one allowance', 'slow node');
+  }, 120_000);
+
+  it('the vote whose journaled plan counted on an allowance the other spent plans again on its rerun, and both are cast once', async () => {
+    // The dev wallet's allowance to the voting engine: exactly one stake.
+    await allowOneStake();
     const vote = async (crash?: string) => {
-      const contentId = String((await s.sb.control('/__sandbox/content', {})).contentId);
-      const args = ['--json', 'rate', '--content-id', contentId, '--up', '--prediction', '60', '--stake', '1'];
+      const args = await voteArgs();
       return { args, first: await runCli(args, s.home, { env: { ...s.sb.env(), ...(crash ? { LOOPSIGN_CRASH_AFTER: crash } : {}) } }) };
     };
     const lrep = () => tokenBalance(s, 'LREP');
