@@ -521,6 +521,33 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
     for (const f of [hard, fifo, stdin, pwFile]) rmSync(f);
   }, 300_000);
 
+  // The images an ask file names are files the agent names too: each goes through the same gate, after the ask file
+  // itself (the server here unlocks the sandbox's wallet, so the ask gets as far as its images).
+  it('images an ask file names: loopsign\'s keystore, its database and log, /proc, a file outside the roots, a hard link, a FIFO, all refused', async () => {
+    const h = home();
+    const m = await serve(h);
+    await m.call('loopsign_policy', {}); // the database exists (and its log) before it is named
+    const db = path.join(h.env.XDG_STATE_HOME, 'loopsign', 'loopsign.db');
+    const outsideDir = mkdtempSync(path.join(tmpdir(), 'loopsign-outside-'));
+    const outside = path.join(outsideDir, 'shot.png');
+    writeFileSync(outside, 'not really an image');
+    const hard = path.join(h.dir, 'shot.png');
+    linkSync(sb.info.devWallet.passwordFile, hard);
+    const fifo = path.join(h.dir, 'shot.webp');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const before = await nonce();
+    for (const image of [sb.info.devWallet.keystore, db, `${db}-wal`, '/proc/self/environ', outside, hard, fifo]) {
+      const file = askFile(h, { question: { title: `MCP images ${n}`, contextUrl: 'https://example.com/mcp', categoryId: '1', tags: ['mcp'], imageFiles: [image] } });
+      const r = await m.call('loopsign_ask', { file }, { timeout: 60_000 });
+      expect(r.doc.error, `${image}: ${JSON.stringify(r.doc)}`).toMatchObject({ code: 'file_not_allowed', exitCode: 5 });
+      expect(r.doc.error.message).toContain('an image the ask file names');
+      capture.count('MCP file reads refused', `loopsign_ask imageFiles ${path.basename(image)}`);
+    }
+    expect(await nonce()).toBe(before);
+    await m.stop();
+    for (const f of [hard, fifo]) rmSync(f);
+  }, 180_000);
+
   // A file the server may read, named where a JSON file belongs: the answer says what is wrong, never what it says.
   // (The evidence reader's strict pass once quoted a number-like run: "number 4111-1111-1111-1111… is out of range".)
   it('errors about a readable file that is not JSON never quote it', async () => {

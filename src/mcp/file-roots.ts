@@ -55,7 +55,7 @@ export class RootsGate implements FileGate {
     }
     const roots = (await Promise.all((await this.roots()).map(real))).filter((r): r is string => r !== undefined);
     if (roots.length === 0) {
-      refuse('cannot be read: this server has no folders to read from', 'the MCP host declares none (MCP roots); start the server with `loopsign mcp --root DIR`, or pass the JSON inline where the tool takes it');
+      refuse('cannot be read: this server has no folders to read from', 'the MCP host declares none (MCP roots); start the server with `loopsign mcp --root DIR`');
     }
     if (!roots.some((r) => inside(target, r))) refuse(`is outside the folders this server may read (${roots.join(', ')})`, 'give a file under one of them, or start the server with another `--root DIR`');
     // What the path holds, not only where it is. A FIFO or a device would hold the read (and the server) for ever; a
