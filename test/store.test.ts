@@ -10,7 +10,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import Database from 'better-sqlite3';
 import { Store } from '../src/store/db.js';
 import { importJournals } from '../src/store/import.js';
-import { Operation, readOperation } from '../src/store/operation.js';
+import { findByOperationKey, Operation, readOperation } from '../src/store/operation.js';
 import { windowUsage } from '../src/policy/usage.js';
 import { spendHistory } from '../src/store/history.js';
 import { Output } from '../src/output.js';
@@ -138,6 +138,25 @@ describe('records are parsed, not cast', () => {
     await op.close();
     store.db.prepare("UPDATE operations SET data = json_set(data, '$.contentId', 'seven') WHERE id = ?").run(op.id);
     expect(() => readOperation(store, 'rate', op.id)).toThrow(/journal of operation rate-0+1 .*contentId/);
+    store.close();
+  });
+
+  // A record set aside (another instance of the chain, --set-aside-stale) keeps the operationKey of the ask that
+  // started afresh under the same id: `loopsign confirm --operation-key` must read the current one, not the old one
+  // (whose transaction hashes the chain never saw).
+  it('a lookup by operationKey reads the current record, not one set aside', async () => {
+    const store = await Store.open(fresh());
+    const key = `0x${'cd'.repeat(32)}`;
+    const make = async (id: string) => {
+      const op = await Operation.open(store, 'ask', id, { chainId: 31337, wallet: account.address, data: { clientRequestId: 'same', request: {} } });
+      await op.save({}, { operationKey: key });
+      await op.close();
+    };
+    await make('ask-00000000000000000000000000000001');
+    store.db.prepare("UPDATE operations SET id = id || '~other-chain-1' WHERE id = 'ask-00000000000000000000000000000001'").run();
+    await new Promise((r) => setTimeout(r, 5));
+    await make('ask-00000000000000000000000000000001');
+    expect(findByOperationKey(store, key)?.id).toBe('ask-00000000000000000000000000000001');
     store.close();
   });
 
