@@ -77,6 +77,40 @@ describe('journals of an earlier loopsign', () => {
   });
 });
 
+describe('journals of an earlier loopsign that meet a record of the same operation', () => {
+  // An earlier loopsign still running after the upgrade (a long-lived MCP server), or journals copied in from another
+  // machine: the file names an operation the database already has, and holds signatures the database's record does
+  // not. Those may still pay; skipping the file in silence would leave them out of every window.
+  it('a file with signatures the database does not have is reported at every open, never skipped in silence', async () => {
+    const state = fresh();
+    const journals = path.join(state, 'journal');
+    mkdirSync(journals);
+    const { _dir, ...j } = await legacyJournal(journals);
+    void _dir;
+    const store = await Store.open(state);
+    const op = await Operation.open(store, 'ask', j.id, { chainId: 31337, wallet: account.address, data: { clientRequestId: 'legacy-1', request: {} } });
+    await op.close();
+    writeFileSync(path.join(journals, `${j.id}.json`), JSON.stringify(j));
+    for (let run = 0; run < 2; run++) {
+      const o = quietOut();
+      await importJournals(store, journals, o.out);
+      expect(o.lines.join(''), `open ${run}`).toMatch(new RegExp(`${j.id}\\.json .*already in the database.*not counted`));
+    }
+    // The same record met twice (two processes importing at once) is no problem at all.
+    const again = fresh();
+    mkdirSync(path.join(again, 'journal'));
+    writeFileSync(path.join(again, 'journal', `${j.id}.json`), JSON.stringify(j));
+    const other = await Store.open(again);
+    await importJournals(other, path.join(again, 'journal'), quietOut().out);
+    other.db.prepare("UPDATE imports SET status = 'unreadable'").run();
+    const o = quietOut();
+    await importJournals(other, path.join(again, 'journal'), o.out);
+    expect(o.lines.join('')).not.toMatch(/could not be imported/);
+    store.close();
+    other.close();
+  });
+});
+
 describe('where the database may live', () => {
   it('a state folder on a network filesystem is refused with the fix (exit 2)', async () => {
     const error = await Store.open(fresh(), { statfs: () => ({ type: 0x6969 }) }).catch((e) => e);
