@@ -21,7 +21,8 @@ import { createPublicClient, http, parseAbi, type Hex } from 'viem';
 import { makeHome, startCli, TEST_ADDRESS, TEST_PRIVATE_KEY, type Home, type RunResult } from './helpers/cli.js';
 import { openSession, type Session } from './helpers/chain.js';
 import { startMcp } from './helpers/mcp.js';
-import { withStore } from './helpers/store.js';
+import { storeFile, withStore } from './helpers/store.js';
+import { existsSync } from 'node:fs';
 import { capture } from './helpers/capture.js';
 import { startRpcProxy } from './helpers/rpc-proxy.js';
 
@@ -180,9 +181,12 @@ async function onChainTxsFrom(from: bigint, to: bigint): Promise<{ hash: string;
   return out;
 }
 
+/** A read of the run's database; `none` when no process got as far as opening it (every one refused before). */
+const read = <T>(home: Home, none: T, fn: Parameters<typeof withStore<T>>[1]): T => (existsSync(storeFile(home)) ? withStore(home, fn) : none);
+
 /** Per operation and asset: what its live effects can make the wallet pay (per spender the larger of allowed and pulled), by SQL alone. */
 function exposures(home: Home): { operation: string; kind: string; wallet: string; data: string; asset: string; stage: string; amount: bigint }[] {
-  return withStore(home, (db) =>
+  return read(home, [], (db) =>
     db
       .prepare(
         `SELECT o.id AS operation, o.kind, o.wallet, o.data, e.asset, e.stage, SUM(e.m) AS amount FROM (
@@ -271,7 +275,7 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
   const after = await Promise.all(wallets.map(async (w) => ({ usdc: await balance('USDC', w), lrep: await balance('LREP', w) })));
   const left = wallets.map((_, i) => ({ usdc: before[i]!.usdc - after[i]!.usdc, lrep: before[i]!.lrep - after[i]!.lrep }));
   const sent = await onChainTxsFrom(startBlock, latest);
-  const recorded = new Set(withStore(home, (db) => (db.prepare('SELECT hash FROM transactions').all() as { hash: string }[]).map((r) => r.hash.toLowerCase())));
+  const recorded = new Set(read(home, [], (db) => (db.prepare('SELECT hash FROM transactions').all() as { hash: string }[]).map((r) => r.hash.toLowerCase())));
   expect(sent.filter((t) => !recorded.has(t.hash)), `transactions on chain missing from the database: ${story}`).toEqual([]);
 
   // The database: each operation within its file's caps and the policy's per-ask / per-vote limits.
@@ -294,13 +298,13 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
     }
   }
   const exposed = (w: Hex, asset: string) => rows.filter((r) => r.wallet === w && r.asset === asset).reduce((t, r) => t + r.amount, 0n);
-  const windowRows = withStore(home, (db) => db.prepare('SELECT asset, SUM(amount) AS used FROM usage WHERE at >= ? GROUP BY asset').safeIntegers(true).all(Date.now() - 86_400_000) as { asset: string; used: bigint }[]);
+  const windowRows = read(home, [], (db) => db.prepare('SELECT asset, SUM(amount) AS used FROM usage WHERE at >= ? GROUP BY asset').safeIntegers(true).all(Date.now() - 86_400_000) as { asset: string; used: bigint }[]);
   const used = (asset: string) => windowRows.find((r) => r.asset === asset)?.used ?? 0n;
   expect(used('USDC'), `the 24-hour window's USDC rows: ${story}`).toBeLessThanOrEqual(c.policy.windowUsdc);
   expect(used('LREP'), `the 24-hour window's LREP rows: ${story}`).toBeLessThanOrEqual(c.policy.windowLrep);
 
   // The hourly sums are the rows' sums.
-  const drift = withStore(home, (db) =>
+  const drift = read(home, [], (db) =>
     db
       .prepare(
         `SELECT r.chain_id, r.hour, r.asset, r.amount AS rows, COALESCE(h.amount, 0) AS hourly FROM
