@@ -336,7 +336,8 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
   expect(left.reduce((t, l) => t + l.lrep, 0n), `LREP beyond the 24-hour window: ${story}`).toBeLessThanOrEqual(c.policy.windowLrep);
 
   if (process.env.LOOPSIGN_PROPERTY_VERBOSE) console.log(`case ${n}: ${story}\n  left ${JSON.stringify(left, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}, ${sent.length} transactions`);
-  capture.count('store property cases', `${all.length} processes, ${ended.filter((o) => o.code === -1).length} killed, ${sent.length} transactions`);
+  capture.count('store property cases', `case ${n}`);
+  capture.count('store property processes killed', `case ${n}`, ended.filter((o) => o.code === -1).length);
 }
 
 describe('random concurrent processes and kills against one database', () => {
