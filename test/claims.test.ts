@@ -109,6 +109,24 @@ describe('claims across processes', () => {
     parent.kill('SIGKILL');
   }, 60_000);
 
+  it.each([0, 1, 2, 3])('trial %i: six processes opening a new database at once all open it (switching it to WAL waits, it does not fail)', async () => {
+    const fresh = mkdtempSync(path.join(tmpdir(), 'loopsign-open-'));
+    const OPEN = `const { Store } = await import(${JSON.stringify(dist('db.js'))}); (await Store.open(process.argv[1])).close(); process.stdout.write('opened');`;
+    const runs = Array.from({ length: 6 }, () => spawn(process.execPath, ['--input-type=module', '-e', OPEN, fresh], { stdio: ['ignore', 'pipe', 'pipe'] }));
+    const results = await Promise.all(
+      runs.map(
+        (child) =>
+          new Promise<string>((resolve) => {
+            let text = '';
+            child.stdout.on('data', (d) => (text += d));
+            child.stderr.on('data', (d) => (text += d));
+            child.on('close', () => resolve(text));
+          }),
+      ),
+    );
+    expect(results).toEqual(Array(6).fill('opened'));
+  }, 30_000);
+
   it('two runs in one process (an MCP server) are two holders', async () => {
     const { tryClaim } = await import('../src/store/claims.js');
     const first = await tryClaim(store, 'operation:same-process');

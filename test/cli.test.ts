@@ -18,7 +18,7 @@ describe('loopsign CLI contract', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/wallet\s+create, import/);
     expect(help.stdout).toMatch(/config\s+show the resolved/);
-    expect(help.stdout).toMatch(/mcp\s+serve loopsign as a local MCP server/);
+    expect(help.stdout).toMatch(/mcp (\[options\] +)?serve loopsign as a local MCP server/);
     expect(help.stdout).toContain('Examples:');
     expect(help.stdout).toContain('Exit codes:');
     expect(help.stdout).not.toMatch(ANSI);

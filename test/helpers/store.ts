@@ -57,6 +57,9 @@ export function forget(home: Home | string, id: string): void {
   const db = new Database(storeFile(home), { fileMustExist: true });
   try {
     db.transaction(() => {
+      db.prepare('DELETE FROM usage WHERE operation_id = ?').run(id);
+      // The hourly sums again from the rows that are left (as src/store/usage.ts keeps them).
+      db.exec('DELETE FROM usage_hourly; INSERT INTO usage_hourly (chain_id, hour, asset, amount) SELECT chain_id, at / 3600000, asset, SUM(amount) FROM usage GROUP BY chain_id, at / 3600000, asset');
       db.prepare('DELETE FROM effects WHERE operation_id = ?').run(id);
       db.prepare('DELETE FROM transactions WHERE operation_id = ?').run(id);
       db.prepare('DELETE FROM authorizations WHERE operation_id = ?').run(id);
