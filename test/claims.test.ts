@@ -4,7 +4,7 @@
 // Needs the build (dist/): the claimants are separate node processes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -83,6 +83,31 @@ describe('claims across processes', () => {
     await taken!.release();
     expect((await other.done).code).toBe(0);
   }, 30_000);
+
+  // A process killed whose parent has not collected it yet (a harness that never waits, a container whose first
+  // process does not reap orphans) stays in the process table as a zombie: signalable, with its start time. It runs
+  // nothing, so it holds nothing; otherwise every rerun would be refused until its parent happened to reap it.
+  it('a holder killed but not yet reaped by its parent (a zombie) holds nothing', async () => {
+    const name = 'operation:zombie';
+    // The claimant's parent is a shell that execs into sleep: nothing ever waits for the claimant.
+    const parent = spawn('sh', ['-c', `"$0" --input-type=module -e "$1" "$2" "$3" forever & exec sleep 60`, process.execPath, CLAIMANT, dir, name], { stdio: 'ignore' });
+    const { tryClaim } = await import('../src/store/claims.js');
+    let pid: number | undefined;
+    for (let i = 0; i < 600 && pid === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      pid = store.read((db) => (db.prepare('SELECT pid FROM claims WHERE name = ?').get(name) as { pid: number } | undefined)?.pid);
+    }
+    expect(pid, 'the claimant took the claim').toBeDefined();
+    expect(await tryClaim(store, name), 'a live holder keeps it').toBeUndefined();
+    process.kill(pid!, 'SIGKILL');
+    const state = () => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0];
+    for (let i = 0; i < 200 && state() !== 'Z'; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(state(), 'the killed claimant is a zombie, not reaped').toBe('Z');
+    const taken = await tryClaim(store, name);
+    expect(taken, 'a zombie holds nothing').toBeDefined();
+    await taken!.release();
+    parent.kill('SIGKILL');
+  }, 60_000);
 
   it.each([0, 1, 2, 3])('trial %i: six processes opening a new database at once all open it (switching it to WAL waits, it does not fail)', async () => {
     const fresh = mkdtempSync(path.join(tmpdir(), 'loopsign-open-'));

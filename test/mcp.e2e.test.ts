@@ -6,7 +6,7 @@
 // secret may appear in anything the server printed or wrote.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 import { capture } from './helpers/capture.js';
@@ -480,6 +480,96 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
     // The password file lives in the root only for this test; the final scan of every home must not meet it.
     rmSync(link);
     rmSync(pwFile);
+  }, 120_000);
+
+  // Inside the root, three things that are not what a path check sees: another name of the password file (a hard
+  // link: its path is in the root, its content is the secret's), a FIFO (a read would wait for a writer for ever,
+  // holding the server), and a link whose target the kernel cannot name as a path (/proc/self/fd/0: the server's own
+  // stdin, the host's JSON-RPC channel, which a read would drain).
+  it('refuses a hard link to a secret, a FIFO and a link to the server\'s stdin, and goes on answering', async () => {
+    const h = home();
+    const password = `hunter3-${process.pid}-${n++}`;
+    const pwFile = h.passwordFile(password);
+    const hard = path.join(h.dir, 'notes.txt');
+    linkSync(pwFile, hard);
+    const fifo = path.join(h.dir, 'plan.json');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const stdin = path.join(h.dir, 'answer.json');
+    symlinkSync('/proc/self/fd/0', stdin);
+    const m = await serve(h, { env: { LOOPSIGN_PASSWORD_FILE: pwFile } });
+    const digest = createHash('sha256').update(readFileSync(pwFile)).digest('hex');
+    const calls = (file: string): [string, Record<string, unknown>][] => [
+      ['loopsign_check_plan', { ask: file, response: file }],
+      ['loopsign_quote', { file }],
+      ['loopsign_ask', { file: askFile(h), detailsFile: file }],
+      ['loopsign_rate_commit', { runtime: file, voter: `0x${'22'.repeat(20)}`, contentId: '42', direction: 'up', prediction: '60', stake: '1' }],
+      ['loopsign_upload_image', { files: [file] }],
+      ['loopsign_verify_evidence', { file }],
+    ];
+    for (const [file, why] of [[hard, /other names/], [fifo, /not a regular file/], [stdin, /does not lead to a file path/]] as const) {
+      for (const [tool, args] of calls(file)) {
+        // A refusal is immediate; a read that waits for ever is a failure, not a slow answer.
+        const r = await m.call(tool, args, { timeout: 60_000 });
+        const text = JSON.stringify(r.result);
+        expect(r.doc.error, `${tool} ${file}: ${text}`).toMatchObject({ code: 'file_not_allowed', exitCode: 5 });
+        expect(r.doc.error.message, `${tool} ${file}`).toMatch(why);
+        for (const secret of [password, digest]) expect(text, `${tool} ${file}`).not.toContain(secret);
+        capture.count('MCP file reads refused', `${tool} ${path.basename(file)}`);
+      }
+    }
+    expect((await m.call('loopsign_policy', {})).isError).toBe(false);
+    await m.stop();
+    for (const f of [hard, fifo, stdin, pwFile]) rmSync(f);
+  }, 300_000);
+
+  // The images an ask file names are files the agent names too: each goes through the same gate, after the ask file
+  // itself (the server here unlocks the sandbox's wallet, so the ask gets as far as its images).
+  it('images an ask file names: loopsign\'s keystore, its database and log, /proc, a file outside the roots, a hard link, a FIFO, all refused', async () => {
+    const h = home();
+    const m = await serve(h);
+    await m.call('loopsign_policy', {}); // the database exists (and its log) before it is named
+    const db = path.join(h.env.XDG_STATE_HOME, 'loopsign', 'loopsign.db');
+    const outsideDir = mkdtempSync(path.join(tmpdir(), 'loopsign-outside-'));
+    const outside = path.join(outsideDir, 'shot.png');
+    writeFileSync(outside, 'not really an image');
+    const hard = path.join(h.dir, 'shot.png');
+    linkSync(sb.info.devWallet.passwordFile, hard);
+    const fifo = path.join(h.dir, 'shot.webp');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const before = await nonce();
+    for (const image of [sb.info.devWallet.keystore, db, `${db}-wal`, '/proc/self/environ', outside, hard, fifo]) {
+      const file = askFile(h, { question: { title: `MCP images ${n}`, contextUrl: 'https://example.com/mcp', categoryId: '1', tags: ['mcp'], imageFiles: [image] } });
+      const r = await m.call('loopsign_ask', { file }, { timeout: 60_000 });
+      expect(r.doc.error, `${image}: ${JSON.stringify(r.doc)}`).toMatchObject({ code: 'file_not_allowed', exitCode: 5 });
+      expect(r.doc.error.message).toContain('an image the ask file names');
+      capture.count('MCP file reads refused', `loopsign_ask imageFiles ${path.basename(image)}`);
+    }
+    expect(await nonce()).toBe(before);
+    await m.stop();
+    for (const f of [hard, fifo]) rmSync(f);
+  }, 180_000);
+
+  // A file the server may read, named where a JSON file belongs: the answer says what is wrong, never what it says.
+  // (The evidence reader's strict pass once quoted a number-like run: "number 4111-1111-1111-1111… is out of range".)
+  it('errors about a readable file that is not JSON never quote it', async () => {
+    const h = home();
+    const file = h.file('card.txt', 'card 4111-1111-1111-1111 pin 2468-1357\n');
+    const m = await serve(h);
+    const calls: [string, Record<string, unknown>][] = [
+      ['loopsign_check_plan', { ask: file, response: file }],
+      ['loopsign_quote', { file }],
+      ['loopsign_rate_commit', { runtime: file, voter: `0x${'22'.repeat(20)}`, contentId: '42', direction: 'up', prediction: '60', stake: '1' }],
+      ['loopsign_verify_evidence', { file }],
+      ['loopsign_verify_evidence', { file, kind: 'audit' }],
+      ['loopsign_verify_evidence', { file, kind: 'coverage' }],
+    ];
+    for (const [tool, args] of calls) {
+      const r = await m.call(tool, args);
+      const text = JSON.stringify(r.result);
+      expect(r.isError, `${tool}: ${text}`).toBe(true);
+      for (const part of ['4111', '1111-', '2468', '1357']) expect(text, `${tool} ${JSON.stringify(args)}`).not.toContain(part);
+    }
+    await m.stop();
   }, 120_000);
 
   it('a host that declares no roots, and a server started without --root, reads no file at all; --root opens one folder', async () => {

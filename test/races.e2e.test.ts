@@ -7,6 +7,10 @@
 // 2. Two wallets ask at once under one 24-hour window that fits only one of them, through a slow node: the window is
 //    never crossed and nothing beyond it is signed. (Earlier, admission and record were separated by an RPC round
 //    trip, and both paid.)
+// 3. Two votes from one wallet whose allowance covers one stake (found by the store property test): the service plans
+//    a vote without its approval when the allowance already covers the stake, and the other vote may spend that
+//    allowance first. A rerun of the vote whose commit then cannot pass plans again (nothing of it was sent) instead of
+//    reusing the journaled plan, which would fail the same way until the commit's drand round lapsed.
 // LOOPSIGN_RACE_TRIALS=N repeats each case N times (CI runs each once).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -16,7 +20,10 @@ import { bonusPoolsFunded, openSession, submissionsTitled, tokenBalance, type Se
 import { startRpcProxy } from './helpers/rpc-proxy.js';
 import { recorded, withStore } from './helpers/store.js';
 import { capture } from './helpers/capture.js';
-import { createPublicClient, http, parseAbi } from 'viem';
+import { createPublicClient, createWalletClient, http, parseAbi, toHex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { readFileSync } from 'node:fs';
+import { decryptKeystore } from '../src/wallet/keystore.js';
 
 const TRIALS = Math.max(1, Number(process.env.LOOPSIGN_RACE_TRIALS ?? 1));
 const RERUNS = 4;
@@ -128,5 +135,48 @@ describe('two wallets under one window, through a slow node', () => {
     const shown = await runCli(['--json', 'history'], home, { env: s.sb.env() });
     expect(shown.json().windows.find((w: { window: string }) => w.window === 'the last 24 hours').amount).toBe('2000000');
     capture.count('race trials: two wallets under one window', 'slow node');
+  }, 120_000);
+});
+
+describe('two votes from one wallet, one allowance', () => {
+  const allowOneStake = async () => {
+    const password = readFileSync(s.sb.info.devWallet.passwordFile, 'utf8').replace(/\n$/, '');
+    const { privateKey } = await decryptKeystore(JSON.parse(readFileSync(s.sb.info.devWallet.keystore, 'utf8')), password);
+    const dev = createWalletClient({ account: privateKeyToAccount(toHex(privateKey)), transport: http(s.sb.info.rpcUrl) });
+    const approve = parseAbi(['function approve(address,uint256) returns (bool)']);
+    await s.pub.waitForTransactionReceipt({ hash: await dev.writeContract({ chain: null, address: s.sb.info.tokens.LREP.address, abi: approve, functionName: 'approve', args: [s.sb.info.contracts.roundVotingEngine, 1_000_000n] }) });
+  };
+  const voteArgs = async () => ['--json', 'rate', '--content-id', String((await s.sb.control('/__sandbox/content', {})).contentId), '--up', '--prediction', '60', '--stake', '1'];
+
+  it.each(Array.from({ length: TRIALS }, (_, i) => i))('trial %i: started together through a slow node, both are cast at once, each stake paid once', async () => {
+    await allowOneStake();
+    const before = await tokenBalance(s, 'LREP');
+    const proxy = await startRpcProxy(s.sb.info.rpcUrl, { delayMs: 150 });
+    proxy.gate(2);
+    const runs = await Promise.all([await voteArgs(), await voteArgs()].map((args) => runCli([...args, '--rpc-url', proxy.url], s.home, { env: s.sb.env() })));
+    await proxy.close();
+    for (const r of runs) expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(before - (await tokenBalance(s, 'LREP'))).toBe(2_000_000n);
+    capture.count('race trials: two votes from one wallet, one allowance', 'slow node');
+  }, 120_000);
+
+  it('the vote whose journaled plan counted on an allowance the other spent plans again on its rerun, and both are cast once', async () => {
+    // The dev wallet's allowance to the voting engine: exactly one stake.
+    await allowOneStake();
+    const vote = async (crash?: string) => {
+      const args = await voteArgs();
+      return { args, first: await runCli(args, s.home, { env: { ...s.sb.env(), ...(crash ? { LOOPSIGN_CRASH_AFTER: crash } : {}) } }) };
+    };
+    const lrep = () => tokenBalance(s, 'LREP');
+    const before = await lrep();
+    // The first vote is planned (commit only: the allowance covers it) and killed before it sends anything; the
+    // second then spends the allowance.
+    const a = await vote('rate:planned');
+    expect(a.first.code, a.first.stdout + a.first.stderr).toBe(-1);
+    const b = await vote();
+    expect(b.first.code, b.first.stdout + b.first.stderr).toBe(0);
+    const rerun = await runCli(a.args, s.home, { env: s.sb.env() });
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    expect(before - (await lrep()), 'two stakes, each once').toBe(2_000_000n);
   }, 120_000);
 });

@@ -7,9 +7,10 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { privateKeyToAccount } from 'viem/accounts';
+import Database from 'better-sqlite3';
 import { Store } from '../src/store/db.js';
 import { importJournals } from '../src/store/import.js';
-import { Operation, readOperation } from '../src/store/operation.js';
+import { findByOperationKey, Operation, readOperation } from '../src/store/operation.js';
 import { windowUsage } from '../src/policy/usage.js';
 import { spendHistory } from '../src/store/history.js';
 import { Output } from '../src/output.js';
@@ -76,6 +77,40 @@ describe('journals of an earlier loopsign', () => {
   });
 });
 
+describe('journals of an earlier loopsign that meet a record of the same operation', () => {
+  // An earlier loopsign still running after the upgrade (a long-lived MCP server), or journals copied in from another
+  // machine: the file names an operation the database already has, and holds signatures the database's record does
+  // not. Those may still pay; skipping the file in silence would leave them out of every window.
+  it('a file with signatures the database does not have is reported at every open, never skipped in silence', async () => {
+    const state = fresh();
+    const journals = path.join(state, 'journal');
+    mkdirSync(journals);
+    const { _dir, ...j } = await legacyJournal(journals);
+    void _dir;
+    const store = await Store.open(state);
+    const op = await Operation.open(store, 'ask', j.id, { chainId: 31337, wallet: account.address, data: { clientRequestId: 'legacy-1', request: {} } });
+    await op.close();
+    writeFileSync(path.join(journals, `${j.id}.json`), JSON.stringify(j));
+    for (let run = 0; run < 2; run++) {
+      const o = quietOut();
+      await importJournals(store, journals, o.out);
+      expect(o.lines.join(''), `open ${run}`).toMatch(new RegExp(`${j.id}\\.json .*already in the database.*not counted`));
+    }
+    // The same record met twice (two processes importing at once) is no problem at all.
+    const again = fresh();
+    mkdirSync(path.join(again, 'journal'));
+    writeFileSync(path.join(again, 'journal', `${j.id}.json`), JSON.stringify(j));
+    const other = await Store.open(again);
+    await importJournals(other, path.join(again, 'journal'), quietOut().out);
+    other.db.prepare("UPDATE imports SET status = 'unreadable'").run();
+    const o = quietOut();
+    await importJournals(other, path.join(again, 'journal'), o.out);
+    expect(o.lines.join('')).not.toMatch(/could not be imported/);
+    store.close();
+    other.close();
+  });
+});
+
 describe('where the database may live', () => {
   it('a state folder on a network filesystem is refused with the fix (exit 2)', async () => {
     const error = await Store.open(fresh(), { statfs: () => ({ type: 0x6969 }) }).catch((e) => e);
@@ -91,6 +126,33 @@ describe('where the database may live', () => {
     expect(statSync(store.file).mode & 0o777).toBe(0o600);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     store.close();
+  });
+
+  // Another connection holding the database (a run killed mid-write whose log the next opener recovers, several
+  // reruns opening it together, sqlite3 with an exclusive lock): opening waits for it instead of failing at once
+  // with "database is locked" (4 reruns of a killed ask hit this in about 1 of 13 opens).
+  it('opens a database another connection holds locked for a moment, once it is free', async () => {
+    const dir = fresh();
+    (await Store.open(dir)).close();
+    const holder = new Database(path.join(dir, 'loopsign.db'));
+    holder.pragma('locking_mode = EXCLUSIVE');
+    holder.exec('BEGIN EXCLUSIVE');
+    const opening = Store.open(dir).then(
+      (store) => (store.close(), 'opened'),
+      (error: Error) => `failed: ${error.message}`,
+    );
+    // Released only after the open began (it is waiting, or it already failed).
+    await new Promise((r) => setTimeout(r, 300));
+    holder.exec('COMMIT');
+    holder.close();
+    expect(await opening).toBe('opened');
+  });
+
+  it('a database path that is not a file is one clear line (exit 2), not an internal error', async () => {
+    const dir = fresh();
+    mkdirSync(path.join(dir, 'loopsign.db'));
+    const error = await Store.open(dir).catch((e) => e);
+    expect(error).toMatchObject({ code: 'store_unreadable', exitCode: 2 });
   });
 
   it('a database a newer loopsign wrote is refused, not changed', async () => {
@@ -110,6 +172,25 @@ describe('records are parsed, not cast', () => {
     await op.close();
     store.db.prepare("UPDATE operations SET data = json_set(data, '$.contentId', 'seven') WHERE id = ?").run(op.id);
     expect(() => readOperation(store, 'rate', op.id)).toThrow(/journal of operation rate-0+1 .*contentId/);
+    store.close();
+  });
+
+  // A record set aside (another instance of the chain, --set-aside-stale) keeps the operationKey of the ask that
+  // started afresh under the same id: `loopsign confirm --operation-key` must read the current one, not the old one
+  // (whose transaction hashes the chain never saw).
+  it('a lookup by operationKey reads the current record, not one set aside', async () => {
+    const store = await Store.open(fresh());
+    const key = `0x${'cd'.repeat(32)}`;
+    const make = async (id: string) => {
+      const op = await Operation.open(store, 'ask', id, { chainId: 31337, wallet: account.address, data: { clientRequestId: 'same', request: {} } });
+      await op.save({}, { operationKey: key });
+      await op.close();
+    };
+    await make('ask-00000000000000000000000000000001');
+    store.db.prepare("UPDATE operations SET id = id || '~other-chain-1' WHERE id = 'ask-00000000000000000000000000000001'").run();
+    await new Promise((r) => setTimeout(r, 5));
+    await make('ask-00000000000000000000000000000001');
+    expect(findByOperationKey(store, key)?.id).toBe('ask-00000000000000000000000000000001');
     store.close();
   });
 

@@ -77,7 +77,8 @@ export function scanJson(text: string, depth = 0, budget = Infinity): ScanReport
       let j = i + 1;
       while (j < text.length && isNumberChar(text.charCodeAt(j))) j++;
       const n = Number(text.slice(i, j));
-      if (!Number.isFinite(n)) return stop(`number ${text.slice(i, Math.min(j, i + 24))}… is out of range`);
+      // Said without quoting it: the file may be any text (a password file named by mistake, or by an agent).
+      if (!Number.isFinite(n)) return stop('a number is out of range (beyond what a double holds)');
       i = j;
     } else {
       i++;

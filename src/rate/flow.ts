@@ -186,14 +186,21 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
       await journal.setStep('rate:built', { commit, ratePlan: undefined });
     }
 
-    // On resume the journaled plan is reused: a fresh one may differ (say, no approval once the stake moved),
-    // and call indexes must keep meaning the transactions already sent. It is checked again either way.
-    const journaledPlan = journal.data.ratePlan;
-    const prepared = journaledPlan ?? (await prepareRating(ctx, mcp, args, commit));
-    const calls = checkRatingPlan(chain, prepared, commit, input.contentId);
-    if (!journaledPlan) await journal.setStep('rate:planned', { ratePlan: prepared });
-    ctx.out.progress('rate.checked', `the rating plan passed every check (${calls.length} call${calls.length === 1 ? '' : 's'})`);
-    const { hashes, transactions } = await executor().execute(`rate:${commit.roundId}`, calls, opts.atomic ? 'segmented' : 'ordered');
+    // Planned and executed under the wallet's claim: the service leaves the approval out when the allowance covers the
+    // stake, so no other vote of this wallet may spend that allowance between this plan and its commit.
+    const ex = executor();
+    const { hashes, transactions } = await ex.withWalletLock(async () => {
+      // On resume the journaled plan is reused once anything of it was signed: a fresh one may differ (say, no
+      // approval once the stake moved), and call indexes must keep meaning the transactions already sent. While
+      // nothing was, it is planned again: a vote of this wallet may have spent the allowance it counted on since (its
+      // commit would then never pass). It is checked again either way.
+      const journaledPlan = journal.txsFor(`rate:${commit.roundId}`).length > 0 ? journal.data.ratePlan : undefined;
+      const prepared = journaledPlan ?? (await prepareRating(ctx, mcp, args, commit));
+      const calls = checkRatingPlan(chain, prepared, commit, input.contentId);
+      if (!journaledPlan) await journal.setStep('rate:planned', { ratePlan: prepared });
+      ctx.out.progress('rate.checked', `the rating plan passed every check (${calls.length} call${calls.length === 1 ? '' : 's'})`);
+      return ex.execute(`rate:${commit.roundId}`, calls, opts.atomic ? 'segmented' : 'ordered');
+    });
     ctx.out.progress('rate.confirm', 'confirming the commit with the service');
     const confirmed = await mcp.call('rateloop_confirm_rating_transactions', { ...args, roundId: commit.roundId, commitHash: commit.commitHash, transactionHashes: hashes });
     if (confirmed.status !== 'committed') throw new ServiceError('rating_not_confirmed', `the service reports the rating as ${String(confirmed.status)}`);

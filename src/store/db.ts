@@ -8,7 +8,7 @@
 // the writes of this process are queued: the one connection never runs two transactions' statements interleaved.
 // Waiting for another process's write lock is done here, asynchronously (SQLite's own busy wait would freeze the
 // event loop: an MCP server's progress, a signal).
-import { statfsSync } from 'node:fs';
+import { closeSync, openSync, statfsSync } from 'node:fs';
 import path from 'node:path';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createRequire } from 'node:module';
@@ -16,7 +16,6 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { ChainError, UsageError } from '../errors.js';
 import { ensurePrivateDir, PRIVATE_FILE } from '../fsutil.js';
 import { migrate } from './schema.js';
-import { promises as fs } from 'node:fs';
 
 export type Db = BetterSqlite3.Database;
 
@@ -46,7 +45,6 @@ export function networkFilesystem(dir: string, statfs: (p: string) => { type: nu
 }
 
 const BUSY_RETRY_MS = [2, 5, 10, 20, 40, 80];
-const OPEN_WAIT_MS = 10_000;
 // A slow node or a hardware signer can hold another process's admission for a while; waiting longer than this for the
 // database means something is stuck.
 const WRITE_WAIT_MS = 300_000;
@@ -63,33 +61,46 @@ export class Store {
 
   /** Opens (creating and migrating if needed) the database in `dir`, a local folder that is made private. */
   static async open(dir: string, options: { statfs?: (p: string) => { type: number } } = {}): Promise<Store> {
-    await ensurePrivateDir(dir);
+    const file = path.join(dir, STORE_FILE);
+    // A folder or file loopsign cannot use (a read-only disk, a directory where the database should be) is one clear
+    // line, not an internal error.
+    const unusable = (error: unknown) =>
+      new UsageError('store_unreadable', `cannot open loopsign's database ${file}: ${(error as Error).message}`, {
+        hint: 'check the state folder\'s permissions and free space; the file must be a loopsign database',
+      });
+    try {
+      await ensurePrivateDir(dir);
+    } catch (error) {
+      throw unusable(error);
+    }
     const remote = networkFilesystem(dir, options.statfs);
     if (remote) {
       throw new UsageError('state_on_network_fs', `loopsign's state folder ${dir} is on ${remote}; its database needs a local disk (SQLite's locks are not reliable over a network filesystem)`, {
         hint: 'point XDG_STATE_HOME at a folder on a local disk',
       });
     }
-    const file = path.join(dir, STORE_FILE);
-    // Created 0600 before SQLite opens it (SQLite would use the umask); its -wal and -shm files take its mode.
-    await (await fs.open(file, 'a', PRIVATE_FILE)).close();
     const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
-    let db: Db;
-    try {
-      // Several processes may open a new database at once: switching it to WAL takes the write lock, so the first
-      // statements wait for each other (SQLite's own wait; at most a few milliseconds each, once per database).
-      db = new Database(file, { timeout: OPEN_WAIT_MS });
-      db.pragma('journal_mode = WAL');
-      // FULL: a committed admission (the signed bytes) is on disk before the transaction is broadcast.
-      db.pragma('synchronous = FULL');
-      db.pragma('foreign_keys = ON');
-      // Readers and the first statement of a write wait here briefly; longer waits are `write`'s, asynchronous.
-      db.pragma('busy_timeout = 100');
-    } catch (error) {
-      throw new UsageError('store_unreadable', `cannot open loopsign's database ${file}: ${(error as Error).message}`, {
-        hint: 'check the state folder\'s permissions and free space; the file must be a loopsign database',
-      });
-    }
+    // Another connection may hold the database for a moment as this one opens it: the first opener after a run was
+    // killed recovers its write-ahead log, several reruns open it together, sqlite3 may hold a lock. That is waited
+    // for like a write (SQLite answers "database is locked" at once here: the busy timeout is not set yet).
+    const db = await whileBusy(file, undefined, () => {
+      let opened: Db | undefined;
+      try {
+        // Created 0600 before SQLite opens it (SQLite would use the umask); its -wal and -shm files take its mode.
+        closeSync(openSync(file, 'a', PRIVATE_FILE));
+        opened = new Database(file, { timeout: 0 });
+        opened.pragma('journal_mode = WAL');
+        // FULL: a committed admission (the signed bytes) is on disk before the transaction is broadcast.
+        opened.pragma('synchronous = FULL');
+        opened.pragma('foreign_keys = ON');
+        // Readers and the first statement of a write wait here briefly; longer waits are `write`'s, asynchronous.
+        opened.pragma('busy_timeout = 100');
+        return opened;
+      } catch (error) {
+        opened?.close();
+        throw isBusy(error) ? error : unusable(error);
+      }
+    });
     const store = new Store(file, db);
     await store.write(() => migrate(db));
     return store;
@@ -132,21 +143,31 @@ export class Store {
   }
 
   private async begin(signal?: AbortSignal): Promise<void> {
-    const start = Date.now();
-    for (let attempt = 0; ; attempt++) {
-      try {
-        this.db.exec('BEGIN IMMEDIATE');
-        return;
-      } catch (error) {
-        if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
-      }
-      signal?.throwIfAborted();
-      if (Date.now() - start > WRITE_WAIT_MS) {
-        throw new ChainError('store_busy', `another loopsign process has held the database ${this.file} for over ${WRITE_WAIT_MS / 60_000} minutes; nothing was signed`, {
-          hint: 'wait for it to finish (a hardware signer waiting for a button, a very slow RPC), then run the same command again',
-        });
-      }
-      await new Promise((r) => setTimeout(r, BUSY_RETRY_MS[Math.min(attempt, BUSY_RETRY_MS.length - 1)]));
+    await whileBusy(this.file, signal, () => this.db.exec('BEGIN IMMEDIATE'));
+  }
+}
+
+/** SQLite's "another connection holds it" answers, extended codes included (SQLITE_BUSY_RECOVERY while a log is recovered). */
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}
+
+/** Runs `fn` until it is not refused as busy, waiting asynchronously in between, for at most WRITE_WAIT_MS. */
+async function whileBusy<T>(file: string, signal: AbortSignal | undefined, fn: () => T): Promise<T> {
+  const start = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return fn();
+    } catch (error) {
+      if (!isBusy(error)) throw error;
     }
+    signal?.throwIfAborted();
+    if (Date.now() - start > WRITE_WAIT_MS) {
+      throw new ChainError('store_busy', `another loopsign process has held the database ${file} for over ${WRITE_WAIT_MS / 60_000} minutes; nothing was signed`, {
+        hint: 'wait for it to finish (a hardware signer waiting for a button, a very slow RPC), then run the same command again',
+      });
+    }
+    await new Promise((r) => setTimeout(r, BUSY_RETRY_MS[Math.min(attempt, BUSY_RETRY_MS.length - 1)]));
   }
 }

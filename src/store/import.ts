@@ -77,7 +77,16 @@ function importOne(store: Store, file: string, text: string): { id: string } | {
   const wallet = j.wallet.toLowerCase();
   const at = (s: string | undefined) => Date.parse(s ?? j.updatedAt);
   return store.read((db) => {
-    if (db.prepare('SELECT 1 FROM operations WHERE id = ?').get(j.id)) return { why: 'an operation with its id is already in the database' };
+    if (db.prepare('SELECT 1 FROM operations WHERE id = ?').get(j.id)) {
+      // The same record met again (two processes importing at once) is nothing to do. A file with signatures the
+      // database's record lacks (an earlier loopsign still running after the upgrade, journals copied in) may still
+      // pay: it is reported at every open, never skipped in silence.
+      const hashes = new Set((db.prepare('SELECT hash FROM transactions WHERE operation_id = ?').all(j.id) as { hash: string }[]).map((r) => r.hash));
+      const signatures = new Set((db.prepare('SELECT signature FROM authorizations WHERE operation_id = ?').all(j.id) as { signature: string }[]).map((r) => r.signature.toLowerCase()));
+      const missing = j.txs.filter((t) => !hashes.has(t.hash.toLowerCase())).length + (j.authorizations ?? []).filter((a) => !signatures.has(a.signature.toLowerCase())).length;
+      if (missing === 0) return { why: 'an operation with its id is already in the database' };
+      return { why: `operation ${j.id} is already in the database without ${missing} of the signatures this file records, and those are not counted` };
+    }
     const operationKey = typeof data.operationKey === 'string' ? data.operationKey.toLowerCase() : null;
     db.prepare('INSERT INTO operations (id, kind, chain_id, wallet, step, operation_key, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
       j.id,

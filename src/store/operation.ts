@@ -80,10 +80,13 @@ export function readOperation<K extends Kind>(store: Store, kind: K, id: string)
   });
 }
 
-/** The ask operation that recorded this operationKey, if any. */
+/**
+ * The ask operation that recorded this operationKey, if any: the current one before any record set aside (`~` in its
+ * id: another chain instance's, whose ask started afresh under the same key).
+ */
 export function findByOperationKey(store: Store, operationKey: string): OperationSnapshot<'ask'> | undefined {
   return store.read((db) => {
-    const row = db.prepare("SELECT * FROM operations WHERE operation_key = ? AND kind = 'ask' ORDER BY created_at LIMIT 1").get(operationKey.toLowerCase()) as OperationRow | undefined;
+    const row = db.prepare("SELECT * FROM operations WHERE operation_key = ? AND kind = 'ask' ORDER BY instr(id, '~') > 0, created_at LIMIT 1").get(operationKey.toLowerCase()) as OperationRow | undefined;
     return row ? snapshotOf(db, row, 'ask') : undefined;
   });
 }

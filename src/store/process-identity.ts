@@ -21,13 +21,18 @@ function read(file: string): string | undefined {
   }
 }
 
-/** The start time of a process, from /proc; undefined when it does not run (or the platform has no /proc). */
-export function startTimeOf(pid: number): string | undefined {
+/** The state and start time of a process, from /proc; undefined when it does not exist (or there is no /proc). */
+function statOf(pid: number): { state: string; started: string | undefined } | undefined {
   const stat = read(`/proc/${pid}/stat`);
   if (stat === undefined) return undefined;
   // The command name (field 2) is in parentheses and may itself hold spaces and parentheses: count from the last one.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return fields[19]; // field 22 overall: the 20th after the name and the state
+  return { state: fields[0] ?? '', started: fields[19] }; // fields 3 and 22 overall
+}
+
+/** The start time of a process, from /proc; undefined when it does not run (or the platform has no /proc). */
+export function startTimeOf(pid: number): string | undefined {
+  return statOf(pid)?.started;
 }
 
 let self: ProcessIdentity | undefined;
@@ -50,7 +55,10 @@ export function isRunning(holder: ProcessIdentity): boolean {
   const me = currentProcess();
   if (holder.boot !== '' && me.boot !== '' && holder.boot !== me.boot) return false; // claimed before this boot
   if (!signalable(holder.pid)) return false;
+  const stat = statOf(holder.pid);
+  // A zombie (killed, not yet collected by its parent: a harness that never waits, a container whose first process
+  // reaps no orphans) can still be signalled and keeps its start time, but runs nothing and will never release.
+  if (stat && (stat.state === 'Z' || stat.state === 'X')) return false;
   if (holder.started === '') return true;
-  const started = startTimeOf(holder.pid);
-  return started === undefined ? true : started === holder.started;
+  return stat?.started === undefined ? true : stat.started === holder.started;
 }

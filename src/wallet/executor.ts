@@ -76,6 +76,7 @@ export class Executor {
   private readonly allowDelegation: boolean;
   private readonly cannotDelegate: string | undefined;
   private readonly maxFeePerGas: bigint;
+  private holding = false;
 
   constructor(o: ExecutorOptions) {
     ({ client: this.client, account: this.account, chain: this.chain, op: this.op, out: this.out, ledger: this.ledger, allowDelegation: this.allowDelegation, cannotDelegate: this.cannotDelegate, maxFeePerGas: this.maxFeePerGas } = o);
@@ -105,8 +106,12 @@ export class Executor {
     return this.withWalletLock(() => this.executeLocked(stage, calls, mode));
   }
 
-  /** Runs `fn` under the wallet's claim: one plan of this wallet at a time, across every loopsign process. */
+  /**
+   * Runs `fn` under the wallet's claim: one plan of this wallet at a time, across every loopsign process. Within `fn`
+   * this executor's `execute` runs under the same claim (a flow may hold it from planning to execution).
+   */
   async withWalletLock<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.holding) return fn();
     const held = await claim(this.op.store, `wallet:${this.chain.chainId}:${this.account.address.toLowerCase()}`, {
       waitMs: WALLET_LOCK_WAIT_MS,
       onWait: () => this.out.progress('wallet.wait', `waiting for another loopsign process sending from ${this.account.address}`),
@@ -115,9 +120,11 @@ export class Executor {
           hint: 'wait for it to finish, then run the same command again (the journal resumes where this stopped)',
         }),
     });
+    this.holding = true;
     try {
       return await fn();
     } finally {
+      this.holding = false;
       await held.release();
     }
   }

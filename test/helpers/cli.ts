@@ -1,7 +1,7 @@
 // Runs the built binary as a subprocess, as a user would, in an isolated XDG home. Every run's stdout and stderr
 // are scanned for known secrets (test private keys and passwords): a leak fails the test that caused it. Runs,
 // homes and secrets are also captured for the scan of everything after the whole run (test/setup/secrets-scan.ts).
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -97,13 +97,24 @@ export function childEnv(home: Home, extra: Record<string, string | undefined> =
 }
 
 export function runCli(args: string[], home: Home, options: RunOptions = {}): Promise<RunResult> {
+  return startCli(args, home, options).done;
+}
+
+/** A started run: its process (to kill it), and its result once it ended (code -1 when a signal ended it). */
+export interface StartedRun {
+  child: ChildProcess;
+  done: Promise<RunResult>;
+}
+
+/** As runCli, returning the process at once, so a test can kill it at a moment of its choosing. */
+export function startCli(args: string[], home: Home, options: RunOptions = {}): StartedRun {
   const env = childEnv(home, options.env);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, cwd: options.cwd ?? home.dir, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], { env, cwd: options.cwd ?? home.dir, stdio: ['pipe', 'pipe', 'pipe'] });
+  const done = new Promise<RunResult>((resolve, reject) => {
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
     child.on('error', reject);
     child.on('close', (code) => {
@@ -126,9 +137,10 @@ export function runCli(args: string[], home: Home, options: RunOptions = {}): Pr
       });
     });
     // A child may exit before reading all its input (a refusal at a size cap): that is its answer, not an error.
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(options.input ?? '');
+    child.stdin!.on('error', () => undefined);
+    child.stdin!.end(options.input ?? '');
   });
+  return { child, done };
 }
 
 /** Every file under dir (recursively), for scans of what loopsign wrote. */

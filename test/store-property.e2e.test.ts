@@ -1,0 +1,350 @@
+// The issue's property test (issue 20): random sets of 3–6 concurrent loopsign processes against one sandbox and one
+// home — CLI asks with random amounts, payment modes and bonuses (some sharing a clientRequestId: the same file run
+// twice), CLI votes with random stakes, an MCP server asking — under a spending policy (per ask, per vote, a rolling
+// 24-hour window in USDC and LREP). A random subset is killed at a random moment (SIGKILL after a random delay, or
+// LOOPSIGN_CRASH_AFTER at a random step), and the killed ones are optionally run again. Then, from the database and
+// from the chain:
+//   - what left each wallet is within the caps of the ask files and stakes it ran, and is accounted for by what the
+//     database says the wallet's signatures can pay; what left all wallets fits each window;
+//   - every transaction on chain from either wallet is recorded in the database;
+//   - no operation's exposure (live effects, per spender the larger of allowed and pulled) exceeds its file's caps or
+//     the policy's perAsk / perRating, and the usage rows of the last 24 hours fit each window;
+//   - the hourly sums equal the usage rows;
+//   - no process ended in an internal error.
+// A process sharing an earlier one's ask file may use another payment mode: the same operation, switched.
+// Bounded by case count, not time: LOOPSIGN_PROPERTY_RUNS=N runs N cases (default 15, about a minute here);
+// LOOPSIGN_PROPERTY_SEED replays a reported seed.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import fc from 'fast-check';
+import { createPublicClient, http, parseAbi, type Hex } from 'viem';
+import { makeHome, startCli, TEST_ADDRESS, TEST_PRIVATE_KEY, type Home, type RunResult } from './helpers/cli.js';
+import { openSession, type Session } from './helpers/chain.js';
+import { startMcp } from './helpers/mcp.js';
+import { storeFile, withStore } from './helpers/store.js';
+import { existsSync } from 'node:fs';
+import { capture } from './helpers/capture.js';
+import { startRpcProxy } from './helpers/rpc-proxy.js';
+
+const RUNS = Math.max(1, Number(process.env.LOOPSIGN_PROPERTY_RUNS ?? 15));
+const SEED = process.env.LOOPSIGN_PROPERTY_SEED === undefined ? undefined : Number(process.env.LOOPSIGN_PROPERTY_SEED);
+
+const USDC = 1_000_000n;
+const WALLET_POINTS = ['ask:planned', 'ask:signed:0', 'ask:mined:0', 'ask:signed:1', 'ask:mined:1', 'ask:signed:2', 'ask:executed', 'ask:confirmed', 'bonus:planned', 'bonus:signed:0', 'bonus:mined:0', 'bonus:signed:1', 'bonus:executed'];
+const X402_POINTS = ['ask:planned', 'ask:x402_signed', 'ask:signed:0', 'ask:mined:0', 'ask:executed', 'ask:confirmed'];
+const RATE_POINTS = ['rate:built', 'rate:planned', 'rate:1:signed:0', 'rate:1:mined:0', 'rate:1:signed:1', 'rate:confirmed'];
+// What a process may end with besides success: refused by the policy or a cap (5), another process on the same
+// operation (journal_locked), a killed run's approval replaced by another operation's (approval_replaced), killed (-1).
+const ALLOWED_ERRORS = new Set(['policy_limit', 'spend_limit', 'journal_locked', 'approval_replaced', 'wallet_busy']);
+
+type Kill = { kind: 'none' } | { kind: 'signal'; afterMs: number } | { kind: 'crash'; point: string };
+interface Ask {
+  kind: 'ask';
+  wallet: 0 | 1;
+  mode: 'wallet_calls' | 'x402_authorization';
+  bounty: bigint;
+  bonus: bigint;
+  slack: bigint;
+  /** Run the same file as the ask at this index (if it is an ask): the same clientRequestId, an identical rerun. */
+  sameAs: number | undefined;
+  kill: Kill;
+}
+interface Rate {
+  kind: 'rate';
+  wallet: 0 | 1;
+  stake: bigint;
+  sameAs: number | undefined;
+  kill: Kill;
+}
+type Proc = Ask | Rate;
+interface Case {
+  procs: Proc[];
+  mcp: Ask | undefined;
+  rerun: boolean;
+  /** A slow node (every request delayed this long), or the sandbox's own. */
+  rpcDelayMs: number;
+  policy: { perAsk: bigint; perRating: bigint; windowUsdc: bigint; windowLrep: bigint };
+}
+
+const kill = (points: string[]): fc.Arbitrary<Kill> =>
+  fc.oneof(
+    { weight: 2, arbitrary: fc.constant<Kill>({ kind: 'none' }) },
+    { weight: 1, arbitrary: fc.integer({ min: 0, max: 5000 }).map<Kill>((afterMs) => ({ kind: 'signal', afterMs })) },
+    { weight: 1, arbitrary: fc.constantFrom(...points).map<Kill>((point) => ({ kind: 'crash', point })) },
+  );
+const wallet = fc.constantFrom<0 | 1>(0, 1);
+const sameAs = fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.nat(5) });
+const ask: fc.Arbitrary<Ask> = fc
+  .record({
+    wallet,
+    mode: fc.constantFrom<Ask['mode']>('wallet_calls', 'wallet_calls', 'x402_authorization'),
+    bounty: fc.constantFrom(2n, 3n, 4n).map((h) => (h * USDC) / 2n),
+    bonus: fc.constantFrom(0n, 0n, USDC / 2n, USDC),
+    slack: fc.constantFrom(0n, USDC / 2n),
+    sameAs,
+  })
+  .chain((a) => kill(a.mode === 'wallet_calls' ? WALLET_POINTS : X402_POINTS).map((k) => ({ kind: 'ask' as const, ...a, kill: k })));
+const rate: fc.Arbitrary<Rate> = fc.record({ wallet, stake: fc.constantFrom(1n, 2n, 3n).map((l) => l * USDC), sameAs, kill: kill(RATE_POINTS) }).map((r) => ({ kind: 'rate' as const, ...r }));
+const testCase: fc.Arbitrary<Case> = fc
+  .record({
+    procs: fc.array(fc.oneof({ weight: 3, arbitrary: ask as fc.Arbitrary<Proc> }, { weight: 1, arbitrary: rate as fc.Arbitrary<Proc> }), { minLength: 2, maxLength: 5 }),
+    mcp: fc.option(ask, { nil: undefined, freq: 2 }),
+    rerun: fc.boolean(),
+    rpcDelayMs: fc.constantFrom(0, 0, 40, 150),
+    policy: fc.record({
+      perAsk: fc.constantFrom(2n, 3n).map((u) => u * USDC),
+      perRating: fc.constantFrom(2n, 3n).map((l) => l * USDC),
+      windowUsdc: fc.constantFrom(2n, 3n, 4n, 6n).map((u) => u * USDC),
+      windowLrep: fc.constantFrom(2n, 4n).map((l) => l * USDC),
+    }),
+  })
+  // 3 to 6 processes in all.
+  .filter((c) => c.procs.length + (c.mcp ? 1 : 0) >= 3);
+
+let s: Session;
+let wallets: Hex[];
+let seq = 0;
+const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
+
+beforeAll(async () => {
+  s = await openSession({ rateLimits: { write: 100_000, read: 100_000 }, raters: false });
+  wallets = [s.sb.info.devWallet.address.toLowerCase() as Hex, TEST_ADDRESS.toLowerCase() as Hex];
+}, 60_000);
+afterAll(async () => {
+  await s?.sb.stop();
+});
+
+const walletEnv = (w: 0 | 1, rpcUrl: string | undefined): Record<string, string> => ({ ...s.sb.env(), ...(w === 1 ? { LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY } : {}), ...(rpcUrl ? { LOOPSIGN_RPC_URL: rpcUrl } : {}) });
+const balance = (token: 'USDC' | 'LREP', w: Hex) => s.pub.readContract({ address: s.sb.info.tokens[token].address, abi: erc20, functionName: 'balanceOf', args: [w] }) as Promise<bigint>;
+
+/** The ask file of a process (a shared one is the very same file), and the caps it sets. */
+interface Planned {
+  proc: Proc;
+  args: string[];
+  env: Record<string, string>;
+  clientRequestId?: string;
+  contentId?: string;
+}
+
+interface Outcome {
+  code: number;
+  error?: string;
+  message?: string;
+}
+
+/** Runs one process, killing it as planned; never throws for the process's own failure. */
+async function runProc(home: Home, p: Planned, k: Kill): Promise<Outcome> {
+  const env = k.kind === 'crash' ? { ...p.env, LOOPSIGN_CRASH_AFTER: k.point } : p.env;
+  const run = startCli(p.args, home, { env, timeoutMs: 240_000 });
+  const timer = k.kind === 'signal' ? setTimeout(() => run.child.kill('SIGKILL'), k.afterMs) : undefined;
+  const r: RunResult = await run.done;
+  clearTimeout(timer);
+  return outcomeOf(r.code, r.stdout);
+}
+
+function outcomeOf(code: number, stdout: string): Outcome {
+  if (code === 0 || code === -1) return { code };
+  try {
+    const e = JSON.parse(stdout.trim().split('\n').at(-1)!).error;
+    return { code, error: e?.code, message: String(e?.message).slice(0, 300) };
+  } catch {
+    return { code, error: `unparsed: ${stdout.slice(0, 200)}` };
+  }
+}
+
+/** The MCP server's ask: a server started for it, the tool called, the server killed as planned. */
+async function runMcpAsk(home: Home, p: Planned, k: Kill): Promise<Outcome> {
+  const file = p.args[p.args.indexOf('--file') + 1]!;
+  const mode = p.args[p.args.indexOf('--payment-mode') + 1]!;
+  const m = await startMcp(home, { env: k.kind === 'crash' ? { ...p.env, LOOPSIGN_CRASH_AFTER: k.point } : p.env });
+  const timer = k.kind === 'signal' ? setTimeout(() => m.child.kill('SIGKILL'), k.afterMs) : undefined;
+  let outcome: Outcome;
+  try {
+    const r = await m.call('loopsign_ask', { file, paymentMode: mode }, { timeout: 240_000 });
+    outcome = r.isError ? { code: r.doc.error.exitCode, error: r.doc.error.code, message: String(r.doc.error.message).slice(0, 300) } : { code: 0 };
+  } catch (error) {
+    outcome = { code: -1, error: String(error).slice(0, 200) };
+  }
+  clearTimeout(timer);
+  await m.stop();
+  // A call that failed without the server being killed is a failure of its own, not a kill.
+  if (outcome.code === -1 && m.child.signalCode === null) outcome = { code: 98, error: `the MCP call failed: ${outcome.error}` };
+  return outcome;
+}
+
+async function onChainTxsFrom(from: bigint, to: bigint): Promise<{ hash: string; from: string }[]> {
+  const out: { hash: string; from: string }[] = [];
+  for (let b = from; b <= to; b++) {
+    const block = await s.pub.getBlock({ blockNumber: b, includeTransactions: true });
+    for (const t of block.transactions) if (typeof t !== 'string' && wallets.includes(t.from.toLowerCase() as Hex)) out.push({ hash: t.hash.toLowerCase(), from: t.from.toLowerCase() });
+  }
+  return out;
+}
+
+/** A read of the run's database; `none` when no process got as far as opening it (every one refused before). */
+const read = <T>(home: Home, none: T, fn: Parameters<typeof withStore<T>>[1]): T => (existsSync(storeFile(home)) ? withStore(home, fn) : none);
+
+/** Per operation and asset: what its live effects can make the wallet pay (per spender the larger of allowed and pulled), by SQL alone. */
+function exposures(home: Home): { operation: string; kind: string; wallet: string; data: string; asset: string; stage: string; amount: bigint }[] {
+  return read(home, [], (db) =>
+    db
+      .prepare(
+        `SELECT o.id AS operation, o.kind, o.wallet, o.data, e.asset, e.stage, SUM(e.m) AS amount FROM (
+           SELECT operation_id, asset, CASE WHEN stage LIKE 'rate:%' THEN stage ELSE '' END AS stage, spender,
+                  MAX(COALESCE(SUM(CASE WHEN kind = 'pull' THEN amount END), 0), COALESCE(SUM(CASE WHEN kind <> 'pull' THEN amount END), 0)) AS m
+           FROM effects WHERE live = 1 GROUP BY operation_id, asset, 3, spender) e
+         JOIN operations o ON o.id = e.operation_id GROUP BY o.id, e.asset, e.stage`,
+      )
+      .safeIntegers(true)
+      .all() as { operation: string; kind: string; wallet: string; data: string; asset: string; stage: string; amount: bigint }[],
+  );
+}
+
+async function check(c: Case): Promise<void> {
+  const n = seq++;
+  const home = makeHome();
+  mkdirSync(path.join(home.env.XDG_CONFIG_HOME, 'loopsign'), { recursive: true });
+  const policy = {
+    version: 1,
+    perAsk: { maxUsdc: String(c.policy.perAsk) },
+    perRating: { maxStakeLrep: String(c.policy.perRating) },
+    rolling24h: { '31337': { maxUsdc: String(c.policy.windowUsdc), maxLrep: String(c.policy.windowLrep) } },
+  };
+  writeFileSync(path.join(home.env.XDG_CONFIG_HOME, 'loopsign', 'policy.json'), JSON.stringify(policy));
+  for (const w of wallets) await s.sb.control('/__sandbox/fund', { address: w, usdc: String(20n * USDC), lrep: String(20n * USDC), eth: '10' });
+  const proxy = c.rpcDelayMs > 0 ? await startRpcProxy(s.sb.info.rpcUrl, { delayMs: c.rpcDelayMs }) : undefined;
+  try {
+    await runCase(c, n, home, proxy?.url);
+  } finally {
+    await proxy?.close();
+  }
+}
+
+async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefined): Promise<void> {
+
+  // Each process's command line; a process sharing an earlier one of its kind runs the very same command.
+  const all: Proc[] = [...c.procs, ...(c.mcp ? [c.mcp] : [])];
+  const planned: Planned[] = [];
+  const asks = new Map<string, Ask>();
+  const stakes = new Map<string, Rate>();
+  for (const [i, p] of all.entries()) {
+    const earlier = p.sameAs !== undefined && p.sameAs < i ? planned[p.sameAs] : undefined;
+    if (earlier && earlier.proc.kind === p.kind) {
+      // The same file from the same wallet: the same operation, run again — an ask possibly with another payment
+      // mode (what a switch could pay twice is the ledger's to stop).
+      const args = p.kind === 'ask' ? earlier.args.map((a, k) => (earlier.args[k - 1] === '--payment-mode' ? p.mode : a)) : earlier.args;
+      planned.push({ ...earlier, args, proc: { ...earlier.proc, ...(p.kind === 'ask' ? { mode: p.mode } : {}), kill: p.kill } as Proc });
+      continue;
+    }
+    if (p.kind === 'ask') {
+      const clientRequestId = `prop-${process.pid}-${n}-${i}`;
+      const file = home.file(`ask-${i}.json`, JSON.stringify({
+        chainId: 31337,
+        clientRequestId,
+        maxPaymentAmount: String(p.bounty + p.bonus + p.slack),
+        bounty: { amount: String(p.bounty), asset: 'USDC', requiredVoters: '3' },
+        ...(p.bonus > 0n ? { feedbackBonus: { amount: String(p.bonus), asset: 'USDC' } } : {}),
+        question: { title: `Property ${n}.${i}`, contextUrl: 'https://example.com/property', categoryId: '1', tags: ['property'] },
+      }));
+      asks.set(clientRequestId, p);
+      planned.push({ proc: p, args: ['--json', 'ask', '--file', file, '--payment-mode', p.mode], env: walletEnv(p.wallet, rpcUrl), clientRequestId });
+    } else {
+      const contentId = String((await s.sb.control('/__sandbox/content', {})).contentId);
+      stakes.set(`${wallets[p.wallet]}:${contentId}`, p);
+      planned.push({ proc: p, args: ['--json', 'rate', '--content-id', contentId, '--up', '--prediction', '60', '--stake', String(Number(p.stake) / 1e6)], env: walletEnv(p.wallet, rpcUrl), contentId });
+    }
+  }
+  const mcpAt = c.mcp ? planned.length - 1 : -1;
+
+  const before = await Promise.all(wallets.map(async (w) => ({ usdc: await balance('USDC', w), lrep: await balance('LREP', w) })));
+  const startBlock = (await s.pub.getBlockNumber()) + 1n;
+
+  const start = (p: Planned, i: number, k: Kill) => (i === mcpAt ? runMcpAsk(home, p, k) : runProc(home, p, k));
+  const outcomes = await Promise.all(planned.map((p, i) => start(p, i, p.proc.kill)));
+  const reruns = c.rerun ? await Promise.all(planned.map((p, i) => (outcomes[i]!.code === -1 ? start(p, i, { kind: 'none' }) : undefined))) : [];
+  const ended = [...outcomes, ...reruns.filter((o): o is Outcome => o !== undefined)];
+  const story = JSON.stringify({ case: c, outcomes, reruns }, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+
+  // No process ended in an internal error, or a refusal the processes' races do not explain.
+  for (const [i, o] of outcomes.entries()) expect(o.code === -1 && planned[i]!.proc.kill.kind === 'none', `a run killed at the test's timeout: ${story}`).toBe(false);
+  for (const o of reruns) expect(o?.code, `a rerun killed at the test's timeout: ${story}`).not.toBe(-1);
+  for (const o of ended) {
+    expect(o.code, story).not.toBe(1);
+    if (o.code !== 0 && o.code !== -1) expect(ALLOWED_ERRORS.has(o.error ?? ''), `${o.error}: ${story}`).toBe(true);
+  }
+
+  // The chain: what left each wallet, and every transaction from it.
+  const latest = await s.pub.getBlockNumber();
+  const after = await Promise.all(wallets.map(async (w) => ({ usdc: await balance('USDC', w), lrep: await balance('LREP', w) })));
+  const left = wallets.map((_, i) => ({ usdc: before[i]!.usdc - after[i]!.usdc, lrep: before[i]!.lrep - after[i]!.lrep }));
+  const sent = await onChainTxsFrom(startBlock, latest);
+  const recorded = new Set(read(home, [], (db) => (db.prepare('SELECT hash FROM transactions').all() as { hash: string }[]).map((r) => r.hash.toLowerCase())));
+  expect(sent.filter((t) => !recorded.has(t.hash)), `transactions on chain missing from the database: ${story}`).toEqual([]);
+
+  // The database: each operation within its file's caps and the policy's per-ask / per-vote limits.
+  const rows = exposures(home);
+  for (const r of rows) {
+    if (r.kind === 'ask') {
+      const a = asks.get(JSON.parse(r.data).clientRequestId);
+      expect(a, `an ask operation no process ran: ${r.operation}`).toBeDefined();
+      expect(r.asset, story).toBe('USDC');
+      expect(r.amount, `${r.operation} can pay ${r.amount}, above its file's bounty + bonus: ${story}`).toBeLessThanOrEqual(a!.bounty + a!.bonus);
+      expect(r.amount, `${r.operation} above perAsk: ${story}`).toBeLessThanOrEqual(c.policy.perAsk);
+    } else if (r.kind === 'rate' && r.stage.startsWith('rate:')) {
+      const v = stakes.get(`${r.wallet}:${JSON.parse(r.data).contentId}`);
+      expect(v, `a vote no process cast: ${r.operation}`).toBeDefined();
+      expect(r.asset, story).toBe('LREP');
+      expect(r.amount, `${r.operation} ${r.stage} can stake ${r.amount}, above --stake: ${story}`).toBeLessThanOrEqual(v!.stake);
+      expect(r.amount, `${r.operation} above perRating: ${story}`).toBeLessThanOrEqual(c.policy.perRating);
+    } else {
+      expect(r.amount, `${r.kind} ${r.operation} ${r.stage} can pay: ${story}`).toBe(0n);
+    }
+  }
+  const exposed = (w: Hex, asset: string) => rows.filter((r) => r.wallet === w && r.asset === asset).reduce((t, r) => t + r.amount, 0n);
+  const windowRows = read(home, [], (db) => db.prepare('SELECT asset, SUM(amount) AS used FROM usage WHERE at >= ? GROUP BY asset').safeIntegers(true).all(Date.now() - 86_400_000) as { asset: string; used: bigint }[]);
+  const used = (asset: string) => windowRows.find((r) => r.asset === asset)?.used ?? 0n;
+  expect(used('USDC'), `the 24-hour window's USDC rows: ${story}`).toBeLessThanOrEqual(c.policy.windowUsdc);
+  expect(used('LREP'), `the 24-hour window's LREP rows: ${story}`).toBeLessThanOrEqual(c.policy.windowLrep);
+
+  // The hourly sums are the rows' sums.
+  const drift = read(home, [], (db) =>
+    db
+      .prepare(
+        `SELECT r.chain_id, r.hour, r.asset, r.amount AS rows, COALESCE(h.amount, 0) AS hourly FROM
+           (SELECT chain_id, at / 3600000 AS hour, asset, SUM(amount) AS amount FROM usage GROUP BY 1, 2, 3) r
+           LEFT JOIN usage_hourly h USING (chain_id, hour, asset) WHERE r.amount <> COALESCE(h.amount, 0)
+         UNION ALL
+         SELECT h.chain_id, h.hour, h.asset, 0, h.amount FROM usage_hourly h WHERE h.amount <> 0 AND NOT EXISTS
+           (SELECT 1 FROM usage u WHERE u.chain_id = h.chain_id AND u.at / 3600000 = h.hour AND u.asset = h.asset)`,
+      )
+      .all(),
+  );
+  expect(drift, story).toEqual([]);
+
+  // The chain again: what left each wallet is what its files and stakes allow, what the database says it can pay,
+  // and together what the windows allow.
+  for (const [i, w] of wallets.entries()) {
+    const fileCaps = [...asks.values()].filter((a) => wallets[a.wallet] === w).reduce((t, a) => t + a.bounty + a.bonus, 0n);
+    const stakeCaps = [...stakes.values()].filter((v) => wallets[v.wallet] === w).reduce((t, v) => t + v.stake, 0n);
+    expect(left[i]!.usdc, `USDC that left ${w} beyond its ask files: ${story}`).toBeLessThanOrEqual(fileCaps);
+    expect(left[i]!.lrep, `LREP that left ${w} beyond its stakes: ${story}`).toBeLessThanOrEqual(stakeCaps);
+    expect(left[i]!.usdc, `USDC that left ${w} beyond what the database says it can pay: ${story}`).toBeLessThanOrEqual(exposed(w, 'USDC'));
+    expect(left[i]!.lrep, `LREP that left ${w} beyond what the database says it can pay: ${story}`).toBeLessThanOrEqual(exposed(w, 'LREP'));
+  }
+  expect(left.reduce((t, l) => t + l.usdc, 0n), `USDC beyond the 24-hour window: ${story}`).toBeLessThanOrEqual(c.policy.windowUsdc);
+  expect(left.reduce((t, l) => t + l.lrep, 0n), `LREP beyond the 24-hour window: ${story}`).toBeLessThanOrEqual(c.policy.windowLrep);
+
+  if (process.env.LOOPSIGN_PROPERTY_VERBOSE) console.log(`case ${n}: ${story}\n  left ${JSON.stringify(left, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}, ${sent.length} transactions`);
+  capture.count('store property cases', `case ${n}`);
+  capture.count('store property processes killed', `case ${n}`, ended.filter((o) => o.code === -1).length);
+}
+
+describe('random concurrent processes and kills against one database', () => {
+  it(`the sum of effects never exceeds any cap or window (${RUNS} cases)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(testCase, (c) => check(c)),
+      { numRuns: RUNS, endOnFailure: true, ...(SEED === undefined ? {} : { seed: SEED }) },
+    );
+  }, 120_000 + RUNS * 240_000);
+});
