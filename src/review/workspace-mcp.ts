@@ -184,7 +184,7 @@ export class WorkspaceMcp {
       const status = await this.tool('rateloop_get_registration_status', {}).then(parseRegistration, () => undefined);
       return credentialRefusedPairing(status?.status);
     }
-    return new ServiceError('unknown_tool', `the workspace MCP endpoint does not offer ${name} to this credential`, { details: { tools } });
+    return new ServiceError('tool_not_offered', `the workspace MCP endpoint does not offer ${name} to this credential`, { details: { tools } });
   }
 
   async close(): Promise<void> {
