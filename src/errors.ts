@@ -52,6 +52,13 @@ export class LoopsignError extends Error {
     this.hint = options.hint;
     this.details = options.details;
   }
+
+  /** A failure kept as data (one file of several) thrown again under another message, with its code and exit code. */
+  static again(failure: { code: string; exitCode: ExitCodeValue }, message: string, options: ErrorOptions = {}): LoopsignError {
+    const error = new LoopsignError(failure.code, message, options);
+    error.exitCode = failure.exitCode;
+    return error;
+  }
 }
 
 /** Bad flags, bad files, invalid input: nothing was sent. */
