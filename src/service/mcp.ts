@@ -190,7 +190,7 @@ export class McpClient {
     const result = (reply.result ?? {}) as Json;
     const value = (result.structuredContent ?? {}) as Json;
     if (result.isError) {
-      throw new ServiceError(typeof value.code === 'string' ? value.code : 'tool_error', `the service refused ${name}: ${String(value.message ?? 'error')}`, {
+      throw new ServiceError(serviceWord(value.code) ?? 'tool_error', `the service refused ${name}: ${String(value.message ?? 'error')}`, {
         details: { status: value.status, retryable: value.retryable === true, tool: name },
       });
     }
