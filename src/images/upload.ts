@@ -4,7 +4,7 @@
 // (in the URL). A failed file does not stop the others.
 import type { Hex } from 'viem';
 import type { Context } from '../context.js';
-import { LoopsignError, ServiceError, UsageError, type ExitCodeValue } from '../errors.js';
+import { LoopsignError, ServiceError, UsageError, type Code, type ExitCodeValue } from '../errors.js';
 import { Operation, operationId, readOperation } from '../store/operation.js';
 import { paidRound } from '../ask/prepare.js';
 import { checkSignedAction } from '../wallet/message-guard.js';
@@ -25,7 +25,7 @@ export interface UploadResult {
   height?: number;
   hint?: string;
   reused?: boolean;
-  error?: { code: string; message: string; exitCode: ExitCodeValue };
+  error?: { code: Code; message: string; exitCode: ExitCodeValue };
 }
 
 export interface Uploader {
