@@ -2,6 +2,7 @@
 // valid EIP-55 checksum. A bad checksum is a typo until proven otherwise: refused as input (exit 2) naming the flag,
 // never left to a library deeper down, where it surfaced as an internal error.
 import { keccak_256 } from '@noble/hashes/sha3.js';
+import type { UsageCode } from './error-codes.js';
 import { UsageError } from './errors.js';
 
 const FORM = /^0x[0-9a-fA-F]{40}$/;
@@ -33,7 +34,7 @@ export function addressProblem(value: unknown): 'form' | 'checksum' | undefined 
 export const CHECKSUM_HINT = 'copy the address again from where it came from (a mixed-case address carries a checksum, and this one does not match: a typo?); write it all in lower case only if you are sure of it';
 
 /** A user's address (`what` names where it came from, e.g. `--wallet`), or UsageError (exit 2). */
-export function checkAddress(value: unknown, what: string, code = 'invalid_address'): `0x${string}` {
+export function checkAddress(value: unknown, what: string, code: UsageCode = 'invalid_address'): `0x${string}` {
   const problem = addressProblem(value);
   if (problem === 'form') throw new UsageError(code, `${what} ${String(value)} is not an address (0x followed by 40 hex characters)`);
   if (problem === 'checksum') throw new UsageError('bad_address_checksum', `${what} ${String(value)} has a bad checksum`, { hint: CHECKSUM_HINT });

@@ -1,5 +1,9 @@
 // One error hierarchy for the whole CLI. Every failure a user can see is a LoopsignError whose class fixes the
 // documented exit code; anything else is an internal error (exit 1) and shows a stack only under --debug.
+// Every code comes from the table in src/error-codes.ts: each class takes exactly the codes the table gives its exit
+// code (UsageError the exit-2 codes, …), so a code missing from the table, or thrown through a class whose exit code
+// the table does not give it, does not compile. Only types are imported: `--help` loads no table.
+import type { ChainCode, CredentialCode, ErrorCode, EvidenceInvalidCode, NotReadyCode, RefusedCode, ServiceCode, ServiceWord, UsageCode } from './error-codes.js';
 
 export const ExitCode = {
   ok: 0,
@@ -39,54 +43,100 @@ export interface ErrorOptions {
   cause?: unknown;
 }
 
+/** Any code an error carries: one of the table's, or a word the service chose (src/error-codes.ts). */
+export type Code = ErrorCode | ServiceWord;
+
 export class LoopsignError extends Error {
   exitCode: ExitCodeValue = ExitCode.internal;
-  readonly code: string;
+  readonly code: Code;
   readonly hint: string | undefined;
   readonly details: Record<string, unknown> | undefined;
 
-  constructor(code: string, message: string, options: ErrorOptions = {}) {
+  /** Protected: a code is thrown through the class of its exit code (below), never through this one. */
+  protected constructor(code: Code, message: string, options: ErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
     this.hint = options.hint;
     this.details = options.details;
   }
+
+  /** A failure kept as data (one file of several) thrown again under another message, with its code and exit code. */
+  static again(failure: { code: Code; exitCode: ExitCodeValue }, message: string, options: ErrorOptions = {}): LoopsignError {
+    const error = new LoopsignError(failure.code, message, options);
+    error.exitCode = failure.exitCode;
+    return error;
+  }
 }
 
 /** Bad flags, bad files, invalid input: nothing was sent. */
 export class UsageError extends LoopsignError {
   override exitCode: ExitCodeValue = ExitCode.usage;
+  declare readonly code: UsageCode;
+
+  constructor(code: UsageCode, message: string, options?: ErrorOptions) {
+    super(code, message, options);
+  }
 }
 
 /** The service answered with an error, or could not be reached. */
 export class ServiceError extends LoopsignError {
   override exitCode: ExitCodeValue = ExitCode.service;
+  declare readonly code: ServiceCode | ServiceWord;
+
+  constructor(code: ServiceCode | ServiceWord, message: string, options?: ErrorOptions) {
+    super(code, message, options);
+  }
 }
 
 /** The chain or its RPC failed (wrong chain id, reverted transaction, unreachable RPC). */
 export class ChainError extends LoopsignError {
   override exitCode: ExitCodeValue = ExitCode.chain;
+  declare readonly code: ChainCode;
+
+  constructor(code: ChainCode, message: string, options?: ErrorOptions) {
+    super(code, message, options);
+  }
 }
 
 /** A safety check refused what the service asked us to sign or send. */
 export class RefusedError extends LoopsignError {
   override exitCode: ExitCodeValue = ExitCode.refused;
+  declare readonly code: RefusedCode;
+
+  constructor(code: RefusedCode, message: string, options?: ErrorOptions) {
+    super(code, message, options);
+  }
 }
 
 /** Keystore, password or other credential problems. */
 export class CredentialError extends LoopsignError {
   override exitCode: ExitCodeValue = ExitCode.credential;
+  declare readonly code: CredentialCode | ServiceWord;
+
+  constructor(code: CredentialCode | ServiceWord, message: string, options?: ErrorOptions) {
+    super(code, message, options);
+  }
 }
 
 /** Not ready yet: a wait timed out or a result is not final. */
 export class NotReadyError extends LoopsignError {
   override exitCode: ExitCodeValue = ExitCode.notReady;
+  declare readonly code: NotReadyCode;
+
+  constructor(code: NotReadyCode, message: string, options?: ErrorOptions) {
+    super(code, message, options);
+  }
 }
 
 /** Evidence was read fine but did not verify. */
 export class EvidenceInvalidError extends LoopsignError {
   override exitCode: ExitCodeValue = ExitCode.evidenceInvalid;
+  declare readonly code: EvidenceInvalidCode;
+
+  constructor(code: EvidenceInvalidCode, message: string, options?: ErrorOptions) {
+    super(code, message, options);
+  }
 }
 
 /** The process was stopped by SIGINT or SIGTERM (src/shutdown.ts): exit 130 or 143. */

@@ -2,6 +2,7 @@
 // loopsign error: the first line of commander's message, its suggestion as the hint, exit 2. An unknown option is
 // named without its value: `--password=…` must never be echoed. Flags that would put a secret in argv get the way
 // loopsign takes that secret instead.
+import type { UsageCode } from './error-codes.js';
 import { UsageError } from './errors.js';
 
 interface CommanderLike {
@@ -16,7 +17,16 @@ const SECRET_FLAGS: [RegExp, string, string][] = [
   [/^--(api-key|token|api-token)$/, 'API keys never go on the command line (other users and the shell history can read argv)', 'use --api-key-file FILE or --api-key-env NAME (or set LOOPSIGN_API_KEY_FILE)'],
 ];
 
-const snake = (code: string) => code.replace(/^commander\./, '').replace(/([A-Z])/g, '_$1').toLowerCase();
+// Commander's error codes as loopsign names them (its own words in snake case); any other is loopsign's `usage`.
+const COMMANDER_CODES: Record<string, UsageCode | undefined> = {
+  'commander.unknownCommand': 'unknown_command',
+  'commander.excessArguments': 'excess_arguments',
+  'commander.missingArgument': 'missing_argument',
+  'commander.optionMissingArgument': 'option_missing_argument',
+  'commander.missingMandatoryOptionValue': 'missing_mandatory_option_value',
+  'commander.conflictingOption': 'conflicting_option',
+  'commander.invalidArgument': 'invalid_argument',
+};
 
 export function usageError(error: CommanderLike): UsageError {
   const [first = '', ...rest] = error.message.replace(/^error: /, '').split('\n');
@@ -31,5 +41,5 @@ export function usageError(error: CommanderLike): UsageError {
     }
     return new UsageError('unknown_option', `unknown option '${flag}'`, { hint: suggestion ? `did you mean ${suggestion}? ${usage}` : usage });
   }
-  return new UsageError(snake(error.code), first, { hint: suggestion ? `did you mean ${suggestion}? ${usage}` : usage });
+  return new UsageError(COMMANDER_CODES[error.code] ?? 'usage', first, { hint: suggestion ? `did you mean ${suggestion}? ${usage}` : usage });
 }

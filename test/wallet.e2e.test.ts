@@ -84,7 +84,7 @@ describe('loopsign wallet', () => {
     expect(mode(out)).toBe('600');
     expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual(JSON.parse(readFileSync(ks, 'utf8')));
     const again = await runCli(['--json', '--keystore', ks, 'wallet', 'export', '--out', out], home);
-    expect(again.code).toBe(6);
+    expect(again.code).toBe(2);
     expect(again.json().error.code).toBe('file_exists');
     expect(findSecret(readFileSync(out, 'utf8'))).toBeUndefined();
     void pw;

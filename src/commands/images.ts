@@ -22,9 +22,7 @@ export function uploadDocument(ctx: Context, results: UploadResult[]): Record<st
   if (failed.length) {
     const first = failed[0]!.error!;
     for (const r of results) ctx.out.note(r.ok ? `ok    ${r.file} → ${r.imageUrl}` : `FAIL  ${r.file}: ${r.error!.message}`);
-    const e = new LoopsignError(first.code, `${failed.length} of ${results.length} image(s) failed: ${first.message}`, { details: { results } });
-    e.exitCode = first.exitCode as typeof e.exitCode;
-    throw e;
+    throw LoopsignError.again(first, `${failed.length} of ${results.length} image(s) failed: ${first.message}`, { details: { results } });
   }
   return { images: results };
 }

@@ -101,7 +101,7 @@ export async function walletExport(ctx: Context, options: WalletExportOptions): 
       await createFileAtomically(target, text);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-        throw new CredentialError('file_exists', `${target} already exists; it was not changed`, { hint: 'pass --force to replace it' });
+        throw new UsageError('file_exists', `${target} already exists; it was not changed`, { hint: 'pass --force to replace it' });
       }
       throw error;
     }

@@ -1,6 +1,7 @@
 // Downloading evidence: the public trusted keys (no credential), and the workspace's run packets, audit chain and
 // coverage export, which the service authenticates with a browser session cookie only (review.md §2.5, §7.2).
 // Kept apart from the offline verifier so `verify-evidence` loads no HTTP client.
+import { httpStatusCode, serviceCode } from '../error-codes.js';
 import { CredentialError, ServiceError, UsageError } from '../errors.js';
 import { HttpClient } from '../service/http.js';
 import { verifyDocument, type PacketTrust, type SubjectMismatch, type VerifyOutcome } from './files.js';
@@ -93,7 +94,7 @@ export async function fetchEvidence(http: HttpClient, route: EvidenceRoute, cook
 }
 
 function sessionRefused(error: ServiceError): CredentialError {
-  return new CredentialError(error.code, `the service did not accept the session cookie (HTTP 401 ${error.code}): the workspace evidence, audit and coverage routes take the browser session cookie ${SESSION_COOKIE_NAME}, not a workspace API key`, {
+  return new CredentialError(serviceCode(error.code) ?? httpStatusCode(401), `the service did not accept the session cookie (HTTP 401 ${error.code}): the workspace evidence, audit and coverage routes take the browser session cookie ${SESSION_COOKIE_NAME}, not a workspace API key`, {
     hint: 'sign in again in the browser (sessions last 12 hours) as a member with export rights, and copy the fresh cookie into your --session-cookie-file or --session-cookie-env variable',
     details: error.details,
   });

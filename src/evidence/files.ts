@@ -3,6 +3,7 @@
 // synchronous reads, not streams or fs.promises: loading those costs a cold `verify-evidence` some 5 ms.
 import { closeSync, openSync, promises as fs, readSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
+import type { UsageCode } from '../error-codes.js';
 import { EvidenceInvalidError, UsageError } from '../errors.js';
 import type { AuditResult } from './audit.js';
 import type { CoverageResult } from './coverage.js';
@@ -86,7 +87,7 @@ function unrecognised(name: string): UsageError {
   });
 }
 
-export function parseEvidenceText(text: string, what: string, code = 'invalid_packet_shape'): unknown {
+export function parseEvidenceText(text: string, what: string, code: UsageCode = 'invalid_packet_shape'): unknown {
   try {
     return parseStrictJson(text);
   } catch (error) {
@@ -94,7 +95,7 @@ export function parseEvidenceText(text: string, what: string, code = 'invalid_pa
   }
 }
 
-const notJson = (what: string, reason: string, code = 'invalid_packet_shape'): UsageError => new UsageError(code, `${what} is not usable JSON: ${reason}`);
+const notJson = (what: string, reason: string, code: UsageCode = 'invalid_packet_shape'): UsageError => new UsageError(code, `${what} is not usable JSON: ${reason}`);
 
 /**
  * Verify an evidence file: `expected` is the kind the user named (--audit, --coverage), if any. An audit export

@@ -5,6 +5,7 @@
 // attachment this upload was prepared for, and has exactly the form …/api/attachments/images/<id>.webp#sha256=0x<hex>
 // — and records both hashes: the original's (which the signed upload message covers) and the stored one (which
 // asks carry). A URL that fails a check is refused (exit 5) and never put into an ask.
+import type { RefusedCode } from '../error-codes.js';
 import { RefusedError, ServiceError } from '../errors.js';
 
 const FRAGMENT = /^#sha256=0x([0-9a-f]{64})$/;
@@ -26,7 +27,7 @@ export interface UrlExpectation {
   attachmentId: string;
 }
 
-function refuse(code: string, message: string): never {
+function refuse(code: RefusedCode, message: string): never {
   throw new RefusedError(code, `${message}; the image URL was not kept or used`, {
     hint: 'nothing was paid; check the configured service (--base-url) and upload again',
   });

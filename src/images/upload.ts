@@ -4,7 +4,7 @@
 // (in the URL). A failed file does not stop the others.
 import type { Hex } from 'viem';
 import type { Context } from '../context.js';
-import { LoopsignError, ServiceError, UsageError } from '../errors.js';
+import { LoopsignError, ServiceError, UsageError, type Code, type ExitCodeValue } from '../errors.js';
 import { Operation, operationId, readOperation } from '../store/operation.js';
 import { paidRound } from '../ask/prepare.js';
 import { checkSignedAction } from '../wallet/message-guard.js';
@@ -25,7 +25,7 @@ export interface UploadResult {
   height?: number;
   hint?: string;
   reused?: boolean;
-  error?: { code: string; message: string; exitCode: number };
+  error?: { code: Code; message: string; exitCode: ExitCodeValue };
 }
 
 export interface Uploader {
@@ -140,7 +140,7 @@ export async function resolveImageFiles(ctx: Context, body: Record<string, unkno
   try {
     for (const j of jobs) {
       const r = await up.upload(j.file);
-      if (!r.ok) throw Object.assign(new ServiceError(r.error!.code, r.error!.message), { exitCode: r.error!.exitCode });
+      if (!r.ok) throw LoopsignError.again(r.error!, r.error!.message);
       j.q.imageUrls = [...((j.q.imageUrls as string[] | undefined) ?? []), r.imageUrl!];
     }
   } finally {

@@ -7,6 +7,7 @@ import { request } from 'undici';
 import type { Hex, LocalAccount } from 'viem';
 import type { Context } from '../context.js';
 import { isLoopbackHost } from '../config.js';
+import type { RefusedCode } from '../error-codes.js';
 import { RefusedError, ServiceError, UsageError } from '../errors.js';
 import { ensurePrivateDir, writeFileAtomically } from '../fsutil.js';
 import { MAX_IMAGE_BYTES } from '../images/check.js';
@@ -126,7 +127,7 @@ export function checkGatedUrl(raw: unknown, serviceBaseUrl: string, kind: string
   return url;
 }
 
-function gatedRefused(code: string, message: string): RefusedError {
+function gatedRefused(code: RefusedCode, message: string): RefusedError {
   return new RefusedError(code, message, { hint: 'nothing was read from there and the read session was not sent there; no vote was sent' });
 }
 

@@ -3,6 +3,7 @@
 // the tokenless envelope {code, message, retryable[, field]} (a missing `retryable` is false) and have no rate
 // limit. Reads are retried; creating a project is not (the service has no idempotency for it); a private review is
 // retried only as the identical request under its idempotency key.
+import { httpStatusCode, serviceCode } from '../error-codes.js';
 import { CredentialError, LoopsignError, RefusedError, ServiceError, UsageError } from '../errors.js';
 import type { Output } from '../output.js';
 import type { Json } from '../service/client.js';
@@ -102,7 +103,7 @@ export function assuranceError(error: unknown): unknown {
   const status = d.status ?? 0;
   const message = error.message.replace(/^the service refused [^:]+: /, '');
   if (status === 401 || error.code === 'insufficient_scope' || error.code === 'insufficient_role' || error.code.startsWith('credential_') || error.code === 'regulated_data_not_enabled' || error.code === 'private_review_integration_binding_mismatch') {
-    return credentialRefused(error.code, status, message);
+    return credentialRefused(serviceCode(error.code) ?? httpStatusCode(status), status, message);
   }
   if (['assurance_project_not_found', 'project_not_found', 'project_access_forbidden'].includes(error.code)) {
     return new UsageError('unknown_project', `the service knows no project this key may use here (${error.code}): ${message}`, { hint: 'run `loopsign projects list` for the projects this key holds', details: d });

@@ -3,6 +3,7 @@
 // from argv — and checked for its form before anything is sent. Its value never appears in a message, a journal or
 // the output; `Authorization: Bearer` is built here and nowhere else.
 import { readBoundedFile } from '../bounded-read.js';
+import type { CredentialCode, ServiceWord } from '../error-codes.js';
 import { CredentialError, UsageError } from '../errors.js';
 
 export const API_KEY = /^rlk_[a-f0-9]{16}_[A-Za-z0-9_-]{32,128}$/;
@@ -75,7 +76,7 @@ async function readKeyFile(file: string): Promise<string> {
  * A refusal of the credential, as the user should read it: which scope is missing and how to get it. The scope comes
  * from the service's message ("This credential lacks <scope>.") or a WWW-Authenticate challenge's scope list.
  */
-export function credentialRefused(code: string, status: number, message: string, challenge?: string): CredentialError {
+export function credentialRefused(code: CredentialCode | ServiceWord, status: number, message: string, challenge?: string): CredentialError {
   const lacks = /lacks ([a-z]+:[a-z]+)/.exec(message)?.[1];
   const scopes = challenge ? /scope="([^"]*)"/.exec(challenge)?.[1] : undefined;
   if (code === 'insufficient_scope' && lacks) {

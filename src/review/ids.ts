@@ -1,6 +1,7 @@
 // The exact forms of the identifiers of the workspace review surface (review.md §1.2). Anything the service returns
 // is checked against its form before loopsign prints it in a `next` command or a hint — an agent runs `next` — or
 // uses it in a path; a value the user gives is checked before anything is sent.
+import type { UsageCode } from '../error-codes.js';
 import { RefusedError, UsageError } from '../errors.js';
 
 export const ID_FORMS = {
@@ -25,11 +26,14 @@ export function isId(kind: IdKind, value: unknown): value is string {
   return typeof value === 'string' && ID_FORMS[kind].re.test(value);
 }
 
+/** The code for each kind of id a user gives (docs/errors.md). */
+const USER_ID_CODES = { configured: 'invalid_configured_id', opportunity: 'invalid_opportunity_id', project: 'invalid_project_id', run: 'invalid_run_id', scope: 'invalid_scope_id' } as const satisfies Partial<Record<IdKind, UsageCode>>;
+
 /** A value the user gave: exit 2 when it is not in its form. */
-export function userId(kind: IdKind, value: unknown, what: string): string {
+export function userId(kind: keyof typeof USER_ID_CODES, value: unknown, what: string): string {
   if (isId(kind, value)) return value;
   const shown = typeof value === 'string' ? JSON.stringify(value.slice(0, 80)) : String(value);
-  throw new UsageError(`invalid_${kind.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}_id`, `${what} ${shown} is not a ${kind === 'configured' ? 'valid id' : `${kind} id`} (${ID_FORMS[kind].form})`);
+  throw new UsageError(USER_ID_CODES[kind], `${what} ${shown} is not a ${kind === 'configured' ? 'valid id' : `${kind} id`} (${ID_FORMS[kind].form})`);
 }
 
 /** A value the service returned: refused (exit 5) when it is not in its form, so it never reaches a command line. */

@@ -10,7 +10,8 @@
 //   challenge asks for (exit 6), others are service errors (exit 3).
 // Review tools are read through `structuredContent` (§5.4), never `content[0].text`.
 import { LoopsignError, NotReadyError, ServiceError, UsageError } from '../errors.js';
-import { serviceWord, type Output } from '../output.js';
+import { httpStatusCode, serviceCode, type ServiceCode, type ServiceWord } from '../error-codes.js';
+import type { Output } from '../output.js';
 import { McpClient, type FetchLike } from '../service/mcp.js';
 import type { Json } from '../service/client.js';
 import { credentialRefused, type Credential } from './credential.js';
@@ -55,9 +56,9 @@ export class MinuteBudget {
   }
 }
 
-function rpcErrorCode(body: unknown): { code?: string; message?: string; rpcCode?: number } {
+function rpcErrorCode(body: unknown): { code?: ServiceWord; message?: string; rpcCode?: number } {
   const e = (body as { error?: { code?: number; message?: string; data?: { code?: string } } } | null)?.error;
-  return { code: serviceWord(e?.data?.code), message: typeof e?.message === 'string' ? e.message : undefined, rpcCode: e?.code };
+  return { code: serviceCode(e?.data?.code), message: typeof e?.message === 'string' ? e.message : undefined, rpcCode: e?.code };
 }
 
 /** Builds the transport's fetch for one credential, around `inner` (the client's byte-capped fetch). */
@@ -109,7 +110,7 @@ export function workspaceFetch(credential: Credential, out: Output | undefined, 
         parsed = undefined;
       }
       if (!res.ok && res.status !== 202) {
-        const { code = `http_${res.status}`, message = `HTTP ${res.status}` } = rpcErrorCode(parsed);
+        const { code = httpStatusCode(res.status), message = `HTTP ${res.status}` } = rpcErrorCode(parsed);
         if (res.status === 401 || code === 'insufficient_scope' || code === 'insufficient_role') throw credentialRefused(code, res.status, message, res.headers.get('www-authenticate') ?? undefined);
         throw new ServiceError(code, `the workspace MCP endpoint refused the request: ${message}`, { details: { status: res.status, retryable: res.status >= 500 } });
       }
@@ -154,7 +155,7 @@ export class WorkspaceMcp {
       const value = result.structuredContent as Json | undefined;
       if (result.isError) {
         // A code is something an agent branches on: only a service word.
-        const code = serviceWord(value?.code) ?? 'tool_error';
+        const code = serviceCode(value?.code) ?? 'tool_error';
         const message = typeof value?.message === 'string' ? value.message : code;
         if (value?.retryable === true && RETRY_CODES.has(code) && attempt <= 3) {
           this.out?.progress('mcp.retry', `${name}: ${code}; repeating the identical call`, { code, attempt });
@@ -184,7 +185,7 @@ export class WorkspaceMcp {
       const status = await this.tool('rateloop_get_registration_status', {}).then(parseRegistration, () => undefined);
       return credentialRefusedPairing(status?.status);
     }
-    return new ServiceError('unknown_tool', `the workspace MCP endpoint does not offer ${name} to this credential`, { details: { tools } });
+    return new ServiceError('tool_not_offered', `the workspace MCP endpoint does not offer ${name} to this credential`, { details: { tools } });
   }
 
   async close(): Promise<void> {
@@ -205,7 +206,7 @@ export function parseRegistration(doc: Json): { status: string; workspaceId: str
 }
 
 /** A tool error (review.md §3.2) as a loopsign error with the documented exit code. */
-export function toolError(tool: string, code: string, message: string, retryable: boolean): LoopsignError {
+export function toolError(tool: string, code: ServiceWord | ServiceCode, message: string, retryable: boolean): LoopsignError {
   if (code === 'insufficient_scope' || code === 'invalid_agent_credential' || code === 'agent_integration_inactive' || code === 'integration_inactive') return credentialRefused(code, 403, message);
   if (code === 'review_not_requested') {
     return new NotReadyError('review_not_requested', `${tool}: human review has not been requested for this opportunity; it is not approval`, {

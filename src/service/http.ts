@@ -4,6 +4,7 @@
 import { request, errors as undiciErrors } from 'undici';
 import { timed, type Phase } from '../timings.js';
 import { ServiceError, UsageError } from '../errors.js';
+import { httpStatusCode, serviceCode } from '../error-codes.js';
 import { serviceWord } from '../output.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readCapped } from './cap.js';
 
@@ -47,7 +48,7 @@ const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export function serviceErrorFrom(status: number, body: unknown, retryAfter: string | undefined, path: string): ServiceError {
   const env = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
   // The service's words reach agents (error.code, hints): only in their documented snake_case form, never free text.
-  const code = serviceWord(env.code) ?? serviceWord(env.error) ?? `http_${status}`;
+  const code = serviceCode(env.code) ?? serviceCode(env.error) ?? httpStatusCode(status);
   const message = typeof env.message === 'string' ? env.message : typeof body === 'string' && body.length < 300 ? body : `HTTP ${status}`;
   const retryable = typeof env.retryable === 'boolean' ? env.retryable : status >= 500 || status === 429;
   const recoverWith = serviceWord(env.recoverWith);

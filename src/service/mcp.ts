@@ -4,6 +4,7 @@
 // fetch of its own (credential, rate limit) around the capped one.
 // Every answer is read through a byte cap (DEFAULT_MAX_RESPONSE_BYTES unless told otherwise).
 import { LoopsignError, ServiceError } from '../errors.js';
+import { serviceCode } from '../error-codes.js';
 import { serviceWord } from '../output.js';
 import type { Json } from './client.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readCapped, responseTooLarge } from './cap.js';
@@ -124,7 +125,7 @@ export class McpClient {
     const value = (result.structuredContent ?? {}) as Json;
     if (result.isError) {
       // As over HTTP: the code and the suggestion only as service words.
-      const code = serviceWord(value.code) ?? 'tool_error';
+      const code = serviceCode(value.code) ?? 'tool_error';
       const text = Array.isArray(result.content) && result.content[0]?.type === 'text' ? String(result.content[0].text) : code;
       const recoverWith = serviceWord(value.recoverWith);
       throw new ServiceError(code, `the service refused ${name}: ${typeof value.message === 'string' ? value.message : text}`, {
@@ -190,7 +191,7 @@ export class McpClient {
     const result = (reply.result ?? {}) as Json;
     const value = (result.structuredContent ?? {}) as Json;
     if (result.isError) {
-      throw new ServiceError(typeof value.code === 'string' ? value.code : 'tool_error', `the service refused ${name}: ${String(value.message ?? 'error')}`, {
+      throw new ServiceError(serviceCode(value.code) ?? 'tool_error', `the service refused ${name}: ${String(value.message ?? 'error')}`, {
         details: { status: value.status, retryable: value.retryable === true, tool: name },
       });
     }

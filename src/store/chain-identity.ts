@@ -3,7 +3,7 @@
 // block 0 tells instances apart, so it is recorded when an operation first reaches the chain, and a rerun against
 // another instance is told what happened instead of resuming transactions that cannot exist there.
 import type { PublicClient } from 'viem';
-import { ChainError } from '../errors.js';
+import { ChainError, UsageError } from '../errors.js';
 import type { Store } from './db.js';
 import type { Operation } from './operation.js';
 import type { Kind } from './records.js';
@@ -38,7 +38,7 @@ export async function checkSameChain(client: PublicClient, op: Operation<Kind>, 
 export async function setAsideIfStale(store: Store, client: PublicClient, id: string): Promise<string | undefined> {
   const genesis = await genesisHash(client);
   const held = await claim(store, `operation:${id}`, {
-    busy: () => new ChainError('journal_locked', `another loopsign process is working on this operation (${id})`, { hint: 'wait for it to finish, then run the command again' }),
+    busy: () => new UsageError('journal_locked', `another loopsign process is working on this operation (${id})`, { hint: 'wait for it to finish, then run the command again' }),
   });
   try {
     return await store.write((db) => {

@@ -5,7 +5,7 @@
 // resumes without sending anything twice. Nothing secret is kept but what the user needs to prove a vote.
 import { createHash } from 'node:crypto';
 import type { Hex } from 'viem';
-import { UsageError } from '../errors.js';
+import { RefusedError, UsageError } from '../errors.js';
 import type { Db, Store } from './db.js';
 import { claim, type Claim } from './claims.js';
 import { corrupt, isKind, parseAuthorizationRow, parseData, parseTxRow, type AuthorizationRecord, type DataOf, type Kind, type TxRecord } from './records.js';
@@ -244,7 +244,7 @@ export class Operation<K extends Kind> {
   private insertEffects(db: Db, effects: SpendEffect[], stage: string, at: number, parent: { tx?: number; authorization?: number }): void {
     const insert = db.prepare('INSERT INTO effects (operation_id, tx_id, authorization_id, stage, chain_id, wallet, asset, kind, spender, amount, at, live) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)');
     for (const e of effects) {
-      if (e.amount > MAX_AMOUNT || e.amount < 0n) throw new UsageError('amount_out_of_range', `refused: an amount of ${e.amount} atomic units cannot be a real payment; nothing was signed`);
+      if (e.amount > MAX_AMOUNT || e.amount < 0n) throw new RefusedError('amount_out_of_range', `refused: an amount of ${e.amount} atomic units cannot be a real payment; nothing was signed`);
       insert.run(this.id, parent.tx ?? null, parent.authorization ?? null, stage, this.chainId, this.wallet, e.asset, e.kind, e.spender.toLowerCase(), e.amount, at);
     }
   }

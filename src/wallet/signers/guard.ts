@@ -23,6 +23,7 @@ import {
   type SignableMessage,
   type TransactionSerializable,
 } from 'viem';
+import type { RefusedCode } from '../../error-codes.js';
 import { RefusedError } from '../../errors.js';
 import { rsOf, settleSignature, splitSignature, type RS } from './signature.js';
 import type { Address } from './types.js';
@@ -54,7 +55,7 @@ export function hashAuthorizationTuple(a: AuthorizationTuple): Hex {
   return keccak256(concatHex(['0x05', toRlp([a.chainId ? numberToHex(a.chainId) : '0x', a.address, a.nonce ? numberToHex(a.nonce) : '0x'])]));
 }
 
-function refuse(code: string, message: string, details?: Record<string, unknown>): never {
+function refuse(code: RefusedCode, message: string, details?: Record<string, unknown>): never {
   throw new RefusedError(code, `${message}; nothing was signed or sent`, {
     hint: 'an external signer returned something loopsign did not ask for, or was asked for something loopsign never signs: check the signer and its endpoint before retrying',
     ...(details ? { details } : {}),
