@@ -499,7 +499,7 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
     const m = await serve(h, { env: { LOOPSIGN_PASSWORD_FILE: pwFile } });
     const digest = createHash('sha256').update(readFileSync(pwFile)).digest('hex');
     const calls = (file: string): [string, Record<string, unknown>][] => [
-      ['loopsign_check_plan', { ask: file, response: file }],
+      ['loopsign_check_plan', { askFile: file, responseFile: file }],
       ['loopsign_quote', { file }],
       ['loopsign_ask', { file: askFile(h), detailsFile: file }],
       ['loopsign_rate_commit', { runtime: file, voter: `0x${'22'.repeat(20)}`, contentId: '42', direction: 'up', prediction: '60', stake: '1' }],
@@ -541,7 +541,7 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
       const file = askFile(h, { question: { title: `MCP images ${n}`, contextUrl: 'https://example.com/mcp', categoryId: '1', tags: ['mcp'], imageFiles: [image] } });
       const r = await m.call('loopsign_ask', { file }, { timeout: 60_000 });
       expect(r.doc.error, `${image}: ${JSON.stringify(r.doc)}`).toMatchObject({ code: 'file_not_allowed', exitCode: 5 });
-      expect(r.doc.error.message).toContain('an image the ask file names');
+      expect(r.doc.error.message).toContain('an image the ask names');
       capture.count('MCP file reads refused', `loopsign_ask imageFiles ${path.basename(image)}`);
     }
     expect(await nonce()).toBe(before);
@@ -556,7 +556,7 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
     const file = h.file('card.txt', 'card 4111-1111-1111-1111 pin 2468-1357\n');
     const m = await serve(h);
     const calls: [string, Record<string, unknown>][] = [
-      ['loopsign_check_plan', { ask: file, response: file }],
+      ['loopsign_check_plan', { askFile: file, responseFile: file }],
       ['loopsign_quote', { file }],
       ['loopsign_rate_commit', { runtime: file, voter: `0x${'22'.repeat(20)}`, contentId: '42', direction: 'up', prediction: '60', stake: '1' }],
       ['loopsign_verify_evidence', { file }],
