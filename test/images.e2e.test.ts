@@ -10,10 +10,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import sharp from 'sharp';
-import { filesUnder, makeHome, readVector, registerSecret, runCli, type Home } from './helpers/cli.js';
+import { makeHome, readVector, registerSecret, runCli, type Home } from './helpers/cli.js';
 import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
 import { capture } from './helpers/capture.js';
-import { recorded, recordedOfKind, storeFile } from './helpers/store.js';
+import { recordedOfKind, storeFile } from './helpers/store.js';
 import Database from 'better-sqlite3';
 
 let sb: SandboxHandle;

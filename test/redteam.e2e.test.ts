@@ -1,7 +1,6 @@
 // Red-team review of issue 11, through the built binary against a real sandbox: what a hostile service could still
 // make loopsign pay for or tell an agent. Each test asserts the safe outcome (exit code, balances, nonce, pools).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rmSync } from 'node:fs';
 import { runCli, type Home } from './helpers/cli.js';
 import type { SandboxHandle } from './helpers/sandbox.js';
 import { capture } from './helpers/capture.js';

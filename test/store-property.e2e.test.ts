@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
-import { createPublicClient, http, parseAbi, type Hex } from 'viem';
+import { parseAbi, type Hex } from 'viem';
 import { makeHome, startCli, TEST_ADDRESS, TEST_PRIVATE_KEY, type Home, type RunResult } from './helpers/cli.js';
 import { openSession, type Session } from './helpers/chain.js';
 import { startMcp } from './helpers/mcp.js';

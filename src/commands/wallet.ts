@@ -15,7 +15,7 @@ import {
   parsePrivateKey,
 } from '../wallet/keystore.js';
 import { obtainPassword } from '../wallet/password.js';
-import { readKeystoreFile, saveKeystore, unlockWallet } from '../wallet/unlock.js';
+import { readKeystoreFile, saveKeystore, } from '../wallet/unlock.js';
 import { readSecretInput } from '../wallet/secret-input.js';
 import { rekeyWallet } from '../wallet/rekey.js';
 import type { WalletBalanceOptions, WalletExportOptions, WalletImportOptions, WalletNewOptions, WalletRekeyOptions } from './wallet.def.js';

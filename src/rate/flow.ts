@@ -1,7 +1,4 @@
-// Rating existing content (issue 5): the rating context over MCP, opening the round if needed, gated terms,
-// a commit built on this machine from on-chain round data, then prepare, guard, execute, confirm. Direction,
-// prediction and salt never leave the machine; they are kept in the journal (0600) before anything is sent.
-import { createHash } from 'node:crypto';
+
 import { decodeFunctionData, type Hex, type PublicClient } from 'viem';
 import type { Context } from '../context.js';
 import { ChainError, RefusedError, ServiceError, UsageError } from '../errors.js';
