@@ -14,9 +14,12 @@ export async function run({ runs = 21 } = {}) {
   const pin = path.join(ROOT, 'test', 'fixtures', 'vectors', 'synthetic-evidence-v4.spki.txt');
   // The baseline for a verification: node reading and parsing the packet and hashing its payload a dozen times.
   const work = path.join(dir, 'work.mjs');
-  writeFileSync(work, `import { createHash } from 'node:crypto'; import { readFileSync } from 'node:fs';
+  writeFileSync(
+    work,
+    `import { createHash } from 'node:crypto'; import { readFileSync } from 'node:fs';
 const t = readFileSync(${JSON.stringify(packet)}, 'utf8'); const p = JSON.parse(t);
-for (let i = 0; i < 12; i++) createHash('sha256').update(JSON.stringify(p.payload)).digest('hex');`);
+for (let i = 0; i < 12; i++) createHash('sha256').update(JSON.stringify(p.payload)).digest('hex');`,
+  );
   try {
     const [base, version, help, hashing, verify] = medianOfInterleaved(
       [

@@ -12,8 +12,20 @@ import { BIN, median, medianOfInterleaved } from './lib.mjs';
 export async function run({ runs = 25 } = {}) {
   const now = Math.floor(Date.now() / 1000);
   const input = {
-    voter: `0x${'22'.repeat(20)}`, contentId: 42n, isUp: true, predictedUpPercent: 69, stakeAmount: '2.5', epochDuration: 1200, roundId: 4n, roundReferenceRatingBps: 5000,
-    runtime: { drandChainHash: QUICKNET.chainHash, drandGenesisTimeSeconds: QUICKNET.genesis, drandPeriodSeconds: 3, roundStartTimeSeconds: now },
+    voter: `0x${'22'.repeat(20)}`,
+    contentId: 42n,
+    isUp: true,
+    predictedUpPercent: 69,
+    stakeAmount: '2.5',
+    epochDuration: 1200,
+    roundId: 4n,
+    roundReferenceRatingBps: 5000,
+    runtime: {
+      drandChainHash: QUICKNET.chainHash,
+      drandGenesisTimeSeconds: QUICKNET.genesis,
+      drandPeriodSeconds: 3,
+      roundStartTimeSeconds: now,
+    },
     now,
   };
   const plain = votePlaintext({ isUp: true, predictedUpBps: 6900, salt: `0x${'55'.repeat(32)}` });
@@ -31,10 +43,39 @@ export async function run({ runs = 25 } = {}) {
   }
   const dir = mkdtempSync(path.join(tmpdir(), 'loopsign-bench-commit-'));
   const runtime = path.join(dir, 'runtime.json');
-  writeFileSync(runtime, JSON.stringify({ roundId: '4', roundReferenceRatingBps: '5000', epochDuration: '1200', drandChainHash: `0x${QUICKNET.chainHash}`, drandGenesisTimeSeconds: String(QUICKNET.genesis), drandPeriodSeconds: '3', roundStartTimeSeconds: String(now) }));
+  writeFileSync(
+    runtime,
+    JSON.stringify({
+      roundId: '4',
+      roundReferenceRatingBps: '5000',
+      epochDuration: '1200',
+      drandChainHash: `0x${QUICKNET.chainHash}`,
+      drandGenesisTimeSeconds: String(QUICKNET.genesis),
+      drandPeriodSeconds: '3',
+      roundStartTimeSeconds: String(now),
+    }),
+  );
   const env = { ...process.env, XDG_STATE_HOME: path.join(dir, 'state') };
   const node = process.execPath;
-  const argv = [node, BIN, '--json', 'rate', 'commit', '--offline', '--runtime', runtime, '--voter', `0x${'22'.repeat(20)}`, '--content-id', '42', '--up', '--prediction', '69', '--stake', '2.5'];
+  const argv = [
+    node,
+    BIN,
+    '--json',
+    'rate',
+    'commit',
+    '--offline',
+    '--runtime',
+    runtime,
+    '--voter',
+    `0x${'22'.repeat(20)}`,
+    '--content-id',
+    '42',
+    '--up',
+    '--prediction',
+    '69',
+    '--stake',
+    '2.5',
+  ];
   process.env.XDG_STATE_HOME = env.XDG_STATE_HOME;
   const [base, cold] = medianOfInterleaved([[node, '-e', '0'], argv], 11);
   rmSync(dir, { recursive: true, force: true });

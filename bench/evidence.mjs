@@ -17,9 +17,23 @@ import { BIN, ROOT, median } from './lib.mjs';
 
 function event(i, previous) {
   const e = {
-    event_id: `evt_${i}`, workspace_id: 'ws_bench', sequence: i, previous_digest: previous, home_region: 'eu', actor_kind: 'agent', actor_reference: 'wallet:0xabc',
-    assurance_method: 'wallet_signature', action: i % 3 ? 'ask.create' : 'ask.confirm', target_kind: 'ask', target_id: `op_${i}`, purpose: 'paid_feedback', reason: null,
-    request_correlation: null, result: 'success', metadata_json: JSON.stringify({ amount: String(i), Asset: 'USDC', nested: { b: i, A: 'x' } }), occurred_at: new Date(1_700_000_000_000 + i * 1000).toISOString(),
+    event_id: `evt_${i}`,
+    workspace_id: 'ws_bench',
+    sequence: i,
+    previous_digest: previous,
+    home_region: 'eu',
+    actor_kind: 'agent',
+    actor_reference: 'wallet:0xabc',
+    assurance_method: 'wallet_signature',
+    action: i % 3 ? 'ask.create' : 'ask.confirm',
+    target_kind: 'ask',
+    target_id: `op_${i}`,
+    purpose: 'paid_feedback',
+    reason: null,
+    request_correlation: null,
+    result: 'success',
+    metadata_json: JSON.stringify({ amount: String(i), Asset: 'USDC', nested: { b: i, A: 'x' } }),
+    occurred_at: new Date(1_700_000_000_000 + i * 1000).toISOString(),
   };
   e.event_digest = auditEventDigest(previous, e);
   return e;
@@ -71,7 +85,13 @@ function compare(file, runs) {
     }
   }
   const pairs = wall.whole.map((w, i) => w / wall.streamed[i]).sort((a, b) => a - b);
-  return { whole: median(wall.whole), streamed: median(wall.streamed), cpuWhole: median(cpu.whole), cpuStreamed: median(cpu.streamed), pairs };
+  return {
+    whole: median(wall.whole),
+    streamed: median(wall.streamed),
+    cpuWhole: median(cpu.whole),
+    cpuStreamed: median(cpu.streamed),
+    pairs,
+  };
 }
 
 /** Peak RSS (KiB) and wall time of the CLI verifying a file, from /usr/bin/time (or the child's own report). */
@@ -84,7 +104,15 @@ function cliPeak(file) {
     if (r.status !== 0) throw new Error(`verify-evidence exited ${r.status}: ${r.stderr}`);
     return { ms, kib: Number(/maxrss=(\d+)/.exec(r.stderr)[1]), out: JSON.parse(r.stdout) };
   }
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', `process.argv = [process.argv[0], ${JSON.stringify(BIN)}, ...${JSON.stringify(args.slice(1))}]; const { main } = await import(${JSON.stringify(path.join(ROOT, 'dist', 'cli.js'))}); await main(process.argv); process.stderr.write('maxrss=' + process.resourceUsage().maxRSS + '\\n');`], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `process.argv = [process.argv[0], ${JSON.stringify(BIN)}, ...${JSON.stringify(args.slice(1))}]; const { main } = await import(${JSON.stringify(path.join(ROOT, 'dist', 'cli.js'))}); await main(process.argv); process.stderr.write('maxrss=' + process.resourceUsage().maxRSS + '\\n');`,
+    ],
+    { encoding: 'utf8', maxBuffer: 1 << 24 },
+  );
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   return { ms, kib: Number(/maxrss=(\d+)/.exec(r.stderr)[1]), out: JSON.parse(r.stdout) };
 }
@@ -103,7 +131,12 @@ export async function run({ events = 100_000, runs = 5, million = !process.argv.
   }
   const ms = median(times);
   const rate = Math.round(events / (ms / 1000));
-  rows.push({ name: `audit chain: ${events.toLocaleString('en-US')} events in memory, one thread`, ms, value: `${rate.toLocaleString('en-US')}/s`, note: `target ≥ 100,000/s ${rate >= 100_000 ? 'met' : 'MISSED'}` });
+  rows.push({
+    name: `audit chain: ${events.toLocaleString('en-US')} events in memory, one thread`,
+    ms,
+    value: `${rate.toLocaleString('en-US')}/s`,
+    note: `target ≥ 100,000/s ${rate >= 100_000 ? 'met' : 'MISSED'}`,
+  });
 
   const dir = mkdtempSync(path.join(tmpdir(), 'loopsign-bench-ev-'));
   try {
@@ -112,7 +145,12 @@ export async function run({ events = 100_000, runs = 5, million = !process.argv.
     const c = compare(file, runs);
     const speedup = c.whole / c.streamed;
     const mb = (statSync(file).size / 1e6).toFixed(0);
-    rows.push({ name: `audit file (${mb} MB): whole file, one thread (baseline)`, ms: c.whole, value: `${(c.whole / 1000).toFixed(2)} s`, note: `CPU ${(c.cpuWhole / 1000).toFixed(2)} s` });
+    rows.push({
+      name: `audit file (${mb} MB): whole file, one thread (baseline)`,
+      ms: c.whole,
+      value: `${(c.whole / 1000).toFixed(2)} s`,
+      note: `CPU ${(c.cpuWhole / 1000).toFixed(2)} s`,
+    });
     rows.push({
       name: `audit file (${mb} MB): streamed, worker threads`,
       ms: c.streamed,
@@ -147,7 +185,6 @@ export async function run({ events = 100_000, runs = 5, million = !process.argv.
         note: `peak RSS, target ≤ 300 MB ${peak.kib * 1024 <= 300e6 ? 'met' : 'MISSED'}; ${(peak.ms / 1000).toFixed(1)} s`,
       });
     }
-
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

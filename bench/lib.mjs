@@ -40,7 +40,9 @@ export async function medianAsync(fn, runs) {
 /** A sandbox from the built binary (extra `sandbox` options in `args`); resolves with its printed info and a stop function. */
 export async function startSandbox(stateDir, args = []) {
   const { spawn } = await import('node:child_process');
-  const child = spawn(process.execPath, [BIN, '--json', 'sandbox', '--state-dir', stateDir, ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, [BIN, '--json', 'sandbox', '--state-dir', stateDir, ...args], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const info = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {
@@ -49,10 +51,18 @@ export async function startSandbox(stateDir, args = []) {
     });
     child.on('exit', (c) => reject(new Error(`sandbox exited ${c}`)));
   });
-  const stop = () => new Promise((r) => {
-    child.once('exit', r);
-    child.kill('SIGTERM');
+  const stop = () =>
+    new Promise((r) => {
+      child.once('exit', r);
+      child.kill('SIGTERM');
+    });
+  const env = (home) => ({
+    ...process.env,
+    XDG_STATE_HOME: path.join(home, 'state'),
+    LOOPSIGN_CHAIN_ID: '31337',
+    LOOPSIGN_SANDBOX_MANIFEST: info.manifest,
+    LOOPSIGN_KEYSTORE: info.devWallet.keystore,
+    LOOPSIGN_PASSWORD_FILE: info.devWallet.passwordFile,
   });
-  const env = (home) => ({ ...process.env, XDG_STATE_HOME: path.join(home, 'state'), LOOPSIGN_CHAIN_ID: '31337', LOOPSIGN_SANDBOX_MANIFEST: info.manifest, LOOPSIGN_KEYSTORE: info.devWallet.keystore, LOOPSIGN_PASSWORD_FILE: info.devWallet.passwordFile });
   return { info, stop, env };
 }

@@ -12,7 +12,12 @@ process.env.XDG_CONFIG_HOME = path.join(root, 'config');
 mkdirSync(path.join(root, 'config', 'loopsign'), { recursive: true });
 writeFileSync(
   path.join(root, 'config', 'loopsign', 'policy.json'),
-  JSON.stringify({ version: 1, perAsk: { maxUsdc: '100000000' }, rolling24h: { 31337: { maxUsdc: '1000000000000' } }, calendarMonth: { 31337: { maxUsdc: '1000000000000' } } }),
+  JSON.stringify({
+    version: 1,
+    perAsk: { maxUsdc: '100000000' },
+    rolling24h: { 31337: { maxUsdc: '1000000000000' } },
+    calendarMonth: { 31337: { maxUsdc: '1000000000000' } },
+  }),
 );
 
 const { Store } = await import('../dist/store/db.js');
@@ -30,9 +35,15 @@ const ESCROW = hex(0xe5c, 40);
 function fill(store, count) {
   const now = Date.now();
   store.db.exec('BEGIN');
-  const op = store.db.prepare("INSERT INTO operations (id, kind, chain_id, wallet, step, data, created_at, updated_at) VALUES (?, 'ask', 31337, ?, 'done', '{\"clientRequestId\":\"b\",\"request\":{}}', ?, ?)");
-  const tx = store.db.prepare("INSERT INTO transactions (hash, operation_id, seq, stage, calls, raw, nonce, kind, status, chain_id, wallet, signed_at) VALUES (?, ?, ?, 'ask', '[0]', '0x', ?, 'call', 'mined', 31337, ?, ?)");
-  const effect = store.db.prepare("INSERT INTO effects (operation_id, tx_id, stage, chain_id, wallet, asset, kind, spender, amount, at, live) VALUES (?, ?, 'ask', 31337, ?, 'USDC', ?, ?, 1500000, ?, 1)");
+  const op = store.db.prepare(
+    'INSERT INTO operations (id, kind, chain_id, wallet, step, data, created_at, updated_at) VALUES (?, \'ask\', 31337, ?, \'done\', \'{"clientRequestId":"b","request":{}}\', ?, ?)',
+  );
+  const tx = store.db.prepare(
+    "INSERT INTO transactions (hash, operation_id, seq, stage, calls, raw, nonce, kind, status, chain_id, wallet, signed_at) VALUES (?, ?, ?, 'ask', '[0]', '0x', ?, 'call', 'mined', 31337, ?, ?)",
+  );
+  const effect = store.db.prepare(
+    "INSERT INTO effects (operation_id, tx_id, stage, chain_id, wallet, asset, kind, spender, amount, at, live) VALUES (?, ?, 'ask', 31337, ?, 'USDC', ?, ?, 1500000, ?, 1)",
+  );
   for (let i = 0; i < count; i++) {
     const id = `ask-${hex(i, 32).slice(2)}`;
     const wallet = hex(i % 7, 40);
@@ -52,8 +63,31 @@ function legacyJournals(dir, count) {
   mkdirSync(dir, { recursive: true });
   const now = new Date().toISOString();
   for (let i = 0; i < count; i++) {
-    const txs = [0, 1, 2].map((k) => ({ stage: 'ask', calls: [k], hash: hex(i * 3 + k, 64), raw: '0x', nonce: k, kind: 'call', status: 'mined', signedAt: now, effects: [{ asset: 'USDC', kind: k === 0 ? 'approve' : 'pull', spender: ESCROW, amount: '1500000' }] }));
-    writeFileSync(path.join(dir, `ask-${hex(i, 32).slice(2)}.json`), JSON.stringify({ version: 1, kind: 'ask', id: `ask-${i}`, chainId: 31337, wallet: hex(i % 7, 40), createdAt: now, updatedAt: now, step: 'done', txs }));
+    const txs = [0, 1, 2].map((k) => ({
+      stage: 'ask',
+      calls: [k],
+      hash: hex(i * 3 + k, 64),
+      raw: '0x',
+      nonce: k,
+      kind: 'call',
+      status: 'mined',
+      signedAt: now,
+      effects: [{ asset: 'USDC', kind: k === 0 ? 'approve' : 'pull', spender: ESCROW, amount: '1500000' }],
+    }));
+    writeFileSync(
+      path.join(dir, `ask-${hex(i, 32).slice(2)}.json`),
+      JSON.stringify({
+        version: 1,
+        kind: 'ask',
+        id: `ask-${i}`,
+        chainId: 31337,
+        wallet: hex(i % 7, 40),
+        createdAt: now,
+        updatedAt: now,
+        step: 'done',
+        txs,
+      }),
+    );
   }
 }
 
@@ -95,7 +129,11 @@ export async function run({ sizes = [100, 1000, 10_000] } = {}) {
     const store = await Store.open(dir);
     fill(store, count);
     const gate = await PolicyGate.load(out, undefined, async () => store);
-    const op = await Operation.open(store, 'ask', `ask-${'f'.repeat(32)}`, { chainId: 31337, wallet: hex(99, 40), data: { clientRequestId: 'x', request: {} } });
+    const op = await Operation.open(store, 'ask', `ask-${'f'.repeat(32)}`, {
+      chainId: 31337,
+      wallet: hex(99, 40),
+      data: { clientRequestId: 'x', request: {} },
+    });
     const effects = [{ asset: 'USDC', kind: 'pull', spender: ESCROW, amount: 1_000_000n }];
     // The whole admission check, inside a write transaction as the ledger makes it.
     const check = async () => store.write((db) => gate.admit(db, chain, op, 'ask', effects));
@@ -109,14 +147,20 @@ export async function run({ sizes = [100, 1000, 10_000] } = {}) {
     const db = median(samples);
     // Not vacuous: the windows see every operation.
     const { windowUsage } = await import('../dist/policy/usage.js');
-    if (windowUsage(store.db, 31337, new Date(0)).USDC !== BigInt(count) * 3_000_000n) throw new Error('the bench database does not hold what it should');
+    if (windowUsage(store.db, 31337, new Date(0)).USDC !== BigInt(count) * 3_000_000n)
+      throw new Error('the bench database does not hold what it should');
     await op.close();
     store.close();
     const legacy = path.join(root, `journal-${count}`);
     legacyJournals(legacy, count);
     const since = new Date(Date.now() - 86_400_000);
     const scan = timeIt(() => legacyScan(legacy, since), count >= 10_000 ? 5 : 21);
-    rows.push({ name: `policy check, ${count} operations (database)`, ms: db, baseline: scan, note: `file scan ${scan.toFixed(1)} ms; target ≤ 5 ms` });
+    rows.push({
+      name: `policy check, ${count} operations (database)`,
+      ms: db,
+      baseline: scan,
+      note: `file scan ${scan.toFixed(1)} ms; target ≤ 5 ms`,
+    });
   }
   rmSync(root, { recursive: true, force: true });
   return rows;

@@ -28,6 +28,6 @@ for (const r of rows) {
     console.log(`${r.name.padEnd(width)}  ${value.padStart(10)}  ${''.padStart(7)}  ${r.note ?? ''}`);
     continue;
   }
-  const target = r.target ? `≤ ${r.target}x ${ratio <= r.target ? 'met' : 'MISSED'}` : r.note ?? '';
+  const target = r.target ? `≤ ${r.target}x ${ratio <= r.target ? 'met' : 'MISSED'}` : (r.note ?? '');
   console.log(`${r.name.padEnd(width)}  ${value.padStart(10)}  ${ratio ? ratio.toFixed(2) + 'x' : ''.padStart(7)}  ${target}`);
 }

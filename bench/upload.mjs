@@ -14,10 +14,14 @@ async function png(size, seed) {
   const raw = Buffer.alloc(width * height * 3);
   let x = 0x9e3779b9 ^ seed;
   for (let i = 0; i < raw.length; i++) {
-    x ^= x << 13; x ^= x >>> 17; x ^= x << 5; // xorshift: noise that does not compress
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5; // xorshift: noise that does not compress
     raw[i] = x & 0xff;
   }
-  return sharp(raw, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer();
+  return sharp(raw, { raw: { width, height, channels: 3 } })
+    .png({ compressionLevel: 0 })
+    .toBuffer();
 }
 
 function peakKb(env, file) {
@@ -31,7 +35,14 @@ export async function run({ runs = 3 } = {}) {
   const sb = await startSandbox(path.join(home, 'sb'));
   const info = sb.info;
   try {
-    const env = { ...process.env, XDG_STATE_HOME: path.join(home, 'state'), LOOPSIGN_CHAIN_ID: '31337', LOOPSIGN_SANDBOX_MANIFEST: info.manifest, LOOPSIGN_KEYSTORE: info.devWallet.keystore, LOOPSIGN_PASSWORD_FILE: info.devWallet.passwordFile };
+    const env = {
+      ...process.env,
+      XDG_STATE_HOME: path.join(home, 'state'),
+      LOOPSIGN_CHAIN_ID: '31337',
+      LOOPSIGN_SANDBOX_MANIFEST: info.manifest,
+      LOOPSIGN_KEYSTORE: info.devWallet.keystore,
+      LOOPSIGN_PASSWORD_FILE: info.devWallet.passwordFile,
+    };
     const size = 10_485_760;
     const small = [];
     const big = [];
@@ -48,7 +59,12 @@ export async function run({ runs = 3 } = {}) {
     const copies = (extraMb * 1024 * 1024) / size;
     return [
       { name: 'upload-image: peak RSS, tiny image (baseline)', ms: 0, value: `${(med(small) / 1024).toFixed(1)} MB`, note: '' },
-      { name: 'upload-image: peak RSS, 10 MB image', ms: 0, value: `${(med(big) / 1024).toFixed(1)} MB`, note: `+${extraMb.toFixed(1)} MB = ${copies.toFixed(2)} copies of the image (target ≤ ~3) ${copies <= 3.2 ? 'met' : 'MISSED'}` },
+      {
+        name: 'upload-image: peak RSS, 10 MB image',
+        ms: 0,
+        value: `${(med(big) / 1024).toFixed(1)} MB`,
+        note: `+${extraMb.toFixed(1)} MB = ${copies.toFixed(2)} copies of the image (target ≤ ~3) ${copies <= 3.2 ? 'met' : 'MISSED'}`,
+      },
     ];
   } finally {
     await sb.stop();

@@ -28,12 +28,16 @@ const CONTRACTS = [
 ];
 
 export function sourceFiles() {
-  return readdirSync(dir).filter((f) => f.endsWith('.sol')).sort();
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.sol'))
+    .sort();
 }
 
 export function sourcesHash() {
   const h = createHash('sha256');
-  h.update(`solc ${solc.version()}\n${JSON.stringify(SETTINGS)}\n${readFileSync(require.resolve('@openzeppelin/contracts/package.json'), 'utf8')}`);
+  h.update(
+    `solc ${solc.version()}\n${JSON.stringify(SETTINGS)}\n${readFileSync(require.resolve('@openzeppelin/contracts/package.json'), 'utf8')}`,
+  );
   for (const f of sourceFiles()) h.update(`${f}\n${readFileSync(path.join(dir, f), 'utf8')}\n`);
   return h.digest('hex');
 }

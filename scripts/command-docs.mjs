@@ -23,7 +23,10 @@ function walk(cmd, prefix = []) {
 
 function page({ names, cmd }) {
   // Exactly what `loopsign … --help` prints (examples included), at a fixed width.
-  const r = spawnSync(process.execPath, [path.join(root, 'bin', 'loopsign.js'), ...names, '--help'], { encoding: 'utf8', env: { ...process.env, COLUMNS: '100', NO_COLOR: '1' } });
+  const r = spawnSync(process.execPath, [path.join(root, 'bin', 'loopsign.js'), ...names, '--help'], {
+    encoding: 'utf8',
+    env: { ...process.env, COLUMNS: '100', NO_COLOR: '1' },
+  });
   if (r.status !== 0) throw new Error(`loopsign ${names.join(' ')} --help exited ${r.status}`);
   const help = r.stdout.replace(/[ \t]+$/gm, '');
   return `# loopsign ${names.join(' ')}\n\n${cmd.description()}\n\n\`\`\`\n${help.trimEnd()}\n\`\`\`\n\nGlobal options, output contract and exit codes: [../cli.md](../cli.md).\n`;

@@ -35,13 +35,20 @@ function step(title, args, extraEnv = {}, expectCode = 0) {
 function stepJson(title, args, extraEnv = {}) {
   console.log(`\n== ${title}\n$ loopsign --json ${args.join(' ')}`);
   const t0 = Date.now();
-  const r = spawnSync(process.execPath, [bin, '--json', ...args], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [bin, '--json', ...args], {
+    env: { ...env, ...extraEnv },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
   steps.push({ title, ms: Date.now() - t0, code: r.status, txs: 0 });
   if (r.status !== 0) throw new Error(`step "${title}" exited ${r.status}: ${r.stdout}`);
   const doc = JSON.parse(r.stdout);
   // loopsign's checked summary; the service's whole document is under `service`.
   const { service, ...summary } = doc;
-  console.log(JSON.stringify(summary, null, 2), `\n(and the service's document under "service": ${Object.keys(service ?? {}).length} members)`);
+  console.log(
+    JSON.stringify(summary, null, 2),
+    `\n(and the service's document under "service": ${Object.keys(service ?? {}).length} members)`,
+  );
   return doc;
 }
 
@@ -61,13 +68,20 @@ function lastJournalTxs() {
 }
 
 async function control(base, route, body, method = 'POST') {
-  const res = await fetch(`${base}${route}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${base}${route}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   if (!res.ok) throw new Error(`sandbox control ${route} failed (${res.status}): ${await res.text()}`);
 }
 
 async function startSandbox() {
   const stateDir = path.join(home, 'sandbox');
-  const child = spawn(process.execPath, [bin, '--json', 'sandbox', '--state-dir', stateDir, '--auto-advance'], { env, stdio: ['ignore', 'pipe', process.env.LOOPSIGN_DEMO_DEBUG ? 'inherit' : 'ignore'] });
+  const child = spawn(process.execPath, [bin, '--json', 'sandbox', '--state-dir', stateDir, '--auto-advance'], {
+    env,
+    stdio: ['ignore', 'pipe', process.env.LOOPSIGN_DEMO_DEBUG ? 'inherit' : 'ignore'],
+  });
   const info = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {
@@ -88,7 +102,14 @@ async function mcpStep(sbEnv, file) {
   const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
   const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
   const client = new Client({ name: 'loopsign-demo-host', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp'], env: { ...env, ...sbEnv }, stderr: process.env.LOOPSIGN_DEMO_DEBUG ? 'inherit' : 'ignore' }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [bin, 'mcp'],
+      env: { ...env, ...sbEnv },
+      stderr: process.env.LOOPSIGN_DEMO_DEBUG ? 'inherit' : 'ignore',
+    }),
+  );
   let refused;
   try {
     const { tools } = await client.listTools();
@@ -135,49 +156,137 @@ try {
   step("the sandbox's funded dev wallet", ['wallet', 'balance'], sbEnv);
   await control(sandbox.info.baseUrl, '/__sandbox/settings', { pollAfterMs: 1000 });
   const askFile = path.join(home, 'ask.json');
-  writeFileSync(askFile, JSON.stringify({
-    chainId: 31337,
-    clientRequestId: 'demo-release-go-no-go',
-    maxPaymentAmount: '2500000',
-    bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-    feedbackBonus: { amount: '1000000', asset: 'USDC' },
-    roundConfig: { questionDurationSeconds: '1200', minVoters: '3', maxVoters: '100' },
-    question: { title: 'Should the agent ship release 42 today?', contextUrl: 'https://example.com/release-42', categoryId: '1', tags: ['release', 'demo'] },
-  }, null, 2));
+  writeFileSync(
+    askFile,
+    JSON.stringify(
+      {
+        chainId: 31337,
+        clientRequestId: 'demo-release-go-no-go',
+        maxPaymentAmount: '2500000',
+        bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+        feedbackBonus: { amount: '1000000', asset: 'USDC' },
+        roundConfig: { questionDurationSeconds: '1200', minVoters: '3', maxVoters: '100' },
+        question: {
+          title: 'Should the agent ship release 42 today?',
+          contextUrl: 'https://example.com/release-42',
+          categoryId: '1',
+          tags: ['release', 'demo'],
+        },
+      },
+      null,
+      2,
+    ),
+  );
   step('quote the ask (nothing is paid)', ['quote', '--file', askFile], sbEnv);
-  step('ask humans: check the plan, pay atomically (EIP-7702), fund the bonus, wait for the result', ['ask', '--file', askFile, '--payment-mode', 'wallet_calls', '--atomic', '--wait', '--timeout', '120'], sbEnv);
+  step(
+    'ask humans: check the plan, pay atomically (EIP-7702), fund the bonus, wait for the result',
+    ['ask', '--file', askFile, '--payment-mode', 'wallet_calls', '--atomic', '--wait', '--timeout', '120'],
+    sbEnv,
+  );
   step('read the result again, as JSON for an agent', ['--json', 'result', '--client-request-id', 'demo-release-go-no-go'], sbEnv);
   // An image, uploaded and asked about (a real PNG: the service re-encodes it to WebP).
   const { default: sharp } = await import('sharp');
-  const png = await sharp({ create: { width: 1600, height: 900, channels: 3, background: { r: 40, g: 90, b: 160 } } }).png().toBuffer();
+  const png = await sharp({ create: { width: 1600, height: 900, channels: 3, background: { r: 40, g: 90, b: 160 } } })
+    .png()
+    .toBuffer();
   const shot = path.join(home, 'screenshot.png');
   writeFileSync(shot, png);
   const imageAsk = path.join(home, 'image-ask.json');
-  writeFileSync(imageAsk, JSON.stringify({
-    chainId: 31337, clientRequestId: 'demo-image-question', maxPaymentAmount: '1000000',
-    bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
-    question: { title: 'Is this screenshot clear enough for new users?', imageFiles: ['screenshot.png'], categoryId: '1', tags: ['design'] },
-  }, null, 2));
-  step('upload an image (checked by content, signed challenge; the URL carries the stored WebP\'s hash)', ['upload-image', shot], sbEnv);
-  step('ask about it: the local image path is uploaded and replaced by its URL', ['ask', '--file', imageAsk, '--payment-mode', 'x402_authorization', '--wait', '--timeout', '120'], sbEnv);
+  writeFileSync(
+    imageAsk,
+    JSON.stringify(
+      {
+        chainId: 31337,
+        clientRequestId: 'demo-image-question',
+        maxPaymentAmount: '1000000',
+        bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
+        question: {
+          title: 'Is this screenshot clear enough for new users?',
+          imageFiles: ['screenshot.png'],
+          categoryId: '1',
+          tags: ['design'],
+        },
+      },
+      null,
+      2,
+    ),
+  );
+  step("upload an image (checked by content, signed challenge; the URL carries the stored WebP's hash)", ['upload-image', shot], sbEnv);
+  step(
+    'ask about it: the local image path is uploaded and replaced by its URL',
+    ['ask', '--file', imageAsk, '--payment-mode', 'x402_authorization', '--wait', '--timeout', '120'],
+    sbEnv,
+  );
   // Rating someone else's question with an encrypted commit, then seeing it revealed. The simulated raters stay
   // out of this round: with --auto-advance their votes would make the keeper jump the clock past the voting window
   // before our vote is in.
   await control(sandbox.info.baseUrl, '/__sandbox/settings', { raters: false });
-  const content = await (await fetch(`${sandbox.info.baseUrl}/__sandbox/content`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json();
-  step('rate an existing question: the vote is encrypted to a future drand round', ['rate', '--content-id', content.contentId, '--up', '--prediction', '70', '--stake', '2'], sbEnv);
+  const content = await (
+    await fetch(`${sandbox.info.baseUrl}/__sandbox/content`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    })
+  ).json();
+  step(
+    'rate an existing question: the vote is encrypted to a future drand round',
+    ['rate', '--content-id', content.contentId, '--up', '--prediction', '70', '--stake', '2'],
+    sbEnv,
+  );
   await control(sandbox.info.baseUrl, '/__sandbox/time', { advanceSeconds: 1300 });
   await control(sandbox.info.baseUrl, '/__sandbox/keeper/tick', {});
   step('after the round: the keeper decrypted and revealed the vote', ['rate', 'status', '--content-id', content.contentId], sbEnv);
-  step('a browser handoff link for a human-held wallet (token only in the fragment)', ['handoff', '--file', askFile, '--ttl', '30m'], sbEnv);
+  step(
+    'a browser handoff link for a human-held wallet (token only in the fragment)',
+    ['handoff', '--file', askFile, '--ttl', '30m'],
+    sbEnv,
+  );
   // Evidence, verified offline against pinned keys.
   const keysFile = path.join(home, 'trusted-keys.json');
   // The workspace evidence routes take the owner's browser session cookie (never an API key, never argv).
   const cookieArgs = ['--session-cookie-file', sandbox.info.workspace.sessionCookieFile];
   step('download the public trusted keys (no account)', ['evidence', 'keys', '--out', keysFile], sbEnv);
-  const runId = `run_${JSON.parse(readFileSync(path.join(home, 'state', 'loopsign', 'journal', readdirSync(path.join(home, 'state', 'loopsign', 'journal')).find((f) => f.startsWith('ask-') && JSON.parse(readFileSync(path.join(home, 'state', 'loopsign', 'journal', f), 'utf8')).clientRequestId === 'demo-release-go-no-go')), 'utf8')).confirm.contentIds[0]}`;
-  step('fetch the evidence packet of the settled round and verify it against the pinned keys', ['evidence', 'fetch', 'run', runId, '--workspace', sandbox.info.workspace.id, '--trusted-keys', keysFile, '--out', path.join(home, 'packet.json'), ...cookieArgs], sbEnv);
-  step('fetch and verify the audit chain of everything the sandbox did', ['evidence', 'fetch', 'audit', '--workspace', sandbox.info.workspace.id, '--out', path.join(home, 'audit.json'), ...cookieArgs], sbEnv);
+  const runId = `run_${
+    JSON.parse(
+      readFileSync(
+        path.join(
+          home,
+          'state',
+          'loopsign',
+          'journal',
+          readdirSync(path.join(home, 'state', 'loopsign', 'journal')).find(
+            (f) =>
+              f.startsWith('ask-') &&
+              JSON.parse(readFileSync(path.join(home, 'state', 'loopsign', 'journal', f), 'utf8')).clientRequestId ===
+                'demo-release-go-no-go',
+          ),
+        ),
+        'utf8',
+      ),
+    ).confirm.contentIds[0]
+  }`;
+  step(
+    'fetch the evidence packet of the settled round and verify it against the pinned keys',
+    [
+      'evidence',
+      'fetch',
+      'run',
+      runId,
+      '--workspace',
+      sandbox.info.workspace.id,
+      '--trusted-keys',
+      keysFile,
+      '--out',
+      path.join(home, 'packet.json'),
+      ...cookieArgs,
+    ],
+    sbEnv,
+  );
+  step(
+    'fetch and verify the audit chain of everything the sandbox did',
+    ['evidence', 'fetch', 'audit', '--workspace', sandbox.info.workspace.id, '--out', path.join(home, 'audit.json'), ...cookieArgs],
+    sbEnv,
+  );
   // Invited workspace review: the workspace API key read from a file (never argv); an output recorded by its hashes,
   // its review created, followed to the reviewers' result, which is approval only when completed with signed
   // authorized_positive evidence verified against the pinned key; then the review's run and its evidence packet.
@@ -186,22 +295,66 @@ try {
   const reply = path.join(home, 'reply.txt');
   writeFileSync(source, 'Ticket 1001: a customer asks how to export their data.');
   writeFileSync(reply, 'Open Settings > Privacy and choose Export data; the file arrives by email.');
-  const evaluated = stepJson('invited review: record the output by its hashes; the bound policy requires a review', ['review', 'evaluate', '--external-id', 'demo-ticket-1001', '--workflow', 'support-reply', '--risk-tier', 'high', '--source', source, '--suggestion', reply, '--model', 'openai/gpt-5.1', ...keyArgs], sbEnv);
-  step('create the review: the exact committed text goes to the invited reviewers', ['review', 'request', evaluated.opportunityId, ...keyArgs], sbEnv);
-  step('wait for the reviewers (sandbox time advances): approval verified with the pinned key is exit 0', ['review', 'wait', evaluated.opportunityId, '--trusted-keys', keysFile, '--timeout', '120', ...keyArgs], sbEnv);
-  step("the result, and the review's run: its evidence packet fetched and verified offline", ['review', 'result', evaluated.opportunityId, '--trusted-keys', keysFile, '--verify', ...cookieArgs, ...keyArgs], sbEnv);
+  const evaluated = stepJson(
+    'invited review: record the output by its hashes; the bound policy requires a review',
+    [
+      'review',
+      'evaluate',
+      '--external-id',
+      'demo-ticket-1001',
+      '--workflow',
+      'support-reply',
+      '--risk-tier',
+      'high',
+      '--source',
+      source,
+      '--suggestion',
+      reply,
+      '--model',
+      'openai/gpt-5.1',
+      ...keyArgs,
+    ],
+    sbEnv,
+  );
+  step(
+    'create the review: the exact committed text goes to the invited reviewers',
+    ['review', 'request', evaluated.opportunityId, ...keyArgs],
+    sbEnv,
+  );
+  step(
+    'wait for the reviewers (sandbox time advances): approval verified with the pinned key is exit 0',
+    ['review', 'wait', evaluated.opportunityId, '--trusted-keys', keysFile, '--timeout', '120', ...keyArgs],
+    sbEnv,
+  );
+  step(
+    "the result, and the review's run: its evidence packet fetched and verified offline",
+    ['review', 'result', evaluated.opportunityId, '--trusted-keys', keysFile, '--verify', ...cookieArgs, ...keyArgs],
+    sbEnv,
+  );
   await control(sandbox.info.baseUrl, '/__sandbox/hostile', { scenario: 'inflated_approval', count: 5 });
   const hostileFile = path.join(home, 'hostile.json');
-  writeFileSync(hostileFile, readFileSync(askFile, 'utf8').replace('demo-release-go-no-go', 'demo-hostile-plan').replace('release 42', 'release 43'));
-  step('a compromised service inflates the approval: the guard refuses (exit 5), nothing is signed', ['ask', '--file', hostileFile, '--payment-mode', 'wallet_calls'], sbEnv, 5);
+  writeFileSync(
+    hostileFile,
+    readFileSync(askFile, 'utf8').replace('demo-release-go-no-go', 'demo-hostile-plan').replace('release 42', 'release 43'),
+  );
+  step(
+    'a compromised service inflates the approval: the guard refuses (exit 5), nothing is signed',
+    ['ask', '--file', hostileFile, '--payment-mode', 'wallet_calls'],
+    sbEnv,
+    5,
+  );
   await control(sandbox.info.baseUrl, '/__sandbox/hostile', undefined, 'DELETE');
   const mcpFile = path.join(home, 'mcp-ask.json');
-  writeFileSync(mcpFile, readFileSync(askFile, 'utf8').replace('demo-release-go-no-go', 'demo-mcp-ask').replace('release 42', 'release 44'));
+  writeFileSync(
+    mcpFile,
+    readFileSync(askFile, 'utf8').replace('demo-release-go-no-go', 'demo-mcp-ask').replace('release 42', 'release 44'),
+  );
   await mcpStep(sbEnv, mcpFile);
   step('balances afterwards: the refused plan moved nothing', ['wallet', 'balance'], sbEnv);
   console.log('\nsummary');
   console.log(`  ${'step'.padEnd(96)} ${'time'.padStart(8)}  exit  transactions`);
-  for (const s of steps) console.log(`  ${s.title.padEnd(96)} ${String(s.ms).padStart(6)} ms  ${String(s.code).padStart(4)}  ${s.txs || ''}`);
+  for (const s of steps)
+    console.log(`  ${s.title.padEnd(96)} ${String(s.ms).padStart(6)} ms  ${String(s.code).padStart(4)}  ${s.txs || ''}`);
 } catch (error) {
   console.error(`\ndemo failed: ${error.message}`);
   process.exitCode = 1;

@@ -22,7 +22,9 @@ export function renderErrorDocs({ areas, families, exitMeaning }) {
   out.push('stderr. Act on `error.code`: each code below means one thing and always comes with the exit code given here. The');
   out.push('message says what exactly went wrong; the hint, when there is one, what to run next.');
   out.push('');
-  out.push(`loopsign's own codes: ${entries.length}. Codes the service chooses come on top of those: see [the last section](#codes-the-service-chooses).`);
+  out.push(
+    `loopsign's own codes: ${entries.length}. Codes the service chooses come on top of those: see [the last section](#codes-the-service-chooses).`,
+  );
   out.push('');
   out.push('## Exit codes');
   out.push('');
@@ -35,14 +37,17 @@ export function renderErrorDocs({ areas, families, exitMeaning }) {
     out.push('');
     out.push('| Code | Exit | What happened, and what to do |');
     out.push('|---|---|---|');
-    for (const [code, e] of Object.entries(codes)) out.push(`| \`${code}\` | ${e.exit} | ${cell(e.says)}${e.service === undefined ? '' : ' (The service sends this word too: [see below](#words-loopsign-and-the-service-share).)'} |`);
+    for (const [code, e] of Object.entries(codes))
+      out.push(
+        `| \`${code}\` | ${e.exit} | ${cell(e.says)}${e.service === undefined ? '' : ' (The service sends this word too: [see below](#words-loopsign-and-the-service-share).)'} |`,
+      );
     out.push('');
   }
   out.push('## Codes the service chooses');
   out.push('');
-  out.push("When the service refuses a request it names the reason in its own code word (snake_case). loopsign passes that");
+  out.push('When the service refuses a request it names the reason in its own code word (snake_case). loopsign passes that');
   out.push('word on as `error.code`, so an agent can act on what the service said; such codes are not listed one by one above,');
-  out.push("because the service decides them. They come in these forms (`details.status` is the HTTP status the service");
+  out.push('because the service decides them. They come in these forms (`details.status` is the HTTP status the service');
   out.push('answered with, when it answered over HTTP):');
   out.push('');
   out.push('| Code | Exit | What happened, and what to do |');
@@ -56,7 +61,7 @@ export function renderErrorDocs({ areas, families, exitMeaning }) {
   out.push('');
   out.push('### Words loopsign and the service share');
   out.push('');
-  out.push("| Code | Exit | What the service means by it |");
+  out.push('| Code | Exit | What the service means by it |');
   out.push('|---|---|---|');
   for (const [code, e] of shared) out.push(`| \`${code}\` | ${e.exit === 6 ? 6 : 3} | ${cell(e.service)} |`);
   out.push('');

@@ -9,9 +9,17 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cli = path.join(root, 'dist', 'cli.js');
-const r = spawnSync(process.execPath, ['--input-type=module', '-e', `const { main } = await import(${JSON.stringify(cli)}); process.exitCode = await main([process.argv0, 'loopsign', '--help']);`], {
-  encoding: 'utf8',
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
+const r = spawnSync(
+  process.execPath,
+  [
+    '--input-type=module',
+    '-e',
+    `const { main } = await import(${JSON.stringify(cli)}); process.exitCode = await main([process.argv0, 'loopsign', '--help']);`,
+  ],
+  {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  },
+);
 if (r.status !== 0 || !r.stdout.startsWith('Usage: loopsign')) throw new Error(`rendering the help failed (exit ${r.status})`);
 writeFileSync(path.join(root, 'dist', 'help.txt'), r.stdout);

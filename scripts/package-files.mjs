@@ -18,7 +18,9 @@ export const REQUIRED_FILES = [
 /** The problems with a tarball's file list (paths relative to the package root); empty when it is right. */
 export function packageProblems(files) {
   const problems = REQUIRED_FILES.filter((f) => !files.includes(f)).map((f) => `lacks ${f}`);
-  const stray = files.filter((f) => /^(src|test|scripts|bench|coverage|\.ci|node_modules)\//.test(f) || /\.(map|ts|mts|tsbuildinfo|sol)$/.test(f));
+  const stray = files.filter(
+    (f) => /^(src|test|scripts|bench|coverage|\.ci|node_modules)\//.test(f) || /\.(map|ts|mts|tsbuildinfo|sol)$/.test(f),
+  );
   if (stray.length) problems.push(`carries files that do not run: ${stray.slice(0, 5).join(', ')}${stray.length > 5 ? ', …' : ''}`);
   return problems;
 }

@@ -35,7 +35,11 @@ let summary;
 try {
   if (!tarball) {
     step('npm pack (prepack builds dist/)');
-    const out = execFileSync(npm, ['pack', '--json', '--pack-destination', tmp], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const out = execFileSync(npm, ['pack', '--json', '--pack-destination', tmp], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const doc = JSON.parse(out.slice(out.indexOf('[')))[0];
     tarball = path.join(tmp, doc.filename);
     const files = doc.files.map((f) => f.path);
@@ -49,19 +53,34 @@ try {
     }
     summary = `${doc.filename}: ${(doc.size / 1024).toFixed(0)} KiB packed, ${(doc.unpackedSize / 1024).toFixed(0)} KiB unpacked, ${files.length} files`;
     step(summary);
-    step(`contents: ${Object.entries(groups).map(([g, n]) => `${g} (${n})`).join(', ')}`);
+    step(
+      `contents: ${Object.entries(groups)
+        .map(([g, n]) => `${g} (${n})`)
+        .join(', ')}`,
+    );
   }
 
   // As a user installs it: install scripts run (better-sqlite3's fetches or compiles loopsign's SQLite; sharp's and
   // esbuild's are not needed, and package.json's allowScripts says so).
   step(`npm i -g --prefix <tmp> ${path.basename(tarball)}`);
   const prefix = path.join(tmp, 'prefix');
-  execFileSync(npm, ['install', '-g', '--prefix', prefix, tarball, '--no-audit', '--no-fund'], { cwd: tmp, stdio: ['ignore', 'inherit', 'inherit'] });
+  execFileSync(npm, ['install', '-g', '--prefix', prefix, tarball, '--no-audit', '--no-fund'], {
+    cwd: tmp,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   const bin = path.join(prefix, 'bin', 'loopsign');
   if (!existsSync(bin)) fail(`no ${bin} after the install`);
-  step('sharp (the sandbox\'s image decoder) loads its prebuilt binary without its install script');
+  step("sharp (the sandbox's image decoder) loads its prebuilt binary without its install script");
   const sharpDir = path.join(prefix, 'lib', 'node_modules', 'loopsign', 'node_modules', 'sharp');
-  const webp = execFileSync(process.execPath, ['--input-type=module', '-e', `const { default: sharp } = await import(${JSON.stringify(path.join(sharpDir, 'lib', 'index.js'))}); process.stdout.write(String((await sharp({ create: { width: 2, height: 2, channels: 3, background: '#f00' } }).webp().toBuffer()).length));`], { encoding: 'utf8' });
+  const webp = execFileSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `const { default: sharp } = await import(${JSON.stringify(path.join(sharpDir, 'lib', 'index.js'))}); process.stdout.write(String((await sharp({ create: { width: 2, height: 2, channels: 3, background: '#f00' } }).webp().toBuffer()).length));`,
+    ],
+    { encoding: 'utf8' },
+  );
   if (!(Number(webp) > 0)) fail('sharp did not encode an image');
 
   // A folder outside the repository, a home of its own: nothing of the checkout or of this user is used.
@@ -69,10 +88,26 @@ try {
   const home = path.join(tmp, 'home');
   mkdirSync(outside, { recursive: true });
   mkdirSync(home, { recursive: true });
-  const env = { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), XDG_DATA_HOME: path.join(home, 'data'), XDG_STATE_HOME: path.join(home, 'state'), LANG: 'C.UTF-8' };
+  const env = {
+    PATH: process.env.PATH,
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, 'config'),
+    XDG_DATA_HOME: path.join(home, 'data'),
+    XDG_STATE_HOME: path.join(home, 'state'),
+    LANG: 'C.UTF-8',
+  };
   const run = (argv, extra = {}) => {
     try {
-      return { code: 0, stdout: execFileSync(bin, argv, { cwd: outside, env: { ...env, ...extra }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 }) };
+      return {
+        code: 0,
+        stdout: execFileSync(bin, argv, {
+          cwd: outside,
+          env: { ...env, ...extra },
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'pipe'],
+          timeout: 120_000,
+        }),
+      };
     } catch (error) {
       return { code: error.status ?? -1, stdout: String(error.stdout ?? ''), stderr: String(error.stderr ?? '') };
     }
@@ -111,7 +146,8 @@ try {
     });
     sandbox.on('exit', (code) => reject(new Error(`the sandbox exited with ${code}:\n${stderr}`)));
   });
-  if (ready.ok !== true || ready.chainId !== 31337 || !existsSync(ready.manifest)) fail(`the ready document: ${JSON.stringify(ready).slice(0, 300)}`);
+  if (ready.ok !== true || ready.chainId !== 31337 || !existsSync(ready.manifest))
+    fail(`the ready document: ${JSON.stringify(ready).slice(0, 300)}`);
   started.push(ready.pids.anvil);
 
   step('loopsign quote against the sandbox');
@@ -124,13 +160,18 @@ try {
     question: { title: 'Does the installed package quote?', contextUrl: 'https://example.com/context', categoryId: '1', tags: ['smoke'] },
   };
   writeFileSync(path.join(outside, 'ask.json'), JSON.stringify(ask, null, 2));
-  const sbEnv = { LOOPSIGN_CHAIN_ID: '31337', LOOPSIGN_SANDBOX_MANIFEST: ready.manifest, LOOPSIGN_KEYSTORE: ready.devWallet.keystore, LOOPSIGN_PASSWORD_FILE: ready.devWallet.passwordFile };
+  const sbEnv = {
+    LOOPSIGN_CHAIN_ID: '31337',
+    LOOPSIGN_SANDBOX_MANIFEST: ready.manifest,
+    LOOPSIGN_KEYSTORE: ready.devWallet.keystore,
+    LOOPSIGN_PASSWORD_FILE: ready.devWallet.passwordFile,
+  };
   const q = run(['--json', 'quote', '--file', 'ask.json'], sbEnv);
   const quote = q.code === 0 ? JSON.parse(q.stdout) : undefined;
   if (!quote?.ok || quote.amounts?.total?.display !== '1.5 USDC') fail(`quote: exit ${q.code}: ${q.stdout}${q.stderr ?? ''}`);
 
   // The money path needs loopsign's database (better-sqlite3's native SQLite): an ask paid, and the spending it shows.
-  step('loopsign ask against the sandbox, then history (the installed package\'s database)');
+  step("loopsign ask against the sandbox, then history (the installed package's database)");
   const a = run(['--json', 'ask', '--file', 'ask.json', '--payment-mode', 'wallet_calls'], sbEnv);
   const asked = a.code === 0 ? JSON.parse(a.stdout) : undefined;
   if (asked?.status !== 'submitted') fail(`ask: exit ${a.code}: ${a.stdout}${a.stderr ?? ''}`);

@@ -40,7 +40,10 @@ for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true }))
   if (file.startsWith(vendor + path.sep)) continue;
   const text = readFileSync(file, 'utf8');
   const next = text.replace(IMPORT, (_m, keyword, quote, specifier) => {
-    let to = path.relative(path.dirname(file), path.join(vendor, `${ENTRIES[specifier]}.js`)).split(path.sep).join('/');
+    let to = path
+      .relative(path.dirname(file), path.join(vendor, `${ENTRIES[specifier]}.js`))
+      .split(path.sep)
+      .join('/');
     if (!to.startsWith('.')) to = `./${to}`;
     return `${keyword}${quote}${to}${quote}`;
   });

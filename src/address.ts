@@ -31,12 +31,14 @@ export function addressProblem(value: unknown): 'form' | 'checksum' | undefined 
   return toChecksumAddress(value) === value ? undefined : 'checksum';
 }
 
-export const CHECKSUM_HINT = 'copy the address again from where it came from (a mixed-case address carries a checksum, and this one does not match: a typo?); write it all in lower case only if you are sure of it';
+export const CHECKSUM_HINT =
+  'copy the address again from where it came from (a mixed-case address carries a checksum, and this one does not match: a typo?); write it all in lower case only if you are sure of it';
 
 /** A user's address (`what` names where it came from, e.g. `--wallet`), or UsageError (exit 2). */
 export function checkAddress(value: unknown, what: string, code: UsageCode = 'invalid_address'): `0x${string}` {
   const problem = addressProblem(value);
   if (problem === 'form') throw new UsageError(code, `${what} ${String(value)} is not an address (0x followed by 40 hex characters)`);
-  if (problem === 'checksum') throw new UsageError('bad_address_checksum', `${what} ${String(value)} has a bad checksum`, { hint: CHECKSUM_HINT });
+  if (problem === 'checksum')
+    throw new UsageError('bad_address_checksum', `${what} ${String(value)} has a bad checksum`, { hint: CHECKSUM_HINT });
   return value as `0x${string}`;
 }

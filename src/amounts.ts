@@ -36,7 +36,8 @@ export function displayAmount(atomic: bigint | string, asset: string): string | 
 /** A display amount a person typed ("2.5") as atomic units, exactly; `what` names the flag. */
 export function parseDisplayAmount(text: string, decimals: number, what: string): bigint {
   const t = text.trim();
-  if (!/^[0-9]+(\.[0-9]+)?$/.test(t)) throw new UsageError('invalid_amount', `${what} ${text} is not an amount (a decimal number such as 2.5)`);
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(t))
+    throw new UsageError('invalid_amount', `${what} ${text} is not an amount (a decimal number such as 2.5)`);
   const [whole, frac = ''] = t.split('.') as [string, string?];
   if (frac.length > decimals) throw new UsageError('invalid_amount', `${what} ${text} has more than ${decimals} decimal places`);
   return BigInt(whole) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, '0') || '0');
@@ -47,16 +48,24 @@ export function checkPayable(atomic: bigint, asset: string, field: string, where
   const decimals = TOKEN_DECIMALS[asset] ?? 6;
   const named = where === undefined ? field : `${where}: ${field}`;
   if (atomic > UINT256_MAX) {
-    throw new UsageError('amount_too_large', `${named}: ${atomic} does not fit in a uint256: no token amount can be that large; nothing was sent`, {
-      hint: `amounts are atomic units (${decimals} decimals for ${asset}: 2.5 ${asset} is ${parseDisplayAmount('2.5', decimals, field)})`,
-      details: { field },
-    });
+    throw new UsageError(
+      'amount_too_large',
+      `${named}: ${atomic} does not fit in a uint256: no token amount can be that large; nothing was sent`,
+      {
+        hint: `amounts are atomic units (${decimals} decimals for ${asset}: 2.5 ${asset} is ${parseDisplayAmount('2.5', decimals, field)})`,
+        details: { field },
+      },
+    );
   }
   const cap = MAX_TOKEN_AMOUNT * 10n ** BigInt(decimals);
   if (atomic > cap) {
-    throw new UsageError('amount_too_large', `${named}: ${atomic} atomic units is ${formatUnits(atomic, decimals)} ${asset}, above the ${formatUnits(MAX_TOKEN_AMOUNT, 0)} ${asset} that any one payment may be; nothing was sent`, {
-      hint: `amounts are atomic units (${decimals} decimals for ${asset}: 2.5 ${asset} is ${parseDisplayAmount('2.5', decimals, field)})`,
-      details: { field },
-    });
+    throw new UsageError(
+      'amount_too_large',
+      `${named}: ${atomic} atomic units is ${formatUnits(atomic, decimals)} ${asset}, above the ${formatUnits(MAX_TOKEN_AMOUNT, 0)} ${asset} that any one payment may be; nothing was sent`,
+      {
+        hint: `amounts are atomic units (${decimals} decimals for ${asset}: 2.5 ${asset} is ${parseDisplayAmount('2.5', decimals, field)})`,
+        details: { field },
+      },
+    );
   }
 }

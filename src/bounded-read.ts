@@ -3,13 +3,22 @@
 import { promises as fs } from 'node:fs';
 
 /** What was wrong with the file: it could not be opened (with the system's code), it is not a file, empty, too large. */
-export type BoundedReadProblem = { kind: 'unreadable'; code: string } | { kind: 'not_a_file' } | { kind: 'empty' } | { kind: 'too_large'; size: number };
+export type BoundedReadProblem =
+  | { kind: 'unreadable'; code: string }
+  | { kind: 'not_a_file' }
+  | { kind: 'empty' }
+  | { kind: 'too_large'; size: number };
 
 /**
  * The bytes of `file`, a regular file of at most `maxBytes` (and, with `refuseEmpty`, at least one); otherwise the
  * error `fail` makes of the problem. Errors while reading an opened file are not worded here.
  */
-export async function readBoundedFile(file: string, maxBytes: number, fail: (problem: BoundedReadProblem) => Error, options: { refuseEmpty?: boolean } = {}): Promise<Buffer> {
+export async function readBoundedFile(
+  file: string,
+  maxBytes: number,
+  fail: (problem: BoundedReadProblem) => Error,
+  options: { refuseEmpty?: boolean } = {},
+): Promise<Buffer> {
   let handle;
   try {
     handle = await fs.open(file, 'r');

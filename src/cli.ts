@@ -104,12 +104,18 @@ export async function buildProgram(out: Output, argv?: string[]): Promise<Comman
     .option('--rpc-url <url>', 'JSON-RPC endpoint of the chain (env LOOPSIGN_RPC_URL)')
     .option('--chain-id <id>', '8453 production, 84532 staging, 31337 local sandbox (env LOOPSIGN_CHAIN_ID)')
     .option('--keystore <file>', 'encrypted keystore (env LOOPSIGN_KEYSTORE; default under the XDG data dir)')
-    .option('--signer <spec>', 'where the key lives: keystore, aws:<key>, gcp:<key version>, rpc:<url> or ledger[:<path>] (env LOOPSIGN_SIGNER; see docs/wallet.md)')
+    .option(
+      '--signer <spec>',
+      'where the key lives: keystore, aws:<key>, gcp:<key version>, rpc:<url> or ledger[:<path>] (env LOOPSIGN_SIGNER; see docs/wallet.md)',
+    )
     .option('--from <address>', 'the address an external signer must hold, checked before anything is signed (env LOOPSIGN_FROM)')
     .option('--password-file <file>', 'read the keystore password from this file (env LOOPSIGN_PASSWORD_FILE)')
     .option('--password-env <name>', 'read the keystore password from this environment variable (default LOOPSIGN_PASSWORD)')
     .option('--allow-weak-kdf', 'unlock a keystore whose key derivation is weaker than common wallets write (see `wallet rekey`)')
-    .option('--policy <file>', 'a spending policy enforced on top of the config folder\'s policy.json; adds limits, never lifts one (env LOOPSIGN_POLICY)')
+    .option(
+      '--policy <file>',
+      "a spending policy enforced on top of the config folder's policy.json; adds limits, never lifts one (env LOOPSIGN_POLICY)",
+    )
     .option('--quiet', 'no progress output')
     .option('--debug', 'show stack traces and details on errors')
     .addHelpText(
@@ -118,7 +124,8 @@ export async function buildProgram(out: Output, argv?: string[]): Promise<Comman
         'loopsign wallet new --password-file ~/.loopsign-pass',
         'loopsign wallet balance --chain-id 31337',
         'loopsign --json config show',
-      ]) + '\nExit codes: 0 ok, 1 internal, 2 usage/invalid input, 3 service, 4 chain/RPC,\n5 refused by a safety check, 6 keystore/credential, 7 not ready yet, 8 evidence\nfailed verification, 130/143 stopped by SIGINT/SIGTERM (run it again to resume).\nSee docs/cli.md.\n',
+      ]) +
+        '\nExit codes: 0 ok, 1 internal, 2 usage/invalid input, 3 service, 4 chain/RPC,\n5 refused by a safety check, 6 keystore/credential, 7 not ready yet, 8 evidence\nfailed verification, 130/143 stopped by SIGINT/SIGTERM (run it again to resume).\nSee docs/cli.md.\n',
     );
 
   const word = argv && commandWord(program, argv.slice(2));

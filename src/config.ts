@@ -44,7 +44,10 @@ const chainOverride = z
     contracts: z.record(z.string(), address).optional(),
     tokens: z
       .object({
-        USDC: z.object({ address: address.optional(), eip712: z.object({ name: z.string(), version: z.string() }).optional() }).strict().optional(),
+        USDC: z
+          .object({ address: address.optional(), eip712: z.object({ name: z.string(), version: z.string() }).optional() })
+          .strict()
+          .optional(),
         LREP: z.object({ address: address.optional() }).strict().optional(),
       })
       .strict()
@@ -149,7 +152,8 @@ function pick<T>(flag: T | undefined, envName: string | undefined, fileValue: T 
 
 function positiveMs(setting: Setting<string | number>, what: string): Setting<number> {
   const text = String(setting.value).trim();
-  if (!/^[1-9][0-9]{0,8}$/.test(text)) throw new UsageError('invalid_config', `${what} (from ${setting.source}): "${text}" is not a positive number of milliseconds`);
+  if (!/^[1-9][0-9]{0,8}$/.test(text))
+    throw new UsageError('invalid_config', `${what} (from ${setting.source}): "${text}" is not a positive number of milliseconds`);
   return { value: Number(text), source: setting.source };
 }
 
@@ -159,7 +163,10 @@ function positiveGwei(setting: Setting<string | number | undefined>): Setting<st
   const text = typeof setting.value === 'number' ? setting.value.toFixed(9).replace(/\.?0+$/, '') : setting.value.trim();
   const n = Number(text);
   if (!/^[0-9]+(\.[0-9]{1,9})?$/.test(text) || !(n > 0) || n > 100_000) {
-    throw new UsageError('invalid_config', `max fee per gas (from ${setting.source}): "${text}" is not a positive number of gwei with at most 9 decimals (at most 100000)`);
+    throw new UsageError(
+      'invalid_config',
+      `max fee per gas (from ${setting.source}): "${text}" is not a positive number of gwei with at most 9 decimals (at most 100000)`,
+    );
   }
   return { value: text, source: setting.source };
 }
@@ -213,14 +220,19 @@ export function checkRpcUrl(raw: string, where: string, allowInsecure: boolean):
     throw new UsageError('invalid_rpc_url', `${where}: ${redactUrl(raw)} must use https (or http on a loopback host)`);
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !allowInsecure) {
-    throw new UsageError('insecure_rpc_url', `${where}: ${redactUrl(raw)} is plain http on a remote host; use https (plain http only on a loopback host, or set "allowInsecureRpc": true in the config file)`);
+    throw new UsageError(
+      'insecure_rpc_url',
+      `${where}: ${redactUrl(raw)} is plain http on a remote host; use https (plain http only on a loopback host, or set "allowInsecureRpc": true in the config file)`,
+    );
   }
   return raw;
 }
 
 /** Paths from flags, the environment or the config file: `~` and `~/…` are the home directory (no shell expands them there). */
 function pathSetting<T extends string | undefined>(setting: Setting<T>, what: string): Setting<T> {
-  return setting.value === undefined ? setting : { value: expandHome(setting.value, `${what} (from ${setting.source})`) as T, source: setting.source };
+  return setting.value === undefined
+    ? setting
+    : { value: expandHome(setting.value, `${what} (from ${setting.source})`) as T, source: setting.source };
 }
 
 /** Which production trust anchors (chain 8453) the config file replaces, as dotted keys. */
@@ -250,12 +262,21 @@ export async function resolveConfig(flags: GlobalFlags): Promise<ResolvedConfig>
   const baseUrl = pick<string | undefined>(flags.baseUrl, 'LOOPSIGN_BASE_URL', data.baseUrl, undefined);
   if (baseUrl.value !== undefined) baseUrl.value = checkBaseUrl(baseUrl.value, `base URL (from ${baseUrl.source})`);
 
-  const rpcUrl = pick<string | undefined>(flags.rpcUrl, 'LOOPSIGN_RPC_URL', data.rpcUrl ?? data.chains?.[String(chainId.value)]?.rpcUrl, undefined);
+  const rpcUrl = pick<string | undefined>(
+    flags.rpcUrl,
+    'LOOPSIGN_RPC_URL',
+    data.rpcUrl ?? data.chains?.[String(chainId.value)]?.rpcUrl,
+    undefined,
+  );
   if (rpcUrl.value !== undefined) checkRpcUrl(rpcUrl.value, `RPC URL (from ${rpcUrl.source})`, data.allowInsecureRpc === true);
   if (productionOverrideKeys(data).length > 0 && data.allowProductionOverrides !== true) {
-    throw new UsageError('production_override_refused', `config file ${configFile.value} replaces production (8453) trust anchors (${productionOverrideKeys(data).join(', ')}) without "allowProductionOverrides": true`, {
-      hint: 'remove chains."8453" from the config file, or add "allowProductionOverrides": true if you really mean to trust other contracts on Base',
-    });
+    throw new UsageError(
+      'production_override_refused',
+      `config file ${configFile.value} replaces production (8453) trust anchors (${productionOverrideKeys(data).join(', ')}) without "allowProductionOverrides": true`,
+      {
+        hint: 'remove chains."8453" from the config file, or add "allowProductionOverrides": true if you really mean to trust other contracts on Base',
+      },
+    );
   }
 
   return {
@@ -265,15 +286,25 @@ export async function resolveConfig(flags: GlobalFlags): Promise<ResolvedConfig>
     rpcUrl,
     chainId,
     keystore: pathSetting(pick(flags.keystore, 'LOOPSIGN_KEYSTORE', data.keystore, defaultKeystorePath()), 'keystore path'),
-    passwordFile: pathSetting(pick<string | undefined>(flags.passwordFile, 'LOOPSIGN_PASSWORD_FILE', data.passwordFile, undefined), 'password file'),
+    passwordFile: pathSetting(
+      pick<string | undefined>(flags.passwordFile, 'LOOPSIGN_PASSWORD_FILE', data.passwordFile, undefined),
+      'password file',
+    ),
     passwordEnv: pick(flags.passwordEnv, undefined, data.passwordEnv, 'LOOPSIGN_PASSWORD'),
-    sandboxManifest: pathSetting(pick<string | undefined>(undefined, 'LOOPSIGN_SANDBOX_MANIFEST', data.sandboxManifest, undefined), 'sandbox manifest'),
+    sandboxManifest: pathSetting(
+      pick<string | undefined>(undefined, 'LOOPSIGN_SANDBOX_MANIFEST', data.sandboxManifest, undefined),
+      'sandbox manifest',
+    ),
     apiKeyFile: pathSetting(pick<string | undefined>(undefined, 'LOOPSIGN_API_KEY_FILE', data.apiKeyFile, undefined), 'API key file'),
     rpcTimeoutMs: positiveMs(pick<string | number>(undefined, 'LOOPSIGN_RPC_TIMEOUT_MS', data.rpcTimeoutMs, 20_000), 'RPC timeout'),
     profile: pick<string>(undefined, 'LOOPSIGN_PROFILE', data.profile, DEFAULT_PROFILE_ID),
     maxFeePerGasGwei: positiveGwei(pick<string | number | undefined>(undefined, 'LOOPSIGN_MAX_FEE_GWEI', data.maxFeePerGasGwei, undefined)),
     allowWeakKdf: flags.allowWeakKdf === true,
-    signer: resolveSigner({ flags: { signer: flags.signer, from: flags.from, keystore: flags.keystore }, env: process.env, file: { signer: data.signer, from: data.from, keystore: data.keystore } }),
+    signer: resolveSigner({
+      flags: { signer: flags.signer, from: flags.from, keystore: flags.keystore },
+      env: process.env,
+      file: { signer: data.signer, from: data.from, keystore: data.keystore },
+    }),
     file: data,
   };
 }

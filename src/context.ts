@@ -119,7 +119,9 @@ export function createContext(o: ContextOptions): Context {
     const spends = options.spends === true;
     let made = services.get(spends);
     if (!made) {
-      made = o.service ? o.service({ spends }) : (async () => (await import('./service/client.js')).serviceClient(await config(), await chainSettings(), out, spends))();
+      made = o.service
+        ? o.service({ spends })
+        : (async () => (await import('./service/client.js')).serviceClient(await config(), await chainSettings(), out, spends))();
       services.set(spends, made);
     }
     return made;

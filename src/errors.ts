@@ -3,7 +3,17 @@
 // Every code comes from the table in src/error-codes.ts: each class takes exactly the codes the table gives its exit
 // code (UsageError the exit-2 codes, …), so a code missing from the table, or thrown through a class whose exit code
 // the table does not give it, does not compile. Only types are imported: `--help` loads no table.
-import type { ChainCode, CredentialCode, ErrorCode, EvidenceInvalidCode, NotReadyCode, RefusedCode, ServiceCode, ServiceWord, UsageCode } from './error-codes.js';
+import type {
+  ChainCode,
+  CredentialCode,
+  ErrorCode,
+  EvidenceInvalidCode,
+  NotReadyCode,
+  RefusedCode,
+  ServiceCode,
+  ServiceWord,
+  UsageCode,
+} from './error-codes.js';
 
 export const ExitCode = {
   ok: 0,

@@ -17,7 +17,7 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
 
 /** Atomically replace (or create) a file: temp file, fsync, rename. */
 export async function writeFileAtomically(file: string, data: string | Uint8Array, mode = PRIVATE_FILE): Promise<void> {
-  await writeFileAtomic(file, typeof data === "string" ? data : Buffer.from(data), { mode, fsync: true });
+  await writeFileAtomic(file, typeof data === 'string' ? data : Buffer.from(data), { mode, fsync: true });
 }
 
 /** A fully written, synced temp file next to `file` (same directory, so a rename or link stays atomic). */
@@ -52,9 +52,15 @@ export async function createFileAtomically(file: string, data: string | Uint8Arr
  */
 export async function refuseUnwritable(file: string, options: { replace: boolean; replaceFlag: string }): Promise<boolean> {
   const existing = await fs.lstat(file).catch(() => undefined);
-  if (existing?.isSymbolicLink()) throw new UsageError('symlink_refused', `${file} is a symbolic link; loopsign does not write through links`, { hint: 'remove the link or choose another path' });
+  if (existing?.isSymbolicLink())
+    throw new UsageError('symlink_refused', `${file} is a symbolic link; loopsign does not write through links`, {
+      hint: 'remove the link or choose another path',
+    });
   if (existing && !existing.isFile()) throw new UsageError('not_a_file', `${file} exists and is not a file`);
-  if (existing && !options.replace) throw new UsageError('file_exists', `${file} already exists; it was not changed`, { hint: `pass ${options.replaceFlag} to replace it, or choose another path` });
+  if (existing && !options.replace)
+    throw new UsageError('file_exists', `${file} already exists; it was not changed`, {
+      hint: `pass ${options.replaceFlag} to replace it, or choose another path`,
+    });
   return existing !== undefined;
 }
 
@@ -63,7 +69,11 @@ export async function refuseUnwritable(file: string, options: { replace: boolean
  * writeFileAtomically, which resolves links), and an existing file is replaced only when `replace` is set.
  * The caller names the flag that allows replacing, for the message.
  */
-export async function writeFileNoFollow(file: string, data: string | Uint8Array, options: { replace: boolean; replaceFlag: string; mode?: number }): Promise<void> {
+export async function writeFileNoFollow(
+  file: string,
+  data: string | Uint8Array,
+  options: { replace: boolean; replaceFlag: string; mode?: number },
+): Promise<void> {
   const mode = options.mode ?? PRIVATE_FILE;
   const existing = await refuseUnwritable(file, options);
   if (!existing) {

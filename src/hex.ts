@@ -10,7 +10,13 @@ const HEX = /^(0x)?[0-9a-fA-F]*$/;
 
 /** Whether both are addresses (0x + 40 hex digits in any case; a checksum is not checked) of the same account. */
 export function sameAddress(a: unknown, b: unknown): boolean {
-  return typeof a === 'string' && typeof b === 'string' && isAddress(a, { strict: false }) && isAddress(b, { strict: false }) && isAddressEqual(a, b);
+  return (
+    typeof a === 'string' &&
+    typeof b === 'string' &&
+    isAddress(a, { strict: false }) &&
+    isAddress(b, { strict: false }) &&
+    isAddressEqual(a, b)
+  );
 }
 
 /** Whether both are the same hex value (both 0x-prefixed, or both bare), whatever the case of their digits. */

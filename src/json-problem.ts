@@ -20,5 +20,9 @@ export function jsonProblem(error: unknown, text?: string): string {
 
 /** A parser message that may quote the input (V8's), reduced to what jsonProblem says; loopsign's own are kept. */
 export function quietJsonMessage(message: string): string {
-  return /is not valid JSON|Unexpected token|in JSON at position|JSON input|Bad control character|Bad escaped|Unterminated string|Expected/.test(message) ? jsonProblem(new Error(message)) : message;
+  return /is not valid JSON|Unexpected token|in JSON at position|JSON input|Bad control character|Bad escaped|Unterminated string|Expected/.test(
+    message,
+  )
+    ? jsonProblem(new Error(message))
+    : message;
 }

@@ -117,7 +117,15 @@ export function hideUrlInOutput(raw: string): void {
   ];
   // The secret parts alone too (a library may print the path or the key without the host). Short parts such as
   // "/rpc" are not secrets and would garble other text.
-  for (const part of [`${u.pathname}${u.search}`, u.pathname, u.search, decodeURIComponent(u.username), decodeURIComponent(u.password), u.username, u.password]) {
+  for (const part of [
+    `${u.pathname}${u.search}`,
+    u.pathname,
+    u.search,
+    decodeURIComponent(u.username),
+    decodeURIComponent(u.password),
+    u.username,
+    u.password,
+  ]) {
     if (part.length >= 8) needles.push([part, '[redacted]']);
   }
   for (const n of needles) if (!hidden.some(([x]) => x === n[0])) hidden.push(n);
@@ -140,7 +148,10 @@ export function serviceWord(value: unknown): string | undefined {
 }
 
 export function jsonText(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)).replace(JSON_RAW_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)).replace(
+    JSON_RAW_CONTROLS,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 export type Style = Parameters<typeof styleText>[0];

@@ -45,7 +45,9 @@ export function expandHome(file: string, where: string): string {
   if (file === '~') return homedir();
   if (file.startsWith('~/')) return path.join(homedir(), file.slice(2));
   if (file.startsWith('~')) {
-    throw new UsageError('invalid_path', `${where}: "${file}" starts with ~user, which loopsign does not expand`, { hint: 'write the full path, or ~/… for your own home directory' });
+    throw new UsageError('invalid_path', `${where}: "${file}" starts with ~user, which loopsign does not expand`, {
+      hint: 'write the full path, or ~/… for your own home directory',
+    });
   }
   return file;
 }

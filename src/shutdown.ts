@@ -64,4 +64,3 @@ async function stop(signal: StopSignal, out: Output, exit: (code: number) => nev
   out.error(error);
   exit(error.exitCode);
 }
-

@@ -23,6 +23,10 @@ export async function timed<T>(phase: Phase, work: () => Promise<T>): Promise<T>
 
 function report(): void {
   // performance.now() counts from the process's start: the total includes node's own start-up.
-  const out = { event: 'timings', totalMs: Math.round(performance.now()), phases: Object.fromEntries([...phases].map(([k, v]) => [k, { ms: Math.round(v.ms), count: v.count }])) };
+  const out = {
+    event: 'timings',
+    totalMs: Math.round(performance.now()),
+    phases: Object.fromEntries([...phases].map(([k, v]) => [k, { ms: Math.round(v.ms), count: v.count }])),
+  };
   process.stderr.write(JSON.stringify(out) + '\n');
 }

@@ -12,9 +12,21 @@ interface CommanderLike {
 
 // Secrets loopsign takes only from files or named variables, never as an argument.
 const SECRET_FLAGS: [RegExp, string, string][] = [
-  [/^--(password|pass|passphrase|keystore-password)$/, 'passwords never go on the command line (other users and the shell history can read argv)', 'use --password-file FILE or --password-env NAME (or set LOOPSIGN_PASSWORD_FILE)'],
-  [/^--(private-key|key|secret-key|mnemonic)$/, 'private keys never go on the command line (other users and the shell history can read argv)', 'import the key from a file: `loopsign wallet import --private-key-file FILE` (or - for stdin)'],
-  [/^--(api-key|token|api-token)$/, 'API keys never go on the command line (other users and the shell history can read argv)', 'use --api-key-file FILE or --api-key-env NAME (or set LOOPSIGN_API_KEY_FILE)'],
+  [
+    /^--(password|pass|passphrase|keystore-password)$/,
+    'passwords never go on the command line (other users and the shell history can read argv)',
+    'use --password-file FILE or --password-env NAME (or set LOOPSIGN_PASSWORD_FILE)',
+  ],
+  [
+    /^--(private-key|key|secret-key|mnemonic)$/,
+    'private keys never go on the command line (other users and the shell history can read argv)',
+    'import the key from a file: `loopsign wallet import --private-key-file FILE` (or - for stdin)',
+  ],
+  [
+    /^--(api-key|token|api-token)$/,
+    'API keys never go on the command line (other users and the shell history can read argv)',
+    'use --api-key-file FILE or --api-key-env NAME (or set LOOPSIGN_API_KEY_FILE)',
+  ],
 ];
 
 // Commander's error codes as loopsign names them (its own words in snake case); any other is loopsign's `usage`.
@@ -39,7 +51,11 @@ export function usageError(error: CommanderLike): UsageError {
     for (const [pattern, message, hint] of SECRET_FLAGS) {
       if (pattern.test(flag)) return new UsageError('secret_in_argv', `${flag}: ${message}`, { hint });
     }
-    return new UsageError('unknown_option', `unknown option '${flag}'`, { hint: suggestion ? `did you mean ${suggestion}? ${usage}` : usage });
+    return new UsageError('unknown_option', `unknown option '${flag}'`, {
+      hint: suggestion ? `did you mean ${suggestion}? ${usage}` : usage,
+    });
   }
-  return new UsageError(COMMANDER_CODES[error.code] ?? 'usage', first, { hint: suggestion ? `did you mean ${suggestion}? ${usage}` : usage });
+  return new UsageError(COMMANDER_CODES[error.code] ?? 'usage', first, {
+    hint: suggestion ? `did you mean ${suggestion}? ${usage}` : usage,
+  });
 }

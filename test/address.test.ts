@@ -26,7 +26,10 @@ const byHand = (a: unknown, b: unknown) => String(a).toLowerCase() === String(b)
 
 const digits = (n: number) => fc.array(fc.constantFrom(...'0123456789abcdef'), { minLength: n, maxLength: n }).map((d) => d.join(''));
 const recase = (text: string, upper: boolean[]) => [...text].map((c, i) => (upper[i % upper.length] ? c.toUpperCase() : c)).join('');
-const cased = (n: number, prefix: '0x' | '') => fc.tuple(digits(n), fc.array(fc.boolean(), { minLength: 1, maxLength: n || 1 })).map(([d, up]) => ({ digits: d, text: prefix + recase(d, up) }));
+const cased = (n: number, prefix: '0x' | '') =>
+  fc
+    .tuple(digits(n), fc.array(fc.boolean(), { minLength: 1, maxLength: n || 1 }))
+    .map(([d, up]) => ({ digits: d, text: prefix + recase(d, up) }));
 
 describe('comparing addresses and hex values', () => {
   it('two addresses, in any case (a checksum or not): sameAddress is the comparison made by hand', () => {
@@ -79,13 +82,18 @@ describe('comparing addresses and hex values', () => {
       expect(byHand(a, b), `${String(a)} ~ ${String(b)}`).toBe(true);
       expect(sameAddress(a, b), `${String(a)} ~ ${String(b)}`).toBe(false);
     }
-    for (const [a, b] of [[undefined, undefined], ['0x12', ['0x12']], ['0Xab', '0xab'], ['xyz', 'XYZ']] as const) {
+    for (const [a, b] of [
+      [undefined, undefined],
+      ['0x12', ['0x12']],
+      ['0Xab', '0xab'],
+      ['xyz', 'XYZ'],
+    ] as const) {
       expect(byHand(a, b)).toBe(true);
       expect(sameHex(a, b)).toBe(false);
     }
   });
 
-  it('the one EIP-55 checksum (src/address.ts, the keystore too) is viem\'s getAddress', () => {
+  it("the one EIP-55 checksum (src/address.ts, the keystore too) is viem's getAddress", () => {
     fc.assert(
       fc.property(cased(40, '0x'), (a) => {
         expect(toChecksumAddress(a.text)).toBe(getAddress(a.text));
@@ -114,17 +122,27 @@ describe('the guards refuse a malformed address where they compare one, never wi
   const a = (n: number) => `0x${n.toString(16).padStart(40, '0')}` as Hex;
   const chain: ChainConfig = {
     ...structuredClone(BUILTIN_CHAINS[31337]!),
-    contracts: { contentRegistry: a(1), questionRewardPoolEscrow: a(2), feedbackBonusEscrow: a(3), roundVotingEngine: a(4), advisoryVoteRecorder: a(5), x402QuestionSubmitter: a(6) },
+    contracts: {
+      contentRegistry: a(1),
+      questionRewardPoolEscrow: a(2),
+      feedbackBonusEscrow: a(3),
+      roundVotingEngine: a(4),
+      advisoryVoteRecorder: a(5),
+      x402QuestionSubmitter: a(6),
+    },
   };
   chain.tokens.USDC.address = a(10);
   chain.tokens.LREP.address = a(11);
 
   // (null is "not named": the context may leave a contract out.) An array holding the trusted address was equal by hand.
-  it.each([...MALFORMED.filter((v) => v !== null), [a(4)]])('the rating context naming %j as the voting engine: untrusted_contract', (value) => {
-    const e = thrown(() => checkRatingContracts(chain, { votingEngine: value }));
-    expect(e).toBeInstanceOf(RefusedError);
-    expect((e as RefusedError).details).toMatchObject({ rule: 'untrusted_contract' });
-  });
+  it.each([...MALFORMED.filter((v) => v !== null), [a(4)]])(
+    'the rating context naming %j as the voting engine: untrusted_contract',
+    (value) => {
+      const e = thrown(() => checkRatingContracts(chain, { votingEngine: value }));
+      expect(e).toBeInstanceOf(RefusedError);
+      expect((e as RefusedError).details).toMatchObject({ rule: 'untrusted_contract' });
+    },
+  );
 
   it.each(MALFORMED)('a call to %j: unaccounted_call', (to) => {
     const e = thrown(() => callEffects(chain, { to, data: '0x095ea7b3' } as unknown as CallLike));
@@ -134,7 +152,13 @@ describe('the guards refuse a malformed address where they compare one, never wi
 
   const resolver = (id: string, v: number) => resultSpecHash(id, v, TEMPLATES.find((t) => t.id === id)!.voteSemantics);
   const ask = normalizeAsk({ ...VECTOR_ASK_BODY, chainId: 8453, walletAddress: TEST_ADDRESS, paymentMode: 'x402_authorization' });
-  const ctx = { chain: chainForProfile(8453), signer: TEST_ADDRESS.toLowerCase() as Hex, ask, hashes: computeAskHashes(ask, TEST_ADDRESS, resolver), verifyPayload: true };
+  const ctx = {
+    chain: chainForProfile(8453),
+    signer: TEST_ADDRESS.toLowerCase() as Hex,
+    ask,
+    hashes: computeAskHashes(ask, TEST_ADDRESS, resolver),
+    verifyPayload: true,
+  };
 
   it.each(MALFORMED)('an ask answer for wallet %j: wrong_wallet', (address) => {
     const e = thrown(() => checkAskEnvelope(ctx, { chainId: 8453, wallet: { address }, operationKey: ctx.hashes.operationKey }));
@@ -150,7 +174,16 @@ describe('the guards refuse a malformed address where they compare one, never wi
         eip712: {
           domain: { chainId: 8453, name: 'USD Coin', verifyingContract: ctx.chain.tokens.USDC.address, version: '2' },
           primaryType: 'ReceiveWithAuthorization',
-          types: { ReceiveWithAuthorization: [['from', 'address'], ['to', 'address'], ['value', 'uint256'], ['validAfter', 'uint256'], ['validBefore', 'uint256'], ['nonce', 'bytes32']].map(([name, type]) => ({ name, type })) },
+          types: {
+            ReceiveWithAuthorization: [
+              ['from', 'address'],
+              ['to', 'address'],
+              ['value', 'uint256'],
+              ['validAfter', 'uint256'],
+              ['validBefore', 'uint256'],
+              ['nonce', 'bytes32'],
+            ].map(([name, type]) => ({ name, type })),
+          },
           message,
         },
       },

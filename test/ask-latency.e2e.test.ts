@@ -46,14 +46,33 @@ const stamp = async (c: Chain, t: any) => (await c.pub.getBlock({ blockNumber: B
 
 /** An ask + USDC bonus through the built binary; the block timestamps of its reservation and of its submit. */
 async function ask(c: Chain, atomic: boolean, env: Record<string, string> = {}) {
-  const r = await runCli(['--json', 'ask', '--file', askFile(c.home, atomic ? 'atomic' : 'ordered'), '--payment-mode', 'wallet_calls', ...(atomic ? ['--atomic'] : [])], c.home, { env: { ...c.sb.env(), ...env } });
+  const r = await runCli(
+    [
+      '--json',
+      'ask',
+      '--file',
+      askFile(c.home, atomic ? 'atomic' : 'ordered'),
+      '--payment-mode',
+      'wallet_calls',
+      ...(atomic ? ['--atomic'] : []),
+    ],
+    c.home,
+    { env: { ...c.sb.env(), ...env } },
+  );
   expect(r.code, r.stderr).toBe(0);
   const journal = recorded(c.home, r.json().operation);
   const asked = journal.txs.filter((t: any) => t.stage === 'ask' && t.status === 'mined');
   const last = Math.max(...asked.flatMap((t: any) => t.calls));
   const reserve = asked.find((t: any) => t.calls.includes(0));
   const submit = asked.find((t: any) => t.calls.includes(last));
-  return { r, transactions: journal.txs.filter((t: any) => t.status === 'mined').length, reserveTs: await stamp(c, reserve), submitTs: await stamp(c, submit), reserve, submit };
+  return {
+    r,
+    transactions: journal.txs.filter((t: any) => t.status === 'mined').length,
+    reserveTs: await stamp(c, reserve),
+    submitTs: await stamp(c, submit),
+    reserve,
+    submit,
+  };
 }
 
 describe('instant blocks', () => {
@@ -65,7 +84,7 @@ describe('instant blocks', () => {
     await c.sb.stop();
   });
 
-  it('every submit lands in a block stamped at least 1 s after its reservation\'s, ordered and --atomic', async () => {
+  it("every submit lands in a block stamped at least 1 s after its reservation's, ordered and --atomic", async () => {
     for (const atomic of [false, true, false, true]) {
       const a = await ask(c, atomic);
       expect(a.submit.hash).not.toBe(a.reserve.hash);
@@ -91,7 +110,9 @@ describe('instant blocks', () => {
     const nonce = () => c.pub.getTransactionCount({ address: dev });
     const before = await nonce();
     const wrongPassword = c.home.file('wrong-password.txt', 'definitely not it\n');
-    const bad = await runCli(['--json', 'ask', '--file', askFile(c.home, 'wrong'), '--payment-mode', 'wallet_calls', '--atomic'], c.home, { env: { ...c.sb.env(), LOOPSIGN_PASSWORD_FILE: wrongPassword } });
+    const bad = await runCli(['--json', 'ask', '--file', askFile(c.home, 'wrong'), '--payment-mode', 'wallet_calls', '--atomic'], c.home, {
+      env: { ...c.sb.env(), LOOPSIGN_PASSWORD_FILE: wrongPassword },
+    });
     expect(bad.code, bad.stderr).toBe(6);
     expect(bad.json().error.code).toBe('wrong_password');
     // The file names another wallet: the ask goes out for that address while the key is derived, and the key
@@ -104,7 +125,11 @@ describe('instant blocks', () => {
     writeFileSync(renamed, JSON.stringify(ks));
     // Funded, so that every check that needs only the address passes and the unlock is what decides.
     await c.sb.control('/__sandbox/fund', { address: TEST_ADDRESS, usdc: '10000000', eth: '10' });
-    const other = await runCli(['--json', 'ask', '--file', askFile(c.home, 'renamed'), '--payment-mode', 'wallet_calls', '--atomic'], c.home, { env: { ...c.sb.env(), LOOPSIGN_KEYSTORE: renamed } });
+    const other = await runCli(
+      ['--json', 'ask', '--file', askFile(c.home, 'renamed'), '--payment-mode', 'wallet_calls', '--atomic'],
+      c.home,
+      { env: { ...c.sb.env(), LOOPSIGN_KEYSTORE: renamed } },
+    );
     expect(other.code, other.stderr).toBe(6);
     expect(other.json().error.code).toBe('keystore_address_mismatch');
     expect(await nonce()).toBe(before);
@@ -118,7 +143,9 @@ describe('instant blocks', () => {
      */
     async function resumeHonestly(file: string, firstSent: 'eth_estimateGas' | 'eth_sendRawTransaction') {
       const honest = await nodeProxy(c.sb.info.rpcUrl);
-      const again = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', honest.url], c.home, { env: c.sb.env() });
+      const again = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', honest.url], c.home, {
+        env: c.sb.env(),
+      });
       await honest.close();
       expect(again.code, again.stdout).toBe(0);
       expect(again.json()).toMatchObject({ status: 'submitted', resumed: true });
@@ -127,16 +154,22 @@ describe('instant blocks', () => {
       expect(honest.methods.slice(0, first)).toContain('eth_getBlockByNumber:pending');
       const journal = recorded(c.home, again.json().operation);
       const asked = journal.txs.filter((t: any) => t.stage === 'ask');
-      expect(asked.map((t: any) => [t.calls, t.status])).toEqual([[[0], 'mined'], [[1], 'mined'], [[2], 'mined']]);
+      expect(asked.map((t: any) => [t.calls, t.status])).toEqual([
+        [[0], 'mined'],
+        [[1], 'mined'],
+        [[2], 'mined'],
+      ]);
       expect(await stamp(c, asked[2])).toBeGreaterThanOrEqual((await stamp(c, asked[0])) + 1n);
     }
 
-    it('resumes by waiting for the reservation\'s age before the submit, even when the first run\'s wait was cut short by a lying node', async () => {
+    it("resumes by waiting for the reservation's age before the submit, even when the first run's wait was cut short by a lying node", async () => {
       const file = askFile(c.home, 'resumed');
       // The first run's node shows the pending block 1000 s ahead (so the approval goes out at once after the
       // reservation) and answers no estimate after the approval: the run stops before the submit.
       const liar = await nodeProxy(c.sb.info.rpcUrl, { sends: 2 });
-      const first = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', liar.url], c.home, { env: c.sb.env() });
+      const first = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', liar.url], c.home, {
+        env: c.sb.env(),
+      });
       await liar.close();
       expect(first.code, first.stdout).toBe(4);
       expect(first.json().error.code).toBe('call_would_revert');
@@ -144,12 +177,14 @@ describe('instant blocks', () => {
       await resumeHonestly(file, 'eth_estimateGas');
     }, 120_000);
 
-    it('a submit signed and journaled but never broadcast (killed) is broadcast again only after the reservation\'s age', async () => {
+    it("a submit signed and journaled but never broadcast (killed) is broadcast again only after the reservation's age", async () => {
       const file = askFile(c.home, 'rebroadcast');
       // The first run's node shows the pending block 1000 s ahead and vouches for the submit's gas at once, so the
       // submit is signed right after the approval; the process is killed once it is journaled, before its broadcast.
       const liar = await nodeProxy(c.sb.info.rpcUrl, { sends: 2, gas: '0x4c4b40' });
-      const first = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', liar.url], c.home, { env: { ...c.sb.env(), LOOPSIGN_CRASH_AFTER: 'ask:signed:2' } });
+      const first = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', liar.url], c.home, {
+        env: { ...c.sb.env(), LOOPSIGN_CRASH_AFTER: 'ask:signed:2' },
+      });
       await liar.close();
       expect(first.code, first.stderr).toBe(-1);
       // Resumed at once through an honest node: the journaled bytes go out again only after the chain's clock passed
@@ -170,11 +205,16 @@ async function nodeProxy(target: string, lie?: { sends: number; gas?: string }) 
   const answer = async (m: { id: unknown; method: string; params?: unknown[] }) => {
     methods.push(m.method === 'eth_getBlockByNumber' ? `${m.method}:${String(m.params?.[0])}` : m.method);
     if (lie && m.method === 'eth_estimateGas' && sent >= lie.sends) {
-      return lie.gas ? { jsonrpc: '2.0', id: m.id, result: lie.gas } : { jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'the node is not answering estimates' } };
+      return lie.gas
+        ? { jsonrpc: '2.0', id: m.id, result: lie.gas }
+        : { jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'the node is not answering estimates' } };
     }
-    const a = (await (await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(m) })).json()) as { result?: { timestamp?: string } };
+    const a = (await (
+      await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(m) })
+    ).json()) as { result?: { timestamp?: string } };
     if (m.method === 'eth_sendRawTransaction') sent++;
-    if (lie && m.method === 'eth_getBlockByNumber' && m.params?.[0] === 'pending' && a.result?.timestamp) a.result.timestamp = `0x${(BigInt(a.result.timestamp) + 1000n).toString(16)}`;
+    if (lie && m.method === 'eth_getBlockByNumber' && m.params?.[0] === 'pending' && a.result?.timestamp)
+      a.result.timestamp = `0x${(BigInt(a.result.timestamp) + 1000n).toString(16)}`;
     return a;
   };
   const server = createServer(async (req, res) => {

@@ -25,14 +25,21 @@ function askFile(extra: Record<string, unknown> = {}, question: Record<string, u
     maxPaymentAmount: '1500000',
     bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
     roundConfig: { questionDurationSeconds: '1200', minVoters: '3', maxVoters: '100' },
-    question: { title: `Should this agent proceed? (${n})`, contextUrl: 'https://example.com/context', categoryId: '1', tags: ['agent'], ...question },
+    question: {
+      title: `Should this agent proceed? (${n})`,
+      contextUrl: 'https://example.com/context',
+      categoryId: '1',
+      tags: ['agent'],
+      ...question,
+    },
     ...extra,
   };
   return home.file(`${body.clientRequestId}.json`, JSON.stringify(body, null, 2));
 }
 
 const run = (args: string[], env: Record<string, string> = {}) => runCli(args, home, { env: { ...sb.env(), ...env } });
-const balance = async (asset: 'USDC' | 'LREP') => (await pub.readContract({ address: sb.info.tokens[asset].address, abi: erc20, functionName: 'balanceOf', args: [dev] })) as bigint;
+const balance = async (asset: 'USDC' | 'LREP') =>
+  (await pub.readContract({ address: sb.info.tokens[asset].address, abi: erc20, functionName: 'balanceOf', args: [dev] })) as bigint;
 const nonce = () => pub.getTransactionCount({ address: dev });
 
 beforeAll(async () => {
@@ -70,7 +77,18 @@ describe('asks through to a settled result', () => {
 
   it('--atomic: the ask costs 2 transactions and its USDC bonus 1, through EIP-7702 delegation', async () => {
     const before = await balance('USDC');
-    const r = await run(['--json', 'ask', '--file', askFile({ maxPaymentAmount: '2500000', feedbackBonus: { amount: '1000000', asset: 'USDC' } }), '--payment-mode', 'wallet_calls', '--atomic', '--wait', '--timeout', '120']);
+    const r = await run([
+      '--json',
+      'ask',
+      '--file',
+      askFile({ maxPaymentAmount: '2500000', feedbackBonus: { amount: '1000000', asset: 'USDC' } }),
+      '--payment-mode',
+      'wallet_calls',
+      '--atomic',
+      '--wait',
+      '--timeout',
+      '120',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const doc = r.json();
     expect(doc.transactions).toBe(2);
@@ -94,7 +112,17 @@ describe('asks through to a settled result', () => {
 
   it('x402 one-shot with a USDC bonus', async () => {
     const before = await balance('USDC');
-    const r = await run(['--json', 'ask', '--file', askFile({ maxPaymentAmount: '2500000', feedbackBonus: { amount: '1000000', asset: 'USDC' } }), '--payment-mode', 'x402_authorization', '--wait', '--timeout', '120']);
+    const r = await run([
+      '--json',
+      'ask',
+      '--file',
+      askFile({ maxPaymentAmount: '2500000', feedbackBonus: { amount: '1000000', asset: 'USDC' } }),
+      '--payment-mode',
+      'x402_authorization',
+      '--wait',
+      '--timeout',
+      '120',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.json().feedbackBonus.status).toBe('funded');
     expect(await balance('USDC')).toBe(before - 2_500_000n);
@@ -103,7 +131,17 @@ describe('asks through to a settled result', () => {
   it('an LREP bonus is approved to and pulled by the bonus escrow', async () => {
     const usdc = await balance('USDC');
     const lrep = await balance('LREP');
-    const r = await run(['--json', 'ask', '--file', askFile({ feedbackBonus: { amount: '5000000', asset: 'LREP' } }), '--payment-mode', 'wallet_calls', '--wait', '--timeout', '120']);
+    const r = await run([
+      '--json',
+      'ask',
+      '--file',
+      askFile({ feedbackBonus: { amount: '5000000', asset: 'LREP' } }),
+      '--payment-mode',
+      'wallet_calls',
+      '--wait',
+      '--timeout',
+      '120',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.json().feedbackBonus.status).toBe('funded');
     expect(await balance('USDC')).toBe(usdc - 1_500_000n);
@@ -132,7 +170,11 @@ describe('asks through to a settled result', () => {
     const n0 = await nonce();
     const r = await run(['--json', 'ask', '--file', askFile(), '--dry-run']);
     expect(r.code).toBe(0);
-    expect(r.json()).toMatchObject({ dryRun: true, status: 'dry_run', service: { status: 'dry_run', paymentRequired: false, transactionPlan: null } });
+    expect(r.json()).toMatchObject({
+      dryRun: true,
+      status: 'dry_run',
+      service: { status: 'dry_run', paymentRequired: false, transactionPlan: null },
+    });
     expect(await nonce()).toBe(n0);
   });
 
@@ -164,7 +206,15 @@ describe('asks as the live service takes them (issue 12 §3)', () => {
   it('a seed-shaped file is sent live-shaped (one-epoch round, one settled round, windows = the duration) and paid by x402: its hashes are verified', async () => {
     const before = await balance('USDC');
     const file = askFile({
-      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3', requiredSettledRounds: '1', bountyStartBy: '0', bountyWindowSeconds: '900', feedbackWindowSeconds: '900' },
+      bounty: {
+        amount: '1500000',
+        asset: 'USDC',
+        requiredVoters: '3',
+        requiredSettledRounds: '1',
+        bountyStartBy: '0',
+        bountyWindowSeconds: '900',
+        feedbackWindowSeconds: '900',
+      },
       roundConfig: { epochDuration: '900', maxDuration: '900', minVoters: '3', maxVoters: '100' },
     });
     const r = await run(['--json', 'ask', '--file', file, '--payment-mode', 'x402_authorization']);
@@ -179,29 +229,46 @@ describe('asks as the live service takes them (issue 12 §3)', () => {
 
   it('a seed field with no live equivalent is refused locally (exit 2, the field and what the service offers named); nothing is asked', async () => {
     const ops = (await sb.control('/__sandbox/state')).operations;
-    const r = await run(['--json', 'ask', '--file', askFile({ roundConfig: { epochDuration: '600', maxDuration: '1800', minVoters: '3', maxVoters: '100' } })]);
+    const r = await run([
+      '--json',
+      'ask',
+      '--file',
+      askFile({ roundConfig: { epochDuration: '600', maxDuration: '1800', minVoters: '3', maxVoters: '100' } }),
+    ]);
     expect(r.code).toBe(2);
     expect(r.json().error.field).toBe('roundConfig.maxDuration');
     expect(r.json().error.message).toMatch(/one-epoch rounds.*questionDurationSeconds/);
     expect((await sb.control('/__sandbox/state')).operations).toBe(ops);
   });
 
-  it.each(['wallet_calls', 'x402_authorization'])('a gated question with hosted details and no bond (%s): URLs empty on chain, a zero LREP bond, accepted by the registry', async (mode) => {
-    const hosted = await sb.control('/__sandbox/content', { gated: true, details: `Confidential brief ${mode}` });
-    const before = await balance('USDC');
-    const file = askFile({}, { contextUrl: undefined, title: `Gated question (${mode}, ${n})`, detailsUrl: hosted.details.url, detailsHash: hosted.details.sha256, confidentiality: { visibility: 'gated' } });
-    const r = await run(['--json', 'ask', '--file', file, '--payment-mode', mode]);
-    expect(r.code, r.stdout + r.stderr.slice(-1500)).toBe(0);
-    expect(await balance('USDC')).toBe(before - 1_500_000n);
-    // The submit transaction this wallet signed carries the question with its URLs blanked and the details hash kept.
-    const journal = recorded(home, r.json().operation);
-    const submit = journal.txs.map((t: { hash: Hex }) => t.hash).at(-1) as Hex;
-    const tx = await pub.getTransaction({ hash: submit });
-    const { args } = decodeFunctionData({ abi: [...contentRegistryAbi, ...x402SubmitterAbi], data: tx.input }) as { args: any[] };
-    expect([args[0], args[1], args[2], args[6].detailsUrl]).toEqual(['', [], '', '']);
-    expect(args[6].detailsHash).toBe(hosted.details.sha256);
-    expect(args[11]).toEqual({ gated: true, bondAsset: 0, bondAmount: 0n, flags: 1 });
-  });
+  it.each(['wallet_calls', 'x402_authorization'])(
+    'a gated question with hosted details and no bond (%s): URLs empty on chain, a zero LREP bond, accepted by the registry',
+    async (mode) => {
+      const hosted = await sb.control('/__sandbox/content', { gated: true, details: `Confidential brief ${mode}` });
+      const before = await balance('USDC');
+      const file = askFile(
+        {},
+        {
+          contextUrl: undefined,
+          title: `Gated question (${mode}, ${n})`,
+          detailsUrl: hosted.details.url,
+          detailsHash: hosted.details.sha256,
+          confidentiality: { visibility: 'gated' },
+        },
+      );
+      const r = await run(['--json', 'ask', '--file', file, '--payment-mode', mode]);
+      expect(r.code, r.stdout + r.stderr.slice(-1500)).toBe(0);
+      expect(await balance('USDC')).toBe(before - 1_500_000n);
+      // The submit transaction this wallet signed carries the question with its URLs blanked and the details hash kept.
+      const journal = recorded(home, r.json().operation);
+      const submit = journal.txs.map((t: { hash: Hex }) => t.hash).at(-1) as Hex;
+      const tx = await pub.getTransaction({ hash: submit });
+      const { args } = decodeFunctionData({ abi: [...contentRegistryAbi, ...x402SubmitterAbi], data: tx.input }) as { args: any[] };
+      expect([args[0], args[1], args[2], args[6].detailsUrl]).toEqual(['', [], '', '']);
+      expect(args[6].detailsHash).toBe(hosted.details.sha256);
+      expect(args[11]).toEqual({ gated: true, bondAsset: 0, bondAmount: 0n, flags: 1 });
+    },
+  );
 
   it('a bundle the service fails with HTTP 500 (the live bug at 0b442ae): exit 3 with one clear error, nothing signed or paid', async () => {
     const body = JSON.parse(readFileSync(path.join(VECTORS, 'asks/answer-variant-safety-review.json'), 'utf8'));
@@ -216,20 +283,35 @@ describe('asks as the live service takes them (issue 12 §3)', () => {
     await sb.control('/__sandbox/hostile', undefined, 'DELETE');
     expect(json.code, json.stdout).toBe(3);
     expect(json.json().error).toMatchObject({ code: 'failed_submission', status: 500 });
-    expect(json.json().error.message).toMatch(/HTTP 500 failed_submission: Cannot read properties of undefined \(reading 'detailsUrl'\)\): a known fault of this service version with multi-question \(bundle\) asks \(profile rateloop-main-2026-08\); it returned no plan, so nothing was signed or paid/);
+    expect(json.json().error.message).toMatch(
+      /HTTP 500 failed_submission: Cannot read properties of undefined \(reading 'detailsUrl'\)\): a known fault of this service version with multi-question \(bundle\) asks \(profile rateloop-main-2026-08\); it returned no plan, so nothing was signed or paid/,
+    );
     expect(text.code).toBe(3);
     // (A `warning:` line about the spending policy may come first; the failure itself is one error line and its hint.)
-    expect(text.stderr.trim().split('\n').filter((l) => !l.startsWith('warning:'))).toEqual([expect.stringMatching(/^error: the service failed \(HTTP 500/), expect.stringMatching(/^hint: ask the questions one at a time/)]);
+    expect(
+      text.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => !l.startsWith('warning:')),
+    ).toEqual([
+      expect.stringMatching(/^error: the service failed \(HTTP 500/),
+      expect.stringMatching(/^hint: ask the questions one at a time/),
+    ]);
     expect(await balance('USDC')).toBe(usdc);
     expect(await nonce()).toBe(n0);
     capture.count('hostile scenarios refused with exit 5', 'bundle_internal_error (exit 3)');
   }, 120_000);
 
   it('84532: no trusted deployment of the paid-round contracts, said before anything is sent (exit 2, what to configure)', async () => {
-    const r = await run(['--json', '--chain-id', '84532', '--base-url', 'http://127.0.0.1:9', 'ask', '--file', askFile({ chainId: 84532 })], { LOOPSIGN_SANDBOX_MANIFEST: '' });
+    const r = await run(
+      ['--json', '--chain-id', '84532', '--base-url', 'http://127.0.0.1:9', 'ask', '--file', askFile({ chainId: 84532 })],
+      { LOOPSIGN_SANDBOX_MANIFEST: '' },
+    );
     expect(r.code, r.stdout).toBe(2);
     expect(r.json().error).toMatchObject({ code: 'no_trusted_deployment' });
-    expect(r.json().error.message).toMatch(/chain 84532 \(Base Sepolia\): the service has no published deployment of its paid-round contracts/);
+    expect(r.json().error.message).toMatch(
+      /chain 84532 \(Base Sepolia\): the service has no published deployment of its paid-round contracts/,
+    );
     expect(r.json().error.hint).toMatch(/chains\.84532\.contracts\.\{contentRegistry, questionRewardPoolEscrow/);
   });
 });
@@ -298,7 +380,9 @@ describe('the plan guard refuses every hostile scenario with exit 5, and nothing
   const bonusScenarios = ['bonus_inflated_approval', 'bonus_wrong_awarder', 'bonus_wrong_target'];
 
   it('covers every ask, x402 and bonus scenario the sandbox offers', async () => {
-    const offered = (await sb.control('/__sandbox/hostile')).scenarios.filter((s: { flow: string }) => ['ask', 'x402', 'bonus'].includes(s.flow)).map((s: { name: string }) => s.name);
+    const offered = (await sb.control('/__sandbox/hostile')).scenarios
+      .filter((s: { flow: string }) => ['ask', 'x402', 'bonus'].includes(s.flow))
+      .map((s: { name: string }) => s.name);
     const tested = new Set([...askScenarios.map(([s]) => s), ...bonusScenarios, 'bundle_internal_error']);
     expect(offered.filter((s: string) => !tested.has(s))).toEqual([]);
   });
@@ -306,7 +390,14 @@ describe('the plan guard refuses every hostile scenario with exit 5, and nothing
   it.each(bonusScenarios)('%s: the ask is paid, the bonus is refused and not paid', async (scenario) => {
     await sb.control('/__sandbox/hostile', { scenario, count: 5 });
     const usdc = await balance('USDC');
-    const r = await run(['--json', 'ask', '--file', askFile({ maxPaymentAmount: '2500000', feedbackBonus: { amount: '1000000', asset: 'USDC' } }), '--payment-mode', 'wallet_calls']);
+    const r = await run([
+      '--json',
+      'ask',
+      '--file',
+      askFile({ maxPaymentAmount: '2500000', feedbackBonus: { amount: '1000000', asset: 'USDC' } }),
+      '--payment-mode',
+      'wallet_calls',
+    ]);
     await sb.control('/__sandbox/hostile', undefined, 'DELETE');
     expect(r.code, r.stdout + r.stderr).toBe(5);
     expect(await balance('USDC')).toBe(usdc - 1_500_000n);
@@ -401,4 +492,3 @@ describe('confirm, status and result', () => {
     expect(await nonce()).toBe(n0);
   });
 });
-

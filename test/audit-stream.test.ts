@@ -26,10 +26,23 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** An event whose strings exercise the cutter: escapes, backslashes before quotes, `},{` inside a string, non-ASCII. */
 function event(i: number, previous: string, extra: Record<string, unknown> = {}): any {
   const e: any = {
-    event_id: `evt_${i}`, workspace_id: 'ws_1', sequence: i, previous_digest: previous, home_region: 'eu', actor_kind: 'agent',
-    actor_reference: i % 4 === 0 ? 'wallet:0xabc\\' : 'wallet:0xabc', assurance_method: 'wallet_signature', action: i % 2 ? 'ask.create' : 'ask.confirm',
-    target_kind: 'ask', target_id: `op_${i}`, purpose: 'paid_feedback', reason: i % 3 ? 'ok "quoted" },{ x' : null, request_correlation: null, result: 'success',
-    metadata_json: JSON.stringify({ Amount: String(i), list: [{ a: 1 }, { b: '},{"' }], é: 'ü', n: i }), occurred_at: new Date(1_700_000_000_000 + i * 1000).toISOString(),
+    event_id: `evt_${i}`,
+    workspace_id: 'ws_1',
+    sequence: i,
+    previous_digest: previous,
+    home_region: 'eu',
+    actor_kind: 'agent',
+    actor_reference: i % 4 === 0 ? 'wallet:0xabc\\' : 'wallet:0xabc',
+    assurance_method: 'wallet_signature',
+    action: i % 2 ? 'ask.create' : 'ask.confirm',
+    target_kind: 'ask',
+    target_id: `op_${i}`,
+    purpose: 'paid_feedback',
+    reason: i % 3 ? 'ok "quoted" },{ x' : null,
+    request_correlation: null,
+    result: 'success',
+    metadata_json: JSON.stringify({ Amount: String(i), list: [{ a: 1 }, { b: '},{"' }], é: 'ü', n: i }),
+    occurred_at: new Date(1_700_000_000_000 + i * 1000).toISOString(),
     ...extra,
   };
   return e;
@@ -43,10 +56,18 @@ function exportOf(n: number, options: { camel?: boolean; reasons?: (i: number) =
     const e = event(i, previous, options.reasons ? { reason: options.reasons(i) } : {});
     e.event_digest = specDigest(previous, e);
     previous = e.event_digest;
-    if (options.camel) for (const k of Object.keys(e)) if (k.includes('_')) (e[k.replace(/_([a-z])/g, (_m, c) => c.toUpperCase())] = e[k]), delete e[k];
+    if (options.camel)
+      for (const k of Object.keys(e)) if (k.includes('_')) (e[k.replace(/_([a-z])/g, (_m, c) => c.toUpperCase())] = e[k]), delete e[k];
     events.push(e);
   }
-  return { exportedAt: '2026-01-01T00:00:00.000Z', format: 'rateloop-audit-v1', integrity: { eventCount: n, headDigest: previous, valid: true }, events, retention: { months: 6 }, workspaceId: 'ws_1' };
+  return {
+    exportedAt: '2026-01-01T00:00:00.000Z',
+    format: 'rateloop-audit-v1',
+    integrity: { eventCount: n, headDigest: previous, valid: true },
+    events,
+    retention: { months: 6 },
+    workspaceId: 'ws_1',
+  };
 }
 
 let files = 0;
@@ -90,12 +111,7 @@ async function agree(text: string, ways: Record<string, unknown>[], expectedHead
 // Batches of about six events, checked in parts of about two (checkBatch), so that breaks fall at the seams of parts.
 const PARTS = { workers: 2, batchBytes: EVENT_BYTES * 5 + 10, partBytes: EVENT_BYTES };
 
-const WAYS = [
-  { workers: 2, ...SMALL },
-  PARTS,
-  { workers: 0, ...SMALL, exact: true },
-  { workers: 1, ...SMALL, chunkBytes: 7 },
-];
+const WAYS = [{ workers: 2, ...SMALL }, PARTS, { workers: 0, ...SMALL, exact: true }, { workers: 1, ...SMALL, chunkBytes: 7 }];
 
 const TAMPERS: [string, (d: any, k: number) => void][] = [
   ['a changed field', (d, k) => (d.events[k].result = 'failure')],
@@ -107,23 +123,30 @@ const TAMPERS: [string, (d: any, k: number) => void][] = [
   ['a null event', (d, k) => (d.events[k] = null)],
   ['metadata that is not JSON', (d, k) => (d.events[k].metadata_json = '{"a":')],
   ['a date that is not one', (d, k) => (d.events[k].occurred_at = 'yesterday')],
-  ['the service checker\'s "null" form', (d, k) => {
-    const e = d.events[k];
-    e.reason = null;
-    e.event_digest = specDigest(e.previous_digest, e, 'string');
-  }],
+  [
+    'the service checker\'s "null" form',
+    (d, k) => {
+      const e = d.events[k];
+      e.reason = null;
+      e.event_digest = specDigest(e.previous_digest, e, 'string');
+    },
+  ],
 ];
 
 describe('a break anywhere is reported as the reference reports it', () => {
   const N = 24;
-  it.each(TAMPERS)('%s, at every event (first, last, both sides of every batch boundary, every worker)', async (_name, tamper) => {
-    for (let k = 0; k < N; k++) {
-      const d = exportOf(N);
-      tamper(d, k);
-      const ref = await agree(JSON.stringify(d), [WAYS[0]!, PARTS]);
-      expect(ref.result).toMatchObject({ valid: false });
-    }
-  }, 120_000);
+  it.each(TAMPERS)(
+    '%s, at every event (first, last, both sides of every batch boundary, every worker)',
+    async (_name, tamper) => {
+      for (let k = 0; k < N; k++) {
+        const d = exportOf(N);
+        tamper(d, k);
+        const ref = await agree(JSON.stringify(d), [WAYS[0]!, PARTS]);
+        expect(ref.result).toMatchObject({ valid: false });
+      }
+    },
+    120_000,
+  );
 
   it('in every way of reading: guessed or exact cuts, tiny chunks, pretty-printed', async () => {
     for (const [, tamper] of TAMPERS) {
@@ -147,7 +170,12 @@ describe('a break anywhere is reported as the reference reports it', () => {
 
 describe('a batch is checked in parts, and whole when a part is not plain', () => {
   // What checking the batch whole finds: the reference's scan, parse and run over all of its events.
-  const whole = (events: unknown[], text: string) => ({ chars: text.length, scan: { containers: scanJson(`[${text}]`, 1).containers - 1 }, count: events.length, run: checkRun(events, 0, undefined, undefined) });
+  const whole = (events: unknown[], text: string) => ({
+    chars: text.length,
+    scan: { containers: scanJson(`[${text}]`, 1).containers - 1 },
+    count: events.length,
+    run: checkRun(events, 0, undefined, undefined),
+  });
   const task = (text: string) => ({ bytes: new Uint8Array(Buffer.from(`[${text}]`)), start: 0, count: 0, partBytes: EVENT_BYTES });
 
   it('a valid run: several parts, the same report as checking it whole', () => {
@@ -169,7 +197,9 @@ describe('a batch is checked in parts, and whole when a part is not plain', () =
     for (const k of [1, 4, 9]) {
       const events = exportOf(12).events;
       events[k].workspace_id = 'ws_2';
-      const text = rechained(events).map((e: unknown) => JSON.stringify(e)).join(',');
+      const text = rechained(events)
+        .map((e: unknown) => JSON.stringify(e))
+        .join(',');
       const { parts, ...report } = checkBatch(task(text));
       expect(parts).toBeGreaterThanOrEqual(6);
       expect(report).toEqual(whole(events, text));
@@ -187,7 +217,7 @@ describe('a batch is checked in parts, and whole when a part is not plain', () =
   });
 });
 
-describe('export-level results are the reference\'s', () => {
+describe("export-level results are the reference's", () => {
   const cases: [string, (d: any) => unknown][] = [
     ['a valid chain', (d) => d],
     ['camelCase columns', () => exportOf(24, { camel: true })],
@@ -220,7 +250,8 @@ describe('export-level results are the reference\'s', () => {
     const plain = fileOf(JSON.stringify(exportOf(24)));
     expect(await streamed(plain, { workers: 2, ...SMALL })).toMatchObject({ recut: false, result: { valid: true } });
     // Read a few bytes at a time, every seam between two events straddles chunks somewhere, and is still found.
-    for (const chunkBytes of [1, 2, 3, 7]) expect(await streamed(plain, { workers: 1, ...SMALL, chunkBytes })).toMatchObject({ recut: false, result: { valid: true } });
+    for (const chunkBytes of [1, 2, 3, 7])
+      expect(await streamed(plain, { workers: 1, ...SMALL, chunkBytes })).toMatchObject({ recut: false, result: { valid: true } });
     const d = exportOf(24);
     for (const e of d.events) e.extra = '},{';
     const text = JSON.stringify(d);
@@ -239,16 +270,73 @@ describe('strict JSON: the same refusal, with the same reason', () => {
   };
   const insertAt = (text: string, at: number, what: string) => text.slice(0, at) + what + text.slice(at);
   const cases: [string, () => string][] = [
-    ['a duplicate key in an event of a later batch', () => { const t = base(); return insertAt(t, nth(t, '"result":', 13), '"result":"x",'); }],
+    [
+      'a duplicate key in an event of a later batch',
+      () => {
+        const t = base();
+        return insertAt(t, nth(t, '"result":', 13), '"result":"x",');
+      },
+    ],
     ['a duplicate top-level key', () => base().replace('"retention"', '"format"')],
     ['a duplicate "events"', () => base().replace('"retention":{"months":6}', '"events":[]')],
-    ['nesting deeper than 200 levels inside an event', () => { const t = base(); return insertAt(t, nth(t, '"result":', 9), `"deep":${'['.repeat(198)}${']'.repeat(198)},`); }],
-    ['nesting just within the limit', () => { const t = base(); return insertAt(t, nth(t, '"result":', 9), `"deep":${'['.repeat(197)}${']'.repeat(197)},`); }],
-    ['a number out of range', () => { const t = base(); return insertAt(t, nth(t, '"result":', 17), '"big":1e400,'); }],
-    ['a key that is not a string', () => { const t = base(); return insertAt(t, nth(t, '"result":', 3), '"\\x":1,'); }],
-    ['far more arrays than evidence has', () => JSON.stringify({ format: 'rateloop-audit-v1', integrity: {}, events: Array.from({ length: 30_000 }, () => []), workspaceId: 'ws_1' })],
-    ['too many arrays, and a duplicate key after the budget ran out', () => JSON.stringify({ format: 'rateloop-audit-v1', integrity: {}, events: Array.from({ length: 30_000 }, () => []), workspaceId: 'ws_1' }).replace('"workspaceId"', '"integrity":1,"workspaceId"')],
-    ['a duplicate key before the budget runs out', () => JSON.stringify({ format: 'rateloop-audit-v1', integrity: {}, events: [{ a: 1 }, ...Array.from({ length: 30_000 }, () => [])], workspaceId: 'ws_1' }).replace('{"a":1}', '{"a":1,"a":2}')],
+    [
+      'nesting deeper than 200 levels inside an event',
+      () => {
+        const t = base();
+        return insertAt(t, nth(t, '"result":', 9), `"deep":${'['.repeat(198)}${']'.repeat(198)},`);
+      },
+    ],
+    [
+      'nesting just within the limit',
+      () => {
+        const t = base();
+        return insertAt(t, nth(t, '"result":', 9), `"deep":${'['.repeat(197)}${']'.repeat(197)},`);
+      },
+    ],
+    [
+      'a number out of range',
+      () => {
+        const t = base();
+        return insertAt(t, nth(t, '"result":', 17), '"big":1e400,');
+      },
+    ],
+    [
+      'a key that is not a string',
+      () => {
+        const t = base();
+        return insertAt(t, nth(t, '"result":', 3), '"\\x":1,');
+      },
+    ],
+    [
+      'far more arrays than evidence has',
+      () =>
+        JSON.stringify({
+          format: 'rateloop-audit-v1',
+          integrity: {},
+          events: Array.from({ length: 30_000 }, () => []),
+          workspaceId: 'ws_1',
+        }),
+    ],
+    [
+      'too many arrays, and a duplicate key after the budget ran out',
+      () =>
+        JSON.stringify({
+          format: 'rateloop-audit-v1',
+          integrity: {},
+          events: Array.from({ length: 30_000 }, () => []),
+          workspaceId: 'ws_1',
+        }).replace('"workspaceId"', '"integrity":1,"workspaceId"'),
+    ],
+    [
+      'a duplicate key before the budget runs out',
+      () =>
+        JSON.stringify({
+          format: 'rateloop-audit-v1',
+          integrity: {},
+          events: [{ a: 1 }, ...Array.from({ length: 30_000 }, () => [])],
+          workspaceId: 'ws_1',
+        }).replace('{"a":1}', '{"a":1,"a":2}'),
+    ],
   ];
   it.each(cases)('%s', async (_name, make) => {
     await agree(make(), WAYS);
@@ -262,7 +350,7 @@ describe('strict JSON: the same refusal, with the same reason', () => {
     ['a file cut short', (t: string) => t.slice(0, t.length - 40)],
     ['something after the object', (t: string) => `${t} x`],
     ['a byte order mark', (t: string) => `\ufeff${t}`],
-  ])('not JSON at all (%s): refused by both, the reason in the streamed path\'s own words', async (_name, change) => {
+  ])("not JSON at all (%s): refused by both, the reason in the streamed path's own words", async (_name, change) => {
     const text = change(JSON.stringify(exportOf(24)));
     expect(text).not.toBe(JSON.stringify(exportOf(24)));
     expect(reference(text).jsonError).toBeDefined();
@@ -275,7 +363,12 @@ describe('red team: an events array of control characters is not an empty one', 
   // JSON's white space is space, tab, CR and LF only; `[\x01]` is no array at all. The exact cutter once took any
   // byte up to 0x20 for white space, so such an "empty" chain verified (valid: true) where the reference refuses it.
   const empty = (inside: string) =>
-    JSON.stringify({ format: 'rateloop-audit-v1', workspaceId: 'ws_1', integrity: { eventCount: 0, headDigest: GENESIS_DIGEST, valid: true }, events: [] }).replace('"events":[]', `"events":[${inside}]`);
+    JSON.stringify({
+      format: 'rateloop-audit-v1',
+      workspaceId: 'ws_1',
+      integrity: { eventCount: 0, headDigest: GENESIS_DIGEST, valid: true },
+      events: [],
+    }).replace('"events":[]', `"events":[${inside}]`);
 
   it.each(['\x01', '\x00', '\x0b', '\f', ' \x1f\n', '\t\x7f'])('%j between the brackets: refused by both', async (inside) => {
     expect(reference(empty(' ')).result).toMatchObject({ valid: true }); // the same file with real white space verifies
@@ -298,19 +391,68 @@ describe('red team: random exports, mutated at random, read in random ways (prop
   // What strings are made of: seams, escapes, quotes and multi-byte characters, so that guessed cuts fall inside them.
   const FRAGMENTS = ['},{"', '},{', '}, {"', '} ,{"', '\\', '\\"', '"', 'é', '😀', ']', '[', '{', '}', ',', ' ', '\n', 'x', '\u2028'];
   const text = fc.array(fc.constantFrom(...FRAGMENTS), { maxLength: 4 }).map((a) => a.join(''));
-  const eventShape = fc.record({ actor: text, reason: fc.option(text, { nil: null }), meta: fc.tuple(text, text), nested: fc.option(fc.tuple(text, text), { nil: undefined }), nullTarget: fc.boolean() });
+  const eventShape = fc.record({
+    actor: text,
+    reason: fc.option(text, { nil: null }),
+    meta: fc.tuple(text, text),
+    nested: fc.option(fc.tuple(text, text), { nil: undefined }),
+    nullTarget: fc.boolean(),
+  });
   const space = fc.constantFrom('', '', ' ', '\n', '\t', '\r\n');
-  const INSERTS = ['},{"', '}', '{', ',', '"', '\\', ']', '[', ' ', '\x01', 'é', '\\ud800', '1e400', '"result":"x",', '"sequence":1,', 'null'];
-  const mutation = fc.record({ kind: fc.constantFrom('insert', 'delete', 'copy'), at: fc.nat(), what: fc.constantFrom(...INSERTS), span: fc.nat(20), from: fc.nat() });
-  const way = fc.record({ workers: fc.constantFrom(0, 0, 0, 1), batchBytes: fc.integer({ min: 1, max: 1500 }), partBytes: fc.integer({ min: 1, max: 600 }), chunkBytes: fc.integer({ min: 1, max: 400 }), exact: fc.boolean() });
-  const strict = fc.record({ duplicateAt: fc.option(fc.nat(), { nil: undefined }), deepAt: fc.option(fc.tuple(fc.nat(), fc.integer({ min: 196, max: 201 })), { nil: undefined }), hugeAt: fc.option(fc.nat(), { nil: undefined }), surrogateAt: fc.option(fc.nat(), { nil: undefined }) });
+  const INSERTS = [
+    '},{"',
+    '}',
+    '{',
+    ',',
+    '"',
+    '\\',
+    ']',
+    '[',
+    ' ',
+    '\x01',
+    'é',
+    '\\ud800',
+    '1e400',
+    '"result":"x",',
+    '"sequence":1,',
+    'null',
+  ];
+  const mutation = fc.record({
+    kind: fc.constantFrom('insert', 'delete', 'copy'),
+    at: fc.nat(),
+    what: fc.constantFrom(...INSERTS),
+    span: fc.nat(20),
+    from: fc.nat(),
+  });
+  const way = fc.record({
+    workers: fc.constantFrom(0, 0, 0, 1),
+    batchBytes: fc.integer({ min: 1, max: 1500 }),
+    partBytes: fc.integer({ min: 1, max: 600 }),
+    chunkBytes: fc.integer({ min: 1, max: 400 }),
+    exact: fc.boolean(),
+  });
+  const strict = fc.record({
+    duplicateAt: fc.option(fc.nat(), { nil: undefined }),
+    deepAt: fc.option(fc.tuple(fc.nat(), fc.integer({ min: 196, max: 201 })), { nil: undefined }),
+    hugeAt: fc.option(fc.nat(), { nil: undefined }),
+    surrogateAt: fc.option(fc.nat(), { nil: undefined }),
+  });
 
-  function chain(shapes: { actor: string; reason: string | null; meta: [string, string]; nested?: [string, string]; nullTarget: boolean }[], workspaceFrom: number): any {
+  function chain(
+    shapes: { actor: string; reason: string | null; meta: [string, string]; nested?: [string, string]; nullTarget: boolean }[],
+    workspaceFrom: number,
+  ): any {
     const d = exportOf(shapes.length);
     let previous = GENESIS_DIGEST;
     d.events.forEach((e: any, k: number) => {
       const s = shapes[k]!;
-      Object.assign(e, { actor_reference: s.actor, reason: s.reason, target_id: s.nullTarget ? null : e.target_id, metadata_json: JSON.stringify({ list: [{ a: s.meta[0] }, { b: s.meta[1] }] }), workspace_id: k + 1 >= workspaceFrom ? 'ws_2' : 'ws_1' });
+      Object.assign(e, {
+        actor_reference: s.actor,
+        reason: s.reason,
+        target_id: s.nullTarget ? null : e.target_id,
+        metadata_json: JSON.stringify({ list: [{ a: s.meta[0] }, { b: s.meta[1] }] }),
+        workspace_id: k + 1 >= workspaceFrom ? 'ws_2' : 'ws_1',
+      });
       if (s.nested) e.nested = [{ x: s.nested[0] }, { y: [{ z: 1 }, { w: s.nested[1] }] }];
       e.previous_digest = previous;
       previous = e.event_digest = specDigest(previous, e);
@@ -377,31 +519,51 @@ describe('red team: random exports, mutated at random, read in random ways (prop
 
   it('a byte that only looks like white space, in every place white space may be, is refused as the reference refuses it', async () => {
     for (const n of [0, 1, 3]) {
-      const d = chain(Array.from({ length: n }, () => ({ actor: '},{"', reason: null, meta: ['é', '😀'] as [string, string], nested: ['x', '},{'] as [string, string], nullTarget: false })), Infinity);
+      const d = chain(
+        Array.from({ length: n }, () => ({
+          actor: '},{"',
+          reason: null,
+          meta: ['é', '😀'] as [string, string],
+          nested: ['x', '},{'] as [string, string],
+          nullTarget: false,
+        })),
+        Infinity,
+      );
       const plain = write(d, [' '], {});
       for (let at = 0; ; at++) {
         const odd = write(d, [' '], { oddSpaceAt: [at, '\x0b'] });
         if (odd === plain) break; // past the last place
-        expect(await sameVerdict(fileOf(odd), { workers: 0, ...SMALL, partBytes: EVENT_BYTES, chunkBytes: 5 + (at % 50), exact: at % 2 === 0 })).toBe('not JSON');
+        expect(
+          await sameVerdict(fileOf(odd), { workers: 0, ...SMALL, partBytes: EVENT_BYTES, chunkBytes: 5 + (at % 50), exact: at % 2 === 0 }),
+        ).toBe('not JSON');
       }
       expect(await sameVerdict(fileOf(plain), { workers: 0, ...SMALL })).toBe('valid');
     }
   }, 60_000);
 
-  it('the streamed verdict is the reference\'s: the same result, the same strict refusal, and a refusal wherever the reference finds no JSON', async () => {
+  it("the streamed verdict is the reference's: the same result, the same strict refusal, and a refusal wherever the reference finds no JSON", async () => {
     let runs = 0;
     const seen: Record<string, number> = {};
     await fc.assert(
       fc.asyncProperty(
         fc.oneof({ weight: 1, arbitrary: fc.constant([]) }, { weight: 5, arbitrary: fc.array(eventShape, { minLength: 1, maxLength: 7 }) }),
-        fc.nat(9), fc.boolean(), fc.option(fc.tuple(fc.nat(TAMPERS.length - 1), fc.nat()), { nil: undefined }),
-        fc.oneof(fc.constant('compact'), fc.constant('indented'), fc.array(space, { minLength: 1, maxLength: 64 })), strict,
-        fc.oneof(fc.constant([]), fc.array(mutation, { minLength: 1, maxLength: 2 })), way,
+        fc.nat(9),
+        fc.boolean(),
+        fc.option(fc.tuple(fc.nat(TAMPERS.length - 1), fc.nat()), { nil: undefined }),
+        fc.oneof(fc.constant('compact'), fc.constant('indented'), fc.array(space, { minLength: 1, maxLength: 64 })),
+        strict,
+        fc.oneof(fc.constant([]), fc.array(mutation, { minLength: 1, maxLength: 2 })),
+        way,
         async (shapes, workspaceFrom, camel, tamper, style, traps, mutations, options) => {
           const d = chain(shapes, workspaceFrom || Infinity);
           if (tamper && shapes.length > 0) TAMPERS[tamper[0]]![1](d, tamper[1] % shapes.length);
-          if (camel) for (const e of d.events) if (e && typeof e === 'object') for (const k of Object.keys(e)) if (k.includes('_')) (e[k.replace(/_([a-z])/g, (_m, c) => c.toUpperCase())] = e[k]), delete e[k];
-          const written = style === 'compact' ? JSON.stringify(d) : style === 'indented' ? JSON.stringify(d, null, 2) : write(d, style, traps);
+          if (camel)
+            for (const e of d.events)
+              if (e && typeof e === 'object')
+                for (const k of Object.keys(e))
+                  if (k.includes('_')) (e[k.replace(/_([a-z])/g, (_m, c) => c.toUpperCase())] = e[k]), delete e[k];
+          const written =
+            style === 'compact' ? JSON.stringify(d) : style === 'indented' ? JSON.stringify(d, null, 2) : write(d, style, traps);
           const kind = await sameVerdict(fileOf(mutate(written, mutations)), options);
           seen[kind] = (seen[kind] ?? 0) + 1;
           runs++;
@@ -411,7 +573,8 @@ describe('red team: random exports, mutated at random, read in random ways (prop
     );
     // The property saw every kind of verdict, not only one.
     expect(runs).toBe(1200);
-    for (const kind of ['valid', 'not JSON', 'strict', 'event_digest_mismatch', 'workspace_mismatch', 'previous_digest_mismatch']) expect(seen[kind], JSON.stringify(seen)).toBeGreaterThan(0);
+    for (const kind of ['valid', 'not JSON', 'strict', 'event_digest_mismatch', 'workspace_mismatch', 'previous_digest_mismatch'])
+      expect(seen[kind], JSON.stringify(seen)).toBeGreaterThan(0);
   }, 120_000);
 });
 
@@ -436,7 +599,7 @@ describe('the command streams large audit exports', () => {
     return { file, head: previous };
   }
 
-  it('an export of STREAM_MIN_BYTES or more gives the reference\'s verdict through the built binary, valid or broken', async () => {
+  it("an export of STREAM_MIN_BYTES or more gives the reference's verdict through the built binary, valid or broken", async () => {
     const { file, head } = await bigExport('big.json', 3000, 6000);
     expect(statSync(file).size).toBeGreaterThanOrEqual(STREAM_MIN_BYTES);
     const ok = await runCli(['--json', 'verify-evidence', '--audit', file, '--expected-head', head], home);

@@ -32,10 +32,19 @@ async function refusal(p: Promise<unknown>): Promise<{ code: string; message: st
 describe('reading a small file a user names', () => {
   it('the session cookie file', async () => {
     const read = (f: string) => sessionCookieHeader({ file: f });
-    expect(await refusal(read(missing))).toMatchObject({ code: 'session_cookie_unreadable', message: `cannot read the session cookie file ${missing} (ENOENT)` });
-    expect(await refusal(read(folder))).toMatchObject({ code: 'session_cookie_unreadable', message: `the session cookie file ${folder} is not a file` });
+    expect(await refusal(read(missing))).toMatchObject({
+      code: 'session_cookie_unreadable',
+      message: `cannot read the session cookie file ${missing} (ENOENT)`,
+    });
+    expect(await refusal(read(folder))).toMatchObject({
+      code: 'session_cookie_unreadable',
+      message: `the session cookie file ${folder} is not a file`,
+    });
     const big = file('cookie-big', 'x'.repeat(16 * 1024 + 1));
-    expect(await refusal(read(big))).toMatchObject({ code: 'session_cookie_invalid', message: `the session cookie file ${big} is 16385 bytes; a cookie is one short line` });
+    expect(await refusal(read(big))).toMatchObject({
+      code: 'session_cookie_invalid',
+      message: `the session cookie file ${big} is 16385 bytes; a cookie is one short line`,
+    });
     expect(await read(file('cookie', `__Host-rateloop-session=${'a'.repeat(43)}\n`))).toBe(`__Host-rateloop-session=${'a'.repeat(43)}`);
   });
 
@@ -46,18 +55,33 @@ describe('reading a small file a user names', () => {
     expect(r.hint).toMatch(/--api-key-file FILE/);
     expect(await refusal(read(folder))).toMatchObject({ code: 'api_key_unreadable', message: `the key file ${folder} is not a file` });
     const big = file('key-big', 'x'.repeat(4097));
-    expect(await refusal(read(big))).toMatchObject({ code: 'api_key_invalid', message: `the key file ${big} is 4097 bytes; a key is one short line` });
+    expect(await refusal(read(big))).toMatchObject({
+      code: 'api_key_invalid',
+      message: `the key file ${big} is 4097 bytes; a key is one short line`,
+    });
     const key = `rlk_${'0'.repeat(16)}_${'A'.repeat(43)}`;
     expect(await read(file('key', `${key}\n`))).toEqual({ kind: 'api_key', authorization: `Bearer ${key}` });
   });
 
   it('a review artifact', async () => {
-    expect(await refusal(readArtifact(missing, '--source'))).toMatchObject({ code: 'file_not_found', message: `--source ${missing} cannot be read (ENOENT)` });
-    expect(await refusal(readArtifact(folder, '--source'))).toMatchObject({ code: 'not_a_file', message: `--source ${folder} is not a file` });
+    expect(await refusal(readArtifact(missing, '--source'))).toMatchObject({
+      code: 'file_not_found',
+      message: `--source ${missing} cannot be read (ENOENT)`,
+    });
+    expect(await refusal(readArtifact(folder, '--source'))).toMatchObject({
+      code: 'not_a_file',
+      message: `--source ${folder} is not a file`,
+    });
     const empty = file('empty', '');
-    expect(await refusal(readArtifact(empty, '--source'))).toMatchObject({ code: 'empty_file', message: `--source ${empty} is empty; an artifact needs at least one byte` });
+    expect(await refusal(readArtifact(empty, '--source'))).toMatchObject({
+      code: 'empty_file',
+      message: `--source ${empty} is empty; an artifact needs at least one byte`,
+    });
     const big = file('big', Buffer.alloc(11));
-    expect(await refusal(readArtifact(big, '--source', 10))).toMatchObject({ code: 'file_too_large', message: `--source ${big} is 11 bytes; the service takes at most 10 MiB per artifact (and 64 KiB per request, base64 included)` });
+    expect(await refusal(readArtifact(big, '--source', 10))).toMatchObject({
+      code: 'file_too_large',
+      message: `--source ${big} is 11 bytes; the service takes at most 10 MiB per artifact (and 64 KiB per request, base64 included)`,
+    });
     expect(await readArtifact(file('ok', 'hello'), '--source')).toEqual(Buffer.from('hello'));
     expect((await readArtifact(file('exact', Buffer.alloc(10)), '--source', 10)).length).toBe(10);
   });

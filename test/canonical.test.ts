@@ -20,16 +20,35 @@ describe('the legacy key order without a collator', () => {
       { numRuns: 20_000 },
     );
     // camelCase keys that differ only in case, as evidence payloads have them.
-    for (const [a, b] of [['eventId', 'eventID'], ['actorKind', 'actorkind'], ['targetId', 'targetID'], ['Amount', 'amount'], ['a1', 'A1'], ['ab', 'Aa']]) {
+    for (const [a, b] of [
+      ['eventId', 'eventID'],
+      ['actorKind', 'actorkind'],
+      ['targetId', 'targetID'],
+      ['Amount', 'amount'],
+      ['a1', 'A1'],
+      ['ab', 'Aa'],
+    ]) {
       expect(Math.sign(legacyCompare(a!, b!))).toBe(Math.sign(collator.compare(a!, b!)));
     }
   });
 
   it('leaves any other key to the collator', () => {
-    for (const [a, b] of [['_a', 'a'], ['é', 'f'], ['a-b', 'ab'], ['a b', 'ab'], ['Ä', 'a'], ['', '_']]) {
+    for (const [a, b] of [
+      ['_a', 'a'],
+      ['é', 'f'],
+      ['a-b', 'ab'],
+      ['a b', 'ab'],
+      ['Ä', 'a'],
+      ['', '_'],
+    ]) {
       expect(Math.sign(legacyCompare(a!, b!)), `${a} ${b}`).toBe(Math.sign(collator.compare(a!, b!)));
     }
     const doc = { b: 1, _x: 2, A: 3, é: 4, a: { Z: 1, z: 2 } };
-    expect(canonicalJson(doc, 'locale-en-US')).toBe(`{${Object.keys(doc).sort(collator.compare).map((k) => `${JSON.stringify(k)}:${k === 'a' ? '{"z":2,"Z":1}' : JSON.stringify((doc as any)[k])}`).join(',')}}`);
+    expect(canonicalJson(doc, 'locale-en-US')).toBe(
+      `{${Object.keys(doc)
+        .sort(collator.compare)
+        .map((k) => `${JSON.stringify(k)}:${k === 'a' ? '{"z":2,"Z":1}' : JSON.stringify((doc as any)[k])}`)
+        .join(',')}}`,
+    );
   });
 });

@@ -36,7 +36,9 @@ function claimant(dir: string, name: string, hold: string) {
   let err = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const done = new Promise<{ code: number | null; out: string; err: string }>((resolve) => child.on('close', (code) => resolve({ code, out, err })));
+  const done = new Promise<{ code: number | null; out: string; err: string }>((resolve) =>
+    child.on('close', (code) => resolve({ code, out, err })),
+  );
   return { child, done, out: () => out };
 }
 
@@ -54,17 +56,23 @@ const overlaps = (spans: { from: number; to: number }[]) => {
 };
 
 describe('claims across processes', () => {
-  it.each(Array.from({ length: 10 }, (_, i) => i))('trial %i: six waiters find a dead holder; they hold the claim one after another, never together', async (trial) => {
-    const name = `operation:race-${trial}`;
-    // A holder that is gone: a process id no process has, claimed "before".
-    store.read((db) => db.prepare("INSERT INTO claims (name, pid, started, boot, token, claimed_at) VALUES (?, 2147483646, '1', '', 'dead', 0)").run(name));
-    const runs = Array.from({ length: 6 }, () => claimant(dir, name, '60'));
-    const results = await Promise.all(runs.map((r) => r.done));
-    for (const r of results) expect(r.code, r.err).toBe(0);
-    const spans = results.map((r) => JSON.parse(r.out.trim()) as { from: number; to: number });
-    expect(overlaps(spans), JSON.stringify(spans)).toBe(false);
-    capture.count('claim trials: six waiters on a dead holder', String(trial));
-  }, 60_000);
+  it.each(Array.from({ length: 10 }, (_, i) => i))(
+    'trial %i: six waiters find a dead holder; they hold the claim one after another, never together',
+    async (trial) => {
+      const name = `operation:race-${trial}`;
+      // A holder that is gone: a process id no process has, claimed "before".
+      store.read((db) =>
+        db.prepare("INSERT INTO claims (name, pid, started, boot, token, claimed_at) VALUES (?, 2147483646, '1', '', 'dead', 0)").run(name),
+      );
+      const runs = Array.from({ length: 6 }, () => claimant(dir, name, '60'));
+      const results = await Promise.all(runs.map((r) => r.done));
+      for (const r of results) expect(r.code, r.err).toBe(0);
+      const spans = results.map((r) => JSON.parse(r.out.trim()) as { from: number; to: number });
+      expect(overlaps(spans), JSON.stringify(spans)).toBe(false);
+      capture.count('claim trials: six waiters on a dead holder', String(trial));
+    },
+    60_000,
+  );
 
   it('a holder killed with SIGKILL is taken over; a live holder is not', async () => {
     const name = 'operation:killed';
@@ -90,7 +98,11 @@ describe('claims across processes', () => {
   it('a holder killed but not yet reaped by its parent (a zombie) holds nothing', async () => {
     const name = 'operation:zombie';
     // The claimant's parent is a shell that execs into sleep: nothing ever waits for the claimant.
-    const parent = spawn('sh', ['-c', `"$0" --input-type=module -e "$1" "$2" "$3" forever & exec sleep 60`, process.execPath, CLAIMANT, dir, name], { stdio: 'ignore' });
+    const parent = spawn(
+      'sh',
+      ['-c', `"$0" --input-type=module -e "$1" "$2" "$3" forever & exec sleep 60`, process.execPath, CLAIMANT, dir, name],
+      { stdio: 'ignore' },
+    );
     const { tryClaim } = await import('../src/store/claims.js');
     let pid: number | undefined;
     for (let i = 0; i < 600 && pid === undefined; i++) {
@@ -109,23 +121,29 @@ describe('claims across processes', () => {
     parent.kill('SIGKILL');
   }, 60_000);
 
-  it.each([0, 1, 2, 3])('trial %i: six processes opening a new database at once all open it (switching it to WAL waits, it does not fail)', async () => {
-    const fresh = mkdtempSync(path.join(tmpdir(), 'loopsign-open-'));
-    const OPEN = `const { Store } = await import(${JSON.stringify(dist('db.js'))}); (await Store.open(process.argv[1])).close(); process.stdout.write('opened');`;
-    const runs = Array.from({ length: 6 }, () => spawn(process.execPath, ['--input-type=module', '-e', OPEN, fresh], { stdio: ['ignore', 'pipe', 'pipe'] }));
-    const results = await Promise.all(
-      runs.map(
-        (child) =>
-          new Promise<string>((resolve) => {
-            let text = '';
-            child.stdout.on('data', (d) => (text += d));
-            child.stderr.on('data', (d) => (text += d));
-            child.on('close', () => resolve(text));
-          }),
-      ),
-    );
-    expect(results).toEqual(Array(6).fill('opened'));
-  }, 30_000);
+  it.each([0, 1, 2, 3])(
+    'trial %i: six processes opening a new database at once all open it (switching it to WAL waits, it does not fail)',
+    async () => {
+      const fresh = mkdtempSync(path.join(tmpdir(), 'loopsign-open-'));
+      const OPEN = `const { Store } = await import(${JSON.stringify(dist('db.js'))}); (await Store.open(process.argv[1])).close(); process.stdout.write('opened');`;
+      const runs = Array.from({ length: 6 }, () =>
+        spawn(process.execPath, ['--input-type=module', '-e', OPEN, fresh], { stdio: ['ignore', 'pipe', 'pipe'] }),
+      );
+      const results = await Promise.all(
+        runs.map(
+          (child) =>
+            new Promise<string>((resolve) => {
+              let text = '';
+              child.stdout.on('data', (d) => (text += d));
+              child.stderr.on('data', (d) => (text += d));
+              child.on('close', () => resolve(text));
+            }),
+        ),
+      );
+      expect(results).toEqual(Array(6).fill('opened'));
+    },
+    30_000,
+  );
 
   it('two runs in one process (an MCP server) are two holders', async () => {
     const { tryClaim } = await import('../src/store/claims.js');

@@ -44,7 +44,11 @@ describe('loopsign CLI contract', () => {
   });
 
   it('with --json, stdout carries exactly one error document for usage errors (exit 2)', async () => {
-    for (const args of [['--json', 'nonsense'], ['--json', 'wallet', 'new', '--bogus'], ['--json', 'wallet', 'export']]) {
+    for (const args of [
+      ['--json', 'nonsense'],
+      ['--json', 'wallet', 'new', '--bogus'],
+      ['--json', 'wallet', 'export'],
+    ]) {
       const r = await runCli(args, home);
       expect(r.code, args.join(' ')).toBe(2);
       const doc = r.json();
@@ -115,8 +119,18 @@ describe('loopsign CLI contract', () => {
     const r = await runCli(['--json', 'config', 'show'], h);
     expect(r.json().settings.profile).toEqual({ value: 'rateloop-main-2026-08', source: 'default' });
     expect(r.json().profile).toMatchObject({ id: 'rateloop-main-2026-08', source: 'default', routes: { asks: '/api/agent/asks' } });
-    expect(r.json().chain.sources).toMatchObject({ contentRegistry: 'profile rateloop-main-2026-08', LREP: 'profile rateloop-main-2026-08', USDC: 'built-in chain table' });
-    const cfg = h.file('profile.json', JSON.stringify({ profile: 'rateloop-main-2026-08', chains: { '84532': { contracts: { feedbackBonusEscrow: '0x' + '34'.repeat(20) } } } }));
+    expect(r.json().chain.sources).toMatchObject({
+      contentRegistry: 'profile rateloop-main-2026-08',
+      LREP: 'profile rateloop-main-2026-08',
+      USDC: 'built-in chain table',
+    });
+    const cfg = h.file(
+      'profile.json',
+      JSON.stringify({
+        profile: 'rateloop-main-2026-08',
+        chains: { '84532': { contracts: { feedbackBonusEscrow: '0x' + '34'.repeat(20) } } },
+      }),
+    );
     const fromFile = await runCli(['--json', '--chain-id', '84532', 'config', 'show'], h, { env: { LOOPSIGN_CONFIG: cfg } });
     expect(fromFile.json().settings.profile.source).toBe('config');
     expect(fromFile.json().chain.sources.feedbackBonusEscrow).toBe('config file');

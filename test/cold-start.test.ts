@@ -14,7 +14,15 @@ const { Output } = await import(path.join(ROOT, 'dist', 'output.js'));
 
 /** The program's own rendering (commander, every definition), not the bin's shortcut. */
 function programSays(args: string[]) {
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', `const { main } = await import(${JSON.stringify(CLI)}); process.exitCode = await main([process.argv0, 'loopsign', ...${JSON.stringify(args)}]);`], { encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `const { main } = await import(${JSON.stringify(CLI)}); process.exitCode = await main([process.argv0, 'loopsign', ...${JSON.stringify(args)}]);`,
+    ],
+    { encoding: 'utf8' },
+  );
   return { code: r.status, stdout: r.stdout };
 }
 
@@ -25,7 +33,10 @@ function binSays(args: string[]) {
 
 function importsOf(args: string[]): string[] {
   const log = path.join(mkdtempSync(path.join(tmpdir(), 'loopsign-imports-')), 'imports.log');
-  spawnSync(process.execPath, ['--import', path.join(ROOT, 'test/helpers/record-imports.mjs'), BIN, ...args], { env: { ...process.env, LOOPSIGN_IMPORT_LOG: log }, stdio: 'ignore' });
+  spawnSync(process.execPath, ['--import', path.join(ROOT, 'test/helpers/record-imports.mjs'), BIN, ...args], {
+    env: { ...process.env, LOOPSIGN_IMPORT_LOG: log },
+    stdio: 'ignore',
+  });
   return readFileSync(log, 'utf8').trim().split('\n');
 }
 
@@ -47,9 +58,11 @@ describe('the top-level help, answered by the bin', () => {
 
   // A terminal: help is wrapped at 80 columns at most, so a wide one shows the stored text, from the bin and from
   // commander (`help`) alike; a narrow one gets commander's narrower wrapping.
-  it.skipIf(!existsSync('/usr/bin/script'))('on a terminal: the stored text at 132 columns, commander\'s own at 60', () => {
+  it.skipIf(!existsSync('/usr/bin/script'))("on a terminal: the stored text at 132 columns, commander's own at 60", () => {
     const tty = (cols: number, args: string) =>
-      spawnSync('/usr/bin/script', ['-qec', `stty cols ${cols}; ${process.execPath} ${BIN} ${args}`, '/dev/null'], { encoding: 'utf8' }).stdout.replace(/\r/g, '');
+      spawnSync('/usr/bin/script', ['-qec', `stty cols ${cols}; ${process.execPath} ${BIN} ${args}`, '/dev/null'], {
+        encoding: 'utf8',
+      }).stdout.replace(/\r/g, '');
     const stored = readFileSync(path.join(ROOT, 'dist', 'help.txt'), 'utf8');
     expect(tty(132, '--help')).toBe(stored);
     expect(tty(132, 'help')).toBe(stored);
@@ -64,7 +77,7 @@ describe('the top-level help, answered by the bin', () => {
 describe('only the command that runs is defined', () => {
   const out = () => new Output({ json: false, quiet: true, debug: false });
 
-  it('each name in the list defines the command of that name, and all of them make --help\'s list, in order', async () => {
+  it("each name in the list defines the command of that name, and all of them make --help's list, in order", async () => {
     for (const name of COMMAND_NAMES) {
       const program = await buildProgram(out(), ['node', 'loopsign', '--json', name, '--help']);
       expect(program.commands.map((c: any) => c.name())).toEqual([name]);
@@ -81,13 +94,18 @@ describe('only the command that runs is defined', () => {
   });
 
   it('verify-evidence loads its own definition and no other', () => {
-    const urls = importsOf(['verify-evidence', path.join(VECTORS, 'synthetic-evidence-v4.json'), '--public-key', path.join(VECTORS, 'synthetic-evidence-v4.spki.txt')]);
+    const urls = importsOf([
+      'verify-evidence',
+      path.join(VECTORS, 'synthetic-evidence-v4.json'),
+      '--public-key',
+      path.join(VECTORS, 'synthetic-evidence-v4.spki.txt'),
+    ]);
     const defs = urls.filter((u) => /\/dist\/commands\/[\w-]+\.def\.js$/.test(u)).map((u) => path.basename(u));
     expect([...new Set(defs)]).toEqual(['evidence.def.js']);
     expect(urls.some((u) => u.includes('/dist/commands/evidence.js'))).toBe(true);
   });
 
-  it('an unknown command still gets commander\'s suggestion', () => {
+  it("an unknown command still gets commander's suggestion", () => {
     const r = spawnSync(process.execPath, [BIN, 'verify-evidenc'], { encoding: 'utf8' });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/hint: did you mean verify-evidence\?/);
@@ -99,7 +117,9 @@ describe('viem, bundled at build (scripts/vendor-viem.mjs)', () => {
   const BARE_VIEM = /(\bfrom\s*|\bimport\(\s*)['"]viem(\/[\w-]+)?['"]/;
 
   it('no compiled file imports viem itself: every import goes to the bundle', () => {
-    const files = readdirSync(DIST, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith('.js') && !e.parentPath.includes(`${path.sep}vendor`));
+    const files = readdirSync(DIST, { recursive: true, withFileTypes: true }).filter(
+      (e) => e.isFile() && e.name.endsWith('.js') && !e.parentPath.includes(`${path.sep}vendor`),
+    );
     const compiled = files.map((e) => readFileSync(path.join(e.parentPath, e.name), 'utf8'));
     expect(compiled.filter((t) => t.includes('/vendor/viem')).length).toBeGreaterThan(20);
     expect(files.filter((_e, i) => BARE_VIEM.test(compiled[i]!)).map((e) => e.name)).toEqual([]);
@@ -108,7 +128,11 @@ describe('viem, bundled at build (scripts/vendor-viem.mjs)', () => {
   it('the signing path loads no module of the installed viem, ox or abitype, and the bundle is that viem', () => {
     const log = path.join(mkdtempSync(path.join(tmpdir(), 'loopsign-imports-')), 'imports.log');
     const load = `await import(${JSON.stringify(path.join(DIST, 'wallet', 'executor.js'))}); await import(${JSON.stringify(path.join(DIST, 'ask', 'check-plan.js'))});`;
-    const r = spawnSync(process.execPath, ['--import', path.join(ROOT, 'test/helpers/record-imports.mjs'), '--input-type=module', '-e', load], { env: { ...process.env, LOOPSIGN_IMPORT_LOG: log }, encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      ['--import', path.join(ROOT, 'test/helpers/record-imports.mjs'), '--input-type=module', '-e', load],
+      { env: { ...process.env, LOOPSIGN_IMPORT_LOG: log }, encoding: 'utf8' },
+    );
     expect(r.status, r.stderr).toBe(0);
     const urls = readFileSync(log, 'utf8').trim().split('\n');
     expect(urls.some((u) => u.endsWith('/dist/vendor/viem.js'))).toBe(true);

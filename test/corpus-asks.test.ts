@@ -67,8 +67,19 @@ const LOCAL_REQUEST_RULES: Record<string, string> = {
   'max-payment-too-low': 'maxPaymentAmount',
   'seed-feedback-closes-at': 'feedbackBonus.feedbackClosesAt',
 };
-const OBSOLETE = ['bounty.requiredSettledRounds', 'bounty.bountyStartBy', 'bounty.bountyWindowSeconds', 'bounty.feedbackWindowSeconds', 'roundConfig.epochDuration', 'roundConfig.maxDuration'];
-const hasObsolete = (body: any) => OBSOLETE.some((p) => { const [a, b] = p.split('.') as [string, string]; return body[a]?.[b] !== undefined; });
+const OBSOLETE = [
+  'bounty.requiredSettledRounds',
+  'bounty.bountyStartBy',
+  'bounty.bountyWindowSeconds',
+  'bounty.feedbackWindowSeconds',
+  'roundConfig.epochDuration',
+  'roundConfig.maxDuration',
+];
+const hasObsolete = (body: any) =>
+  OBSOLETE.some((p) => {
+    const [a, b] = p.split('.') as [string, string];
+    return body[a]?.[b] !== undefined;
+  });
 
 const tally = new Map<string, number>();
 const count = (k: string) => tally.set(k, (tally.get(k) ?? 0) + 1);
@@ -85,7 +96,13 @@ function localRefusal(body: unknown): UsageError | undefined {
 
 function hashesOf(c: Case, body = c.request.body) {
   const { ask } = checkAskBody(body, 'ask', NOW);
-  const g = askGuardContext(chain, c.walletAddress, ask, resolver, publicMetadataBase(c.ask.body?.questionMetadataBaseUrl) ?? 'https://ponder.rateloop.ai');
+  const g = askGuardContext(
+    chain,
+    c.walletAddress,
+    ask,
+    resolver,
+    publicMetadataBase(c.ask.body?.questionMetadataBaseUrl) ?? 'https://ponder.rateloop.ai',
+  );
   return { ask, g };
 }
 
@@ -113,92 +130,112 @@ afterAll(() => {
 describe('every ask input of the corpus', () => {
   it('the profile pins exactly the contract addresses the service used on 8453', () => {
     const profileChain = chainForProfile(8453);
-    for (const [name, addr] of Object.entries(chain.contracts)) expect(String(profileChain.contracts[name as keyof ChainConfig['contracts']]).toLowerCase(), name).toBe(String(addr).toLowerCase());
+    for (const [name, addr] of Object.entries(chain.contracts))
+      expect(String(profileChain.contracts[name as keyof ChainConfig['contracts']]).toLowerCase(), name).toBe(String(addr).toLowerCase());
     expect(profileChain.tokens.LREP.address?.toLowerCase()).toBe(corpus.meta.contracts.lrep.toLowerCase());
     expect(profileChain.tokens.USDC.address?.toLowerCase()).toBe(corpus.meta.contracts.usdc.toLowerCase());
   });
 
-  it.each(corpus.cases.filter((c: Case) => c.verdict.accepted).map((c: Case) => [c.id, c]))('%s: accepted, hashes equal the service\'s, the real plan passes every guard', async (_id, c: Case) => {
-    const { ask, g } = hashesOf(c);
-    expectDerived(c, g);
-    const ex = c.extracted;
-    expect(g.hashes.questions.map((q) => q.submissionKey)).toEqual(ex.submissionKeys);
-    expect(g.hashes.salts).toEqual(ex.salts);
-    // x402 asks reserve nothing (the submitter checks the nonce instead): the corpus records no commitment for them.
-    if (ex.revealCommitment !== null) {
-      const commitment = ask.isBundle ? bundleRevealCommitment(ask, g.hashes, c.walletAddress) : revealCommitment(ask, g.hashes, c.walletAddress);
-      expect(commitment).toBe(ex.revealCommitment);
-    }
-    // The content hashes the service will check at confirmation are those of the questions as they go on chain.
-    ask.questions.forEach((question, i) => {
-      const q = onChainQuestion(question);
-      const spec = { questionMetadataHash: g.hashes.questions[i]!.questionMetadataHash, resultSpecHash: g.hashes.questions[i]!.resultSpecHash };
-      expect(contentHash({ ...q, tags: tagsString(q), details: { detailsUrl: q.detailsUrl, detailsHash: q.detailsHash }, spec })).toBe(c.serverRecord.paymentReceipt.expectedContentHashes[i]);
-    });
-    // The question metadata documents the service stored (and their hashes) are the ones loopsign builds.
-    c.serverRecord.paymentReceipt.questionMetadata.forEach((m: any, i: number) => {
-      expect(questionMetadata(ask, ask.questions[i]!, i)).toEqual(m.questionMetadata);
-      expect(g.hashes.questions[i]!.questionMetadataHash).toBe(m.questionMetadataHash);
-      expect(g.hashes.questions[i]!.questionMetadataUri).toBe(m.questionMetadataUri);
-    });
+  it.each(corpus.cases.filter((c: Case) => c.verdict.accepted).map((c: Case) => [c.id, c]))(
+    "%s: accepted, hashes equal the service's, the real plan passes every guard",
+    async (_id, c: Case) => {
+      const { ask, g } = hashesOf(c);
+      expectDerived(c, g);
+      const ex = c.extracted;
+      expect(g.hashes.questions.map((q) => q.submissionKey)).toEqual(ex.submissionKeys);
+      expect(g.hashes.salts).toEqual(ex.salts);
+      // x402 asks reserve nothing (the submitter checks the nonce instead): the corpus records no commitment for them.
+      if (ex.revealCommitment !== null) {
+        const commitment = ask.isBundle
+          ? bundleRevealCommitment(ask, g.hashes, c.walletAddress)
+          : revealCommitment(ask, g.hashes, c.walletAddress);
+        expect(commitment).toBe(ex.revealCommitment);
+      }
+      // The content hashes the service will check at confirmation are those of the questions as they go on chain.
+      ask.questions.forEach((question, i) => {
+        const q = onChainQuestion(question);
+        const spec = {
+          questionMetadataHash: g.hashes.questions[i]!.questionMetadataHash,
+          resultSpecHash: g.hashes.questions[i]!.resultSpecHash,
+        };
+        expect(contentHash({ ...q, tags: tagsString(q), details: { detailsUrl: q.detailsUrl, detailsHash: q.detailsHash }, spec })).toBe(
+          c.serverRecord.paymentReceipt.expectedContentHashes[i],
+        );
+      });
+      // The question metadata documents the service stored (and their hashes) are the ones loopsign builds.
+      c.serverRecord.paymentReceipt.questionMetadata.forEach((m: any, i: number) => {
+        expect(questionMetadata(ask, ask.questions[i]!, i)).toEqual(m.questionMetadata);
+        expect(g.hashes.questions[i]!.questionMetadataHash).toBe(m.questionMetadataHash);
+        expect(g.hashes.questions[i]!.questionMetadataUri).toBe(m.questionMetadataUri);
+      });
 
-    expect(checkAskEnvelope(g, c.ask.body)).toBe(c.derived.operationKey);
-    if (c.ask.body.paymentMode === 'wallet_calls') {
-      expect(c.ask.body.transactionPlan.calls).toEqual(c.plan.calls);
-      expect(checkWalletPlan(g, c.ask.body)).toHaveLength(3);
-    } else {
-      const typed = checkX402Request(g, c.ask.body, NOW);
-      expect(typed.message.nonce).toBe(ex.x402Nonce);
-      const signature = await account.signTypedData(typed as never);
-      expect(signature).toBe(c.x402.signature);
-      const follow = c.x402.signedFollowUp;
-      expect(checkAskEnvelope(g, follow.body)).toBe(c.derived.operationKey);
-      expect(checkX402Plan(g, follow.body, typed.message, signature)).toHaveLength(1);
-      count('x402');
-    }
-    count('accepted');
-  });
+      expect(checkAskEnvelope(g, c.ask.body)).toBe(c.derived.operationKey);
+      if (c.ask.body.paymentMode === 'wallet_calls') {
+        expect(c.ask.body.transactionPlan.calls).toEqual(c.plan.calls);
+        expect(checkWalletPlan(g, c.ask.body)).toHaveLength(3);
+      } else {
+        const typed = checkX402Request(g, c.ask.body, NOW);
+        expect(typed.message.nonce).toBe(ex.x402Nonce);
+        const signature = await account.signTypedData(typed as never);
+        expect(signature).toBe(c.x402.signature);
+        const follow = c.x402.signedFollowUp;
+        expect(checkAskEnvelope(g, follow.body)).toBe(c.derived.operationKey);
+        expect(checkX402Plan(g, follow.body, typed.message, signature)).toHaveLength(1);
+        count('x402');
+      }
+      count('accepted');
+    },
+  );
 
-  it.each(corpus.cases.filter((c: Case) => c.verdict.stage === 'parse').map((c: Case) => [c.id, c]))('%s: the parser\'s refusal is given locally (or the seed field translated)', (_id, c: Case) => {
-    if (hasObsolete(c.request.body)) {
-      // Translated: the body loopsign sends is a live body the service accepts — the same ask as baseline-default-mode.
-      const loaded = checkAskBody(c.request.body, 'ask', NOW);
-      expect(loaded.translations.length).toBeGreaterThan(0);
-      expect(hasObsolete(loaded.body)).toBe(false);
-      const live = corpus.cases.find((o: Case) => o.id === 'baseline-default-mode');
-      const { g } = hashesOf(live, { ...loaded.body, clientRequestId: live.request.body.clientRequestId });
-      expectDerived(live, g);
-      count('translated');
-      return;
-    }
-    const refusal = localRefusal(c.request.body);
-    expect(refusal, 'refused locally').toBeDefined();
-    expect(refusal!.exitCode).toBe(2);
-    expect(refusal!.details?.field).toBe(serviceField(c));
-    count('parse');
-  });
+  it.each(corpus.cases.filter((c: Case) => c.verdict.stage === 'parse').map((c: Case) => [c.id, c]))(
+    "%s: the parser's refusal is given locally (or the seed field translated)",
+    (_id, c: Case) => {
+      if (hasObsolete(c.request.body)) {
+        // Translated: the body loopsign sends is a live body the service accepts — the same ask as baseline-default-mode.
+        const loaded = checkAskBody(c.request.body, 'ask', NOW);
+        expect(loaded.translations.length).toBeGreaterThan(0);
+        expect(hasObsolete(loaded.body)).toBe(false);
+        const live = corpus.cases.find((o: Case) => o.id === 'baseline-default-mode');
+        const { g } = hashesOf(live, { ...loaded.body, clientRequestId: live.request.body.clientRequestId });
+        expectDerived(live, g);
+        count('translated');
+        return;
+      }
+      const refusal = localRefusal(c.request.body);
+      expect(refusal, 'refused locally').toBeDefined();
+      expect(refusal!.exitCode).toBe(2);
+      expect(refusal!.details?.field).toBe(serviceField(c));
+      count('parse');
+    },
+  );
 
-  it.each(corpus.cases.filter((c: Case) => c.verdict.stage === 'request').map((c: Case) => [c.id, c]))('%s: input-only rules refused locally, state-dependent ones left to the service', (id, c: Case) => {
-    const refusal = localRefusal(c.request.body);
-    if (LOCAL_REQUEST_RULES[id]) {
-      expect(refusal?.exitCode).toBe(2);
-      expect(refusal!.details?.field).toBe(LOCAL_REQUEST_RULES[id]);
-      count('request-local');
-    } else {
-      // Upload provenance (another wallet's image, a placeholder upload, an unhosted detailsUrl) is the service's to judge.
-      expect(refusal, refusal?.message).toBeUndefined();
-      expectDerived(c, hashesOf(c).g);
-      count('service-state');
-    }
-  });
+  it.each(corpus.cases.filter((c: Case) => c.verdict.stage === 'request').map((c: Case) => [c.id, c]))(
+    '%s: input-only rules refused locally, state-dependent ones left to the service',
+    (id, c: Case) => {
+      const refusal = localRefusal(c.request.body);
+      if (LOCAL_REQUEST_RULES[id]) {
+        expect(refusal?.exitCode).toBe(2);
+        expect(refusal!.details?.field).toBe(LOCAL_REQUEST_RULES[id]);
+        count('request-local');
+      } else {
+        // Upload provenance (another wallet's image, a placeholder upload, an unhosted detailsUrl) is the service's to judge.
+        expect(refusal, refusal?.message).toBeUndefined();
+        expectDerived(c, hashesOf(c).g);
+        count('service-state');
+      }
+    },
+  );
 
-  it.each(corpus.cases.filter((c: Case) => c.verdict.stage === 'internal_error').map((c: Case) => [c.id, c]))('%s: a wallet-calls bundle, accepted locally with the service\'s hashes (the service answers 500)', (_id, c: Case) => {
-    const { ask, g } = hashesOf(c);
-    expect(ask.isBundle).toBe(true);
-    expect(c.ask.httpStatus).toBe(500);
-    expectDerived(c, g);
-    count('bundle-500');
-  });
+  it.each(corpus.cases.filter((c: Case) => c.verdict.stage === 'internal_error').map((c: Case) => [c.id, c]))(
+    "%s: a wallet-calls bundle, accepted locally with the service's hashes (the service answers 500)",
+    (_id, c: Case) => {
+      const { ask, g } = hashesOf(c);
+      expect(ask.isBundle).toBe(true);
+      expect(c.ask.httpStatus).toBe(500);
+      expectDerived(c, g);
+      count('bundle-500');
+    },
+  );
 
   it('every case is one of the above', () => {
     const stages = new Set(corpus.cases.map((c: Case) => (c.verdict.accepted ? 'accepted' : c.verdict.stage)));
@@ -207,28 +244,43 @@ describe('every ask input of the corpus', () => {
 });
 
 describe('gated questions: blanked on chain, nothing else may change', () => {
-  const gated = corpus.cases.filter((c: Case) => c.verdict.accepted && (c.request.body.question?.confidentiality?.visibility === 'gated'));
+  const gated = corpus.cases.filter((c: Case) => c.verdict.accepted && c.request.body.question?.confidentiality?.visibility === 'gated');
 
-  it('the corpus has gated cases with hosted details, an image and a USDC bond', () => expect(gated.map((c: Case) => c.id)).toEqual(['gated-no-bond', 'gated-explicit-zero-lrep-bond', 'gated-usdc-bond-after-settlement', 'gated-with-image']));
+  it('the corpus has gated cases with hosted details, an image and a USDC bond', () =>
+    expect(gated.map((c: Case) => c.id)).toEqual([
+      'gated-no-bond',
+      'gated-explicit-zero-lrep-bond',
+      'gated-usdc-bond-after-settlement',
+      'gated-with-image',
+    ]));
 
-  it.each(gated.map((c: Case) => [c.id, c]))('%s: a plan carrying the URLs on chain is refused; so is a changed detailsHash', (_id, c: Case) => {
-    const { ask, g } = hashesOf(c);
-    const q = ask.questions[0]!;
-    const submit = c.ask.body.transactionPlan.calls[2];
-    const { args } = decodeFunctionData({ abi: contentRegistryAbi, data: submit.data }) as { args: any[] };
-    expect(args[6].detailsUrl).toBe('');
-    const tamper = (change: (a: any[]) => void) => {
-      const a = structuredClone(args);
-      change(a);
-      const body = structuredClone(c.ask.body);
-      body.transactionPlan.calls[2].data = encodeFunctionData({ abi: contentRegistryAbi, functionName: 'submitQuestionWithRewardAndRoundConfig', args: a as never });
-      return () => checkWalletPlan(g, body);
-    };
-    expect(tamper((a) => (a[6] = { ...a[6], detailsUrl: q.detailsUrl }))).toThrow(/details\.detailsUrl .*gated question carries it empty/);
-    if (q.imageUrls.length) expect(tamper((a) => (a[1] = q.imageUrls))).toThrow(/imageUrls/);
-    expect(tamper((a) => (a[6] = { ...a[6], detailsHash: keccak256('0x01') }))).toThrow(/details\.detailsHash/);
-    expect(tamper((a) => (a[11] = { ...a[11], bondAmount: 5n }))).toThrow(/confidentiality/);
-  });
+  it.each(gated.map((c: Case) => [c.id, c]))(
+    '%s: a plan carrying the URLs on chain is refused; so is a changed detailsHash',
+    (_id, c: Case) => {
+      const { ask, g } = hashesOf(c);
+      const q = ask.questions[0]!;
+      const submit = c.ask.body.transactionPlan.calls[2];
+      const { args } = decodeFunctionData({ abi: contentRegistryAbi, data: submit.data }) as { args: any[] };
+      expect(args[6].detailsUrl).toBe('');
+      const tamper = (change: (a: any[]) => void) => {
+        const a = structuredClone(args);
+        change(a);
+        const body = structuredClone(c.ask.body);
+        body.transactionPlan.calls[2].data = encodeFunctionData({
+          abi: contentRegistryAbi,
+          functionName: 'submitQuestionWithRewardAndRoundConfig',
+          args: a as never,
+        });
+        return () => checkWalletPlan(g, body);
+      };
+      expect(tamper((a) => (a[6] = { ...a[6], detailsUrl: q.detailsUrl }))).toThrow(
+        /details\.detailsUrl .*gated question carries it empty/,
+      );
+      if (q.imageUrls.length) expect(tamper((a) => (a[1] = q.imageUrls))).toThrow(/imageUrls/);
+      expect(tamper((a) => (a[6] = { ...a[6], detailsHash: keccak256('0x01') }))).toThrow(/details\.detailsHash/);
+      expect(tamper((a) => (a[11] = { ...a[11], bondAmount: 5n }))).toThrow(/confidentiality/);
+    },
+  );
 });
 
 describe('the built check-plan on the corpus', () => {
@@ -280,16 +332,45 @@ describe('the built check-plan on the corpus', () => {
   it('a bonus confirmation: checked offline against the file, with what only the chain proves named; a foreign awarder refused', async () => {
     const c = corpus.cases.find((x: Case) => x.id === 'bonus-usdc-wallet-calls');
     const m = corpus.meta.contracts;
-    const plan = bonusPlan({ amount: 1_000_000n, asset: 'USDC', awarder: c.walletAddress.toLowerCase() }, 42n, 1n, BigInt(NOW + 600), { ...m, batchExecutor: m.usdc } as never, false);
-    const answer = { status: 'submitted', contentIds: ['42'], feedbackBonus: { amount: '1000000', asset: 'USDC', contentId: '42', roundId: '1', feedbackClosesAt: String(NOW + 600), status: 'awaiting_wallet_signature', transactionPlan: plan } };
+    const plan = bonusPlan(
+      { amount: 1_000_000n, asset: 'USDC', awarder: c.walletAddress.toLowerCase() },
+      42n,
+      1n,
+      BigInt(NOW + 600),
+      { ...m, batchExecutor: m.usdc } as never,
+      false,
+    );
+    const answer = {
+      status: 'submitted',
+      contentIds: ['42'],
+      feedbackBonus: {
+        amount: '1000000',
+        asset: 'USDC',
+        contentId: '42',
+        roundId: '1',
+        feedbackClosesAt: String(NOW + 600),
+        status: 'awaiting_wallet_signature',
+        transactionPlan: plan,
+      },
+    };
     expect(c.request.body.feedbackBonus).toEqual({ amount: '1000000', asset: 'USDC' });
     const ok = await run('bonus', c.request.body, answer);
     expect(ok.code, ok.stdout).toBe(0);
     expect(ok.json()).toMatchObject({ kind: 'bonus_plan', passed: true, calls: 2 });
     expect(ok.json().needsChain[0]).toMatch(/question 42 is the one this wallet submitted/);
     count('check-plan-ok');
-    const foreign = bonusPlan({ amount: 1_000_000n, asset: 'USDC', awarder: '0xbad000000000000000000000000000000000bad0' }, 42n, 1n, BigInt(NOW + 600), { ...m, batchExecutor: m.usdc } as never, false);
-    const bad = await run('bonus-foreign', c.request.body, { ...answer, feedbackBonus: { ...answer.feedbackBonus, transactionPlan: foreign } });
+    const foreign = bonusPlan(
+      { amount: 1_000_000n, asset: 'USDC', awarder: '0xbad000000000000000000000000000000000bad0' },
+      42n,
+      1n,
+      BigInt(NOW + 600),
+      { ...m, batchExecutor: m.usdc } as never,
+      false,
+    );
+    const bad = await run('bonus-foreign', c.request.body, {
+      ...answer,
+      feedbackBonus: { ...answer.feedbackBonus, transactionPlan: foreign },
+    });
     expect(bad.code).toBe(5);
     expect(bad.json().error.message).toMatch(/bonus_plan: .*awarder/);
     count('check-plan-refused');
@@ -300,14 +381,27 @@ describe('the built check-plan on the corpus', () => {
     const ask = structuredClone(c.x402.signedFollowUp.request.body);
     const other = privateKeyToAccount(`0x${'42'.repeat(32)}`);
     const typed = c.x402.authorizationRequest.eip712;
-    ask.paymentAuthorization.signature = await other.signTypedData({ ...typed, message: { ...typed.message, value: BigInt(typed.message.value), validAfter: BigInt(typed.message.validAfter), validBefore: BigInt(typed.message.validBefore) } });
+    ask.paymentAuthorization.signature = await other.signTypedData({
+      ...typed,
+      message: {
+        ...typed.message,
+        value: BigInt(typed.message.value),
+        validAfter: BigInt(typed.message.validAfter),
+        validBefore: BigInt(typed.message.validBefore),
+      },
+    });
     const r = await run('x402-other-signer', ask, c.x402.signedFollowUp.body);
     expect(r.code).toBe(5);
-    expect(r.json().error.checks.filter((k: any) => !k.ok).map((k: any) => k.name)).toEqual(expect.arrayContaining(['x402_signer']));
+    expect(
+      r
+        .json()
+        .error.checks.filter((k: any) => !k.ok)
+        .map((k: any) => k.name),
+    ).toEqual(expect.arrayContaining(['x402_signer']));
     count('check-plan-refused');
   });
 
-  it('checks a rating prepare and says what only the voter\'s record can prove', async () => {
+  it("checks a rating prepare and says what only the voter's record can prove", async () => {
     const c = rating.cases.find((x: any) => x.id === 'staked-no-allowance');
     const r = await run('rating', ratingArgs(c), c.response.body);
     expect(r.code, r.stdout).toBe(0);
@@ -318,15 +412,18 @@ describe('the built check-plan on the corpus', () => {
 });
 
 describe('templates', () => {
-  it.each(templatesDoc.body.templates.map((t: any) => [t.id, t]))('%s: the result-spec hash is recomputed, and the sandbox offers the same template', (_id, t: any) => {
-    expect(resultSpecHash(t.id, t.version, t.voteSemantics)).toBe(t.resultSpecHash);
-    const mine = TEMPLATES.find((x) => x.id === t.id)!;
-    expect(mine.voteSemantics).toEqual(t.voteSemantics);
-    expect(mine.title).toBe(t.title);
-    expect(mine.requiredInputs).toEqual(t.templateInputsSchema.required ?? []);
-    expect([mine.submissionPattern, mine.bundleStrategy]).toEqual([t.submissionPattern, t.bundleStrategy]);
-    count('template');
-  });
+  it.each(templatesDoc.body.templates.map((t: any) => [t.id, t]))(
+    '%s: the result-spec hash is recomputed, and the sandbox offers the same template',
+    (_id, t: any) => {
+      expect(resultSpecHash(t.id, t.version, t.voteSemantics)).toBe(t.resultSpecHash);
+      const mine = TEMPLATES.find((x) => x.id === t.id)!;
+      expect(mine.voteSemantics).toEqual(t.voteSemantics);
+      expect(mine.title).toBe(t.title);
+      expect(mine.requiredInputs).toEqual(t.templateInputsSchema.required ?? []);
+      expect([mine.submissionPattern, mine.bundleStrategy]).toEqual([t.submissionPattern, t.bundleStrategy]);
+      count('template');
+    },
+  );
 
   it('a template whose hash does not match its own vote semantics is refused', () => {
     const bad = structuredClone(templatesDoc.body.templates);
@@ -352,7 +449,14 @@ function commitOf(c: any): BuiltCommit {
     stakeWei: a.stakeWei,
     stakeAtomicUnits: a.stakeWei,
     frontend: a.frontend,
-    secret: { isUp: true, predictedUpBps: 0, salt: '0x', commitKey: '0x', ciphertextHash: keccak256(a.ciphertext), roundContext: roundContext(BigInt(a.roundId), a.roundReferenceRatingBps).toString() },
+    secret: {
+      isUp: true,
+      predictedUpBps: 0,
+      salt: '0x',
+      commitKey: '0x',
+      ciphertextHash: keccak256(a.ciphertext),
+      roundContext: roundContext(BigInt(a.roundId), a.roundReferenceRatingBps).toString(),
+    },
   };
 }
 
@@ -361,16 +465,22 @@ describe('rating plans', () => {
     for (const c of rating.cases) expect(keccak256(ciphertext)).toBe(c.ciphertextKeccak);
   });
 
-  it.each(rating.cases.filter((c: any) => c.verdict.accepted).map((c: any) => [c.id, c]))('%s: the real plan passes the rating guard', (_id, c: any) => {
-    const calls = checkRatingPlan(chain, c.response.body, commitOf(c), BigInt(c.request.arguments.contentId));
-    expect(calls).toHaveLength(c.decoded.length);
-    count('rating-ok');
-  });
+  it.each(rating.cases.filter((c: any) => c.verdict.accepted).map((c: any) => [c.id, c]))(
+    '%s: the real plan passes the rating guard',
+    (_id, c: any) => {
+      const calls = checkRatingPlan(chain, c.response.body, commitOf(c), BigInt(c.request.arguments.contentId));
+      expect(calls).toHaveLength(c.decoded.length);
+      count('rating-ok');
+    },
+  );
 
-  it.each(rating.cases.filter((c: any) => !c.verdict.accepted).map((c: any) => [c.id, c]))('%s: refused by the service; its answer is no plan to sign', (_id, c: any) => {
-    expect(() => checkRatingPlan(chain, c.response.body, commitOf(c), 7n)).toThrow(/no transaction plan/);
-    count('rating-refused');
-  });
+  it.each(rating.cases.filter((c: any) => !c.verdict.accepted).map((c: any) => [c.id, c]))(
+    '%s: refused by the service; its answer is no plan to sign',
+    (_id, c: any) => {
+      expect(() => checkRatingPlan(chain, c.response.body, commitOf(c), 7n)).toThrow(/no transaction plan/);
+      count('rating-refused');
+    },
+  );
 
   it('a plan for the open round does not pass for a commit built on a stale round', () => {
     const stale = rating.cases.find((c: any) => c.id === 'stale-round');

@@ -26,7 +26,13 @@ interface Entry {
 }
 
 const corpus = readVector('live/evidence.json');
-const packets: Entry[] = corpus.cases.map((c: any) => ({ id: c.id, packet: c.packet, verdict: c.verdict, pin: c.trust.publicKeyPin, keyId: c.trust.keyId }));
+const packets: Entry[] = corpus.cases.map((c: any) => ({
+  id: c.id,
+  packet: c.packet,
+  verdict: c.verdict,
+  pin: c.trust.publicKeyPin,
+  keyId: c.trust.keyId,
+}));
 const mutations: Entry[] = corpus.cases.flatMap((c: any) =>
   c.mutations.map((m: any) => ({ id: m.id, packet: m.packet, verdict: m.verdict, pin: c.trust.publicKeyPin, keyId: c.trust.keyId })),
 );
@@ -115,16 +121,29 @@ describe('the built binary reaches the real verdict', () => {
   }
 
   it(`every packet and mutation, with --public-key and --key-id (${entries.length} runs)`, async () => {
-    await each(entries, (e) => ['--public-key', pinOf(e), '--key-id', e.keyId], (e, v) => {
-      expect(judged(v), e.id).toEqual(judged(e.verdict));
-      if (e.verdict.packetDigest) expect(v.packetDigest, e.id).toBe(e.verdict.packetDigest);
-      // Also in the summary after the whole run.
-      capture.count(packets.includes(e) ? 'live corpus: evidence packets judged as the real verifier does' : 'live corpus: evidence mutations judged as the real verifier does', e.id);
-    });
+    await each(
+      entries,
+      (e) => ['--public-key', pinOf(e), '--key-id', e.keyId],
+      (e, v) => {
+        expect(judged(v), e.id).toEqual(judged(e.verdict));
+        if (e.verdict.packetDigest) expect(v.packetDigest, e.id).toBe(e.verdict.packetDigest);
+        // Also in the summary after the whole run.
+        capture.count(
+          packets.includes(e)
+            ? 'live corpus: evidence packets judged as the real verifier does'
+            : 'live corpus: evidence mutations judged as the real verifier does',
+          e.id,
+        );
+      },
+    );
   }, 120_000);
 
   it(`every packet and mutation, with --public-key alone: the key id derives from the pin (${entries.length} runs)`, async () => {
-    await each(entries, (e) => ['--public-key', e.pin], (e, v) => expect(judged(v), e.id).toEqual(judged(e.verdict)));
+    await each(
+      entries,
+      (e) => ['--public-key', e.pin],
+      (e, v) => expect(judged(v), e.id).toEqual(judged(e.verdict)),
+    );
   }, 120_000);
 
   it('with no trust anchor: refused before verifying (exit 2, missing_trust_anchor), as the real verifier names it', async () => {

@@ -84,21 +84,35 @@ const toolOf = (id: string) => byId(id).request.body.params.name as string;
 const argsOf = (id: string) => byId(id).request.body.params.arguments as Record<string, unknown>;
 const sha = (s: string) => `sha256:${createHash('sha256').update(s, 'utf8').digest('hex')}`;
 /** The exact suggestion text each external opportunity id was evaluated with (the evaluate cases' inputs). */
-const suggestionOf = (externalId: string) => cases.find((c) => c.inputs && c.request.body?.params?.arguments?.externalOpportunityId === externalId)?.inputs.suggestionPayload as string | undefined;
+const suggestionOf = (externalId: string) =>
+  cases.find((c) => c.inputs && c.request.body?.params?.arguments?.externalOpportunityId === externalId)?.inputs.suggestionPayload as
+    | string
+    | undefined;
 
 describe('workspace MCP answers', () => {
-  it.each(['mcp/initialize', 'mcp/initialize-old-version', 'mcp/initialize-unknown-version'])('%s: the SDK client connects and lists the seven review tools', async (id) => {
-    replay.queue(rec(id), rec('mcp/notification'), rec('mcp/tools-list'));
-    const m = mcp();
-    const tools = (await m.listTools()).map((t) => t.name).sort();
-    await m.close();
-    expect(tools).toEqual(['rateloop_evaluate_review_requirement', 'rateloop_get_agent_context', 'rateloop_get_assurance_state', 'rateloop_get_review_result', 'rateloop_list_open_reviews', 'rateloop_request_review', 'rateloop_wait_for_review']);
-    done(id);
-    for (const also of ['mcp/notification', 'mcp/tools-list']) {
-      covered.add(also);
-      capture.count('live corpus: review responses read by loopsign', also);
-    }
-  });
+  it.each(['mcp/initialize', 'mcp/initialize-old-version', 'mcp/initialize-unknown-version'])(
+    '%s: the SDK client connects and lists the seven review tools',
+    async (id) => {
+      replay.queue(rec(id), rec('mcp/notification'), rec('mcp/tools-list'));
+      const m = mcp();
+      const tools = (await m.listTools()).map((t) => t.name).sort();
+      await m.close();
+      expect(tools).toEqual([
+        'rateloop_evaluate_review_requirement',
+        'rateloop_get_agent_context',
+        'rateloop_get_assurance_state',
+        'rateloop_get_review_result',
+        'rateloop_list_open_reviews',
+        'rateloop_request_review',
+        'rateloop_wait_for_review',
+      ]);
+      done(id);
+      for (const also of ['mcp/notification', 'mcp/tools-list']) {
+        covered.add(also);
+        capture.count('live corpus: review responses read by loopsign', also);
+      }
+    },
+  );
 
   it('what loopsign sends looks like the recorded requests (headers, no Origin, negotiated protocol version)', async () => {
     const before = replay.requests.length;
@@ -112,7 +126,11 @@ describe('workspace MCP answers', () => {
     const recorded = byId('mcp/ping').request.headers;
     for (const h of ['accept', 'content-type', 'mcp-protocol-version', 'authorization']) expect(ping.headers[h], h).toBe(recorded[h]);
     expect(ping.headers.origin).toBeUndefined();
-    expect(JSON.parse(sent[0]!.body).params).toMatchObject({ protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'loopsign' } });
+    expect(JSON.parse(sent[0]!.body).params).toMatchObject({
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'loopsign' },
+    });
     done('mcp/ping');
   });
 
@@ -123,7 +141,13 @@ describe('workspace MCP answers', () => {
     await m.close();
     done('mcp/pairing/initialize');
     done('mcp/pairing/tools-list');
-    replay.queue(rec('mcp/pairing/initialize'), rec('mcp/notification'), rec('mcp/unknown-tool'), rec('mcp/pairing/tools-list'), rec('mcp/pairing/registration-status'));
+    replay.queue(
+      rec('mcp/pairing/initialize'),
+      rec('mcp/notification'),
+      rec('mcp/unknown-tool'),
+      rec('mcp/pairing/tools-list'),
+      rec('mcp/pairing/registration-status'),
+    );
     m = mcp();
     const f = await failure(m.tool('rateloop_get_agent_context'));
     await m.close();
@@ -133,23 +157,33 @@ describe('workspace MCP answers', () => {
     done('mcp/unknown-tool');
   });
 
-  it.each(['mcp/pairing/register-agent', 'mcp/pairing/registration-status', 'mcp/registration-status-approved'])('%s: the registration status is read', async (id) => {
-    connectThen(rec(id));
-    const m = mcp();
-    const r = parseRegistration(await m.tool(toolOf(id), argsOf(id)));
-    await m.close();
-    expect(r.status).toBe(id.endsWith('approved') ? 'approved' : 'claimed');
-    expect(r.workspaceId).toBe(meta.workspace.workspaceId);
-    if (id.endsWith('approved')) expect(r.integrationId).toBe(meta.workspace.integrationId);
-    done(id);
-  });
+  it.each(['mcp/pairing/register-agent', 'mcp/pairing/registration-status', 'mcp/registration-status-approved'])(
+    '%s: the registration status is read',
+    async (id) => {
+      connectThen(rec(id));
+      const m = mcp();
+      const r = parseRegistration(await m.tool(toolOf(id), argsOf(id)));
+      await m.close();
+      expect(r.status).toBe(id.endsWith('approved') ? 'approved' : 'claimed');
+      expect(r.workspaceId).toBe(meta.workspace.workspaceId);
+      if (id.endsWith('approved')) expect(r.integrationId).toBe(meta.workspace.integrationId);
+      done(id);
+    },
+  );
 
   it('mcp/get-agent-context: the bound policy (audience hash, workflows, request profile)', async () => {
     connectThen(rec('mcp/get-agent-context'));
     const m = mcp();
     const c = parseAgentContext(await m.tool('rateloop_get_agent_context'));
     await m.close();
-    expect(c).toMatchObject({ workspaceId: meta.workspace.workspaceId, integrationId: meta.workspace.integrationId, agentId: meta.workspace.agentId, allowedWorkflowKeys: ['support-reply'], humanReviewStatus: 'configured', authority: 'check_only' });
+    expect(c).toMatchObject({
+      workspaceId: meta.workspace.workspaceId,
+      integrationId: meta.workspace.integrationId,
+      agentId: meta.workspace.agentId,
+      allowedWorkflowKeys: ['support-reply'],
+      humanReviewStatus: 'configured',
+      authority: 'check_only',
+    });
     expect(c.audiencePolicyHash).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(c.profile).toMatchObject({ questionAuthority: 'owner_fixed', audienceType: 'public_network', version: 1 });
     done('mcp/get-agent-context');
@@ -219,7 +253,15 @@ describe('workspace MCP answers', () => {
     done('mcp/rate-limit/61st');
   });
 
-  it.each(['mcp/evaluate/a', 'mcp/evaluate/b', 'mcp/evaluate/c', 'mcp/evaluate/d', 'mcp/evaluate/e', 'mcp/evaluate/f', 'mcp/evaluate/replay'])('%s: the envelope is this opportunity\'s, approval_required, not approval (exit 7)', async (id) => {
+  it.each([
+    'mcp/evaluate/a',
+    'mcp/evaluate/b',
+    'mcp/evaluate/c',
+    'mcp/evaluate/d',
+    'mcp/evaluate/e',
+    'mcp/evaluate/f',
+    'mcp/evaluate/replay',
+  ])("%s: the envelope is this opportunity's, approval_required, not approval (exit 7)", async (id) => {
     connectThen(rec(id));
     const m = mcp();
     const doc = await m.tool(toolOf(id), argsOf(id));
@@ -233,7 +275,10 @@ describe('workspace MCP answers', () => {
     if (byId(id).inputs) expect(sha(byId(id).inputs.suggestionPayload)).toBe(env.evaluationCommitment);
     const v = reviewVerdict(env, trust, env.evaluationCommitment);
     expect(v).toMatchObject({ approved: false, reason: 'not_terminal' });
-    expect(await failure(Promise.resolve().then(() => settle({ envelope: env, verdict: v, cursor: null, result: null })))).toMatchObject({ code: 'review_not_finished', exitCode: 7 });
+    expect(await failure(Promise.resolve().then(() => settle({ envelope: env, verdict: v, cursor: null, result: null })))).toMatchObject({
+      code: 'review_not_finished',
+      exitCode: 7,
+    });
     done(id);
   });
 
@@ -262,10 +307,15 @@ describe('workspace MCP answers', () => {
       // The same evidence without a pinned key, for another output, or with a forged signature is never approval.
       expect(reviewVerdict(env, undefined, sha(output!))).toMatchObject({ approved: false, reason: 'no_gate_key' });
       expect(reviewVerdict(env, trust, undefined)).toMatchObject({ approved: false, reason: 'no_local_output' });
-      expect(await failure(Promise.resolve().then(() => reviewVerdict(env, trust, sha('another output'))))).toMatchObject({ code: 'output_mismatch', exitCode: 5 });
+      expect(await failure(Promise.resolve().then(() => reviewVerdict(env, trust, sha('another output'))))).toMatchObject({
+        code: 'output_mismatch',
+        exitCode: 5,
+      });
       const forged = structuredClone(doc);
       forged.terminalEvidence.payload.releaseDisposition = approved ? 'not_authorized' : 'authorized_positive';
-      expect(await failure(Promise.resolve().then(() => reviewVerdict(parseEnvelope(forged, toolOf(id)), trust, sha(output!))))).toMatchObject({ code: 'gate_signature_invalid', exitCode: 8 });
+      expect(
+        await failure(Promise.resolve().then(() => reviewVerdict(parseEnvelope(forged, toolOf(id)), trust, sha(output!)))),
+      ).toMatchObject({ code: 'gate_signature_invalid', exitCode: 8 });
     }
     done(id);
   });
@@ -278,7 +328,9 @@ describe('workspace MCP answers', () => {
     // is two pages (a third answer is not queued).
     const page1 = await listOpenReviews(m, { limit: '2' });
     expect(page1.items.map((i) => i.state)).toEqual(['approval_required', 'approval_required']);
-    expect(page1.nextCursor).toBe(rec('mcp/list-open-reviews/page-1').body && (rec('mcp/list-open-reviews/page-1').body as any).result.structuredContent.nextCursor);
+    expect(page1.nextCursor).toBe(
+      rec('mcp/list-open-reviews/page-1').body && (rec('mcp/list-open-reviews/page-1').body as any).result.structuredContent.nextCursor,
+    );
     const page2 = await listOpenReviews(m, { limit: '2', cursor: page1.nextCursor! });
     await m.close();
     expect(page2.items).toHaveLength(2);
@@ -287,7 +339,7 @@ describe('workspace MCP answers', () => {
     done('mcp/list-open-reviews/page-2');
   });
 
-  it('mcp/get-assurance-state: the scope\'s stage and review rate', async () => {
+  it("mcp/get-assurance-state: the scope's stage and review rate", async () => {
     connectThen(rec('mcp/get-assurance-state'));
     const m = mcp();
     const scopeId = String(argsOf('mcp/get-assurance-state').scopeId);
@@ -304,14 +356,24 @@ describe('assurance HTTP answers', () => {
     return assurance();
   };
 
-  it.each(['assurance-review/post', 'assurance-review/post-replay', 'assurance-review/post-bound-ids'])('%s: the raw decision (no envelope)', async (id) => {
-    const d = parseReviewDecision(await http(id).reviewDecision(byId(id).request.body));
-    expect(d).toMatchObject({ decision: 'required', state: 'approval_required', suggestionCommitment: byId(id).request.body.suggestionCommitment });
-    done(id);
-  });
+  it.each(['assurance-review/post', 'assurance-review/post-replay', 'assurance-review/post-bound-ids'])(
+    '%s: the raw decision (no envelope)',
+    async (id) => {
+      const d = parseReviewDecision(await http(id).reviewDecision(byId(id).request.body));
+      expect(d).toMatchObject({
+        decision: 'required',
+        state: 'approval_required',
+        suggestionCommitment: byId(id).request.body.suggestionCommitment,
+      });
+      done(id);
+    },
+  );
 
   it('assurance-review/get: the assurance state over HTTP', async () => {
-    const s = parseAssuranceState(await http('assurance-review/get').assuranceState('evs_683b1fc3e0ce6052ae8ba83ffd48280965814118'), 'evs_683b1fc3e0ce6052ae8ba83ffd48280965814118');
+    const s = parseAssuranceState(
+      await http('assurance-review/get').assuranceState('evs_683b1fc3e0ce6052ae8ba83ffd48280965814118'),
+      'evs_683b1fc3e0ce6052ae8ba83ffd48280965814118',
+    );
     expect(s.stage).toBe('calibrating');
     done('assurance-review/get');
   });
@@ -319,7 +381,10 @@ describe('assurance HTTP answers', () => {
   it('assurance-projects: lists, creates and a project with its runs', async () => {
     expect((await http('assurance-projects/list-empty').listProjects()).projects).toEqual([]);
     for (const id of ['assurance-projects/create-1', 'assurance-projects/create-2', 'assurance-projects/create-repeat']) {
-      expect(parseProjectCreated(await http(id).createProject(byId(id).request.body))).toEqual({ projectId: rec(id).body && (rec(id).body as any).projectId, workspaceId: meta.workspace.workspaceId });
+      expect(parseProjectCreated(await http(id).createProject(byId(id).request.body))).toEqual({
+        projectId: rec(id).body && (rec(id).body as any).projectId,
+        workspaceId: meta.workspace.workspaceId,
+      });
       done(id);
     }
     const list = await http('assurance-projects/list').listProjects();
@@ -365,7 +430,16 @@ describe('assurance HTTP answers', () => {
   ] as const)('%s: %s → %s (exit %i)', async (id, method, code, exit) => {
     const c = byId(id);
     const client = http(id) as any;
-    const arg = method === 'listProjects' ? undefined : method === 'getProject' ? c.request.path.split('/').pop() : method === 'runStatus' ? 'hau_missing' : method === 'assuranceState' ? 'evs_x' : (c.request.body ?? {});
+    const arg =
+      method === 'listProjects'
+        ? undefined
+        : method === 'getProject'
+          ? c.request.path.split('/').pop()
+          : method === 'runStatus'
+            ? 'hau_missing'
+            : method === 'assuranceState'
+              ? 'evs_x'
+              : (c.request.body ?? {});
     const f = await failure(client[method](arg));
     expect(f).toMatchObject({ code, exitCode: exit });
     if (code === 'insufficient_scope') expect(f.details.scope).toBe(/lacks ([a-z]+:[a-z]+)/.exec((rec(id).body as any).message)![1]);
@@ -375,7 +449,17 @@ describe('assurance HTTP answers', () => {
   });
 
   it('the run status parser (no 200 run status is in the corpus; its README says why)', () => {
-    expect(() => parseRunStatus({ schemaVersion: 'rateloop.human-assurance.v2', runId: 'hau_x', runStatus: 'collecting', responses: { baseline: 1, candidate: 1, tie: 0, valid: 3 } }, 'hau_x')).toThrow(/do not add up/);
+    expect(() =>
+      parseRunStatus(
+        {
+          schemaVersion: 'rateloop.human-assurance.v2',
+          runId: 'hau_x',
+          runStatus: 'collecting',
+          responses: { baseline: 1, candidate: 1, tie: 0, valid: 3 },
+        },
+        'hau_x',
+      ),
+    ).toThrow(/do not add up/);
   });
 });
 

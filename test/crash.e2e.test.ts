@@ -53,17 +53,22 @@ const submissionsTitled = (title: string) => titled(s, title);
 
 async function crashThenResume(point: string, mode: 'wallet_calls' | 'x402_authorization'): Promise<void> {
   const title = `Crash test ${point} ${mode} ${n++}`;
-  const file = home.file(`crash-${n}.json`, JSON.stringify({
-    chainId: 31337,
-    clientRequestId: `crash-${process.pid}-${n}-${Date.now()}`,
-    maxPaymentAmount: '2500000',
-    bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-    feedbackBonus: { amount: '1000000', asset: 'USDC' },
-    question: { title, contextUrl: 'https://example.com/crash', categoryId: '1', tags: ['crash'] },
-  }));
+  const file = home.file(
+    `crash-${n}.json`,
+    JSON.stringify({
+      chainId: 31337,
+      clientRequestId: `crash-${process.pid}-${n}-${Date.now()}`,
+      maxPaymentAmount: '2500000',
+      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+      feedbackBonus: { amount: '1000000', asset: 'USDC' },
+      question: { title, contextUrl: 'https://example.com/crash', categoryId: '1', tags: ['crash'] },
+    }),
+  );
   const env = sb.env();
   const before = await usdc();
-  const killed = await runCli(['--json', 'ask', '--file', file, '--payment-mode', mode], home, { env: { ...env, LOOPSIGN_CRASH_AFTER: point } });
+  const killed = await runCli(['--json', 'ask', '--file', file, '--payment-mode', mode], home, {
+    env: { ...env, LOOPSIGN_CRASH_AFTER: point },
+  });
   expect(killed.code, `${point}: the first run must be killed at the step, got ${killed.code}\n${killed.stderr}`).toBe(-1);
   const resumed = await runCli(['--json', 'ask', '--file', file, '--payment-mode', mode], home, { env });
   expect(resumed.code, `${point}: ${resumed.stdout}${resumed.stderr}`).toBe(0);
@@ -87,7 +92,12 @@ async function rateCrashThenResume(point: string): Promise<void> {
   expect(resumed.code, `${point}: ${resumed.stdout}${resumed.stderr}`).toBe(0);
   const doc = resumed.json();
   expect(doc.roundId).toBe('1');
-  const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'sandboxCommitOf', args: [BigInt(contentId), 1n, doc.commitKey] })) as { commitHash: Hex; stake: bigint };
+  const stored = (await pub.readContract({
+    address: sb.info.contracts.roundVotingEngine,
+    abi: engineAbi,
+    functionName: 'sandboxCommitOf',
+    args: [BigInt(contentId), 1n, doc.commitKey],
+  })) as { commitHash: Hex; stake: bigint };
   expect(stored.commitHash, `${point}: the committed vote is the one reported`).toBe(doc.commitHash);
   expect(stored.stake).toBe(3_000_000n);
   expect(await lrep(), `${point}: exactly one stake paid`).toBe(before - 3_000_000n);
@@ -105,13 +115,16 @@ describe('SIGKILL at every step, then rerun: one submission, one payment', () =>
   it.each(X402_POINTS)('x402 one-shot with a bonus, killed after %s', (point) => crashThenResume(point, 'x402_authorization'));
 
   it('a second loopsign on the same ask is refused while the first holds the journal', async () => {
-    const file = home.file('lock.json', JSON.stringify({
-      chainId: 31337,
-      clientRequestId: `lock-${Date.now()}`,
-      maxPaymentAmount: '1500000',
-      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-      question: { title: `Lock test ${Date.now()}`, contextUrl: 'https://example.com/lock', categoryId: '1', tags: ['lock'] },
-    }));
+    const file = home.file(
+      'lock.json',
+      JSON.stringify({
+        chainId: 31337,
+        clientRequestId: `lock-${Date.now()}`,
+        maxPaymentAmount: '1500000',
+        bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+        question: { title: `Lock test ${Date.now()}`, contextUrl: 'https://example.com/lock', categoryId: '1', tags: ['lock'] },
+      }),
+    );
     const env = sb.env();
     await sb.control('/__sandbox/faults', { route: 'POST /api/agent/asks', kind: 'timeout', delayMs: 4000, count: 1 });
     const first = runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'], home, { env });
@@ -124,13 +137,16 @@ describe('SIGKILL at every step, then rerun: one submission, one payment', () =>
 
   it('a transaction sent from the wallet by other software takes the journaled nonce: the rerun says so at once and pays nothing', async () => {
     const title = `Nonce taken ${Date.now()}`;
-    const file = home.file('nonce-taken.json', JSON.stringify({
-      chainId: 31337,
-      clientRequestId: `nonce-taken-${Date.now()}`,
-      maxPaymentAmount: '1500000',
-      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-      question: { title, contextUrl: 'https://example.com/nonce', categoryId: '1', tags: ['nonce'] },
-    }));
+    const file = home.file(
+      'nonce-taken.json',
+      JSON.stringify({
+        chainId: 31337,
+        clientRequestId: `nonce-taken-${Date.now()}`,
+        maxPaymentAmount: '1500000',
+        bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+        question: { title, contextUrl: 'https://example.com/nonce', categoryId: '1', tags: ['nonce'] },
+      }),
+    );
     const env = sb.env();
     const before = await usdc();
     const args = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
@@ -142,7 +158,7 @@ describe('SIGKILL at every step, then rerun: one submission, one payment', () =>
     await pub.waitForTransactionReceipt({ hash: await other.sendTransaction({ chain: null, to: sb.info.devWallet.address, value: 0n }) });
     const rerun = await runCli(args, home, { env });
     expect(rerun.code, rerun.stdout).toBe(4);
-    expect(rerun.json().error.code, rerun.stdout).toBe("nonce_used_elsewhere");
+    expect(rerun.json().error.code, rerun.stdout).toBe('nonce_used_elsewhere');
     expect(rerun.json().error.message).toMatch(/can never be mined: nonce \d+ of 0x[0-9a-fA-F]{40} was used by another transaction/);
     expect(await submissionsTitled(title)).toBe(0);
     expect(await usdc()).toBe(before);

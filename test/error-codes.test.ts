@@ -8,7 +8,18 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { ERROR_AREAS, ERROR_CODES, SERVICE_FAMILIES, httpStatusCode, serviceCode, type CodeEntry } from '../src/error-codes.js';
-import { ChainError, CredentialError, EvidenceInvalidError, EXIT_MEANING, InterruptedError, NotReadyError, RefusedError, ServiceError, UsageError, type LoopsignError } from '../src/errors.js';
+import {
+  ChainError,
+  CredentialError,
+  EvidenceInvalidError,
+  EXIT_MEANING,
+  InterruptedError,
+  NotReadyError,
+  RefusedError,
+  ServiceError,
+  UsageError,
+  type LoopsignError,
+} from '../src/errors.js';
 import { errorBody } from '../src/output.js';
 import { renderErrorDocs } from '../scripts/error-docs.mjs';
 import { ROOT } from './helpers/cli.js';
@@ -16,12 +27,31 @@ import { ROOT } from './helpers/cli.js';
 const SRC = path.join(ROOT, 'src');
 const TABLE = ERROR_CODES as Record<string, CodeEntry>;
 
-const CLASS_EXIT: Record<string, number> = { UsageError: 2, ServiceError: 3, ChainError: 4, RefusedError: 5, CredentialError: 6, NotReadyError: 7, EvidenceInvalidError: 8 };
-const TYPE_EXIT: Record<string, number | undefined> = { UsageCode: 2, ServiceCode: 3, ChainCode: 4, RefusedCode: 5, CredentialCode: 6, NotReadyCode: 7, EvidenceInvalidCode: 8, ErrorCode: undefined };
+const CLASS_EXIT: Record<string, number> = {
+  UsageError: 2,
+  ServiceError: 3,
+  ChainError: 4,
+  RefusedError: 5,
+  CredentialError: 6,
+  NotReadyError: 7,
+  EvidenceInvalidError: 8,
+};
+const TYPE_EXIT: Record<string, number | undefined> = {
+  UsageCode: 2,
+  ServiceCode: 3,
+  ChainCode: 4,
+  RefusedCode: 5,
+  CredentialCode: 6,
+  NotReadyCode: 7,
+  EvidenceInvalidCode: 8,
+  ErrorCode: undefined,
+};
 const CODE_TYPE = new RegExp(`\\b(${Object.keys(TYPE_EXIT).join('|')})\\b`);
 
 function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+  );
 }
 
 interface Given {
@@ -44,7 +74,8 @@ function constOf(id: ts.Identifier): ts.Expression | undefined {
         return;
       }
       if ((ts.isParameter(n) || ts.isBindingElement(n)) && ts.isIdentifier(n.name) && n.name.text === id.text) found = null;
-      else if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && n.name.text === id.text) found = n.initializer && ts.isVariableDeclarationList(n.parent) && n.parent.flags & ts.NodeFlags.Const ? n.initializer : null;
+      else if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && n.name.text === id.text)
+        found = n.initializer && ts.isVariableDeclarationList(n.parent) && n.parent.flags & ts.NodeFlags.Const ? n.initializer : null;
       n.forEachChild(look);
     };
     if (ts.isFunctionLike(scope)) scope.parameters.forEach(look);
@@ -58,14 +89,20 @@ function constOf(id: ts.Identifier): ts.Expression | undefined {
 function literals(node: ts.Expression | undefined): string[] {
   if (!node) return [];
   if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return [node.text];
-  if (ts.isParenthesizedExpression(node) || ts.isAsExpression(node) || ts.isSatisfiesExpression(node) || ts.isNonNullExpression(node)) return literals(node.expression);
+  if (ts.isParenthesizedExpression(node) || ts.isAsExpression(node) || ts.isSatisfiesExpression(node) || ts.isNonNullExpression(node))
+    return literals(node.expression);
   if (ts.isConditionalExpression(node)) return [...literals(node.whenTrue), ...literals(node.whenFalse)];
-  if (ts.isBinaryExpression(node) && (node.operatorToken.kind === ts.SyntaxKind.QuestionQuestionToken || node.operatorToken.kind === ts.SyntaxKind.BarBarToken)) return [...literals(node.left), ...literals(node.right)];
+  if (
+    ts.isBinaryExpression(node) &&
+    (node.operatorToken.kind === ts.SyntaxKind.QuestionQuestionToken || node.operatorToken.kind === ts.SyntaxKind.BarBarToken)
+  )
+    return [...literals(node.left), ...literals(node.right)];
   if (ts.isIdentifier(node)) return literals(constOf(node));
   return [];
 }
 
-const calleeName = (e: ts.Expression): string | undefined => (ts.isIdentifier(e) ? e.text : ts.isPropertyAccessExpression(e) ? e.name.text : undefined);
+const calleeName = (e: ts.Expression): string | undefined =>
+  ts.isIdentifier(e) ? e.text : ts.isPropertyAccessExpression(e) ? e.name.text : undefined;
 
 interface Source {
   rel: string;
@@ -118,7 +155,9 @@ function scan(): Given[] {
   for (const s of sources) for (const name of s.functions.keys()) declaring.set(name, [...(declaring.get(name) ?? []), s.rel]);
   /** The code parameter of the function a call in `s` names: declared there, imported, or declared in one file only. */
   const lookup = (s: Source, name: string): [number, number | undefined] | undefined => {
-    const file = s.functions.has(name) ? s.rel : (s.imports.get(name) ?? (declaring.get(name)?.length === 1 ? declaring.get(name)![0] : undefined));
+    const file = s.functions.has(name)
+      ? s.rel
+      : (s.imports.get(name) ?? (declaring.get(name)?.length === 1 ? declaring.get(name)![0] : undefined));
     return file === undefined ? undefined : codeParams.get(`${file}#${name}`);
   };
   /** Where a `new`/call expression puts a code: [argument index, exit code]. */
@@ -173,15 +212,21 @@ function scan(): Given[] {
         if (param && fn.parameters.indexOf(n) === param[0]) add(literals(n.initializer), param[1], n);
       }
       // Maps of codes: `satisfies …Record<…, UsageCode>` or `const X: Record<…, UsageCode> = {…}`.
-      const typeText = ts.isSatisfiesExpression(n) ? n.type.getText() : ts.isVariableDeclaration(n) && n.type ? n.type.getText() : undefined;
+      const typeText = ts.isSatisfiesExpression(n)
+        ? n.type.getText()
+        : ts.isVariableDeclaration(n) && n.type
+          ? n.type.getText()
+          : undefined;
       const object = ts.isSatisfiesExpression(n) ? n.expression : ts.isVariableDeclaration(n) ? n.initializer : undefined;
       const typed = typeText === undefined ? null : CODE_TYPE.exec(typeText);
       if (typed && object) {
         const inner = ts.isAsExpression(object) ? object.expression : object;
-        if (ts.isObjectLiteralExpression(inner)) for (const p of inner.properties) if (ts.isPropertyAssignment(p)) add(literals(p.initializer), TYPE_EXIT[typed[1]!], p);
+        if (ts.isObjectLiteralExpression(inner))
+          for (const p of inner.properties) if (ts.isPropertyAssignment(p)) add(literals(p.initializer), TYPE_EXIT[typed[1]!], p);
       }
       // InterruptedError passes its code to LoopsignError's constructor.
-      if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.SuperKeyword && rel === path.join('src', 'errors.ts')) add(literals(n.arguments[0]), undefined, n);
+      if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.SuperKeyword && rel === path.join('src', 'errors.ts'))
+        add(literals(n.arguments[0]), undefined, n);
     });
   }
   return given;
@@ -194,7 +239,9 @@ describe('the error-code table', () => {
     expect(given.length).toBeGreaterThan(400);
     const missing = given.filter((g) => TABLE[g.code] === undefined).map((g) => `${g.code} (${g.at})`);
     expect(missing).toEqual([]);
-    const wrongExit = given.filter((g) => g.exit !== undefined && TABLE[g.code]?.exit !== g.exit).map((g) => `${g.code}: thrown with exit ${g.exit} at ${g.at}, the table says ${TABLE[g.code]?.exit}`);
+    const wrongExit = given
+      .filter((g) => g.exit !== undefined && TABLE[g.code]?.exit !== g.exit)
+      .map((g) => `${g.code}: thrown with exit ${g.exit} at ${g.at}, the table says ${TABLE[g.code]?.exit}`);
     expect(wrongExit).toEqual([]);
   });
 
@@ -209,12 +256,26 @@ describe('the error-code table', () => {
     const codes = new Set(given.map((g) => g.code));
     // guardRefusal, the signer guard, the policy's refuse, checkAddress's default and a passed code, commander's map,
     // the ids map, settle's conditional, credentialRefused's literal, InterruptedError.
-    for (const c of ['plan_refused', 'message_refused', 'transaction_wrong_chain', 'policy_limit', 'invalid_address', 'invalid_voter', 'unknown_command', 'invalid_run_id', 'review_unverifiable', 'agent_pairing_not_approved', 'interrupted', 'terminated', 'tool_error']) {
+    for (const c of [
+      'plan_refused',
+      'message_refused',
+      'transaction_wrong_chain',
+      'policy_limit',
+      'invalid_address',
+      'invalid_voter',
+      'unknown_command',
+      'invalid_run_id',
+      'review_unverifiable',
+      'agent_pairing_not_approved',
+      'interrupted',
+      'terminated',
+      'tool_error',
+    ]) {
       expect(codes.has(c), c).toBe(true);
     }
   });
 
-  it('each class gives exactly the table\'s exit code for every code (and errorBody\'s internal_error is exit 1)', () => {
+  it("each class gives exactly the table's exit code for every code (and errorBody's internal_error is exit 1)", () => {
     const CLASSES: Record<number, (code: never) => LoopsignError> = {
       2: (c) => new UsageError(c, 'm'),
       3: (c) => new ServiceError(c, 'm'),
@@ -226,7 +287,8 @@ describe('the error-code table', () => {
     };
     for (const [code, e] of Object.entries(TABLE)) {
       if (e.exit === 1) expect(errorBody(new Error('x'), false)).toMatchObject({ code, exitCode: 1 });
-      else if (e.exit === 130 || e.exit === 143) expect(new InterruptedError(e.exit === 130 ? 'SIGINT' : 'SIGTERM', 'm')).toMatchObject({ code, exitCode: e.exit });
+      else if (e.exit === 130 || e.exit === 143)
+        expect(new InterruptedError(e.exit === 130 ? 'SIGINT' : 'SIGTERM', 'm')).toMatchObject({ code, exitCode: e.exit });
       else expect(CLASSES[e.exit]!(code as never), code).toMatchObject({ code, exitCode: e.exit });
     }
   });
@@ -256,7 +318,7 @@ describe('the error-code table', () => {
 });
 
 describe("the service's words", () => {
-  it('pass on as they came, unless they are one of loopsign\'s own codes with another meaning', () => {
+  it("pass on as they came, unless they are one of loopsign's own codes with another meaning", () => {
     expect(serviceCode('duplicate_ask')).toBe('duplicate_ask');
     expect(serviceCode('max_payment_exceeded')).toBe('max_payment_exceeded');
     // Shared words (the table says what the service means by them) pass unchanged.
@@ -268,13 +330,16 @@ describe("the service's words", () => {
     // Idempotent, and free text never becomes a code.
     expect(serviceCode(serviceCode('internal_error'))).toBe('service.internal_error');
     expect(serviceCode(httpStatusCode(502))).toBe('http_502');
-    for (const bad of ['Invalid input', 'x'.repeat(65), 'DROP TABLE', '\u001b[31mred', 'service.', 'a.b', 42, undefined, null]) expect(serviceCode(bad)).toBeUndefined();
+    for (const bad of ['Invalid input', 'x'.repeat(65), 'DROP TABLE', '\u001b[31mred', 'service.', 'a.b', 42, undefined, null])
+      expect(serviceCode(bad)).toBeUndefined();
   });
 
-  it('a renamed word cannot be one of loopsign\'s codes, and no loopsign code is an http_<status>', () => {
+  it("a renamed word cannot be one of loopsign's codes, and no loopsign code is an http_<status>", () => {
     for (const code of Object.keys(TABLE)) {
       const passed = serviceCode(code)!;
-      expect(passed === code ? TABLE[code]!.service !== undefined : passed === `service.${code}` && TABLE[passed] === undefined, code).toBe(true);
+      expect(passed === code ? TABLE[code]!.service !== undefined : passed === `service.${code}` && TABLE[passed] === undefined, code).toBe(
+        true,
+      );
     }
   });
 
@@ -282,7 +347,8 @@ describe("the service's words", () => {
     const words = new Set<string>();
     const collect = (v: unknown): void => {
       if (Array.isArray(v)) v.forEach(collect);
-      else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) (k === 'code' || k === 'error') && typeof x === 'string' ? words.add(x) : collect(x);
+      else if (v && typeof v === 'object')
+        for (const [k, x] of Object.entries(v)) (k === 'code' || k === 'error') && typeof x === 'string' ? words.add(x) : collect(x);
     };
     const live = path.join(ROOT, 'test/fixtures/vectors/live');
     for (const f of readdirSync(live).filter((f) => f.endsWith('.json'))) collect(JSON.parse(readFileSync(path.join(live, f), 'utf8')));
@@ -337,7 +403,17 @@ describe('the compiler', () => {
     const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
     expect(diagnostics).toEqual([]);
     // And the canary really is checked: one more bad line without its directive is reported.
-    const bad = ts.createProgram({ rootNames: [canary], options, host: { ...host, getSourceFile: (f, v, ...rest) => (path.resolve(f) === canary ? ts.createSourceFile(f, `${text}new UsageError('no_such_code', 'bad');\n`, v) : getSourceFile(f, v, ...rest)) } });
+    const bad = ts.createProgram({
+      rootNames: [canary],
+      options,
+      host: {
+        ...host,
+        getSourceFile: (f, v, ...rest) =>
+          path.resolve(f) === canary
+            ? ts.createSourceFile(f, `${text}new UsageError('no_such_code', 'bad');\n`, v)
+            : getSourceFile(f, v, ...rest),
+      },
+    });
     expect(ts.getPreEmitDiagnostics(bad).length).toBe(1);
   }, 60_000);
 });

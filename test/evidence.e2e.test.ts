@@ -31,11 +31,16 @@ beforeAll(async () => {
   cookieFile = workspace().workspace.sessionCookieFile;
   cookie = readFileSync(cookieFile, 'utf8').trim();
   registerSecret(cookie);
-  const file = home.file('ask.json', JSON.stringify({
-    chainId: 31337, clientRequestId: `evidence-${Date.now()}`, maxPaymentAmount: '1500000',
-    bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-    question: { title: 'Evidence run', contextUrl: 'https://example.com/evidence', categoryId: '1', tags: ['evidence'] },
-  }));
+  const file = home.file(
+    'ask.json',
+    JSON.stringify({
+      chainId: 31337,
+      clientRequestId: `evidence-${Date.now()}`,
+      maxPaymentAmount: '1500000',
+      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+      question: { title: 'Evidence run', contextUrl: 'https://example.com/evidence', categoryId: '1', tags: ['evidence'] },
+    }),
+  );
   const r = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--wait', '--timeout', '120']);
   expect(r.code, r.stderr).toBe(0);
   runId = `run_${r.json().contentIds[0]}`;
@@ -49,7 +54,12 @@ describe('trusted keys and pins', () => {
     const out = path.join(home.dir, 'trusted-keys.json');
     const r = await run(['--json', 'evidence', 'keys', '--out', out]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.json().keys.map((k: { status: string }) => k.status).sort()).toEqual(['current', 'retired']);
+    expect(
+      r
+        .json()
+        .keys.map((k: { status: string }) => k.status)
+        .sort(),
+    ).toEqual(['current', 'retired']);
     expect(mode(out)).toBe(0o600);
     const current = r.json().keys.find((k: { status: string }) => k.status === 'current');
     const pin = path.join(home.dir, 'current.spki.txt');
@@ -58,7 +68,9 @@ describe('trusted keys and pins', () => {
     const spki = await api(sb.info.baseUrl, 'GET', route, undefined, { cookie: `__Host-rateloop-session=${cookie}` });
     expect(spki.body).toBe(readFileSync(pin, 'utf8'));
     expect(spki.headers.get('x-rateloop-evidence-key-id')).toBe(current.keyId);
-    const bad = await api(sb.info.baseUrl, 'GET', `/api/account/workspaces/${ws()}/assurance/trusted-keys?format=pem`, undefined, { cookie: `__Host-rateloop-session=${cookie}` });
+    const bad = await api(sb.info.baseUrl, 'GET', `/api/account/workspaces/${ws()}/assurance/trusted-keys?format=pem`, undefined, {
+      cookie: `__Host-rateloop-session=${cookie}`,
+    });
     expect(bad.body.code).toBe('trusted_evidence_key_download_invalid');
     // As the service: the API key is not looked at on these routes.
     const key = await api(sb.info.baseUrl, 'GET', route, undefined, { authorization: `Bearer ${apiKey}` });
@@ -70,7 +82,20 @@ describe('run evidence', () => {
   it('fetches the packet of a settled round, verifies it against the pinned keys, writes it privately', async () => {
     const tk = path.join(home.dir, 'trusted-keys.json');
     const out = path.join(home.dir, 'packet.json');
-    const r = await run(['--json', 'evidence', 'fetch', 'run', runId, '--workspace', ws(), '--trusted-keys', tk, '--out', out, ...cookieArgs()]);
+    const r = await run([
+      '--json',
+      'evidence',
+      'fetch',
+      'run',
+      runId,
+      '--workspace',
+      ws(),
+      '--trusted-keys',
+      tk,
+      '--out',
+      out,
+      ...cookieArgs(),
+    ]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.json()).toMatchObject({ kind: 'packet', valid: true, errors: [], written: out });
     expect(mode(out)).toBe(0o600);
@@ -95,7 +120,8 @@ describe('run evidence', () => {
 
   it('never overwrites without --force, replaces atomically at 0600 with it, and never writes through a symlink', async () => {
     const tk = path.join(home.dir, 'trusted-keys.json');
-    const fetch = (out: string, ...more: string[]) => run(['--json', 'evidence', 'fetch', 'run', runId, '--workspace', ws(), '--trusted-keys', tk, '--out', out, ...cookieArgs(), ...more]);
+    const fetch = (out: string, ...more: string[]) =>
+      run(['--json', 'evidence', 'fetch', 'run', runId, '--workspace', ws(), '--trusted-keys', tk, '--out', out, ...cookieArgs(), ...more]);
     const out = home.file('existing.json', 'precious\n');
     const kept = await fetch(out);
     expect(kept.code).toBe(2);
@@ -119,12 +145,27 @@ describe('run evidence', () => {
     // The same rules for pins and saved trusted keys.
     const pinOut = home.file('pin-existing.txt', 'x\n');
     const key = JSON.parse(readFileSync(tk, 'utf8')).keys[0].keyId;
-    expect((await run(['--json', 'evidence', 'pin', '--key-id', key, '--out', pinOut, '--trusted-keys', tk])).json().error.code).toBe('file_exists');
+    expect((await run(['--json', 'evidence', 'pin', '--key-id', key, '--out', pinOut, '--trusted-keys', tk])).json().error.code).toBe(
+      'file_exists',
+    );
     expect((await run(['--json', 'evidence', 'keys', '--out', link, '--force'])).json().error.code).toBe('symlink_refused');
   });
 
   it('an archived run signed with the retired key still verifies', async () => {
-    const r = await run(['--json', 'evidence', 'fetch', 'run', 'run_archived_example', '--workspace', ws(), '--trusted-keys', path.join(home.dir, 'trusted-keys.json'), '--out', path.join(home.dir, 'archived.json'), ...cookieArgs()]);
+    const r = await run([
+      '--json',
+      'evidence',
+      'fetch',
+      'run',
+      'run_archived_example',
+      '--workspace',
+      ws(),
+      '--trusted-keys',
+      path.join(home.dir, 'trusted-keys.json'),
+      '--out',
+      path.join(home.dir, 'archived.json'),
+      ...cookieArgs(),
+    ]);
     expect(r.code, r.stdout).toBe(0);
     const keys = JSON.parse(readFileSync(path.join(home.dir, 'trusted-keys.json'), 'utf8')).keys;
     const packet = JSON.parse(readFileSync(path.join(home.dir, 'archived.json'), 'utf8'));
@@ -132,7 +173,18 @@ describe('run evidence', () => {
   });
 
   it('an unknown run is the service error, exit 3', async () => {
-    const r = await run(['--json', 'evidence', 'fetch', 'run', 'run_999999', '--workspace', ws(), '--trusted-keys', path.join(home.dir, 'trusted-keys.json'), ...cookieArgs()]);
+    const r = await run([
+      '--json',
+      'evidence',
+      'fetch',
+      'run',
+      'run_999999',
+      '--workspace',
+      ws(),
+      '--trusted-keys',
+      path.join(home.dir, 'trusted-keys.json'),
+      ...cookieArgs(),
+    ]);
     expect(r.code).toBe(3);
     expect(r.json().error.code).toBe('assurance_evidence_not_found');
   });
@@ -140,7 +192,20 @@ describe('run evidence', () => {
   it('hostile: a validly signed packet of another run is refused (exit 8, run_id_mismatch) and nothing is written', async () => {
     await sb.control('/__sandbox/hostile', { scenario: 'evidence_other_run', count: 1 });
     const out = path.join(home.dir, 'substituted.json');
-    const r = await run(['--json', 'evidence', 'fetch', 'run', runId, '--workspace', ws(), '--trusted-keys', path.join(home.dir, 'trusted-keys.json'), '--out', out, ...cookieArgs()]);
+    const r = await run([
+      '--json',
+      'evidence',
+      'fetch',
+      'run',
+      runId,
+      '--workspace',
+      ws(),
+      '--trusted-keys',
+      path.join(home.dir, 'trusted-keys.json'),
+      '--out',
+      out,
+      ...cookieArgs(),
+    ]);
     await sb.control('/__sandbox/hostile', undefined, 'DELETE');
     expect(r.code, r.stdout).toBe(8);
     const error = r.json().error;
@@ -186,19 +251,35 @@ describe('audit chain and coverage export', () => {
 });
 
 describe('the credential these routes take: a browser session cookie, from a file or a named variable', () => {
-  const audit = (...more: string[]) => ['--json', 'evidence', 'fetch', 'audit', '--workspace', ws(), '--out', path.join(home.dir, `audit-${Math.random()}.json`), ...more];
+  const audit = (...more: string[]) => [
+    '--json',
+    'evidence',
+    'fetch',
+    'audit',
+    '--workspace',
+    ws(),
+    '--out',
+    path.join(home.dir, `audit-${Math.random()}.json`),
+    ...more,
+  ];
 
   it('without a cookie: refused before any request (exit 6), even with a workspace API key set', async () => {
     const none = await run(audit(), { LOOPSIGN_API_KEY: apiKey });
     expect(none.code).toBe(6);
-    expect(none.json().error).toMatchObject({ code: 'session_cookie_required', message: expect.stringMatching(/browser session cookie, not a workspace API key/) });
+    expect(none.json().error).toMatchObject({
+      code: 'session_cookie_required',
+      message: expect.stringMatching(/browser session cookie, not a workspace API key/),
+    });
   });
 
   it('a cookie the service refuses: exit 6, naming the credential the route wanted', async () => {
     const stale = home.file('stale-cookie', `${'A'.repeat(43)}\n`);
     const r = await run(audit('--session-cookie-file', stale));
     expect(r.code).toBe(6);
-    expect(r.json().error).toMatchObject({ code: 'authentication_required', message: expect.stringMatching(/HTTP 401.*session cookie __Host-rateloop-session, not a workspace API key/) });
+    expect(r.json().error).toMatchObject({
+      code: 'authentication_required',
+      message: expect.stringMatching(/HTTP 401.*session cookie __Host-rateloop-session, not a workspace API key/),
+    });
   });
 
   it('from an environment variable named by the user, and from a copied Cookie header', async () => {

@@ -34,7 +34,18 @@ function mutate(obj: any, p: (string | number)[]): void {
   for (const k of p.slice(0, -1)) o = o[k];
   const k = p[p.length - 1]!;
   const v = o[k];
-  o[k] = typeof v === 'string' ? `${v}x` : typeof v === 'number' ? v + 1 : typeof v === 'boolean' ? !v : v === null ? 0 : Array.isArray(v) ? [...v, 1] : { x: 1 };
+  o[k] =
+    typeof v === 'string'
+      ? `${v}x`
+      : typeof v === 'number'
+        ? v + 1
+        : typeof v === 'boolean'
+          ? !v
+          : v === null
+            ? 0
+            : Array.isArray(v)
+              ? [...v, 1]
+              : { x: 1 };
 }
 
 function freshKey() {
@@ -53,9 +64,15 @@ function resign(p: any, key: ReturnType<typeof freshKey>, order: 'code-unit' | '
 describe('the shared example packet', () => {
   it('verifies with its pin and key id', () => {
     const r = verifyPacket(packet(), anchor);
-    expect(r).toMatchObject({ valid: true, errors: [], packetDigest: 'sha256:670e62ddc14267bdf19b80ab57e90b82c526f8019675bd04b7911dfed91dff23' });
+    expect(r).toMatchObject({
+      valid: true,
+      errors: [],
+      packetDigest: 'sha256:670e62ddc14267bdf19b80ab57e90b82c526f8019675bd04b7911dfed91dff23',
+    });
     expect(r.checks.find((c) => c.id === 'signature')!.status).toBe('pass');
-    expect(evidenceMerkleRoot(packet().payload.recomputation.responseLeaves)).toBe('sha256:e8b18e8b558fe2c51e20bb60f276ad9e9b74fdcf32c49c5c935cc48ed456edf9');
+    expect(evidenceMerkleRoot(packet().payload.recomputation.responseLeaves)).toBe(
+      'sha256:e8b18e8b558fe2c51e20bb60f276ad9e9b74fdcf32c49c5c935cc48ed456edf9',
+    );
   });
 
   const paths = leaves(packet().payload);
@@ -80,7 +97,11 @@ describe('the shared example packet', () => {
   });
 
   it.each([
-    ['keyId', (p: any) => (p.signing.keyId = 'ed25519:000000000000000000000000'), ['signing_key_id_mismatch', 'untrusted_signing_key', 'packet_digest_mismatch', 'signature_invalid']],
+    [
+      'keyId',
+      (p: any) => (p.signing.keyId = 'ed25519:000000000000000000000000'),
+      ['signing_key_id_mismatch', 'untrusted_signing_key', 'packet_digest_mismatch', 'signature_invalid'],
+    ],
     ['algorithm', (p: any) => (p.signing.algorithm = 'RSA'), ['unsupported_signature_algorithm']],
     ['publicKey', (p: any) => (p.signing.publicKey = freshKey().spki), ['untrusted_signing_key', 'packet_digest_mismatch']],
   ])('fails after changing signing.%s', (_n, change, codes) => {
@@ -92,7 +113,10 @@ describe('the shared example packet', () => {
   });
 
   it('names the trust-anchor codes for a wrong pin or key id, and needs an anchor', () => {
-    expect(verifyPacket(packet(), { publicKey: PIN, keyId: 'ed25519:2d5798c16bafaed29bdbccaa' }).errors).toEqual(['signing_key_id_mismatch', 'untrusted_signing_key']);
+    expect(verifyPacket(packet(), { publicKey: PIN, keyId: 'ed25519:2d5798c16bafaed29bdbccaa' }).errors).toEqual([
+      'signing_key_id_mismatch',
+      'untrusted_signing_key',
+    ]);
     expect(verifyPacket(packet(), { publicKey: freshKey().spki, keyId: KEY_ID }).errors).toContain('untrusted_signing_key');
     expect(verifyPacket(packet(), {}).errors).toContain('missing_trust_anchor');
     const d = packet();
@@ -128,7 +152,7 @@ describe('the shared example packet', () => {
 
 // Rules of the service's own verifier that the live corpus does not exercise one by one (assurance-evidence-core at
 // the corpus commit): loopsign must not call valid what it calls invalid.
-describe('the real verifier\'s rules beyond the corpus', () => {
+describe("the real verifier's rules beyond the corpus", () => {
   const live = readVector('live/evidence.json');
   const automated = () => structuredClone(live.cases.find((c: any) => c.id === 'automated-host-enforced').packet);
   const key = freshKey();
@@ -182,7 +206,10 @@ describe('the real verifier\'s rules beyond the corpus', () => {
     const p = automated();
     const r = verifyPacket(p, { publicKey: freshKey().spki });
     expect(r.errors).toEqual(['untrusted_signing_key', 'signing_key_id_mismatch']);
-    expect(r.checks.find((c) => c.id === 'signature')).toMatchObject({ status: 'pass', detail: expect.stringMatching(/not trusted by itself/) });
+    expect(r.checks.find((c) => c.id === 'signature')).toMatchObject({
+      status: 'pass',
+      detail: expect.stringMatching(/not trusted by itself/),
+    });
     expect(r.valid).toBe(false);
   });
 });
@@ -193,10 +220,23 @@ describe('audit chains', () => {
     const events = [];
     for (let i = 1; i <= n; i++) {
       const e: any = {
-        event_id: `evt_${i}`, workspace_id: 'ws_1', sequence: i, previous_digest: previous, home_region: 'eu', actor_kind: 'agent', actor_reference: 'wallet:0xabc',
-        assurance_method: 'wallet_signature', action: i % 2 ? 'ask.create' : 'ask.confirm', target_kind: 'ask', target_id: `op_${i}`, purpose: 'paid_feedback',
-        reason: options.reason === undefined ? null : options.reason, request_correlation: null, result: 'success',
-        metadata_json: JSON.stringify({ Amount: '1', alpha: i, nested: { B: 1, a: 2 } }), occurred_at: new Date(1_700_000_000_000 + i * 1000).toISOString(),
+        event_id: `evt_${i}`,
+        workspace_id: 'ws_1',
+        sequence: i,
+        previous_digest: previous,
+        home_region: 'eu',
+        actor_kind: 'agent',
+        actor_reference: 'wallet:0xabc',
+        assurance_method: 'wallet_signature',
+        action: i % 2 ? 'ask.create' : 'ask.confirm',
+        target_kind: 'ask',
+        target_id: `op_${i}`,
+        purpose: 'paid_feedback',
+        reason: options.reason === undefined ? null : options.reason,
+        request_correlation: null,
+        result: 'success',
+        metadata_json: JSON.stringify({ Amount: '1', alpha: i, nested: { B: 1, a: 2 } }),
+        occurred_at: new Date(1_700_000_000_000 + i * 1000).toISOString(),
       };
       e.event_digest = specDigest(previous, e, options.nullAs);
       previous = e.event_digest;
@@ -205,7 +245,14 @@ describe('audit chains', () => {
       }
       events.push(e);
     }
-    return { exportedAt: new Date().toISOString(), format: 'rateloop-audit-v1', integrity: { eventCount: n, headDigest: previous, valid: true }, events, retention: {}, workspaceId: 'ws_1' };
+    return {
+      exportedAt: new Date().toISOString(),
+      format: 'rateloop-audit-v1',
+      integrity: { eventCount: n, headDigest: previous, valid: true },
+      events,
+      retention: {},
+      workspaceId: 'ws_1',
+    };
   }
 
   it('verifies a chain (snake_case and camelCase) and checks an expected head', () => {
@@ -243,14 +290,22 @@ describe('audit chains', () => {
     const ok = await runCli(['verify-evidence', '--audit', home.file('server.json', JSON.stringify(chain(3)))], home);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/^audit: VALID[\s\S]*\n  note: 3 event\(s\)/);
-    const bad = await runCli(['--json', 'verify-evidence', '--audit', home.file('checker.json', JSON.stringify(chain(3, false, { nullAs: 'string' })))], home);
+    const bad = await runCli(
+      ['--json', 'verify-evidence', '--audit', home.file('checker.json', JSON.stringify(chain(3, false, { nullAs: 'string' })))],
+      home,
+    );
     expect(bad.code).toBe(8);
     expect(bad.json().error.note).toMatch(/written as "null"/);
   });
 
   it('the fast digest path equals the spec-literal digest over varied rows', () => {
     const rows: any[] = [
-      { metadata_json: JSON.stringify({ z: [1, { y: 'é', Y: null }], Ä: 'ü', a: { '': 1 } }), occurred_at: '2026-01-02T03:04:05Z', purpose: null, target_id: null },
+      {
+        metadata_json: JSON.stringify({ z: [1, { y: 'é', Y: null }], Ä: 'ü', a: { '': 1 } }),
+        occurred_at: '2026-01-02T03:04:05Z',
+        purpose: null,
+        target_id: null,
+      },
       { metadata_json: '{}', occurred_at: 'Tue, 06 Oct 2026 10:00:00 GMT', request_correlation: 'req_1', reason: 'quote "x" \\ \u2028' },
       { metadata_json: JSON.stringify({ n: 1.5e21, m: -0, t: true }), occurred_at: '2026-08-06T10:00:00.123Z', action: '\u{1F600}' },
     ];
@@ -273,7 +328,7 @@ describe('audit chains', () => {
     expect(verifyAuditExport(unflagged).errors).toEqual(['head_mismatch']);
   });
 
-  it('another format is refused, with the service verifier\'s code and the format named', () => {
+  it("another format is refused, with the service verifier's code and the format named", () => {
     for (const format of ['rateloop-audit-v2', undefined]) {
       const r = verifyAuditExport({ ...chain(3), format });
       expect(r).toMatchObject({ valid: false, errors: ['invalid_export_shape'] });
@@ -284,7 +339,13 @@ describe('audit chains', () => {
 
 describe('coverage exports', () => {
   it('recomputes exportDigest over the RFC 8785 form', () => {
-    const body: any = { schemaVersion: 'rateloop.assurance-coverage-export.v2', workspaceId: 'ws_1', exportedAt: '2026-08-06T10:00:00.000Z', counts: { scopes: 0 }, scopes: [] };
+    const body: any = {
+      schemaVersion: 'rateloop.assurance-coverage-export.v2',
+      workspaceId: 'ws_1',
+      exportedAt: '2026-08-06T10:00:00.000Z',
+      counts: { scopes: 0 },
+      scopes: [],
+    };
     body.exportDigest = coverageDigest(body);
     expect(verifyCoverageExport(body)).toMatchObject({ valid: true });
     body.counts.scopes = 1;
@@ -299,7 +360,13 @@ describe('verify-evidence through the built binary', () => {
   it('valid: exit 0 and the spec result in one JSON document', async () => {
     const r = await runCli(['--json', 'verify-evidence', PACKET_FILE, ...pinArgs], home);
     expect(r.code).toBe(0);
-    expect(r.json()).toMatchObject({ ok: true, kind: 'packet', valid: true, errors: [], packetDigest: 'sha256:670e62ddc14267bdf19b80ab57e90b82c526f8019675bd04b7911dfed91dff23' });
+    expect(r.json()).toMatchObject({
+      ok: true,
+      kind: 'packet',
+      valid: true,
+      errors: [],
+      packetDigest: 'sha256:670e62ddc14267bdf19b80ab57e90b82c526f8019675bd04b7911dfed91dff23',
+    });
     const literal = await runCli(['verify-evidence', PACKET_FILE, '--public-key', PIN, '--key-id', KEY_ID], home);
     expect(literal.code).toBe(0);
     expect(literal.stdout).toMatch(/^packet: VALID/);
@@ -312,7 +379,10 @@ describe('verify-evidence through the built binary', () => {
     const r = await runCli(['--json', 'verify-evidence', file, ...pinArgs], home);
     expect(r.code).toBe(8);
     expect(r.json().error.errors).toEqual(expect.arrayContaining(['packet_digest_mismatch', 'signature_invalid']));
-    const k = await runCli(['--json', 'verify-evidence', PACKET_FILE, '--public-key', PIN_FILE, '--key-id', 'ed25519:2d5798c16bafaed29bdbccaa'], home);
+    const k = await runCli(
+      ['--json', 'verify-evidence', PACKET_FILE, '--public-key', PIN_FILE, '--key-id', 'ed25519:2d5798c16bafaed29bdbccaa'],
+      home,
+    );
     expect(k.code).toBe(8);
     expect(k.json().error.errors).toEqual(['signing_key_id_mismatch', 'untrusted_signing_key']);
   });
@@ -320,21 +390,44 @@ describe('verify-evidence through the built binary', () => {
   it('--trusted-keys with --key-id: that key and no other (issue 19): a wrong id fails, and no check is claimed that was not made', async () => {
     const x = b64url(Buffer.from(PIN, 'base64url').subarray(ED25519_SPKI_PREFIX.length));
     const other = freshKey();
-    const entry = (keyId: string, spki: string, xx: string) => ({ algorithm: 'Ed25519', keyId, publicKeyJwk: { kty: 'OKP', crv: 'Ed25519', x: xx }, publicKeySpki: spki, status: 'current', uses: ['decision_packet'] });
-    const both = home.file('tk-both.json', JSON.stringify({ schemaVersion: 'rateloop.evidence-public-trusted-keys.v1', keys: [entry(KEY_ID, PIN, x), entry(other.keyId, other.spki, b64url(Buffer.from(other.spki, 'base64url').subarray(12)))] }));
+    const entry = (keyId: string, spki: string, xx: string) => ({
+      algorithm: 'Ed25519',
+      keyId,
+      publicKeyJwk: { kty: 'OKP', crv: 'Ed25519', x: xx },
+      publicKeySpki: spki,
+      status: 'current',
+      uses: ['decision_packet'],
+    });
+    const both = home.file(
+      'tk-both.json',
+      JSON.stringify({
+        schemaVersion: 'rateloop.evidence-public-trusted-keys.v1',
+        keys: [entry(KEY_ID, PIN, x), entry(other.keyId, other.spki, b64url(Buffer.from(other.spki, 'base64url').subarray(12)))],
+      }),
+    );
     // The packet's own key, named: verified, and the check names the given id.
     const ok = await runCli(['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', both, '--key-id', KEY_ID], home);
     expect(ok.code, ok.stdout).toBe(0);
-    expect(ok.json().checks).toEqual(expect.arrayContaining([expect.objectContaining({ id: 'key_id', label: 'Packet key id equals the given key id', status: 'pass', expected: KEY_ID })]));
+    expect(ok.json().checks).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: 'key_id', label: 'Packet key id equals the given key id', status: 'pass', expected: KEY_ID }),
+      ]),
+    );
     // Another key of the document: the packet is not signed by it.
     for (const json of [true, false]) {
-      const wrong = await runCli([...(json ? ['--json'] : []), 'verify-evidence', PACKET_FILE, '--trusted-keys', both, '--key-id', other.keyId], home);
+      const wrong = await runCli(
+        [...(json ? ['--json'] : []), 'verify-evidence', PACKET_FILE, '--trusted-keys', both, '--key-id', other.keyId],
+        home,
+      );
       expect(wrong.code).toBe(8);
       if (json) expect(wrong.json().error.errors).toEqual(expect.arrayContaining(['signing_key_id_mismatch']));
       else expect(wrong.stderr + wrong.stdout).not.toMatch(/ok\s+Packet key id equals the given key id/);
     }
     // An id the document does not hold.
-    const absent = await runCli(['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', both, '--key-id', 'ed25519:000000000000000000000000'], home);
+    const absent = await runCli(
+      ['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', both, '--key-id', 'ed25519:000000000000000000000000'],
+      home,
+    );
     expect(absent.code).toBe(8);
     expect(absent.json().error.errors).toEqual(expect.arrayContaining(['untrusted_signing_key']));
     // Not a key id at all, or two anchors at once: usage errors.
@@ -352,7 +445,14 @@ describe('verify-evidence through the built binary', () => {
     const doc = (status: string) => ({
       schemaVersion: 'rateloop.evidence-public-trusted-keys.v1',
       keys: [
-        { algorithm: 'Ed25519', keyId: KEY_ID, publicKeyJwk: { kty: 'OKP', crv: 'Ed25519', x }, publicKeySpki: PIN, status, uses: ['decision_packet'] },
+        {
+          algorithm: 'Ed25519',
+          keyId: KEY_ID,
+          publicKeyJwk: { kty: 'OKP', crv: 'Ed25519', x },
+          publicKeySpki: PIN,
+          status,
+          uses: ['decision_packet'],
+        },
       ],
     });
     for (const status of ['current', 'retired']) {
@@ -360,25 +460,52 @@ describe('verify-evidence through the built binary', () => {
       const r = await runCli(['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', f], home);
       expect(r.code, r.stdout).toBe(0);
     }
-    const only = { schemaVersion: 'rateloop.evidence-public-trusted-keys.v1', keys: [{ algorithm: 'Ed25519', keyId: other.keyId, publicKeyJwk: { kty: 'OKP', crv: 'Ed25519', x: b64url(Buffer.from(other.spki, 'base64url').subarray(12)) }, publicKeySpki: other.spki, status: 'current', uses: ['decision_packet'] }] };
-    const r = await runCli(['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', home.file('tk-other.json', JSON.stringify(only))], home);
+    const only = {
+      schemaVersion: 'rateloop.evidence-public-trusted-keys.v1',
+      keys: [
+        {
+          algorithm: 'Ed25519',
+          keyId: other.keyId,
+          publicKeyJwk: { kty: 'OKP', crv: 'Ed25519', x: b64url(Buffer.from(other.spki, 'base64url').subarray(12)) },
+          publicKeySpki: other.spki,
+          status: 'current',
+          uses: ['decision_packet'],
+        },
+      ],
+    };
+    const r = await runCli(
+      ['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', home.file('tk-other.json', JSON.stringify(only))],
+      home,
+    );
     expect(r.code).toBe(8);
     expect(r.json().error.errors).toContain('untrusted_signing_key');
     const broken = doc('current');
     broken.keys[0]!.keyId = other.keyId;
-    const b = await runCli(['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', home.file('tk-broken.json', JSON.stringify(broken))], home);
+    const b = await runCli(
+      ['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', home.file('tk-broken.json', JSON.stringify(broken))],
+      home,
+    );
     expect(b.code).toBe(2);
     expect(b.json().error.code).toBe('invalid_trusted_keys');
     // uses must be an array of strings: a string was matched by substring ("not_decision_packet" contains it).
     for (const uses of ['not_decision_packet', undefined, [1]]) {
       const d: any = doc('current');
       d.keys[0].uses = uses;
-      const u = await runCli(['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', home.file(`tk-uses-${String(uses)}.json`, JSON.stringify(d))], home);
+      const u = await runCli(
+        ['--json', 'verify-evidence', PACKET_FILE, '--trusted-keys', home.file(`tk-uses-${String(uses)}.json`, JSON.stringify(d))],
+        home,
+      );
       expect(u.code, u.stdout).toBe(2);
-      expect(u.json().error).toMatchObject({ code: 'invalid_trusted_keys', message: expect.stringMatching(/uses must be an array of strings/) });
+      expect(u.json().error).toMatchObject({
+        code: 'invalid_trusted_keys',
+        message: expect.stringMatching(/uses must be an array of strings/),
+      });
     }
     const pinOut = path.join(home.dir, 'pin.spki.txt');
-    const pin = await runCli(['evidence', 'pin', '--key-id', KEY_ID, '--out', pinOut, '--trusted-keys', home.file('tk-c.json', JSON.stringify(doc('current')))], home);
+    const pin = await runCli(
+      ['evidence', 'pin', '--key-id', KEY_ID, '--out', pinOut, '--trusted-keys', home.file('tk-c.json', JSON.stringify(doc('current')))],
+      home,
+    );
     expect(pin.code).toBe(0);
     expect(readFileSync(pinOut, 'utf8')).toBe(readFileSync(PIN_FILE, 'utf8'));
   });
@@ -460,10 +587,16 @@ describe('reading within the cap of each kind of evidence file', () => {
     const file = await bigFile('arrays.json', '[', '[[]],', 240_000_000, '[]]');
     const r = await runCli(['--json', 'verify-evidence', file, '--public-key', PIN_FILE], home, smallHeap);
     expect(r.code, r.stderr).toBe(2);
-    expect(r.json().error).toMatchObject({ code: 'invalid_packet_shape', message: expect.stringMatching(/first 64 KiB show no packet, audit, coverage or trusted-keys fields/) });
+    expect(r.json().error).toMatchObject({
+      code: 'invalid_packet_shape',
+      message: expect.stringMatching(/first 64 KiB show no packet, audit, coverage or trusted-keys fields/),
+    });
     const a = await runCli(['--json', 'verify-evidence', '--audit', file], home, smallHeap);
     expect(a.code, a.stderr).toBe(2);
-    expect(a.json().error).toMatchObject({ code: 'too_large', message: expect.stringMatching(new RegExp(`an audit export may be at most ${KIND_MAX_BYTES.audit} bytes`)) });
+    expect(a.json().error).toMatchObject({
+      code: 'too_large',
+      message: expect.stringMatching(new RegExp(`an audit export may be at most ${KIND_MAX_BYTES.audit} bytes`)),
+    });
     rmSync(file);
   }, 120_000);
 
@@ -471,7 +604,10 @@ describe('reading within the cap of each kind of evidence file', () => {
     const file = await bigFile('packet-like.json', '{"payload":{"x":[', '[[]],', 30_000_000, '[]]}}');
     const r = await runCli(['--json', 'verify-evidence', file, '--public-key', PIN_FILE], home, smallHeap);
     expect(r.code, r.stderr).toBe(2);
-    expect(r.json().error).toMatchObject({ code: 'too_large', message: expect.stringMatching(new RegExp(`is ${statSync(file).size} bytes; an evidence packet may be at most 2000000 bytes`)) });
+    expect(r.json().error).toMatchObject({
+      code: 'too_large',
+      message: expect.stringMatching(new RegExp(`is ${statSync(file).size} bytes; an evidence packet may be at most 2000000 bytes`)),
+    });
     const input = `{"payload":{"x":"${'x'.repeat(3_000_000)}"},"signing":{}}`;
     const s = await runCli(['--json', 'verify-evidence', '-', '--public-key', PIN_FILE], home, { ...smallHeap, input });
     expect(s.code, s.stderr).toBe(2);
@@ -482,7 +618,10 @@ describe('reading within the cap of each kind of evidence file', () => {
     const file = await bigFile('audit-arrays.json', '{"format":"rateloop-audit-v1","integrity":{},"events":[', '[],', 30_000_000, '[]]}');
     const r = await runCli(['--json', 'verify-evidence', '--audit', file], home, smallHeap);
     expect(r.code, r.stderr).toBe(2);
-    expect(r.json().error).toMatchObject({ code: 'invalid_packet_shape', message: expect.stringMatching(new RegExp(`objects and arrays for ${statSync(file).size} characters`)) });
+    expect(r.json().error).toMatchObject({
+      code: 'invalid_packet_shape',
+      message: expect.stringMatching(new RegExp(`objects and arrays for ${statSync(file).size} characters`)),
+    });
   }, 60_000);
 });
 
@@ -491,7 +630,9 @@ describe('the session cookie for evidence downloads', () => {
   it('takes the bare value, name=value, or a copied Cookie header, and sends only the session cookie', () => {
     expect(parseSessionCookie(`${value}\n`, 'f')).toBe(`__Host-rateloop-session=${value}`);
     expect(parseSessionCookie(`rateloop-session=${value}`, 'f')).toBe(`rateloop-session=${value}`);
-    expect(parseSessionCookie(`Cookie: a=1; __Host-rateloop-session=${value}; rateloop-session=other-value-123456`, 'f')).toBe(`__Host-rateloop-session=${value}`);
+    expect(parseSessionCookie(`Cookie: a=1; __Host-rateloop-session=${value}; rateloop-session=other-value-123456`, 'f')).toBe(
+      `__Host-rateloop-session=${value}`,
+    );
   });
 
   it.each([
@@ -513,10 +654,24 @@ describe('the session cookie for evidence downloads', () => {
 
 describe('download routes', () => {
   it('build the route from checked ids: "." and ".." (which a URL resolves by climbing, encoded or not) are refused', () => {
-    expect(evidenceRoute({ what: 'run', workspace: 'ws_1', runId: 'run:1.2' })).toMatchObject({ path: '/api/account/workspaces/ws_1/assurance/runs/run%3A1.2/evidence', defaultName: 'evidence-run:1.2.json' });
-    expect(evidenceRoute({ what: 'coverage', workspace: 'ws_1', from: '2026-01-01T00:00:00Z' }).query).toEqual({ from: '2026-01-01T00:00:00Z', to: undefined });
-    for (const [workspace, runId] of [['..', 'run_1'], ['ws_1', '.'], ['ws_1', '..'], ['ws/1', 'run_1'], ['ws_1', 'run_1/../x']]) {
-      expect(() => evidenceRoute({ what: 'run', workspace: workspace!, runId })).toThrow(expect.objectContaining({ code: 'invalid_id', exitCode: 2 }));
+    expect(evidenceRoute({ what: 'run', workspace: 'ws_1', runId: 'run:1.2' })).toMatchObject({
+      path: '/api/account/workspaces/ws_1/assurance/runs/run%3A1.2/evidence',
+      defaultName: 'evidence-run:1.2.json',
+    });
+    expect(evidenceRoute({ what: 'coverage', workspace: 'ws_1', from: '2026-01-01T00:00:00Z' }).query).toEqual({
+      from: '2026-01-01T00:00:00Z',
+      to: undefined,
+    });
+    for (const [workspace, runId] of [
+      ['..', 'run_1'],
+      ['ws_1', '.'],
+      ['ws_1', '..'],
+      ['ws/1', 'run_1'],
+      ['ws_1', 'run_1/../x'],
+    ]) {
+      expect(() => evidenceRoute({ what: 'run', workspace: workspace!, runId })).toThrow(
+        expect.objectContaining({ code: 'invalid_id', exitCode: 2 }),
+      );
     }
     expect(() => evidenceRoute({ what: 'run', workspace: 'ws_1' })).toThrow(/needs RUN_ID/);
   });

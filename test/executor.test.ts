@@ -31,9 +31,19 @@ const REGISTRY = '0x00000000000000000000000000000000000000c1' as Hex;
 const chain: ChainConfig = { ...structuredClone(BUILTIN_CHAINS[31337]!), contracts: { contentRegistry: REGISTRY } };
 const account = privateKeyToAccount(TEST_PRIVATE_KEY);
 const out = { progress: () => {}, warn: () => {} } as unknown as Output;
-const reserve = (k: number): PlanCall => ({ phase: 'reserve_submission', to: REGISTRY, data: encodeFunctionData({ abi: contentRegistryAbi, functionName: 'reserveSubmission', args: [`0x${k.toString(16).padStart(64, '0')}`] }), value: '0' });
+const reserve = (k: number): PlanCall => ({
+  phase: 'reserve_submission',
+  to: REGISTRY,
+  data: encodeFunctionData({ abi: contentRegistryAbi, functionName: 'reserveSubmission', args: [`0x${k.toString(16).padStart(64, '0')}`] }),
+  value: '0',
+});
 
-const newOperation = () => Operation.open(store, 'ask', `ask-${(n++).toString(16).padStart(32, '0')}`, { chainId: 31337, wallet: account.address, data: { clientRequestId: `x${n}`, request: {} } });
+const newOperation = () =>
+  Operation.open(store, 'ask', `ask-${(n++).toString(16).padStart(32, '0')}`, {
+    chainId: 31337,
+    wallet: account.address,
+    data: { clientRequestId: `x${n}`, request: {} },
+  });
 
 function executor(op: Operation<'ask'>, client: unknown): Executor {
   const ledger = new SpendLedger(op, chain, account.address, { stage: () => ({}), source: 'test' });
@@ -44,8 +54,16 @@ function executor(op: Operation<'ask'>, client: unknown): Executor {
 async function journaledFor(calls: PlanCall[]): Promise<{ op: Operation<'ask'>; tx: TxRecord }> {
   const op = await newOperation();
   const nonce = n; // a nonce of its own: the same bytes are never signed twice
-  const client = { estimateGas: async () => 21_000n, getTransactionCount: async () => nonce, estimateFeesPerGas: async () => ({ maxFeePerGas: 1n, maxPriorityFeePerGas: 1n }), getBlock: async () => ({ baseFeePerGas: 1n }), sendRawTransaction: async () => Promise.reject(new Error('stop after journaling')) };
-  await executor(op, client).execute('ask', calls, 'ordered').catch(() => {});
+  const client = {
+    estimateGas: async () => 21_000n,
+    getTransactionCount: async () => nonce,
+    estimateFeesPerGas: async () => ({ maxFeePerGas: 1n, maxPriorityFeePerGas: 1n }),
+    getBlock: async () => ({ baseFeePerGas: 1n }),
+    sendRawTransaction: async () => Promise.reject(new Error('stop after journaling')),
+  };
+  await executor(op, client)
+    .execute('ask', calls, 'ordered')
+    .catch(() => {});
   const tx = op.txs()[0];
   if (!tx) throw new Error('the executor journaled nothing');
   return { op, tx };
@@ -70,7 +88,9 @@ describe('executor resume', () => {
   it('refuses to resume a journaled transaction that carried other calls, before touching the chain', async () => {
     const { op } = await journaledFor([reserve(1)]);
     const { client, touched } = touchingClient();
-    const error = await executor(op, client).execute('ask', [reserve(2)], 'ordered').catch((e) => e);
+    const error = await executor(op, client)
+      .execute('ask', [reserve(2)], 'ordered')
+      .catch((e) => e);
     expect(error).toBeInstanceOf(RefusedError);
     expect(error.code).toBe('plan_changed');
     expect(touched).toEqual([]);
@@ -80,7 +100,9 @@ describe('executor resume', () => {
   it('resumes (goes to the chain for the receipt) when a journaled transaction carried the call', async () => {
     const { op } = await journaledFor([reserve(1)]);
     const { client, touched } = touchingClient();
-    await executor(op, client).execute('ask', [reserve(1)], 'ordered').catch(() => {});
+    await executor(op, client)
+      .execute('ask', [reserve(1)], 'ordered')
+      .catch(() => {});
     expect(touched[0]).toBe('getTransactionReceipt');
     await op.close();
   });
@@ -89,7 +111,9 @@ describe('executor resume', () => {
     const { op, tx } = await journaledFor([reserve(1)]);
     await op.updateTx(tx.hash, { status: 'reverted' });
     const { client, touched } = touchingClient();
-    const error = await executor(op, client).execute('ask', [reserve(1)], 'ordered').catch((e) => e);
+    const error = await executor(op, client)
+      .execute('ask', [reserve(1)], 'ordered')
+      .catch((e) => e);
     expect(error.code).toBe('transaction_reverted');
     expect(touched).toEqual([]);
     expect(op.txs()).toHaveLength(1);
@@ -99,8 +123,14 @@ describe('executor resume', () => {
   it('refuses to sign above the fee cap (exit 4), before anything is signed', async () => {
     const op = await newOperation();
     const nonce = n; // a nonce of its own: the same bytes are never signed twice
-  const client = { estimateGas: async () => 21_000n, getTransactionCount: async () => nonce, estimateFeesPerGas: async () => ({ maxFeePerGas: 10n ** 13n, maxPriorityFeePerGas: 1n }) };
-    const error = await executor(op, client).execute('ask', [reserve(1)], 'ordered').catch((e) => e);
+    const client = {
+      estimateGas: async () => 21_000n,
+      getTransactionCount: async () => nonce,
+      estimateFeesPerGas: async () => ({ maxFeePerGas: 10n ** 13n, maxPriorityFeePerGas: 1n }),
+    };
+    const error = await executor(op, client)
+      .execute('ask', [reserve(1)], 'ordered')
+      .catch((e) => e);
     expect(error.code).toBe('fee_cap');
     expect(error.exitCode).toBe(4);
     expect(op.txs()).toHaveLength(0);

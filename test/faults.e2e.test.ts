@@ -18,13 +18,16 @@ afterAll(async () => {
 const usdc = () => tokenBalance(s, 'USDC');
 const submissionsTitled = (title: string) => titled(s, title);
 function askFile(title: string): string {
-  return s.home.file(`${title.replace(/\W+/g, '-')}.json`, JSON.stringify({
-    chainId: 31337,
-    clientRequestId: `${title.replace(/\W+/g, '-')}-${Date.now()}`,
-    maxPaymentAmount: '1500000',
-    bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-    question: { title, contextUrl: 'https://example.com/stall', categoryId: '1', tags: ['stall'] },
-  }));
+  return s.home.file(
+    `${title.replace(/\W+/g, '-')}.json`,
+    JSON.stringify({
+      chainId: 31337,
+      clientRequestId: `${title.replace(/\W+/g, '-')}-${Date.now()}`,
+      maxPaymentAmount: '1500000',
+      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+      question: { title, contextUrl: 'https://example.com/stall', categoryId: '1', tags: ['stall'] },
+    }),
+  );
 }
 
 describe('a stalled RPC', () => {
@@ -32,7 +35,9 @@ describe('a stalled RPC', () => {
     const proxy = await startStallProxy(s.sb.info.rpcUrl, 'stall');
     try {
       const before = await usdc();
-      const r = await runCli(['--json', 'ask', '--file', askFile('Stalled from the start'), '--rpc-url', proxy.url], s.home, { env: { ...s.sb.env(), LOOPSIGN_RPC_TIMEOUT_MS: '400' } });
+      const r = await runCli(['--json', 'ask', '--file', askFile('Stalled from the start'), '--rpc-url', proxy.url], s.home, {
+        env: { ...s.sb.env(), LOOPSIGN_RPC_TIMEOUT_MS: '400' },
+      });
       expect(r.code, r.stderr).toBe(4);
       const err = r.json().error;
       expect(err.code).toBe('rpc_unreachable');
@@ -50,7 +55,9 @@ describe('a stalled RPC', () => {
     const proxy = await startStallProxy(s.sb.info.rpcUrl, 'stall-after-send');
     const before = await usdc();
     try {
-      const r = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], s.home, { env: { ...s.sb.env(), LOOPSIGN_RPC_TIMEOUT_MS: '400' } });
+      const r = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], s.home, {
+        env: { ...s.sb.env(), LOOPSIGN_RPC_TIMEOUT_MS: '400' },
+      });
       expect(r.code, r.stdout + r.stderr).toBe(4);
       expect(r.json().error.code).toBe('broadcast_failed');
       expect(r.json().error.hint).toMatch(/journaled; run the same command again/);

@@ -19,7 +19,9 @@ let home: Home;
 let n = 0;
 // A raw key is a signer of its own: beside it, the sandbox's keystore would name a second one (signer_conflict).
 const run = (args: string[], env: Record<string, string | undefined> = {}) =>
-  runCli(args, home, { env: { ...sb.env(), ...(env.LOOPSIGN_PRIVATE_KEY ? { LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined } : {}), ...env } });
+  runCli(args, home, {
+    env: { ...sb.env(), ...(env.LOOPSIGN_PRIVATE_KEY ? { LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined } : {}), ...env },
+  });
 
 function askFile(extra: Record<string, unknown> = {}): string {
   const body = {
@@ -28,7 +30,12 @@ function askFile(extra: Record<string, unknown> = {}): string {
     maxPaymentAmount: '1500000',
     bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
     roundConfig: { questionDurationSeconds: '1200', minVoters: '3', maxVoters: '100' },
-    question: { title: `Does a new user get a straight answer? (${n})`, contextUrl: 'https://example.com/context', categoryId: '1', tags: ['first-contact'] },
+    question: {
+      title: `Does a new user get a straight answer? (${n})`,
+      contextUrl: 'https://example.com/context',
+      categoryId: '1',
+      tags: ['first-contact'],
+    },
     ...extra,
   };
   return home.file(`${body.clientRequestId}.json`, JSON.stringify(body, null, 2));
@@ -53,20 +60,31 @@ afterAll(async () => {
 });
 
 describe('a terminal that never runs away', () => {
-  it.each([['0 columns', {}], ['0 columns and TERM=dumb', { TERM: 'dumb' }]])('ask --wait on a pseudo-terminal with %s: it finishes, and its output stays small', async (_what, env) => {
-    const pty = runOnPty(['ask', '--file', askFile(), '--wait', '--timeout', '120'], home, { ...sb.env(), TERM: 'xterm-256color', ...env });
-    try {
-      const code = await Promise.race([pty.exited, new Promise<number>((r) => setTimeout(() => r(-2), 150_000))]);
-      expect(pty.bytes(), pty.output().slice(0, 2000)).toBeLessThan(64 * 1024);
-      expect(code, pty.output().slice(-2000)).toBe(0);
-      expect(pty.output()).toMatch(/answer: /);
-      expect(pty.output()).toMatch(/pays\s+1\.5 USDC \(1500000\)/);
-      // Plain progress lines: no cursor movement.
-      expect(pty.output()).not.toMatch(/\u001b\[1A/);
-    } finally {
-      pty.kill();
-    }
-  }, 180_000);
+  it.each([
+    ['0 columns', {}],
+    ['0 columns and TERM=dumb', { TERM: 'dumb' }],
+  ])(
+    'ask --wait on a pseudo-terminal with %s: it finishes, and its output stays small',
+    async (_what, env) => {
+      const pty = runOnPty(['ask', '--file', askFile(), '--wait', '--timeout', '120'], home, {
+        ...sb.env(),
+        TERM: 'xterm-256color',
+        ...env,
+      });
+      try {
+        const code = await Promise.race([pty.exited, new Promise<number>((r) => setTimeout(() => r(-2), 150_000))]);
+        expect(pty.bytes(), pty.output().slice(0, 2000)).toBeLessThan(64 * 1024);
+        expect(code, pty.output().slice(-2000)).toBe(0);
+        expect(pty.output()).toMatch(/answer: /);
+        expect(pty.output()).toMatch(/pays\s+1\.5 USDC \(1500000\)/);
+        // Plain progress lines: no cursor movement.
+        expect(pty.output()).not.toMatch(/\u001b\[1A/);
+      } finally {
+        pty.kill();
+      }
+    },
+    180_000,
+  );
 });
 
 describe('signals end a wait: exit 143 / 130 and how to resume', () => {
@@ -85,7 +103,10 @@ describe('signals end a wait: exit 143 / 130 and how to resume', () => {
   });
 
   it('SIGTERM during `status --wait` on a 0-column pseudo-terminal', async () => {
-    const pty = runOnPty(['status', '--operation-key', operationKey, '--wait', '--timeout', '600'], home, { ...sb.env(), TERM: 'xterm-256color' });
+    const pty = runOnPty(['status', '--operation-key', operationKey, '--wait', '--timeout', '600'], home, {
+      ...sb.env(),
+      TERM: 'xterm-256color',
+    });
     try {
       await until(pty.output, /waiting for|next check/, 60_000);
       const pid = await pty.loopsignPid();
@@ -105,30 +126,51 @@ describe('signals end a wait: exit 143 / 130 and how to resume', () => {
   it.each([
     ['SIGTERM', 143, 'terminated'],
     ['SIGINT', 130, 'interrupted'],
-  ] as const)('%s during `--json status --wait` (pipes): exit %i, one error document saying how to resume', async (signal, exitCode, code) => {
-    const child = spawn(process.execPath, [BIN, '--json', 'status', '--operation-key', operationKey, '--wait', '--timeout', '600'], { cwd: home.dir, env: childEnv(home, sb.env()), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
-    try {
-      await until(() => stderr, /"event":"wait/, 60_000);
-      child.kill(signal);
-      const c = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 30_000))]);
-      expect(c, stderr.slice(-1000)).toBe(exitCode);
-      const doc = JSON.parse(stdout.trim());
-      expect(doc).toMatchObject({ ok: false, error: { code, exitCode, message: `stopped by ${signal}${signal === 'SIGINT' ? ' (Ctrl-C)' : ''}`, hint: expect.stringMatching(/run the same command again to resume/) } });
-    } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
-  }, 120_000);
+  ] as const)(
+    '%s during `--json status --wait` (pipes): exit %i, one error document saying how to resume',
+    async (signal, exitCode, code) => {
+      const child = spawn(process.execPath, [BIN, '--json', 'status', '--operation-key', operationKey, '--wait', '--timeout', '600'], {
+        cwd: home.dir,
+        env: childEnv(home, sb.env()),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+      try {
+        await until(() => stderr, /"event":"wait/, 60_000);
+        child.kill(signal);
+        const c = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 30_000))]);
+        expect(c, stderr.slice(-1000)).toBe(exitCode);
+        const doc = JSON.parse(stdout.trim());
+        expect(doc).toMatchObject({
+          ok: false,
+          error: {
+            code,
+            exitCode,
+            message: `stopped by ${signal}${signal === 'SIGINT' ? ' (Ctrl-C)' : ''}`,
+            hint: expect.stringMatching(/run the same command again to resume/),
+          },
+        });
+      } finally {
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+    },
+    120_000,
+  );
 });
 
 describe('the truth about lookups, inputs and funds', () => {
   it('status and result of an operation the service does not know: exit 2, not success', async () => {
     const typo = `0x${'ab'.repeat(32)}`;
-    for (const args of [['status', '--operation-key', typo], ['result', '--operation-key', typo], ['status', '--operation-key', typo, '--wait', '--timeout', '5'], ['status', '--client-request-id', 'no-such-ask-first-contact']]) {
+    for (const args of [
+      ['status', '--operation-key', typo],
+      ['result', '--operation-key', typo],
+      ['status', '--operation-key', typo, '--wait', '--timeout', '5'],
+      ['status', '--client-request-id', 'no-such-ask-first-contact'],
+    ]) {
       const r = await run(['--json', ...args]);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.json().error).toMatchObject({ code: 'unknown_operation', hint: expect.any(String) });
@@ -141,7 +183,11 @@ describe('the truth about lookups, inputs and funds', () => {
   it('an address with a bad checksum is input (exit 2 with the fix), never an internal error', async () => {
     const bad = sb.info.devWallet.address.replace(/[a-f]/, (c) => c.toUpperCase());
     expect(bad).not.toBe(sb.info.devWallet.address);
-    for (const args of [['wallet', 'balance', '--address', bad], ['status', '--client-request-id', 'x-first-contact', '--wallet', bad], ['rate', '--content-id', '1', '--up', '--prediction', '50', '--stake', '1', '--frontend', bad]]) {
+    for (const args of [
+      ['wallet', 'balance', '--address', bad],
+      ['status', '--client-request-id', 'x-first-contact', '--wallet', bad],
+      ['rate', '--content-id', '1', '--up', '--prediction', '50', '--stake', '1', '--frontend', bad],
+    ]) {
       const r = await run(['--json', ...args]);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.json().error).toMatchObject({ code: 'bad_address_checksum', hint: expect.stringMatching(/copy the address again/) });
@@ -150,7 +196,9 @@ describe('the truth about lookups, inputs and funds', () => {
 
   it('sandbox --port on a busy port: exit 2 with the fix, nothing started', async () => {
     const busy = new URL(sb.info.baseUrl).port;
-    const r = await runCli(['--json', 'sandbox', '--port', busy, '--state-dir', path.join(home.dir, 'busy-sandbox')], home, { timeoutMs: 60_000 });
+    const r = await runCli(['--json', 'sandbox', '--port', busy, '--state-dir', path.join(home.dir, 'busy-sandbox')], home, {
+      timeoutMs: 60_000,
+    });
     expect(r.code).toBe(2);
     expect(r.json().error).toMatchObject({ code: 'port_in_use', hint: expect.stringMatching(/another --port/) });
   });
@@ -160,13 +208,21 @@ describe('the truth about lookups, inputs and funds', () => {
     const content = String((await sb.control('/__sandbox/content', {})).contentId);
     const noEth = throwaway();
     await sb.control('/__sandbox/fund', { address: noEth.address, lrep: '5000000' });
-    const a = await run(['--json', 'rate', '--content-id', content, '--up', '--prediction', '60', '--stake', '2'], { LOOPSIGN_PRIVATE_KEY: noEth.key });
+    const a = await run(['--json', 'rate', '--content-id', content, '--up', '--prediction', '60', '--stake', '2'], {
+      LOOPSIGN_PRIVATE_KEY: noEth.key,
+    });
     expect(a.code, a.stdout).toBe(4);
-    expect(a.json().error).toMatchObject({ code: 'insufficient_funds', message: expect.stringMatching(/ETH for gas .*nothing was signed/), hint: expect.stringMatching(/sandbox fund/) });
+    expect(a.json().error).toMatchObject({
+      code: 'insufficient_funds',
+      message: expect.stringMatching(/ETH for gas .*nothing was signed/),
+      hint: expect.stringMatching(/sandbox fund/),
+    });
     expect(await pub.getTransactionCount({ address: noEth.address })).toBe(0);
     const noLrep = throwaway();
     await sb.control('/__sandbox/fund', { address: noLrep.address, eth: '1' });
-    const b = await run(['--json', 'rate', '--content-id', content, '--down', '--prediction', '40', '--stake', '2'], { LOOPSIGN_PRIVATE_KEY: noLrep.key });
+    const b = await run(['--json', 'rate', '--content-id', content, '--down', '--prediction', '40', '--stake', '2'], {
+      LOOPSIGN_PRIVATE_KEY: noLrep.key,
+    });
     expect(b.code, b.stdout).toBe(4);
     expect(b.json().error.message).toMatch(/2 LREP for the stake \(has 0, needs 2\)/);
     expect(await pub.getTransactionCount({ address: noLrep.address })).toBe(0);
@@ -186,7 +242,10 @@ describe('amounts and funding for people', () => {
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/: 1\.5 USDC \(1500000 atomic units\)/);
     const json = await run(['--json', 'quote', '--file', file]);
-    expect(json.json().amounts).toEqual({ total: { atomic: '1500000', asset: 'USDC', display: '1.5 USDC' }, maxPaymentHint: { atomic: '1500000', asset: 'USDC', display: '1.5 USDC' } });
+    expect(json.json().amounts).toEqual({
+      total: { atomic: '1500000', asset: 'USDC', display: '1.5 USDC' },
+      maxPaymentHint: { atomic: '1500000', asset: 'USDC', display: '1.5 USDC' },
+    });
   });
 
   it('sandbox fund gives another wallet ETH and tokens in display units; wallet balance names the token contracts', async () => {
@@ -201,7 +260,13 @@ describe('amounts and funding for people', () => {
     expect(by.LREP).toMatchObject({ atomic: '0', tokenAddress: sb.info.tokens.LREP.address });
     const bad = await run(['--json', 'sandbox', 'fund', w.address, '--usdc', '1.0000001']);
     expect(bad.code).toBe(2);
-    expect((await runCli(['--json', 'sandbox', 'fund', w.address], home, { env: { LOOPSIGN_SANDBOX_MANIFEST: path.join(home.dir, 'none.json') } })).json().error.code).toBe('no_sandbox');
+    expect(
+      (
+        await runCli(['--json', 'sandbox', 'fund', w.address], home, {
+          env: { LOOPSIGN_SANDBOX_MANIFEST: path.join(home.dir, 'none.json') },
+        })
+      ).json().error.code,
+    ).toBe('no_sandbox');
   });
 });
 
@@ -220,13 +285,36 @@ describe('the workspace credential', () => {
   });
 
   it('next: lines run as printed: a key given by flag travels with them', async () => {
-    const r = await run(['projects', 'create', '--name', `First contact ${process.pid}`, '--data-classification', 'internal', '--retention-days', '30', '--api-key-file', keyFile()]);
+    const r = await run([
+      'projects',
+      'create',
+      '--name',
+      `First contact ${process.pid}`,
+      '--data-classification',
+      'internal',
+      '--retention-days',
+      '30',
+      '--api-key-file',
+      keyFile(),
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const next = /^next: (loopsign .*)$/m.exec(r.stdout)![1]!;
     expect(next).toContain(`--api-key-file ${keyFile()}`);
     const pasted = await run(['--json', ...next.split(' ').slice(1)]);
     expect(pasted.code, pasted.stdout).toBe(0);
-    const json = await run(['--json', 'projects', 'create', '--name', `First contact ${process.pid}`, '--data-classification', 'internal', '--retention-days', '30', '--api-key-file', keyFile()]);
+    const json = await run([
+      '--json',
+      'projects',
+      'create',
+      '--name',
+      `First contact ${process.pid}`,
+      '--data-classification',
+      'internal',
+      '--retention-days',
+      '30',
+      '--api-key-file',
+      keyFile(),
+    ]);
     expect(json.json().next[0]).toContain(`--api-key-file ${keyFile()}`);
   });
 });

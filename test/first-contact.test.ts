@@ -24,7 +24,13 @@ function askBody(extra: Record<string, unknown> = {}, question: Record<string, u
     maxPaymentAmount: '1500000',
     bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
     roundConfig: { questionDurationSeconds: '1200', minVoters: '3', maxVoters: '100' },
-    question: { title: 'Should this agent proceed?', contextUrl: 'https://example.com/context', categoryId: '1', tags: ['agent'], ...question },
+    question: {
+      title: 'Should this agent proceed?',
+      contextUrl: 'https://example.com/context',
+      categoryId: '1',
+      tags: ['agent'],
+      ...question,
+    },
     ...extra,
   };
 }
@@ -56,29 +62,49 @@ describe('usage errors', () => {
     const missing = await runCli(['quote'], home);
     expect(missing.code).toBe(2);
     expect(missing.stderr.match(/error:/g)).toHaveLength(1);
-    expect(missing.stderr).toMatch(/^error: required option '--file <ask\.json>' not specified\nhint: run the command with --help for its usage\n$/);
+    expect(missing.stderr).toMatch(
+      /^error: required option '--file <ask\.json>' not specified\nhint: run the command with --help for its usage\n$/,
+    );
     const typo = await runCli(['wallet', 'neww'], home);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toBe("error: unknown command 'neww'\nhint: did you mean new? run the command with --help for its usage\n");
     const flag = await runCli(['--password-fil', 'x', 'wallet', 'address'], home);
-    expect(flag.stderr).toBe("error: unknown option '--password-fil'\nhint: did you mean --password-file? run the command with --help for its usage\n");
+    expect(flag.stderr).toBe(
+      "error: unknown option '--password-fil'\nhint: did you mean --password-file? run the command with --help for its usage\n",
+    );
     const json = await runCli(['--json', 'wallet', 'neww'], home);
     expect(json.code).toBe(2);
     expect(json.stderr).toBe('');
-    expect(json.json().error).toMatchObject({ code: 'unknown_command', message: "unknown command 'neww'", hint: expect.stringMatching(/did you mean new\?/), exitCode: 2 });
+    expect(json.json().error).toMatchObject({
+      code: 'unknown_command',
+      message: "unknown command 'neww'",
+      hint: expect.stringMatching(/did you mean new\?/),
+      exitCode: 2,
+    });
   });
 
   it('a password, key or API key on the command line is refused without echoing it, pointing at the right way', async () => {
     // Not registered as a test secret: the whole-run scan counts a secret in argv as a leak by itself. Checked here.
     const typed = 'hunter2-typed-on-argv';
-    for (const argv of [['wallet', 'new', `--password=${typed}`], ['--password', typed, 'wallet', 'new'], ['wallet', 'new', `--passphrase=${typed}`]]) {
+    for (const argv of [
+      ['wallet', 'new', `--password=${typed}`],
+      ['--password', typed, 'wallet', 'new'],
+      ['wallet', 'new', `--passphrase=${typed}`],
+    ]) {
       const r = await runCli(['--json', ...argv], home);
       expect(r.code).toBe(2);
-      expect(r.json().error).toMatchObject({ code: 'secret_in_argv', message: expect.stringMatching(/^--(password|passphrase): passwords never go on the command line/), hint: expect.stringMatching(/--password-file FILE or --password-env NAME/) });
+      expect(r.json().error).toMatchObject({
+        code: 'secret_in_argv',
+        message: expect.stringMatching(/^--(password|passphrase): passwords never go on the command line/),
+        hint: expect.stringMatching(/--password-file FILE or --password-env NAME/),
+      });
       expect(r.stdout + r.stderr).not.toContain(typed);
     }
     const key = await runCli(['--json', 'projects', 'list', `--api-key=rlk_0123456789abcdef_${typed}-aaaaaaaaaaaaaaaaaaaaaaaa`], home);
-    expect(key.json().error).toMatchObject({ code: 'secret_in_argv', hint: expect.stringMatching(/--api-key-file FILE .*LOOPSIGN_API_KEY_FILE/) });
+    expect(key.json().error).toMatchObject({
+      code: 'secret_in_argv',
+      hint: expect.stringMatching(/--api-key-file FILE .*LOOPSIGN_API_KEY_FILE/),
+    });
     expect(key.stdout + key.stderr).not.toContain(typed);
   });
 
@@ -102,7 +128,10 @@ describe('wallet new over an existing keystore', () => {
     expect(bare.code).toBe(6);
     expect(bare.json().error.code).toBe('keystore_exists');
     // With a password: no key derivation (its progress event) happens before the refusal.
-    const r = await runCli(['--json', '--keystore', keystore, '--password-file', home.passwordFile('first-contact-pw-1'), 'wallet', 'new'], home);
+    const r = await runCli(
+      ['--json', '--keystore', keystore, '--password-file', home.passwordFile('first-contact-pw-1'), 'wallet', 'new'],
+      home,
+    );
     expect(r.code).toBe(6);
     expect(r.json().error).toMatchObject({ code: 'keystore_exists', hint: expect.stringMatching(/--force/) });
     expect(r.stderr).not.toMatch(/keystore\.encrypt|scrypt/);
@@ -111,26 +140,60 @@ describe('wallet new over an existing keystore', () => {
 });
 
 describe('refused before anything is sent', () => {
-  const quote = (body: unknown) => runCli(['--json', '--chain-id', '8453', '--base-url', 'http://127.0.0.1:9', 'quote', '--file', home.file(`q-${Math.random().toString(36).slice(2)}.json`, JSON.stringify(body))], home);
+  const quote = (body: unknown) =>
+    runCli(
+      [
+        '--json',
+        '--chain-id',
+        '8453',
+        '--base-url',
+        'http://127.0.0.1:9',
+        'quote',
+        '--file',
+        home.file(`q-${Math.random().toString(36).slice(2)}.json`, JSON.stringify(body)),
+      ],
+      home,
+    );
 
   it('amounts no payment can have: above uint256, above a billion tokens (exit 2, the field named)', async () => {
     const huge = await quote(askBody({ maxPaymentAmount: `1${'0'.repeat(69)}` }, {}));
     expect(huge.code).toBe(2);
     expect(huge.json().error).toMatchObject({ code: 'amount_too_large', field: 'maxPaymentAmount' });
     const eight = { roundConfig: { questionDurationSeconds: '1200', minVoters: '8', maxVoters: '100' } };
-    const bounty = await quote(askBody({ ...eight, maxPaymentAmount: `1${'0'.repeat(69)}`, bounty: { amount: `1${'0'.repeat(69)}`, asset: 'USDC', requiredVoters: '8' } }));
-    expect(bounty.json().error).toMatchObject({ code: 'amount_too_large', field: 'bounty.amount', message: expect.stringMatching(/above the 1000000000 USDC that any one payment may be; nothing was sent/) });
+    const bounty = await quote(
+      askBody({
+        ...eight,
+        maxPaymentAmount: `1${'0'.repeat(69)}`,
+        bounty: { amount: `1${'0'.repeat(69)}`, asset: 'USDC', requiredVoters: '8' },
+      }),
+    );
+    expect(bounty.json().error).toMatchObject({
+      code: 'amount_too_large',
+      field: 'bounty.amount',
+      message: expect.stringMatching(/above the 1000000000 USDC that any one payment may be; nothing was sent/),
+    });
     const overflow = await quote(askBody({ maxPaymentAmount: (2n ** 256n).toString() }));
     expect(overflow.json().error).toMatchObject({ code: 'amount_too_large', message: expect.stringMatching(/does not fit in a uint256/) });
     // A billion USDC is still an amount (the service decides whether it is paid).
-    expect(refusal(askBody({ ...eight, maxPaymentAmount: (10n ** 15n).toString(), bounty: { amount: (10n ** 15n).toString(), asset: 'USDC', requiredVoters: '8' } }))).toBeUndefined();
+    expect(
+      refusal(
+        askBody({
+          ...eight,
+          maxPaymentAmount: (10n ** 15n).toString(),
+          bounty: { amount: (10n ** 15n).toString(), asset: 'USDC', requiredVoters: '8' },
+        }),
+      ),
+    ).toBeUndefined();
   });
 
   it('an address with a bad checksum in an ask file (exit 2, not an internal error)', async () => {
     const bad = TEST_ADDRESS.replace('C51812dc3A010C7d01b50e0d17dc79C8', 'c51812dc3A010C7d01b50e0d17dc79C8');
     const r = await quote(askBody({ walletAddress: bad }));
     expect(r.code).toBe(2);
-    expect(r.json().error).toMatchObject({ code: 'bad_address_checksum', message: expect.stringContaining(`walletAddress ${bad} has a bad checksum`) });
+    expect(r.json().error).toMatchObject({
+      code: 'bad_address_checksum',
+      message: expect.stringContaining(`walletAddress ${bad} has a bad checksum`),
+    });
     // All lower case carries no checksum: accepted as typed.
     expect(refusal(askBody({ walletAddress: TEST_ADDRESS.toLowerCase() }))).toBeUndefined();
   });
@@ -155,11 +218,36 @@ describe('question text: the rules of the service parser, refused locally (exit 
       return b;
     };
     const cases: [string, any, string, string][] = [
-      ['a title without the option markers', variant((b) => (b.question.title = 'Which model do you prefer?')), 'question.title', 'Include both option names in the question, e.g. A = OpenAI GPT-5.5 and B = Claude Sonnet 5.'],
-      ['vote-up-if phrasing', variant((b) => (b.question.title = 'Vote up if A = OpenAI GPT-5.5 beats B = Claude Sonnet 5')), 'question.title', 'Head-to-head titles should ask which option voters prefer. Avoid vote-up-if phrasing.'],
-      ['a key that is not one letter', variant((b) => (b.question.templateInputs.optionAKey = 'AA')), 'question.templateInputs', 'questions[0].templateInputs must include valid optionAKey, optionALabel, optionBKey, and optionBLabel for head_to_head_ab.'],
-      ['the same key twice', variant((b) => (b.question.templateInputs.optionBKey = 'a')), 'question.templateInputs', 'questions[0].templateInputs must include valid optionAKey, optionALabel, optionBKey, and optionBLabel for head_to_head_ab.'],
-      ['a label over 32 characters', variant((b) => (b.question.templateInputs.optionALabel = 'x'.repeat(33))), 'question.templateInputs.optionALabel', 'questions[0].templateInputs must include valid optionAKey, optionALabel, optionBKey, and optionBLabel for head_to_head_ab.'],
+      [
+        'a title without the option markers',
+        variant((b) => (b.question.title = 'Which model do you prefer?')),
+        'question.title',
+        'Include both option names in the question, e.g. A = OpenAI GPT-5.5 and B = Claude Sonnet 5.',
+      ],
+      [
+        'vote-up-if phrasing',
+        variant((b) => (b.question.title = 'Vote up if A = OpenAI GPT-5.5 beats B = Claude Sonnet 5')),
+        'question.title',
+        'Head-to-head titles should ask which option voters prefer. Avoid vote-up-if phrasing.',
+      ],
+      [
+        'a key that is not one letter',
+        variant((b) => (b.question.templateInputs.optionAKey = 'AA')),
+        'question.templateInputs',
+        'questions[0].templateInputs must include valid optionAKey, optionALabel, optionBKey, and optionBLabel for head_to_head_ab.',
+      ],
+      [
+        'the same key twice',
+        variant((b) => (b.question.templateInputs.optionBKey = 'a')),
+        'question.templateInputs',
+        'questions[0].templateInputs must include valid optionAKey, optionALabel, optionBKey, and optionBLabel for head_to_head_ab.',
+      ],
+      [
+        'a label over 32 characters',
+        variant((b) => (b.question.templateInputs.optionALabel = 'x'.repeat(33))),
+        'question.templateInputs.optionALabel',
+        'questions[0].templateInputs must include valid optionAKey, optionALabel, optionBKey, and optionBLabel for head_to_head_ab.',
+      ],
     ];
     for (const [what, body, field, answer] of cases) {
       const r = refusal(body);
@@ -172,12 +260,18 @@ describe('question text: the rules of the service parser, refused locally (exit 
 });
 
 describe('conventions', () => {
-  it('ETH_RPC_URL is the fallback RPC URL, below loopsign\'s own, shown with its source (and its key hidden)', async () => {
+  it("ETH_RPC_URL is the fallback RPC URL, below loopsign's own, shown with its source (and its key hidden)", async () => {
     const secretPath = '/v2/first-contact-rpc-key-1234567890';
     registerSecret('first-contact-rpc-key-1234567890');
     const show = async (env: Record<string, string>) => (await runCli(['--json', 'config', 'show'], home, { env })).json().settings.rpcUrl;
-    expect(await show({ ETH_RPC_URL: `https://eth.example${secretPath}` })).toEqual({ value: 'https://eth.example/…', source: 'env ETH_RPC_URL' });
-    expect(await show({ ETH_RPC_URL: `https://eth.example${secretPath}`, LOOPSIGN_RPC_URL: 'https://own.example' })).toEqual({ value: 'https://own.example', source: 'env' });
+    expect(await show({ ETH_RPC_URL: `https://eth.example${secretPath}` })).toEqual({
+      value: 'https://eth.example/…',
+      source: 'env ETH_RPC_URL',
+    });
+    expect(await show({ ETH_RPC_URL: `https://eth.example${secretPath}`, LOOPSIGN_RPC_URL: 'https://own.example' })).toEqual({
+      value: 'https://own.example',
+      source: 'env',
+    });
     expect(await show({})).toMatchObject({ source: 'default' });
     const insecure = await runCli(['--json', 'config', 'show'], home, { env: { ETH_RPC_URL: 'http://eth.example:8545' } });
     expect(insecure.code).toBe(2);
@@ -192,14 +286,22 @@ describe('conventions', () => {
     expect(file.json().settings.apiKeyFile).toEqual({ value: '/keys/from-config', source: 'config' });
   });
 
-  it('mcp config prints the host\'s JSON with the absolute node and bin of this installation, never npx', async () => {
+  it("mcp config prints the host's JSON with the absolute node and bin of this installation, never npx", async () => {
     const pw = home.passwordFile('first-contact-pw-2');
     const bin = realpathSync(BIN);
-    for (const [host, key] of [['claude', 'mcpServers'], ['cursor', 'mcpServers'], ['vscode', 'servers']] as const) {
+    for (const [host, key] of [
+      ['claude', 'mcpServers'],
+      ['cursor', 'mcpServers'],
+      ['vscode', 'servers'],
+    ] as const) {
       const r = await runCli(['--json', '--password-file', pw, '--chain-id', '84532', 'mcp', 'config', '--host', host], home);
       expect(r.code, r.stderr).toBe(0);
       const server = r.json().config[key].loopsign;
-      expect(server).toMatchObject({ command: process.execPath, args: [bin, 'mcp'], env: { LOOPSIGN_CHAIN_ID: '84532', LOOPSIGN_PASSWORD_FILE: pw } });
+      expect(server).toMatchObject({
+        command: process.execPath,
+        args: [bin, 'mcp'],
+        env: { LOOPSIGN_CHAIN_ID: '84532', LOOPSIGN_PASSWORD_FILE: pw },
+      });
       expect(path.isAbsolute(server.env.LOOPSIGN_KEYSTORE)).toBe(true);
       if (host === 'vscode') expect(server.type).toBe('stdio');
       expect(r.stdout).not.toMatch(/npx/);
@@ -213,7 +315,10 @@ describe('conventions', () => {
   });
 
   it('no document tells a user to run loopsign through npx', () => {
-    const docs = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? docs(path.join(dir, e.name)) : e.name.endsWith('.md') ? [path.join(dir, e.name)] : []));
+    const docs = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? docs(path.join(dir, e.name)) : e.name.endsWith('.md') ? [path.join(dir, e.name)] : [],
+      );
     for (const file of [path.join(ROOT, 'README.md'), ...docs(path.join(ROOT, 'docs'))]) {
       const text = readFileSync(file, 'utf8');
       expect(text, file).not.toMatch(/npx\s+(-y\s+)?loopsign|"command":\s*"npx"|"-y",\s*"loopsign"/);
@@ -227,7 +332,8 @@ describe('conventions', () => {
       expect(cli, `exit ${code}`).toMatch(new RegExp(`^\\| ${code} \\|`, 'm'));
       expect(EXIT_MEANING[code], `exit ${code}`).toBeTruthy();
     }
-    for (const word of ['LOOPSIGN_API_KEY_FILE', '"apiKeyFile"', 'ETH_RPC_URL', 'sandbox fund', 'display amounts', 'SIGTERM']) expect(cli).toContain(word);
+    for (const word of ['LOOPSIGN_API_KEY_FILE', '"apiKeyFile"', 'ETH_RPC_URL', 'sandbox fund', 'display amounts', 'SIGTERM'])
+      expect(cli).toContain(word);
   });
 });
 

@@ -27,25 +27,38 @@ afterAll(async () => {
   await env?.stop();
 });
 
-const usdc = (a: LocalAccount) => pub.readContract({ address: env.sb.manifest.tokens.USDC.address as Hex, abi: erc20Abi, functionName: 'balanceOf', args: [a.address] });
+const usdc = (a: LocalAccount) =>
+  pub.readContract({ address: env.sb.manifest.tokens.USDC.address as Hex, abi: erc20Abi, functionName: 'balanceOf', args: [a.address] });
 
 function askFile(extra: Record<string, unknown> = {}): string {
   n++;
   const file = path.join(dir, `ask-${n}.json`);
-  writeFileSync(file, JSON.stringify({
-    chainId: 31337,
-    clientRequestId: `flows-${process.pid}-${n}`,
-    maxPaymentAmount: '2500000',
-    bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-    feedbackBonus: { amount: '1000000', asset: 'USDC' },
-    question: { title: `In-process ${n}`, contextUrl: 'https://example.com/flows', categoryId: '1', tags: ['flows'] },
-    ...extra,
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      chainId: 31337,
+      clientRequestId: `flows-${process.pid}-${n}`,
+      maxPaymentAmount: '2500000',
+      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+      feedbackBonus: { amount: '1000000', asset: 'USDC' },
+      question: { title: `In-process ${n}`, contextUrl: 'https://example.com/flows', categoryId: '1', tags: ['flows'] },
+      ...extra,
+    }),
+  );
   return file;
 }
 
 const ask = (ctx: Context, file: string, o: Partial<AskOptions> = {}) =>
-  runAsk(ctx, { file, paymentMode: 'wallet_calls', dryRun: false, confirm: true, wait: false, timeoutSeconds: 60, atomic: false, ...o }) as Promise<AskOutcome>;
+  runAsk(ctx, {
+    file,
+    paymentMode: 'wallet_calls',
+    dryRun: false,
+    confirm: true,
+    wait: false,
+    timeoutSeconds: 60,
+    atomic: false,
+    ...o,
+  }) as Promise<AskOutcome>;
 
 /** A client on the sandbox's anvil whose first eth_sendRawTransaction never reaches the node (a dropped request). */
 async function droppingClient(): Promise<{ client: PublicClient; dropped: () => number }> {
@@ -122,7 +135,7 @@ describe('an ask from the Context', () => {
     expect(env.events(ctx).join('\n')).toMatch(/already redeemed on chain by a transaction this wallet did not send/);
   });
 
-  it('the bonus proof: a service that claims another wallet\'s submission is refused (exit 5) and no bonus is paid', async () => {
+  it("the bonus proof: a service that claims another wallet's submission is refused (exit 5) and no bonus is paid", async () => {
     const account = await env.fundedAccount();
     const ctx = env.context(account);
     await env.control('/__sandbox/hostile', { scenario: 'claims_submitted' });
@@ -138,7 +151,13 @@ describe('a vote from the Context', () => {
     const account = await env.fundedAccount();
     const ctx = env.context(account);
     const contentId = String((await env.control('/__sandbox/content', {})).contentId);
-    const lrep = () => pub.readContract({ address: env.sb.manifest.tokens.LREP.address as Hex, abi: erc20Abi, functionName: 'balanceOf', args: [account.address] });
+    const lrep = () =>
+      pub.readContract({
+        address: env.sb.manifest.tokens.LREP.address as Hex,
+        abi: erc20Abi,
+        functionName: 'balanceOf',
+        args: [account.address],
+      });
     const before = await lrep();
     const vote = { contentId, isUp: true, prediction: '60', stake: '2', acceptTerms: false, atomic: false };
     const r = await runRate(ctx, vote);

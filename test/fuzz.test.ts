@@ -31,17 +31,38 @@ describe('fuzzing', () => {
 
   it('ask files: any JSON, and the example with any one field replaced (seed fields included), gives a field error or a valid ask', () => {
     const runs = 600;
-    const seedBounty = fc.record({ amount: fc.constant('1500000'), requiredSettledRounds: json, bountyStartBy: json, bountyWindowSeconds: json, feedbackWindowSeconds: json }, { requiredKeys: ['amount'] });
+    const seedBounty = fc.record(
+      {
+        amount: fc.constant('1500000'),
+        requiredSettledRounds: json,
+        bountyStartBy: json,
+        bountyWindowSeconds: json,
+        feedbackWindowSeconds: json,
+      },
+      { requiredKeys: ['amount'] },
+    );
     const seedRound = fc.record({ epochDuration: json, maxDuration: json, questionDurationSeconds: json }, { requiredKeys: [] });
     fc.assert(
-      fc.property(fc.oneof(json, fc.record({ key: fc.constantFrom(...Object.keys(example), 'bounty', 'question', 'roundConfig'), value: fc.oneof(json, seedBounty, seedRound) })), (v) => {
-        const body = v && typeof v === 'object' && 'key' in (v as object) && 'value' in (v as object) ? { ...example, [(v as { key: string }).key]: (v as { value: unknown }).value } : v;
-        try {
-          normalizeAsk(translateAsk(body, 1_795_348_800).body);
-        } catch (error) {
-          if (!(error instanceof AskFieldError)) throw error;
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          json,
+          fc.record({
+            key: fc.constantFrom(...Object.keys(example), 'bounty', 'question', 'roundConfig'),
+            value: fc.oneof(json, seedBounty, seedRound),
+          }),
+        ),
+        (v) => {
+          const body =
+            v && typeof v === 'object' && 'key' in (v as object) && 'value' in (v as object)
+              ? { ...example, [(v as { key: string }).key]: (v as { value: unknown }).value }
+              : v;
+          try {
+            normalizeAsk(translateAsk(body, 1_795_348_800).body);
+          } catch (error) {
+            if (!(error instanceof AskFieldError)) throw error;
+          }
+        },
+      ),
       { numRuns: runs },
     );
     count('ask files', runs);
@@ -52,15 +73,28 @@ describe('fuzzing', () => {
     const pin = readFileSync(path.join(VECTORS, 'synthetic-evidence-v4.spki.txt'), 'utf8').trim();
     const runs = 300;
     fc.assert(
-      fc.property(fc.constantFrom('payload', 'signing', 'packetDigest', 'signature', 'payload.aggregation', 'payload.recomputation', 'payload.reviewContext', 'payload.roots'), json, (where, value) => {
-        const p = structuredClone(packet);
-        const [a, b] = where.split('.') as [string, string | undefined];
-        if (b) p[a][b] = value;
-        else p[a] = value;
-        const r = verifyPacket(p, { publicKey: pin, keyId: 'ed25519:2d5798c16bafaed29bdbcca0' });
-        expect(r.valid).toBe(false);
-        expect(r.errors.length).toBeGreaterThan(0);
-      }),
+      fc.property(
+        fc.constantFrom(
+          'payload',
+          'signing',
+          'packetDigest',
+          'signature',
+          'payload.aggregation',
+          'payload.recomputation',
+          'payload.reviewContext',
+          'payload.roots',
+        ),
+        json,
+        (where, value) => {
+          const p = structuredClone(packet);
+          const [a, b] = where.split('.') as [string, string | undefined];
+          if (b) p[a][b] = value;
+          else p[a] = value;
+          const r = verifyPacket(p, { publicKey: pin, keyId: 'ed25519:2d5798c16bafaed29bdbcca0' });
+          expect(r.valid).toBe(false);
+          expect(r.errors.length).toBeGreaterThan(0);
+        },
+      ),
       { numRuns: runs },
     );
     fc.assert(
@@ -99,9 +133,15 @@ describe('fuzzing', () => {
     const runs = 300;
     const kinds = new Set(['packet', 'audit', 'coverage', 'trusted-keys', 'unknown']);
     fc.assert(
-      fc.property(fc.oneof(fc.string({ maxLength: 300 }), json.map((v) => JSON.stringify(v)).map((t) => t.slice(0, Math.max(1, t.length - 3)))), (prefix) => {
-        expect(kinds.has(sniffKind(prefix))).toBe(true);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ maxLength: 300 }),
+          json.map((v) => JSON.stringify(v)).map((t) => t.slice(0, Math.max(1, t.length - 3))),
+        ),
+        (prefix) => {
+          expect(kinds.has(sniffKind(prefix))).toBe(true);
+        },
+      ),
       { numRuns: runs },
     );
     fc.assert(
@@ -138,27 +178,59 @@ describe('fuzzing', () => {
   it('service responses: the guards refuse anything malformed with a refusal, never an internal error', () => {
     const ask = normalizeAsk({ ...example, chainId: 8453, walletAddress: TEST_ADDRESS, paymentMode: 'wallet_calls' });
     const resolver = (id: string, v: number) => resultSpecHash(id, v, TEMPLATES.find((t) => t.id === id)!.voteSemantics);
-    const ctx = { chain: chainForProfile(8453), signer: TEST_ADDRESS.toLowerCase() as `0x${string}`, ask, hashes: computeAskHashes(ask, TEST_ADDRESS, resolver), verifyPayload: true };
+    const ctx = {
+      chain: chainForProfile(8453),
+      signer: TEST_ADDRESS.toLowerCase() as `0x${string}`,
+      ask,
+      hashes: computeAskHashes(ask, TEST_ADDRESS, resolver),
+      verifyPayload: true,
+    };
     const hex = fc.array(fc.constantFrom(...'0123456789abcdef'.split('')), { maxLength: 120 }).map((a) => a.join(''));
-    const call = fc.record({ phase: fc.constantFrom('reserve_submission', 'approve_usdc', 'submit_question', 'x'), to: fc.oneof(fc.constant('0x1b0219e42e4C72A3eeBad1ef8578444c3523bcB3'), hex.map((h) => `0x${h}`)), data: fc.oneof(fc.constant('0x'), hex.map((h) => `0x${h}`), fc.constant('0xd6e08b7e' + '00'.repeat(32))), value: fc.oneof(fc.constant('0'), fc.string()) });
+    const call = fc.record({
+      phase: fc.constantFrom('reserve_submission', 'approve_usdc', 'submit_question', 'x'),
+      to: fc.oneof(
+        fc.constant('0x1b0219e42e4C72A3eeBad1ef8578444c3523bcB3'),
+        hex.map((h) => `0x${h}`),
+      ),
+      data: fc.oneof(
+        fc.constant('0x'),
+        hex.map((h) => `0x${h}`),
+        fc.constant('0xd6e08b7e' + '00'.repeat(32)),
+      ),
+      value: fc.oneof(fc.constant('0'), fc.string()),
+    });
     const runs = 400;
     fc.assert(
-      fc.property(fc.oneof(json, fc.record({ chainId: fc.constant(8453), operationKey: fc.constant(ctx.hashes.operationKey), transactionPlan: fc.record({ calls: fc.array(call, { maxLength: 4 }) }) })), (resp) => {
-        for (const check of [
-          () => checkWalletPlan(ctx, resp as Record<string, any>),
-          () => checkX402Request(ctx, resp as Record<string, any>, 1_800_000_000),
-          () => checkBonusPlan(ctx, (resp as Record<string, any>) ?? {}, '1'),
-          () => checkSignedAction((resp as Record<string, any>)?.message ?? resp, { action: 'attachments:upload_image', wallet: TEST_ADDRESS }),
-        ]) {
-          try {
-            check();
-            throw new Error('a random response passed a guard');
-          } catch (error) {
-            expect(error, String(error)).toBeInstanceOf(LoopsignError);
-            expect((error as LoopsignError).exitCode).toBe(ExitCode.refused);
+      fc.property(
+        fc.oneof(
+          json,
+          fc.record({
+            chainId: fc.constant(8453),
+            operationKey: fc.constant(ctx.hashes.operationKey),
+            transactionPlan: fc.record({ calls: fc.array(call, { maxLength: 4 }) }),
+          }),
+        ),
+        (resp) => {
+          for (const check of [
+            () => checkWalletPlan(ctx, resp as Record<string, any>),
+            () => checkX402Request(ctx, resp as Record<string, any>, 1_800_000_000),
+            () => checkBonusPlan(ctx, (resp as Record<string, any>) ?? {}, '1'),
+            () =>
+              checkSignedAction((resp as Record<string, any>)?.message ?? resp, {
+                action: 'attachments:upload_image',
+                wallet: TEST_ADDRESS,
+              }),
+          ]) {
+            try {
+              check();
+              throw new Error('a random response passed a guard');
+            } catch (error) {
+              expect(error, String(error)).toBeInstanceOf(LoopsignError);
+              expect((error as LoopsignError).exitCode).toBe(ExitCode.refused);
+            }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: runs },
     );
     count('service responses (x4 guards)', runs);
@@ -166,10 +238,46 @@ describe('fuzzing', () => {
 
   it('CLI arguments: random argv gives a documented exit code and no stack trace', async () => {
     const home = makeHome();
-    const words = ['ask', 'quote', 'rate', 'commit', 'status', 'wallet', 'new', 'verify-evidence', 'evidence', 'pin', 'upload-image', '--json', '--file', '--chain-id', '5', '--stake', 'NaN', '--up', '--down', '--prediction', '101', '--content-id', '-1', '--timeout', '0', 'x.json', '--offline', '--key-id', 'ed25519:zz', '--', '--password', '--atomic'];
+    const words = [
+      'ask',
+      'quote',
+      'rate',
+      'commit',
+      'status',
+      'wallet',
+      'new',
+      'verify-evidence',
+      'evidence',
+      'pin',
+      'upload-image',
+      '--json',
+      '--file',
+      '--chain-id',
+      '5',
+      '--stake',
+      'NaN',
+      '--up',
+      '--down',
+      '--prediction',
+      '101',
+      '--content-id',
+      '-1',
+      '--timeout',
+      '0',
+      'x.json',
+      '--offline',
+      '--key-id',
+      'ed25519:zz',
+      '--',
+      '--password',
+      '--atomic',
+    ];
     const samples = fc.sample(fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 6 }), { numRuns: 40, seed: 42 });
     for (const args of samples) {
-      const r = await runCli(args, home, { env: { LOOPSIGN_CHAIN_ID: '31337', LOOPSIGN_BASE_URL: 'http://127.0.0.1:9', LOOPSIGN_RPC_URL: 'http://127.0.0.1:9' }, timeoutMs: 60_000 });
+      const r = await runCli(args, home, {
+        env: { LOOPSIGN_CHAIN_ID: '31337', LOOPSIGN_BASE_URL: 'http://127.0.0.1:9', LOOPSIGN_RPC_URL: 'http://127.0.0.1:9' },
+        timeoutMs: 60_000,
+      });
       expect(DOCUMENTED.has(r.code), `${args.join(' ')} → ${r.code}`).toBe(true);
       expect(r.code, args.join(' ')).not.toBe(ExitCode.internal);
       expect(r.stderr, args.join(' ')).not.toMatch(/\n\s+at [\w.<>]+ \(/);
@@ -180,7 +288,11 @@ describe('fuzzing', () => {
   it('reports how many inputs were tried', () => {
     const total = Object.values(TRIED).reduce((a, b) => a + b, 0);
     capture.count('fuzz inputs tried', 'all', total);
-    process.stderr.write(`fuzzing: ${total} inputs tried (${Object.entries(TRIED).map(([k, v]) => `${k} ${v}`).join(', ')})\n`);
+    process.stderr.write(
+      `fuzzing: ${total} inputs tried (${Object.entries(TRIED)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')})\n`,
+    );
     expect(total).toBeGreaterThan(2000); // a property whose runs failed records nothing
   });
 });

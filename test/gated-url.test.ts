@@ -34,6 +34,8 @@ describe('checkGatedUrl', () => {
   });
 
   it('drops the fragment (never sent) and keeps the query', () => {
-    expect(checkGatedUrl('https://www.rateloop.ai/a.webp?address=0x1#sha256=0xab', 'https://www.rateloop.ai', 'image').toString()).toBe('https://www.rateloop.ai/a.webp?address=0x1');
+    expect(checkGatedUrl('https://www.rateloop.ai/a.webp?address=0x1#sha256=0xab', 'https://www.rateloop.ai', 'image').toString()).toBe(
+      'https://www.rateloop.ai/a.webp?address=0x1',
+    );
   });
 });

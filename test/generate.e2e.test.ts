@@ -14,8 +14,25 @@ let keyFile: string;
 let trustedKeys: string;
 const run = (args: string[]) => runCli(args, home, { env });
 const key = () => ['--api-key-file', keyFile];
-const gen = (id: string) => ['--json', 'generate', '--workflow', 'release-notes', '--agent', 'agt_sandbox', '--message', 'system:Be brief', '--message', `user:Summarise build ${id} for users`, '--max-output-tokens', '50', '--client-request-id', id, ...key()];
-const wait = (id: string, timeout: string) => run(['--json', 'review', 'wait', id, '--timeout', timeout, '--trusted-keys', trustedKeys, ...key()]);
+const gen = (id: string) => [
+  '--json',
+  'generate',
+  '--workflow',
+  'release-notes',
+  '--agent',
+  'agt_sandbox',
+  '--message',
+  'system:Be brief',
+  '--message',
+  `user:Summarise build ${id} for users`,
+  '--max-output-tokens',
+  '50',
+  '--client-request-id',
+  id,
+  ...key(),
+];
+const wait = (id: string, timeout: string) =>
+  run(['--json', 'review', 'wait', id, '--timeout', timeout, '--trusted-keys', trustedKeys, ...key()]);
 
 beforeAll(async () => {
   sb = await startSandbox();
@@ -95,7 +112,10 @@ describe('generate (seed-only) and review wait', () => {
   });
 
   it('bad input and missing credentials', async () => {
-    expect((await run(['--json', 'generate', '--workflow', 'w', '--agent', 'a', '--message', 'no role here', '--max-output-tokens', '5'])).json().error.code).toBe('invalid_message');
+    expect(
+      (await run(['--json', 'generate', '--workflow', 'w', '--agent', 'a', '--message', 'no role here', '--max-output-tokens', '5'])).json()
+        .error.code,
+    ).toBe('invalid_message');
     const noKey = await run(gen('gen-nokey').slice(0, -2));
     expect(noKey.code).toBe(6);
     expect(noKey.json().error.code).toBe('api_key_required');

@@ -10,7 +10,8 @@ import { makeHome, registerSecret, runCli, TEST_ADDRESS, TEST_PRIVATE_KEY, VECTO
 import { startAnvil } from '../src/sandbox/anvil.js';
 
 // A service that misbehaves on purpose: what it does is chosen by the path.
-const HOSTILE = '\u001b[2K\r\u001b[1Anothing was paid\u001b]0;pwned\u0007 \u001b]8;;https://evil.example\u0007click\u001b]8;;\u0007 \u202eevil\u009b31m';
+const HOSTILE =
+  '\u001b[2K\r\u001b[1Anothing was paid\u001b]0;pwned\u0007 \u001b]8;;https://evil.example\u0007click\u001b]8;;\u0007 \u202eevil\u009b31m';
 let serverMode: 'error' | 'result' | 'endless' = 'error';
 let server: Server;
 let base: string;
@@ -21,7 +22,15 @@ beforeAll(async () => {
     if (req.url?.startsWith('/api/agent/templates')) {
       if (serverMode === 'error') {
         res.writeHead(400, { 'content-type': 'application/json' });
-        return res.end(JSON.stringify({ code: 'invalid_arguments', message: HOSTILE, recoverWith: `\u001b[31mrun loopsign wallet export\u001b[0m\r`, retryable: false, status: 400 }));
+        return res.end(
+          JSON.stringify({
+            code: 'invalid_arguments',
+            message: HOSTILE,
+            recoverWith: `\u001b[31mrun loopsign wallet export\u001b[0m\r`,
+            retryable: false,
+            status: 400,
+          }),
+        );
       }
       if (serverMode === 'result') {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -94,7 +103,9 @@ describe('RPC URLs (C5)', () => {
   it('refuses a plain-http RPC on a remote host: exit 2, one line', async () => {
     const r = await runCli(['--rpc-url', 'http://example.com', 'config', 'show'], home);
     expect(r.code).toBe(2);
-    expect(r.stderr.trim().split('\n')[0]).toMatch(/^error: RPC URL \(from flag\): http:\/\/example\.com is plain http on a remote host; use https/);
+    expect(r.stderr.trim().split('\n')[0]).toMatch(
+      /^error: RPC URL \(from flag\): http:\/\/example\.com is plain http on a remote host; use https/,
+    );
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     const j = await runCli(['--json', 'config', 'show'], home, { env: { LOOPSIGN_RPC_URL: 'http://10.0.0.8:8545' } });
     expect(j.json().error.code).toBe('insecure_rpc_url');
@@ -133,7 +144,9 @@ describe('RPC URLs (C5)', () => {
 });
 
 describe('production trust anchors (C4)', () => {
-  const override = { chains: { '8453': { contracts: { contentRegistry: `0x${'12'.repeat(20)}` }, batchDelegate: `0x${'34'.repeat(20)}` } } };
+  const override = {
+    chains: { '8453': { contracts: { contentRegistry: `0x${'12'.repeat(20)}` }, batchDelegate: `0x${'34'.repeat(20)}` } },
+  };
 
   it('refuses a config file that replaces 8453 anchors without allowProductionOverrides (exit 2, naming the keys)', async () => {
     const h = makeHome();
@@ -156,12 +169,53 @@ describe('production trust anchors (C4)', () => {
     expect(show.stderr).not.toMatch(/warning/);
     // rate unlocks the wallet (the warning), then fails on the dead RPC before anything is sent.
     const env = { LOOPSIGN_CONFIG: cfg, LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY };
-    const rate = await runCli(['--json', '--base-url', 'http://127.0.0.1:9', '--rpc-url', 'http://127.0.0.1:9', 'rate', '--content-id', '1', '--up', '--prediction', '50', '--stake', '1'], h, { env });
+    const rate = await runCli(
+      [
+        '--json',
+        '--base-url',
+        'http://127.0.0.1:9',
+        '--rpc-url',
+        'http://127.0.0.1:9',
+        'rate',
+        '--content-id',
+        '1',
+        '--up',
+        '--prediction',
+        '50',
+        '--stake',
+        '1',
+      ],
+      h,
+      { env },
+    );
     expect(rate.code).toBe(4);
-    const warning = rate.stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.event === 'warning' && /trust anchors/.test(e.message));
+    const warning = rate.stderr
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((e) => e.event === 'warning' && /trust anchors/.test(e.message));
     expect(warning.overrides).toEqual(['chains.8453.contracts.contentRegistry', 'chains.8453.batchDelegate']);
-    const human = await runCli(['--base-url', 'http://127.0.0.1:9', '--rpc-url', 'http://127.0.0.1:9', 'rate', '--content-id', '1', '--up', '--prediction', '50', '--stake', '1'], h, { env });
-    expect(human.stderr).toMatch(/^warning: production trust anchors are replaced by the config file \(chains\.8453\.contracts\.contentRegistry/m);
+    const human = await runCli(
+      [
+        '--base-url',
+        'http://127.0.0.1:9',
+        '--rpc-url',
+        'http://127.0.0.1:9',
+        'rate',
+        '--content-id',
+        '1',
+        '--up',
+        '--prediction',
+        '50',
+        '--stake',
+        '1',
+      ],
+      h,
+      { env },
+    );
+    expect(human.stderr).toMatch(
+      /^warning: production trust anchors are replaced by the config file \(chains\.8453\.contracts\.contentRegistry/m,
+    );
   });
 });
 
@@ -175,10 +229,18 @@ describe('~ in paths from the config file or the environment (C7)', () => {
     mkdirSync(work);
     const fromConfig = await runCli(['--json', 'wallet', 'address'], h, { env: { LOOPSIGN_CONFIG: cfg }, cwd: work });
     expect(fromConfig.code, fromConfig.stdout).toBe(0);
-    expect(fromConfig.json()).toEqual({ ok: true, address: TEST_ADDRESS, signer: 'keystore', keystore: path.join(h.dir, 'keys', 'ks.json') });
+    expect(fromConfig.json()).toEqual({
+      ok: true,
+      address: TEST_ADDRESS,
+      signer: 'keystore',
+      keystore: path.join(h.dir, 'keys', 'ks.json'),
+    });
     registerSecret('tilde test pw');
     // A new keystore from the environment goes under the home directory, not into ./~/.
-    const created = await runCli(['--json', 'wallet', 'new'], h, { env: { LOOPSIGN_KEYSTORE: '~/new/ks.json', LOOPSIGN_PASSWORD: 'tilde test pw' }, cwd: work });
+    const created = await runCli(['--json', 'wallet', 'new'], h, {
+      env: { LOOPSIGN_KEYSTORE: '~/new/ks.json', LOOPSIGN_PASSWORD: 'tilde test pw' },
+      cwd: work,
+    });
     expect(created.code).toBe(0);
     expect(created.json().keystore).toBe(path.join(h.dir, 'new', 'ks.json'));
     expect(existsSync(path.join(work, '~'))).toBe(false);
@@ -191,20 +253,28 @@ describe('~ in paths from the config file or the environment (C7)', () => {
 });
 
 describe('child processes get a scrubbed environment (C6)', () => {
-  it.runIf(process.platform === 'linux')('anvil runs without LOOPSIGN_PASSWORD, LOOPSIGN_PRIVATE_KEY, LOOPSIGN_API_KEY or a custom password variable', async () => {
-    const secrets = { LOOPSIGN_PASSWORD: 'child-env-pw', LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY, LOOPSIGN_API_KEY: 'lsk_child', MY_WALLET_PW: 'custom-var-pw' };
-    Object.assign(process.env, secrets);
-    const anvil = await startAnvil().finally(() => {
-      for (const k of Object.keys(secrets)) delete process.env[k];
-    });
-    try {
-      const env = readFileSync(`/proc/${anvil.pid}/environ`, 'utf8').split('\u0000').filter(Boolean);
-      const names = env.map((e) => e.slice(0, e.indexOf('=')));
-      for (const k of Object.keys(secrets)) expect(names).not.toContain(k);
-      for (const v of Object.values(secrets)) expect(env.join('\n')).not.toContain(v);
-      expect(names).toContain('PATH');
-    } finally {
-      await anvil.stop();
-    }
-  });
+  it.runIf(process.platform === 'linux')(
+    'anvil runs without LOOPSIGN_PASSWORD, LOOPSIGN_PRIVATE_KEY, LOOPSIGN_API_KEY or a custom password variable',
+    async () => {
+      const secrets = {
+        LOOPSIGN_PASSWORD: 'child-env-pw',
+        LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY,
+        LOOPSIGN_API_KEY: 'lsk_child',
+        MY_WALLET_PW: 'custom-var-pw',
+      };
+      Object.assign(process.env, secrets);
+      const anvil = await startAnvil().finally(() => {
+        for (const k of Object.keys(secrets)) delete process.env[k];
+      });
+      try {
+        const env = readFileSync(`/proc/${anvil.pid}/environ`, 'utf8').split('\u0000').filter(Boolean);
+        const names = env.map((e) => e.slice(0, e.indexOf('=')));
+        for (const k of Object.keys(secrets)) expect(names).not.toContain(k);
+        for (const v of Object.values(secrets)) expect(env.join('\n')).not.toContain(v);
+        expect(names).toContain('PATH');
+      } finally {
+        await anvil.stop();
+      }
+    },
+  );
 });

@@ -39,9 +39,15 @@ beforeAll(async () => {
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(body));
     };
-    if (action === '429') return send(429, { code: 'rate_limit_exceeded', message: 'Too many requests', recoverWith: 'retry_after_delay', retryable: true, status: 429 }, { 'retry-after': '1' });
+    if (action === '429')
+      return send(
+        429,
+        { code: 'rate_limit_exceeded', message: 'Too many requests', recoverWith: 'retry_after_delay', retryable: true, status: 429 },
+        { 'retry-after': '1' },
+      );
     if (action === '503') return send(503, { code: 'service_unavailable', message: 'down', retryable: true, status: 503 });
-    if (action === '400') return send(400, { code: 'invalid_arguments', message: 'bad', recoverWith: 'fix_request_and_retry', retryable: false, status: 400 });
+    if (action === '400')
+      return send(400, { code: 'invalid_arguments', message: 'bad', recoverWith: 'fix_request_and_retry', retryable: false, status: 400 });
     if (action === 'text500') {
       res.writeHead(500);
       return res.end('oops');
@@ -75,21 +81,27 @@ describe('HttpClient', () => {
   it('never retries a 4xx, and never retries a call that is not idempotent', async () => {
     plan.push('400');
     hits = 0;
-    const e = await client([]).request({ method: 'POST', path: '/x', body: {}, idempotent: true }).catch((x) => x);
+    const e = await client([])
+      .request({ method: 'POST', path: '/x', body: {}, idempotent: true })
+      .catch((x) => x);
     expect(e).toBeInstanceOf(ServiceError);
     expect(e.code).toBe('invalid_arguments');
     expect(e.details).toMatchObject({ status: 400, retryable: false, recoverWith: 'fix_request_and_retry' });
     expect(hits).toBe(1);
     plan.push('503');
     hits = 0;
-    const f = await client([]).request({ method: 'POST', path: '/y', body: {}, idempotent: false }).catch((x) => x);
+    const f = await client([])
+      .request({ method: 'POST', path: '/y', body: {}, idempotent: false })
+      .catch((x) => x);
     expect(f.code).toBe('service_unavailable');
     expect(hits).toBe(1);
   });
 
   it('gives up after the retries with the last error, and parses non-envelope errors', async () => {
     plan.push('503', '503', '503', '503');
-    const e = await client([]).request({ method: 'GET', path: '/z', idempotent: true }).catch((x) => x);
+    const e = await client([])
+      .request({ method: 'GET', path: '/z', idempotent: true })
+      .catch((x) => x);
     expect(e.code).toBe('service_unavailable');
     plan.push('text500');
     const g = await new HttpClient({ baseUrl: base, retries: 0 }).request({ method: 'GET', path: '/t', idempotent: true }).catch((x) => x);
@@ -99,7 +111,9 @@ describe('HttpClient', () => {
 
   it('stops reading an endless 200 at the byte cap (exit 3, response_too_large) and hangs up', async () => {
     plan.push('endless');
-    const e = await new HttpClient({ baseUrl: base, retries: 0 }).request({ method: 'GET', path: '/endless', idempotent: true }).catch((x) => x);
+    const e = await new HttpClient({ baseUrl: base, retries: 0 })
+      .request({ method: 'GET', path: '/endless', idempotent: true })
+      .catch((x) => x);
     expect(e).toBeInstanceOf(ServiceError);
     expect(e).toMatchObject({ code: 'response_too_large', exitCode: 3 });
     expect(e.message).toMatch(/the service's answer to \/endless is larger than 4 MiB; loopsign stopped reading it/);
@@ -107,19 +121,29 @@ describe('HttpClient', () => {
     expect(await endlessClosed).toBeLessThan(64 * 1024 * 1024);
     // A caller may set its own cap (evidence downloads set a higher one).
     plan.push('endless');
-    const small = await new HttpClient({ baseUrl: base, retries: 0, maxBytes: 100_000 }).request({ method: 'GET', path: '/e', idempotent: true }).catch((x) => x);
+    const small = await new HttpClient({ baseUrl: base, retries: 0, maxBytes: 100_000 })
+      .request({ method: 'GET', path: '/e', idempotent: true })
+      .catch((x) => x);
     expect(small.message).toMatch(/larger than 97.7 KiB/);
     // An idempotent call is not retried after a cap: the next request would be as large.
     plan.push('endless', 'ok');
     hits = 0;
-    expect((await client([]).request({ method: 'GET', path: '/e2', idempotent: true }).catch((x) => x)).code).toBe('response_too_large');
+    expect(
+      (
+        await client([])
+          .request({ method: 'GET', path: '/e2', idempotent: true })
+          .catch((x) => x)
+      ).code,
+    ).toBe('response_too_large');
     expect(hits).toBe(1);
     plan.length = 0;
   });
 
   it('refuses a declared content-length above the cap before reading', async () => {
     plan.push('huge-length');
-    const e = await new HttpClient({ baseUrl: base, retries: 0 }).request({ method: 'GET', path: '/huge', idempotent: true }).catch((x) => x);
+    const e = await new HttpClient({ baseUrl: base, retries: 0 })
+      .request({ method: 'GET', path: '/huge', idempotent: true })
+      .catch((x) => x);
     expect(e).toMatchObject({ code: 'response_too_large', exitCode: 3 });
   });
 

@@ -27,7 +27,9 @@ let shade = 0;
 function image(format: 'png' | 'jpeg' | 'webp', width: number, height: number): Promise<Buffer> {
   shade += 1;
   const background = { r: shade % 256, g: (shade >> 8) % 256, b: 200 };
-  return sharp({ create: { width, height, channels: 3, background } })[format]().toBuffer();
+  return sharp({ create: { width, height, channels: 3, background } })
+    [format]()
+    .toBuffer();
 }
 const png = (width: number, height: number) => image('png', width, height);
 
@@ -64,23 +66,31 @@ describe('upload-image', () => {
     ['shot.png', () => image('png', 1600, 900), 1600, 900],
     ['photo.jpg', () => image('jpeg', 1920, 1080), 1920, 1080],
     ['art.webp', () => image('webp', 1280, 720), 1280, 720],
-  ] as const)('%s is approved; its URL carries the stored WebP\'s hash, and loopsign reports and journals both hashes', async (name, make, width, height) => {
-    const bytes = await make();
-    const file = path.join(home.dir, name);
-    writeFileSync(file, bytes);
-    const r = await run(['--json', 'upload-image', file]);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    const img = r.json().images[0];
-    expect(img.sha256).toBe(sha(bytes));
-    expect(img.imageUrl).toBe(`${sb.info.baseUrl}/api/attachments/images/${img.attachmentId}.webp#sha256=0x${img.storedSha256}`);
-    expect(img.storedSha256).not.toBe(img.sha256);
-    expect({ width: img.width, height: img.height }).toEqual({ width, height });
-    expect(r.stderr).not.toMatch(/16:9 is preferred/);
-    const served = Buffer.from(await (await fetch(img.imageUrl)).arrayBuffer());
-    expect(served.toString('latin1', 8, 12)).toBe('WEBP');
-    expect(sha(served)).toBe(img.storedSha256);
-    expect(imageJournals().find((j) => j.attachmentId === img.attachmentId)).toMatchObject({ sha256: img.sha256, storedSha256: img.storedSha256, imageUrl: img.imageUrl, origin: sb.info.baseUrl });
-  });
+  ] as const)(
+    "%s is approved; its URL carries the stored WebP's hash, and loopsign reports and journals both hashes",
+    async (name, make, width, height) => {
+      const bytes = await make();
+      const file = path.join(home.dir, name);
+      writeFileSync(file, bytes);
+      const r = await run(['--json', 'upload-image', file]);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      const img = r.json().images[0];
+      expect(img.sha256).toBe(sha(bytes));
+      expect(img.imageUrl).toBe(`${sb.info.baseUrl}/api/attachments/images/${img.attachmentId}.webp#sha256=0x${img.storedSha256}`);
+      expect(img.storedSha256).not.toBe(img.sha256);
+      expect({ width: img.width, height: img.height }).toEqual({ width, height });
+      expect(r.stderr).not.toMatch(/16:9 is preferred/);
+      const served = Buffer.from(await (await fetch(img.imageUrl)).arrayBuffer());
+      expect(served.toString('latin1', 8, 12)).toBe('WEBP');
+      expect(sha(served)).toBe(img.storedSha256);
+      expect(imageJournals().find((j) => j.attachmentId === img.attachmentId)).toMatchObject({
+        sha256: img.sha256,
+        storedSha256: img.storedSha256,
+        imageUrl: img.imageUrl,
+        origin: sb.info.baseUrl,
+      });
+    },
+  );
 
   it('the corpus JPEG with EXIF orientation 6 is stored upright, as the same WebP bytes the live service stored', async () => {
     const c = readVector('live/images.json').cases.find((x: { id: string }) => x.id === 'jpeg-exif-orientation-6');
@@ -89,11 +99,16 @@ describe('upload-image', () => {
     const r = await run(['--json', 'upload-image', file]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const img = r.json().images[0];
-    expect({ sha256: img.sha256, storedSha256: img.storedSha256, width: img.width, height: img.height }).toEqual({ sha256: c.input.sha256, storedSha256: c.stored.sha256, width: 60, height: 80 });
+    expect({ sha256: img.sha256, storedSha256: img.storedSha256, width: img.width, height: img.height }).toEqual({
+      sha256: c.input.sha256,
+      storedSha256: c.stored.sha256,
+      width: 60,
+      height: 80,
+    });
     expect(`sha256=0x${img.storedSha256}`).toBe(c.fragment);
   });
 
-  it('a file the service cannot decode is reported with the service\'s reason (exit 3), and nothing is journaled', async () => {
+  it("a file the service cannot decode is reported with the service's reason (exit 3), and nothing is journaled", async () => {
     const file = path.join(home.dir, 'truncated.png');
     writeFileSync(file, (await png(1600, 900)).subarray(0, 60));
     const before = imageJournals().length;
@@ -113,7 +128,12 @@ describe('upload-image', () => {
   });
 
   it.each([
-    ['a 10 MB + 1 byte file', 'big.png', () => Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(10_485_761 - 8, 7)]), 'image_too_large'],
+    [
+      'a 10 MB + 1 byte file',
+      'big.png',
+      () => Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(10_485_761 - 8, 7)]),
+      'image_too_large',
+    ],
     ['a GIF renamed .png', 'gif.png', () => Buffer.from('GIF89a' + 'x'.repeat(40), 'latin1'), 'image_unsupported'],
     ['an empty file', 'empty.png', () => Buffer.alloc(0), 'image_empty'],
     ['a missing file', 'missing.png', null, 'image_not_found'],
@@ -173,13 +193,26 @@ describe('images in asks', () => {
     const url = up.json().images[0].imageUrl;
     expect(url).toMatch(new RegExp(`#sha256=0x${up.json().images[0].storedSha256}$`));
     const ask = (extra: Record<string, unknown>, id: string) =>
-      home.file(`${id}.json`, JSON.stringify({
-        chainId: 31337, clientRequestId: id, maxPaymentAmount: '1000000', bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
-        question: { title: `Which layout? ${id}`, categoryId: '1', tags: ['design'], ...extra },
-      }));
+      home.file(
+        `${id}.json`,
+        JSON.stringify({
+          chainId: 31337,
+          clientRequestId: id,
+          maxPaymentAmount: '1000000',
+          bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
+          question: { title: `Which layout? ${id}`, categoryId: '1', tags: ['design'], ...extra },
+        }),
+      );
     // As live, the service takes an image URL only with the stored image's digest: the file's own hash is refused.
     const fileHash = sha(readFileSync(file));
-    const wrong = await run(['--json', 'ask', '--file', ask({ imageUrls: [url.replace(/0x[0-9a-f]{64}$/, `0x${fileHash}`)] }, `img-wrong-${Date.now()}`), '--payment-mode', 'wallet_calls']);
+    const wrong = await run([
+      '--json',
+      'ask',
+      '--file',
+      ask({ imageUrls: [url.replace(/0x[0-9a-f]{64}$/, `0x${fileHash}`)] }, `img-wrong-${Date.now()}`),
+      '--payment-mode',
+      'wallet_calls',
+    ]);
     expect(wrong.code, wrong.stdout).toBe(3);
     expect(wrong.stdout).toContain('Uploaded imageUrls must match the approved attachment digest.');
     const a = await run(['--json', 'ask', '--file', ask({ imageUrls: [url] }, `img-url-${Date.now()}`), '--payment-mode', 'wallet_calls']);
@@ -199,10 +232,16 @@ describe('images in asks', () => {
 
 describe('handoff and signing links', () => {
   const askFile = () =>
-    home.file(`link-${Date.now()}.json`, JSON.stringify({
-      chainId: 31337, clientRequestId: `link-${Date.now()}`, maxPaymentAmount: '1000000', bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
-      question: { title: 'Handoff question', contextUrl: 'https://example.com/h', categoryId: '1', tags: ['h'] },
-    }));
+    home.file(
+      `link-${Date.now()}.json`,
+      JSON.stringify({
+        chainId: 31337,
+        clientRequestId: `link-${Date.now()}`,
+        maxPaymentAmount: '1000000',
+        bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
+        question: { title: 'Handoff question', contextUrl: 'https://example.com/h', categoryId: '1', tags: ['h'] },
+      }),
+    );
 
   it('creates a handoff with a generated image; the token is only in the URL fragment and the journal; status reads it', async () => {
     const img = path.join(home.dir, 'gen.png');
@@ -254,7 +293,7 @@ describe('handoff and signing links', () => {
     ['handoff', '59s'],
     ['sign-link', '25h'],
     ['sign-link', '59999'],
-  ])('%s --ttl %s is outside the spec\'s bounds: refused before anything is sent (exit 2)', async (command, ttl) => {
+  ])("%s --ttl %s is outside the spec's bounds: refused before anything is sent (exit 2)", async (command, ttl) => {
     // A dead service: a network attempt would be exit 3.
     const r = await run(['--json', '--base-url', 'http://127.0.0.1:9', command, '--file', askFile(), '--ttl', ttl]);
     expect(r.code, r.stdout).toBe(2);
@@ -275,32 +314,35 @@ describe('handoff and signing links', () => {
     expect(Date.parse(s.json().service.expiresAt) - Date.parse(s.json().service.createdAt)).toBe(ms);
   });
 
-  it.each([['handoff'], ['sign-link']])('%s status sends the token only to the origin that issued it (exit 5, nothing sent)', async (command) => {
-    const r = await run(['--json', command, '--file', askFile()]);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    const id = command === 'handoff' ? r.json().handoffId : r.json().intentId;
-    const received: string[] = [];
-    const trap = createServer((req, res) => {
-      received.push(`${req.method} ${req.url} ${JSON.stringify(req.headers)}`);
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-    await new Promise<void>((resolve) => trap.listen(0, '127.0.0.1', resolve));
-    const other = `http://127.0.0.1:${(trap.address() as AddressInfo).port}`;
-    try {
-      const s = await run(['--json', '--base-url', other, command, 'status', id]);
-      expect(s.code, s.stdout).toBe(5);
-      const error = s.json().error;
-      expect(error.code).toBe('link_origin_changed');
-      expect(error.message).toContain(sb.info.baseUrl);
-      expect(error.message).toContain(other);
-      expect(error.message).not.toContain('\n');
-      expect(received).toEqual([]);
-    } finally {
-      await new Promise((resolve) => trap.close(resolve));
-    }
-    // From the origin that issued it, the same link still reads.
-    expect((await run(['--json', command, 'status', id])).code).toBe(0);
-  });
+  it.each([['handoff'], ['sign-link']])(
+    '%s status sends the token only to the origin that issued it (exit 5, nothing sent)',
+    async (command) => {
+      const r = await run(['--json', command, '--file', askFile()]);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      const id = command === 'handoff' ? r.json().handoffId : r.json().intentId;
+      const received: string[] = [];
+      const trap = createServer((req, res) => {
+        received.push(`${req.method} ${req.url} ${JSON.stringify(req.headers)}`);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+      await new Promise<void>((resolve) => trap.listen(0, '127.0.0.1', resolve));
+      const other = `http://127.0.0.1:${(trap.address() as AddressInfo).port}`;
+      try {
+        const s = await run(['--json', '--base-url', other, command, 'status', id]);
+        expect(s.code, s.stdout).toBe(5);
+        const error = s.json().error;
+        expect(error.code).toBe('link_origin_changed');
+        expect(error.message).toContain(sb.info.baseUrl);
+        expect(error.message).toContain(other);
+        expect(error.message).not.toContain('\n');
+        expect(received).toEqual([]);
+      } finally {
+        await new Promise((resolve) => trap.close(resolve));
+      }
+      // From the origin that issued it, the same link still reads.
+      expect((await run(['--json', command, 'status', id])).code).toBe(0);
+    },
+  );
 
   it('a journaled link with no recorded origin is not read (exit 5)', async () => {
     const r = await run(['--json', 'sign-link', '--file', askFile()]);
@@ -309,7 +351,7 @@ describe('handoff and signing links', () => {
     expect(op.data.origin).toBe(sb.info.baseUrl);
     // An older journal kept no origin: edited as it would have been written then.
     const db = new Database(storeFile(home));
-    db.prepare('UPDATE operations SET data = json_remove(data, \'$.origin\') WHERE id = ?').run(op.id);
+    db.prepare("UPDATE operations SET data = json_remove(data, '$.origin') WHERE id = ?").run(op.id);
     db.close();
     const s = await run(['--json', 'sign-link', 'status', r.json().intentId]);
     expect(s.code, s.stdout).toBe(5);
@@ -318,20 +360,26 @@ describe('handoff and signing links', () => {
   });
 
   it('these tests cover every upload and link scenario the sandbox offers', async () => {
-    const offered = (await sb.control('/__sandbox/hostile')).scenarios.filter((s: { flow: string }) => ['upload', 'handoff'].includes(s.flow)).map((s: { name: string }) => s.name);
+    const offered = (await sb.control('/__sandbox/hostile')).scenarios
+      .filter((s: { flow: string }) => ['upload', 'handoff'].includes(s.flow))
+      .map((s: { name: string }) => s.name);
     expect(offered.sort()).toEqual([...UPLOAD_HOSTILE, ...URL_HOSTILE.map((u) => u[0]), ...LINK_HOSTILE.map((l) => l[0])].sort());
   });
 
-  it.each(LINK_HOSTILE)('a hostile link (%s) is refused with exit 5; its token is neither printed nor kept', async (scenario, command, code) => {
-    const journals = () => (existsSync(storeFile(home)) ? [...recordedOfKind(home, 'handoff'), ...recordedOfKind(home, 'signing-intent')] : []);
-    const before = journals().length;
-    await sb.control('/__sandbox/hostile', { scenario, count: 1 });
-    const r = await run(['--json', command, '--file', askFile()]);
-    await sb.control('/__sandbox/hostile', undefined, 'DELETE');
-    expect(r.code, r.stdout).toBe(5);
-    expect(r.json().error.code).toBe(code);
-    expect(r.stdout + r.stderr).not.toMatch(/token=/);
-    expect(journals()).toHaveLength(before);
-    capture.count('hostile scenarios refused with exit 5', scenario);
-  });
+  it.each(LINK_HOSTILE)(
+    'a hostile link (%s) is refused with exit 5; its token is neither printed nor kept',
+    async (scenario, command, code) => {
+      const journals = () =>
+        existsSync(storeFile(home)) ? [...recordedOfKind(home, 'handoff'), ...recordedOfKind(home, 'signing-intent')] : [];
+      const before = journals().length;
+      await sb.control('/__sandbox/hostile', { scenario, count: 1 });
+      const r = await run(['--json', command, '--file', askFile()]);
+      await sb.control('/__sandbox/hostile', undefined, 'DELETE');
+      expect(r.code, r.stdout).toBe(5);
+      expect(r.json().error.code).toBe(code);
+      expect(r.stdout + r.stderr).not.toMatch(/token=/);
+      expect(journals()).toHaveLength(before);
+      capture.count('hostile scenarios refused with exit 5', scenario);
+    },
+  );
 });

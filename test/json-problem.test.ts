@@ -17,8 +17,17 @@ describe('JSON problems are told without quoting the text', () => {
     const file = path.join(dir, `f-${Math.random()}.json`);
     writeFileSync(file, text);
     const words = text.split(/[^A-Za-z0-9]+/).filter((w) => w.length >= 4);
-    for (const read of [() => readUserJson(file, 'ask file'), () => readPolicyFile(file, 'flag'), async () => parseEvidenceText(text, file)]) {
-      const error = await Promise.resolve().then(read).then(() => undefined, (e: Error) => e);
+    for (const read of [
+      () => readUserJson(file, 'ask file'),
+      () => readPolicyFile(file, 'flag'),
+      async () => parseEvidenceText(text, file),
+    ]) {
+      const error = await Promise.resolve()
+        .then(read)
+        .then(
+          () => undefined,
+          (e: Error) => e,
+        );
       expect(error?.message).toMatch(/not (valid|usable) JSON/);
       for (const w of words) expect(error!.message.replace(file, '')).not.toContain(w);
     }

@@ -4,13 +4,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { decryptKeystoreJson, encryptKeystoreJsonSync } from 'ethers';
-import {
-  addressOfPrivateKey,
-  checksumAddress,
-  decryptKeystore,
-  encryptKeystore,
-  parsePrivateKey,
-} from '../src/wallet/keystore.js';
+import { addressOfPrivateKey, checksumAddress, decryptKeystore, encryptKeystore, parsePrivateKey } from '../src/wallet/keystore.js';
 import { rekeyWallet } from '../src/wallet/rekey.js';
 import type { ResolvedConfig } from '../src/config.js';
 import { makeHome, registerSecret, TEST_ADDRESS, TEST_PRIVATE_KEY, VECTOR_PASSWORD, readVector } from './helpers/cli.js';
@@ -94,8 +88,20 @@ describe('keystore v3', () => {
     ['not an object', [1, 2]],
     ['version 2', { version: 2, crypto: {} }],
     ['unknown cipher', { version: 3, crypto: { cipher: 'aes-256-gcm' } }],
-    ['huge scrypt n', { version: 3, crypto: { ...readVector('keystore-v3-vector.json').crypto, kdfparams: { n: 1 << 30, r: 8, p: 1, dklen: 32, salt: '00' } } }],
-    ['n not a power of two', { version: 3, crypto: { ...readVector('keystore-v3-vector.json').crypto, kdfparams: { n: 1000, r: 8, p: 1, dklen: 32, salt: '00' } } }],
+    [
+      'huge scrypt n',
+      {
+        version: 3,
+        crypto: { ...readVector('keystore-v3-vector.json').crypto, kdfparams: { n: 1 << 30, r: 8, p: 1, dklen: 32, salt: '00' } },
+      },
+    ],
+    [
+      'n not a power of two',
+      {
+        version: 3,
+        crypto: { ...readVector('keystore-v3-vector.json').crypto, kdfparams: { n: 1000, r: 8, p: 1, dklen: 32, salt: '00' } },
+      },
+    ],
     ['short ciphertext', { version: 3, crypto: { ...readVector('keystore-v3-vector.json').crypto, ciphertext: 'abcd' } }],
   ])('refuses a malformed keystore (%s) before running the KDF', async (_name, json) => {
     expect(await codeOf(decryptKeystore(json, 'x'))).toBe('keystore_invalid');
@@ -117,7 +123,17 @@ function pbkdf2Keystore(privateKey: string, password: string, c: number) {
   const cipher = createCipheriv('aes-128-ctr', dk.subarray(0, 16), iv);
   const ciphertext = Buffer.concat([cipher.update(Buffer.from(privateKey.slice(2), 'hex')), cipher.final()]);
   const mac = Buffer.from(keccak_256(Buffer.concat([dk.subarray(16, 32), ciphertext]))).toString('hex');
-  return { version: 3, crypto: { cipher: 'aes-128-ctr', cipherparams: { iv: iv.toString('hex') }, ciphertext: ciphertext.toString('hex'), kdf: 'pbkdf2', kdfparams: { c, dklen: 32, prf: 'hmac-sha256', salt: salt.toString('hex') }, mac } };
+  return {
+    version: 3,
+    crypto: {
+      cipher: 'aes-128-ctr',
+      cipherparams: { iv: iv.toString('hex') },
+      ciphertext: ciphertext.toString('hex'),
+      kdf: 'pbkdf2',
+      kdfparams: { c, dklen: 32, prf: 'hmac-sha256', salt: salt.toString('hex') },
+      mac,
+    },
+  };
 }
 
 describe('weak key derivation (issue 11 §7)', () => {
@@ -158,14 +174,26 @@ describe('wallet rekey', () => {
     const home = makeHome();
     const file = path.join(home.dir, 'weak.json');
     writeFileSync(file, JSON.stringify(keystore), { mode: 0o600 });
-    const config = { keystore: { value: file, source: 'flag' }, passwordFile: { value: home.passwordFile(password), source: 'flag' }, passwordEnv: { value: 'LOOPSIGN_PASSWORD', source: 'default' } } as unknown as ResolvedConfig;
+    const config = {
+      keystore: { value: file, source: 'flag' },
+      passwordFile: { value: home.passwordFile(password), source: 'flag' },
+      passwordEnv: { value: 'LOOPSIGN_PASSWORD', source: 'default' },
+    } as unknown as ResolvedConfig;
     return { home, file, config };
   }
 
   it('re-encrypts a weak keystore at scrypt n=2^18 in place, same password, and the new file unlocks to the same key', async () => {
-    const { file, config } = setup('rekey pw one', await encryptKeystore(parsePrivateKey(TEST_PRIVATE_KEY), 'rekey pw one', { n: 2, id: '11111111-2222-4333-8444-555555555555' }));
+    const { file, config } = setup(
+      'rekey pw one',
+      await encryptKeystore(parsePrivateKey(TEST_PRIVATE_KEY), 'rekey pw one', { n: 2, id: '11111111-2222-4333-8444-555555555555' }),
+    );
     const out = await rekeyWallet(config);
-    expect(out).toMatchObject({ address: TEST_ADDRESS, before: { kdf: 'scrypt', n: 2 }, after: { kdf: 'scrypt', n: 262144, r: 8, p: 1 }, passwordChanged: false });
+    expect(out).toMatchObject({
+      address: TEST_ADDRESS,
+      before: { kdf: 'scrypt', n: 2 },
+      after: { kdf: 'scrypt', n: 262144, r: 8, p: 1 },
+      passwordChanged: false,
+    });
     const written = JSON.parse(readFileSync(file, 'utf8'));
     expect(written.crypto.kdfparams).toMatchObject({ n: 262144, r: 8, p: 1 });
     expect(written.id).toBe('11111111-2222-4333-8444-555555555555');

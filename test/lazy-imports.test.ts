@@ -20,7 +20,18 @@ function importsOf(args: string[]): string[] {
 }
 
 describe('lazy command loading', () => {
-  it.each([[['--version']], [['--help']], [['wallet', '--help']], [['wallet', 'balance', '--help']], [['ask', '--help']], [['rate', 'commit', '--help']], [['review', 'wait', '--help']], [['projects', 'create', '--help']], [['runs', 'status', '--help']], [['mcp', '--help']]])('loopsign %j loads no heavy module', (args) => {
+  it.each([
+    [['--version']],
+    [['--help']],
+    [['wallet', '--help']],
+    [['wallet', 'balance', '--help']],
+    [['ask', '--help']],
+    [['rate', 'commit', '--help']],
+    [['review', 'wait', '--help']],
+    [['projects', 'create', '--help']],
+    [['runs', 'status', '--help']],
+    [['mcp', '--help']],
+  ])('loopsign %j loads no heavy module', (args) => {
     const urls = importsOf(args);
     // --version and the top-level --help are answered by the bin itself; everything else goes through the commander program.
     expect(urls.some((u) => u.includes('/dist/cli.js'))).toBe(args.length > 1 || (args[0] !== '--version' && args[0] !== '--help'));
@@ -32,7 +43,16 @@ describe('lazy command loading', () => {
   });
 
   it('the recorder does see heavy modules when a command really needs them', () => {
-    const urls = importsOf(['--chain-id', '31337', '--rpc-url', 'http://127.0.0.1:9', 'wallet', 'balance', '--address', '0x70997970C51812dc3A010C7d01b50e0d17dc79C8']);
+    const urls = importsOf([
+      '--chain-id',
+      '31337',
+      '--rpc-url',
+      'http://127.0.0.1:9',
+      'wallet',
+      'balance',
+      '--address',
+      '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+    ]);
     expect(urls.some((u) => u.endsWith('/dist/vendor/viem.js'))).toBe(true);
     expect(urls.filter(isHeavy).length).toBeGreaterThan(1);
   });

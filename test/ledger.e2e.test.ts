@@ -20,8 +20,28 @@ let n = 0;
 const SEED = Number(process.env.LOOPSIGN_PROPERTY_SEED ?? 424242);
 const RUNS = Number(process.env.LOOPSIGN_PROPERTY_RUNS ?? 10);
 
-const ROUTES = ['POST /api/agent/asks', 'POST /api/agent/asks/:key/confirm', 'POST /api/agent/asks/:key/confirm-feedback-bonus', 'GET /api/agent/asks/', 'GET /api/agent/templates'];
-const KILLS = ['ask:planned', 'ask:x402_signed', 'ask:signed:0', 'ask:mined:0', 'ask:signed:1', 'ask:mined:2', 'ask:executed', 'ask:confirmed', 'bonus:planned', 'bonus:signed:0', 'bonus:mined:0', 'bonus:signed:1', 'bonus:executed'];
+const ROUTES = [
+  'POST /api/agent/asks',
+  'POST /api/agent/asks/:key/confirm',
+  'POST /api/agent/asks/:key/confirm-feedback-bonus',
+  'GET /api/agent/asks/',
+  'GET /api/agent/templates',
+];
+const KILLS = [
+  'ask:planned',
+  'ask:x402_signed',
+  'ask:signed:0',
+  'ask:mined:0',
+  'ask:signed:1',
+  'ask:mined:2',
+  'ask:executed',
+  'ask:confirmed',
+  'bonus:planned',
+  'bonus:signed:0',
+  'bonus:mined:0',
+  'bonus:signed:1',
+  'bonus:executed',
+];
 const DOCUMENTED = new Set([0, 2, 3, 4, 5, 7, -1]); // -1: the kill itself
 
 const fault = fc.record({
@@ -51,41 +71,52 @@ describe('the ledger holds over random faults, kills, flag changes and re-flagge
   it(`${RUNS} random sequences (seed ${SEED}): paid ≤ maxPaymentAmount, the bounty and the bonus at most once`, async () => {
     let runs = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 3 }), fc.boolean(), fc.constantFrom('wallet_calls', 'x402_authorization'), async (steps, bonus, finalMode) => {
-        n++;
-        const title = `Ledger property ${SEED} ${n}`;
-        const file = home.file(`ledger-${n}.json`, JSON.stringify({
-          chainId: 31337,
-          clientRequestId: `ledger-${process.pid}-${SEED}-${n}`,
-          maxPaymentAmount: bonus ? '2500000' : '1500000',
-          bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-          ...(bonus ? { feedbackBonus: { amount: '1000000', asset: 'USDC' } } : {}),
-          question: { title, contextUrl: 'https://example.com/ledger', categoryId: '1', tags: ['ledger'] },
-        }));
-        const before = await tokenBalance(s, 'USDC');
-        const pools0 = await bonusPoolsFunded(s);
-        for (const st of [...steps, { mode: finalMode, atomic: false, kill: undefined, fault: undefined, atomicPlans: false, reflagBonus: false }]) {
-          await sb.control('/__sandbox/settings', { atomicPlans: st.atomicPlans });
-          if (st.fault) await sb.control('/__sandbox/faults', { ...st.fault, delayMs: 300 });
-          if (st.reflagBonus) await sb.control('/__sandbox/hostile', { scenario: 'bonus_reflag_atomic', count: 2 });
-          const args = ['--json', 'ask', '--file', file, '--payment-mode', st.mode, ...(st.atomic ? ['--atomic'] : [])];
-          const r = await runCli(args, home, { env: { ...sb.env(), ...(st.kill ? { LOOPSIGN_CRASH_AFTER: st.kill } : {}) } });
-          runs++;
-          await sb.control('/__sandbox/faults', undefined, 'DELETE');
-          await sb.control('/__sandbox/hostile', undefined, 'DELETE');
-          expect(DOCUMENTED.has(r.code ?? -1), `${args.join(' ')} → ${r.code}\n${r.stdout}${r.stderr.slice(-2000)}`).toBe(true);
-        }
-        const paid = before - (await tokenBalance(s, 'USDC'));
-        const pools = (await bonusPoolsFunded(s)) - pools0;
-        expect(paid, `paid ${paid} for ${title}`).toBeLessThanOrEqual(bonus ? 2_500_000n : 1_500_000n);
-        expect(await submissionsTitled(s, title), 'the bounty at most once').toBeLessThanOrEqual(1);
-        expect(pools, 'the bonus at most once').toBeLessThanOrEqual(bonus ? 1 : 0);
-        // What was paid is exactly what the chain shows submitted and funded, nothing in between.
-        const submitted = await submissionsTitled(s, title);
-        const oneShot = paid === 2_500_000n && pools === 1;
-        expect(paid).toBe(BigInt(submitted) * 1_500_000n + BigInt(pools) * 1_000_000n);
-        if (oneShot) expect(submitted).toBe(1);
-      }),
+      fc.asyncProperty(
+        fc.array(step, { minLength: 1, maxLength: 3 }),
+        fc.boolean(),
+        fc.constantFrom('wallet_calls', 'x402_authorization'),
+        async (steps, bonus, finalMode) => {
+          n++;
+          const title = `Ledger property ${SEED} ${n}`;
+          const file = home.file(
+            `ledger-${n}.json`,
+            JSON.stringify({
+              chainId: 31337,
+              clientRequestId: `ledger-${process.pid}-${SEED}-${n}`,
+              maxPaymentAmount: bonus ? '2500000' : '1500000',
+              bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+              ...(bonus ? { feedbackBonus: { amount: '1000000', asset: 'USDC' } } : {}),
+              question: { title, contextUrl: 'https://example.com/ledger', categoryId: '1', tags: ['ledger'] },
+            }),
+          );
+          const before = await tokenBalance(s, 'USDC');
+          const pools0 = await bonusPoolsFunded(s);
+          for (const st of [
+            ...steps,
+            { mode: finalMode, atomic: false, kill: undefined, fault: undefined, atomicPlans: false, reflagBonus: false },
+          ]) {
+            await sb.control('/__sandbox/settings', { atomicPlans: st.atomicPlans });
+            if (st.fault) await sb.control('/__sandbox/faults', { ...st.fault, delayMs: 300 });
+            if (st.reflagBonus) await sb.control('/__sandbox/hostile', { scenario: 'bonus_reflag_atomic', count: 2 });
+            const args = ['--json', 'ask', '--file', file, '--payment-mode', st.mode, ...(st.atomic ? ['--atomic'] : [])];
+            const r = await runCli(args, home, { env: { ...sb.env(), ...(st.kill ? { LOOPSIGN_CRASH_AFTER: st.kill } : {}) } });
+            runs++;
+            await sb.control('/__sandbox/faults', undefined, 'DELETE');
+            await sb.control('/__sandbox/hostile', undefined, 'DELETE');
+            expect(DOCUMENTED.has(r.code ?? -1), `${args.join(' ')} → ${r.code}\n${r.stdout}${r.stderr.slice(-2000)}`).toBe(true);
+          }
+          const paid = before - (await tokenBalance(s, 'USDC'));
+          const pools = (await bonusPoolsFunded(s)) - pools0;
+          expect(paid, `paid ${paid} for ${title}`).toBeLessThanOrEqual(bonus ? 2_500_000n : 1_500_000n);
+          expect(await submissionsTitled(s, title), 'the bounty at most once').toBeLessThanOrEqual(1);
+          expect(pools, 'the bonus at most once').toBeLessThanOrEqual(bonus ? 1 : 0);
+          // What was paid is exactly what the chain shows submitted and funded, nothing in between.
+          const submitted = await submissionsTitled(s, title);
+          const oneShot = paid === 2_500_000n && pools === 1;
+          expect(paid).toBe(BigInt(submitted) * 1_500_000n + BigInt(pools) * 1_000_000n);
+          if (oneShot) expect(submitted).toBe(1);
+        },
+      ),
       { numRuns: RUNS, seed: SEED, endOnFailure: true },
     );
     capture.count('ledger property: sequences of runs (faults, kills, flag changes)', `e2e ${SEED}`, RUNS);

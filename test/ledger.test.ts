@@ -23,25 +23,65 @@ import { capture } from './helpers/capture.js';
 const a = (n: number) => `0x${n.toString(16).padStart(40, '0')}` as Hex;
 const chain: ChainConfig = {
   ...structuredClone(BUILTIN_CHAINS[31337]!),
-  contracts: { contentRegistry: a(1), questionRewardPoolEscrow: a(2), feedbackBonusEscrow: a(3), roundVotingEngine: a(4), advisoryVoteRecorder: a(5), x402QuestionSubmitter: a(6) },
+  contracts: {
+    contentRegistry: a(1),
+    questionRewardPoolEscrow: a(2),
+    feedbackBonusEscrow: a(3),
+    roundVotingEngine: a(4),
+    advisoryVoteRecorder: a(5),
+    x402QuestionSubmitter: a(6),
+  },
 };
 chain.tokens.USDC.address = a(10);
 chain.tokens.LREP.address = a(11);
 const ATTACKER = a(0xbad);
 const account = privateKeyToAccount(TEST_PRIVATE_KEY);
 
-const approve = (token: Hex, spender: Hex, amount: bigint): CallLike => ({ to: token, data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, amount] }) });
-const pool = (amount: bigint, asset = 1): CallLike => ({ to: a(3), data: encodeFunctionData({ abi: feedbackBonusEscrowAbi, functionName: 'createFeedbackBonusPoolWithAsset', args: [7n, 1n, asset, amount, 10n ** 10n, account.address] }) });
-const reserve = (): CallLike => ({ to: a(1), data: encodeFunctionData({ abi: contentRegistryAbi, functionName: 'reserveSubmission', args: [`0x${'11'.repeat(32)}`] }) });
+const approve = (token: Hex, spender: Hex, amount: bigint): CallLike => ({
+  to: token,
+  data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, amount] }),
+});
+const pool = (amount: bigint, asset = 1): CallLike => ({
+  to: a(3),
+  data: encodeFunctionData({
+    abi: feedbackBonusEscrowAbi,
+    functionName: 'createFeedbackBonusPoolWithAsset',
+    args: [7n, 1n, asset, amount, 10n ** 10n, account.address],
+  }),
+});
+const reserve = (): CallLike => ({
+  to: a(1),
+  data: encodeFunctionData({ abi: contentRegistryAbi, functionName: 'reserveSubmission', args: [`0x${'11'.repeat(32)}`] }),
+});
 function submit(amount: bigint, asset = 1): CallLike {
   const data = encodeFunctionData({
     abi: contentRegistryAbi,
     functionName: 'submitQuestionWithRewardAndRoundConfig',
-    args: ['https://example.com/', [], '', 'T', 't', 1n, { detailsUrl: '', detailsHash: `0x${'00'.repeat(32)}` }, `0x${'22'.repeat(32)}`, { asset, amount, requiredVoters: 3n, bountyEligibility: 0 }, { epochDuration: 60, maxDuration: 60, minVoters: 3, maxVoters: 3 }, { questionMetadataHash: `0x${'33'.repeat(32)}`, resultSpecHash: `0x${'44'.repeat(32)}` }, { gated: false, bondAsset: 0, bondAmount: 0n, flags: 0 }],
+    args: [
+      'https://example.com/',
+      [],
+      '',
+      'T',
+      't',
+      1n,
+      { detailsUrl: '', detailsHash: `0x${'00'.repeat(32)}` },
+      `0x${'22'.repeat(32)}`,
+      { asset, amount, requiredVoters: 3n, bountyEligibility: 0 },
+      { epochDuration: 60, maxDuration: 60, minVoters: 3, maxVoters: 3 },
+      { questionMetadataHash: `0x${'33'.repeat(32)}`, resultSpecHash: `0x${'44'.repeat(32)}` },
+      { gated: false, bondAsset: 0, bondAmount: 0n, flags: 0 },
+    ],
   });
   return { to: a(1), data };
 }
-const commit = (stake: bigint): CallLike => ({ to: a(4), data: encodeFunctionData({ abi: votingEngineAbi, functionName: 'commitVote', args: [7n, 65536n, 1n, `0x${'55'.repeat(32)}`, `0x${'66'.repeat(32)}`, '0x01', stake, a(0)] }) });
+const commit = (stake: bigint): CallLike => ({
+  to: a(4),
+  data: encodeFunctionData({
+    abi: votingEngineAbi,
+    functionName: 'commitVote',
+    args: [7n, 65536n, 1n, `0x${'55'.repeat(32)}`, `0x${'66'.repeat(32)}`, '0x01', stake, a(0)],
+  }),
+});
 
 describe('what a call can pay', () => {
   it('approvals to trusted spenders, and the pulls of submit, bonus and commit calls', () => {
@@ -71,12 +111,42 @@ describe('what a call can pay', () => {
   });
 
   it('reads the calls back from signed bytes: one call, or the inner calls of a batch sent to the wallet itself', async () => {
-    const one = await account.signTransaction({ type: 'eip1559', chainId: 31337, to: a(10), data: approve(a(10), a(2), 5n).data, nonce: 0, gas: 1n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n });
+    const one = await account.signTransaction({
+      type: 'eip1559',
+      chainId: 31337,
+      to: a(10),
+      data: approve(a(10), a(2), 5n).data,
+      nonce: 0,
+      gas: 1n,
+      maxFeePerGas: 1n,
+      maxPriorityFeePerGas: 1n,
+    });
     expect(callsOfRawTransaction(one, account.address)).toEqual([{ to: a(10), data: approve(a(10), a(2), 5n).data }]);
     const inner = [approve(a(10), a(3), 9n), pool(9n)];
-    const executionData = encodeAbiParameters([{ type: 'tuple[]', components: [{ name: 'to', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'data', type: 'bytes' }] }], [inner.map((c) => ({ ...c, value: 0n }))]);
+    const executionData = encodeAbiParameters(
+      [
+        {
+          type: 'tuple[]',
+          components: [
+            { name: 'to', type: 'address' },
+            { name: 'value', type: 'uint256' },
+            { name: 'data', type: 'bytes' },
+          ],
+        },
+      ],
+      [inner.map((c) => ({ ...c, value: 0n }))],
+    );
     const data = encodeFunctionData({ abi: erc7821Abi, functionName: 'execute', args: [BATCH_MODE, executionData] });
-    const batch = await account.signTransaction({ type: 'eip1559', chainId: 31337, to: account.address, data, nonce: 1, gas: 1n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n });
+    const batch = await account.signTransaction({
+      type: 'eip1559',
+      chainId: 31337,
+      to: account.address,
+      data,
+      nonce: 1,
+      gas: 1n,
+      maxFeePerGas: 1n,
+      maxPriorityFeePerGas: 1n,
+    });
     expect(callsOfRawTransaction(batch, account.address).map((c) => c.data)).toEqual(inner.map((c) => c.data));
   });
 });
@@ -102,7 +172,12 @@ beforeAll(async () => {
   store = await Store.open(mkdtempSync(path.join(tmpdir(), 'loopsign-ledger-')));
 });
 afterAll(() => store.close());
-const newOperation = () => Operation.open(store, 'ask', `ask-${(ops++).toString(16).padStart(32, '0')}`, { chainId: 31337, wallet: account.address, data: { clientRequestId: 'ledger-property', request: {} } });
+const newOperation = () =>
+  Operation.open(store, 'ask', `ask-${(ops++).toString(16).padStart(32, '0')}`, {
+    chainId: 31337,
+    wallet: account.address,
+    data: { clientRequestId: 'ledger-property', request: {} },
+  });
 
 const ASK = normalizeAsk({
   chainId: 31337,
@@ -133,7 +208,14 @@ describe('the caps from the file hold whatever is attempted', () => {
     let refused = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ calls: fc.array(offered, { minLength: 1, maxLength: 3 }), reverted: fc.boolean(), authorization: fc.option(fc.constantFrom(1_500_000n, 2_500_000n), { nil: undefined }) }), { minLength: 1, maxLength: 8 }),
+        fc.array(
+          fc.record({
+            calls: fc.array(offered, { minLength: 1, maxLength: 3 }),
+            reverted: fc.boolean(),
+            authorization: fc.option(fc.constantFrom(1_500_000n, 2_500_000n), { nil: undefined }),
+          }),
+          { minLength: 1, maxLength: 8 },
+        ),
         fc.constantFrom('wallet_calls' as const, 'x402_authorization' as const),
         async (steps, mode) => {
           const journal = await newOperation();
@@ -142,7 +224,14 @@ describe('the caps from the file hold whatever is attempted', () => {
           for (const [k, step] of steps.entries()) {
             attempts++;
             if (step.authorization !== undefined) {
-              const message = { from: account.address, to: a(6), value: step.authorization.toString(), validAfter: '0', validBefore: '1', nonce: `0x${(nonces++).toString(16).padStart(64, '0')}` as Hex };
+              const message = {
+                from: account.address,
+                to: a(6),
+                value: step.authorization.toString(),
+                validAfter: '0',
+                validBefore: '1',
+                nonce: `0x${(nonces++).toString(16).padStart(64, '0')}` as Hex,
+              };
               await ledger.admitAuthorization('ask', message, undefined, async () => '0x01').catch(() => undefined);
               continue;
             }
@@ -150,12 +239,50 @@ describe('the caps from the file hold whatever is attempted', () => {
             const calls = step.calls.map(([, c]) => c);
             const nonce = nonces++;
             const sign = async () => ({
-              raw: await account.signTransaction({ type: 'eip1559', chainId: 31337, to: calls.length === 1 ? calls[0]!.to : account.address, data: calls.length === 1 ? calls[0]!.data : encodeFunctionData({ abi: erc7821Abi, functionName: 'execute', args: [BATCH_MODE, encodeAbiParameters([{ type: 'tuple[]', components: [{ name: 'to', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'data', type: 'bytes' }] }], [calls.map((c) => ({ ...c, value: 0n }))])] }), nonce, gas: 1n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n }),
+              raw: await account.signTransaction({
+                type: 'eip1559',
+                chainId: 31337,
+                to: calls.length === 1 ? calls[0]!.to : account.address,
+                data:
+                  calls.length === 1
+                    ? calls[0]!.data
+                    : encodeFunctionData({
+                        abi: erc7821Abi,
+                        functionName: 'execute',
+                        args: [
+                          BATCH_MODE,
+                          encodeAbiParameters(
+                            [
+                              {
+                                type: 'tuple[]',
+                                components: [
+                                  { name: 'to', type: 'address' },
+                                  { name: 'value', type: 'uint256' },
+                                  { name: 'data', type: 'bytes' },
+                                ],
+                              },
+                            ],
+                            [calls.map((c) => ({ ...c, value: 0n }))],
+                          ),
+                        ],
+                      }),
+                nonce,
+                gas: 1n,
+                maxFeePerGas: 1n,
+                maxPriorityFeePerGas: 1n,
+              }),
               nonce,
               kind: 'call' as const,
               calls: [],
             });
-            const tx = await ledger.admitTransaction(stage, calls.flatMap((c) => callEffects(chain, c)), undefined, sign).catch((e) => (expect(e.code).toBe('spend_limit'), undefined));
+            const tx = await ledger
+              .admitTransaction(
+                stage,
+                calls.flatMap((c) => callEffects(chain, c)),
+                undefined,
+                sign,
+              )
+              .catch((e) => (expect(e.code).toBe('spend_limit'), undefined));
             if (!tx) {
               refused++;
               continue;

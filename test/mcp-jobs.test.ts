@@ -53,7 +53,8 @@ async function wallet(): Promise<`0x${string}`> {
   return address;
 }
 
-const usdc = (address: Hex) => pub.readContract({ address: env.sb.manifest.tokens.USDC.address as Hex, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
+const usdc = (address: Hex) =>
+  pub.readContract({ address: env.sb.manifest.tokens.USDC.address as Hex, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
 const nonce = (address: Hex) => pub.getTransactionCount({ address });
 
 /** The server as `loopsign mcp` builds it, and the SDK client a host runs, linked in memory. */
@@ -73,9 +74,21 @@ async function connect(setup: McpSetup = {}, flags: Record<string, string> = {})
  * A tool call with the SDK client's defaults: its 60 s request timeout, not reset on progress — a call that took
  * longer would fail here with the SDK's RequestTimeout, as it does in a host.
  */
-async function call(client: Client, name: string, args: Record<string, unknown>, progress?: string[]): Promise<{ isError: boolean; doc: any }> {
-  const result = (await client.callTool({ name, arguments: args }, undefined, progress ? { onprogress: (p) => void progress.push(String(p.message)) } : {})) as CallToolResult;
-  return { isError: result.isError === true, doc: result.isError ? JSON.parse((result.content[0] as { text: string }).text) : result.structuredContent };
+async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  progress?: string[],
+): Promise<{ isError: boolean; doc: any }> {
+  const result = (await client.callTool(
+    { name, arguments: args },
+    undefined,
+    progress ? { onprogress: (p) => void progress.push(String(p.message)) } : {},
+  )) as CallToolResult;
+  return {
+    isError: result.isError === true,
+    doc: result.isError ? JSON.parse((result.content[0] as { text: string }).text) : result.structuredContent,
+  };
 }
 
 function inlineAsk(extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -95,7 +108,12 @@ function inlineAsk(extra: Record<string, unknown> = {}): Record<string, unknown>
  * Calls `args` and then its continuation until the answer is no longer pending; `onPending` sees each pending answer
  * (a test lets the round settle from there). Every answer is kept.
  */
-async function follow(client: Client, name: string, args: Record<string, unknown>, onPending: (doc: any) => Promise<void> | void = () => undefined) {
+async function follow(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  onPending: (doc: any) => Promise<void> | void = () => undefined,
+) {
   const answers: any[] = [];
   const progress: string[] = [];
   let next = { tool: name, arguments: args };
@@ -112,7 +130,8 @@ async function follow(client: Client, name: string, args: Record<string, unknown
 
 /** Lets the sandbox's clock jump once the run is past paying: the raters' votes then settle the round. */
 const settleOnceWaiting = async (doc: any) => {
-  if (doc.job.progress.some((p: string) => /waiting for|next check/.test(p))) await env.control('/__sandbox/settings', { autoAdvance: true });
+  if (doc.job.progress.some((p: string) => /waiting for|next check/.test(p)))
+    await env.control('/__sandbox/settings', { autoAdvance: true });
 };
 
 describe('a long call answers within its budget, pending until done', () => {
@@ -134,12 +153,19 @@ describe('a long call answers within its budget, pending until done', () => {
     const pending = answers.slice(0, -1);
     expect(pending.length).toBeGreaterThanOrEqual(2);
     for (const p of pending) {
-      expect(p).toMatchObject({ ok: true, pending: true, continueWith: { tool: 'loopsign_ask', arguments: args }, known: { clientRequestId: ask.clientRequestId, operation: last.doc.operation } });
+      expect(p).toMatchObject({
+        ok: true,
+        pending: true,
+        continueWith: { tool: 'loopsign_ask', arguments: args },
+        known: { clientRequestId: ask.clientRequestId, operation: last.doc.operation },
+      });
       expect(p.message).toMatch(/not done within 1 s.*continueWith/);
     }
     const lastPending = pending.at(-1);
     expect(lastPending.known.operationKey).toBe(last.doc.operationKey);
-    expect(lastPending.known.transactions.map((t: { stage: string; status: string }) => t.status)).toEqual(lastPending.known.transactions.map(() => 'mined'));
+    expect(lastPending.known.transactions.map((t: { stage: string; status: string }) => t.status)).toEqual(
+      lastPending.known.transactions.map(() => 'mined'),
+    );
     expect(lastPending.known.transactions.map((t: { stage: string }) => t.stage)).toContain('bonus');
     // Progress notifications reached the calls that followed.
     expect(progress.some((p) => /the plan passed every check/.test(p))).toBe(true);
@@ -149,10 +175,19 @@ describe('a long call answers within its budget, pending until done', () => {
     const address = await wallet();
     const first = await connect();
     const before = await usdc(address);
-    const args = { ask: inlineAsk({ feedbackBonus: undefined, maxPaymentAmount: '1000000' }), paymentMode: 'wallet_calls', wait: true, replyWithinSeconds: 1 };
+    const args = {
+      ask: inlineAsk({ feedbackBonus: undefined, maxPaymentAmount: '1000000' }),
+      paymentMode: 'wallet_calls',
+      wait: true,
+      replyWithinSeconds: 1,
+    };
     // Followed on the first server until the ask is paid and only its wait is left; then that server goes away.
     let waiting: any;
-    for (let r = await call(first.client, 'loopsign_ask', args); ; r = await call(first.client, 'loopsign_ask', r.doc.continueWith.arguments)) {
+    for (
+      let r = await call(first.client, 'loopsign_ask', args);
+      ;
+      r = await call(first.client, 'loopsign_ask', r.doc.continueWith.arguments)
+    ) {
       expect(r.isError, JSON.stringify(r.doc)).toBe(false);
       expect(r.doc.pending).toBe(true);
       if (r.doc.job.progress.some((p: string) => /waiting for|next check/.test(p))) {
@@ -176,10 +211,18 @@ describe('a long call answers within its budget, pending until done', () => {
     const address = await wallet();
     const { client } = await connect();
     const before = await usdc(address);
-    const args = { ask: inlineAsk({ feedbackBonus: undefined, maxPaymentAmount: '1000000' }), paymentMode: 'wallet_calls', wait: true, replyWithinSeconds: 60 };
+    const args = {
+      ask: inlineAsk({ feedbackBonus: undefined, maxPaymentAmount: '1000000' }),
+      paymentMode: 'wallet_calls',
+      wait: true,
+      replyWithinSeconds: 60,
+    };
     const cancel = new AbortController();
     // Cancelled as soon as the run starts asking the service: before anything is signed.
-    const call1 = client.callTool({ name: 'loopsign_ask', arguments: args }, undefined, { signal: cancel.signal, onprogress: (p) => /asking the service/.test(String(p.message)) && cancel.abort() });
+    const call1 = client.callTool({ name: 'loopsign_ask', arguments: args }, undefined, {
+      signal: cancel.signal,
+      onprogress: (p) => /asking the service/.test(String(p.message)) && cancel.abort(),
+    });
     await expect(call1).rejects.toThrow();
     // The payment under way goes through on its own (only the wait stopped), once.
     await vi.waitFor(async () => expect(before - (await usdc(address))).toBe(1_000_000n), { timeout: 120_000, interval: 200 });
@@ -196,20 +239,59 @@ describe('with no policy file, the built-in default applies', () => {
     const address = await wallet();
     const { client } = await connect();
     const n0 = await nonce(address);
-    const over = await call(client, 'loopsign_ask', { ask: inlineAsk({ bounty: { amount: '6000000', asset: 'USDC', requiredVoters: '3' }, feedbackBonus: undefined, maxPaymentAmount: '6000000' }), paymentMode: 'wallet_calls' });
+    const over = await call(client, 'loopsign_ask', {
+      ask: inlineAsk({
+        bounty: { amount: '6000000', asset: 'USDC', requiredVoters: '3' },
+        feedbackBonus: undefined,
+        maxPaymentAmount: '6000000',
+      }),
+      paymentMode: 'wallet_calls',
+    });
     expect(over.isError).toBe(true);
-    expect(over.doc.error).toMatchObject({ code: 'policy_limit', limit: 'perAsk', asset: 'USDC', amount: '6000000', left: '5000000', builtInDefault: true, exitCode: 5 });
+    expect(over.doc.error).toMatchObject({
+      code: 'policy_limit',
+      limit: 'perAsk',
+      asset: 'USDC',
+      amount: '6000000',
+      left: '5000000',
+      builtInDefault: true,
+      exitCode: 5,
+    });
     expect(over.doc.error.message).toMatch(/above perAsk 5 USDC of the built-in default policy of loopsign mcp/);
     expect(over.doc.error.hint).toMatch(/policy\.json .*LOOPSIGN_POLICY in the server's environment/);
     // Above the approval threshold (2 USDC) with no one to ask: refused too.
-    const unapproved = await call(client, 'loopsign_ask', { ask: inlineAsk({ bounty: { amount: '3000000', asset: 'USDC', requiredVoters: '3' }, feedbackBonus: undefined, maxPaymentAmount: '3000000' }), paymentMode: 'wallet_calls' });
-    expect(unapproved.doc.error).toMatchObject({ code: 'approval_required', limit: 'approvalThreshold', builtInDefault: true, exitCode: 5 });
+    const unapproved = await call(client, 'loopsign_ask', {
+      ask: inlineAsk({
+        bounty: { amount: '3000000', asset: 'USDC', requiredVoters: '3' },
+        feedbackBonus: undefined,
+        maxPaymentAmount: '3000000',
+      }),
+      paymentMode: 'wallet_calls',
+    });
+    expect(unapproved.doc.error).toMatchObject({
+      code: 'approval_required',
+      limit: 'approvalThreshold',
+      builtInDefault: true,
+      exitCode: 5,
+    });
     expect(await nonce(address)).toBe(n0);
 
     const policy = await call(client, 'loopsign_policy', {});
-    expect(policy.doc).toMatchObject({ ok: true, chainId: 31337, builtInDefault: true, files: [{ source: 'built-in default', file: 'the built-in default policy of loopsign mcp' }] });
-    expect(policy.doc.files[0].policy).toMatchObject({ perAsk: { maxUsdc: '5000000' }, approvalThreshold: { maxUsdc: '2000000' }, rolling24h: { '31337': { maxUsdc: '20000000' } }, perRating: { maxStakeLrep: '5000000' } });
-    expect(policy.doc.remaining).toEqual(expect.arrayContaining([expect.objectContaining({ window: 'the last 24 hours', asset: 'USDC', limit: '20000000' })]));
+    expect(policy.doc).toMatchObject({
+      ok: true,
+      chainId: 31337,
+      builtInDefault: true,
+      files: [{ source: 'built-in default', file: 'the built-in default policy of loopsign mcp' }],
+    });
+    expect(policy.doc.files[0].policy).toMatchObject({
+      perAsk: { maxUsdc: '5000000' },
+      approvalThreshold: { maxUsdc: '2000000' },
+      rolling24h: { '31337': { maxUsdc: '20000000' } },
+      perRating: { maxStakeLrep: '5000000' },
+    });
+    expect(policy.doc.remaining).toEqual(
+      expect.arrayContaining([expect.objectContaining({ window: 'the last 24 hours', asset: 'USDC', limit: '20000000' })]),
+    );
     expect(policy.doc.howToChange).toMatch(/built-in default applies .*5 USDC per ask.*policy\.json/);
   });
 
@@ -252,7 +334,12 @@ describe('tools on the core', () => {
     expect(paid.last.doc).toMatchObject({ status: 'submitted', resumed: false, operationKey: inline.doc.operationKey });
     const n0 = await nonce(address);
     const again = await follow(client, 'loopsign_ask', { ask, paymentMode: 'wallet_calls' });
-    expect(again.last.doc).toMatchObject({ status: 'submitted', resumed: true, operation: paid.last.doc.operation, operationKey: inline.doc.operationKey });
+    expect(again.last.doc).toMatchObject({
+      status: 'submitted',
+      resumed: true,
+      operation: paid.last.doc.operation,
+      operationKey: inline.doc.operationKey,
+    });
     expect(await nonce(address)).toBe(n0);
     expect(before - (await usdc(address))).toBe(1_000_000n);
     // And the other documents too: `wallet address --json`, `templates --json`.
@@ -310,7 +397,11 @@ describe('tools on the core', () => {
     const tampered = structuredClone(c.ask.body);
     tampered.transactionPlan.calls[1].data = tampered.transactionPlan.calls[1].data.replace(/f4240$/, 'f4241');
     const bad = await call(client, 'loopsign_check_plan', { ask: c.request.body, response: tampered, now });
-    expect(bad.doc.error).toMatchObject({ code: 'plan_refused', exitCode: 5, message: expect.stringMatching(/approval of 1000001 instead of exactly 1000000/) });
+    expect(bad.doc.error).toMatchObject({
+      code: 'plan_refused',
+      exitCode: 5,
+      message: expect.stringMatching(/approval of 1000001 instead of exactly 1000000/),
+    });
     expect(await viaFiles(tampered)).toMatchObject({ code: 'plan_refused', message: bad.doc.error.message });
     const missing = await call(client, 'loopsign_check_plan', { ask: c.request.body });
     expect(missing.doc.error).toMatchObject({ code: 'invalid_arguments', issues: [{ path: ['responseFile'] }] });
@@ -322,18 +413,32 @@ describe('tools on the core', () => {
     for (const name of ['loopsign_ask', 'loopsign_rate']) {
       expect(tools[name]!.annotations, name).toMatchObject({ destructiveHint: true, openWorldHint: true, readOnlyHint: false });
       expect(tools[name]!.inputSchema.properties!.replyWithinSeconds, name).toMatchObject({ type: 'number', maximum: 300 });
-      expect(Object.keys(tools[name]!.outputSchema!.properties!), name).toEqual(expect.arrayContaining(['pending', 'continueWith', 'known']));
+      expect(Object.keys(tools[name]!.outputSchema!.properties!), name).toEqual(
+        expect.arrayContaining(['pending', 'continueWith', 'known']),
+      );
     }
-    for (const name of ['loopsign_quote', 'loopsign_ask', 'loopsign_check_plan']) expect(tools[name]!.inputSchema.properties!.ask, name).toMatchObject({ type: 'object' });
+    for (const name of ['loopsign_quote', 'loopsign_ask', 'loopsign_check_plan'])
+      expect(tools[name]!.inputSchema.properties!.ask, name).toMatchObject({ type: 'object' });
   });
 });
 
 /** What a command's handler prints with --json, run in this process with the same configuration. */
-async function printedBy(module: 'lookups' | 'wallet' | 'check-plan', handler: string, options: Record<string, unknown>, flags: Record<string, string> = {}): Promise<unknown> {
+async function printedBy(
+  module: 'lookups' | 'wallet' | 'check-plan',
+  handler: string,
+  options: Record<string, unknown>,
+  flags: Record<string, string> = {},
+): Promise<unknown> {
   let stdout = '';
   const sink = { write: (s: string) => ((stdout += s), true) } as unknown as NodeJS.WritableStream;
-  const out = new Output({ json: true, quiet: true, debug: false }, { stdout: sink, stderr: { write: () => true } as unknown as NodeJS.WritableStream });
-  const m = { lookups: lookupCommands, wallet: walletCommands, 'check-plan': checkPlanCommand }[module] as unknown as Record<string, (...a: unknown[]) => Promise<void>>;
+  const out = new Output(
+    { json: true, quiet: true, debug: false },
+    { stdout: sink, stderr: { write: () => true } as unknown as NodeJS.WritableStream },
+  );
+  const m = { lookups: lookupCommands, wallet: walletCommands, 'check-plan': checkPlanCommand }[module] as unknown as Record<
+    string,
+    (...a: unknown[]) => Promise<void>
+  >;
   await m[handler]!(createContext({ flags: { json: true, ...flags }, out }), options, []);
   return JSON.parse(stdout);
 }

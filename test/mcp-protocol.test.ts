@@ -8,7 +8,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { EmptyResultSchema, LoggingMessageNotificationSchema, McpError, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import {
+  EmptyResultSchema,
+  LoggingMessageNotificationSchema,
+  McpError,
+  type LoggingMessageNotification,
+} from '@modelcontextprotocol/sdk/types.js';
 import { buildMcpServer } from '../src/mcp/server.js';
 import { mcpHint } from '../src/mcp/tool-errors.js';
 
@@ -20,7 +25,12 @@ beforeAll(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'loopsign-mcp-protocol-'));
   // Nothing of this machine's configuration: an empty XDG home, no LOOPSIGN_ variables.
   for (const k of Object.keys(process.env)) if (/^(LOOPSIGN_|XDG_)/.test(k)) delete process.env[k];
-  Object.assign(process.env, { XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_DATA_HOME: path.join(dir, 'data'), XDG_STATE_HOME: path.join(dir, 'state'), LOOPSIGN_CHAIN_ID: '31337' });
+  Object.assign(process.env, {
+    XDG_CONFIG_HOME: path.join(dir, 'config'),
+    XDG_DATA_HOME: path.join(dir, 'data'),
+    XDG_STATE_HOME: path.join(dir, 'state'),
+    LOOPSIGN_CHAIN_ID: '31337',
+  });
 });
 afterEach(async () => {
   delete process.env.LOOPSIGN_PRIVATE_KEY;
@@ -55,9 +65,18 @@ describe('annotations', () => {
   it('tools that pay, stake or sign are destructive and open-world; pure reads are read-only', async () => {
     const { client } = await connect();
     const tools = Object.fromEntries((await client.listTools()).tools.map((t) => [t.name, t.annotations]));
-    for (const name of ['loopsign_ask', 'loopsign_rate', 'loopsign_upload_image']) expect(tools[name], name).toMatchObject({ destructiveHint: true, openWorldHint: true, readOnlyHint: false });
-    for (const name of ['loopsign_templates', 'loopsign_quote', 'loopsign_status', 'loopsign_result', 'loopsign_wallet_balance']) expect(tools[name], name).toMatchObject({ readOnlyHint: true, openWorldHint: true });
-    for (const name of ['loopsign_wallet_address', 'loopsign_policy', 'loopsign_check_plan', 'loopsign_rate_commit', 'loopsign_verify_evidence']) expect(tools[name], name).toMatchObject({ readOnlyHint: true, openWorldHint: false });
+    for (const name of ['loopsign_ask', 'loopsign_rate', 'loopsign_upload_image'])
+      expect(tools[name], name).toMatchObject({ destructiveHint: true, openWorldHint: true, readOnlyHint: false });
+    for (const name of ['loopsign_templates', 'loopsign_quote', 'loopsign_status', 'loopsign_result', 'loopsign_wallet_balance'])
+      expect(tools[name], name).toMatchObject({ readOnlyHint: true, openWorldHint: true });
+    for (const name of [
+      'loopsign_wallet_address',
+      'loopsign_policy',
+      'loopsign_check_plan',
+      'loopsign_rate_commit',
+      'loopsign_verify_evidence',
+    ])
+      expect(tools[name], name).toMatchObject({ readOnlyHint: true, openWorldHint: false });
     expect(tools.loopsign_confirm).toMatchObject({ readOnlyHint: false, destructiveHint: false });
     // Every tool says what it does: none is left to a host's defaults (which assume destructive).
     for (const [name, a] of Object.entries(tools)) expect(a?.readOnlyHint, name).toBeTypeOf('boolean');
@@ -71,7 +90,10 @@ describe('logging/setLevel', () => {
     const { client, logs } = await connect();
     process.env.LOOPSIGN_PRIVATE_KEY = KEY;
     const call = () => client.callTool({ name: 'loopsign_wallet_address', arguments: {} });
-    { const r = await call(); expect(r.isError, JSON.stringify(r.content)).toBeFalsy(); }
+    {
+      const r = await call();
+      expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
+    }
     expect(logs.map((l) => l.level)).toEqual(['warning']);
     expect(await client.setLoggingLevel('error')).toEqual({});
     expect((await call()).isError).toBeFalsy();
@@ -83,7 +105,9 @@ describe('logging/setLevel', () => {
 
   it('an unknown level is refused with invalid params', async () => {
     const { client } = await connect();
-    await expect(client.request({ method: 'logging/setLevel', params: { level: 'loud' as never } }, EmptyResultSchema)).rejects.toMatchObject({ code: -32602 });
+    await expect(
+      client.request({ method: 'logging/setLevel', params: { level: 'loud' as never } }, EmptyResultSchema),
+    ).rejects.toMatchObject({ code: -32602 });
   });
 });
 
@@ -91,10 +115,20 @@ describe('tool errors are loopsign error documents', () => {
   it('arguments the input schema refuses: invalid_arguments, exit 2, nothing run', async () => {
     const { client } = await connect();
     const missing = errorDoc(await client.callTool({ name: 'loopsign_quote', arguments: {} }));
-    expect(missing).toMatchObject({ ok: false, error: { code: 'invalid_arguments', exitCode: 2, exitMeaning: expect.stringMatching(/^usage or invalid input/), tool: 'loopsign_quote' } });
+    expect(missing).toMatchObject({
+      ok: false,
+      error: {
+        code: 'invalid_arguments',
+        exitCode: 2,
+        exitMeaning: expect.stringMatching(/^usage or invalid input/),
+        tool: 'loopsign_quote',
+      },
+    });
     expect(missing.error.message).toMatch(/^invalid arguments for loopsign_quote: file: /);
     expect(missing.error.hint).toMatch(/inputSchema of loopsign_quote/);
-    const wrong = errorDoc(await client.callTool({ name: 'loopsign_rate', arguments: { contentId: '1', direction: 'sideways', prediction: 50, stake: 0 } }));
+    const wrong = errorDoc(
+      await client.callTool({ name: 'loopsign_rate', arguments: { contentId: '1', direction: 'sideways', prediction: 50, stake: 0 } }),
+    );
     expect(wrong.error).toMatchObject({ code: 'invalid_arguments', exitCode: 2 });
     expect(wrong.error.issues.map((i: { path: string[] }) => i.path.join('.'))).toEqual(['direction']);
   });
@@ -120,9 +154,15 @@ describe('tool errors are loopsign error documents', () => {
   });
 
   it('CLI hints are rewritten for MCP: server-wide flags become settings, per-command flags become arguments', () => {
-    expect(mcpHint('rpc_unreachable', 'check --rpc-url and that the node is running')).toMatch(/^check LOOPSIGN_RPC_URL in the server's environment .*\(or rpcUrl in the config file\) and that the node is running$/);
-    expect(mcpHint('chain_mismatch', 'run with --chain-id 8453, or change chainId in the file')).toMatch(/^run with LOOPSIGN_CHAIN_ID=8453 in the server's environment/);
-    expect(mcpHint('wait_timeout', `run \`loopsign status --operation-key 0x${'ab'.repeat(32)} --wait\` later; waiting again is safe`)).toBe(`run loopsign_status with operationKey 0x${'ab'.repeat(32)} and wait: true later; waiting again is safe`);
+    expect(mcpHint('rpc_unreachable', 'check --rpc-url and that the node is running')).toMatch(
+      /^check LOOPSIGN_RPC_URL in the server's environment .*\(or rpcUrl in the config file\) and that the node is running$/,
+    );
+    expect(mcpHint('chain_mismatch', 'run with --chain-id 8453, or change chainId in the file')).toMatch(
+      /^run with LOOPSIGN_CHAIN_ID=8453 in the server's environment/,
+    );
+    expect(
+      mcpHint('wait_timeout', `run \`loopsign status --operation-key 0x${'ab'.repeat(32)} --wait\` later; waiting again is safe`),
+    ).toBe(`run loopsign_status with operationKey 0x${'ab'.repeat(32)} and wait: true later; waiting again is safe`);
     expect(mcpHint('password_required', 'give --password-file FILE, or set LOOPSIGN_PASSWORD')).toMatch(/no terminal/);
     expect(mcpHint('policy_limit', 'raise the limit by editing its file')).toBe('raise the limit by editing its file');
   });

@@ -11,7 +11,11 @@ describe('loopsign mcp over stdio', () => {
   it('stdout is protocol only; with no policy file the built-in default applies and is said', async () => {
     const home = makeHome();
     // Chain 8453 with a throwaway key and an unreachable service: nothing here may reach a network.
-    const m = await startMcp(home, { args: ['--chain-id', '8453', '--base-url', 'http://127.0.0.1:9'], env: { LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY }, roots: false });
+    const m = await startMcp(home, {
+      args: ['--chain-id', '8453', '--base-url', 'http://127.0.0.1:9'],
+      env: { LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY },
+      roots: false,
+    });
     const logs: string[] = [];
     m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(JSON.stringify(n.params.data)));
     expect((await m.client.listTools()).tools.length).toBe(14);

@@ -54,14 +54,17 @@ function writePolicy(h: Home, policy: unknown): void {
 
 function askFile(h: Home, extra: Record<string, unknown> = {}): string {
   n++;
-  return h.file(`mcp-ask-${n}.json`, JSON.stringify({
-    chainId: 31337,
-    clientRequestId: `mcp-${process.pid}-${n}-${Date.now()}`,
-    maxPaymentAmount: '1500000',
-    bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-    question: { title: `MCP question ${n}`, contextUrl: 'https://example.com/mcp', categoryId: '1', tags: ['mcp'] },
-    ...extra,
-  }));
+  return h.file(
+    `mcp-ask-${n}.json`,
+    JSON.stringify({
+      chainId: 31337,
+      clientRequestId: `mcp-${process.pid}-${n}-${Date.now()}`,
+      maxPaymentAmount: '1500000',
+      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+      question: { title: `MCP question ${n}`, contextUrl: 'https://example.com/mcp', categoryId: '1', tags: ['mcp'] },
+      ...extra,
+    }),
+  );
 }
 
 /** Runs `body` with the sandbox's clock jumps off (a round then stays open until this returns). */
@@ -85,7 +88,24 @@ describe('the server', () => {
     const m = await serve(home());
     const { tools } = await m.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ['ask', 'check_plan', 'confirm', 'policy', 'quote', 'rate', 'rate_commit', 'result', 'status', 'templates', 'upload_image', 'verify_evidence', 'wallet_address', 'wallet_balance'].map((x) => `loopsign_${x}`).sort(),
+      [
+        'ask',
+        'check_plan',
+        'confirm',
+        'policy',
+        'quote',
+        'rate',
+        'rate_commit',
+        'result',
+        'status',
+        'templates',
+        'upload_image',
+        'verify_evidence',
+        'wallet_address',
+        'wallet_balance',
+      ]
+        .map((x) => `loopsign_${x}`)
+        .sort(),
     );
     for (const t of tools) {
       expect(t.inputSchema.type, t.name).toBe('object');
@@ -94,7 +114,11 @@ describe('the server', () => {
       expect(t.description, t.name).toMatch(/^[A-Z][^\n]{20,240}$/);
     }
     // The policy is read-only: no tool takes a policy, a limit or an approval.
-    for (const t of tools) expect(Object.keys(t.inputSchema.properties ?? {}).filter((k) => /polic|limit|approv|threshold/i.test(k)), t.name).toEqual([]);
+    for (const t of tools)
+      expect(
+        Object.keys(t.inputSchema.properties ?? {}).filter((k) => /polic|limit|approv|threshold/i.test(k)),
+        t.name,
+      ).toEqual([]);
     expect(await m.stop()).toBe(0);
   });
 
@@ -128,9 +152,20 @@ describe('asking through MCP', () => {
     const before = await balance();
     const progress: string[] = [];
     // A host that resets its timeout on progress may let one call wait longer (replyWithinSeconds, capped).
-    const a = await m.call('loopsign_ask', { file, paymentMode: 'wallet_calls', wait: true, timeoutSeconds: 240, replyWithinSeconds: 300 }, { onprogress: (p) => progress.push(String(p.message)), resetTimeoutOnProgress: true });
+    const a = await m.call(
+      'loopsign_ask',
+      { file, paymentMode: 'wallet_calls', wait: true, timeoutSeconds: 240, replyWithinSeconds: 300 },
+      { onprogress: (p) => progress.push(String(p.message)), resetTimeoutOnProgress: true },
+    );
     expect(a.isError, JSON.stringify(a.doc)).toBe(false);
-    expect(a.doc).toMatchObject({ ok: true, status: 'submitted', operationKey: q.doc.operationKey, paymentMode: 'wallet_calls', resumed: false, next: [] });
+    expect(a.doc).toMatchObject({
+      ok: true,
+      status: 'submitted',
+      operationKey: q.doc.operationKey,
+      paymentMode: 'wallet_calls',
+      resumed: false,
+      next: [],
+    });
     expect(a.doc.result.ready).toBe(true);
     expect(await balance()).toBe(before - 1_500_000n);
     expect(progress.some((p) => /the plan passed every check/.test(p))).toBe(true);
@@ -177,10 +212,14 @@ describe('asking through MCP', () => {
       const file = askFile(h);
       const before = await balance();
       const cancel = new AbortController();
-      const waiting = m.call('loopsign_ask', { file, paymentMode: 'wallet_calls', wait: true, timeoutSeconds: 600, replyWithinSeconds: 300 }, {
-        signal: cancel.signal,
-        onprogress: (p) => /waiting for|next check/.test(String(p.message)) && cancel.abort(),
-      });
+      const waiting = m.call(
+        'loopsign_ask',
+        { file, paymentMode: 'wallet_calls', wait: true, timeoutSeconds: 600, replyWithinSeconds: 300 },
+        {
+          signal: cancel.signal,
+          onprogress: (p) => /waiting for|next check/.test(String(p.message)) && cancel.abort(),
+        },
+      );
       await expect(waiting).rejects.toThrow();
       await vi.waitFor(() => expect(m.stderr()).toMatch(/"event":"wait\.cancelled"/), { timeout: 30_000, interval: 100 });
       expect(await balance()).toBe(before - 1_500_000n);
@@ -205,7 +244,12 @@ describe('check plan through MCP, offline', () => {
     const m = await startMcp(h, { args: ['--chain-id', '8453'] });
     sessions.push(m);
     const check = async (name: string, answer: unknown) => {
-      const files = ['--ask', h.file(`${name}-ask.json`, JSON.stringify(c.request.body)), '--response', h.file(`${name}-answer.json`, JSON.stringify(answer))];
+      const files = [
+        '--ask',
+        h.file(`${name}-ask.json`, JSON.stringify(c.request.body)),
+        '--response',
+        h.file(`${name}-answer.json`, JSON.stringify(answer)),
+      ];
       const viaMcp = await m.call('loopsign_check_plan', { askFile: files[1], responseFile: files[3], now });
       const viaCli = await runCli(['--json', '--chain-id', '8453', 'check-plan', ...files, '--now', String(now)], h);
       return { viaMcp, viaCli };
@@ -221,7 +265,11 @@ describe('check plan through MCP, offline', () => {
     expect(bad.viaMcp.isError).toBe(true);
     const { exitMeaning, ...error } = bad.viaMcp.doc.error;
     expect(error).toEqual(bad.viaCli.json().error);
-    expect(error).toMatchObject({ code: 'plan_refused', exitCode: 5, message: expect.stringMatching(/approval of 1000001 instead of exactly 1000000/) });
+    expect(error).toMatchObject({
+      code: 'plan_refused',
+      exitCode: 5,
+      message: expect.stringMatching(/approval of 1000001 instead of exactly 1000000/),
+    });
     expect(exitMeaning).toMatch(/refused by a safety check/);
     expect(await m.stop()).toBe(0);
   });
@@ -234,7 +282,10 @@ describe('the spending policy through MCP', () => {
     const n0 = await nonce();
     const r = await m.call('loopsign_ask', { file: askFile(h), paymentMode: 'wallet_calls' });
     expect(r.isError).toBe(true);
-    expect(r.doc).toMatchObject({ ok: false, error: { code: 'policy_limit', limit: 'perAsk', asset: 'USDC', amount: '1500000', left: '1000000', exitCode: 5 } });
+    expect(r.doc).toMatchObject({
+      ok: false,
+      error: { code: 'policy_limit', limit: 'perAsk', asset: 'USDC', amount: '1500000', left: '1000000', exitCode: 5 },
+    });
     expect(r.doc.error.hint).toMatch(/editing its file/);
     expect(r.doc.error.exitMeaning).toMatch(/spending policy/);
     expect(await nonce()).toBe(n0);
@@ -249,13 +300,23 @@ describe('the spending policy through MCP', () => {
     const paid = await first.call('loopsign_ask', { file: askFile(h), paymentMode: 'wallet_calls' });
     expect(paid.isError, JSON.stringify(paid.doc)).toBe(false);
     const refused = await second.call('loopsign_ask', { file: askFile(h), paymentMode: 'wallet_calls' });
-    expect(refused.doc.error).toMatchObject({ code: 'policy_limit', limit: 'the last 24 hours', left: '500000', amount: '1500000', exitCode: 5 });
+    expect(refused.doc.error).toMatchObject({
+      code: 'policy_limit',
+      limit: 'the last 24 hours',
+      left: '500000',
+      amount: '1500000',
+      exitCode: 5,
+    });
     expect(await balance()).toBe(before - 1_500_000n);
     const left = await first.call('loopsign_policy');
-    expect(left.doc.remaining).toEqual([expect.objectContaining({ window: 'the last 24 hours', asset: 'USDC', limit: '2000000', used: '1500000', left: '500000' })]);
+    expect(left.doc.remaining).toEqual([
+      expect.objectContaining({ window: 'the last 24 hours', asset: 'USDC', limit: '2000000', used: '1500000', left: '500000' }),
+    ]);
     expect({ files: left.doc.files, remaining: left.doc.remaining }).toEqual((await cli(h, ['--json', 'config', 'show'])).json().policy);
     writePolicy(h, { version: 1, rolling24h: { '31337': { maxUsdc: '4000000' } } });
-    expect((await second.call('loopsign_policy')).doc.remaining).toEqual([expect.objectContaining({ limit: '4000000', used: '1500000', left: '2500000' })]);
+    expect((await second.call('loopsign_policy')).doc.remaining).toEqual([
+      expect.objectContaining({ limit: '4000000', used: '1500000', left: '2500000' }),
+    ]);
     expect(await first.stop()).toBe(0);
     expect(await second.stop()).toBe(0);
   }, 120_000);
@@ -274,7 +335,9 @@ describe('the spending policy through MCP', () => {
   it('above the approval threshold: the human approves through elicitation and the spend goes through; a no refuses it', async () => {
     const h = home({ version: 1, approvalThreshold: { maxUsdc: '1000000' } });
     let answer: 'yes' | 'no' = 'yes';
-    const m = await serve(h, { elicit: async () => (answer === 'yes' ? { action: 'accept', content: { approve: true } } : { action: 'decline' }) });
+    const m = await serve(h, {
+      elicit: async () => (answer === 'yes' ? { action: 'accept', content: { approve: true } } : { action: 'decline' }),
+    });
     const before = await balance();
     const ok = await m.call('loopsign_ask', { file: askFile(h), paymentMode: 'wallet_calls' });
     expect(ok.isError, JSON.stringify(ok.doc)).toBe(false);
@@ -321,7 +384,13 @@ describe('rating through MCP', () => {
       const before = await balance('LREP');
       const r = await m.call('loopsign_rate', { contentId: id, direction: 'up', prediction: 70, stake: '2' });
       expect(r.isError, JSON.stringify(r.doc)).toBe(false);
-      expect(r.doc).toMatchObject({ ok: true, contentId: id, stakeWei: '2000000', advisory: false, commitHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+      expect(r.doc).toMatchObject({
+        ok: true,
+        contentId: id,
+        stakeWei: '2000000',
+        advisory: false,
+        commitHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      });
       expect(await balance('LREP')).toBe(before - 2_000_000n);
       // Direction, prediction and salt stay in the journal.
       expect(m.stderr() + JSON.stringify(r.doc)).not.toMatch(/"isUp"|"salt"|"predictedUpBps"/);
@@ -358,7 +427,11 @@ describe('confidentiality terms over MCP: the person accepts them, never the age
 
       // Answers that only look like a yes are a no: "accept" with the string "true", with no content, with approve
       // false beside extra fields.
-      const lookalikes = [{ action: 'accept', content: { approve: 'true' } }, { action: 'accept' }, { action: 'accept', content: { approve: false, accept: true, yes: true } }];
+      const lookalikes = [
+        { action: 'accept', content: { approve: 'true' } },
+        { action: 'accept' },
+        { action: 'accept', content: { approve: false, accept: true, yes: true } },
+      ];
       for (const lookalike of lookalikes) {
         answer = lookalike;
         const no = await m.call('loopsign_rate', vote);
@@ -392,14 +465,24 @@ describe('every other tool returns the document its command prints with --json',
         expect(viaMcp.isError, `${tool}: ${JSON.stringify(viaMcp.doc)}`).toBe(false);
         const viaCli = await cli(h, ['--json', ...cliArgs]);
         expect(viaCli.code, viaCli.stdout).toBe(0);
-        if (attempt === 3 || JSON.stringify(before.json()) === JSON.stringify(viaCli.json())) return { viaMcp: viaMcp.doc, viaCli: viaCli.json() };
+        if (attempt === 3 || JSON.stringify(before.json()) === JSON.stringify(viaCli.json()))
+          return { viaMcp: viaMcp.doc, viaCli: viaCli.json() };
       }
     };
     for (const [tool, args, cliArgs] of [
       ['loopsign_templates', {}, ['templates']],
       ['loopsign_wallet_address', {}, ['wallet', 'address']],
       ['loopsign_wallet_balance', {}, ['wallet', 'balance']],
-      ['loopsign_verify_evidence', { file: path.join(VECTORS, 'synthetic-evidence-v4.json'), publicKey: path.join(VECTORS, 'synthetic-evidence-v4.spki.txt') }, ['verify-evidence', path.join(VECTORS, 'synthetic-evidence-v4.json'), '--public-key', path.join(VECTORS, 'synthetic-evidence-v4.spki.txt')]],
+      [
+        'loopsign_verify_evidence',
+        { file: path.join(VECTORS, 'synthetic-evidence-v4.json'), publicKey: path.join(VECTORS, 'synthetic-evidence-v4.spki.txt') },
+        [
+          'verify-evidence',
+          path.join(VECTORS, 'synthetic-evidence-v4.json'),
+          '--public-key',
+          path.join(VECTORS, 'synthetic-evidence-v4.spki.txt'),
+        ],
+      ],
     ] as const) {
       const { viaMcp, viaCli } = await same(tool, args, [...cliArgs]);
       expect(viaMcp, tool).toEqual(viaCli);
@@ -408,20 +491,56 @@ describe('every other tool returns the document its command prints with --json',
     // Tampered evidence: a tool error with exit meaning 8, as the CLI exits 8.
     const packet = JSON.parse(readFileSync(path.join(VECTORS, 'synthetic-evidence-v4.json'), 'utf8'));
     packet.payload.runId = 'run_tampered';
-    const bad = await m.call('loopsign_verify_evidence', { file: h.file('tampered.json', JSON.stringify(packet)), publicKey: path.join(VECTORS, 'synthetic-evidence-v4.spki.txt') });
+    const bad = await m.call('loopsign_verify_evidence', {
+      file: h.file('tampered.json', JSON.stringify(packet)),
+      publicKey: path.join(VECTORS, 'synthetic-evidence-v4.spki.txt'),
+    });
     expect(bad.doc.error).toMatchObject({ code: 'evidence_invalid', exitCode: 8, valid: false });
 
     // A vote commit built offline: tlock ciphertexts differ run to run, everything else is the same.
     const state = await sb.control('/__sandbox/state');
-    const runtime = h.file('runtime.json', JSON.stringify({ runtime: { roundId: '1', roundReferenceRatingBps: '5000', epochDuration: '1200', drandChainHash: `0x${sb.info.drand.chainHash}`, drandGenesisTimeSeconds: String(sb.info.drand.genesis), drandPeriodSeconds: String(sb.info.drand.period), roundStartTimeSeconds: String(state.now), targetRound: null } }));
+    const runtime = h.file(
+      'runtime.json',
+      JSON.stringify({
+        runtime: {
+          roundId: '1',
+          roundReferenceRatingBps: '5000',
+          epochDuration: '1200',
+          drandChainHash: `0x${sb.info.drand.chainHash}`,
+          drandGenesisTimeSeconds: String(sb.info.drand.genesis),
+          drandPeriodSeconds: String(sb.info.drand.period),
+          roundStartTimeSeconds: String(state.now),
+          targetRound: null,
+        },
+      }),
+    );
     const voter = `0x${'22'.repeat(20)}`;
-    const commit = await same('loopsign_rate_commit', { runtime, voter, contentId: '42', direction: 'up', prediction: '69', stake: 2.5 }, ['rate', 'commit', '--offline', '--runtime', runtime, '--voter', voter, '--content-id', '42', '--up', '--prediction', '69', '--stake', '2.5']);
-    const stable = ({ ciphertext, commitHash, ...rest }: Record<string, unknown>) => (expect(ciphertext).toMatch(/^0x/), expect(commitHash).toMatch(/^0x[0-9a-f]{64}$/), rest);
+    const commit = await same('loopsign_rate_commit', { runtime, voter, contentId: '42', direction: 'up', prediction: '69', stake: 2.5 }, [
+      'rate',
+      'commit',
+      '--offline',
+      '--runtime',
+      runtime,
+      '--voter',
+      voter,
+      '--content-id',
+      '42',
+      '--up',
+      '--prediction',
+      '69',
+      '--stake',
+      '2.5',
+    ]);
+    const stable = ({ ciphertext, commitHash, ...rest }: Record<string, unknown>) => (
+      expect(ciphertext).toMatch(/^0x/), expect(commitHash).toMatch(/^0x[0-9a-f]{64}$/), rest
+    );
     expect(stable(commit.viaMcp)).toEqual(stable(commit.viaCli));
     expect(commit.viaMcp.stakeWei).toBe('2500000');
 
     // An image uploaded through MCP; the CLI then finds it already uploaded (same file, same wallet).
-    const png = await sharp({ create: { width: 1600, height: 900, channels: 3, background: { r: 20, g: 120, b: 200 } } }).png().toBuffer();
+    const png = await sharp({ create: { width: 1600, height: 900, channels: 3, background: { r: 20, g: 120, b: 200 } } })
+      .png()
+      .toBuffer();
     const shot = path.join(h.dir, 'shot.png');
     writeFileSync(shot, png);
     const image = await same('loopsign_upload_image', { files: [shot] }, ['upload-image', shot]);
@@ -457,7 +576,10 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
       ['loopsign_quote', { file }],
       ['loopsign_ask', { file: askFile(h), detailsFile: file }],
       ['loopsign_ask', { file }],
-      ['loopsign_rate_commit', { runtime: file, voter: `0x${'22'.repeat(20)}`, contentId: '42', direction: 'up', prediction: '60', stake: '1' }],
+      [
+        'loopsign_rate_commit',
+        { runtime: file, voter: `0x${'22'.repeat(20)}`, contentId: '42', direction: 'up', prediction: '60', stake: '1' },
+      ],
       ['loopsign_upload_image', { files: [file] }],
       ['loopsign_verify_evidence', { file }],
     ];
@@ -471,7 +593,8 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
         expect(r.doc.error.message, `${tool} ${file}`).toMatch(why);
         // Nothing the file holds, and not its SHA-256 either (detailsFile would hash it).
         const digest = file === '/proc/self/environ' ? undefined : createHash('sha256').update(readFileSync(file)).digest('hex');
-        for (const secret of [password, 'environ-marker-7f3a', 'secret-diary-entry', '9000000', ...(digest ? [digest] : [])]) expect(text, `${tool} ${file}`).not.toContain(secret);
+        for (const secret of [password, 'environ-marker-7f3a', 'secret-diary-entry', '9000000', ...(digest ? [digest] : [])])
+          expect(text, `${tool} ${file}`).not.toContain(secret);
         capture.count('MCP file reads refused', `${tool} ${path.basename(file)}`);
       }
     }
@@ -486,7 +609,7 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
   // link: its path is in the root, its content is the secret's), a FIFO (a read would wait for a writer for ever,
   // holding the server), and a link whose target the kernel cannot name as a path (/proc/self/fd/0: the server's own
   // stdin, the host's JSON-RPC channel, which a read would drain).
-  it('refuses a hard link to a secret, a FIFO and a link to the server\'s stdin, and goes on answering', async () => {
+  it("refuses a hard link to a secret, a FIFO and a link to the server's stdin, and goes on answering", async () => {
     const h = home();
     const password = `hunter3-${process.pid}-${n++}`;
     const pwFile = h.passwordFile(password);
@@ -502,11 +625,18 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
       ['loopsign_check_plan', { askFile: file, responseFile: file }],
       ['loopsign_quote', { file }],
       ['loopsign_ask', { file: askFile(h), detailsFile: file }],
-      ['loopsign_rate_commit', { runtime: file, voter: `0x${'22'.repeat(20)}`, contentId: '42', direction: 'up', prediction: '60', stake: '1' }],
+      [
+        'loopsign_rate_commit',
+        { runtime: file, voter: `0x${'22'.repeat(20)}`, contentId: '42', direction: 'up', prediction: '60', stake: '1' },
+      ],
       ['loopsign_upload_image', { files: [file] }],
       ['loopsign_verify_evidence', { file }],
     ];
-    for (const [file, why] of [[hard, /other names/], [fifo, /not a regular file/], [stdin, /does not lead to a file path/]] as const) {
+    for (const [file, why] of [
+      [hard, /other names/],
+      [fifo, /not a regular file/],
+      [stdin, /does not lead to a file path/],
+    ] as const) {
       for (const [tool, args] of calls(file)) {
         // A refusal is immediate; a read that waits for ever is a failure, not a slow answer.
         const r = await m.call(tool, args, { timeout: 60_000 });
@@ -524,7 +654,7 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
 
   // The images an ask file names are files the agent names too: each goes through the same gate, after the ask file
   // itself (the server here unlocks the sandbox's wallet, so the ask gets as far as its images).
-  it('images an ask file names: loopsign\'s keystore, its database and log, /proc, a file outside the roots, a hard link, a FIFO, all refused', async () => {
+  it("images an ask file names: loopsign's keystore, its database and log, /proc, a file outside the roots, a hard link, a FIFO, all refused", async () => {
     const h = home();
     const m = await serve(h);
     await m.call('loopsign_policy', {}); // the database exists (and its log) before it is named
@@ -538,7 +668,9 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
     expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
     const before = await nonce();
     for (const image of [sb.info.devWallet.keystore, db, `${db}-wal`, '/proc/self/environ', outside, hard, fifo]) {
-      const file = askFile(h, { question: { title: `MCP images ${n}`, contextUrl: 'https://example.com/mcp', categoryId: '1', tags: ['mcp'], imageFiles: [image] } });
+      const file = askFile(h, {
+        question: { title: `MCP images ${n}`, contextUrl: 'https://example.com/mcp', categoryId: '1', tags: ['mcp'], imageFiles: [image] },
+      });
       const r = await m.call('loopsign_ask', { file }, { timeout: 60_000 });
       expect(r.doc.error, `${image}: ${JSON.stringify(r.doc)}`).toMatchObject({ code: 'file_not_allowed', exitCode: 5 });
       expect(r.doc.error.message).toContain('an image the ask names');
@@ -558,7 +690,10 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
     const calls: [string, Record<string, unknown>][] = [
       ['loopsign_check_plan', { askFile: file, responseFile: file }],
       ['loopsign_quote', { file }],
-      ['loopsign_rate_commit', { runtime: file, voter: `0x${'22'.repeat(20)}`, contentId: '42', direction: 'up', prediction: '60', stake: '1' }],
+      [
+        'loopsign_rate_commit',
+        { runtime: file, voter: `0x${'22'.repeat(20)}`, contentId: '42', direction: 'up', prediction: '60', stake: '1' },
+      ],
       ['loopsign_verify_evidence', { file }],
       ['loopsign_verify_evidence', { file, kind: 'audit' }],
       ['loopsign_verify_evidence', { file, kind: 'coverage' }],

@@ -21,14 +21,17 @@ const nonce = () => pub.getTransactionCount({ address: sb.info.devWallet.address
 
 function askFile(extra: Record<string, unknown> = {}): string {
   n++;
-  return home.file(`money-${n}.json`, JSON.stringify({
-    chainId: 31337,
-    clientRequestId: `money-${process.pid}-${n}-${Date.now()}`,
-    maxPaymentAmount: '2500000',
-    bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-    question: { title: `Money safety question ${n}`, contextUrl: 'https://example.com/money', categoryId: '1', tags: ['money'] },
-    ...extra,
-  }));
+  return home.file(
+    `money-${n}.json`,
+    JSON.stringify({
+      chainId: 31337,
+      clientRequestId: `money-${process.pid}-${n}-${Date.now()}`,
+      maxPaymentAmount: '2500000',
+      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+      question: { title: `Money safety question ${n}`, contextUrl: 'https://example.com/money', categoryId: '1', tags: ['money'] },
+      ...extra,
+    }),
+  );
 }
 const withBonus = () => askFile({ feedbackBonus: { amount: '1000000', asset: 'USDC' } });
 
@@ -47,11 +50,22 @@ afterAll(async () => {
   await sb.stop();
 });
 
-const MONEY = ['claims_submitted', 'bonus_other_content', 'bonus_wrong_round', 'bonus_late_close', 'bonus_reflag_atomic', 'confirm_other_operation_key', 'status_forged_envelope', 'rating_claims_revealed'];
+const MONEY = [
+  'claims_submitted',
+  'bonus_other_content',
+  'bonus_wrong_round',
+  'bonus_late_close',
+  'bonus_reflag_atomic',
+  'confirm_other_operation_key',
+  'status_forged_envelope',
+  'rating_claims_revealed',
+];
 
-describe('the service\'s word is not taken for what was submitted or paid', () => {
+describe("the service's word is not taken for what was submitted or paid", () => {
   it('covers every money scenario the sandbox offers', async () => {
-    const offered = (await sb.control('/__sandbox/hostile')).scenarios.filter((x: { flow: string }) => x.flow === 'money').map((x: { name: string }) => x.name);
+    const offered = (await sb.control('/__sandbox/hostile')).scenarios
+      .filter((x: { flow: string }) => x.flow === 'money')
+      .map((x: { name: string }) => x.name);
     expect(offered.sort()).toEqual([...MONEY].sort());
   });
 
@@ -90,7 +104,12 @@ describe('the service\'s word is not taken for what was submitted or paid', () =
   it('bonus_reflag_atomic: the bonus is mined, its confirmation fails, the rerun with --atomic and a re-flagged plan funds nothing again', async () => {
     const file = withBonus();
     const before = await usdc();
-    await sb.control('/__sandbox/faults', { route: 'POST /api/agent/asks/:operationKey/confirm-feedback-bonus', kind: 'status', status: 503, count: 20 });
+    await sb.control('/__sandbox/faults', {
+      route: 'POST /api/agent/asks/:operationKey/confirm-feedback-bonus',
+      kind: 'status',
+      status: 503,
+      count: 20,
+    });
     const first = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
     await sb.control('/__sandbox/faults', undefined, 'DELETE');
     expect(first.code, first.stdout + first.stderr).toBe(3);
@@ -148,7 +167,12 @@ describe('the service\'s word is not taken for what was submitted or paid', () =
     await sb.control('/__sandbox/settings', { reveals: true });
     expect(reveal.code, reveal.stdout + reveal.stderr).toBe(0);
     expect(reveal.json().revealedBy).toBe('loopsign');
-    const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'sandboxCommitOf', args: [BigInt(id), 1n, r.json().commitKey as Hex] })) as { revealed: boolean; isUp: boolean };
+    const stored = (await pub.readContract({
+      address: sb.info.contracts.roundVotingEngine,
+      abi: engineAbi,
+      functionName: 'sandboxCommitOf',
+      args: [BigInt(id), 1n, r.json().commitKey as Hex],
+    })) as { revealed: boolean; isUp: boolean };
     expect(stored).toMatchObject({ revealed: true, isUp: true });
   });
 });
@@ -157,7 +181,9 @@ describe('interrupted runs resumed with other flags never pay twice', () => {
   it('an x402 authorization signed, then the rerun switches to wallet_calls: refused while the authorization is valid, paid once after it expires unused', async () => {
     const file = withBonus();
     const before = await usdc();
-    const killed = await run(['--json', 'ask', '--file', file, '--payment-mode', 'x402_authorization'], { LOOPSIGN_CRASH_AFTER: 'ask:x402_signed' });
+    const killed = await run(['--json', 'ask', '--file', file, '--payment-mode', 'x402_authorization'], {
+      LOOPSIGN_CRASH_AFTER: 'ask:x402_signed',
+    });
     expect(killed.code).toBe(-1);
     const n0 = await nonce();
     const switched = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);

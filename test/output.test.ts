@@ -7,7 +7,10 @@ import { ServiceError } from '../src/errors.js';
 
 function sink(isTTY: boolean) {
   let text = '';
-  return { stream: { isTTY, write: (s: string) => ((text += s), true) } as unknown as NodeJS.WritableStream & { isTTY?: boolean }, text: () => text };
+  return {
+    stream: { isTTY, write: (s: string) => ((text += s), true) } as unknown as NodeJS.WritableStream & { isTTY?: boolean },
+    text: () => text,
+  };
 }
 
 const HOSTILE = 'ok\u001b[2K\r\u001b]52;c;ZXZpbA==\u0007\u001b]8;;https://evil.example\u0007link\u001b]8;;\u0007\u202edone\u009b1A';
@@ -20,8 +23,9 @@ beforeEach(() => {
   process.env.TERM = 'xterm-256color';
 });
 afterEach(() => {
-  for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
-  else process.env[k] = v;
+  for (const [k, v] of Object.entries(saved))
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
 });
 
 describe('inert text', () => {
@@ -71,7 +75,9 @@ describe('sensitive URLs', () => {
     expect(redactUrl(url)).toBe('https://rpc.example:8443/…');
     expect(redactUrl('https://mainnet.base.org')).toBe('https://mainnet.base.org');
     const human = sink(false);
-    new Output({ json: false, quiet: false, debug: true }, { stdout: sink(false).stream, stderr: human.stream }).error(new Error(`fetch ${url} failed (path /v3/abcdef0123456789)`));
+    new Output({ json: false, quiet: false, debug: true }, { stdout: sink(false).stream, stderr: human.stream }).error(
+      new Error(`fetch ${url} failed (path /v3/abcdef0123456789)`),
+    );
     const json = sink(false);
     new Output({ json: true, quiet: false, debug: false }, { stdout: json.stream, stderr: sink(false).stream }).result({ rpc: url });
     for (const t of [human.text(), json.text()]) {

@@ -27,8 +27,18 @@ describe('the npm package', () => {
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'), 'dir');
     expect(existsSync(path.join(copy, 'dist'))).toBe(false);
 
-    const out = execFileSync('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: copy, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 280_000 });
-    const doc = JSON.parse(out.slice(out.indexOf('['))) [0] as { filename: string; size: number; unpackedSize: number; files: { path: string }[] };
+    const out = execFileSync('npm', ['pack', '--json', '--pack-destination', tmp], {
+      cwd: copy,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 280_000,
+    });
+    const doc = JSON.parse(out.slice(out.indexOf('[')))[0] as {
+      filename: string;
+      size: number;
+      unpackedSize: number;
+      files: { path: string }[];
+    };
     const files = doc.files.map((f) => f.path);
     expect(packageProblems(files)).toEqual([]);
     // Lean: well under a megabyte packed (about 0.7 MiB today: dist/ with the viem bundle, the contract artifacts, the docs).
@@ -43,11 +53,22 @@ describe('the npm package', () => {
     mkdirSync(outside);
     cpSync(path.join(VECTORS, 'synthetic-evidence-v4.json'), path.join(outside, 'packet.json'));
     cpSync(path.join(VECTORS, 'synthetic-evidence-v4.spki.txt'), path.join(outside, 'key.spki.txt'));
-    const env = { PATH: process.env.PATH, HOME: outside, XDG_CONFIG_HOME: path.join(outside, 'c'), XDG_DATA_HOME: path.join(outside, 'd'), XDG_STATE_HOME: path.join(outside, 's') };
-    const run = (...args: string[]) => execFileSync(process.execPath, [path.join(pkg, 'bin', 'loopsign.js'), ...args], { cwd: outside, env, encoding: 'utf8' });
+    const env = {
+      PATH: process.env.PATH,
+      HOME: outside,
+      XDG_CONFIG_HOME: path.join(outside, 'c'),
+      XDG_DATA_HOME: path.join(outside, 'd'),
+      XDG_STATE_HOME: path.join(outside, 's'),
+    };
+    const run = (...args: string[]) =>
+      execFileSync(process.execPath, [path.join(pkg, 'bin', 'loopsign.js'), ...args], { cwd: outside, env, encoding: 'utf8' });
     expect(run('--version').trim()).toMatch(/^\d+\.\d+\.\d+/);
     expect(run('--help')).toMatch(/^Usage: loopsign/);
-    expect(JSON.parse(run('--json', 'verify-evidence', 'packet.json', '--public-key', 'key.spki.txt'))).toMatchObject({ ok: true, kind: 'packet', valid: true });
+    expect(JSON.parse(run('--json', 'verify-evidence', 'packet.json', '--public-key', 'key.spki.txt'))).toMatchObject({
+      ok: true,
+      kind: 'packet',
+      valid: true,
+    });
     expect(JSON.parse(run('--json', 'config', 'show')).settings.chainId.value).toBe(8453);
   }, 300_000);
 });

@@ -11,7 +11,16 @@ const NOW = Date.parse(corpus.meta.fixedClock) / 1000;
 const chain = (() => {
   const m = corpus.meta.contracts;
   const c = chainForProfile(8453);
-  c.contracts = { ...c.contracts, contentRegistry: m.contentRegistry, questionRewardPoolEscrow: m.questionRewardPoolEscrow, x402QuestionSubmitter: m.x402QuestionSubmitter, feedbackBonusEscrow: m.feedbackBonusEscrow, protocolConfig: m.protocolConfig, roundVotingEngine: m.roundVotingEngine, advisoryVoteRecorder: m.advisoryVoteRecorder };
+  c.contracts = {
+    ...c.contracts,
+    contentRegistry: m.contentRegistry,
+    questionRewardPoolEscrow: m.questionRewardPoolEscrow,
+    x402QuestionSubmitter: m.x402QuestionSubmitter,
+    feedbackBonusEscrow: m.feedbackBonusEscrow,
+    protocolConfig: m.protocolConfig,
+    roundVotingEngine: m.roundVotingEngine,
+    advisoryVoteRecorder: m.advisoryVoteRecorder,
+  };
   c.tokens.USDC.address = m.usdc;
   c.tokens.LREP.address = m.lrep;
   return c;
@@ -25,7 +34,13 @@ const BAD = ['abc', '1.5', '-1', '0x10', ' 1', {}, [], true, 1.5, 2 ** 60, '1'.r
 
 async function verdict(ask: unknown, response: unknown) {
   const r = await checkPlan({ ask, response, chain, now: NOW }).then(
-    (v) => ({ passed: v.passed, failed: v.checks.filter((c) => !c.ok).map((c) => c.detail).join('; ') }),
+    (v) => ({
+      passed: v.passed,
+      failed: v.checks
+        .filter((c) => !c.ok)
+        .map((c) => c.detail)
+        .join('; '),
+    }),
     (e: Error & { exitCode?: number; code?: string }) => ({ passed: false, failed: `${e.code}: ${e.message}`, exitCode: e.exitCode }),
   );
   return r;

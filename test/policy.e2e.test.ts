@@ -27,20 +27,27 @@ afterAll(async () => {
 function homeWithPolicy(policy: unknown): Home {
   const home = makeHome();
   mkdirSync(path.join(home.env.XDG_CONFIG_HOME, 'loopsign'), { recursive: true });
-  if (policy !== undefined) writeFileSync(path.join(home.env.XDG_CONFIG_HOME, 'loopsign', 'policy.json'), typeof policy === 'string' ? policy : JSON.stringify(policy));
+  if (policy !== undefined)
+    writeFileSync(
+      path.join(home.env.XDG_CONFIG_HOME, 'loopsign', 'policy.json'),
+      typeof policy === 'string' ? policy : JSON.stringify(policy),
+    );
   return home;
 }
 
 function askFile(home: Home, extra: Record<string, unknown> = {}): string {
   n++;
-  return home.file(`policy-${n}.json`, JSON.stringify({
-    chainId: 31337,
-    clientRequestId: `policy-${process.pid}-${n}-${Date.now()}`,
-    maxPaymentAmount: '2500000',
-    bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-    question: { title: `Policy question ${n}`, contextUrl: 'https://example.com/policy', categoryId: '1', tags: ['policy'] },
-    ...extra,
-  }));
+  return home.file(
+    `policy-${n}.json`,
+    JSON.stringify({
+      chainId: 31337,
+      clientRequestId: `policy-${process.pid}-${n}-${Date.now()}`,
+      maxPaymentAmount: '2500000',
+      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+      question: { title: `Policy question ${n}`, contextUrl: 'https://example.com/policy', categoryId: '1', tags: ['policy'] },
+      ...extra,
+    }),
+  );
 }
 
 const run = (home: Home, args: string[], env: Record<string, string> = {}) => runCli(args, home, { env: { ...sb.env(), ...env } });
@@ -74,7 +81,14 @@ describe('limits, before anything is signed', () => {
   it('perAsk: exit 5 policy_limit naming the limit, the amount and what is left; nothing signed', async () => {
     const home = homeWithPolicy({ version: 1, perAsk: { maxUsdc: '2000000' } });
     const n0 = await nonce();
-    const r = await run(home, ['--json', 'ask', '--file', askFile(home, { feedbackBonus: { amount: '1000000', asset: 'USDC' } }), '--payment-mode', 'wallet_calls']);
+    const r = await run(home, [
+      '--json',
+      'ask',
+      '--file',
+      askFile(home, { feedbackBonus: { amount: '1000000', asset: 'USDC' } }),
+      '--payment-mode',
+      'wallet_calls',
+    ]);
     expect(r.code, r.stdout + r.stderr).toBe(5);
     expect(r.json().error).toMatchObject({ code: 'policy_limit', limit: 'perAsk', asset: 'USDC', amount: '2500000', left: '2000000' });
     expect(r.json().error.message).toMatch(/2\.5 USDC, above perAsk 2 USDC/);
@@ -88,7 +102,9 @@ describe('limits, before anything is signed', () => {
       expect(r.code, r.stderr).toBe(0);
     }
     const shown = await run(home, ['--json', 'config', 'show']);
-    expect(shown.json().policy.remaining).toEqual([expect.objectContaining({ window: 'the last 24 hours', asset: 'USDC', limit: '3500000', used: '3000000', left: '500000' })]);
+    expect(shown.json().policy.remaining).toEqual([
+      expect.objectContaining({ window: 'the last 24 hours', asset: 'USDC', limit: '3500000', used: '3000000', left: '500000' }),
+    ]);
     const before = await tokenBalance(s, 'USDC');
     const third = await run(home, ['--json', 'ask', '--file', askFile(home), '--payment-mode', 'wallet_calls']);
     expect(third.code, third.stdout).toBe(5);
@@ -99,7 +115,9 @@ describe('limits, before anything is signed', () => {
   it('two processes at once against one window: both pass the preflight, the ledger admission (under the wallet lock) lets only one pay', async () => {
     const home = homeWithPolicy({ version: 1, rolling24h: { '31337': { maxUsdc: '2000000' } } });
     const before = await tokenBalance(s, 'USDC');
-    const runs = await Promise.all([0, 1].map(() => run(home, ['--json', 'ask', '--file', askFile(home), '--payment-mode', 'wallet_calls'])));
+    const runs = await Promise.all(
+      [0, 1].map(() => run(home, ['--json', 'ask', '--file', askFile(home), '--payment-mode', 'wallet_calls'])),
+    );
     const codes = runs.map((r) => r.code).sort();
     expect(codes, runs.map((r) => r.stdout).join('\n')).toEqual([0, 5]);
     expect(runs.find((r) => r.code === 5)!.json().error.code).toBe('policy_limit');
@@ -117,7 +135,7 @@ describe('limits, before anything is signed', () => {
     expect(r2.json().error.message).toMatch(/category 1 is not in allowedCategories/);
   });
 
-  it('--policy and LOOPSIGN_POLICY add limits but never lift the config folder\'s', async () => {
+  it("--policy and LOOPSIGN_POLICY add limits but never lift the config folder's", async () => {
     const home = homeWithPolicy({ version: 1, perAsk: { maxUsdc: '1000000' } });
     const lax = home.file('lax.json', JSON.stringify({ version: 1, perAsk: { maxUsdc: '100000000' } }));
     const byFlag = await run(home, ['--json', '--policy', lax, 'ask', '--file', askFile(home)]);

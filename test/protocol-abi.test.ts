@@ -21,10 +21,31 @@ describe('selectors, topics and domain tags', () => {
   it('loopsign ABIs carry exactly the vector selectors', () => {
     const selectors = new Set((v.selectors as string[]).map((l) => l.split(' ')[1]));
     const mine = [
-      ...abi.contentRegistryAbi, ...abi.x402SubmitterAbi, ...abi.x402LegacyAbi, ...abi.feedbackBonusEscrowAbi, ...abi.votingEngineAbi,
-      ...abi.advisoryRecorderAbi, ...abi.protocolConfigAbi,
-    ].filter((x) => x.type === 'function').map((f) => toFunctionSelector(f as never));
-    for (const s of ['0xd6e08b7e', '0x1be1bfa0', '0xe2f3b89f', '0x20fab602', '0xec7b44ac', '0x2dddea2d', '0x1b651e4f', '0xf09e94a1', '0x5714f732', '0xbcda1996', '0x7263308f', '0xbde22ae0', '0xb83ab25c']) {
+      ...abi.contentRegistryAbi,
+      ...abi.x402SubmitterAbi,
+      ...abi.x402LegacyAbi,
+      ...abi.feedbackBonusEscrowAbi,
+      ...abi.votingEngineAbi,
+      ...abi.advisoryRecorderAbi,
+      ...abi.protocolConfigAbi,
+    ]
+      .filter((x) => x.type === 'function')
+      .map((f) => toFunctionSelector(f as never));
+    for (const s of [
+      '0xd6e08b7e',
+      '0x1be1bfa0',
+      '0xe2f3b89f',
+      '0x20fab602',
+      '0xec7b44ac',
+      '0x2dddea2d',
+      '0x1b651e4f',
+      '0xf09e94a1',
+      '0x5714f732',
+      '0xbcda1996',
+      '0x7263308f',
+      '0xbde22ae0',
+      '0xb83ab25c',
+    ]) {
       expect(selectors.has(s)).toBe(true);
       expect(mine).toContain(s);
     }

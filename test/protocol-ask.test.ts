@@ -57,7 +57,13 @@ describe('ask hashing vectors', () => {
     expect(h.questions[0]!.resultSpecHash).toBe(expected.resultSpecHash);
     expect(h.questions[0]!.submissionKey).toBe(expected.submissionKey);
     expect(h.salts[0]).toBe(expected.salt);
-    const nonce = x402Nonce(ask, h, BASE, { from: TEST_ADDRESS, to: BASE.x402QuestionSubmitter, value: 1500000n, validAfter: 0n, validBefore: 1800000000n });
+    const nonce = x402Nonce(ask, h, BASE, {
+      from: TEST_ADDRESS,
+      to: BASE.x402QuestionSubmitter,
+      value: 1500000n,
+      validAfter: 0n,
+      validBefore: 1800000000n,
+    });
     expect(nonce).toBe(expected.x402Nonce_base_validBefore_1800000000);
   });
 
@@ -112,24 +118,74 @@ describe('local validation names the field', () => {
   const bad: [string, (b: any) => void, RegExp][] = [
     ['minVoters differs', (b) => (b.roundConfig.minVoters = '4'), /roundConfig\.minVoters/],
     ['amount not a string', (b) => (b.bounty.amount = 1500000), /bounty\.amount/],
-    ['1000 USDC with 3 voters', (b) => ((b.bounty.amount = '1000000000'), (b.maxPaymentAmount = '1000000000')), /bounty\.requiredVoters: must be at least 5/],
-    ['10000 USDC with 5 voters', (b) => ((b.bounty.amount = '10000000000'), (b.maxPaymentAmount = '10000000000'), (b.bounty.requiredVoters = '5'), (b.roundConfig.minVoters = '5')), /at least 8/],
+    [
+      '1000 USDC with 3 voters',
+      (b) => ((b.bounty.amount = '1000000000'), (b.maxPaymentAmount = '1000000000')),
+      /bounty\.requiredVoters: must be at least 5/,
+    ],
+    [
+      '10000 USDC with 5 voters',
+      (b) => (
+        (b.bounty.amount = '10000000000'),
+        (b.maxPaymentAmount = '10000000000'),
+        (b.bounty.requiredVoters = '5'),
+        (b.roundConfig.minVoters = '5')
+      ),
+      /at least 8/,
+    ],
     ['bonus asset', (b) => (b.feedbackBonus = { amount: '1', asset: 'ETH' }), /feedbackBonus\.asset/],
-    ['details hash', (b) => ((b.question.detailsUrl = 'https://example.com/d'), (b.question.detailsHash = '0x12')), /question\.detailsHash/],
-    ['gated with contextUrl', (b) => (b.question.confidentiality = { visibility: 'gated' }), /question\.confidentiality\.visibility: gated requires a service-hosted detailsUrl; external contextUrl/],
-    ['gated with an external detailsUrl', (b) => ((b.question.contextUrl = undefined), (b.question.detailsUrl = 'https://example.com/d'), (b.question.detailsHash = '0x' + 'ab'.repeat(32)), (b.question.confidentiality = { visibility: 'gated' })), /question\.detailsUrl: must be a service-hosted details attachment/],
+    [
+      'details hash',
+      (b) => ((b.question.detailsUrl = 'https://example.com/d'), (b.question.detailsHash = '0x12')),
+      /question\.detailsHash/,
+    ],
+    [
+      'gated with contextUrl',
+      (b) => (b.question.confidentiality = { visibility: 'gated' }),
+      /question\.confidentiality\.visibility: gated requires a service-hosted detailsUrl; external contextUrl/,
+    ],
+    [
+      'gated with an external detailsUrl',
+      (b) => (
+        (b.question.contextUrl = undefined),
+        (b.question.detailsUrl = 'https://example.com/d'),
+        (b.question.detailsHash = '0x' + 'ab'.repeat(32)),
+        (b.question.confidentiality = { visibility: 'gated' })
+      ),
+      /question\.detailsUrl: must be a service-hosted details attachment/,
+    ],
     ['maxVoters below minVoters', (b) => (b.roundConfig.maxVoters = '2'), /roundConfig\.maxVoters: must be at least minVoters \(3\)/],
     ['preset with roundConfig', (b) => (b.roundPreset = 'pure_agent_fast'), /roundPreset: cannot be combined with roundConfig/],
-    ['unknown preset', (b) => ((b.roundConfig = undefined), (b.question.roundPreset = 'turbo')), /question\.roundPreset: must be one of pure_agent_fast or default/],
+    [
+      'unknown preset',
+      (b) => ((b.roundConfig = undefined), (b.question.roundPreset = 'turbo')),
+      /question\.roundPreset: must be one of pure_agent_fast or default/,
+    ],
     ['title too long', (b) => (b.question.title = 'x'.repeat(121)), /question\.title: must be 120 characters or fewer/],
-    ['unknown targetAudience field', (b) => (b.question.targetAudience = { ageRanges: ['25_34'] }), /question\.targetAudience\.ageRanges: is not a supported targetAudience field \(use ageGroups/],
-    ['bad country code', (b) => (b.question.targetAudience = { countries: ['USA'] }), /question\.targetAudience\.countries: "USA" is not an ISO-3166/],
-    ['image without its hash fragment', (b) => (b.question.imageUrls = ['https://www.rateloop.ai/api/attachments/images/att_abcdefghijklmnop.webp']), /question\.imageUrls\[0\]: must end in the fragment/],
+    [
+      'unknown targetAudience field',
+      (b) => (b.question.targetAudience = { ageRanges: ['25_34'] }),
+      /question\.targetAudience\.ageRanges: is not a supported targetAudience field \(use ageGroups/,
+    ],
+    [
+      'bad country code',
+      (b) => (b.question.targetAudience = { countries: ['USA'] }),
+      /question\.targetAudience\.countries: "USA" is not an ISO-3166/,
+    ],
+    [
+      'image without its hash fragment',
+      (b) => (b.question.imageUrls = ['https://www.rateloop.ai/api/attachments/images/att_abcdefghijklmnop.webp']),
+      /question\.imageUrls\[0\]: must end in the fragment/,
+    ],
     ['video not on YouTube', (b) => (b.question.videoUrl = 'https://vimeo.com/1'), /question\.videoUrl: must be a supported YouTube URL/],
     ['missing categoryId', (b) => delete b.question.categoryId, /question\.categoryId: is required/],
     ['chain', (b) => (b.chainId = 1), /chainId/],
     ['image url', (b) => (b.question.imageUrls = ['https://example.com/a.png']), /question\.imageUrls\[0\]/],
-    ['image hash fragment', (b) => (b.question.imageUrls = ['https://www.rateloop.ai/api/attachments/images/att_abcdefghijklmnop.webp#sha256=0x12']), /fragment/],
+    [
+      'image hash fragment',
+      (b) => (b.question.imageUrls = ['https://www.rateloop.ai/api/attachments/images/att_abcdefghijklmnop.webp#sha256=0x12']),
+      /fragment/,
+    ],
   ];
   it.each(bad)('%s', (_n, mutate, message) => {
     const body = structuredClone(exampleBody) as any;
@@ -180,7 +236,9 @@ describe('what the service records (the live corpus rules, item 3.4, 3.5, 3.7)',
   ])('contextUrl %s → %s', (given, recorded) => expect(q({ contextUrl: given }).questions[0]!.contextUrl).toBe(recorded));
 
   it('videoUrl is kept as given; a direct image is not a contextUrl', () => {
-    expect(q({ contextUrl: undefined, videoUrl: 'https://youtu.be/dQw4w9WgXcQ' }).questions[0]!.videoUrl).toBe('https://youtu.be/dQw4w9WgXcQ');
+    expect(q({ contextUrl: undefined, videoUrl: 'https://youtu.be/dQw4w9WgXcQ' }).questions[0]!.videoUrl).toBe(
+      'https://youtu.be/dQw4w9WgXcQ',
+    );
     expect(() => q({ contextUrl: 'https://example.com/a.PNG' })).toThrow(/question\.contextUrl: must be a page/);
   });
 
@@ -190,20 +248,50 @@ describe('what the service records (the live corpus rules, item 3.4, 3.5, 3.7)',
     expect(ask.questions[0]!.title).toBe('Should this agent proceed?');
     expect(ask.questions[0]!.detailsHash).toBe(hash);
     expect(ask.questions[0]!.detailsUrl).toBe('https://www.example.com/Details/X');
-    expect(detailsTupleHash(ask.questions[0]!)).toBe(detailsTupleHash({ ...ask.questions[0]!, detailsHash: hash.toLowerCase() as `0x${string}` }));
+    expect(detailsTupleHash(ask.questions[0]!)).toBe(
+      detailsTupleHash({ ...ask.questions[0]!, detailsHash: hash.toLowerCase() as `0x${string}` }),
+    );
   });
 
   it('targetAudience: fixed field order, values trimmed and de-duplicated in order, country codes upper-cased, empty → null', () => {
-    const ask = q({ targetAudience: { roles: ['founder', 'founder'], team: { countries: ['de'], sizes: [] }, countries: [' us ', 'DE', 'us'], ageGroups: ['25-34'] } });
-    expect(ask.questions[0]!.targetAudience).toEqual({ ageGroups: ['25-34'], countries: ['US', 'DE'], roles: ['founder'], team: { countries: ['DE'] } });
+    const ask = q({
+      targetAudience: {
+        roles: ['founder', 'founder'],
+        team: { countries: ['de'], sizes: [] },
+        countries: [' us ', 'DE', 'us'],
+        ageGroups: ['25-34'],
+      },
+    });
+    expect(ask.questions[0]!.targetAudience).toEqual({
+      ageGroups: ['25-34'],
+      countries: ['US', 'DE'],
+      roles: ['founder'],
+      team: { countries: ['DE'] },
+    });
     expect(Object.keys(ask.questions[0]!.targetAudience!)).toEqual(['ageGroups', 'countries', 'roles', 'team']);
     expect(q({ targetAudience: { roles: [] } }).questions[0]!.targetAudience).toBeNull();
   });
 
   it('round settings on the question apply when the top level has none; pure_agent_fast is 60 s with 3/3 voters', () => {
-    expect(q({ roundConfig: { questionDurationSeconds: '3600', maxVoters: '50' } }, { roundConfig: undefined }).roundConfig).toEqual({ questionDurationSeconds: 3600, epochDuration: 3600, maxDuration: 3600, minVoters: 3, maxVoters: 50 });
-    expect(q({ roundPreset: 'Pure-Agent Fast' }, { roundConfig: undefined }).roundConfig).toEqual({ questionDurationSeconds: 60, epochDuration: 60, maxDuration: 60, minVoters: 3, maxVoters: 3 });
-    expect(q({ roundPreset: 'standard' }, { roundConfig: undefined }).roundConfig).toMatchObject({ questionDurationSeconds: 1200, minVoters: 3, maxVoters: 100 });
+    expect(q({ roundConfig: { questionDurationSeconds: '3600', maxVoters: '50' } }, { roundConfig: undefined }).roundConfig).toEqual({
+      questionDurationSeconds: 3600,
+      epochDuration: 3600,
+      maxDuration: 3600,
+      minVoters: 3,
+      maxVoters: 50,
+    });
+    expect(q({ roundPreset: 'Pure-Agent Fast' }, { roundConfig: undefined }).roundConfig).toEqual({
+      questionDurationSeconds: 60,
+      epochDuration: 60,
+      maxDuration: 60,
+      minVoters: 3,
+      maxVoters: 3,
+    });
+    expect(q({ roundPreset: 'standard' }, { roundConfig: undefined }).roundConfig).toMatchObject({
+      questionDurationSeconds: 1200,
+      minVoters: 3,
+      maxVoters: 100,
+    });
     // The top level wins over the question.
     expect(q({ roundConfig: { questionDurationSeconds: '3600' } }).roundConfig.questionDurationSeconds).toBe(1200);
   });
@@ -211,9 +299,19 @@ describe('what the service records (the live corpus rules, item 3.4, 3.5, 3.7)',
   it('gated: a zero LREP bond when none is given; the URLs blanked on chain only, the detailsHash kept', () => {
     const hosted = 'https://www.rateloop.ai/api/attachments/details/det_abcdefghijklmnop';
     const image = 'https://www.rateloop.ai/api/attachments/images/att_abcdefghijklmnop.webp#sha256=0x' + 'ab'.repeat(32);
-    const ask = q({ contextUrl: undefined, detailsUrl: hosted, detailsHash: '0x' + 'cd'.repeat(32), imageUrls: [image], confidentiality: { visibility: 'gated' } });
+    const ask = q({
+      contextUrl: undefined,
+      detailsUrl: hosted,
+      detailsHash: '0x' + 'cd'.repeat(32),
+      imageUrls: [image],
+      confidentiality: { visibility: 'gated' },
+    });
     const question = ask.questions[0]!;
-    expect(question.confidentiality).toEqual({ bond: { amount: '0', asset: 'LREP' }, disclosurePolicy: 'private_forever', visibility: 'gated' });
+    expect(question.confidentiality).toEqual({
+      bond: { amount: '0', asset: 'LREP' },
+      disclosurePolicy: 'private_forever',
+      visibility: 'gated',
+    });
     expect(question.detailsUrl).toBe(hosted);
     expect(onChainQuestion(question)).toEqual({ ...question, contextUrl: '', detailsUrl: '', imageUrls: [], videoUrl: '' });
     const h = computeAskHashes(ask, TEST_ADDRESS, resolver);
@@ -236,7 +334,10 @@ describe('seed-shaped files: translated, dropped or refused (item 3.6)', () => {
   };
 
   it('one-epoch rounds become questionDurationSeconds; windows equal to it, one settled round and a start-by far enough ahead are dropped', () => {
-    const body = seed({ requiredSettledRounds: '1', bountyStartBy: String(NOW + 3600), bountyWindowSeconds: '600', feedbackWindowSeconds: '600' }, { epochDuration: '600', maxDuration: '600', minVoters: '3', maxVoters: '50' });
+    const body = seed(
+      { requiredSettledRounds: '1', bountyStartBy: String(NOW + 3600), bountyWindowSeconds: '600', feedbackWindowSeconds: '600' },
+      { epochDuration: '600', maxDuration: '600', minVoters: '3', maxVoters: '50' },
+    );
     const t = live(body);
     expect(t.body.roundConfig).toEqual({ minVoters: '3', maxVoters: '50', questionDurationSeconds: '600' });
     expect(t.body.bounty).toEqual({ amount: '1500000', bountyEligibility: '0', requiredVoters: '3' });
@@ -250,17 +351,34 @@ describe('seed-shaped files: translated, dropped or refused (item 3.6)', () => {
     // The same ask as its live twin: the very same hashes, so the operationKey and the x402 nonce are verifiable.
     const twin = structuredClone(exampleBody) as any;
     twin.roundConfig = { questionDurationSeconds: '600', minVoters: '3', maxVoters: '50' };
-    expect(computeAskHashes(t.ask, TEST_ADDRESS, resolver).operationKey).toBe(computeAskHashes(normalizeAsk(twin), TEST_ADDRESS, resolver).operationKey);
+    expect(computeAskHashes(t.ask, TEST_ADDRESS, resolver).operationKey).toBe(
+      computeAskHashes(normalizeAsk(twin), TEST_ADDRESS, resolver).operationKey,
+    );
     expect(body.bounty.requiredSettledRounds).toBe('1'); // the user's body is not changed
   });
 
   it.each([
     ['epoch ≠ max', seed({}, { epochDuration: '600', maxDuration: '1800' }), /roundConfig\.maxDuration: the service runs one-epoch rounds/],
-    ['two settled rounds', seed({ requiredSettledRounds: '2' }), /bounty\.requiredSettledRounds: the service pays the bounty on one creation-anchored round/],
+    [
+      'two settled rounds',
+      seed({ requiredSettledRounds: '2' }),
+      /bounty\.requiredSettledRounds: the service pays the bounty on one creation-anchored round/,
+    ],
     ['a past start-by', seed({ bountyStartBy: String(NOW - 1) }), /bounty\.bountyStartBy: \d+ is already past/],
     ['a start-by too close', seed({ bountyStartBy: String(NOW + 60) }), /bounty\.bountyStartBy: \d+ is less than 30 minutes away/],
-    ['a window ≠ the duration', seed({ bountyWindowSeconds: '3600' }), /bounty\.bountyWindowSeconds: the service's bounty window is the question duration \(1200 s\), not 3600 s; set roundConfig\.questionDurationSeconds to 3600/],
-    ['a bonus close time', seed({}, undefined, { maxPaymentAmount: '2500000', feedbackBonus: { amount: '1000000', asset: 'USDC', feedbackClosesAt: String(NOW + 5000) } }), /feedbackBonus\.feedbackClosesAt: the service closes the feedback bonus with the question/],
+    [
+      'a window ≠ the duration',
+      seed({ bountyWindowSeconds: '3600' }),
+      /bounty\.bountyWindowSeconds: the service's bounty window is the question duration \(1200 s\), not 3600 s; set roundConfig\.questionDurationSeconds to 3600/,
+    ],
+    [
+      'a bonus close time',
+      seed({}, undefined, {
+        maxPaymentAmount: '2500000',
+        feedbackBonus: { amount: '1000000', asset: 'USDC', feedbackClosesAt: String(NOW + 5000) },
+      }),
+      /feedbackBonus\.feedbackClosesAt: the service closes the feedback bonus with the question/,
+    ],
     ['a non-number', seed({ bountyWindowSeconds: 'soon' }), /bounty\.bountyWindowSeconds: must be a whole number of seconds/],
   ])('refuses %s locally, naming the field and what the service offers', (_n, body, message) => {
     expect(() => translateAsk(body, NOW)).toThrow(message);
@@ -271,7 +389,7 @@ describe('seed-shaped files: translated, dropped or refused (item 3.6)', () => {
     expect(live(body).ask.roundConfig.questionDurationSeconds).toBe(60);
   });
 
-  it('the parser (and so the sandbox) refuses a seed field with the service\'s own answer', () => {
+  it("the parser (and so the sandbox) refuses a seed field with the service's own answer", () => {
     const err = (() => {
       try {
         normalizeAsk(seed({ bountyStartBy: '0' }));
@@ -280,6 +398,11 @@ describe('seed-shaped files: translated, dropped or refused (item 3.6)', () => {
       }
     })();
     expect(err?.field).toBe('bounty.bountyStartBy');
-    expect(err?.service).toEqual({ stage: 'parse', code: 'invalid_arguments', originalCode: 'X402QuestionInputError', message: 'bounty.bountyStartBy is no longer accepted; bounty timing starts when the question is created.' });
+    expect(err?.service).toEqual({
+      stage: 'parse',
+      code: 'invalid_arguments',
+      originalCode: 'X402QuestionInputError',
+      message: 'bounty.bountyStartBy is no longer accepted; bounty timing starts when the question is created.',
+    });
   });
 });

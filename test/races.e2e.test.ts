@@ -27,7 +27,15 @@ import { decryptKeystore } from '../src/wallet/keystore.js';
 
 const TRIALS = Math.max(1, Number(process.env.LOOPSIGN_RACE_TRIALS ?? 1));
 const RERUNS = 4;
-const BONUS_POINTS = ['ask:confirmed', 'bonus:planned', 'bonus:signed:0', 'bonus:mined:0', 'bonus:signed:1', 'bonus:mined:1', 'bonus:executed'];
+const BONUS_POINTS = [
+  'ask:confirmed',
+  'bonus:planned',
+  'bonus:signed:0',
+  'bonus:mined:0',
+  'bonus:signed:1',
+  'bonus:mined:1',
+  'bonus:executed',
+];
 
 let s: Session;
 let n = 0;
@@ -69,73 +77,110 @@ async function together(count: number, args: string[], home: Home, env: Record<s
 
 describe('a killed ask with a bonus, rerun by several processes at once', () => {
   const cases = BONUS_POINTS.flatMap((point) => Array.from({ length: TRIALS }, (_, trial) => [point, trial] as const));
-  it.each(cases)('killed after %s (trial %i): one submission, one bonus, exactly bounty + bonus paid', async (point) => {
-    const home = s.home;
-    const title = `Race ${point} ${n}`;
-    const file = askFile(home, title, { bounty: '1500000', bonus: '1000000', max: '2500000' });
-    const args = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
-    const before = await usdc();
-    const killed = await runCli(args, home, { env: { ...s.sb.env(), LOOPSIGN_CRASH_AFTER: point } });
-    expect(killed.code, `${point}: the first run must be killed, got ${killed.code}\n${killed.stderr}`).toBe(-1);
+  it.each(cases)(
+    'killed after %s (trial %i): one submission, one bonus, exactly bounty + bonus paid',
+    async (point) => {
+      const home = s.home;
+      const title = `Race ${point} ${n}`;
+      const file = askFile(home, title, { bounty: '1500000', bonus: '1000000', max: '2500000' });
+      const args = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
+      const before = await usdc();
+      const killed = await runCli(args, home, { env: { ...s.sb.env(), LOOPSIGN_CRASH_AFTER: point } });
+      expect(killed.code, `${point}: the first run must be killed, got ${killed.code}\n${killed.stderr}`).toBe(-1);
 
-    const runs = await together(RERUNS, args, home, s.sb.env());
-    for (const r of runs) {
-      if (r.code === 0) continue;
-      // The only other answer: another process is working on this operation (exit 2), nothing sent.
-      expect(r.code, r.stdout + r.stderr).toBe(2);
-      expect(r.json().error.code).toBe('journal_locked');
-    }
-    expect(runs.some((r) => r.code === 0), runs.map((r) => r.stdout + r.stderr).join('\n')).toBe(true);
-    const done = runs.find((r) => r.code === 0)!.json();
-    expect(done.feedbackBonus.status).toBe('funded');
+      const runs = await together(RERUNS, args, home, s.sb.env());
+      for (const r of runs) {
+        if (r.code === 0) continue;
+        // The only other answer: another process is working on this operation (exit 2), nothing sent.
+        expect(r.code, r.stdout + r.stderr).toBe(2);
+        expect(r.json().error.code).toBe('journal_locked');
+      }
+      expect(
+        runs.some((r) => r.code === 0),
+        runs.map((r) => r.stdout + r.stderr).join('\n'),
+      ).toBe(true);
+      const done = runs.find((r) => r.code === 0)!.json();
+      expect(done.feedbackBonus.status).toBe('funded');
 
-    expect(await submissionsTitled(s, title), 'one submission').toBe(1);
-    expect(await bonusPoolsFunded(s, done.contentIds[0]), 'one bonus pool').toBe(1);
-    expect(before - (await usdc()), 'exactly the bounty and the bonus left the wallet').toBe(2_500_000n);
-    // Every transaction that moved money is in the database, mined, under this one operation.
-    const op = recorded(home, done.operation);
-    expect(op.txs.every((t) => t.status === 'mined'), JSON.stringify(op.txs)).toBe(true);
-    expect(op.txs.filter((t) => t.stage === 'bonus').length).toBeGreaterThan(0);
-    const pulled = withStore(home, (db) => db.prepare("SELECT COALESCE(SUM(amount), 0) AS p FROM effects WHERE operation_id = ? AND live = 1 AND kind = 'pull'").get(done.operation) as { p: number });
-    expect(pulled.p).toBe(2_500_000);
-    capture.count('race trials: killed ask rerun by 4 processes at once', `${point}`);
-  }, 120_000);
+      expect(await submissionsTitled(s, title), 'one submission').toBe(1);
+      expect(await bonusPoolsFunded(s, done.contentIds[0]), 'one bonus pool').toBe(1);
+      expect(before - (await usdc()), 'exactly the bounty and the bonus left the wallet').toBe(2_500_000n);
+      // Every transaction that moved money is in the database, mined, under this one operation.
+      const op = recorded(home, done.operation);
+      expect(
+        op.txs.every((t) => t.status === 'mined'),
+        JSON.stringify(op.txs),
+      ).toBe(true);
+      expect(op.txs.filter((t) => t.stage === 'bonus').length).toBeGreaterThan(0);
+      const pulled = withStore(
+        home,
+        (db) =>
+          db
+            .prepare("SELECT COALESCE(SUM(amount), 0) AS p FROM effects WHERE operation_id = ? AND live = 1 AND kind = 'pull'")
+            .get(done.operation) as { p: number },
+      );
+      expect(pulled.p).toBe(2_500_000);
+      capture.count('race trials: killed ask rerun by 4 processes at once', `${point}`);
+    },
+    120_000,
+  );
 });
 
 describe('two wallets under one window, through a slow node', () => {
   const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
-  it.each(Array.from({ length: TRIALS * 2 }, (_, i) => i))('trial %i: one pays, the other is refused, the window is never crossed', async () => {
-    const home = makeHome();
-    mkdirSync(path.join(home.env.XDG_CONFIG_HOME, 'loopsign'), { recursive: true });
-    writeFileSync(path.join(home.env.XDG_CONFIG_HOME, 'loopsign', 'policy.json'), JSON.stringify({ version: 1, rolling24h: { '31337': { maxUsdc: '3000000' } } }));
-    await s.sb.control('/__sandbox/fund', { address: TEST_ADDRESS, usdc: '10000000', eth: '10' });
-    const pub = createPublicClient({ transport: http(s.sb.info.rpcUrl) });
-    const balanceOf = (a: `0x${string}`) => pub.readContract({ address: s.sb.info.tokens.USDC.address, abi: erc20, functionName: 'balanceOf', args: [a] });
-    const wallets = [s.sb.info.devWallet.address, TEST_ADDRESS as `0x${string}`];
-    const before = await Promise.all(wallets.map(balanceOf));
+  it.each(Array.from({ length: TRIALS * 2 }, (_, i) => i))(
+    'trial %i: one pays, the other is refused, the window is never crossed',
+    async () => {
+      const home = makeHome();
+      mkdirSync(path.join(home.env.XDG_CONFIG_HOME, 'loopsign'), { recursive: true });
+      writeFileSync(
+        path.join(home.env.XDG_CONFIG_HOME, 'loopsign', 'policy.json'),
+        JSON.stringify({ version: 1, rolling24h: { '31337': { maxUsdc: '3000000' } } }),
+      );
+      await s.sb.control('/__sandbox/fund', { address: TEST_ADDRESS, usdc: '10000000', eth: '10' });
+      const pub = createPublicClient({ transport: http(s.sb.info.rpcUrl) });
+      const balanceOf = (a: `0x${string}`) =>
+        pub.readContract({ address: s.sb.info.tokens.USDC.address, abi: erc20, functionName: 'balanceOf', args: [a] });
+      const wallets = [s.sb.info.devWallet.address, TEST_ADDRESS as `0x${string}`];
+      const before = await Promise.all(wallets.map(balanceOf));
 
-    const proxy = await startRpcProxy(s.sb.info.rpcUrl, { delayMs: 150 });
-    proxy.gate(2);
-    const amounts = { bounty: '2000000', max: '2000000' };
-    const [a, b] = await Promise.all([
-      runCli(['--json', 'ask', '--file', askFile(home, `Window A ${n}`, amounts), '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], home, { env: s.sb.env() }),
-      runCli(['--json', 'ask', '--file', askFile(home, `Window B ${n}`, amounts), '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], home, { env: { ...s.sb.env(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY } }),
-    ]);
-    await proxy.close();
-    const codes = [a.code, b.code].sort();
-    expect(codes, a.stdout + a.stderr + b.stdout + b.stderr).toEqual([0, 5]);
-    const refused = [a, b].find((r) => r.code === 5)!;
-    expect(refused.json().error.code).toBe('policy_limit');
-    const after = await Promise.all(wallets.map(balanceOf));
-    const spent = before[0]! - after[0]! + (before[1]! - after[1]!);
-    expect(spent, 'what left both wallets').toBe(2_000_000n);
-    // Nothing beyond the window was even signed: the refused run recorded no effect.
-    const signed = withStore(home, (db) => db.prepare("SELECT COALESCE(SUM(amount), 0) AS s FROM effects WHERE live = 1 AND kind = 'pull'").get() as { s: number });
-    expect(signed.s).toBeLessThanOrEqual(3_000_000);
-    const shown = await runCli(['--json', 'history'], home, { env: s.sb.env() });
-    expect(shown.json().windows.find((w: { window: string }) => w.window === 'the last 24 hours').amount).toBe('2000000');
-    capture.count('race trials: two wallets under one window', 'slow node');
-  }, 120_000);
+      const proxy = await startRpcProxy(s.sb.info.rpcUrl, { delayMs: 150 });
+      proxy.gate(2);
+      const amounts = { bounty: '2000000', max: '2000000' };
+      const [a, b] = await Promise.all([
+        runCli(
+          ['--json', 'ask', '--file', askFile(home, `Window A ${n}`, amounts), '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url],
+          home,
+          { env: s.sb.env() },
+        ),
+        runCli(
+          ['--json', 'ask', '--file', askFile(home, `Window B ${n}`, amounts), '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url],
+          home,
+          {
+            env: { ...s.sb.env(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY },
+          },
+        ),
+      ]);
+      await proxy.close();
+      const codes = [a.code, b.code].sort();
+      expect(codes, a.stdout + a.stderr + b.stdout + b.stderr).toEqual([0, 5]);
+      const refused = [a, b].find((r) => r.code === 5)!;
+      expect(refused.json().error.code).toBe('policy_limit');
+      const after = await Promise.all(wallets.map(balanceOf));
+      const spent = before[0]! - after[0]! + (before[1]! - after[1]!);
+      expect(spent, 'what left both wallets').toBe(2_000_000n);
+      // Nothing beyond the window was even signed: the refused run recorded no effect.
+      const signed = withStore(
+        home,
+        (db) => db.prepare("SELECT COALESCE(SUM(amount), 0) AS s FROM effects WHERE live = 1 AND kind = 'pull'").get() as { s: number },
+      );
+      expect(signed.s).toBeLessThanOrEqual(3_000_000);
+      const shown = await runCli(['--json', 'history'], home, { env: s.sb.env() });
+      expect(shown.json().windows.find((w: { window: string }) => w.window === 'the last 24 hours').amount).toBe('2000000');
+      capture.count('race trials: two wallets under one window', 'slow node');
+    },
+    120_000,
+  );
 });
 
 describe('two votes from one wallet, one allowance', () => {
@@ -144,21 +189,45 @@ describe('two votes from one wallet, one allowance', () => {
     const { privateKey } = await decryptKeystore(JSON.parse(readFileSync(s.sb.info.devWallet.keystore, 'utf8')), password);
     const dev = createWalletClient({ account: privateKeyToAccount(toHex(privateKey)), transport: http(s.sb.info.rpcUrl) });
     const approve = parseAbi(['function approve(address,uint256) returns (bool)']);
-    await s.pub.waitForTransactionReceipt({ hash: await dev.writeContract({ chain: null, address: s.sb.info.tokens.LREP.address, abi: approve, functionName: 'approve', args: [s.sb.info.contracts.roundVotingEngine, 1_000_000n] }) });
+    await s.pub.waitForTransactionReceipt({
+      hash: await dev.writeContract({
+        chain: null,
+        address: s.sb.info.tokens.LREP.address,
+        abi: approve,
+        functionName: 'approve',
+        args: [s.sb.info.contracts.roundVotingEngine, 1_000_000n],
+      }),
+    });
   };
-  const voteArgs = async () => ['--json', 'rate', '--content-id', String((await s.sb.control('/__sandbox/content', {})).contentId), '--up', '--prediction', '60', '--stake', '1'];
+  const voteArgs = async () => [
+    '--json',
+    'rate',
+    '--content-id',
+    String((await s.sb.control('/__sandbox/content', {})).contentId),
+    '--up',
+    '--prediction',
+    '60',
+    '--stake',
+    '1',
+  ];
 
-  it.each(Array.from({ length: TRIALS }, (_, i) => i))('trial %i: started together through a slow node, both are cast at once, each stake paid once', async () => {
-    await allowOneStake();
-    const before = await tokenBalance(s, 'LREP');
-    const proxy = await startRpcProxy(s.sb.info.rpcUrl, { delayMs: 150 });
-    proxy.gate(2);
-    const runs = await Promise.all([await voteArgs(), await voteArgs()].map((args) => runCli([...args, '--rpc-url', proxy.url], s.home, { env: s.sb.env() })));
-    await proxy.close();
-    for (const r of runs) expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(before - (await tokenBalance(s, 'LREP'))).toBe(2_000_000n);
-    capture.count('race trials: two votes from one wallet, one allowance', 'slow node');
-  }, 120_000);
+  it.each(Array.from({ length: TRIALS }, (_, i) => i))(
+    'trial %i: started together through a slow node, both are cast at once, each stake paid once',
+    async () => {
+      await allowOneStake();
+      const before = await tokenBalance(s, 'LREP');
+      const proxy = await startRpcProxy(s.sb.info.rpcUrl, { delayMs: 150 });
+      proxy.gate(2);
+      const runs = await Promise.all(
+        [await voteArgs(), await voteArgs()].map((args) => runCli([...args, '--rpc-url', proxy.url], s.home, { env: s.sb.env() })),
+      );
+      await proxy.close();
+      for (const r of runs) expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(before - (await tokenBalance(s, 'LREP'))).toBe(2_000_000n);
+      capture.count('race trials: two votes from one wallet, one allowance', 'slow node');
+    },
+    120_000,
+  );
 
   it('the vote whose journaled plan counted on an allowance the other spent plans again on its rerun, and both are cast once', async () => {
     // The dev wallet's allowance to the voting engine: exactly one stake.

@@ -22,7 +22,13 @@ let home: Home;
 let pub: Pub;
 const run = (args: string[]) => runCli(args, home, { env: sb.env() });
 const newContent = async (body: Record<string, unknown> = {}) => String((await sb.control('/__sandbox/content', body)).contentId);
-const lrep = async () => (await pub.readContract({ address: sb.info.tokens.LREP.address, abi: engineAbi, functionName: 'balanceOf', args: [sb.info.devWallet.address] })) as bigint;
+const lrep = async () =>
+  (await pub.readContract({
+    address: sb.info.tokens.LREP.address,
+    abi: engineAbi,
+    functionName: 'balanceOf',
+    args: [sb.info.devWallet.address],
+  })) as bigint;
 
 async function passTime(seconds = 1300) {
   await sb.control('/__sandbox/time', { advanceSeconds: seconds });
@@ -31,14 +37,26 @@ async function passTime(seconds = 1300) {
 
 async function network() {
   const info = (await api(sb.info.baseUrl, 'GET', `/drand/${sb.info.drand.chainHash}/info`)).body;
-  return { name: 'sandbox', chainHash: info.hash, genesis: info.genesis_time, period: info.period, publicKey: info.public_key, scheme: info.schemeID };
+  return {
+    name: 'sandbox',
+    chainHash: info.hash,
+    genesis: info.genesis_time,
+    period: info.period,
+    publicKey: info.public_key,
+    scheme: info.schemeID,
+  };
 }
 
 async function decryptJournal(operation: string) {
   const j = recorded(home, operation).data;
   const armored = Buffer.from(j.commit.ciphertext.slice(2), 'hex').toString('utf8');
   const state = await sb.control('/__sandbox/state');
-  const plain = await tlockDecrypt(await network(), armored, async (r) => (await api(sb.info.baseUrl, 'GET', `/drand/${sb.info.drand.chainHash}/public/${r}`)).body, state.now - Math.floor(Date.now() / 1000));
+  const plain = await tlockDecrypt(
+    await network(),
+    armored,
+    async (r) => (await api(sb.info.baseUrl, 'GET', `/drand/${sb.info.drand.chainHash}/public/${r}`)).body,
+    state.now - Math.floor(Date.now() / 1000),
+  );
   return { plain: decodeVotePlaintext(plain), journal: j };
 }
 
@@ -64,7 +82,12 @@ describe('rating through to a revealed vote', () => {
     expect(r.stderr).not.toMatch(/"isUp"|"salt"|"predictedUpBps"/);
     expect(await lrep()).toBe(before - 2_000_000n);
     await passTime();
-    const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'sandboxCommitOf', args: [BigInt(id), 1n, doc.commitKey] })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
+    const stored = (await pub.readContract({
+      address: sb.info.contracts.roundVotingEngine,
+      abi: engineAbi,
+      functionName: 'sandboxCommitOf',
+      args: [BigInt(id), 1n, doc.commitKey],
+    })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
     expect(stored).toMatchObject({ revealed: true, isUp: true, predictedUpBps: 7000 });
     const status = await run(['--json', 'rate', 'status', '--content-id', id]);
     expect(status.json().status).toBe('revealed');
@@ -119,7 +142,9 @@ describe('rating through to a revealed vote', () => {
     expect(rerun.json()).toMatchObject({ resumed: true, operation: second.json().operation, transactions: 0 });
     const status = await run(['--json', 'rate', 'status', '--content-id', id]);
     expect(status.code, status.stderr).toBe(0);
-    expect(status.json().votes.map((v: { roundId: string; operation: string; state: string }) => [v.roundId, v.operation, v.state])).toEqual([
+    expect(
+      status.json().votes.map((v: { roundId: string; operation: string; state: string }) => [v.roundId, v.operation, v.state]),
+    ).toEqual([
       ['1', first.json().operation, 'committed'],
       ['2', second.json().operation, 'committed'],
     ]);
@@ -166,7 +191,15 @@ describe('rating through to a revealed vote', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.json().gated).toBe(true);
     expect(r.stderr).toMatch(/"event":"rate\.terms"/);
-    expect(r.json().gatedContext).toEqual([expect.objectContaining({ kind: 'details', verified: true, untrusted: true, sha256: created.details.sha256, text: 'Release 42 is confidential.' })]);
+    expect(r.json().gatedContext).toEqual([
+      expect.objectContaining({
+        kind: 'details',
+        verified: true,
+        untrusted: true,
+        sha256: created.details.sha256,
+        text: 'Release 42 is confidential.',
+      }),
+    ]);
     expect(r.json().terms).toMatchObject({ file: err.termsFile, sha256: err.termsSha256, version: '2026-06-confidential-context-full' });
     // Run again after success: the same vote is reported; nothing is signed or paid, not even the terms again.
     const stake = await lrep();
@@ -190,27 +223,101 @@ describe('rating through to a revealed vote', () => {
     await sb.control('/__sandbox/settings', { reveals: true });
     expect(reveal.code, reveal.stderr).toBe(0);
     expect(reveal.json().revealedBy).toBe('loopsign');
-    const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'sandboxCommitOf', args: [BigInt(id), 1n, r.json().commitKey] })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
+    const stored = (await pub.readContract({
+      address: sb.info.contracts.roundVotingEngine,
+      abi: engineAbi,
+      functionName: 'sandboxCommitOf',
+      args: [BigInt(id), 1n, r.json().commitKey],
+    })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
     expect(stored).toMatchObject({ revealed: true, isUp: false, predictedUpBps: 2000 });
   });
 });
 
 describe('rate commit --offline', () => {
   it('builds the interface output with no network, reproducibly from --salt, and it decrypts with the sandbox beacon', async () => {
-    const runtime = { roundId: '1', roundReferenceRatingBps: '5000', epochDuration: '1200', drandChainHash: `0x${sb.info.drand.chainHash}`, drandGenesisTimeSeconds: String(sb.info.drand.genesis), drandPeriodSeconds: String(sb.info.drand.period), roundStartTimeSeconds: String((await sb.control('/__sandbox/state')).now), targetRound: null };
+    const runtime = {
+      roundId: '1',
+      roundReferenceRatingBps: '5000',
+      epochDuration: '1200',
+      drandChainHash: `0x${sb.info.drand.chainHash}`,
+      drandGenesisTimeSeconds: String(sb.info.drand.genesis),
+      drandPeriodSeconds: String(sb.info.drand.period),
+      roundStartTimeSeconds: String((await sb.control('/__sandbox/state')).now),
+      targetRound: null,
+    };
     const file = home.file('runtime.json', JSON.stringify({ runtime }));
     const voter = `0x${'22'.repeat(20)}`;
     const salt = `0x${'22'.repeat(32)}`;
     // A dead base URL and RPC: nothing may be contacted.
-    const r = await runCli(['--json', '--base-url', 'http://127.0.0.1:9', '--rpc-url', 'http://127.0.0.1:9', 'rate', 'commit', '--offline', '--runtime', file, '--voter', voter, '--content-id', '42', '--up', '--prediction', '69', '--stake', '2.5', '--salt', salt], home, { env: sb.env() });
+    const r = await runCli(
+      [
+        '--json',
+        '--base-url',
+        'http://127.0.0.1:9',
+        '--rpc-url',
+        'http://127.0.0.1:9',
+        'rate',
+        'commit',
+        '--offline',
+        '--runtime',
+        file,
+        '--voter',
+        voter,
+        '--content-id',
+        '42',
+        '--up',
+        '--prediction',
+        '69',
+        '--stake',
+        '2.5',
+        '--salt',
+        salt,
+      ],
+      home,
+      { env: sb.env() },
+    );
     expect(r.code, r.stderr).toBe(0);
     const out = r.json();
-    expect(Object.keys(out).sort()).toEqual(['ciphertext', 'commitHash', 'drandChainHash', 'frontend', 'ok', 'roundId', 'roundReferenceRatingBps', 'stakeAtomicUnits', 'stakeWei', 'targetRound']);
-    expect(out).toMatchObject({ stakeWei: '2500000', stakeAtomicUnits: '2500000', roundId: '1', frontend: '0x0000000000000000000000000000000000000000' });
-    expect(out.commitHash).toBe(commitHash({ isUp: true, predictedUpBps: 6900, salt: salt as Hex, voter: voter as Hex, contentId: 42n, roundId: 1n, roundReferenceRatingBps: 5000, targetRound: BigInt(out.targetRound), drandChainHash: out.drandChainHash, ciphertext: out.ciphertext }));
+    expect(Object.keys(out).sort()).toEqual([
+      'ciphertext',
+      'commitHash',
+      'drandChainHash',
+      'frontend',
+      'ok',
+      'roundId',
+      'roundReferenceRatingBps',
+      'stakeAtomicUnits',
+      'stakeWei',
+      'targetRound',
+    ]);
+    expect(out).toMatchObject({
+      stakeWei: '2500000',
+      stakeAtomicUnits: '2500000',
+      roundId: '1',
+      frontend: '0x0000000000000000000000000000000000000000',
+    });
+    expect(out.commitHash).toBe(
+      commitHash({
+        isUp: true,
+        predictedUpBps: 6900,
+        salt: salt as Hex,
+        voter: voter as Hex,
+        contentId: 42n,
+        roundId: 1n,
+        roundReferenceRatingBps: 5000,
+        targetRound: BigInt(out.targetRound),
+        drandChainHash: out.drandChainHash,
+        ciphertext: out.ciphertext,
+      }),
+    );
     await sb.control('/__sandbox/time', { advanceSeconds: 1300 });
     const state = await sb.control('/__sandbox/state');
-    const plain = await tlockDecrypt(await network(), Buffer.from(out.ciphertext.slice(2), 'hex').toString('utf8'), async (n) => (await api(sb.info.baseUrl, 'GET', `/drand/${sb.info.drand.chainHash}/public/${n}`)).body, state.now - Math.floor(Date.now() / 1000));
+    const plain = await tlockDecrypt(
+      await network(),
+      Buffer.from(out.ciphertext.slice(2), 'hex').toString('utf8'),
+      async (n) => (await api(sb.info.baseUrl, 'GET', `/drand/${sb.info.drand.chainHash}/public/${n}`)).body,
+      state.now - Math.floor(Date.now() / 1000),
+    );
     expect(decodeVotePlaintext(plain)).toEqual({ isUp: true, predictedUpBps: 6900, salt });
   });
 
@@ -220,7 +327,23 @@ describe('rate commit --offline', () => {
     ['a prediction of 100', ['--prediction', '100'], /^--prediction 100 is outside/],
     ['both directions', ['--down'], /--up or --down, not both/],
   ])('refuses %s with exit 2', async (_n, extra, message) => {
-    const base = ['--json', 'rate', 'commit', '--offline', '--runtime', home.file('rt.json', '{}'), '--voter', `0x${'22'.repeat(20)}`, '--content-id', '1', '--up', '--prediction', '50', '--stake', '2'];
+    const base = [
+      '--json',
+      'rate',
+      'commit',
+      '--offline',
+      '--runtime',
+      home.file('rt.json', '{}'),
+      '--voter',
+      `0x${'22'.repeat(20)}`,
+      '--content-id',
+      '1',
+      '--up',
+      '--prediction',
+      '50',
+      '--stake',
+      '2',
+    ];
     const args = [...base];
     for (let i = 0; i < extra.length; i++) {
       const k = args.indexOf(extra[i]!);
@@ -234,19 +357,22 @@ describe('rate commit --offline', () => {
 });
 
 describe('hostile rating plans and messages are refused with exit 5, and nothing moves', () => {
-  it.each(['rate_swapped_commit_hash', 'rate_swapped_ciphertext', 'rate_inflated_approval', 'rate_wrong_engine'])('%s', async (scenario) => {
-    const id = await newContent();
-    await sb.control('/__sandbox/hostile', { scenario, count: 3 });
-    const before = await lrep();
-    const n0 = await pub.getTransactionCount({ address: sb.info.devWallet.address });
-    const r = await run(['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '2']);
-    await sb.control('/__sandbox/hostile', undefined, 'DELETE');
-    expect(r.code, r.stdout).toBe(5);
-    expect(r.json().error.code).toBe('plan_refused');
-    expect(await lrep()).toBe(before);
-    expect(await pub.getTransactionCount({ address: sb.info.devWallet.address })).toBe(n0);
-    capture.count('hostile scenarios refused with exit 5', scenario);
-  });
+  it.each(['rate_swapped_commit_hash', 'rate_swapped_ciphertext', 'rate_inflated_approval', 'rate_wrong_engine'])(
+    '%s',
+    async (scenario) => {
+      const id = await newContent();
+      await sb.control('/__sandbox/hostile', { scenario, count: 3 });
+      const before = await lrep();
+      const n0 = await pub.getTransactionCount({ address: sb.info.devWallet.address });
+      const r = await run(['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '2']);
+      await sb.control('/__sandbox/hostile', undefined, 'DELETE');
+      expect(r.code, r.stdout).toBe(5);
+      expect(r.json().error.code).toBe('plan_refused');
+      expect(await lrep()).toBe(before);
+      expect(await pub.getTransactionCount({ address: sb.info.devWallet.address })).toBe(n0);
+      capture.count('hostile scenarios refused with exit 5', scenario);
+    },
+  );
 
   it('an open-round plan for another question', async () => {
     const id = await newContent({ durationSeconds: 60 });
@@ -259,7 +385,15 @@ describe('hostile rating plans and messages are refused with exit 5, and nothing
     capture.count('hostile scenarios refused with exit 5', 'rate_open_round_wrong_content');
   });
 
-  it.each(['terms_wrong_wallet', 'terms_wrong_action', 'terms_far_expiry', 'terms_typed_data', 'terms_raw_hex', 'terms_extra_line', 'terms_changed_text'])('%s', async (scenario) => {
+  it.each([
+    'terms_wrong_wallet',
+    'terms_wrong_action',
+    'terms_far_expiry',
+    'terms_typed_data',
+    'terms_raw_hex',
+    'terms_extra_line',
+    'terms_changed_text',
+  ])('%s', async (scenario) => {
     const id = String((await sb.control('/__sandbox/content', { gated: true })).contentId);
     await sb.control('/__sandbox/hostile', { scenario, count: 3 });
     const r = await run(['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '2', '--yes']);
@@ -292,7 +426,8 @@ describe('hostile rating plans and messages are refused with exit 5, and nothing
     // A URL off the service's origin is refused before the terms are even signed.
     if (scenario === 'gated_other_origin') expect(r.stderr).not.toMatch(/"event":"rate\.terms"/);
     else expect(r.stderr).toMatch(/"event":"rate\.terms"/);
-    for (const out of [r.stdout, r.stderr, human.stdout, human.stderr]) expect(out).not.toMatch(/SECRET-DETAILS|REDIRECT-BODY|OVERSIZED-BODY/);
+    for (const out of [r.stdout, r.stderr, human.stdout, human.stderr])
+      expect(out).not.toMatch(/SECRET-DETAILS|REDIRECT-BODY|OVERSIZED-BODY/);
     // Only the service's own origin was ever read (never localhost, the "other" origin): once per run at most.
     const reads = (await sb.control('/__sandbox/state')).gatedReads.slice(readsBefore);
     expect(reads).toEqual(Array.from({ length: 2 * readsPerRun }, () => ({ host: expect.stringMatching(/^127\.0\.0\.1:/), cookie: true })));
@@ -302,12 +437,27 @@ describe('hostile rating plans and messages are refused with exit 5, and nothing
   });
 
   it('covers every rating scenario the sandbox offers', async () => {
-    const offered = (await sb.control('/__sandbox/hostile')).scenarios.filter((s: { flow: string }) => s.flow === 'rate').map((s: { name: string }) => s.name);
+    const offered = (await sb.control('/__sandbox/hostile')).scenarios
+      .filter((s: { flow: string }) => s.flow === 'rate')
+      .map((s: { name: string }) => s.name);
     expect(offered.sort()).toEqual(
       [
-        'rate_swapped_commit_hash', 'rate_swapped_ciphertext', 'rate_inflated_approval', 'rate_wrong_engine', 'rate_open_round_wrong_content',
-        'terms_wrong_wallet', 'terms_wrong_action', 'terms_far_expiry', 'terms_typed_data', 'terms_raw_hex', 'terms_extra_line', 'terms_changed_text',
-        'gated_other_origin', 'gated_redirect_other_origin', 'gated_redirect_internal', 'gated_oversized',
+        'rate_swapped_commit_hash',
+        'rate_swapped_ciphertext',
+        'rate_inflated_approval',
+        'rate_wrong_engine',
+        'rate_open_round_wrong_content',
+        'terms_wrong_wallet',
+        'terms_wrong_action',
+        'terms_far_expiry',
+        'terms_typed_data',
+        'terms_raw_hex',
+        'terms_extra_line',
+        'terms_changed_text',
+        'gated_other_origin',
+        'gated_redirect_other_origin',
+        'gated_redirect_internal',
+        'gated_oversized',
       ].sort(),
     );
   });

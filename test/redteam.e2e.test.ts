@@ -19,14 +19,17 @@ const nonce = () => pub.getTransactionCount({ address: sb.info.devWallet.address
 
 function askFile(question: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
   n++;
-  return home.file(`redteam-${n}.json`, JSON.stringify({
-    chainId: 31337,
-    clientRequestId: `redteam-${process.pid}-${n}-${Date.now()}`,
-    maxPaymentAmount: '2500000',
-    bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-    question,
-    ...extra,
-  }));
+  return home.file(
+    `redteam-${n}.json`,
+    JSON.stringify({
+      chainId: 31337,
+      clientRequestId: `redteam-${process.pid}-${n}-${Date.now()}`,
+      maxPaymentAmount: '2500000',
+      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+      question,
+      ...extra,
+    }),
+  );
 }
 
 async function hostile(scenario: string, count = 1) {
@@ -43,36 +46,52 @@ afterAll(async () => {
   await sb.stop();
 });
 
-describe('a submission claim must be this ask\'s, not any question this wallet once asked', () => {
+describe("a submission claim must be this ask's, not any question this wallet once asked", () => {
   it.each([
     ['the same question asked again', { tags: ['repeat'], contextUrl: 'https://example.com/repeat' }],
     ['another question with the same title', { tags: ['other'], contextUrl: 'https://example.com/other' }],
-  ])('claims_submitted_earlier (%s): nothing is paid for the earlier question, and an honest rerun asks the new one', async (_label, earlierFields) => {
-    const title = `Red team: is this release ready? ${n}`;
-    const earlier = await run(['--json', 'ask', '--file', askFile({ title, categoryId: '1', ...earlierFields }, { maxPaymentAmount: '1500000' }), '--payment-mode', 'wallet_calls']);
-    expect(earlier.code, earlier.stdout + earlier.stderr).toBe(0);
-    const earlierId = earlier.json().contentIds[0] as string;
+  ])(
+    'claims_submitted_earlier (%s): nothing is paid for the earlier question, and an honest rerun asks the new one',
+    async (_label, earlierFields) => {
+      const title = `Red team: is this release ready? ${n}`;
+      const earlier = await run([
+        '--json',
+        'ask',
+        '--file',
+        askFile({ title, categoryId: '1', ...earlierFields }, { maxPaymentAmount: '1500000' }),
+        '--payment-mode',
+        'wallet_calls',
+      ]);
+      expect(earlier.code, earlier.stdout + earlier.stderr).toBe(0);
+      const earlierId = earlier.json().contentIds[0] as string;
 
-    const file = askFile({ title, categoryId: '1', tags: ['repeat'], contextUrl: 'https://example.com/repeat' }, { feedbackBonus: { amount: '1000000', asset: 'USDC' } });
-    const before = await usdc();
-    const n0 = await nonce();
-    await hostile('claims_submitted_earlier');
-    const r = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
-    await calm();
-    expect(await bonusPoolsFunded(s, earlierId), 'no bonus pool funded for the earlier question').toBe(0);
-    expect(await usdc(), 'nothing paid').toBe(before);
-    expect(await nonce(), 'nothing signed').toBe(n0);
-    expect(r.code, r.stdout + r.stderr).toBe(5);
-    expect(r.json().error.code).toBe('unproven_submission');
+      const file = askFile(
+        { title, categoryId: '1', tags: ['repeat'], contextUrl: 'https://example.com/repeat' },
+        { feedbackBonus: { amount: '1000000', asset: 'USDC' } },
+      );
+      const before = await usdc();
+      const n0 = await nonce();
+      await hostile('claims_submitted_earlier');
+      const r = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
+      await calm();
+      expect(await bonusPoolsFunded(s, earlierId), 'no bonus pool funded for the earlier question').toBe(0);
+      expect(await usdc(), 'nothing paid').toBe(before);
+      expect(await nonce(), 'nothing signed').toBe(n0);
+      expect(r.code, r.stdout + r.stderr).toBe(5);
+      expect(r.json().error.code).toBe('unproven_submission');
 
-    const honest = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
-    expect(honest.code, honest.stdout + honest.stderr).toBe(0);
-    expect(honest.json().contentIds[0]).not.toBe(earlierId);
-    expect(honest.json().feedbackBonus.status).toBe('funded');
-    expect(await usdc()).toBe(before - 2_500_000n);
-  });
-  it('a submission the service names that is this ask\'s own is still believed when its journal is gone', async () => {
-    const file = askFile({ title: `Red team: journal lost ${n}`, categoryId: '1', tags: ['lost'], contextUrl: 'https://example.com/lost' }, { maxPaymentAmount: '1500000' });
+      const honest = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
+      expect(honest.code, honest.stdout + honest.stderr).toBe(0);
+      expect(honest.json().contentIds[0]).not.toBe(earlierId);
+      expect(honest.json().feedbackBonus.status).toBe('funded');
+      expect(await usdc()).toBe(before - 2_500_000n);
+    },
+  );
+  it("a submission the service names that is this ask's own is still believed when its journal is gone", async () => {
+    const file = askFile(
+      { title: `Red team: journal lost ${n}`, categoryId: '1', tags: ['lost'], contextUrl: 'https://example.com/lost' },
+      { maxPaymentAmount: '1500000' },
+    );
     const first = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
     expect(first.code, first.stdout + first.stderr).toBe(0);
     forget(home, first.json().operation as string);
@@ -86,7 +105,10 @@ describe('a submission claim must be this ask\'s, not any question this wallet o
 
 describe('an x402 authorization redeemed by someone else (the live submitter lets anyone send it)', () => {
   it('x402_relayed: the service sends the submit itself; loopsign sends nothing, proves the submission by its nonce and reports it paid', async () => {
-    const file = askFile({ title: `Red team: relayed ${n}`, categoryId: '1', tags: ['relayed'], contextUrl: 'https://example.com/relayed' }, { feedbackBonus: { amount: '1000000', asset: 'USDC' } });
+    const file = askFile(
+      { title: `Red team: relayed ${n}`, categoryId: '1', tags: ['relayed'], contextUrl: 'https://example.com/relayed' },
+      { feedbackBonus: { amount: '1000000', asset: 'USDC' } },
+    );
     const before = await usdc();
     const n0 = await nonce();
     await hostile('x402_relayed');
@@ -102,9 +124,17 @@ describe('an x402 authorization redeemed by someone else (the live submitter let
 
 describe('check-plan (offline) and plans that were already paid', () => {
   it('a bonus plan re-offered after it was funded passes check-plan, which then says it cannot know it was paid', async () => {
-    const file = askFile({ title: `Red team: check-plan bonus ${n}`, categoryId: '1', tags: ['check'], contextUrl: 'https://example.com/check' }, { feedbackBonus: { amount: '1000000', asset: 'USDC' } });
+    const file = askFile(
+      { title: `Red team: check-plan bonus ${n}`, categoryId: '1', tags: ['check'], contextUrl: 'https://example.com/check' },
+      { feedbackBonus: { amount: '1000000', asset: 'USDC' } },
+    );
     const before = await usdc();
-    await sb.control('/__sandbox/faults', { route: 'POST /api/agent/asks/:operationKey/confirm-feedback-bonus', kind: 'status', status: 503, count: 20 });
+    await sb.control('/__sandbox/faults', {
+      route: 'POST /api/agent/asks/:operationKey/confirm-feedback-bonus',
+      kind: 'status',
+      status: 503,
+      count: 20,
+    });
     const first = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
     await sb.control('/__sandbox/faults', undefined, 'DELETE');
     expect(first.code, first.stdout + first.stderr).toBe(3);
@@ -123,9 +153,14 @@ describe('check-plan (offline) and plans that were already paid', () => {
 });
 
 describe('service text never becomes an instruction or a terminal control sequence', () => {
-  const question = () => ({ title: `Red team error text ${n}`, categoryId: '1', tags: ['errors'], contextUrl: 'https://example.com/errors' });
+  const question = () => ({
+    title: `Red team error text ${n}`,
+    categoryId: '1',
+    tags: ['errors'],
+    contextUrl: 'https://example.com/errors',
+  });
 
-  it('error_instructions (--json): the hint is loopsign\'s, not a command the service wrote', async () => {
+  it("error_instructions (--json): the hint is loopsign's, not a command the service wrote", async () => {
     await hostile('error_instructions');
     const r = await run(['--json', 'ask', '--file', askFile(question()), '--payment-mode', 'wallet_calls']);
     await calm();
@@ -136,8 +171,15 @@ describe('service text never becomes an instruction or a terminal control sequen
     expect(error.code).toMatch(/^[a-z][a-z0-9_]*$/);
   });
 
-  it('result_escapes (text): rater feedback and the service\'s next action are printed without escapes or commands', async () => {
-    const asked = await run(['--json', 'ask', '--file', askFile(question(), { maxPaymentAmount: '1500000' }), '--payment-mode', 'wallet_calls']);
+  it("result_escapes (text): rater feedback and the service's next action are printed without escapes or commands", async () => {
+    const asked = await run([
+      '--json',
+      'ask',
+      '--file',
+      askFile(question(), { maxPaymentAmount: '1500000' }),
+      '--payment-mode',
+      'wallet_calls',
+    ]);
     expect(asked.code, asked.stdout + asked.stderr).toBe(0);
     await hostile('result_escapes');
     const r = await run(['result', '--operation-key', asked.json().operationKey]);
@@ -160,7 +202,8 @@ describe('service text never becomes an instruction or a terminal control sequen
 
 // Other operations on the same wallet between an interruption and its rerun.
 describe('interrupted plans and other operations on the same wallet', () => {
-  const plain = (title: string) => askFile({ title, categoryId: '1', tags: ['turns'], contextUrl: 'https://example.com/turns' }, { maxPaymentAmount: '1500000' });
+  const plain = (title: string) =>
+    askFile({ title, categoryId: '1', tags: ['turns'], contextUrl: 'https://example.com/turns' }, { maxPaymentAmount: '1500000' });
 
   it('an ask killed after its approval, then another ask replaces and uses the allowance: the rerun stops (approval_replaced) and never approves twice', async () => {
     const first = plain(`Red team: interrupted after approve ${n}`);
@@ -182,7 +225,9 @@ describe('interrupted plans and other operations on the same wallet', () => {
   it('an ask killed after signing, before broadcast, then another ask takes the nonce: the first finishes (its lost transaction is provably dropped), paying once', async () => {
     const first = plain(`Red team: killed before broadcast ${n}`);
     const before = await usdc();
-    const killed = await run(['--json', 'ask', '--file', first, '--payment-mode', 'wallet_calls'], { LOOPSIGN_CRASH_AFTER: 'ask:signed:0' });
+    const killed = await run(['--json', 'ask', '--file', first, '--payment-mode', 'wallet_calls'], {
+      LOOPSIGN_CRASH_AFTER: 'ask:signed:0',
+    });
     expect(killed.code).toBe(-1);
     const other = await run(['--json', 'ask', '--file', plain(`Red team: the nonce taker ${n}`), '--payment-mode', 'wallet_calls']);
     expect(other.code, other.stdout + other.stderr).toBe(0);

@@ -16,18 +16,26 @@ async function fundedSandbox(): Promise<SandboxHandle> {
 }
 
 const usdc = (sb: SandboxHandle) =>
-  createPublicClient({ transport: http(sb.info.rpcUrl) }).readContract({ address: sb.info.tokens.USDC.address, abi: erc20, functionName: 'balanceOf', args: [TEST_ADDRESS as `0x${string}`] });
+  createPublicClient({ transport: http(sb.info.rpcUrl) }).readContract({
+    address: sb.info.tokens.USDC.address,
+    abi: erc20,
+    functionName: 'balanceOf',
+    args: [TEST_ADDRESS as `0x${string}`],
+  });
 
 describe('the same ask on a restarted chain', () => {
   it('is told apart from a hostile service (exit 4, what happened and how to go on); --set-aside-stale starts afresh and pays once', async () => {
     const home = makeHome();
-    const file = home.file('ask.json', JSON.stringify({
-      chainId: 31337,
-      clientRequestId: `restart-${process.pid}-${Date.now()}`,
-      maxPaymentAmount: '1500000',
-      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-      question: { title: 'Restart test', contextUrl: 'https://example.com/restart', categoryId: '1', tags: ['restart'] },
-    }));
+    const file = home.file(
+      'ask.json',
+      JSON.stringify({
+        chainId: 31337,
+        clientRequestId: `restart-${process.pid}-${Date.now()}`,
+        maxPaymentAmount: '1500000',
+        bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+        question: { title: 'Restart test', contextUrl: 'https://example.com/restart', categoryId: '1', tags: ['restart'] },
+      }),
+    );
     const args = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
     const wallet = { LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY, LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined };
 
@@ -52,7 +60,9 @@ describe('the same ask on a restarted chain', () => {
       expect(fresh.json()).toMatchObject({ status: 'submitted', resumed: false, operation: paid.json().operation });
       expect(before - (await usdc(second))).toBe(1_500_000n);
       // Both records are kept: the old one under its new name.
-      const ids = withStore(home, (db) => (db.prepare("SELECT id FROM operations WHERE kind = 'ask' ORDER BY created_at").all() as { id: string }[]).map((r) => r.id));
+      const ids = withStore(home, (db) =>
+        (db.prepare("SELECT id FROM operations WHERE kind = 'ask' ORDER BY created_at").all() as { id: string }[]).map((r) => r.id),
+      );
       expect(ids).toEqual([expect.stringMatching(/~other-chain-/), paid.json().operation]);
     } finally {
       await second.stop();

@@ -24,7 +24,12 @@ const compared: string[] = [];
 function shape(v: unknown): unknown {
   if (v === null || v === undefined) return null;
   if (Array.isArray(v)) return v.length ? [shape(v[0])] : [];
-  if (typeof v === 'object') return Object.fromEntries(Object.keys(v as object).sort().map((k) => [k, shape((v as Record<string, unknown>)[k])]));
+  if (typeof v === 'object')
+    return Object.fromEntries(
+      Object.keys(v as object)
+        .sort()
+        .map((k) => [k, shape((v as Record<string, unknown>)[k])]),
+    );
   return typeof v;
 }
 
@@ -32,7 +37,8 @@ function shape(v: unknown): unknown {
 function differences(recorded: unknown, sandbox: unknown, path = '$', out: string[] = []): string[] {
   if (recorded === null || sandbox === null) return out;
   if (Array.isArray(recorded) || Array.isArray(sandbox)) {
-    if (!Array.isArray(recorded) || !Array.isArray(sandbox)) out.push(`${path}: array vs ${Array.isArray(sandbox) ? 'array' : typeof sandbox}`);
+    if (!Array.isArray(recorded) || !Array.isArray(sandbox))
+      out.push(`${path}: array vs ${Array.isArray(sandbox) ? 'array' : typeof sandbox}`);
     else if (recorded.length && sandbox.length) differences(recorded[0], sandbox[0], `${path}[]`, out);
     return out;
   }
@@ -60,7 +66,12 @@ const codeOf = (body: any) => body?.error?.data?.code ?? body?.result?.structure
 async function send(c: any): Promise<{ status: number; headers: Headers; text: string }> {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(c.request.headers as Record<string, string>)) headers[k] = swap(v);
-  const body = c.request.bodyText !== undefined ? swap(c.request.bodyText) : c.request.body !== undefined ? swap(JSON.stringify(c.request.body)) : undefined;
+  const body =
+    c.request.bodyText !== undefined
+      ? swap(c.request.bodyText)
+      : c.request.body !== undefined
+        ? swap(JSON.stringify(c.request.body))
+        : undefined;
   const res = await fetch(`${sb.info.baseUrl}${swap(c.request.path)}`, { method: c.request.method, headers, body });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
@@ -84,7 +95,8 @@ async function compare(id: string): Promise<any> {
   expect(codeOf(body), `${id}: error code`).toBe(codeOf(rec.body));
   expect(differences(shape(rec.body), shape(body)), id).toEqual([]);
   const recText = rec.body?.result?.content?.[0]?.text;
-  if (typeof recText === 'string') expect(differences(shape(JSON.parse(recText)), shape(JSON.parse(body.result.content[0].text))), `${id}: content[0].text`).toEqual([]);
+  if (typeof recText === 'string')
+    expect(differences(shape(JSON.parse(recText)), shape(JSON.parse(body.result.content[0].text))), `${id}: content[0].text`).toEqual([]);
   compared.push(id);
   return body;
 }
@@ -100,7 +112,24 @@ beforeAll(async () => {
   keys.plain = (await control('/__sandbox/workspace/keys', { kind: 'plain', project: false })).key;
   keys.narrow = (await control('/__sandbox/workspace/keys', { kind: 'integration', scopes: ['telemetry:write'] })).key;
   for (const k of Object.values(keys)) registerSecret(k);
-  const context = JSON.parse((await (await fetch(`${sb.info.baseUrl}/api/agent/v1/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${integrationKey}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'rateloop_get_agent_context', arguments: {} } }) })).text())).result.structuredContent;
+  const context = JSON.parse(
+    await (
+      await fetch(`${sb.info.baseUrl}/api/agent/v1/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${integrationKey}`,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'rateloop_get_agent_context', arguments: {} },
+        }),
+      })
+    ).text(),
+  ).result.structuredContent;
   const recordedContext = cases.find((c) => c.id === 'mcp/get-agent-context').response.body.result.structuredContent;
   // The recording's plain key (all scopes, no integration) and its narrow key (without the scopes the routes need).
   const plainKey = cases.find((c) => c.id === 'assurance-projects/list-empty').request.headers.authorization.slice(7);
@@ -122,13 +151,20 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await sb?.stop();
-  console.log(`review shapes: the sandbox answered ${compared.length} of ${cases.length} recorded requests like the service (${[...NOT_REPRODUCED].join(', ')} not reproducible)`);
+  console.log(
+    `review shapes: the sandbox answered ${compared.length} of ${cases.length} recorded requests like the service (${[...NOT_REPRODUCED].join(', ')} not reproducible)`,
+  );
 });
 
 /** The recorded order, with the steps the recording did outside the routes done through the sandbox's controls. */
 describe('the sandbox answers the recorded requests like the service', () => {
   it('pairing key: initialize, tools, register, status', async () => {
-    for (const id of ['mcp/pairing/initialize', 'mcp/pairing/tools-list', 'mcp/pairing/register-agent', 'mcp/pairing/registration-status']) {
+    for (const id of [
+      'mcp/pairing/initialize',
+      'mcp/pairing/tools-list',
+      'mcp/pairing/register-agent',
+      'mcp/pairing/registration-status',
+    ]) {
       // The recording sent the pairing key, which later became the integration key: the sandbox has two keys.
       const saved = swaps.slice();
       swaps.unshift([meta.apiKey.value, keys.pairing]);
@@ -139,15 +175,41 @@ describe('the sandbox answers the recorded requests like the service', () => {
   });
 
   it('integration key: initialize (three versions), notification, ping, tools, status, context, protocol errors', async () => {
-    for (const id of ['mcp/initialize', 'mcp/initialize-old-version', 'mcp/initialize-unknown-version', 'mcp/notification', 'mcp/ping', 'mcp/tools-list', 'mcp/registration-status-approved', 'mcp/get-agent-context', 'mcp/get-agent-context-extra-key', 'mcp/unknown-tool', 'mcp/unknown-method', 'mcp/batch', 'mcp/parse-error']) {
+    for (const id of [
+      'mcp/initialize',
+      'mcp/initialize-old-version',
+      'mcp/initialize-unknown-version',
+      'mcp/notification',
+      'mcp/ping',
+      'mcp/tools-list',
+      'mcp/registration-status-approved',
+      'mcp/get-agent-context',
+      'mcp/get-agent-context-extra-key',
+      'mcp/unknown-tool',
+      'mcp/unknown-method',
+      'mcp/batch',
+      'mcp/parse-error',
+    ]) {
       const body = await compare(id);
-      if (id === 'mcp/tools-list') expect(body.result.tools.map((t: any) => t.name)).toEqual(cases.find((c) => c.id === id).response.body.result.tools.map((t: any) => t.name));
-      if (id.startsWith('mcp/initialize')) expect(body.result.protocolVersion).toBe(cases.find((c) => c.id === id).response.body.result.protocolVersion);
+      if (id === 'mcp/tools-list')
+        expect(body.result.tools.map((t: any) => t.name)).toEqual(
+          cases.find((c) => c.id === id).response.body.result.tools.map((t: any) => t.name),
+        );
+      if (id.startsWith('mcp/initialize'))
+        expect(body.result.protocolVersion).toBe(cases.find((c) => c.id === id).response.body.result.protocolVersion);
     }
   });
 
   it('evaluate, its replay and its refusals; requests and waits before a review; open reviews; assurance state', async () => {
-    for (const id of ['mcp/evaluate/a', 'mcp/evaluate/b', 'mcp/evaluate/c', 'mcp/evaluate/d', 'mcp/evaluate/e', 'mcp/evaluate/f', 'mcp/evaluate/replay']) {
+    for (const id of [
+      'mcp/evaluate/a',
+      'mcp/evaluate/b',
+      'mcp/evaluate/c',
+      'mcp/evaluate/d',
+      'mcp/evaluate/e',
+      'mcp/evaluate/f',
+      'mcp/evaluate/replay',
+    ]) {
       const body = await compare(id);
       if (id === 'mcp/evaluate/a') {
         // The recording's opportunity and scope ids are derived from its workspace and agent: swap them for the sandbox's.
@@ -155,10 +217,30 @@ describe('the sandbox answers the recorded requests like the service', () => {
         swaps.push([rec.opportunityId, body.result.structuredContent.opportunityId], [rec.scopeId, body.result.structuredContent.scopeId]);
       }
     }
-    for (const id of ['mcp/evaluate/conflict', 'mcp/evaluate/spoofed-agent', 'mcp/evaluate/wrong-audience-hash', 'mcp/evaluate/workflow-not-allowed', 'mcp/evaluate/bad-execution', 'mcp/request-review/unknown-opportunity', 'mcp/wait/not-requested', 'mcp/wait/bad-timeout', 'mcp/result/not-requested']) await compare(id);
+    for (const id of [
+      'mcp/evaluate/conflict',
+      'mcp/evaluate/spoofed-agent',
+      'mcp/evaluate/wrong-audience-hash',
+      'mcp/evaluate/workflow-not-allowed',
+      'mcp/evaluate/bad-execution',
+      'mcp/request-review/unknown-opportunity',
+      'mcp/wait/not-requested',
+      'mcp/wait/bad-timeout',
+      'mcp/result/not-requested',
+    ])
+      await compare(id);
     const page1 = await compare('mcp/list-open-reviews/page-1');
-    swaps.push([cases.find((c) => c.id === 'mcp/list-open-reviews/page-1').response.body.result.structuredContent.nextCursor, page1.result.structuredContent.nextCursor]);
-    for (const id of ['mcp/list-open-reviews/page-2', 'mcp/list-open-reviews/bad-cursor', 'mcp/get-assurance-state', 'mcp/get-assurance-state/unknown']) await compare(id);
+    swaps.push([
+      cases.find((c) => c.id === 'mcp/list-open-reviews/page-1').response.body.result.structuredContent.nextCursor,
+      page1.result.structuredContent.nextCursor,
+    ]);
+    for (const id of [
+      'mcp/list-open-reviews/page-2',
+      'mcp/list-open-reviews/bad-cursor',
+      'mcp/get-assurance-state',
+      'mcp/get-assurance-state/unknown',
+    ])
+      await compare(id);
   });
 
   it('the review envelope in each state the sandbox reaches (the same evaluate replayed after the review moved)', async () => {
@@ -169,14 +251,40 @@ describe('the sandbox answers the recorded requests like the service', () => {
       const args = JSON.parse(swap(JSON.stringify(c.request.body.params.arguments)));
       const r = await fetch(`${sb.info.baseUrl}/api/agent/v1/mcp`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${keys.integration}` },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'rateloop_evaluate_review_requirement', arguments: args } }),
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${keys.integration}`,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'rateloop_evaluate_review_requirement', arguments: args },
+        }),
       });
       const opportunityId = (await r.json()).result.structuredContent.opportunityId;
       const q = await fetch(`${sb.info.baseUrl}/api/agent/v1/mcp`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${keys.integration}` },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'rateloop_request_review', arguments: { opportunityId, sourcePayload: c.inputs.sourcePayload, suggestionPayload: c.inputs.suggestionPayload, material: { kind: 'private', sourceContentType: 'text/plain', suggestionContentType: 'text/plain' } } } }),
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${keys.integration}`,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: {
+            name: 'rateloop_request_review',
+            arguments: {
+              opportunityId,
+              sourcePayload: c.inputs.sourcePayload,
+              suggestionPayload: c.inputs.suggestionPayload,
+              material: { kind: 'private', sourceContentType: 'text/plain', suggestionContentType: 'text/plain' },
+            },
+          },
+        }),
       });
       expect((await q.json()).result.structuredContent.lifecycle.state).toBe('pending');
     };
@@ -194,7 +302,16 @@ describe('the sandbox answers the recorded requests like the service', () => {
   });
 
   it('credentials and transport on the MCP', async () => {
-    for (const id of ['mcp/auth/missing', 'mcp/auth/unknown-key', 'mcp/auth/malformed', 'mcp/headers/accept', 'mcp/headers/content-type', 'mcp/headers/protocol-version', 'mcp/body/too-large']) await compare(id);
+    for (const id of [
+      'mcp/auth/missing',
+      'mcp/auth/unknown-key',
+      'mcp/auth/malformed',
+      'mcp/headers/accept',
+      'mcp/headers/content-type',
+      'mcp/headers/protocol-version',
+      'mcp/body/too-large',
+    ])
+      await compare(id);
   });
 
   it('the rate limit: the 61st request of one client within a UTC minute is 429 with Retry-After', async () => {
@@ -212,7 +329,19 @@ describe('the sandbox answers the recorded requests like the service', () => {
   }, 120_000);
 
   it('/assurance/review, projects, runs and private reviews over HTTP', async () => {
-    for (const id of ['assurance-review/post', 'assurance-review/post-replay', 'assurance-review/post-bound-ids', 'assurance-review/post-wrong-agent', 'assurance-review/post-unknown-field', 'assurance-review/post-invalid-json', 'assurance-review/get', 'assurance-review/get-missing-scope', 'assurance-review/get-no-key', 'assurance-review/get-unbound-key', 'assurance-review/post-narrow-key']) {
+    for (const id of [
+      'assurance-review/post',
+      'assurance-review/post-replay',
+      'assurance-review/post-bound-ids',
+      'assurance-review/post-wrong-agent',
+      'assurance-review/post-unknown-field',
+      'assurance-review/post-invalid-json',
+      'assurance-review/get',
+      'assurance-review/get-missing-scope',
+      'assurance-review/get-no-key',
+      'assurance-review/get-unbound-key',
+      'assurance-review/post-narrow-key',
+    ]) {
       const body = await compare(id);
       if (id === 'assurance-review/post') {
         const rec = cases.find((c) => c.id === id).response.body;
@@ -222,12 +351,44 @@ describe('the sandbox answers the recorded requests like the service', () => {
     await compare('assurance-projects/list-empty');
     const created = await compare('assurance-projects/create-1');
     swaps.push([cases.find((c) => c.id === 'assurance-projects/create-1').response.body.projectId, created.projectId]);
-    for (const id of ['assurance-projects/create-2', 'assurance-projects/create-repeat', 'assurance-projects/create-restricted', 'assurance-projects/create-unknown-field', 'assurance-projects/create-public-unconfirmed', 'assurance-projects/create-invalid-json', 'assurance-projects/create-too-large', 'assurance-projects/create-narrow-key', 'assurance-projects/list', 'assurance-projects/list-no-key', 'assurance-projects/list-unknown-key', 'assurance-projects/list-oauth-token', 'assurance-projects/list-narrow-key', 'assurance-project/get', 'assurance-project/get-unknown', 'assurance-run/get-unknown']) await compare(id);
-    const list = await (await fetch(`${sb.info.baseUrl}/api/agent/v1/assurance/projects`, { headers: { authorization: `Bearer ${keys.plain}` } })).json();
+    for (const id of [
+      'assurance-projects/create-2',
+      'assurance-projects/create-repeat',
+      'assurance-projects/create-restricted',
+      'assurance-projects/create-unknown-field',
+      'assurance-projects/create-public-unconfirmed',
+      'assurance-projects/create-invalid-json',
+      'assurance-projects/create-too-large',
+      'assurance-projects/create-narrow-key',
+      'assurance-projects/list',
+      'assurance-projects/list-no-key',
+      'assurance-projects/list-unknown-key',
+      'assurance-projects/list-oauth-token',
+      'assurance-projects/list-narrow-key',
+      'assurance-project/get',
+      'assurance-project/get-unknown',
+      'assurance-run/get-unknown',
+    ])
+      await compare(id);
+    const list = await (
+      await fetch(`${sb.info.baseUrl}/api/agent/v1/assurance/projects`, { headers: { authorization: `Bearer ${keys.plain}` } })
+    ).json();
     expect(list.projects.filter((p: any) => p.name === 'Support reply quality')).toHaveLength(2); // the repeated create made a second
-    for (const id of ['private-reviews/no-key', 'private-reviews/narrow-key', 'private-reviews/invalid-json', 'private-reviews/idempotency-header-mismatch', 'private-reviews/idempotency-header-missing', 'private-reviews/bad-idempotency-key', 'private-reviews/non-canonical-base64', 'private-reviews/too-large', 'private-reviews/plain-key-not-integration', 'private-reviews/no-private-routing']) {
+    for (const id of [
+      'private-reviews/no-key',
+      'private-reviews/narrow-key',
+      'private-reviews/invalid-json',
+      'private-reviews/idempotency-header-mismatch',
+      'private-reviews/idempotency-header-missing',
+      'private-reviews/bad-idempotency-key',
+      'private-reviews/non-canonical-base64',
+      'private-reviews/too-large',
+      'private-reviews/plain-key-not-integration',
+      'private-reviews/no-private-routing',
+    ]) {
       const body = await compare(id);
-      if (['private-reviews/invalid-json', 'private-reviews/idempotency-header-mismatch'].includes(id)) expect(body).not.toHaveProperty('retryable');
+      if (['private-reviews/invalid-json', 'private-reviews/idempotency-header-mismatch'].includes(id))
+        expect(body).not.toHaveProperty('retryable');
     }
   });
 

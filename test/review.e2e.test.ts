@@ -14,7 +14,14 @@ let home: Home;
 let keyFile: string;
 let cookie: string;
 let trustedKeys: string;
-let w: { workspaceId: string; projectId: string; integrationId: string; requestProfile: { id: string; version: number; hash: string }; cohortId: string; workflowKey: string };
+let w: {
+  workspaceId: string;
+  projectId: string;
+  integrationId: string;
+  requestProfile: { id: string; version: number; hash: string };
+  cohortId: string;
+  workflowKey: string;
+};
 const key = () => ['--api-key-file', keyFile];
 const run = (args: string[], env: Record<string, string | undefined> = {}) => runCli(args, home, { env: { ...sb.env(), ...env } });
 const settings = (b: Record<string, unknown>) => sb.control('/__sandbox/settings', b);
@@ -27,7 +34,10 @@ const file = (content: string | Buffer, name = `f-${++n}.txt`) => {
 
 /** One clear line: an `error:` line and at most a hint, nothing else (no stack). */
 function oneLine(r: RunResult): string {
-  const lines = r.stderr.trim().split('\n').filter((l) => !l.startsWith('•'));
+  const lines = r.stderr
+    .trim()
+    .split('\n')
+    .filter((l) => !l.startsWith('•'));
   expect(lines[0], r.stderr).toMatch(/^error: /);
   expect(lines.length, r.stderr).toBeLessThanOrEqual(2);
   if (lines[1]) expect(lines[1]).toMatch(/^hint: /);
@@ -52,12 +62,33 @@ const createArgs = (o: Record<string, string> = {}) => {
 async function requested(externalId: string, suggestion = `Reply for ${externalId}: reset it under Settings.`): Promise<string> {
   const source = file(`Ticket ${externalId}: how do I reset my password?`);
   const out = file(suggestion);
-  const e = await run(['--json', 'review', 'evaluate', '--external-id', externalId, '--workflow', w.workflowKey, '--risk-tier', 'high', '--source', source, '--suggestion', out, '--model', 'openai/gpt-5.1', ...key()]);
+  const e = await run([
+    '--json',
+    'review',
+    'evaluate',
+    '--external-id',
+    externalId,
+    '--workflow',
+    w.workflowKey,
+    '--risk-tier',
+    'high',
+    '--source',
+    source,
+    '--suggestion',
+    out,
+    '--model',
+    'openai/gpt-5.1',
+    ...key(),
+  ]);
   expect(e.code, e.stdout + e.stderr).toBe(0);
   const id = e.json().opportunityId as string;
   const r = await run(['--json', 'review', 'request', id, ...key()]);
   expect(r.code, r.stdout + r.stderr).toBe(0);
-  expect(r.json()).toMatchObject({ action: 'private_review_assigned', state: 'pending', next: [`loopsign review wait ${id} --api-key-file ${keyFile}`] });
+  expect(r.json()).toMatchObject({
+    action: 'private_review_assigned',
+    state: 'pending',
+    next: [`loopsign review wait ${id} --api-key-file ${keyFile}`],
+  });
   return id;
 }
 
@@ -83,14 +114,33 @@ describe('projects', () => {
   it('list: the workspace and the projects this key holds', async () => {
     const r = await run(['--json', 'projects', 'list', ...key()]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.json()).toMatchObject({ workspaceId: w.workspaceId, projects: [{ projectId: w.projectId, dataClassification: 'confidential', status: 'active' }] });
+    expect(r.json()).toMatchObject({
+      workspaceId: w.workspaceId,
+      projects: [{ projectId: w.projectId, dataClassification: 'confidential', status: 'active' }],
+    });
   });
 
   it('create: journaled; a rerun answers with the same project and sends nothing', async () => {
-    const args = ['--json', 'projects', 'create', '--name', 'Support replies', '--data-classification', 'confidential', '--retention-days', '90', ...key()];
+    const args = [
+      '--json',
+      'projects',
+      'create',
+      '--name',
+      'Support replies',
+      '--data-classification',
+      'confidential',
+      '--retention-days',
+      '90',
+      ...key(),
+    ];
     const a = await run(args);
     expect(a.code, a.stderr).toBe(0);
-    expect(a.json()).toMatchObject({ created: true, source: 'created', workspaceId: w.workspaceId, next: [`loopsign projects show ${a.json().projectId} --api-key-file ${keyFile}`] });
+    expect(a.json()).toMatchObject({
+      created: true,
+      source: 'created',
+      workspaceId: w.workspaceId,
+      next: [`loopsign projects show ${a.json().projectId} --api-key-file ${keyFile}`],
+    });
     const b = await run(args);
     expect(b.code, b.stderr).toBe(0);
     expect(b.json()).toMatchObject({ projectId: a.json().projectId, created: false, source: 'journal' });
@@ -100,7 +150,18 @@ describe('projects', () => {
 
   it('create after an ambiguous failure (the service made it, the answer was lost): the rerun finds it, never a second one', async () => {
     await sb.control('/__sandbox/faults', { route: 'POST /api/agent/v1/assurance/projects', kind: 'after_commit', count: 1 });
-    const args = ['--json', 'projects', 'create', '--name', 'Lost answer', '--data-classification', 'internal', '--retention-days', '30', ...key()];
+    const args = [
+      '--json',
+      'projects',
+      'create',
+      '--name',
+      'Lost answer',
+      '--data-classification',
+      'internal',
+      '--retention-days',
+      '30',
+      ...key(),
+    ];
     const a = await run(args);
     expect(a.code).toBe(3);
     expect(a.json().error).toMatchObject({ code: 'project_create_unconfirmed' });
@@ -135,7 +196,12 @@ describe('review create (private review)', () => {
     const a = await run(['--json', ...createArgs({ '--source': src, '--suggestion': sug })]);
     expect(a.code, a.stderr).toBe(0);
     const doc = a.json();
-    expect(doc).toMatchObject({ status: 'ready_for_assignment', keyGenerated: true, rerun: false, next: [`loopsign projects show ${w.projectId} --api-key-file ${keyFile}`] });
+    expect(doc).toMatchObject({
+      status: 'ready_for_assignment',
+      keyGenerated: true,
+      rerun: false,
+      next: [`loopsign projects show ${w.projectId} --api-key-file ${keyFile}`],
+    });
     expect(doc.privateReviewId).toMatch(/^hpr_[0-9a-f]{32}$/);
     expect(doc.idempotencyKey).toMatch(/^loopsign-[0-9a-f]{32}$/);
     expect(doc.bodyBytes).toBeLessThanOrEqual(65536);
@@ -148,11 +214,36 @@ describe('review create (private review)', () => {
     const src = file('Ticket 3002.');
     const sug = file('Reply 3002.');
     const cases: [string, string[], number, RegExp][] = [
-      ['missing file', createArgs({ '--source': path.join(home.dir, 'nope.txt'), '--suggestion': sug }), 2, /--source .*nope\.txt cannot be read/],
-      ['file over the limit', createArgs({ '--source': file(Buffer.alloc(60_000, 7), 'big.bin'), '--suggestion': sug }), 2, /would send \d+ bytes; the service accepts at most 65536/],
-      ['wrong hash format', createArgs({ '--source': src, '--suggestion': sug, '--profile-hash': 'sha256:ABC' }), 2, /--profile-hash must be sha256: followed by 64 lower-case hex/],
-      ['unknown project', createArgs({ '--source': src, '--suggestion': sug, '--project': 'hap_00000000000000000000000000000000' }), 2, /is not one `projects list` returns/],
-      ['profile without a version', createArgs({ '--source': src, '--suggestion': sug, '--profile': 'rrp_x' }), 2, /must be <id>@<version>/],
+      [
+        'missing file',
+        createArgs({ '--source': path.join(home.dir, 'nope.txt'), '--suggestion': sug }),
+        2,
+        /--source .*nope\.txt cannot be read/,
+      ],
+      [
+        'file over the limit',
+        createArgs({ '--source': file(Buffer.alloc(60_000, 7), 'big.bin'), '--suggestion': sug }),
+        2,
+        /would send \d+ bytes; the service accepts at most 65536/,
+      ],
+      [
+        'wrong hash format',
+        createArgs({ '--source': src, '--suggestion': sug, '--profile-hash': 'sha256:ABC' }),
+        2,
+        /--profile-hash must be sha256: followed by 64 lower-case hex/,
+      ],
+      [
+        'unknown project',
+        createArgs({ '--source': src, '--suggestion': sug, '--project': 'hap_00000000000000000000000000000000' }),
+        2,
+        /is not one `projects list` returns/,
+      ],
+      [
+        'profile without a version',
+        createArgs({ '--source': src, '--suggestion': sug, '--profile': 'rrp_x' }),
+        2,
+        /must be <id>@<version>/,
+      ],
     ];
     for (const [what, args, code, message] of cases) {
       const r = await run(args);
@@ -196,7 +287,9 @@ describe('runs', () => {
       expect(done.code, done.stderr).toBe(0);
       const next = done.json().next as string[];
       expect(done.json()).toMatchObject({ runStatus: 'completed', terminal: true });
-      expect(next).toEqual([`loopsign evidence fetch run ${fresh.runId} --workspace ${w.workspaceId} --session-cookie-env RATELOOP_SESSION --trusted-keys trusted-keys.json`]);
+      expect(next).toEqual([
+        `loopsign evidence fetch run ${fresh.runId} --workspace ${w.workspaceId} --session-cookie-env RATELOOP_SESSION --trusted-keys trusted-keys.json`,
+      ]);
       // The printed command, run as printed (cwd holds trusted-keys.json; the cookie in the named variable).
       const fetched = await run(['--json', ...next[0]!.split(' ').slice(1)], { RATELOOP_SESSION: cookie });
       expect(fetched.code, fetched.stdout + fetched.stderr).toBe(0);
@@ -223,31 +316,112 @@ describe('the invited-review client (workspace MCP)', () => {
   it('policy: the bound context', async () => {
     const r = await run(['--json', 'review', 'policy', ...key()]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.json()).toMatchObject({ workspaceId: w.workspaceId, integrationId: w.integrationId, allowedWorkflowKeys: [w.workflowKey], requestProfile: { id: w.requestProfile.id, hash: w.requestProfile.hash, audienceType: 'private_invited' } });
+    expect(r.json()).toMatchObject({
+      workspaceId: w.workspaceId,
+      integrationId: w.integrationId,
+      allowedWorkflowKeys: [w.workflowKey],
+      requestProfile: { id: w.requestProfile.id, hash: w.requestProfile.hash, audienceType: 'private_invited' },
+    });
   });
 
-  it('evaluate → request → wait → result: approval, verified with the pinned gate key, is exit 0; --verify verifies the run\'s packet', async () => {
+  it("evaluate → request → wait → result: approval, verified with the pinned gate key, is exit 0; --verify verifies the run's packet", async () => {
     await settings({ reviewOutcome: 'approved' });
     const src = file('Ticket 5001: where is my invoice?');
     const sug = file('Invoices are under Billing > History.');
-    const e = await run(['--json', 'review', 'evaluate', '--external-id', 'ticket-5001', '--workflow', w.workflowKey, '--risk-tier', 'high', '--source', src, '--suggestion', sug, '--model', 'openai/gpt-5.1', ...key()]);
+    const e = await run([
+      '--json',
+      'review',
+      'evaluate',
+      '--external-id',
+      'ticket-5001',
+      '--workflow',
+      w.workflowKey,
+      '--risk-tier',
+      'high',
+      '--source',
+      src,
+      '--suggestion',
+      sug,
+      '--model',
+      'openai/gpt-5.1',
+      ...key(),
+    ]);
     expect(e.code, e.stderr).toBe(0);
     approvedId = e.json().opportunityId;
     scopeId = e.json().scopeId;
-    expect(e.json()).toMatchObject({ state: 'request_ready', decision: 'required', repeated: false, next: [`loopsign review request ${approvedId} --api-key-file ${keyFile}`] });
+    expect(e.json()).toMatchObject({
+      state: 'request_ready',
+      decision: 'required',
+      repeated: false,
+      next: [`loopsign review request ${approvedId} --api-key-file ${keyFile}`],
+    });
     // The identical evaluation again: the journaled inputs, the same opportunity.
-    const again = await run(['--json', 'review', 'evaluate', '--external-id', 'ticket-5001', '--workflow', w.workflowKey, '--risk-tier', 'high', '--source', src, '--suggestion', sug, '--model', 'openai/gpt-5.1', ...key()]);
+    const again = await run([
+      '--json',
+      'review',
+      'evaluate',
+      '--external-id',
+      'ticket-5001',
+      '--workflow',
+      w.workflowKey,
+      '--risk-tier',
+      'high',
+      '--source',
+      src,
+      '--suggestion',
+      sug,
+      '--model',
+      'openai/gpt-5.1',
+      ...key(),
+    ]);
     expect(again.json()).toMatchObject({ opportunityId: approvedId, repeated: true });
     // Another output under the same id is refused before anything is sent.
-    const changed = await run(['review', 'evaluate', '--external-id', 'ticket-5001', '--workflow', w.workflowKey, '--risk-tier', 'high', '--source', src, '--suggestion', file('A different reply.'), '--model', 'openai/gpt-5.1', ...key()]);
+    const changed = await run([
+      'review',
+      'evaluate',
+      '--external-id',
+      'ticket-5001',
+      '--workflow',
+      w.workflowKey,
+      '--risk-tier',
+      'high',
+      '--source',
+      src,
+      '--suggestion',
+      file('A different reply.'),
+      '--model',
+      'openai/gpt-5.1',
+      ...key(),
+    ]);
     expect(changed.code).toBe(2);
     expect(oneLine(changed)).toMatch(/already evaluated with other inputs/);
     expect((await run(['review', 'request', approvedId, ...key()])).code).toBe(0);
     const waited = await run(['--json', 'review', 'wait', approvedId, '--trusted-keys', trustedKeys, '--timeout', '120', ...key()]);
     expect(waited.code, waited.stdout + waited.stderr).toBe(0);
-    expect(waited.json()).toMatchObject({ opportunityId: approvedId, state: 'completed', approved: true, evidence: 'verified', releaseDisposition: 'authorized_positive', resultOutcome: 'positive' });
+    expect(waited.json()).toMatchObject({
+      opportunityId: approvedId,
+      state: 'completed',
+      approved: true,
+      evidence: 'verified',
+      releaseDisposition: 'authorized_positive',
+      resultOutcome: 'positive',
+    });
     expect(waited.json().cursor).toMatch(/^\d+:\d+$/);
-    const result = await run(['--json', 'review', 'result', approvedId, '--trusted-keys', trustedKeys, '--verify', '--session-cookie-env', 'RATELOOP_SESSION', ...key()], { RATELOOP_SESSION: cookie });
+    const result = await run(
+      [
+        '--json',
+        'review',
+        'result',
+        approvedId,
+        '--trusted-keys',
+        trustedKeys,
+        '--verify',
+        '--session-cookie-env',
+        'RATELOOP_SESSION',
+        ...key(),
+      ],
+      { RATELOOP_SESSION: cookie },
+    );
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(result.json()).toMatchObject({ approved: true, run: { workspaceId: w.workspaceId, valid: true } });
     expect(result.json().run.runId).toMatch(/^hau_[0-9a-f]{40}$/);
@@ -274,7 +448,14 @@ describe('the invited-review client (workspace MCP)', () => {
       const id = await requested(`ticket-${outcome}-${Date.now()}`);
       const r = await run(['--json', 'review', 'wait', id, '--trusted-keys', trustedKeys, '--timeout', '120', ...key()]);
       expect(r.code, r.stdout + r.stderr).toBe(7);
-      expect(r.json().error).toMatchObject({ code: 'review_not_approved', state, approved: false, evidence: 'verified', releaseDisposition: 'not_authorized', resultOutcome });
+      expect(r.json().error).toMatchObject({
+        code: 'review_not_approved',
+        state,
+        approved: false,
+        evidence: 'verified',
+        releaseDisposition: 'not_authorized',
+        resultOutcome,
+      });
       expect(r.json().error.message).toContain(state);
     } finally {
       await settings({ reviewOutcome: 'approved' });
@@ -291,7 +472,9 @@ describe('the invited-review client (workspace MCP)', () => {
       const e = r.json().error;
       expect(e).toMatchObject({ code: 'review_wait_timeout', opportunityId: id, state: 'pending', approved: false, cursor: '3:0' });
       // It runs as printed: the key and the gate key given by flag travel with it (issue 19).
-      expect(e.hint).toBe(`wait again on the same opportunity (never evaluate a new one): loopsign review wait ${id} --cursor 3:0 --api-key-file ${keyFile} --trusted-keys ${trustedKeys}`);
+      expect(e.hint).toBe(
+        `wait again on the same opportunity (never evaluate a new one): loopsign review wait ${id} --cursor 3:0 --api-key-file ${keyFile} --trusted-keys ${trustedKeys}`,
+      );
       const list = await run(['--json', 'review', 'list', '--all', ...key()]);
       expect(list.code, list.stderr).toBe(0);
       expect(list.json().items).toContainEqual({ opportunityId: id, state: 'pending', nextAction: 'rateloop_wait_for_review' });
@@ -299,19 +482,36 @@ describe('the invited-review client (workspace MCP)', () => {
     } finally {
       await settings({ autoAdvance: true });
     }
-    const resumed = await run(['--json', 'review', 'wait', id!, '--cursor', '3:0', '--trusted-keys', trustedKeys, '--timeout', '120', ...key()]);
+    const resumed = await run([
+      '--json',
+      'review',
+      'wait',
+      id!,
+      '--cursor',
+      '3:0',
+      '--trusted-keys',
+      trustedKeys,
+      '--timeout',
+      '120',
+      ...key(),
+    ]);
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     expect(resumed.json()).toMatchObject({ approved: true, state: 'completed' });
   });
 
-  it('on a machine that did not evaluate it, approval needs the output to release (--output): the service\'s commitment is never taken as local', async () => {
+  it("on a machine that did not evaluate it, approval needs the output to release (--output): the service's commitment is never taken as local", async () => {
     const text = `Reply for ticket-elsewhere: reset it under Settings.`;
     const id = await requested(`ticket-elsewhere-${Date.now()}`, text);
     const other = makeHome();
     const elsewhere = (args: string[]) => runCli(args, other, { env: sb.env() });
     const r = await elsewhere(['--json', 'review', 'wait', id, '--trusted-keys', trustedKeys, '--timeout', '120', ...key()]);
     expect(r.code, r.stdout + r.stderr).toBe(7);
-    expect(r.json().error).toMatchObject({ code: 'review_unverifiable', state: 'completed', reason: 'no_local_output', evidence: 'verified' });
+    expect(r.json().error).toMatchObject({
+      code: 'review_unverifiable',
+      state: 'completed',
+      reason: 'no_local_output',
+      evidence: 'verified',
+    });
     const again = await elsewhere(['--json', 'review', 'result', id, '--trusted-keys', trustedKeys, ...key()]);
     expect(again.json().error).toMatchObject({ reason: 'no_local_output' });
     const out = path.join(other.dir, 'released.txt');
@@ -371,7 +571,12 @@ describe('credentials', () => {
   });
 
   it('a key without a scope: exit 6 naming the scope and how to grant it', async () => {
-    const narrow = (await sb.control('/__sandbox/workspace/keys', { kind: 'integration', scopes: ['panel:publish', 'review:decide', 'telemetry:write', 'payment:submit'] })).key as string;
+    const narrow = (
+      await sb.control('/__sandbox/workspace/keys', {
+        kind: 'integration',
+        scopes: ['panel:publish', 'review:decide', 'telemetry:write', 'payment:submit'],
+      })
+    ).key as string;
     registerSecret(narrow);
     const f = file(narrow + '\n');
     const list = await run(['--json', 'projects', 'list', '--api-key-file', f]);
@@ -388,7 +593,10 @@ describe('credentials', () => {
     registerSecret(plain);
     const r = await run(['--json', 'review', 'policy', '--api-key-file', file(plain)]);
     expect(r.code).toBe(6);
-    expect(r.json().error).toMatchObject({ code: 'invalid_agent_credential', scopes: ['connection:claim', 'context:read', 'evaluation:read', 'review:decide'] });
+    expect(r.json().error).toMatchObject({
+      code: 'invalid_agent_credential',
+      scopes: ['connection:claim', 'context:read', 'evaluation:read', 'review:decide'],
+    });
     const pairing = (await sb.control('/__sandbox/workspace/keys', { kind: 'pairing' })).key as string;
     registerSecret(pairing);
     const p = await run(['--json', 'review', 'policy', '--api-key-file', file(pairing)]);
@@ -427,7 +635,24 @@ describe('hostile answers are refused (exit 5)', () => {
 
   it('review_binding_other_profile: the envelope names another request profile', async () => {
     await sb.control('/__sandbox/hostile', { scenario: 'review_binding_other_profile' });
-    const r = await run(['--json', 'review', 'evaluate', '--external-id', `ticket-hostile-${Date.now()}`, '--workflow', w.workflowKey, '--risk-tier', 'low', '--source', file('Ticket 6002.'), '--suggestion', file('Reply 6002.'), '--model', 'openai/gpt-5.1', ...key()]);
+    const r = await run([
+      '--json',
+      'review',
+      'evaluate',
+      '--external-id',
+      `ticket-hostile-${Date.now()}`,
+      '--workflow',
+      w.workflowKey,
+      '--risk-tier',
+      'low',
+      '--source',
+      file('Ticket 6002.'),
+      '--suggestion',
+      file('Reply 6002.'),
+      '--model',
+      'openai/gpt-5.1',
+      ...key(),
+    ]);
     await sb.control('/__sandbox/hostile', undefined, 'DELETE');
     expect(r.code, r.stdout).toBe(5);
     expect(r.json().error).toMatchObject({ code: 'binding_mismatch', field: 'request profile' });
@@ -449,7 +674,10 @@ describe('hostile answers are refused (exit 5)', () => {
     const id = await requested(`ticket-packet-${Date.now()}`);
     expect((await run(['review', 'wait', id, '--trusted-keys', trustedKeys, '--timeout', '120', ...key()])).code).toBe(0);
     await sb.control('/__sandbox/hostile', { scenario: 'review_evidence_other_run' });
-    const r = await run(['--json', 'review', 'result', id, '--trusted-keys', trustedKeys, '--verify', '--session-cookie-env', 'RATELOOP_SESSION', ...key()], { RATELOOP_SESSION: cookie });
+    const r = await run(
+      ['--json', 'review', 'result', id, '--trusted-keys', trustedKeys, '--verify', '--session-cookie-env', 'RATELOOP_SESSION', ...key()],
+      { RATELOOP_SESSION: cookie },
+    );
     await sb.control('/__sandbox/hostile', undefined, 'DELETE');
     expect(r.code, r.stdout).toBe(5);
     expect(r.json().error.code).toBe('run_id_mismatch');
@@ -457,7 +685,14 @@ describe('hostile answers are refused (exit 5)', () => {
   });
 
   it('covers every review scenario the sandbox offers', async () => {
-    const offered = (await sb.control('/__sandbox/hostile')).scenarios.filter((s: { flow: string }) => s.flow === 'review').map((s: { name: string }) => s.name);
-    expect(offered.sort()).toEqual(['review_binding_other_profile', 'review_binding_other_project', 'review_evidence_other_run', 'review_result_other_opportunity']);
+    const offered = (await sb.control('/__sandbox/hostile')).scenarios
+      .filter((s: { flow: string }) => s.flow === 'review')
+      .map((s: { name: string }) => s.name);
+    expect(offered.sort()).toEqual([
+      'review_binding_other_profile',
+      'review_binding_other_project',
+      'review_evidence_other_run',
+      'review_result_other_opportunity',
+    ]);
   });
 });

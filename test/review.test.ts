@@ -58,11 +58,16 @@ describe('artifacts', () => {
   });
 });
 
-describe('a delivery\'s run', () => {
+describe("a delivery's run", () => {
   it('is hau_ + the first 40 hex of SHA-256(deliveryId + NUL), as the service projects it', () => {
     expect(runIdOfDelivery('hpud_0000000000000000000000000000000000000000')).toMatch(/^hau_[0-9a-f]{40}$/);
     const d = 'hpud_1111111111111111111111111111111111111111';
-    expect(runIdOfDelivery(d)).toBe(`hau_${createHash('sha256').update(Buffer.concat([Buffer.from(d), Buffer.from([0])])).digest('hex').slice(0, 40)}`);
+    expect(runIdOfDelivery(d)).toBe(
+      `hau_${createHash('sha256')
+        .update(Buffer.concat([Buffer.from(d), Buffer.from([0])]))
+        .digest('hex')
+        .slice(0, 40)}`,
+    );
     expect(runIdOfDelivery('a')).not.toBe(runIdOfDelivery('b'));
   });
 });
@@ -79,8 +84,14 @@ describe('credential forms', () => {
     expect((await readCredential({ apiKeyFile: file(key + '\n') })).kind).toBe('api_key');
     const token = `rlo_at_${'c'.repeat(43)}`;
     expect((await readCredential({ apiKeyFile: file(token) })).kind).toBe('agent_token');
-    await expect(readCredential({ apiKeyFile: file(token) }, ['api_key'])).rejects.toMatchObject({ code: 'credential_not_accepted', exitCode: 6 });
-    await expect(readCredential({ apiKeyFile: file(`rlk_${'A'.repeat(16)}_${'B'.repeat(43)}`) })).rejects.toMatchObject({ code: 'api_key_invalid', exitCode: 6 });
+    await expect(readCredential({ apiKeyFile: file(token) }, ['api_key'])).rejects.toMatchObject({
+      code: 'credential_not_accepted',
+      exitCode: 6,
+    });
+    await expect(readCredential({ apiKeyFile: file(`rlk_${'A'.repeat(16)}_${'B'.repeat(43)}`) })).rejects.toMatchObject({
+      code: 'api_key_invalid',
+      exitCode: 6,
+    });
     await expect(readCredential({ apiKeyFile: file(key), apiKeyEnv: 'X' })).rejects.toMatchObject({ exitCode: 2 });
   });
 });
@@ -90,12 +101,27 @@ describe('terminal evidence', () => {
   const spki = publicKey.export({ format: 'der', type: 'spki' });
   const trust = { keys: [{ keyId: keyIdOf(spki), spki: Buffer.from(spki).toString('base64url') }], source: 'test' };
   const payload = {
-    schemaVersion: 'rateloop.human-review-terminal-payload.v2', workspaceId: 'ws_x', integrationId: 'agi_x', opportunityId: 'aop_x', terminalStatus: 'completed', releaseDisposition: 'authorized_positive',
-    resultSemantics: 'assurance', resultOutcome: 'positive', resultCommitment: `sha256:${'1'.repeat(64)}`, outputCommitment: `sha256:${'2'.repeat(64)}`, policyBindingHash: `sha256:${'3'.repeat(64)}`, issuedAt: '2026-11-22T12:00:00.000Z',
+    schemaVersion: 'rateloop.human-review-terminal-payload.v2',
+    workspaceId: 'ws_x',
+    integrationId: 'agi_x',
+    opportunityId: 'aop_x',
+    terminalStatus: 'completed',
+    releaseDisposition: 'authorized_positive',
+    resultSemantics: 'assurance',
+    resultOutcome: 'positive',
+    resultCommitment: `sha256:${'1'.repeat(64)}`,
+    outputCommitment: `sha256:${'2'.repeat(64)}`,
+    policyBindingHash: `sha256:${'3'.repeat(64)}`,
+    issuedAt: '2026-11-22T12:00:00.000Z',
   };
-  const signed = (p: Record<string, unknown>) => ({ schemaVersion: 'rateloop.human-review-terminal-evidence.v2', keyId: keyIdOf(spki), payload: p, signature: sign(null, Buffer.from(JSON.stringify(p)), privateKey).toString('base64url') });
+  const signed = (p: Record<string, unknown>) => ({
+    schemaVersion: 'rateloop.human-review-terminal-evidence.v2',
+    keyId: keyIdOf(spki),
+    payload: p,
+    signature: sign(null, Buffer.from(JSON.stringify(p)), privateKey).toString('base64url'),
+  });
 
-  it('verifies over the payload in the service\'s key order, whatever order it arrives in', () => {
+  it("verifies over the payload in the service's key order, whatever order it arrives in", () => {
     const e = signed(payload);
     expect(checkGateEvidence(e, trust).status).toBe('verified');
     const reordered = { ...e, payload: Object.fromEntries(Object.entries(payload).reverse()) };
@@ -104,7 +130,9 @@ describe('terminal evidence', () => {
 
   it('an extra payload member, another key or a changed field never verifies', () => {
     expect(checkGateEvidence({ ...signed(payload), payload: { ...payload, note: 'x' } }, trust)).toMatchObject({ status: 'malformed' });
-    expect(checkGateEvidence({ ...signed(payload), payload: { ...payload, resultOutcome: 'negative' } }, trust).status).toBe('bad_signature');
+    expect(checkGateEvidence({ ...signed(payload), payload: { ...payload, resultOutcome: 'negative' } }, trust).status).toBe(
+      'bad_signature',
+    );
     expect(checkGateEvidence({ ...signed(payload), keyId: 'ed25519:' + '0'.repeat(24) }, trust).status).toBe('untrusted_key');
     expect(checkGateEvidence(signed(payload), undefined).status).toBe('no_trust_anchor');
     expect(checkGateEvidence(null, trust).status).toBe('absent');

@@ -60,7 +60,8 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 5; i++) await sb.control('/__sandbox/keeper/tick', {});
 }
 
-const usdcBalance = async () => (await pub.readContract({ address: sb.info.tokens.USDC.address, abi: erc20, functionName: 'balanceOf', args: [TEST_ADDRESS] })) as bigint;
+const usdcBalance = async () =>
+  (await pub.readContract({ address: sb.info.tokens.USDC.address, abi: erc20, functionName: 'balanceOf', args: [TEST_ADDRESS] })) as bigint;
 
 beforeAll(async () => {
   sb = await startSandbox();
@@ -86,7 +87,15 @@ describe('sandbox startup', () => {
     expect(sb.info.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(sb.info.rpcUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(Object.keys(sb.info.contracts).sort()).toEqual(
-      ['advisoryVoteRecorder', 'contentRegistry', 'feedbackBonusEscrow', 'protocolConfig', 'questionRewardPoolEscrow', 'roundVotingEngine', 'x402QuestionSubmitter'].sort(),
+      [
+        'advisoryVoteRecorder',
+        'contentRegistry',
+        'feedbackBonusEscrow',
+        'protocolConfig',
+        'questionRewardPoolEscrow',
+        'roundVotingEngine',
+        'x402QuestionSubmitter',
+      ].sort(),
     );
     expect(sb.info.drand.chainHash).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(sb.info)).not.toMatch(/privateKey/i);
@@ -122,7 +131,11 @@ describe('a wallet-call ask, executed step by step with viem', () => {
     const r = await api(base, 'POST', '/api/agent/asks', body);
     expect(r.status).toBe(200);
     expect(r.body.status).toBe('awaiting_wallet_signature');
-    expect(r.body.transactionPlan.calls.map((c: { phase: string }) => c.phase)).toEqual(['reserve_submission', 'approve_usdc', 'submit_question']);
+    expect(r.body.transactionPlan.calls.map((c: { phase: string }) => c.phase)).toEqual([
+      'reserve_submission',
+      'approve_usdc',
+      'submit_question',
+    ]);
     expect(r.body.transactionPlan.requiresOrderedExecution).toBe(true);
     const hashes = computeAskHashes(normalizeAsk(body), TEST_ADDRESS, resolver);
     expect(r.body.operationKey).toBe(hashes.operationKey);
@@ -141,21 +154,42 @@ describe('a wallet-call ask, executed step by step with viem', () => {
 
     const dup = await api(base, 'POST', '/api/agent/asks', { ...body, question: { ...body.question, title: 'Another title' } });
     expect(dup.status).toBe(409);
-    expect(dup.body).toMatchObject({ code: 'duplicate_ask', status: 409, retryable: false, recoverWith: 'reuse_original_request_or_change_clientRequestId' });
+    expect(dup.body).toMatchObject({
+      code: 'duplicate_ask',
+      status: 409,
+      retryable: false,
+      recoverWith: 'reuse_original_request_or_change_clientRequestId',
+    });
 
     const pending = await api(base, 'GET', `/api/agent/asks/${r.body.operationKey}`);
-    expect(pending.body).toMatchObject({ status: 'submitted', ready: false, terminal: false, pollAfterMs: 5000, nextAction: 'poll_rateloop_get_question_status' });
+    expect(pending.body).toMatchObject({
+      status: 'submitted',
+      ready: false,
+      terminal: false,
+      pollAfterMs: 5000,
+      nextAction: 'poll_rateloop_get_question_status',
+    });
 
     await settle();
     const status = await api(base, 'GET', `/api/agent/asks/${r.body.operationKey}`);
-    expect(status.body).toMatchObject({ ready: true, terminal: true, pollAfterMs: null, resultTool: 'rateloop_get_result', nextAction: 'call_rateloop_get_result' });
+    expect(status.body).toMatchObject({
+      ready: true,
+      terminal: true,
+      pollAfterMs: null,
+      resultTool: 'rateloop_get_result',
+      nextAction: 'call_rateloop_get_result',
+    });
     const result = await api(base, 'GET', `/api/agent/results/${r.body.operationKey}`);
     expect(result.body.ready).toBe(true);
     expect(result.body.voteCount).toBe(3);
     expect(result.body.distribution.up.count + result.body.distribution.down.count).toBe(3);
     expect(result.body.distribution.revealedCount).toBe(3);
     expect(result.body.rationaleSummary).toMatch(/^\[RATELOOP_UNTRUSTED_DATA_BEGIN source="rater_feedback"\]/);
-    const byClient = await api(base, 'GET', `/api/agent/results/by-client-request?chainId=31337&clientRequestId=${body.clientRequestId}&walletAddress=${TEST_ADDRESS}`);
+    const byClient = await api(
+      base,
+      'GET',
+      `/api/agent/results/by-client-request?chainId=31337&clientRequestId=${body.clientRequestId}&walletAddress=${TEST_ADDRESS}`,
+    );
     expect(byClient.body.distribution).toEqual(result.body.distribution);
   });
 });
@@ -200,7 +234,10 @@ describe('an x402 ask', () => {
     const body = askBody({ paymentMode: 'x402_authorization' });
     const first = await api(base, 'POST', '/api/agent/asks', body);
     const m = first.body.x402AuthorizationRequest.eip712.message;
-    const bad = await api(base, 'POST', '/api/agent/asks', { ...body, paymentAuthorization: { ...m, value: '1', signature: `0x${'11'.repeat(65)}` } });
+    const bad = await api(base, 'POST', '/api/agent/asks', {
+      ...body,
+      paymentAuthorization: { ...m, value: '1', signature: `0x${'11'.repeat(65)}` },
+    });
     expect(bad.status).toBe(409);
     expect(bad.body.message).toMatch(/value/);
   });
@@ -215,7 +252,10 @@ describe('a feedback bonus', () => {
     const c = await api(base, 'POST', `/api/agent/asks/${r.body.operationKey}/confirm`, { transactionHashes: txs });
     const bonus = c.body.feedbackBonus;
     expect(bonus.status).toBe('awaiting_wallet_signature');
-    expect(bonus.transactionPlan.calls.map((x: { phase: string }) => x.phase)).toEqual(['approve_feedback_bonus_usdc', 'create_feedback_bonus_pool']);
+    expect(bonus.transactionPlan.calls.map((x: { phase: string }) => x.phase)).toEqual([
+      'approve_feedback_bonus_usdc',
+      'create_feedback_bonus_pool',
+    ]);
     expect(bonus.roundId).toBe('1');
     const bonusTxs = await runPlan(bonus.transactionPlan.calls);
     const fb = await api(base, 'POST', `/api/agent/asks/${r.body.operationKey}/confirm-feedback-bonus`, { transactionHashes: bonusTxs });
@@ -227,7 +267,9 @@ describe('a feedback bonus', () => {
 });
 
 describe('a vote committed directly on chain with tlock to the sandbox beacon', () => {
-  const engineAbi = parseAbi(['function sandboxCommitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))']);
+  const engineAbi = parseAbi([
+    'function sandboxCommitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
+  ]);
 
   /**
    * A question asked by the test account, and a vote on it committed straight to the engine by another account
@@ -246,26 +288,75 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
     const voter = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: voterIndex });
     await sb.control('/__sandbox/fund', { address: voter.address, lrep: '5000000', eth: '10' });
     const vw = createWalletClient({ account: voter, transport: http(sb.info.rpcUrl) });
-    const [roundId, ref] = (await pub.readContract({ address: engine, abi: votingEngineAbi, functionName: 'previewCommitContext', args: [contentId] })) as [bigint, number];
-    const core = (await pub.readContract({ address: engine, abi: votingEngineAbi, functionName: 'roundCore', args: [contentId, roundId] })) as readonly [number, ...unknown[]];
+    const [roundId, ref] = (await pub.readContract({
+      address: engine,
+      abi: votingEngineAbi,
+      functionName: 'previewCommitContext',
+      args: [contentId],
+    })) as [bigint, number];
+    const core = (await pub.readContract({
+      address: engine,
+      abi: votingEngineAbi,
+      functionName: 'roundCore',
+      args: [contentId, roundId],
+    })) as readonly [number, ...unknown[]];
     const state = await sb.control('/__sandbox/state');
-    const network = { name: 'sandbox', chainHash: sb.info.drand.chainHash, genesis: sb.info.drand.genesis, period: sb.info.drand.period, publicKey: (await api(base, 'GET', `/drand/${sb.info.drand.chainHash}/info`)).body.public_key, scheme: 'bls-unchained-g1-rfc9380' } as const;
+    const network = {
+      name: 'sandbox',
+      chainHash: sb.info.drand.chainHash,
+      genesis: sb.info.drand.genesis,
+      period: sb.info.drand.period,
+      publicKey: (await api(base, 'GET', `/drand/${sb.info.drand.chainHash}/info`)).body.public_key,
+      scheme: 'bls-unchained-g1-rfc9380',
+    } as const;
     const build = (isUp: boolean) =>
       buildCommitVoteParams(
         {
-          voter: voter.address, contentId, isUp, predictedUpPercent: 31, stakeAmount: '2', epochDuration: 1200, roundId, roundReferenceRatingBps: ref,
-          runtime: { drandChainHash: sb.info.drand.chainHash, drandGenesisTimeSeconds: sb.info.drand.genesis, drandPeriodSeconds: sb.info.drand.period, roundStartTimeSeconds: core[0] },
+          voter: voter.address,
+          contentId,
+          isUp,
+          predictedUpPercent: 31,
+          stakeAmount: '2',
+          epochDuration: 1200,
+          roundId,
+          roundReferenceRatingBps: ref,
+          runtime: {
+            drandChainHash: sb.info.drand.chainHash,
+            drandGenesisTimeSeconds: sb.info.drand.genesis,
+            drandPeriodSeconds: sb.info.drand.period,
+            roundStartTimeSeconds: core[0],
+          },
           now: state.now,
         },
         [network],
       );
     const built = await build(false);
     const claimed = lie ? await build(true) : built;
-    const approve = await vw.writeContract({ account: voter, chain: null, address: sb.info.tokens.LREP.address, abi: erc20, functionName: 'approve', args: [engine, 2_000_000n] });
+    const approve = await vw.writeContract({
+      account: voter,
+      chain: null,
+      address: sb.info.tokens.LREP.address,
+      abi: erc20,
+      functionName: 'approve',
+      args: [engine, 2_000_000n],
+    });
     await pub.waitForTransactionReceipt({ hash: approve });
     const commit = await vw.writeContract({
-      account: voter, chain: null, address: engine, abi: votingEngineAbi, functionName: 'commitVote',
-      args: [contentId, BigInt(built.secret.roundContext), BigInt(built.targetRound), built.drandChainHash, claimed.commitHash, built.ciphertext, 2_000_000n, built.frontend],
+      account: voter,
+      chain: null,
+      address: engine,
+      abi: votingEngineAbi,
+      functionName: 'commitVote',
+      args: [
+        contentId,
+        BigInt(built.secret.roundContext),
+        BigInt(built.targetRound),
+        built.drandChainHash,
+        claimed.commitHash,
+        built.ciphertext,
+        2_000_000n,
+        built.frontend,
+      ],
     });
     // Raters join only now: a rater commit landing between viem's gas estimate and this one could make this the
     // threshold vote (one more storage write) and run it out of gas, as it once did in CI.
@@ -277,7 +368,12 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
   it('is revealed by the keeper with the committed direction and prediction', async () => {
     const { contentId, roundId, commitKey } = await directCommit(13);
     await settle();
-    const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'sandboxCommitOf', args: [contentId, roundId, commitKey] })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
+    const stored = (await pub.readContract({
+      address: sb.info.contracts.roundVotingEngine,
+      abi: engineAbi,
+      functionName: 'sandboxCommitOf',
+      args: [contentId, roundId, commitKey],
+    })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
     expect(stored.revealed).toBe(true);
     expect(stored.isUp).toBe(false);
     expect(stored.predictedUpBps).toBe(3100);
@@ -289,12 +385,24 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
     onTestFinished(() => sb.control('/__sandbox/settings', { keeperBackground: true }));
     const { contentId, roundId, commitKey } = await directCommit(14, true);
     // The raters vote in the pass before the jump; the pass after it reveals them and meets the lie.
-    await expect(sb.control('/__sandbox/time', { advanceSeconds: 1300 })).rejects.toThrow(new RegExp(`reveal of ${commitKey}.*reverted`, 's'));
+    await expect(sb.control('/__sandbox/time', { advanceSeconds: 1300 })).rejects.toThrow(
+      new RegExp(`reveal of ${commitKey}.*reverted`, 's'),
+    );
     const again = await sb.control('/__sandbox/keeper/tick', {});
     expect(again.keeper).toMatchObject({ reveals: 0 });
-    const core = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: votingEngineAbi, functionName: 'roundCore', args: [contentId, roundId] })) as readonly [number, number, number, number];
+    const core = (await pub.readContract({
+      address: sb.info.contracts.roundVotingEngine,
+      abi: votingEngineAbi,
+      functionName: 'roundCore',
+      args: [contentId, roundId],
+    })) as readonly [number, number, number, number];
     expect([core[2], core[3]]).toEqual([4, 3]); // four commits, the three honest ones revealed
-    const stored = (await pub.readContract({ address: sb.info.contracts.roundVotingEngine, abi: engineAbi, functionName: 'sandboxCommitOf', args: [contentId, roundId, commitKey] })) as { revealed: boolean };
+    const stored = (await pub.readContract({
+      address: sb.info.contracts.roundVotingEngine,
+      abi: engineAbi,
+      functionName: 'sandboxCommitOf',
+      args: [contentId, roundId, commitKey],
+    })) as { revealed: boolean };
     expect(stored.revealed).toBe(false);
   });
 });
@@ -305,16 +413,35 @@ describe('the public MCP endpoint', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/api/mcp/public`)));
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
-    for (const n of ['rateloop_quote_question', 'rateloop_ask_humans', 'rateloop_confirm_ask_transactions', 'rateloop_confirm_feedback_bonus_transactions', 'rateloop_get_question_status', 'rateloop_get_result', 'rateloop_list_result_templates']) {
+    for (const n of [
+      'rateloop_quote_question',
+      'rateloop_ask_humans',
+      'rateloop_confirm_ask_transactions',
+      'rateloop_confirm_feedback_bonus_transactions',
+      'rateloop_get_question_status',
+      'rateloop_get_result',
+      'rateloop_list_result_templates',
+    ]) {
       expect(names).toContain(n);
     }
-    const raw = await api(base, 'POST', '/api/mcp/public', { jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} }, { 'mcp-protocol-version': '2025-11-25', accept: 'application/json, text/event-stream' });
-    expect(raw.body.result.tools.every((t: { rateLoopTier: string; rateLoopWorkflow: string }) => /^(primary|advanced)$/.test(t.rateLoopTier) && ['ask', 'rating', 'reference'].includes(t.rateLoopWorkflow))).toBe(true);
+    const raw = await api(
+      base,
+      'POST',
+      '/api/mcp/public',
+      { jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} },
+      { 'mcp-protocol-version': '2025-11-25', accept: 'application/json, text/event-stream' },
+    );
+    expect(
+      raw.body.result.tools.every(
+        (t: { rateLoopTier: string; rateLoopWorkflow: string }) =>
+          /^(primary|advanced)$/.test(t.rateLoopTier) && ['ask', 'rating', 'reference'].includes(t.rateLoopWorkflow),
+      ),
+    ).toBe(true);
     const quote = await client.callTool({ name: 'rateloop_quote_question', arguments: askBody() });
     expect((quote.structuredContent as { operationKey: string }).operationKey).toMatch(/^0x[0-9a-f]{64}$/);
     const bad = await client.callTool({ name: 'rateloop_quote_question', arguments: { ...askBody(), bounty: { amount: 'lots' } } });
     expect(bad.isError).toBe(true);
-    expect((bad.structuredContent as { code: string; status: number })).toMatchObject({ code: 'invalid_arguments', status: 400 });
+    expect(bad.structuredContent as { code: string; status: number }).toMatchObject({ code: 'invalid_arguments', status: 400 });
     const unknown = await client.callTool({ name: 'rateloop_nope', arguments: {} });
     expect(unknown.isError).toBe(true);
     await client.close();
@@ -334,9 +461,16 @@ describe('the public MCP endpoint', () => {
     expect(options.status).toBe(204);
     const parse = await api(base, 'POST', '/api/mcp/public', '{nope', { 'mcp-protocol-version': '2025-11-25' });
     expect(parse.body.error.code).toBe(-32700);
-    const note = await fetch(`${base}/api/mcp/public`, { method: 'POST', headers: { 'content-type': 'application/json', 'mcp-protocol-version': '2025-11-25' }, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' });
+    const note = await fetch(`${base}/api/mcp/public`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'mcp-protocol-version': '2025-11-25' },
+      body: '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    });
     expect(note.status).toBe(202);
-    const origin = await api(base, 'POST', '/api/mcp/public', list, { 'mcp-protocol-version': '2025-11-25', origin: 'https://evil.example' });
+    const origin = await api(base, 'POST', '/api/mcp/public', list, {
+      'mcp-protocol-version': '2025-11-25',
+      origin: 'https://evil.example',
+    });
     expect(origin.status).toBe(403);
   });
 });
@@ -349,8 +483,20 @@ describe('bad requests get the envelope and never break the sandbox', () => {
     ['missing wallet', '/api/agent/asks', JSON.stringify({ ...askBody(), walletAddress: undefined }), 400, 'wallet_address_required'],
     ['mode sync', '/api/agent/asks', JSON.stringify({ ...askBody(), mode: 'sync' }), 400, 'mode_unsupported'],
     ['maxPayment too low', '/api/agent/asks', JSON.stringify({ ...askBody(), maxPaymentAmount: '1' }), 400, 'max_payment_exceeded'],
-    ['bad image URL', '/api/agent/quote', JSON.stringify({ ...askBody(), question: { ...askBody().question, imageUrls: ['https://x.example/a.png'] } }), 400, 'invalid_media'],
-    ['unknown template', '/api/agent/quote', JSON.stringify({ ...askBody(), question: { ...askBody().question, templateId: 'nope' } }), 400, 'unsupported_template'],
+    [
+      'bad image URL',
+      '/api/agent/quote',
+      JSON.stringify({ ...askBody(), question: { ...askBody().question, imageUrls: ['https://x.example/a.png'] } }),
+      400,
+      'invalid_media',
+    ],
+    [
+      'unknown template',
+      '/api/agent/quote',
+      JSON.stringify({ ...askBody(), question: { ...askBody().question, templateId: 'nope' } }),
+      400,
+      'unsupported_template',
+    ],
   ])('%s', async (_n, path, body, status, code) => {
     const r = await api(base, 'POST', path, body);
     expect(r.status).toBe(status);
@@ -371,7 +517,12 @@ describe('bad requests get the envelope and never break the sandbox', () => {
   });
 
   it('caps confirm bodies at 128 KiB (413) and rate-limits with Retry-After (429)', async () => {
-    const big = await api(base, 'POST', `/api/agent/asks/0x${'cd'.repeat(32)}/confirm`, JSON.stringify({ transactionHashes: [], pad: 'x'.repeat(140_000) }));
+    const big = await api(
+      base,
+      'POST',
+      `/api/agent/asks/0x${'cd'.repeat(32)}/confirm`,
+      JSON.stringify({ transactionHashes: [], pad: 'x'.repeat(140_000) }),
+    );
     expect(big.status).toBe(413);
     expect(big.body.code).toBe('request_entity_too_large');
     await sb.control('/__sandbox/settings', { rateLimits: { read: 2 } });
@@ -405,15 +556,22 @@ describe('bad requests get the envelope and never break the sandbox', () => {
 
 describe('concurrent senders', () => {
   it('funds six accounts at once and runs a keeper pass meanwhile: every deployer transaction lands (no nonce race)', async () => {
-    const addresses = Array.from({ length: 6 }, (_, i) => privateKeyToAccount(`0x${(i + 101).toString(16).padStart(64, '0')}` as Hex).address);
+    const addresses = Array.from(
+      { length: 6 },
+      (_, i) => privateKeyToAccount(`0x${(i + 101).toString(16).padStart(64, '0')}` as Hex).address,
+    );
     const results = await Promise.all([
       ...addresses.map((address) => sb.control('/__sandbox/fund', { address, usdc: '7', lrep: '9' })),
       sb.control('/__sandbox/keeper/tick', {}),
     ]);
     expect(results.slice(0, 6).map((r) => r.funded)).toEqual(addresses);
     for (const address of addresses) {
-      expect(await pub.readContract({ address: sb.info.tokens.USDC.address, abi: erc20, functionName: 'balanceOf', args: [address] })).toBe(7n);
-      expect(await pub.readContract({ address: sb.info.tokens.LREP.address, abi: erc20, functionName: 'balanceOf', args: [address] })).toBe(9n);
+      expect(await pub.readContract({ address: sb.info.tokens.USDC.address, abi: erc20, functionName: 'balanceOf', args: [address] })).toBe(
+        7n,
+      );
+      expect(await pub.readContract({ address: sb.info.tokens.LREP.address, abi: erc20, functionName: 'balanceOf', args: [address] })).toBe(
+        9n,
+      );
     }
   });
 });
@@ -461,9 +619,15 @@ describe('faults and hostile scenarios (test controls)', () => {
     const viaHttp = (await api(base, 'POST', '/api/agent/asks', body)).body;
     expect(Object.keys(viaMcp).sort()).toEqual(Object.keys(viaHttp).sort());
     expect(viaMcp.transactionPlan).toEqual(viaHttp.transactionPlan);
-    const status = (await client.callTool({ name: 'rateloop_get_question_status', arguments: { operationKey: viaHttp.operationKey } })).structuredContent;
+    const status = (await client.callTool({ name: 'rateloop_get_question_status', arguments: { operationKey: viaHttp.operationKey } }))
+      .structuredContent;
     expect(status).toEqual((await api(base, 'GET', `/api/agent/asks/${viaHttp.operationKey}`)).body);
-    const byClient = (await client.callTool({ name: 'rateloop_get_question_status', arguments: { chainId: 31337, clientRequestId: body.clientRequestId, walletAddress: TEST_ADDRESS } })).structuredContent as { operationKey: string };
+    const byClient = (
+      await client.callTool({
+        name: 'rateloop_get_question_status',
+        arguments: { chainId: 31337, clientRequestId: body.clientRequestId, walletAddress: TEST_ADDRESS },
+      })
+    ).structuredContent as { operationKey: string };
     expect(byClient.operationKey).toBe(viaHttp.operationKey);
     const templates = (await client.callTool({ name: 'rateloop_list_result_templates', arguments: {} })).structuredContent;
     expect(templates).toEqual((await api(base, 'GET', '/api/agent/templates')).body);

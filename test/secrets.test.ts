@@ -28,8 +28,14 @@ describe('secrets scan', () => {
   });
 
   it('finds a secret in stdout, stderr or argv (any case) and in a journal', () => {
-    const { dir, home } = captureWith({ args: ['wallet', 'import', `0x${SECRET.toUpperCase()}`], stdout: `key ${SECRET}`, stderr: '' }, `{"key":"0x${SECRET}"}`);
+    const { dir, home } = captureWith(
+      { args: ['wallet', 'import', `0x${SECRET.toUpperCase()}`], stdout: `key ${SECRET}`, stderr: '' },
+      `{"key":"0x${SECRET}"}`,
+    );
     const report = scanCapture(dir);
-    expect(report.leaks).toEqual(['output of loopsign wallet import 0x' + SECRET.toUpperCase(), path.join(home, 'state', 'loopsign', 'journal', 'ask-1.json')]);
+    expect(report.leaks).toEqual([
+      'output of loopsign wallet import 0x' + SECRET.toUpperCase(),
+      path.join(home, 'state', 'loopsign', 'journal', 'ask-1.json'),
+    ]);
   });
 });

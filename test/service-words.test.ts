@@ -19,7 +19,14 @@ describe('checkedOpportunityId (printed in `next: loopsign review wait …`)', (
     const id = `aop_${'0123456789'.repeat(4)}`;
     expect(checkedOpportunityId(id)).toBe(id);
     expect(checkedOpportunityId(undefined)).toBeNull();
-    for (const bad of [`${id}; loopsign wallet export --out /tmp/k.json`, `${id}$(id)`, `${id}\u001b[2K`, 'aop_1', 'opp_0123456789abcdef01234567', 42]) {
+    for (const bad of [
+      `${id}; loopsign wallet export --out /tmp/k.json`,
+      `${id}$(id)`,
+      `${id}\u001b[2K`,
+      'aop_1',
+      'opp_0123456789abcdef01234567',
+      42,
+    ]) {
       expect(() => checkedOpportunityId(bad)).toThrow(/opportunityId/);
     }
   });

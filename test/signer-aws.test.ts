@@ -7,7 +7,20 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { openWallet } from '../src/wallet/signers/open.js';
 import type { ResolvedSigner } from '../src/wallet/signers/spec.js';
 import { startFakeAwsKms, type FakeKms } from './helpers/fake-aws-kms.js';
-import { CHAIN_ID, DELEGATE, NO_CONFIG, OTHER_DELEGATE, delegateAndMine, expectExit, expectTypedDataAndMessage, quietOut, receiveWithAuthorization, signAndMineCall, startChain, type Chain } from './helpers/signers.js';
+import {
+  CHAIN_ID,
+  DELEGATE,
+  NO_CONFIG,
+  OTHER_DELEGATE,
+  delegateAndMine,
+  expectExit,
+  expectTypedDataAndMessage,
+  quietOut,
+  receiveWithAuthorization,
+  signAndMineCall,
+  startChain,
+  type Chain,
+} from './helpers/signers.js';
 import { SECP256K1_N } from '../src/wallet/signers/signature.js';
 
 const KEY_ID = '1234abcd-12ab-34cd-56ef-1234567890ab';
@@ -33,7 +46,14 @@ function open(from = FROM, keyId = KEY_ID) {
     out: quietOut(),
     chainId: CHAIN_ID,
     delegate: DELEGATE,
-    aws: { clientConfig: { endpoint: kms.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'AKIDLOOPSIGNTEST', secretAccessKey: 'loopsign-test-secret' }, maxAttempts: 1 } },
+    aws: {
+      clientConfig: {
+        endpoint: kms.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'AKIDLOOPSIGNTEST', secretAccessKey: 'loopsign-test-secret' },
+        maxAttempts: 1,
+      },
+    },
   });
 }
 const signCalls = () => kms.calls.filter((c) => c.target === 'TrentService.Sign').length;
@@ -87,7 +107,19 @@ describe('AWS KMS signer', () => {
     const account = await wallet.account;
     kms.setMode({ signWith: OTHER_KEY });
     const nonce = await chain.pub.getTransactionCount({ address: FROM });
-    await expectExit(account.signTransaction({ type: 'eip1559', chainId: CHAIN_ID, to: FROM, nonce, gas: 21_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n }), 5, 'signature_not_from_signer');
+    await expectExit(
+      account.signTransaction({
+        type: 'eip1559',
+        chainId: CHAIN_ID,
+        to: FROM,
+        nonce,
+        gas: 21_000n,
+        maxFeePerGas: 10n ** 10n,
+        maxPriorityFeePerGas: 1n,
+      }),
+      5,
+      'signature_not_from_signer',
+    );
     await expectExit(account.signTypedData(receiveWithAuthorization(FROM)), 5, 'signature_not_from_signer');
     await expectExit(account.signMessage({ message: 'hi' }), 5, 'signature_not_from_signer');
     await expectExit(account.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATE, nonce: 1 }), 5, 'signature_not_from_signer');
@@ -101,7 +133,11 @@ describe('AWS KMS signer', () => {
     const account = await (await open()).account;
     const before = signCalls();
     await expectExit(account.signAuthorization!({ chainId: 0, address: DELEGATE, nonce: 1 }), 5, 'authorization_any_chain');
-    await expectExit(account.signAuthorization!({ chainId: CHAIN_ID, address: OTHER_DELEGATE, nonce: 1 }), 5, 'authorization_foreign_delegate');
+    await expectExit(
+      account.signAuthorization!({ chainId: CHAIN_ID, address: OTHER_DELEGATE, nonce: 1 }),
+      5,
+      'authorization_foreign_delegate',
+    );
     await expectExit(account.signAuthorization!({ chainId: 8453, address: DELEGATE, nonce: 1 }), 5, 'authorization_wrong_chain');
     expect(signCalls()).toBe(before);
   });

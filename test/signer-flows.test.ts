@@ -46,7 +46,15 @@ beforeAll(async () => {
   gcp = await startFakeGcpKms({ keyVersion: GCP_VERSION, privateKey: GCP_KEY });
   // anvil's unlocked account 1 signs through eth_signTransaction (the sandbox deploys with 0 and rates and submits
   // with 2 and above); account 0 is the "other" signer of the hostile mode.
-  const accounts = (await (await fetch(env.sb.manifest.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_accounts', params: [] }) })).json()).result as Address[];
+  const accounts = (
+    await (
+      await fetch(env.sb.manifest.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_accounts', params: [] }),
+      })
+    ).json()
+  ).result as Address[];
   rpcFrom = accounts[1]!;
   rpc = await startHostileRpc(env.sb.manifest.rpcUrl, accounts[0]!);
   for (const address of [privateKeyToAccount(AWS_KEY).address, privateKeyToAccount(GCP_KEY).address, rpcFrom]) {
@@ -66,7 +74,14 @@ async function wallet(source: Source): Promise<Wallet> {
     out: { progress: () => undefined, warn: () => undefined } as never,
     chainId: 31337,
     delegate: settings.chain.batchDelegate as Address,
-    aws: { clientConfig: { endpoint: aws.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'AKIDLOOPSIGNTEST', secretAccessKey: 'loopsign-test-secret' }, maxAttempts: 1 } },
+    aws: {
+      clientConfig: {
+        endpoint: aws.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'AKIDLOOPSIGNTEST', secretAccessKey: 'loopsign-test-secret' },
+        maxAttempts: 1,
+      },
+    },
     gcp: { clientOptions: gcp.clientOptions },
   };
   const resolved: ResolvedSigner =
@@ -92,21 +107,37 @@ async function contextFor(source: Source) {
 function askFile(extra: Record<string, unknown> = {}): string {
   n++;
   const file = path.join(dir, `ask-${n}.json`);
-  writeFileSync(file, JSON.stringify({
-    chainId: 31337,
-    clientRequestId: `signer-flows-${process.pid}-${n}`,
-    maxPaymentAmount: '2500000',
-    bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-    feedbackBonus: { amount: '1000000', asset: 'USDC' },
-    question: { title: `Signer flow ${n}`, contextUrl: 'https://example.com/signers', categoryId: '1', tags: ['signers'] },
-    ...extra,
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      chainId: 31337,
+      clientRequestId: `signer-flows-${process.pid}-${n}`,
+      maxPaymentAmount: '2500000',
+      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+      feedbackBonus: { amount: '1000000', asset: 'USDC' },
+      question: { title: `Signer flow ${n}`, contextUrl: 'https://example.com/signers', categoryId: '1', tags: ['signers'] },
+      ...extra,
+    }),
+  );
   return file;
 }
 
-const token = (asset: 'USDC' | 'LREP', a: Address) => pub.readContract({ address: env.sb.manifest.tokens[asset].address as Hex, abi: erc20Abi, functionName: 'balanceOf', args: [a] });
-const ask = (ctx: Parameters<typeof runAsk>[0], file: string, o: { paymentMode?: 'wallet_calls' | 'x402_authorization'; atomic?: boolean } = {}) =>
-  runAsk(ctx, { file, paymentMode: o.paymentMode ?? 'wallet_calls', dryRun: false, confirm: true, wait: false, timeoutSeconds: 60, atomic: o.atomic === true }) as Promise<AskOutcome>;
+const token = (asset: 'USDC' | 'LREP', a: Address) =>
+  pub.readContract({ address: env.sb.manifest.tokens[asset].address as Hex, abi: erc20Abi, functionName: 'balanceOf', args: [a] });
+const ask = (
+  ctx: Parameters<typeof runAsk>[0],
+  file: string,
+  o: { paymentMode?: 'wallet_calls' | 'x402_authorization'; atomic?: boolean } = {},
+) =>
+  runAsk(ctx, {
+    file,
+    paymentMode: o.paymentMode ?? 'wallet_calls',
+    dryRun: false,
+    confirm: true,
+    wait: false,
+    timeoutSeconds: 60,
+    atomic: o.atomic === true,
+  }) as Promise<AskOutcome>;
 
 /** Every transaction the chain has from `from` since `fromBlock` was sent by it (not by another signer). */
 async function sentFrom(from: Address, hashes: string[]) {
@@ -124,24 +155,31 @@ describe.each(['aws', 'gcp', 'rpc'] as const)('through the %s signer', (source) 
     capture.count('signer flows', `${source} ordered ask`);
   });
 
-  it(source === 'rpc' ? 'an atomic ask is refused before anything is signed: the remote signer cannot sign the 7702 authorization' : 'an atomic ask: the wallet delegated to the pinned delegate in one type-4 transaction, paid once', async () => {
-    const { ctx, from } = await contextFor(source);
-    const before = await token('USDC', from);
-    const nonce = await pub.getTransactionCount({ address: from });
-    if (source === 'rpc') {
-      const error = await ask(ctx, askFile(), { atomic: true }).catch((e) => e);
-      expect(error).toMatchObject({ code: 'signer_cannot_delegate', exitCode: 5 });
-      expect(await pub.getTransactionCount({ address: from })).toBe(nonce);
-      expect(await token('USDC', from)).toBe(before);
-      return;
-    }
-    const r = await ask(ctx, askFile(), { atomic: true });
-    expect(r).toMatchObject({ status: 'submitted', feedbackBonus: { status: 'funded' } });
-    expect(before - (await token('USDC', from))).toBe(2_500_000n);
-    const settings = await resolveChain(await ctx.config());
-    expect(((await pub.getCode({ address: from })) ?? '').toLowerCase()).toBe(`0xef0100${settings.chain.batchDelegate!.slice(2).toLowerCase()}`);
-    capture.count('signer flows', `${source} atomic ask`);
-  });
+  it(
+    source === 'rpc'
+      ? 'an atomic ask is refused before anything is signed: the remote signer cannot sign the 7702 authorization'
+      : 'an atomic ask: the wallet delegated to the pinned delegate in one type-4 transaction, paid once',
+    async () => {
+      const { ctx, from } = await contextFor(source);
+      const before = await token('USDC', from);
+      const nonce = await pub.getTransactionCount({ address: from });
+      if (source === 'rpc') {
+        const error = await ask(ctx, askFile(), { atomic: true }).catch((e) => e);
+        expect(error).toMatchObject({ code: 'signer_cannot_delegate', exitCode: 5 });
+        expect(await pub.getTransactionCount({ address: from })).toBe(nonce);
+        expect(await token('USDC', from)).toBe(before);
+        return;
+      }
+      const r = await ask(ctx, askFile(), { atomic: true });
+      expect(r).toMatchObject({ status: 'submitted', feedbackBonus: { status: 'funded' } });
+      expect(before - (await token('USDC', from))).toBe(2_500_000n);
+      const settings = await resolveChain(await ctx.config());
+      expect(((await pub.getCode({ address: from })) ?? '').toLowerCase()).toBe(
+        `0xef0100${settings.chain.batchDelegate!.slice(2).toLowerCase()}`,
+      );
+      capture.count('signer flows', `${source} atomic ask`);
+    },
+  );
 
   it('an x402 ask: the authorization signed by --from, the bounty paid once', async () => {
     const { ctx, from } = await contextFor(source);
@@ -166,7 +204,12 @@ describe.each(['aws', 'gcp', 'rpc'] as const)('through the %s signer', (source) 
   it('an image upload: the upload challenge signed by --from (EIP-191)', async () => {
     const { ctx } = await contextFor(source);
     const file = path.join(dir, `shot-${source}.png`);
-    writeFileSync(file, await sharp({ create: { width: 640, height: 360, channels: 3, background: { r: 10, g: 90, b: 160 } } }).png().toBuffer());
+    writeFileSync(
+      file,
+      await sharp({ create: { width: 640, height: 360, channels: 3, background: { r: 10, g: 90, b: 160 } } })
+        .png()
+        .toBuffer(),
+    );
     const [r] = await uploadImages(ctx, [file]);
     expect(r).toMatchObject({ ok: true, imageUrl: expect.stringMatching(/#sha256=0x[0-9a-f]{64}$/) });
     capture.count('signer flows', `${source} image upload`);
@@ -180,9 +223,20 @@ describe('a remote signer once the wallet is delegated', () => {
     expect(key.address.toLowerCase()).toBe(rpcFrom.toLowerCase());
     const settings = await resolveChain(await env.context(key).config());
     const delegate = settings.chain.batchDelegate as Address;
-    const walletClient = createWalletClient({ account: key, chain: { id: 31337, name: 'sandbox', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [env.sb.manifest.rpcUrl] } } }, transport: http(env.sb.manifest.rpcUrl) });
+    const walletClient = createWalletClient({
+      account: key,
+      chain: {
+        id: 31337,
+        name: 'sandbox',
+        nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+        rpcUrls: { default: { http: [env.sb.manifest.rpcUrl] } },
+      },
+      transport: http(env.sb.manifest.rpcUrl),
+    });
     const authorization = await walletClient.signAuthorization({ contractAddress: delegate, executor: 'self' });
-    await pub.waitForTransactionReceipt({ hash: await walletClient.sendTransaction({ authorizationList: [authorization], to: key.address, data: '0x' }) });
+    await pub.waitForTransactionReceipt({
+      hash: await walletClient.sendTransaction({ authorizationList: [authorization], to: key.address, data: '0x' }),
+    });
     expect(((await pub.getCode({ address: rpcFrom })) ?? '').toLowerCase()).toBe(`0xef0100${delegate.slice(2).toLowerCase()}`);
     const { ctx, from } = await contextFor('rpc');
     const before = await token('USDC', from);

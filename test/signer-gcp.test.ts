@@ -8,7 +8,20 @@ import { openWallet } from '../src/wallet/signers/open.js';
 import type { ResolvedSigner } from '../src/wallet/signers/spec.js';
 import { SECP256K1_N } from '../src/wallet/signers/signature.js';
 import { startFakeGcpKms, type FakeGcp } from './helpers/fake-gcp-kms.js';
-import { CHAIN_ID, DELEGATE, NO_CONFIG, OTHER_DELEGATE, delegateAndMine, expectExit, expectTypedDataAndMessage, quietOut, receiveWithAuthorization, signAndMineCall, startChain, type Chain } from './helpers/signers.js';
+import {
+  CHAIN_ID,
+  DELEGATE,
+  NO_CONFIG,
+  OTHER_DELEGATE,
+  delegateAndMine,
+  expectExit,
+  expectTypedDataAndMessage,
+  quietOut,
+  receiveWithAuthorization,
+  signAndMineCall,
+  startChain,
+  type Chain,
+} from './helpers/signers.js';
 
 const KEY_VERSION = 'projects/loopsign-test/locations/global/keyRings/ring/cryptoKeys/signer/cryptoKeyVersions/1';
 const KEY = keccak256(toHex('loopsign gcp kms test key'));
@@ -28,7 +41,13 @@ afterAll(async () => {
 
 function open(from = FROM, keyVersion = KEY_VERSION) {
   const resolved: ResolvedSigner = { source: { kind: 'gcp', keyVersion }, from, origin: 'flag' };
-  return openWallet(resolved, { config: NO_CONFIG, out: quietOut(), chainId: CHAIN_ID, delegate: DELEGATE, gcp: { clientOptions: gcp.clientOptions } });
+  return openWallet(resolved, {
+    config: NO_CONFIG,
+    out: quietOut(),
+    chainId: CHAIN_ID,
+    delegate: DELEGATE,
+    gcp: { clientOptions: gcp.clientOptions },
+  });
 }
 const signCalls = () => gcp.calls.filter((c) => c.method === 'AsymmetricSign').length;
 
@@ -74,7 +93,19 @@ describe('Cloud KMS signer', () => {
     gcp.setMode({ signWith: OTHER_KEY });
     await expectExit(account.signTypedData(receiveWithAuthorization(FROM)), 5, 'signature_not_from_signer');
     await expectExit(account.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATE, nonce: 1 }), 5, 'signature_not_from_signer');
-    await expectExit(account.signTransaction({ type: 'eip1559', chainId: CHAIN_ID, to: FROM, nonce: 0, gas: 21_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n }), 5, 'signature_not_from_signer');
+    await expectExit(
+      account.signTransaction({
+        type: 'eip1559',
+        chainId: CHAIN_ID,
+        to: FROM,
+        nonce: 0,
+        gas: 21_000n,
+        maxFeePerGas: 10n ** 10n,
+        maxPriorityFeePerGas: 1n,
+      }),
+      5,
+      'signature_not_from_signer',
+    );
     gcp.setMode({});
     await wallet.close();
   });
@@ -85,7 +116,11 @@ describe('Cloud KMS signer', () => {
     const account = await wallet.account;
     const before = signCalls();
     await expectExit(account.signAuthorization!({ chainId: 0, address: DELEGATE, nonce: 1 }), 5, 'authorization_any_chain');
-    await expectExit(account.signAuthorization!({ chainId: CHAIN_ID, address: OTHER_DELEGATE, nonce: 1 }), 5, 'authorization_foreign_delegate');
+    await expectExit(
+      account.signAuthorization!({ chainId: CHAIN_ID, address: OTHER_DELEGATE, nonce: 1 }),
+      5,
+      'authorization_foreign_delegate',
+    );
     expect(signCalls()).toBe(before);
     await wallet.close();
   });

@@ -2,7 +2,16 @@
 // they sign, another key's signature, high-s, another authorization tuple, garbage. Each lie is refused (exit 5)
 // and nothing comes back; the requests loopsign never signs are refused before the signer is asked.
 import { describe, expect, it } from 'vitest';
-import { keccak256, parseTransaction, recoverMessageAddress, recoverTransactionAddress, toHex, type Hex, type LocalAccount, type TransactionSerializableEIP1559 } from 'viem';
+import {
+  keccak256,
+  parseTransaction,
+  recoverMessageAddress,
+  recoverTransactionAddress,
+  toHex,
+  type Hex,
+  type LocalAccount,
+  type TransactionSerializableEIP1559,
+} from 'viem';
 import { privateKeyToAccount, toAccount } from 'viem/accounts';
 import { guardAccount, hashAuthorizationTuple } from '../src/wallet/signers/guard.js';
 import { SECP256K1_N } from '../src/wallet/signers/signature.js';
@@ -62,12 +71,20 @@ describe('verifying guard', () => {
       signTypedData: async (p) => highS(await key.signTypedData(p as never)),
       signAuthorization: async (a) => {
         const signed = await key.signAuthorization(a);
-        return { ...signed, s: `0x${(SECP256K1_N - BigInt(signed.s)).toString(16).padStart(64, '0')}` as Hex, yParity: signed.yParity === 1 ? 0 : 1 };
+        return {
+          ...signed,
+          s: `0x${(SECP256K1_N - BigInt(signed.s)).toString(16).padStart(64, '0')}` as Hex,
+          yParity: signed.yParity === 1 ? 0 : 1,
+        };
       },
       signTransaction: async (t) => {
         const parsed = parseTransaction(await key.signTransaction(t as never));
         const { serializeTransaction } = await import('viem');
-        return serializeTransaction(t as never, { r: parsed.r!, s: `0x${(SECP256K1_N - BigInt(parsed.s!)).toString(16).padStart(64, '0')}`, yParity: parsed.yParity === 1 ? 0 : 1 });
+        return serializeTransaction(t as never, {
+          r: parsed.r!,
+          s: `0x${(SECP256K1_N - BigInt(parsed.s!)).toString(16).padStart(64, '0')}`,
+          yParity: parsed.yParity === 1 ? 0 : 1,
+        });
       },
     });
     const message = await account.signMessage({ message: 'x' });
@@ -102,10 +119,12 @@ describe('verifying guard', () => {
     const t = { ...tx, type: 'eip7702' as const, accessList: undefined, authorizationList: [authorization] };
     const forged = await key.signAuthorization({ chainId: CHAIN_ID, address: DELEGATE, nonce: 9 });
     const { account } = signer({ signTransaction: (x) => key.signTransaction({ ...(x as object), authorizationList: [forged] } as never) });
-    expect((await expectExit(account.signTransaction(t as never), 5, 'transaction_changed')).message).toContain('authorizationList differs');
+    expect((await expectExit(account.signTransaction(t as never), 5, 'transaction_changed')).message).toContain(
+      'authorizationList differs',
+    );
   });
 
-  it('refuses another key\'s signature on every kind', async () => {
+  it("refuses another key's signature on every kind", async () => {
     const { account } = signer({
       signMessage: (p) => other.signMessage(p),
       signTypedData: (p) => other.signTypedData(p as never),
@@ -113,7 +132,16 @@ describe('verifying guard', () => {
       signAuthorization: (a) => other.signAuthorization(a),
     });
     await expectExit(account.signMessage({ message: 'x' }), 5, 'signature_not_from_signer');
-    await expectExit(account.signTypedData({ types: { M: [{ name: 'a', type: 'uint256' }] }, primaryType: 'M', message: { a: 1n }, domain: { name: 'd' } }), 5, 'signature_not_from_signer');
+    await expectExit(
+      account.signTypedData({
+        types: { M: [{ name: 'a', type: 'uint256' }] },
+        primaryType: 'M',
+        message: { a: 1n },
+        domain: { name: 'd' },
+      }),
+      5,
+      'signature_not_from_signer',
+    );
     await expectExit(account.signTransaction(tx), 5, 'signature_not_from_signer');
     await expectExit(account.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATE, nonce: 1 }), 5, 'signature_not_from_signer');
   });
@@ -126,7 +154,11 @@ describe('verifying guard', () => {
   it('refuses, before the signer is asked, what loopsign never signs', async () => {
     const { account, asked } = signer();
     await expectExit(account.signAuthorization!({ chainId: 0, address: DELEGATE, nonce: 1 }), 5, 'authorization_any_chain');
-    await expectExit(account.signAuthorization!({ chainId: CHAIN_ID, address: OTHER_DELEGATE, nonce: 1 }), 5, 'authorization_foreign_delegate');
+    await expectExit(
+      account.signAuthorization!({ chainId: CHAIN_ID, address: OTHER_DELEGATE, nonce: 1 }),
+      5,
+      'authorization_foreign_delegate',
+    );
     await expectExit(account.signTransaction({ ...tx, chainId: 8453 }), 5, 'transaction_wrong_chain');
     // A type-4 transaction carrying a chain-id-0, foreign-delegate or someone else's authorization.
     const anyChain = await key.signAuthorization({ chainId: 0, address: DELEGATE, nonce: 8 });
@@ -144,10 +176,16 @@ describe('verifying guard', () => {
   it('refuses bytes that are no transaction, and an unsigned one', async () => {
     await expectExit(signer({ signTransaction: async () => '0x1234' }).account.signTransaction(tx), 5, 'transaction_unreadable');
     const { serializeTransaction } = await import('viem');
-    await expectExit(signer({ signTransaction: async (t) => serializeTransaction(t as never) }).account.signTransaction(tx), 5, 'transaction_unsigned');
+    await expectExit(
+      signer({ signTransaction: async (t) => serializeTransaction(t as never) }).account.signTransaction(tx),
+      5,
+      'transaction_unsigned',
+    );
   });
 
-  it('the authorization digest is EIP-7702\'s', () => {
-    expect(hashAuthorizationTuple({ chainId: CHAIN_ID, address: DELEGATE, nonce: 0 })).toBe(keccak256(`0x05d9827a6994${DELEGATE.slice(2).toLowerCase()}80` as Hex));
+  it("the authorization digest is EIP-7702's", () => {
+    expect(hashAuthorizationTuple({ chainId: CHAIN_ID, address: DELEGATE, nonce: 0 })).toBe(
+      keccak256(`0x05d9827a6994${DELEGATE.slice(2).toLowerCase()}80` as Hex),
+    );
   });
 });

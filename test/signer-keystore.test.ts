@@ -48,7 +48,12 @@ afterAll(() => {
 
 async function open(from?: Hex) {
   const config = await resolveConfig({ keystore });
-  return openWallet({ source: { kind: 'keystore' }, origin: 'flag', ...(from ? { from } : {}) } as never, { config, out: quietOut(), chainId: CHAIN_ID, delegate: DELEGATE });
+  return openWallet({ source: { kind: 'keystore' }, origin: 'flag', ...(from ? { from } : {}) } as never, {
+    config,
+    out: quietOut(),
+    chainId: CHAIN_ID,
+    delegate: DELEGATE,
+  });
 }
 
 describe('keystore wallet', () => {

@@ -14,10 +14,14 @@ const SDKS = ['@aws-sdk', '@smithy', '@google-cloud', 'google-gax', '@grpc', '@l
 
 function importsOf(script: string): string[] {
   const log = path.join(mkdtempSync(path.join(tmpdir(), 'loopsign-signer-imports-')), 'imports.log');
-  const run = spawnSync(process.execPath, ['--import', path.join(ROOT, 'test/helpers/record-imports.mjs'), '--input-type=module', '-e', script], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOOPSIGN_IMPORT_LOG: log },
-    encoding: 'utf8',
-  });
+  const run = spawnSync(
+    process.execPath,
+    ['--import', path.join(ROOT, 'test/helpers/record-imports.mjs'), '--input-type=module', '-e', script],
+    {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOOPSIGN_IMPORT_LOG: log },
+      encoding: 'utf8',
+    },
+  );
   expect(run.status, run.stderr).toBe(0);
   return readFileSync(log, 'utf8').trim().split('\n');
 }
@@ -46,7 +50,10 @@ describe('signer SDKs load lazily', () => {
   });
 
   it('a missing SDK is one usage line with the install command', async () => {
-    const error = await loadSdk(() => import('@loopsign-test/no-such-sdk' as string), { install: '@loopsign-test/no-such-sdk@1.2.3', forWhat: '--signer test' }).catch((e) => e);
+    const error = await loadSdk(() => import('@loopsign-test/no-such-sdk' as string), {
+      install: '@loopsign-test/no-such-sdk@1.2.3',
+      forWhat: '--signer test',
+    }).catch((e) => e);
     expect(error).toBeInstanceOf(UsageError);
     expect(error.code).toBe('signer_sdk_missing');
     expect(error.message).toBe('--signer test needs @loopsign-test/no-such-sdk, which is not installed');

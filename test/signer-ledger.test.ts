@@ -9,7 +9,20 @@ import { openWallet } from '../src/wallet/signers/open.js';
 import type { ResolvedSigner } from '../src/wallet/signers/spec.js';
 import type { Address, SignerProgress } from '../src/wallet/signers/types.js';
 import { emulatedLedger, type EmulatedLedger } from './helpers/ledger-device.js';
-import { CHAIN_ID, DELEGATE, NO_CONFIG, OTHER_DELEGATE, delegateAndMine, expectExit, expectTypedDataAndMessage, quietOut, receiveWithAuthorization, signAndMineCall, startChain, type Chain } from './helpers/signers.js';
+import {
+  CHAIN_ID,
+  DELEGATE,
+  NO_CONFIG,
+  OTHER_DELEGATE,
+  delegateAndMine,
+  expectExit,
+  expectTypedDataAndMessage,
+  quietOut,
+  receiveWithAuthorization,
+  signAndMineCall,
+  startChain,
+  type Chain,
+} from './helpers/signers.js';
 
 const KEY = keccak256(toHex('loopsign ledger emulated device key'));
 let chain: Chain;
@@ -25,7 +38,11 @@ afterAll(async () => {
 });
 
 function open(options: { from?: Address; delegate?: Address; timeoutMs?: number; progress?: SignerProgress[] } = {}) {
-  const resolved: ResolvedSigner = { source: { kind: 'ledger', path: "m/44'/60'/0'/0/0" }, from: options.from ?? device.address, origin: 'flag' };
+  const resolved: ResolvedSigner = {
+    source: { kind: 'ledger', path: "m/44'/60'/0'/0/0" },
+    from: options.from ?? device.address,
+    origin: 'flag',
+  };
   const events = options.progress ?? [];
   return openWallet(resolved, {
     config: NO_CONFIG,
@@ -67,7 +84,7 @@ describe('Ledger signer (emulated device), the other kinds', () => {
     await wallet.close();
   });
 
-  it('signs the self-executed EIP-7702 delegation (E0 34) when the pinned delegate is on the app\'s whitelist', async () => {
+  it("signs the self-executed EIP-7702 delegation (E0 34) when the pinned delegate is on the app's whitelist", async () => {
     device.human = 'approve';
     const wallet = await open({ delegate: DELEGATE });
     expect(wallet.capabilities.authorization).toBe(true);
@@ -78,7 +95,10 @@ describe('Ledger signer (emulated device), the other kinds', () => {
 
   it('cannot delegate to Calibur v1.1.0 (pinned on Base): capability off with the reason, refused (exit 5) without a device prompt', async () => {
     const wallet = await open({ delegate: OTHER_DELEGATE });
-    expect(wallet.capabilities).toMatchObject({ authorization: false, authorizationReason: expect.stringMatching(/whitelisted delegates \(Simple7702Account\)/) });
+    expect(wallet.capabilities).toMatchObject({
+      authorization: false,
+      authorizationReason: expect.stringMatching(/whitelisted delegates \(Simple7702Account\)/),
+    });
     const account = await wallet.account;
     const prompts = device.prompts.length;
     await expectExit(account.signAuthorization!({ chainId: CHAIN_ID, address: OTHER_DELEGATE, nonce: 1 }), 5, 'signer_cannot_delegate');
@@ -93,7 +113,19 @@ describe('Ledger signer (emulated device), the other kinds', () => {
     device.human = 'reject';
     try {
       const nonce = await chain.pub.getTransactionCount({ address: device.address });
-      await expectExit(account.signTransaction({ type: 'eip1559', chainId: CHAIN_ID, to: device.address, nonce, gas: 21_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n }), 5, 'device_rejected');
+      await expectExit(
+        account.signTransaction({
+          type: 'eip1559',
+          chainId: CHAIN_ID,
+          to: device.address,
+          nonce,
+          gas: 21_000n,
+          maxFeePerGas: 10n ** 10n,
+          maxPriorityFeePerGas: 1n,
+        }),
+        5,
+        'device_rejected',
+      );
       await expectExit(account.signTypedData(receiveWithAuthorization(device.address)), 5, 'device_rejected');
       await expectExit(account.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATE, nonce: 9 }), 5, 'device_rejected');
       expect(device.prompts.slice(-3)).toEqual(['transaction', 'typedData', 'authorization']);

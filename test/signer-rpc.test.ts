@@ -7,7 +7,21 @@ import { openWallet } from '../src/wallet/signers/open.js';
 import { parseSignerSpec, type ResolvedSigner } from '../src/wallet/signers/spec.js';
 import type { Address } from '../src/wallet/signers/types.js';
 import { startHostileRpc, type HostileRpc } from './helpers/hostile-rpc.js';
-import { CHAIN_ID, DELEGATE, NO_CONFIG, TARGET, expectExit, expectLowS, expectTypedDataAndMessage, fees, quietOut, receiveWithAuthorization, signAndMineCall, startChain, type Chain } from './helpers/signers.js';
+import {
+  CHAIN_ID,
+  DELEGATE,
+  NO_CONFIG,
+  TARGET,
+  expectExit,
+  expectLowS,
+  expectTypedDataAndMessage,
+  fees,
+  quietOut,
+  receiveWithAuthorization,
+  signAndMineCall,
+  startChain,
+  type Chain,
+} from './helpers/signers.js';
 
 // anvil's first two unlocked dev accounts.
 const FROM: Address = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
@@ -32,7 +46,16 @@ function open(from: Address = FROM, url = rpc.url()) {
 const signingCalls = () => rpc.methods.filter((m) => m !== 'eth_accounts').length;
 async function call(account: Awaited<ReturnType<typeof open>>['account'] extends Promise<infer A> ? A : never) {
   const nonce = await chain.pub.getTransactionCount({ address: FROM, blockTag: 'pending' });
-  return account.signTransaction({ type: 'eip1559', chainId: CHAIN_ID, to: TARGET, data: '0xabcd', value: 5n, nonce, gas: 60_000n, ...(await fees(chain)) });
+  return account.signTransaction({
+    type: 'eip1559',
+    chainId: CHAIN_ID,
+    to: TARGET,
+    data: '0xabcd',
+    value: 5n,
+    nonce,
+    gas: 60_000n,
+    ...(await fees(chain)),
+  });
 }
 
 describe('JSON-RPC remote signer', () => {
@@ -64,7 +87,10 @@ describe('JSON-RPC remote signer', () => {
   it('cannot sign an EIP-7702 authorization: capability off with the reason, refused (exit 5) without asking the signer', async () => {
     rpc.mode = 'honest';
     const wallet = await open();
-    expect(wallet.capabilities).toMatchObject({ authorization: false, authorizationReason: expect.stringMatching(/no method to sign an EIP-7702 authorization/) });
+    expect(wallet.capabilities).toMatchObject({
+      authorization: false,
+      authorizationReason: expect.stringMatching(/no method to sign an EIP-7702 authorization/),
+    });
     const account = await wallet.account;
     const before = signingCalls();
     await expectExit(account.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATE, nonce: 1 }), 5, 'signer_cannot_delegate');
@@ -99,7 +125,7 @@ describe('JSON-RPC remote signer', () => {
     rpc.mode = 'honest';
   });
 
-  it('a signer that declines is a refusal (exit 5); an unreachable one is exit 6 and never shows the URL\'s credentials', async () => {
+  it("a signer that declines is a refusal (exit 5); an unreachable one is exit 6 and never shows the URL's credentials", async () => {
     const account = await (await open()).account;
     rpc.mode = 'decline';
     await expectExit(account.signMessage({ message: 'hi' }), 5, 'signer_declined');
@@ -107,7 +133,11 @@ describe('JSON-RPC remote signer', () => {
     // Credentials in the URL travel as a Basic authorization header, never in a message.
     await (await open(FROM, rpc.url('alice:s3cret-signer-pass'))).account;
     expect(rpc.authorizations.at(-1)).toBe(`Basic ${Buffer.from('alice:s3cret-signer-pass').toString('base64')}`);
-    const dead = await expectExit((await open(FROM, 'http://bob:an0ther-secret-pw@127.0.0.1:9/signer?token=abcdefgh12345')).account, 6, 'signer_unreachable');
+    const dead = await expectExit(
+      (await open(FROM, 'http://bob:an0ther-secret-pw@127.0.0.1:9/signer?token=abcdefgh12345')).account,
+      6,
+      'signer_unreachable',
+    );
     expect(`${dead.message} ${JSON.stringify(dead)}`).not.toMatch(/an0ther-secret-pw|abcdefgh12345|\/signer/);
   });
 });

@@ -23,7 +23,10 @@ describe('parseSignerSpec', () => {
   it.each([
     ['keystore', { kind: 'keystore' }],
     ['aws:1234abcd-12ab-34cd-56ef-1234567890ab', { kind: 'aws', keyId: '1234abcd-12ab-34cd-56ef-1234567890ab' }],
-    ['aws:arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab', { kind: 'aws', keyId: 'arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab' }],
+    [
+      'aws:arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+      { kind: 'aws', keyId: 'arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab' },
+    ],
     ['aws:alias/loopsign', { kind: 'aws', keyId: 'alias/loopsign' }],
     [`gcp:${GCP}`, { kind: 'gcp', keyVersion: GCP }],
     ['ledger', { kind: 'ledger', path: "m/44'/60'/0'/0/0" }],
@@ -52,21 +55,25 @@ describe('parseSignerSpec', () => {
     ['rpc:not-a-url', /is not a URL/],
     ['rpc:ftp://example.com', /must use https/],
     ['ledger:m/44/60/0', /not an Ethereum derivation path/],
-    ['ledger:m/44\'/0\'/0\'/0/0', /not an Ethereum derivation path/],
+    ["ledger:m/44'/0'/0'/0/0", /not an Ethereum derivation path/],
     ['keystore:/tmp/k.json', /takes no argument/],
   ])('refuses %j', (spec, message) => {
     expect(usage(() => parseSignerSpec(spec)).message).toMatch(message);
   });
 
-  it('refuses plain http to a remote signer, without showing the URL\'s secrets', () => {
+  it("refuses plain http to a remote signer, without showing the URL's secrets", () => {
     const error = usage(() => parseSignerSpec('rpc:http://user:hunter2-secret@signer.example/path-token-123'));
     expect(error.code).toBe('insecure_signer_url');
     expect(error.message).not.toMatch(/hunter2|path-token/);
   });
 
   it('names where a bad value came from', () => {
-    expect(usage(() => resolveSigner({ flags: {}, env: { LOOPSIGN_SIGNER: 'hsm:1' }, file: {} })).message).toMatch(/^LOOPSIGN_SIGNER: unknown signer/);
-    expect(usage(() => resolveSigner({ flags: {}, env: {}, file: { signer: 'hsm:1' } })).message).toMatch(/^config "signer": unknown signer/);
+    expect(usage(() => resolveSigner({ flags: {}, env: { LOOPSIGN_SIGNER: 'hsm:1' }, file: {} })).message).toMatch(
+      /^LOOPSIGN_SIGNER: unknown signer/,
+    );
+    expect(usage(() => resolveSigner({ flags: {}, env: {}, file: { signer: 'hsm:1' } })).message).toMatch(
+      /^config "signer": unknown signer/,
+    );
     expect(usage(() => parseFrom('0x1234')).message).toMatch(/^--from: "0x1234" is not a 0x-prefixed 20-byte address/);
     expect(usage(() => resolveSigner({ flags: {}, env: { LOOPSIGN_FROM: 'me' }, file: {} })).message).toMatch(/^LOOPSIGN_FROM:/);
   });
@@ -76,13 +83,27 @@ describe('resolveSigner', () => {
   it('defaults to the keystore, as today', () => {
     expect(resolveSigner({ flags: {}, env: {}, file: {} })).toEqual({ source: { kind: 'keystore' }, origin: 'default' });
     expect(resolveSigner({ flags: { keystore: '/k.json' }, env: {}, file: {} })).toEqual({ source: { kind: 'keystore' }, origin: 'flag' });
-    expect(resolveSigner({ flags: {}, env: { LOOPSIGN_PRIVATE_KEY: '0x01' }, file: { keystore: '~/k.json' } })).toEqual({ source: { kind: 'env' }, origin: 'env' });
+    expect(resolveSigner({ flags: {}, env: { LOOPSIGN_PRIVATE_KEY: '0x01' }, file: { keystore: '~/k.json' } })).toEqual({
+      source: { kind: 'env' },
+      origin: 'env',
+    });
   });
 
   it('takes the signer and --from from flags, then the environment, then the config file', () => {
-    expect(resolveSigner({ flags: { signer: 'ledger', from: FROM }, env: { LOOPSIGN_SIGNER: 'aws:alias/x' }, file: {} })).toMatchObject({ source: { kind: 'ledger' }, from: FROM, origin: 'flag', fromOrigin: 'flag' });
-    expect(resolveSigner({ flags: {}, env: { LOOPSIGN_SIGNER: 'aws:alias/x', LOOPSIGN_FROM: FROM }, file: { signer: 'ledger' } })).toMatchObject({ source: { kind: 'aws' }, origin: 'env', fromOrigin: 'env' });
-    expect(resolveSigner({ flags: {}, env: {}, file: { signer: `gcp:${GCP}`, from: FROM } })).toMatchObject({ source: { kind: 'gcp' }, origin: 'config', fromOrigin: 'config' });
+    expect(resolveSigner({ flags: { signer: 'ledger', from: FROM }, env: { LOOPSIGN_SIGNER: 'aws:alias/x' }, file: {} })).toMatchObject({
+      source: { kind: 'ledger' },
+      from: FROM,
+      origin: 'flag',
+      fromOrigin: 'flag',
+    });
+    expect(
+      resolveSigner({ flags: {}, env: { LOOPSIGN_SIGNER: 'aws:alias/x', LOOPSIGN_FROM: FROM }, file: { signer: 'ledger' } }),
+    ).toMatchObject({ source: { kind: 'aws' }, origin: 'env', fromOrigin: 'env' });
+    expect(resolveSigner({ flags: {}, env: {}, file: { signer: `gcp:${GCP}`, from: FROM } })).toMatchObject({
+      source: { kind: 'gcp' },
+      origin: 'config',
+      fromOrigin: 'config',
+    });
     expect(resolveSigner({ flags: { from: FROM }, env: {}, file: {} })).toMatchObject({ source: { kind: 'keystore' }, from: FROM });
   });
 
@@ -111,12 +132,23 @@ describe('resolveSigner', () => {
       expect(error.message).toMatch(/name two different signers/);
     }
     // A keystore named below the signer's level is only a location, not a second source.
-    expect(resolveSigner({ flags: { signer: 'ledger', from: FROM }, env: { LOOPSIGN_KEYSTORE: '/k.json' }, file: { keystore: '/other.json' } }).source.kind).toBe('ledger');
+    expect(
+      resolveSigner({ flags: { signer: 'ledger', from: FROM }, env: { LOOPSIGN_KEYSTORE: '/k.json' }, file: { keystore: '/other.json' } })
+        .source.kind,
+    ).toBe('ledger');
     expect(resolveSigner({ flags: { signer: 'keystore', keystore: '/k.json' }, env: {}, file: {} }).source.kind).toBe('keystore');
   });
 
-  it('names the sources in a conflict without an RPC URL\'s secrets', () => {
-    const error = usage(() => resolveSigner({ flags: { signer: 'rpc:https://u:topsecret-pw@signer.example/k', from: FROM }, env: { LOOPSIGN_PRIVATE_KEY: '0x01' }, file: {} }));
-    expect(error.message).toBe('--signer rpc:https://signer.example/… and LOOPSIGN_PRIVATE_KEY name two different signers; loopsign will not pick one for you');
+  it("names the sources in a conflict without an RPC URL's secrets", () => {
+    const error = usage(() =>
+      resolveSigner({
+        flags: { signer: 'rpc:https://u:topsecret-pw@signer.example/k', from: FROM },
+        env: { LOOPSIGN_PRIVATE_KEY: '0x01' },
+        file: {},
+      }),
+    );
+    expect(error.message).toBe(
+      '--signer rpc:https://signer.example/… and LOOPSIGN_PRIVATE_KEY name two different signers; loopsign will not pick one for you',
+    );
   });
 });

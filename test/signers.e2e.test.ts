@@ -20,7 +20,10 @@ let kms: FakeKms;
 let home: Home;
 
 beforeAll(async () => {
-  [s, kms] = await Promise.all([openSession({ rateLimits: { write: 10_000, read: 10_000 } }), startFakeAwsKms({ keyId: KEY_ID, privateKey: KEY })]);
+  [s, kms] = await Promise.all([
+    openSession({ rateLimits: { write: 10_000, read: 10_000 } }),
+    startFakeAwsKms({ keyId: KEY_ID, privateKey: KEY }),
+  ]);
   await s.sb.control('/__sandbox/fund', { address: FROM, usdc: '10000000', eth: '10' });
   home = makeHome();
 }, 60_000);
@@ -39,18 +42,23 @@ const awsEnv = () => ({
 
 describe('--signer aws through the binary', () => {
   it('asks and pays from the KMS key; config show and wallet address name the signer; nothing of the keystore is unlocked', async () => {
-    const file = home.file('aws-ask.json', JSON.stringify({
-      chainId: 31337,
-      clientRequestId: `signers-e2e-${process.pid}-${Date.now()}`,
-      maxPaymentAmount: '1500000',
-      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-      question: { title: 'Signed by KMS', contextUrl: 'https://example.com/kms', categoryId: '1', tags: ['kms'] },
-    }));
+    const file = home.file(
+      'aws-ask.json',
+      JSON.stringify({
+        chainId: 31337,
+        clientRequestId: `signers-e2e-${process.pid}-${Date.now()}`,
+        maxPaymentAmount: '1500000',
+        bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+        question: { title: 'Signed by KMS', contextUrl: 'https://example.com/kms', categoryId: '1', tags: ['kms'] },
+      }),
+    );
     const pub = createPublicClient({ transport: http(s.sb.info.rpcUrl) });
     const usdc = () => pub.readContract({ address: s.sb.info.tokens.USDC.address, abi: erc20Abi, functionName: 'balanceOf', args: [FROM] });
     const before = await usdc();
     const signer = ['--signer', `aws:${KEY_ID}`, '--from', FROM];
-    const r = await runCli(['--json', ...signer, 'ask', '--file', file, '--payment-mode', 'wallet_calls'], home, { env: { ...awsEnv(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined } });
+    const r = await runCli(['--json', ...signer, 'ask', '--file', file, '--payment-mode', 'wallet_calls'], home, {
+      env: { ...awsEnv(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined },
+    });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.json()).toMatchObject({ status: 'submitted' });
     expect(before - (await usdc())).toBe(1_500_000n);
@@ -65,10 +73,24 @@ describe('--signer aws through the binary', () => {
 });
 
 describe('refused before anything is signed', () => {
-  const file = () => home.file('refused.json', JSON.stringify({ chainId: 31337, clientRequestId: `refused-${Date.now()}`, maxPaymentAmount: '1500000', bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' }, question: { title: 'Refused', contextUrl: 'https://example.com/r', categoryId: '1', tags: ['r'] } }));
+  const file = () =>
+    home.file(
+      'refused.json',
+      JSON.stringify({
+        chainId: 31337,
+        clientRequestId: `refused-${Date.now()}`,
+        maxPaymentAmount: '1500000',
+        bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+        question: { title: 'Refused', contextUrl: 'https://example.com/r', categoryId: '1', tags: ['r'] },
+      }),
+    );
 
   it('--signer with --keystore names two signers: exit 2, never a silent priority', async () => {
-    const r = await runCli(['--json', '--signer', `aws:${KEY_ID}`, '--from', FROM, '--keystore', s.sb.info.devWallet.keystore, 'ask', '--file', file()], home, { env: awsEnv() });
+    const r = await runCli(
+      ['--json', '--signer', `aws:${KEY_ID}`, '--from', FROM, '--keystore', s.sb.info.devWallet.keystore, 'ask', '--file', file()],
+      home,
+      { env: awsEnv() },
+    );
     expect(r.code, r.stdout).toBe(2);
     expect(r.json().error.code).toBe('signer_conflict');
   });
@@ -83,13 +105,19 @@ describe('refused before anything is signed', () => {
     const other = privateKeyToAccount(keccak256(toHex('someone else'))).address;
     const pub = createPublicClient({ transport: http(s.sb.info.rpcUrl) });
     const nonce = await pub.getTransactionCount({ address: FROM });
-    const r = await runCli(['--json', '--signer', `aws:${KEY_ID}`, '--from', other, 'ask', '--file', file(), '--payment-mode', 'wallet_calls'], home, { env: awsEnv() });
+    const r = await runCli(
+      ['--json', '--signer', `aws:${KEY_ID}`, '--from', other, 'ask', '--file', file(), '--payment-mode', 'wallet_calls'],
+      home,
+      { env: awsEnv() },
+    );
     expect(r.code, r.stdout).toBe(6);
     expect(await pub.getTransactionCount({ address: FROM })).toBe(nonce);
   });
 
   it('--atomic with a remote JSON-RPC signer: exit 5 before the service is asked', async () => {
-    const r = await runCli(['--json', '--signer', 'rpc:http://127.0.0.1:9', '--from', FROM, 'ask', '--file', file(), '--atomic'], home, { env: awsEnv() });
+    const r = await runCli(['--json', '--signer', 'rpc:http://127.0.0.1:9', '--from', FROM, 'ask', '--file', file(), '--atomic'], home, {
+      env: awsEnv(),
+    });
     expect(r.code, r.stdout).toBe(5);
     expect(r.json().error.code).toBe('signer_cannot_delegate');
   });

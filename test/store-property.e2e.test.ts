@@ -31,7 +31,21 @@ const RUNS = Math.max(1, Number(process.env.LOOPSIGN_PROPERTY_RUNS ?? 15));
 const SEED = process.env.LOOPSIGN_PROPERTY_SEED === undefined ? undefined : Number(process.env.LOOPSIGN_PROPERTY_SEED);
 
 const USDC = 1_000_000n;
-const WALLET_POINTS = ['ask:planned', 'ask:signed:0', 'ask:mined:0', 'ask:signed:1', 'ask:mined:1', 'ask:signed:2', 'ask:executed', 'ask:confirmed', 'bonus:planned', 'bonus:signed:0', 'bonus:mined:0', 'bonus:signed:1', 'bonus:executed'];
+const WALLET_POINTS = [
+  'ask:planned',
+  'ask:signed:0',
+  'ask:mined:0',
+  'ask:signed:1',
+  'ask:mined:1',
+  'ask:signed:2',
+  'ask:executed',
+  'ask:confirmed',
+  'bonus:planned',
+  'bonus:signed:0',
+  'bonus:mined:0',
+  'bonus:signed:1',
+  'bonus:executed',
+];
 const X402_POINTS = ['ask:planned', 'ask:x402_signed', 'ask:signed:0', 'ask:mined:0', 'ask:executed', 'ask:confirmed'];
 const RATE_POINTS = ['rate:built', 'rate:planned', 'rate:1:signed:0', 'rate:1:mined:0', 'rate:1:signed:1', 'rate:confirmed'];
 // What a process may end with besides success: refused by the policy or a cap (5), another process on the same
@@ -85,10 +99,15 @@ const ask: fc.Arbitrary<Ask> = fc
     sameAs,
   })
   .chain((a) => kill(a.mode === 'wallet_calls' ? WALLET_POINTS : X402_POINTS).map((k) => ({ kind: 'ask' as const, ...a, kill: k })));
-const rate: fc.Arbitrary<Rate> = fc.record({ wallet, stake: fc.constantFrom(1n, 2n, 3n).map((l) => l * USDC), sameAs, kill: kill(RATE_POINTS) }).map((r) => ({ kind: 'rate' as const, ...r }));
+const rate: fc.Arbitrary<Rate> = fc
+  .record({ wallet, stake: fc.constantFrom(1n, 2n, 3n).map((l) => l * USDC), sameAs, kill: kill(RATE_POINTS) })
+  .map((r) => ({ kind: 'rate' as const, ...r }));
 const testCase: fc.Arbitrary<Case> = fc
   .record({
-    procs: fc.array(fc.oneof({ weight: 3, arbitrary: ask as fc.Arbitrary<Proc> }, { weight: 1, arbitrary: rate as fc.Arbitrary<Proc> }), { minLength: 2, maxLength: 5 }),
+    procs: fc.array(fc.oneof({ weight: 3, arbitrary: ask as fc.Arbitrary<Proc> }, { weight: 1, arbitrary: rate as fc.Arbitrary<Proc> }), {
+      minLength: 2,
+      maxLength: 5,
+    }),
     mcp: fc.option(ask, { nil: undefined, freq: 2 }),
     rerun: fc.boolean(),
     rpcDelayMs: fc.constantFrom(0, 0, 40, 150),
@@ -115,8 +134,13 @@ afterAll(async () => {
   await s?.sb.stop();
 });
 
-const walletEnv = (w: 0 | 1, rpcUrl: string | undefined): Record<string, string> => ({ ...s.sb.env(), ...(w === 1 ? { LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY } : {}), ...(rpcUrl ? { LOOPSIGN_RPC_URL: rpcUrl } : {}) });
-const balance = (token: 'USDC' | 'LREP', w: Hex) => s.pub.readContract({ address: s.sb.info.tokens[token].address, abi: erc20, functionName: 'balanceOf', args: [w] }) as Promise<bigint>;
+const walletEnv = (w: 0 | 1, rpcUrl: string | undefined): Record<string, string> => ({
+  ...s.sb.env(),
+  ...(w === 1 ? { LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY } : {}),
+  ...(rpcUrl ? { LOOPSIGN_RPC_URL: rpcUrl } : {}),
+});
+const balance = (token: 'USDC' | 'LREP', w: Hex) =>
+  s.pub.readContract({ address: s.sb.info.tokens[token].address, abi: erc20, functionName: 'balanceOf', args: [w] }) as Promise<bigint>;
 
 /** The ask file of a process (a shared one is the very same file), and the caps it sets. */
 interface Planned {
@@ -162,7 +186,9 @@ async function runMcpAsk(home: Home, p: Planned, k: Kill): Promise<Outcome> {
   let outcome: Outcome;
   try {
     const r = await m.call('loopsign_ask', { file, paymentMode: mode }, { timeout: 240_000 });
-    outcome = r.isError ? { code: r.doc.error.exitCode, error: r.doc.error.code, message: String(r.doc.error.message).slice(0, 300) } : { code: 0 };
+    outcome = r.isError
+      ? { code: r.doc.error.exitCode, error: r.doc.error.code, message: String(r.doc.error.message).slice(0, 300) }
+      : { code: 0 };
   } catch (error) {
     outcome = { code: -1, error: String(error).slice(0, 200) };
   }
@@ -177,27 +203,35 @@ async function onChainTxsFrom(from: bigint, to: bigint): Promise<{ hash: string;
   const out: { hash: string; from: string }[] = [];
   for (let b = from; b <= to; b++) {
     const block = await s.pub.getBlock({ blockNumber: b, includeTransactions: true });
-    for (const t of block.transactions) if (typeof t !== 'string' && wallets.includes(t.from.toLowerCase() as Hex)) out.push({ hash: t.hash.toLowerCase(), from: t.from.toLowerCase() });
+    for (const t of block.transactions)
+      if (typeof t !== 'string' && wallets.includes(t.from.toLowerCase() as Hex))
+        out.push({ hash: t.hash.toLowerCase(), from: t.from.toLowerCase() });
   }
   return out;
 }
 
 /** A read of the run's database; `none` when no process got as far as opening it (every one refused before). */
-const read = <T>(home: Home, none: T, fn: Parameters<typeof withStore<T>>[1]): T => (existsSync(storeFile(home)) ? withStore(home, fn) : none);
+const read = <T>(home: Home, none: T, fn: Parameters<typeof withStore<T>>[1]): T =>
+  existsSync(storeFile(home)) ? withStore(home, fn) : none;
 
 /** Per operation and asset: what its live effects can make the wallet pay (per spender the larger of allowed and pulled), by SQL alone. */
-function exposures(home: Home): { operation: string; kind: string; wallet: string; data: string; asset: string; stage: string; amount: bigint }[] {
-  return read(home, [], (db) =>
-    db
-      .prepare(
-        `SELECT o.id AS operation, o.kind, o.wallet, o.data, e.asset, e.stage, SUM(e.m) AS amount FROM (
+function exposures(
+  home: Home,
+): { operation: string; kind: string; wallet: string; data: string; asset: string; stage: string; amount: bigint }[] {
+  return read(
+    home,
+    [],
+    (db) =>
+      db
+        .prepare(
+          `SELECT o.id AS operation, o.kind, o.wallet, o.data, e.asset, e.stage, SUM(e.m) AS amount FROM (
            SELECT operation_id, asset, CASE WHEN stage LIKE 'rate:%' THEN stage ELSE '' END AS stage, spender,
                   MAX(COALESCE(SUM(CASE WHEN kind = 'pull' THEN amount END), 0), COALESCE(SUM(CASE WHEN kind <> 'pull' THEN amount END), 0)) AS m
            FROM effects WHERE live = 1 GROUP BY operation_id, asset, 3, spender) e
          JOIN operations o ON o.id = e.operation_id GROUP BY o.id, e.asset, e.stage`,
-      )
-      .safeIntegers(true)
-      .all() as { operation: string; kind: string; wallet: string; data: string; asset: string; stage: string; amount: bigint }[],
+        )
+        .safeIntegers(true)
+        .all() as { operation: string; kind: string; wallet: string; data: string; asset: string; stage: string; amount: bigint }[],
   );
 }
 
@@ -212,7 +246,8 @@ async function check(c: Case): Promise<void> {
     rolling24h: { '31337': { maxUsdc: String(c.policy.windowUsdc), maxLrep: String(c.policy.windowLrep) } },
   };
   writeFileSync(path.join(home.env.XDG_CONFIG_HOME, 'loopsign', 'policy.json'), JSON.stringify(policy));
-  for (const w of wallets) await s.sb.control('/__sandbox/fund', { address: w, usdc: String(20n * USDC), lrep: String(20n * USDC), eth: '10' });
+  for (const w of wallets)
+    await s.sb.control('/__sandbox/fund', { address: w, usdc: String(20n * USDC), lrep: String(20n * USDC), eth: '10' });
   const proxy = c.rpcDelayMs > 0 ? await startRpcProxy(s.sb.info.rpcUrl, { delayMs: c.rpcDelayMs }) : undefined;
   try {
     await runCase(c, n, home, proxy?.url);
@@ -222,7 +257,6 @@ async function check(c: Case): Promise<void> {
 }
 
 async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefined): Promise<void> {
-
   // Each process's command line; a process sharing an earlier one of its kind runs the very same command.
   const all: Proc[] = [...c.procs, ...(c.mcp ? [c.mcp] : [])];
   const planned: Planned[] = [];
@@ -239,20 +273,33 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
     }
     if (p.kind === 'ask') {
       const clientRequestId = `prop-${process.pid}-${n}-${i}`;
-      const file = home.file(`ask-${i}.json`, JSON.stringify({
-        chainId: 31337,
-        clientRequestId,
-        maxPaymentAmount: String(p.bounty + p.bonus + p.slack),
-        bounty: { amount: String(p.bounty), asset: 'USDC', requiredVoters: '3' },
-        ...(p.bonus > 0n ? { feedbackBonus: { amount: String(p.bonus), asset: 'USDC' } } : {}),
-        question: { title: `Property ${n}.${i}`, contextUrl: 'https://example.com/property', categoryId: '1', tags: ['property'] },
-      }));
+      const file = home.file(
+        `ask-${i}.json`,
+        JSON.stringify({
+          chainId: 31337,
+          clientRequestId,
+          maxPaymentAmount: String(p.bounty + p.bonus + p.slack),
+          bounty: { amount: String(p.bounty), asset: 'USDC', requiredVoters: '3' },
+          ...(p.bonus > 0n ? { feedbackBonus: { amount: String(p.bonus), asset: 'USDC' } } : {}),
+          question: { title: `Property ${n}.${i}`, contextUrl: 'https://example.com/property', categoryId: '1', tags: ['property'] },
+        }),
+      );
       asks.set(clientRequestId, p);
-      planned.push({ proc: p, args: ['--json', 'ask', '--file', file, '--payment-mode', p.mode], env: walletEnv(p.wallet, rpcUrl), clientRequestId });
+      planned.push({
+        proc: p,
+        args: ['--json', 'ask', '--file', file, '--payment-mode', p.mode],
+        env: walletEnv(p.wallet, rpcUrl),
+        clientRequestId,
+      });
     } else {
       const contentId = String((await s.sb.control('/__sandbox/content', {})).contentId);
       stakes.set(`${wallets[p.wallet]}:${contentId}`, p);
-      planned.push({ proc: p, args: ['--json', 'rate', '--content-id', contentId, '--up', '--prediction', '60', '--stake', String(Number(p.stake) / 1e6)], env: walletEnv(p.wallet, rpcUrl), contentId });
+      planned.push({
+        proc: p,
+        args: ['--json', 'rate', '--content-id', contentId, '--up', '--prediction', '60', '--stake', String(Number(p.stake) / 1e6)],
+        env: walletEnv(p.wallet, rpcUrl),
+        contentId,
+      });
     }
   }
   const mcpAt = c.mcp ? planned.length - 1 : -1;
@@ -262,12 +309,15 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
 
   const start = (p: Planned, i: number, k: Kill) => (i === mcpAt ? runMcpAsk(home, p, k) : runProc(home, p, k));
   const outcomes = await Promise.all(planned.map((p, i) => start(p, i, p.proc.kill)));
-  const reruns = c.rerun ? await Promise.all(planned.map((p, i) => (outcomes[i]!.code === -1 ? start(p, i, { kind: 'none' }) : undefined))) : [];
+  const reruns = c.rerun
+    ? await Promise.all(planned.map((p, i) => (outcomes[i]!.code === -1 ? start(p, i, { kind: 'none' }) : undefined)))
+    : [];
   const ended = [...outcomes, ...reruns.filter((o): o is Outcome => o !== undefined)];
   const story = JSON.stringify({ case: c, outcomes, reruns }, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
 
   // No process ended in an internal error, or a refusal the processes' races do not explain.
-  for (const [i, o] of outcomes.entries()) expect(o.code === -1 && planned[i]!.proc.kill.kind === 'none', `a run killed at the test's timeout: ${story}`).toBe(false);
+  for (const [i, o] of outcomes.entries())
+    expect(o.code === -1 && planned[i]!.proc.kill.kind === 'none', `a run killed at the test's timeout: ${story}`).toBe(false);
   for (const o of reruns) expect(o?.code, `a rerun killed at the test's timeout: ${story}`).not.toBe(-1);
   for (const o of ended) {
     expect(o.code, story).not.toBe(1);
@@ -279,8 +329,13 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
   const after = await Promise.all(wallets.map(async (w) => ({ usdc: await balance('USDC', w), lrep: await balance('LREP', w) })));
   const left = wallets.map((_, i) => ({ usdc: before[i]!.usdc - after[i]!.usdc, lrep: before[i]!.lrep - after[i]!.lrep }));
   const sent = await onChainTxsFrom(startBlock, latest);
-  const recorded = new Set(read(home, [], (db) => (db.prepare('SELECT hash FROM transactions').all() as { hash: string }[]).map((r) => r.hash.toLowerCase())));
-  expect(sent.filter((t) => !recorded.has(t.hash)), `transactions on chain missing from the database: ${story}`).toEqual([]);
+  const recorded = new Set(
+    read(home, [], (db) => (db.prepare('SELECT hash FROM transactions').all() as { hash: string }[]).map((r) => r.hash.toLowerCase())),
+  );
+  expect(
+    sent.filter((t) => !recorded.has(t.hash)),
+    `transactions on chain missing from the database: ${story}`,
+  ).toEqual([]);
 
   // The database: each operation within its file's caps and the policy's per-ask / per-vote limits.
   const rows = exposures(home);
@@ -289,7 +344,9 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
       const a = asks.get(JSON.parse(r.data).clientRequestId);
       expect(a, `an ask operation no process ran: ${r.operation}`).toBeDefined();
       expect(r.asset, story).toBe('USDC');
-      expect(r.amount, `${r.operation} can pay ${r.amount}, above its file's bounty + bonus: ${story}`).toBeLessThanOrEqual(a!.bounty + a!.bonus);
+      expect(r.amount, `${r.operation} can pay ${r.amount}, above its file's bounty + bonus: ${story}`).toBeLessThanOrEqual(
+        a!.bounty + a!.bonus,
+      );
       expect(r.amount, `${r.operation} above perAsk: ${story}`).toBeLessThanOrEqual(c.policy.perAsk);
     } else if (r.kind === 'rate' && r.stage.startsWith('rate:')) {
       const v = stakes.get(`${r.wallet}:${JSON.parse(r.data).contentId}`);
@@ -302,7 +359,15 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
     }
   }
   const exposed = (w: Hex, asset: string) => rows.filter((r) => r.wallet === w && r.asset === asset).reduce((t, r) => t + r.amount, 0n);
-  const windowRows = read(home, [], (db) => db.prepare('SELECT asset, SUM(amount) AS used FROM usage WHERE at >= ? GROUP BY asset').safeIntegers(true).all(Date.now() - 86_400_000) as { asset: string; used: bigint }[]);
+  const windowRows = read(
+    home,
+    [],
+    (db) =>
+      db
+        .prepare('SELECT asset, SUM(amount) AS used FROM usage WHERE at >= ? GROUP BY asset')
+        .safeIntegers(true)
+        .all(Date.now() - 86_400_000) as { asset: string; used: bigint }[],
+  );
   const used = (asset: string) => windowRows.find((r) => r.asset === asset)?.used ?? 0n;
   expect(used('USDC'), `the 24-hour window's USDC rows: ${story}`).toBeLessThanOrEqual(c.policy.windowUsdc);
   expect(used('LREP'), `the 24-hour window's LREP rows: ${story}`).toBeLessThanOrEqual(c.policy.windowLrep);
@@ -332,19 +397,32 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
     expect(left[i]!.usdc, `USDC that left ${w} beyond what the database says it can pay: ${story}`).toBeLessThanOrEqual(exposed(w, 'USDC'));
     expect(left[i]!.lrep, `LREP that left ${w} beyond what the database says it can pay: ${story}`).toBeLessThanOrEqual(exposed(w, 'LREP'));
   }
-  expect(left.reduce((t, l) => t + l.usdc, 0n), `USDC beyond the 24-hour window: ${story}`).toBeLessThanOrEqual(c.policy.windowUsdc);
-  expect(left.reduce((t, l) => t + l.lrep, 0n), `LREP beyond the 24-hour window: ${story}`).toBeLessThanOrEqual(c.policy.windowLrep);
+  expect(
+    left.reduce((t, l) => t + l.usdc, 0n),
+    `USDC beyond the 24-hour window: ${story}`,
+  ).toBeLessThanOrEqual(c.policy.windowUsdc);
+  expect(
+    left.reduce((t, l) => t + l.lrep, 0n),
+    `LREP beyond the 24-hour window: ${story}`,
+  ).toBeLessThanOrEqual(c.policy.windowLrep);
 
-  if (process.env.LOOPSIGN_PROPERTY_VERBOSE) console.log(`case ${n}: ${story}\n  left ${JSON.stringify(left, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}, ${sent.length} transactions`);
+  if (process.env.LOOPSIGN_PROPERTY_VERBOSE)
+    console.log(
+      `case ${n}: ${story}\n  left ${JSON.stringify(left, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}, ${sent.length} transactions`,
+    );
   capture.count('store property cases', `case ${n}`);
   capture.count('store property processes killed', `case ${n}`, ended.filter((o) => o.code === -1).length);
 }
 
 describe('random concurrent processes and kills against one database', () => {
-  it(`the sum of effects never exceeds any cap or window (${RUNS} cases)`, async () => {
-    await fc.assert(
-      fc.asyncProperty(testCase, (c) => check(c)),
-      { numRuns: RUNS, endOnFailure: true, ...(SEED === undefined ? {} : { seed: SEED }) },
-    );
-  }, 120_000 + RUNS * 240_000);
+  it(
+    `the sum of effects never exceeds any cap or window (${RUNS} cases)`,
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(testCase, (c) => check(c)),
+        { numRuns: RUNS, endOnFailure: true, ...(SEED === undefined ? {} : { seed: SEED }) },
+      );
+    },
+    120_000 + RUNS * 240_000,
+  );
 });

@@ -26,7 +26,16 @@ function quietOut() {
 }
 
 async function legacyJournal(dir: string) {
-  const raw = await account.signTransaction({ type: 'eip1559', chainId: 31337, to: `0x${'0a'.repeat(20)}`, data: '0x', nonce: 3, gas: 21000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n });
+  const raw = await account.signTransaction({
+    type: 'eip1559',
+    chainId: 31337,
+    to: `0x${'0a'.repeat(20)}`,
+    data: '0x',
+    nonce: 3,
+    gas: 21000n,
+    maxFeePerGas: 1n,
+    maxPriorityFeePerGas: 1n,
+  });
   const now = new Date().toISOString();
   return {
     version: 1,
@@ -40,8 +49,34 @@ async function legacyJournal(dir: string) {
     clientRequestId: 'legacy-1',
     request: { clientRequestId: 'legacy-1' },
     operationKey: `0x${'ab'.repeat(32)}`,
-    txs: [{ stage: 'ask', calls: [0, 1], hash: `0x${'cd'.repeat(32)}`, raw, nonce: 3, kind: 'call', status: 'mined', effects: [{ asset: 'USDC', kind: 'pull', spender: `0x${'0b'.repeat(20)}`, amount: '1500000' }], signedAt: now }],
-    authorizations: [{ stage: 'ask', message: { from: account.address, to: `0x${'0c'.repeat(20)}`, value: '700000', validAfter: '0', validBefore: '99999999999', nonce: `0x${'ee'.repeat(32)}` }, signature: '0x01', signedAt: now }],
+    txs: [
+      {
+        stage: 'ask',
+        calls: [0, 1],
+        hash: `0x${'cd'.repeat(32)}`,
+        raw,
+        nonce: 3,
+        kind: 'call',
+        status: 'mined',
+        effects: [{ asset: 'USDC', kind: 'pull', spender: `0x${'0b'.repeat(20)}`, amount: '1500000' }],
+        signedAt: now,
+      },
+    ],
+    authorizations: [
+      {
+        stage: 'ask',
+        message: {
+          from: account.address,
+          to: `0x${'0c'.repeat(20)}`,
+          value: '700000',
+          validAfter: '0',
+          validBefore: '99999999999',
+          nonce: `0x${'ee'.repeat(32)}`,
+        },
+        signature: '0x01',
+        signedAt: now,
+      },
+    ],
     _dir: dir,
   };
 }
@@ -88,7 +123,11 @@ describe('journals of an earlier loopsign that meet a record of the same operati
     const { _dir, ...j } = await legacyJournal(journals);
     void _dir;
     const store = await Store.open(state);
-    const op = await Operation.open(store, 'ask', j.id, { chainId: 31337, wallet: account.address, data: { clientRequestId: 'legacy-1', request: {} } });
+    const op = await Operation.open(store, 'ask', j.id, {
+      chainId: 31337,
+      wallet: account.address,
+      data: { clientRequestId: 'legacy-1', request: {} },
+    });
     await op.close();
     writeFileSync(path.join(journals, `${j.id}.json`), JSON.stringify(j));
     for (let run = 0; run < 2; run++) {
@@ -168,7 +207,11 @@ describe('where the database may live', () => {
 describe('records are parsed, not cast', () => {
   it('a row edited by hand is an error naming the operation (journal_corrupt), never a silent wrong value', async () => {
     const store = await Store.open(fresh());
-    const op = await Operation.open(store, 'rate', 'rate-00000000000000000000000000000001', { chainId: 31337, wallet: account.address, data: { contentId: '7' } });
+    const op = await Operation.open(store, 'rate', 'rate-00000000000000000000000000000001', {
+      chainId: 31337,
+      wallet: account.address,
+      data: { contentId: '7' },
+    });
     await op.close();
     store.db.prepare("UPDATE operations SET data = json_set(data, '$.contentId', 'seven') WHERE id = ?").run(op.id);
     expect(() => readOperation(store, 'rate', op.id)).toThrow(/journal of operation rate-0+1 .*contentId/);
@@ -182,7 +225,11 @@ describe('records are parsed, not cast', () => {
     const store = await Store.open(fresh());
     const key = `0x${'cd'.repeat(32)}`;
     const make = async (id: string) => {
-      const op = await Operation.open(store, 'ask', id, { chainId: 31337, wallet: account.address, data: { clientRequestId: 'same', request: {} } });
+      const op = await Operation.open(store, 'ask', id, {
+        chainId: 31337,
+        wallet: account.address,
+        data: { clientRequestId: 'same', request: {} },
+      });
       await op.save({}, { operationKey: key });
       await op.close();
     };

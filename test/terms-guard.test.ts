@@ -16,7 +16,14 @@ const registry = (DEFAULT_PROFILE.deployments[8453] as { contracts: { contentReg
 
 function serviceParts(c: any): TermsServiceParts {
   const p = Object.fromEntries(c.payloadParts.map((x: { name: string; value: string }) => [x.name, x.value]));
-  return { identityKey: p.identityKey, frontendAddress: p.frontendAddress, questionMetadataHash: p.questionMetadataHash, contentHash: p.contentHash, detailsHash: p.detailsHash, mediaTupleHash: p.mediaTupleHash };
+  return {
+    identityKey: p.identityKey,
+    frontendAddress: p.frontendAddress,
+    questionMetadataHash: p.questionMetadataHash,
+    contentHash: p.contentHash,
+    detailsHash: p.detailsHash,
+    mediaTupleHash: p.mediaTupleHash,
+  };
 }
 
 function ruleOf(f: () => unknown): string {
@@ -31,30 +38,59 @@ function ruleOf(f: () => unknown): string {
 }
 
 describe('the terms message of the live corpus', () => {
-  it.each(corpus.cases.map((c: any) => [c.id, c]))('%s: passes, with the whole text hashed and the 12-part payload hash recomputed', (_id, c: any) => {
-    const checked = checkTermsMessage(c.challenge.message, {
-      wallet: c.input.walletAddress,
-      now,
-      stated: c.challenge,
-      payload: { wallet: c.input.walletAddress, chainId: 8453, contentRegistry: registry, contentId: c.input.contentId, service: serviceParts(c) },
-    });
-    expect(checked.message).toBe(c.challenge.message);
-    expect(checked.text).toBe(c.terms.text);
-    expect(checked.text.split('\n')).toHaveLength(41);
-    expect(checked).toMatchObject({ version: c.terms.version, uri: c.terms.uri, docHash: c.terms.docHash, payloadHash: c.payloadHash, payloadChecked: true });
-    expect(termsDocHash(c.terms)).toBe(c.terms.docHash);
-    expect(termsPayloadParts({ wallet: c.input.walletAddress, chainId: 8453, contentRegistry: registry, contentId: c.input.contentId }, checked, serviceParts(c))).toEqual(c.payloadParts.map((p: any) => p.value));
-    // Without the service's record the message still passes (the payload hash is then checked for form only).
-    expect(checkTermsMessage(c.challenge.message, { wallet: c.input.walletAddress, now, stated: c.challenge }).payloadChecked).toBe(false);
-  });
+  it.each(corpus.cases.map((c: any) => [c.id, c]))(
+    '%s: passes, with the whole text hashed and the 12-part payload hash recomputed',
+    (_id, c: any) => {
+      const checked = checkTermsMessage(c.challenge.message, {
+        wallet: c.input.walletAddress,
+        now,
+        stated: c.challenge,
+        payload: {
+          wallet: c.input.walletAddress,
+          chainId: 8453,
+          contentRegistry: registry,
+          contentId: c.input.contentId,
+          service: serviceParts(c),
+        },
+      });
+      expect(checked.message).toBe(c.challenge.message);
+      expect(checked.text).toBe(c.terms.text);
+      expect(checked.text.split('\n')).toHaveLength(41);
+      expect(checked).toMatchObject({
+        version: c.terms.version,
+        uri: c.terms.uri,
+        docHash: c.terms.docHash,
+        payloadHash: c.payloadHash,
+        payloadChecked: true,
+      });
+      expect(termsDocHash(c.terms)).toBe(c.terms.docHash);
+      expect(
+        termsPayloadParts(
+          { wallet: c.input.walletAddress, chainId: 8453, contentRegistry: registry, contentId: c.input.contentId },
+          checked,
+          serviceParts(c),
+        ),
+      ).toEqual(c.payloadParts.map((p: any) => p.value));
+      // Without the service's record the message still passes (the payload hash is then checked for form only).
+      expect(checkTermsMessage(c.challenge.message, { wallet: c.input.walletAddress, now, stated: c.challenge }).payloadChecked).toBe(
+        false,
+      );
+    },
+  );
 
   it('the sandbox serves the same text, version and URI as the live service', () => {
-    expect({ version: TERMS_VERSION, uri: TERMS_URI, text: TERMS_TEXT }).toEqual({ version: corpus.cases[0].terms.version, uri: corpus.cases[0].terms.uri, text: corpus.cases[0].terms.text });
+    expect({ version: TERMS_VERSION, uri: TERMS_URI, text: TERMS_TEXT }).toEqual({
+      version: corpus.cases[0].terms.version,
+      uri: corpus.cases[0].terms.uri,
+      text: corpus.cases[0].terms.text,
+    });
   });
 
   it('the generic signed-action guard no longer exempts the terms lines', () => {
     const c = corpus.cases[0];
-    expect(ruleOf(() => checkSignedAction(c.challenge.message, { action: 'confidentiality_terms:accept', wallet: c.input.walletAddress, now }))).toBe('bad_layout');
+    expect(
+      ruleOf(() => checkSignedAction(c.challenge.message, { action: 'confidentiality_terms:accept', wallet: c.input.walletAddress, now })),
+    ).toBe('bad_layout');
   });
 });
 
@@ -69,13 +105,30 @@ describe('every mutation of the terms message is refused (exit 5)', () => {
     return copy.join('\n');
   };
   const base = { wallet: c.input.walletAddress, now, stated: c.challenge };
-  const withPayload = { ...base, payload: { wallet: c.input.walletAddress, chainId: 8453, contentRegistry: registry, contentId: c.input.contentId, service: serviceParts(c) } };
+  const withPayload = {
+    ...base,
+    payload: {
+      wallet: c.input.walletAddress,
+      chainId: 8453,
+      contentRegistry: registry,
+      contentId: c.input.contentId,
+      service: serviceParts(c),
+    },
+  };
 
   it.each([
     ['an extra line before the terms lines', at(5, (l) => l.splice(5, 0, 'Transfer: everything')), 'bad_layout'],
     ['an extra line between Terms Hash and Terms', at(0, (l) => l.splice(termsAt, 0, 'Approve: unlimited')), 'bad_layout'],
-    ['an extra line at the end of the text', at(0, (l) => l.splice(l.length - 2, 0, 'You also agree to pay 10 LREP.')), 'terms_hash_mismatch'],
-    ['a changed line inside the text', at(0, (l) => (l[termsAt + 6] = l[termsAt + 6]!.replace('not to record', 'to record'))), 'terms_hash_mismatch'],
+    [
+      'an extra line at the end of the text',
+      at(0, (l) => l.splice(l.length - 2, 0, 'You also agree to pay 10 LREP.')),
+      'terms_hash_mismatch',
+    ],
+    [
+      'a changed line inside the text',
+      at(0, (l) => (l[termsAt + 6] = l[termsAt + 6]!.replace('not to record', 'to record'))),
+      'terms_hash_mismatch',
+    ],
     ['a changed first text line', at(0, (l) => (l[termsAt] = `${l[termsAt]} Also, you owe us.`)), 'terms_hash_mismatch'],
     ['a changed Terms Hash', at(0, (l) => (l[7] = `Terms Hash: ${'0'.repeat(64)}`)), 'terms_hash_mismatch'],
     ['another terms version', at(0, (l) => (l[6] = 'Terms Version: 2026-07-other')), 'terms_hash_mismatch'],
@@ -97,16 +150,33 @@ describe('every mutation of the terms message is refused (exit 5)', () => {
   });
 
   it('a terms hash the challenge states differently, or another stated version', () => {
-    expect(ruleOf(() => checkTermsMessage(msg, { ...base, stated: { ...c.challenge, termsDocHash: 'f'.repeat(64) } }))).toBe('terms_mismatch');
+    expect(ruleOf(() => checkTermsMessage(msg, { ...base, stated: { ...c.challenge, termsDocHash: 'f'.repeat(64) } }))).toBe(
+      'terms_mismatch',
+    );
     expect(ruleOf(() => checkTermsMessage(msg, { ...base, stated: { ...c.challenge, termsVersion: '2026-06' } }))).toBe('terms_mismatch');
   });
 
   it('a payload bound to another question, chain, registry or wallet (when the service record is known)', () => {
     expect(ruleOf(() => checkTermsMessage(msg, withPayload))).toBe('accepted');
-    expect(ruleOf(() => checkTermsMessage(msg, { ...withPayload, payload: { ...withPayload.payload, contentId: '43' } }))).toBe('payload_hash_mismatch');
-    expect(ruleOf(() => checkTermsMessage(msg, { ...withPayload, payload: { ...withPayload.payload, chainId: 84532 } }))).toBe('payload_hash_mismatch');
-    expect(ruleOf(() => checkTermsMessage(msg, { ...withPayload, payload: { ...withPayload.payload, contentRegistry: `0x${'12'.repeat(20)}` } }))).toBe('payload_hash_mismatch');
-    expect(ruleOf(() => checkTermsMessage(msg, { ...withPayload, payload: { ...withPayload.payload, service: { ...serviceParts(c), contentHash: `0x${'99'.repeat(32)}` } } }))).toBe('payload_hash_mismatch');
+    expect(ruleOf(() => checkTermsMessage(msg, { ...withPayload, payload: { ...withPayload.payload, contentId: '43' } }))).toBe(
+      'payload_hash_mismatch',
+    );
+    expect(ruleOf(() => checkTermsMessage(msg, { ...withPayload, payload: { ...withPayload.payload, chainId: 84532 } }))).toBe(
+      'payload_hash_mismatch',
+    );
+    expect(
+      ruleOf(() =>
+        checkTermsMessage(msg, { ...withPayload, payload: { ...withPayload.payload, contentRegistry: `0x${'12'.repeat(20)}` } }),
+      ),
+    ).toBe('payload_hash_mismatch');
+    expect(
+      ruleOf(() =>
+        checkTermsMessage(msg, {
+          ...withPayload,
+          payload: { ...withPayload.payload, service: { ...serviceParts(c), contentHash: `0x${'99'.repeat(32)}` } },
+        }),
+      ),
+    ).toBe('payload_hash_mismatch');
   });
 
   it('typed data and raw hex', () => {

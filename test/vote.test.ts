@@ -43,7 +43,11 @@ describe('commit hash vectors', () => {
     expect(toHex(votePlaintext({ isUp: false, predictedUpBps: 100, salt: `0x${'ab'.repeat(32)}` }))).toBe(v.plaintext_false_100_saltab);
     expect(roundContext(4n, 5000).toString()).toBe(String(v.roundContext_round4_ref5000).replace(/ .*/, ''));
     expect(roundContext(1n, 0)).toBe(65536n);
-    expect(decodeVotePlaintext(votePlaintext({ isUp: true, predictedUpBps: 6900, salt: base.salt }))).toEqual({ isUp: true, predictedUpBps: 6900, salt: base.salt });
+    expect(decodeVotePlaintext(votePlaintext({ isUp: true, predictedUpBps: 6900, salt: base.salt }))).toEqual({
+      isUp: true,
+      predictedUpBps: 6900,
+      salt: base.salt,
+    });
   });
 
   it('the 193-byte preimage', async () => {
@@ -55,7 +59,8 @@ describe('commit hash vectors', () => {
     expect(parseStake('2.5')).toBe(2500000n);
     expect(parseStake('0.000001')).toBe(1n);
     expect(parseStake('0')).toBe(0n);
-    for (const bad of ['NaN', 'Infinity', '-1', '0.0000004', '1.0000004', '1e3', '']) expect(() => parseStake(bad), bad).toThrow(/stakeAmount/);
+    for (const bad of ['NaN', 'Infinity', '-1', '0.0000004', '1.0000004', '1e3', ''])
+      expect(() => parseStake(bad), bad).toThrow(/stakeAmount/);
     expect(() => parseStake(Number.NaN)).toThrow();
     expect([1, 69, 99].map((p) => predictedUpBps(p))).toEqual([100, 6900, 9900]);
     for (const bad of [0, 0.99, 100, 101]) expect(() => predictedUpBps(bad)).toThrow(/predictedUpPercent/);
@@ -70,7 +75,15 @@ describe('commit hash vectors', () => {
     expect(sdkCommitWindow(QUICKNET.genesis, 1199, QUICKNET.genesis, 3)).toEqual([402, 402]);
     expect(targetRoundWindow(1778908602 + 1200, QUICKNET.genesis, 3)).toEqual([28702146, 28702148]);
     expect(targetRoundWindow(1778908601 + 1200, QUICKNET.genesis, 3)).toEqual([28702146, 28702147]);
-    expect(drandChainHash(3, QUICKNET.genesis, QUICKNET.publicKey, 'f477d5c89f21a17c863a7f937c6a6d15859414d2be09cd448d4279af331c5d3e', 'quicknet')).toBe(QUICKNET.chainHash);
+    expect(
+      drandChainHash(
+        3,
+        QUICKNET.genesis,
+        QUICKNET.publicKey,
+        'f477d5c89f21a17c863a7f937c6a6d15859414d2be09cd448d4279af331c5d3e',
+        'quicknet',
+      ),
+    ).toBe(QUICKNET.chainHash);
   });
 });
 
@@ -83,8 +96,16 @@ describe('ciphertext sample', () => {
     expect(p.round).toBe(403n);
     expect(keccak256(bytes)).toBe(reveal.sdkCommit.ciphertextHash);
     const h = commitHash({
-      isUp: true, predictedUpBps: 6900, salt: `0x${'66'.repeat(32)}`, voter: base.voter, contentId: 7n, roundId: 3n,
-      roundReferenceRatingBps: 5000, targetRound: 403n, drandChainHash: `0x${QUICKNET.chainHash}`, ciphertext: toHex(bytes),
+      isUp: true,
+      predictedUpBps: 6900,
+      salt: `0x${'66'.repeat(32)}`,
+      voter: base.voter,
+      contentId: 7n,
+      roundId: 3n,
+      roundReferenceRatingBps: 5000,
+      targetRound: 403n,
+      drandChainHash: `0x${QUICKNET.chainHash}`,
+      ciphertext: toHex(bytes),
     });
     expect(h).toBe(reveal.sdkCommit.commitHash);
   });
@@ -106,9 +127,22 @@ describe('tlock round trip with the sandbox beacon', () => {
     const network = beacon.network;
     const built = await buildCommitVoteParams(
       {
-        voter: base.voter, contentId: 9n, isUp: true, predictedUpPercent: 69, stakeAmount: '2.5', epochDuration: 60, roundId: 1n, roundReferenceRatingBps: 5000,
-        runtime: { drandChainHash: network.chainHash, drandGenesisTimeSeconds: network.genesis, drandPeriodSeconds: 3, roundStartTimeSeconds: now - 10 },
-        salt: `0x${'77'.repeat(32)}`, now,
+        voter: base.voter,
+        contentId: 9n,
+        isUp: true,
+        predictedUpPercent: 69,
+        stakeAmount: '2.5',
+        epochDuration: 60,
+        roundId: 1n,
+        roundReferenceRatingBps: 5000,
+        runtime: {
+          drandChainHash: network.chainHash,
+          drandGenesisTimeSeconds: network.genesis,
+          drandPeriodSeconds: 3,
+          roundStartTimeSeconds: now - 10,
+        },
+        salt: `0x${'77'.repeat(32)}`,
+        now,
       },
       [network],
     );
@@ -126,21 +160,47 @@ describe('tlock round trip with the sandbox beacon', () => {
     now = epochEnd + 10; // time passes on the chain, not on this machine
     const plain = await tlockDecrypt(network, armored, get, now - Math.floor(Date.now() / 1000));
     expect(decodeVotePlaintext(plain)).toEqual({ isUp: true, predictedUpBps: 6900, salt: `0x${'77'.repeat(32)}` });
-    expect(built.commitHash).toBe(commitHash({ isUp: true, predictedUpBps: 6900, salt: `0x${'77'.repeat(32)}`, voter: base.voter, contentId: 9n, roundId: 1n, roundReferenceRatingBps: 5000, targetRound: BigInt(target), drandChainHash: built.drandChainHash, ciphertext: built.ciphertext }));
+    expect(built.commitHash).toBe(
+      commitHash({
+        isUp: true,
+        predictedUpBps: 6900,
+        salt: `0x${'77'.repeat(32)}`,
+        voter: base.voter,
+        contentId: 9n,
+        roundId: 1n,
+        roundReferenceRatingBps: 5000,
+        targetRound: BigInt(target),
+        drandChainHash: built.drandChainHash,
+        ciphertext: built.ciphertext,
+      }),
+    );
   });
 
   it('refuses a runtime naming an unpinned drand chain', async () => {
     await expect(
       buildCommitVoteParams(
-        { voter: base.voter, contentId: 1n, isUp: false, predictedUpPercent: 50, stakeAmount: '1', epochDuration: 60, roundId: 1n, roundReferenceRatingBps: 0,
-          runtime: { drandChainHash: '7672797f548f3f4748ac4bf3352fc6c6b6468c9ad40ad456a397545c6e2df5bf', drandGenesisTimeSeconds: 0, drandPeriodSeconds: 3 } },
+        {
+          voter: base.voter,
+          contentId: 1n,
+          isUp: false,
+          predictedUpPercent: 50,
+          stakeAmount: '1',
+          epochDuration: 60,
+          roundId: 1n,
+          roundReferenceRatingBps: 0,
+          runtime: {
+            drandChainHash: '7672797f548f3f4748ac4bf3352fc6c6b6468c9ad40ad456a397545c6e2df5bf',
+            drandGenesisTimeSeconds: 0,
+            drandPeriodSeconds: 3,
+          },
+        },
         [QUICKNET],
       ),
     ).rejects.toThrow(/unsupported drand chain/);
   });
 });
 
-describe('a resumed commit and the round\'s target window (issue 11 §6)', () => {
+describe("a resumed commit and the round's target window (issue 11 §6)", () => {
   it('a commit built in one epoch is still valid in that epoch and no longer in the next (it is then built again)', async () => {
     const { targetStillValid } = await import('../src/rate/flow.js');
     const { BUILTIN_CHAINS } = await import('../src/chains/table.js');

@@ -4,7 +4,17 @@ import { copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { filesUnder, findSecret, makeHome, runCli, registerSecret, TEST_ADDRESS, TEST_PRIVATE_KEY, VECTOR_PASSWORD, VECTORS } from './helpers/cli.js';
+import {
+  filesUnder,
+  findSecret,
+  makeHome,
+  runCli,
+  registerSecret,
+  TEST_ADDRESS,
+  TEST_PRIVATE_KEY,
+  VECTOR_PASSWORD,
+  VECTORS,
+} from './helpers/cli.js';
 import { findAnvil } from '../src/sandbox/anvil-binary.js';
 import { decryptKeystore, encryptKeystore, parsePrivateKey } from '../src/wallet/keystore.js';
 
@@ -43,14 +53,19 @@ describe('loopsign wallet', () => {
 
   it('imports a private key from stdin (never argv) and from a file', async () => {
     const home = makeHome();
-    const r = await runCli(['--json', 'wallet', 'import'], home, { input: TEST_PRIVATE_KEY + '\n', env: { LOOPSIGN_PASSWORD: 'stdin import pw' } });
+    const r = await runCli(['--json', 'wallet', 'import'], home, {
+      input: TEST_PRIVATE_KEY + '\n',
+      env: { LOOPSIGN_PASSWORD: 'stdin import pw' },
+    });
     registerSecret('stdin import pw');
     expect(r.code).toBe(0);
     expect(r.json().address).toBe(TEST_ADDRESS);
 
     const home2 = makeHome();
     const keyFile = home2.file('key.txt', TEST_PRIVATE_KEY.slice(2));
-    const r2 = await runCli(['wallet', 'import', '--private-key-file', keyFile, '--password-env', 'MY_PW'], home2, { env: { MY_PW: 'file import pw' } });
+    const r2 = await runCli(['wallet', 'import', '--private-key-file', keyFile, '--password-env', 'MY_PW'], home2, {
+      env: { MY_PW: 'file import pw' },
+    });
     registerSecret('file import pw');
     expect(r2.code).toBe(0);
     expect(r2.stdout).toContain(TEST_ADDRESS);
@@ -63,7 +78,10 @@ describe('loopsign wallet', () => {
   it('imports the shared v3 vector keystore and re-encrypts it under the same password', async () => {
     const home = makeHome();
     const pw = home.passwordFile(VECTOR_PASSWORD);
-    const r = await runCli(['--json', 'wallet', 'import', '--keystore-file', path.join(VECTORS, 'keystore-v3-vector.json'), '--password-file', pw], home);
+    const r = await runCli(
+      ['--json', 'wallet', 'import', '--keystore-file', path.join(VECTORS, 'keystore-v3-vector.json'), '--password-file', pw],
+      home,
+    );
     expect(r.code).toBe(0);
     const doc = r.json();
     expect(doc.address).toBe(TEST_ADDRESS);
@@ -129,23 +147,37 @@ describe('loopsign wallet', () => {
     const refused = await runCli(['--keystore', ks, '--password-file', pw, 'wallet', 'address'], home);
     expect(refused.code).toBe(6);
     expect(refused.stderr.trim().split('\n')).toEqual([
-      'error: the keystore\'s key derivation (scrypt n=2, r=8, p=1) is weaker than any common wallet writes, so its password is cheap to guess',
+      "error: the keystore's key derivation (scrypt n=2, r=8, p=1) is weaker than any common wallet writes, so its password is cheap to guess",
       'hint: run `loopsign wallet rekey` to re-encrypt it at scrypt n=2^18 (or pass --allow-weak-kdf to use it once as it is)',
     ]);
-    expect((await runCli(['--json', '--keystore', ks, '--password-file', pw, 'wallet', 'address'], home)).json().error.code).toBe('weak_kdf');
+    expect((await runCli(['--json', '--keystore', ks, '--password-file', pw, 'wallet', 'address'], home)).json().error.code).toBe(
+      'weak_kdf',
+    );
     const allowed = await runCli(['--json', '--allow-weak-kdf', '--keystore', ks, '--password-file', pw, 'wallet', 'address'], home);
     expect(allowed.json().address).toBe(TEST_ADDRESS);
 
     const rekeyed = await runCli(['--json', '--keystore', ks, '--password-file', pw, 'wallet', 'rekey'], home);
     expect(rekeyed.code, rekeyed.stdout).toBe(0);
-    expect(rekeyed.json()).toMatchObject({ address: TEST_ADDRESS, keystore: ks, before: { kdf: 'scrypt', n: 2 }, after: { kdf: 'scrypt', n: 262144 }, passwordChanged: false });
+    expect(rekeyed.json()).toMatchObject({
+      address: TEST_ADDRESS,
+      keystore: ks,
+      before: { kdf: 'scrypt', n: 2 },
+      after: { kdf: 'scrypt', n: 262144 },
+      passwordChanged: false,
+    });
     expect(JSON.parse(readFileSync(ks, 'utf8')).crypto.kdfparams.n).toBe(262144);
     expect(mode(ks)).toBe('600');
-    expect((await runCli(['--json', '--keystore', ks, '--password-file', pw, 'wallet', 'address'], home)).json().address).toBe(TEST_ADDRESS);
+    expect((await runCli(['--json', '--keystore', ks, '--password-file', pw, 'wallet', 'address'], home)).json().address).toBe(
+      TEST_ADDRESS,
+    );
 
     // A new password from a named variable (never argv); the old one no longer unlocks.
     registerSecret('rekeyed new pw');
-    const changed = await runCli(['--json', '--keystore', ks, '--password-file', pw, 'wallet', 'rekey', '--new-password-env', 'NEW_WALLET_PW'], home, { env: { NEW_WALLET_PW: 'rekeyed new pw' } });
+    const changed = await runCli(
+      ['--json', '--keystore', ks, '--password-file', pw, 'wallet', 'rekey', '--new-password-env', 'NEW_WALLET_PW'],
+      home,
+      { env: { NEW_WALLET_PW: 'rekeyed new pw' } },
+    );
     expect(changed.json().passwordChanged).toBe(true);
     const after = JSON.parse(readFileSync(ks, 'utf8'));
     await expect(decryptKeystore(after, 'weak keystore pw')).rejects.toThrow(/wrong password/);
@@ -155,8 +187,14 @@ describe('loopsign wallet', () => {
 
   it('imports a weak keystore (it is re-encrypted at n=2^18 anyway)', async () => {
     const home = makeHome();
-    const src = home.file('weak-src.json', JSON.stringify(await encryptKeystore(parsePrivateKey(TEST_PRIVATE_KEY), 'import weak pw', { n: 16 })));
-    const r = await runCli(['--json', 'wallet', 'import', '--keystore-file', src, '--password-file', home.passwordFile('import weak pw')], home);
+    const src = home.file(
+      'weak-src.json',
+      JSON.stringify(await encryptKeystore(parsePrivateKey(TEST_PRIVATE_KEY), 'import weak pw', { n: 16 })),
+    );
+    const r = await runCli(
+      ['--json', 'wallet', 'import', '--keystore-file', src, '--password-file', home.passwordFile('import weak pw')],
+      home,
+    );
     expect(r.code, r.stdout).toBe(0);
     expect(JSON.parse(readFileSync(r.json().keystore, 'utf8')).crypto.kdfparams.n).toBe(262144);
   });
@@ -193,7 +231,11 @@ describe('loopsign wallet', () => {
       rpc = `http://127.0.0.1:${port}`;
       for (let i = 0; i < 100; i++) {
         try {
-          const res = await fetch(rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
+          const res = await fetch(rpc, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+          });
           if (res.ok) break;
         } catch {
           await new Promise((r) => setTimeout(r, 50));
@@ -221,7 +263,10 @@ describe('loopsign wallet', () => {
 
     it('reports an unreachable RPC with exit 4', async () => {
       const home = makeHome();
-      const r = await runCli(['--json', '--chain-id', '31337', '--rpc-url', 'http://127.0.0.1:9', 'wallet', 'balance', '--address', TEST_ADDRESS], home);
+      const r = await runCli(
+        ['--json', '--chain-id', '31337', '--rpc-url', 'http://127.0.0.1:9', 'wallet', 'balance', '--address', TEST_ADDRESS],
+        home,
+      );
       expect(r.code).toBe(4);
       expect(r.json().error.code).toBe('rpc_unreachable');
     });

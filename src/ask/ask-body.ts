@@ -23,7 +23,8 @@ export interface LoadedAsk {
  * judges a bountyStartBy by. Throws UsageError (exit 2) naming the field.
  */
 export function checkAskBody(raw: unknown, where: string, now: number, profile: ServiceProfile = DEFAULT_PROFILE): LoadedAsk {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new UsageError('invalid_ask', `${where} must hold a JSON object`);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new UsageError('invalid_ask', `${where} must hold a JSON object`);
   try {
     const { body, translations } = translateAsk(raw, now, profile);
     const ask = normalizeAsk(withPlaceholderImages(body), { templates: TEMPLATES, profile });
@@ -33,7 +34,8 @@ export function checkAskBody(raw: unknown, where: string, now: number, profile: 
     if (ask.feedbackBonus?.awarder) checkAddress(ask.feedbackBonus.awarder, `${where}: feedbackBonus.awarder`);
     return { body, ask, translations };
   } catch (error) {
-    if (error instanceof AskFieldError) throw new UsageError('invalid_ask', `${where}: ${error.message}`, { details: { field: error.field } });
+    if (error instanceof AskFieldError)
+      throw new UsageError('invalid_ask', `${where}: ${error.message}`, { details: { field: error.field } });
     throw error;
   }
 }
@@ -54,8 +56,13 @@ function withPlaceholderImages(body: object): object {
   const questions = Array.isArray(b.questions) ? b.questions : b.question ? [b.question] : [];
   for (const q of questions) {
     if (!Array.isArray(q?.imageFiles)) continue;
-    q.imageUrls = [...(q.imageUrls ?? []), ...q.imageFiles.map((_: unknown, i: number) => `https://placeholder.invalid/api/attachments/images/att_localimagefile${String(i).padStart(4, '0')}.webp#sha256=0x${'0'.repeat(64)}`)];
+    q.imageUrls = [
+      ...(q.imageUrls ?? []),
+      ...q.imageFiles.map(
+        (_: unknown, i: number) =>
+          `https://placeholder.invalid/api/attachments/images/att_localimagefile${String(i).padStart(4, '0')}.webp#sha256=0x${'0'.repeat(64)}`,
+      ),
+    ];
   }
   return b;
 }
-

@@ -13,7 +13,18 @@ import type { Translation } from '../protocol/profiles/types.js';
 import { TEMPLATES, resultSpecHash } from '../protocol/templates.js';
 import { roundContext } from '../vote/commit.js';
 import type { BuiltCommit } from '../vote/build.js';
-import { checkAskEnvelope, checkBonusPlan, checkWalletPlan, checkX402Plan, checkX402Request, refuse, type BonusTarget, type GuardContext, type PlanCall, type X402Message } from '../wallet/plan-guard.js';
+import {
+  checkAskEnvelope,
+  checkBonusPlan,
+  checkWalletPlan,
+  checkX402Plan,
+  checkX402Request,
+  refuse,
+  type BonusTarget,
+  type GuardContext,
+  type PlanCall,
+  type X402Message,
+} from '../wallet/plan-guard.js';
 import { checkRatingPlan } from '../wallet/rating-guard.js';
 import { checkAskBody } from './ask-body.js';
 
@@ -39,7 +50,9 @@ export function templateResolverFrom(list: unknown): ResultSpecResolver {
 }
 
 /** The profile's own template table, for offline checks without the service's list. */
-export const builtinTemplateResolver: ResultSpecResolver = templateResolverFrom(TEMPLATES.map((t) => ({ id: t.id, version: t.version, voteSemantics: t.voteSemantics })));
+export const builtinTemplateResolver: ResultSpecResolver = templateResolverFrom(
+  TEMPLATES.map((t) => ({ id: t.id, version: t.version, voteSemantics: t.voteSemantics })),
+);
 
 /** The metadata base the service names, when it is a public https URL without query or fragment. */
 export function publicMetadataBase(value: unknown): string | undefined {
@@ -53,7 +66,13 @@ export function publicMetadataBase(value: unknown): string | undefined {
 }
 
 /** What every ask guard checks against: the file's ask, this wallet, the trusted chain, the recomputed hashes. */
-export function askGuardContext(chain: ChainConfig, wallet: string, ask: NormalizedAsk, resolver: ResultSpecResolver, metadataBase?: string): GuardContext {
+export function askGuardContext(
+  chain: ChainConfig,
+  wallet: string,
+  ask: NormalizedAsk,
+  resolver: ResultSpecResolver,
+  metadataBase?: string,
+): GuardContext {
   const signer = wallet.toLowerCase() as Hex;
   return { chain, signer, ask, hashes: computeAskHashes(ask, signer, resolver, { metadataBase }), verifyPayload: true };
 }
@@ -101,7 +120,10 @@ const isRatingRequest = (ask: Json) => typeof ask.commitHash === 'string' && ask
 /** A service error envelope is not a plan: nothing to check (unusable input, exit 2). */
 function rejectErrorEnvelope(response: Json): void {
   if (typeof response.code === 'string' && typeof response.message === 'string' && response.transactionPlan === undefined) {
-    throw new UsageError('not_a_plan', `the answer is the service's error ${response.code}: ${String(response.message).slice(0, 300)} — there is no plan to check`);
+    throw new UsageError(
+      'not_a_plan',
+      `the answer is the service's error ${response.code}: ${String(response.message).slice(0, 300)} — there is no plan to check`,
+    );
   }
 }
 
@@ -109,9 +131,13 @@ function kindOf(response: Json): AnswerKind {
   rejectErrorEnvelope(response);
   if (isObj(response.feedbackBonus) && isObj(response.feedbackBonus.transactionPlan)) return 'bonus_plan';
   const calls = response.transactionPlan?.calls;
-  if (Array.isArray(calls) && calls.length > 0) return calls.some((c: Json) => c?.phase === 'submit_x402_question') ? 'x402_plan' : 'wallet_plan';
+  if (Array.isArray(calls) && calls.length > 0)
+    return calls.some((c: Json) => c?.phase === 'submit_x402_question') ? 'x402_plan' : 'wallet_plan';
   if (isObj(response.x402AuthorizationRequest)) return 'x402_request';
-  throw new UsageError('not_a_plan', 'the answer is neither an ask plan, an x402 authorization request, a bonus confirmation nor a rating prepare');
+  throw new UsageError(
+    'not_a_plan',
+    'the answer is neither an ask plan, an x402 authorization request, a bonus confirmation nor a rating prepare',
+  );
 }
 
 /** Runs one guard; a refusal becomes a failed check (the other guards still run and report). */
@@ -131,7 +157,8 @@ function run<T>(checks: Check[], name: string, ok: string, fn: () => T): T | und
 
 function walletOf(input: CheckPlanInput, ask: Json): string {
   const w = input.wallet ?? ask.walletAddress ?? ask.agentWalletAddress;
-  if (typeof w !== 'string' || !ADDRESS.test(w)) throw new UsageError('wallet_required', 'name the signing wallet: --wallet <address> (or walletAddress in the ask file)');
+  if (typeof w !== 'string' || !ADDRESS.test(w))
+    throw new UsageError('wallet_required', 'name the signing wallet: --wallet <address> (or walletAddress in the ask file)');
   if (input.wallet !== undefined && typeof ask.walletAddress === 'string' && !sameAddress(ask.walletAddress, input.wallet)) {
     throw new UsageError('wallet_mismatch', `the ask names wallet ${ask.walletAddress}, not ${input.wallet}`);
   }
@@ -159,12 +186,22 @@ function checkRating(input: CheckPlanInput, args: Json, response: Json, wallet: 
     stakeAtomicUnits: String(args.stakeWei),
     frontend: args.frontend,
     // Only the round context is public; the vote itself stays with the voter.
-    secret: { isUp: false, predictedUpBps: 0, salt: '0x', commitKey: '0x', ciphertextHash: keccak256(args.ciphertext as Hex), roundContext: roundContext(BigInt(args.roundId), Number(args.roundReferenceRatingBps)).toString() },
+    secret: {
+      isUp: false,
+      predictedUpBps: 0,
+      salt: '0x',
+      commitKey: '0x',
+      ciphertextHash: keccak256(args.ciphertext as Hex),
+      roundContext: roundContext(BigInt(args.roundId), Number(args.roundReferenceRatingBps)).toString(),
+    },
   };
   run(checks, 'drand_network', `the commit targets the pinned ${input.chain.drand.name} network`, () => {
-    if (String(args.drandChainHash).replace(/^0x/, '').toLowerCase() !== input.chain.drand.chainHash) refuse('untrusted_drand', `the commit names drand chain ${args.drandChainHash}, not the pinned ${input.chain.drand.name}`);
+    if (String(args.drandChainHash).replace(/^0x/, '').toLowerCase() !== input.chain.drand.chainHash)
+      refuse('untrusted_drand', `the commit names drand chain ${args.drandChainHash}, not the pinned ${input.chain.drand.name}`);
   });
-  const calls = run(checks, 'rating_plan', 'every call is the trusted contract with exactly the commit sent (stake approval exact)', () => checkRatingPlan(input.chain, response, commit, BigInt(args.contentId)));
+  const calls = run(checks, 'rating_plan', 'every call is the trusted contract with exactly the commit sent (stake approval exact)', () =>
+    checkRatingPlan(input.chain, response, commit, BigInt(args.contentId)),
+  );
   return {
     passed: checks.every((c) => c.ok),
     kind: 'rating_plan',
@@ -173,7 +210,9 @@ function checkRating(input: CheckPlanInput, args: Json, response: Json, wallet: 
     calls: calls?.length ?? 0,
     translations: [],
     checks,
-    needsChain: ['that the commit hash encrypts the vote you meant (direction, prediction, salt) needs the voter\'s own record of the commit (the rate journal)'],
+    needsChain: [
+      "that the commit hash encrypts the vote you meant (direction, prediction, salt) needs the voter's own record of the commit (the rate journal)",
+    ],
   };
 }
 
@@ -181,10 +220,23 @@ function checkRating(input: CheckPlanInput, args: Json, response: Json, wallet: 
 function signedAuthorization(ask: Json): { message: X402Message; signature: Hex } {
   const a = ask.paymentAuthorization;
   if (!isObj(a) || typeof a.signature !== 'string' || !/^0x[0-9a-fA-F]{130}$/.test(a.signature)) {
-    throw new UsageError('authorization_required', 'an x402 plan embeds a signed authorization: give the ask body that was sent with it (with paymentAuthorization {from, to, value, validAfter, validBefore, nonce, signature})');
+    throw new UsageError(
+      'authorization_required',
+      'an x402 plan embeds a signed authorization: give the ask body that was sent with it (with paymentAuthorization {from, to, value, validAfter, validBefore, nonce, signature})',
+    );
   }
   try {
-    return { message: { from: a.from, to: a.to, value: BigInt(a.value), validAfter: BigInt(a.validAfter), validBefore: BigInt(a.validBefore), nonce: a.nonce }, signature: a.signature as Hex };
+    return {
+      message: {
+        from: a.from,
+        to: a.to,
+        value: BigInt(a.value),
+        validAfter: BigInt(a.validAfter),
+        validBefore: BigInt(a.validBefore),
+        nonce: a.nonce,
+      },
+      signature: a.signature as Hex,
+    };
   } catch {
     throw new UsageError('authorization_required', 'paymentAuthorization amounts and times must be integers');
   }
@@ -204,10 +256,22 @@ export async function checkPlan(input: CheckPlanInput): Promise<CheckPlanResult>
   // The ask first, exactly as the signing path loads it: a file the service would refuse is unusable input whatever
   // the answer says.
   const { ask, translations } = checkAskBody(askJson, 'ask', input.now, getProfile(input.chain.profile));
-  if (ask.chainId !== input.chain.chainId) throw new UsageError('chain_mismatch', `the ask is for chain ${ask.chainId}, the configured chain is ${input.chain.chainId}`, { hint: `run with --chain-id ${ask.chainId}` });
+  if (ask.chainId !== input.chain.chainId)
+    throw new UsageError('chain_mismatch', `the ask is for chain ${ask.chainId}, the configured chain is ${input.chain.chainId}`, {
+      hint: `run with --chain-id ${ask.chainId}`,
+    });
   const kind = kindOf(response);
-  const resolver = input.templates === undefined ? builtinTemplateResolver : templateResolverFrom(isObj(input.templates) ? input.templates.templates : input.templates);
-  const g = askGuardContext(input.chain, wallet, ask, resolver, publicMetadataBase(response.questionMetadataBaseUrl ?? response.x402AuthorizationRequest?.questionMetadataBaseUrl));
+  const resolver =
+    input.templates === undefined
+      ? builtinTemplateResolver
+      : templateResolverFrom(isObj(input.templates) ? input.templates.templates : input.templates);
+  const g = askGuardContext(
+    input.chain,
+    wallet,
+    ask,
+    resolver,
+    publicMetadataBase(response.questionMetadataBaseUrl ?? response.x402AuthorizationRequest?.questionMetadataBaseUrl),
+  );
   const checks: Check[] = [];
   const needsChain: string[] = [];
   let calls: PlanCall[] | undefined;
@@ -215,30 +279,61 @@ export async function checkPlan(input: CheckPlanInput): Promise<CheckPlanResult>
   const mode = ask.paymentMode ?? defaultPaymentMode(ask);
 
   if (kind !== 'bonus_plan') {
-    operationKey = run(checks, 'envelope', `chain, wallet, operationKey ${g.hashes.operationKey} and payment within maxPaymentAmount`, () => checkAskEnvelope(g, response));
+    operationKey = run(checks, 'envelope', `chain, wallet, operationKey ${g.hashes.operationKey} and payment within maxPaymentAmount`, () =>
+      checkAskEnvelope(g, response),
+    );
   }
   if (kind === 'wallet_plan') {
-    if (mode !== 'wallet_calls') checks.push({ name: 'payment_mode', ok: false, detail: `the ask asks for ${mode}, the answer is a wallet-calls plan` });
-    calls = run(checks, 'wallet_plan', 'reserve, exact approval to the trusted escrow, submit of exactly this question (reveal commitment recomputed)', () => checkWalletPlan(g, response));
+    if (mode !== 'wallet_calls')
+      checks.push({ name: 'payment_mode', ok: false, detail: `the ask asks for ${mode}, the answer is a wallet-calls plan` });
+    calls = run(
+      checks,
+      'wallet_plan',
+      'reserve, exact approval to the trusted escrow, submit of exactly this question (reveal commitment recomputed)',
+      () => checkWalletPlan(g, response),
+    );
   } else if (kind === 'x402_request') {
-    run(checks, 'x402_authorization', 'ReceiveWithAuthorization of exactly the ask total to the trusted submitter, nonce bound to this ask, valid at most 24 h', () => checkX402Request(g, response, input.now));
+    run(
+      checks,
+      'x402_authorization',
+      'ReceiveWithAuthorization of exactly the ask total to the trusted submitter, nonce bound to this ask, valid at most 24 h',
+      () => checkX402Request(g, response, input.now),
+    );
   } else if (kind === 'x402_plan') {
     const signed = signedAuthorization(askJson);
     // The authorization as signed, checked as the signing path checks it before signing (over the trusted domain).
-    run(checks, 'x402_authorization', 'the signed ReceiveWithAuthorization moves exactly the ask total to the trusted submitter, nonce bound to this ask, valid at most 24 h', () =>
-      checkX402Request(g, { x402AuthorizationRequest: { eip712: x402TypedData(input.chain, signed.message) } }, input.now),
+    run(
+      checks,
+      'x402_authorization',
+      'the signed ReceiveWithAuthorization moves exactly the ask total to the trusted submitter, nonce bound to this ask, valid at most 24 h',
+      () => checkX402Request(g, { x402AuthorizationRequest: { eip712: x402TypedData(input.chain, signed.message) } }, input.now),
     );
-    const signer = await verifyTypedData({ address: wallet as Hex, ...x402TypedData(input.chain, signed.message), signature: signed.signature } as Parameters<typeof verifyTypedData>[0]).catch(() => false);
+    const signer = await verifyTypedData({
+      address: wallet as Hex,
+      ...x402TypedData(input.chain, signed.message),
+      signature: signed.signature,
+    } as Parameters<typeof verifyTypedData>[0]).catch(() => false);
     checks.push(
       signer
         ? { name: 'x402_signer', ok: true, detail: `signed by ${wallet} over the trusted USDC domain of chain ${input.chain.chainId}` }
-        : { name: 'x402_signer', ok: false, detail: `paymentAuthorization.signature is not this wallet's (${wallet}) signature of the authorization over the trusted USDC domain` },
+        : {
+            name: 'x402_signer',
+            ok: false,
+            detail: `paymentAuthorization.signature is not this wallet's (${wallet}) signature of the authorization over the trusted USDC domain`,
+          },
     );
-    calls = run(checks, 'x402_plan', 'one call to the trusted submitter embedding exactly the signed authorization and this question', () => checkX402Plan(g, response, signed.message, signed.signature));
+    calls = run(checks, 'x402_plan', 'one call to the trusted submitter embedding exactly the signed authorization and this question', () =>
+      checkX402Plan(g, response, signed.message, signed.signature),
+    );
   } else {
     const bonus = response.feedbackBonus as Json;
     const target = offlineBonusTarget(response, bonus, ask, input.now);
-    calls = run(checks, 'bonus_plan', "exact approval to the trusted bonus escrow and a pool of exactly the file's bonus, for the question and round the answer names", () => checkBonusPlan(g, bonus, target));
+    calls = run(
+      checks,
+      'bonus_plan',
+      "exact approval to the trusted bonus escrow and a pool of exactly the file's bonus, for the question and round the answer names",
+      () => checkBonusPlan(g, bonus, target),
+    );
     needsChain.push(
       `that question ${target.contentId} is the one this wallet submitted and paid for (its submit transaction's receipt), that round ${target.roundId} is its current round and when that round started: the signing path proves these on chain before any bonus is funded; offline they are taken from the answer itself`,
     );
@@ -247,7 +342,7 @@ export async function checkPlan(input: CheckPlanInput): Promise<CheckPlanResult>
   needsChain.push(
     kind === 'bonus_plan'
       ? 'whether this wallet already funded a bonus for this question (a re-offered plan passes again, and executing it again creates and pays a second pool): the signing path refuses that from its journal; check FeedbackBonusPoolCreated events or `loopsign status` first'
-      : 'whether this plan or authorization was already signed or paid (a re-offered plan passes again): the signing path refuses a second payment from its journal; check the wallet\'s transactions or `loopsign status` first',
+      : "whether this plan or authorization was already signed or paid (a re-offered plan passes again): the signing path refuses a second payment from its journal; check the wallet's transactions or `loopsign status` first",
   );
   return {
     passed: checks.every((c) => c.ok),
@@ -268,7 +363,9 @@ export async function checkPlan(input: CheckPlanInput): Promise<CheckPlanResult>
  * before the close time the answer reports. Reported as needing the chain.
  */
 function offlineBonusTarget(response: Json, bonus: Json, ask: NormalizedAsk, now: number): BonusTarget {
-  const contentId = String((Array.isArray(response.contentIds) ? response.contentIds[0] : undefined) ?? response.contentId ?? bonus.contentId ?? '');
+  const contentId = String(
+    (Array.isArray(response.contentIds) ? response.contentIds[0] : undefined) ?? response.contentId ?? bonus.contentId ?? '',
+  );
   if (!/^\d+$/.test(contentId)) throw new UsageError('not_a_plan', 'the bonus confirmation names no contentId');
   const int = (v: unknown, what: string) => {
     if (!/^\d+$/.test(String(v ?? ''))) throw new UsageError('not_a_plan', `the bonus confirmation names no ${what}`);

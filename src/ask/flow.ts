@@ -11,7 +11,14 @@ import { UsageError } from '../errors.js';
 import { Operation, operationId } from '../store/operation.js';
 import { SpendLedger } from '../store/ledger.js';
 import { checkSameChain, setAsideIfStale } from '../store/chain-identity.js';
-import { AskFieldError, defaultPaymentMode, normalizeAsk, profileOf, type NormalizedAsk, type PaymentMode } from '../protocol/ask-normalize.js';
+import {
+  AskFieldError,
+  defaultPaymentMode,
+  normalizeAsk,
+  profileOf,
+  type NormalizedAsk,
+  type PaymentMode,
+} from '../protocol/ask-normalize.js';
 import type { ServiceClient, ServiceDoc } from '../service/client.js';
 import type { GuardContext } from '../wallet/plan-guard.js';
 import type { Wallet } from '../wallet/signers/types.js';
@@ -70,7 +77,10 @@ interface Prepared {
 }
 
 /** The file (or inline ask) checked, images uploaded, the signer opening, the body the service will get. */
-async function prepareAsk(ctx: Context, opts: AskSource & { paymentMode?: PaymentMode; detailsFile?: string; atomic?: boolean }): Promise<Prepared> {
+async function prepareAsk(
+  ctx: Context,
+  opts: AskSource & { paymentMode?: PaymentMode; detailsFile?: string; atomic?: boolean },
+): Promise<Prepared> {
   const config = await ctx.config();
   const loaded = await loadAsk(opts, config.chainId.value, opts.detailsFile, config.profile.value, ctx.clock);
   const settings = await paidRound(ctx);
@@ -92,7 +102,8 @@ async function prepareAsk(ctx: Context, opts: AskSource & { paymentMode?: Paymen
   try {
     ask = normalizeAsk(body, { profile: profileOf(loaded.ask) });
   } catch (error) {
-    if (error instanceof AskFieldError) throw new UsageError('invalid_ask', `${askLabel(opts)}: ${error.message}`, { details: { field: error.field } });
+    if (error instanceof AskFieldError)
+      throw new UsageError('invalid_ask', `${askLabel(opts)}: ${error.message}`, { details: { field: error.field } });
     throw error;
   }
   return { settings, service, signer, wallet: signer.address.toLowerCase() as Hex, mode, body, ask };
@@ -121,9 +132,16 @@ async function openAsk(ctx: Context, p: Prepared, opts: AskRunOptions & AskSourc
   const store = await ctx.store();
   if (opts.setAsideStale) {
     const aside = await setAsideIfStale(store, client, id);
-    if (aside) ctx.out.warn(`the journal of this ask belonged to another instance of chain ${chain.chainId}; it is kept as ${aside} and the ask starts afresh`);
+    if (aside)
+      ctx.out.warn(
+        `the journal of this ask belonged to another instance of chain ${chain.chainId}; it is kept as ${aside} and the ask starts afresh`,
+      );
   }
-  const journal = await Operation.open(store, 'ask', id, { chainId: chain.chainId, wallet: p.wallet, data: { clientRequestId: p.ask.clientRequestId, request: p.body } });
+  const journal = await Operation.open(store, 'ask', id, {
+    chainId: chain.chainId,
+    wallet: p.wallet,
+    data: { clientRequestId: p.ask.clientRequestId, request: p.body },
+  });
   try {
     const resumed = !journal.fresh;
     if (resumed) ctx.out.progress('ask.resume', `resuming from the journal (last step: ${journal.step})`);
@@ -131,10 +149,18 @@ async function openAsk(ctx: Context, p: Prepared, opts: AskRunOptions & AskSourc
     // A changed file under the same clientRequestId is refused once anything was signed; the payment mode is a flag
     // of the run, and what a switch could pay twice is the spend ledger's to stop.
     const asked = (b: unknown) => JSON.stringify({ ...(b as Record<string, unknown>), paymentMode: undefined });
-    if (journal.data.request && asked(journal.data.request) !== asked(p.body) && (journal.txs().length > 0 || journal.authorizations().length > 0)) {
-      throw new UsageError('journal_conflict', `the journal for clientRequestId ${p.ask.clientRequestId} holds a different request that already sent transactions`, {
-        hint: `use a new clientRequestId, or restore the original file; operation: ${journal.id}`,
-      });
+    if (
+      journal.data.request &&
+      asked(journal.data.request) !== asked(p.body) &&
+      (journal.txs().length > 0 || journal.authorizations().length > 0)
+    ) {
+      throw new UsageError(
+        'journal_conflict',
+        `the journal for clientRequestId ${p.ask.clientRequestId} holds a different request that already sent transactions`,
+        {
+          hint: `use a new clientRequestId, or restore the original file; operation: ${journal.id}`,
+        },
+      );
     }
     await journal.save({ request: p.body });
     ctx.out.progress('ask.templates', 'reading templates to recompute result-spec hashes');
@@ -172,15 +198,37 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
     const submitted = await submitAsk(run, { confirm: opts.confirm });
     if (submitted.state === 'executed_not_confirmed') {
       const { operationKey, hashes, transactions } = submitted;
-      return { ...base, operationKey, status: 'executed_not_confirmed', contentIds: [], transactionHashes: hashes, transactions, feedbackBonus: null, result: null, next: [`loopsign confirm --operation-key ${operationKey}`] };
+      return {
+        ...base,
+        operationKey,
+        status: 'executed_not_confirmed',
+        contentIds: [],
+        transactionHashes: hashes,
+        transactions,
+        feedbackBonus: null,
+        result: null,
+        next: [`loopsign confirm --operation-key ${operationKey}`],
+      };
     }
     const { operationKey, confirmed, guard, proof } = submitted;
-    ctx.out.progress('ask.proven', `the submission is on chain (question ${proof.contentIds.join(', ')}, transaction ${proof.transactionHash})`);
-    const transactionHashes = [...new Set([...journal.txsFor('ask').filter((t) => t.status === 'mined').map((t) => t.hash), proof.transactionHash])];
+    ctx.out.progress(
+      'ask.proven',
+      `the submission is on chain (question ${proof.contentIds.join(', ')}, transaction ${proof.transactionHash})`,
+    );
+    const transactionHashes = [
+      ...new Set([
+        ...journal
+          .txsFor('ask')
+          .filter((t) => t.status === 'mined')
+          .map((t) => t.hash),
+        proof.transactionHash,
+      ]),
+    ];
 
     let feedbackBonus: BonusOutcome | null = null;
     if (ask.feedbackBonus && mode === 'wallet_calls') feedbackBonus = await fundBonus(run, guard, operationKey, confirmed, proof);
-    else if (ask.feedbackBonus) feedbackBonus = oneShotBonus(run.chain, run.wallet, proof, await run.client.getTransactionReceipt({ hash: proof.transactionHash }));
+    else if (ask.feedbackBonus)
+      feedbackBonus = oneShotBonus(run.chain, run.wallet, proof, await run.client.getTransactionReceipt({ hash: proof.transactionHash }));
 
     let result: ServiceDoc | null = null;
     if (opts.wait) {

@@ -13,14 +13,17 @@ export async function checkFunds(client: PublicClient, ctx: GuardContext, wallet
   for (const [asset, amount] of needs) {
     const token = ctx.chain.tokens[asset].address as Hex;
     const balance = await client.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [wallet] });
-    if (balance < amount) missing.push(`${formatUnits(amount - balance, 6)} ${asset} (has ${formatUnits(balance, 6)}, needs ${formatUnits(amount, 6)})`);
+    if (balance < amount)
+      missing.push(`${formatUnits(amount - balance, 6)} ${asset} (has ${formatUnits(balance, 6)}, needs ${formatUnits(amount, 6)})`);
   }
   const fees = await client.estimateFeesPerGas();
   const gasNeeded = BigInt(calls.length + 2) * 600_000n * (fees.maxFeePerGas ?? 0n);
   const eth = await client.getBalance({ address: wallet });
   if (eth < gasNeeded) missing.push(`about ${formatUnits(gasNeeded - eth, 18)} ETH for gas (has ${formatUnits(eth, 18)})`);
   if (missing.length) {
-    throw new ChainError('insufficient_funds', `wallet ${wallet} is short of ${missing.join(' and ')}; nothing was sent`, { hint: 'fund the wallet and run the same command again' });
+    throw new ChainError('insufficient_funds', `wallet ${wallet} is short of ${missing.join(' and ')}; nothing was sent`, {
+      hint: 'fund the wallet and run the same command again',
+    });
   }
   out.progress('ask.funds', 'balances cover the bounty, any bonus, and gas');
 }

@@ -18,7 +18,8 @@ export function checkOperationKey(key: string): string {
 /** An operationKey the service returned, used only in its exact form (it ends up in hints and commands). */
 function serviceOperationKey(doc: Json): string {
   const key = doc.operationKey;
-  if (typeof key !== 'string' || !HASH.test(key)) throw new ServiceError('malformed_response', 'the service returned an operationKey that is not 0x + 64 hex');
+  if (typeof key !== 'string' || !HASH.test(key))
+    throw new ServiceError('malformed_response', 'the service returned an operationKey that is not 0x + 64 hex');
   return key.toLowerCase();
 }
 
@@ -43,10 +44,14 @@ function unlessNotFound(doc: Json, o: LookupOptions, wallet?: string, chainId?: 
       details: { operationKey: o.operationKey.toLowerCase() },
     });
   }
-  throw new UsageError('unknown_operation', `the service knows no ask with clientRequestId ${JSON.stringify(o.clientRequestId)} from wallet ${wallet} on chain ${chainId} (not_found)`, {
-    hint: 'check the id, the asking wallet (--wallet) and the chain (--chain-id); an ask that failed before the service recorded it has no status',
-    details: { clientRequestId: o.clientRequestId, wallet, chainId },
-  });
+  throw new UsageError(
+    'unknown_operation',
+    `the service knows no ask with clientRequestId ${JSON.stringify(o.clientRequestId)} from wallet ${wallet} on chain ${chainId} (not_found)`,
+    {
+      hint: 'check the id, the asking wallet (--wallet) and the chain (--chain-id); an ask that failed before the service recorded it has no status',
+      details: { clientRequestId: o.clientRequestId, wallet, chainId },
+    },
+  );
 }
 
 export interface LookupOptions {
@@ -62,9 +67,15 @@ export async function status(ctx: Context, o: LookupOptions): Promise<Json> {
   const env = { service: await ctx.service(), chain: await ctx.chainSettings() };
   let key = o.operationKey ? checkOperationKey(o.operationKey) : undefined;
   if (!key) {
-    if (!o.clientRequestId) throw new UsageError('missing_identifier', 'give --operation-key, or --client-request-id (with the configured chain and wallet)');
+    if (!o.clientRequestId)
+      throw new UsageError('missing_identifier', 'give --operation-key, or --client-request-id (with the configured chain and wallet)');
     const wallet = await lookupWallet(ctx, o.wallet);
-    const s = unlessNotFound(await env.service.statusByClient(env.chain.chain.chainId, o.clientRequestId, wallet), o, wallet, env.chain.chain.chainId);
+    const s = unlessNotFound(
+      await env.service.statusByClient(env.chain.chain.chainId, o.clientRequestId, wallet),
+      o,
+      wallet,
+      env.chain.chain.chainId,
+    );
     if (!o.wait) return s;
     key = serviceOperationKey(s);
   }
@@ -76,7 +87,8 @@ export async function status(ctx: Context, o: LookupOptions): Promise<Json> {
 
 export async function result(ctx: Context, o: LookupOptions): Promise<Json> {
   const env = { service: await ctx.service(), chain: await ctx.chainSettings() };
-  if (o.contentId !== undefined && !/^[1-9][0-9]*$/.test(o.contentId)) throw new UsageError('invalid_content_id', `--content-id ${o.contentId} must be a positive integer`);
+  if (o.contentId !== undefined && !/^[1-9][0-9]*$/.test(o.contentId))
+    throw new UsageError('invalid_content_id', `--content-id ${o.contentId} must be a positive integer`);
   if (o.operationKey) {
     const key = checkOperationKey(o.operationKey);
     if (o.wait) {
@@ -90,7 +102,8 @@ export async function result(ctx: Context, o: LookupOptions): Promise<Json> {
     const chainId = env.chain.chain.chainId;
     if (o.wait) {
       const s = unlessNotFound(await env.service.statusByClient(chainId, o.clientRequestId, wallet), o, wallet, chainId);
-      if (s.operationKey !== undefined && s.operationKey !== null) await waitForReady(env.service, serviceOperationKey(s), ctx.out, { timeoutSeconds: o.timeoutSeconds, signal: ctx.signal });
+      if (s.operationKey !== undefined && s.operationKey !== null)
+        await waitForReady(env.service, serviceOperationKey(s), ctx.out, { timeoutSeconds: o.timeoutSeconds, signal: ctx.signal });
     }
     return unlessNotFound(await env.service.resultByClient(chainId, o.clientRequestId, wallet, o.contentId), o, wallet, chainId);
   }
@@ -126,7 +139,9 @@ export async function confirm(ctx: Context, operationKey: string, txs: string[],
     const stage = feedbackBonus ? 'bonus' : 'ask';
     hashes = (journal?.txs ?? []).filter((t) => t.stage === stage && t.status === 'mined').map((t) => t.hash);
     if (hashes.length === 0) {
-      throw new UsageError('no_transactions', `no ${feedbackBonus ? 'feedback bonus ' : ''}transactions for ${key} in the journal`, { hint: 'give them with --tx HASH (in plan order)' });
+      throw new UsageError('no_transactions', `no ${feedbackBonus ? 'feedback bonus ' : ''}transactions for ${key} in the journal`, {
+        hint: 'give them with --tx HASH (in plan order)',
+      });
     }
   }
   return feedbackBonus ? env.service.confirmBonus(key, hashes) : env.service.confirm(key, hashes);

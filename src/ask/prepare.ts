@@ -33,12 +33,24 @@ export function askFolder(source: AskSource): string {
 }
 
 /** Read and validate an ask file locally (interface.md rules), naming the field on failure. */
-export async function loadAskFile(file: string, chainId: number, detailsFile?: string, profileId?: string, clock: Clock = { now: () => Date.now() }): Promise<LoadedAsk> {
+export async function loadAskFile(
+  file: string,
+  chainId: number,
+  detailsFile?: string,
+  profileId?: string,
+  clock: Clock = { now: () => Date.now() },
+): Promise<LoadedAsk> {
   return loadAsk({ file }, chainId, detailsFile, profileId, clock);
 }
 
 /** Validate an ask, from its file or inline, exactly alike (interface.md rules), naming the field on failure. */
-export async function loadAsk(source: AskSource, chainId: number, detailsFile?: string, profileId?: string, clock: Clock = { now: () => Date.now() }): Promise<LoadedAsk> {
+export async function loadAsk(
+  source: AskSource,
+  chainId: number,
+  detailsFile?: string,
+  profileId?: string,
+  clock: Clock = { now: () => Date.now() },
+): Promise<LoadedAsk> {
   const file = askLabel(source);
   // Inline: a copy, so that nothing done to the body reaches the caller's object (a tool's arguments).
   const raw = source.file === undefined ? structuredClone(source.inline) : await readUserJson(source.file, 'ask file', 60 * 1024 * 1024);
@@ -50,7 +62,9 @@ export async function loadAsk(source: AskSource, chainId: number, detailsFile?: 
     });
   }
   if (ask.maxPaymentAmount === null) {
-    throw new UsageError('invalid_ask', `${file}: maxPaymentAmount: is required (the most this ask may spend, in atomic units)`, { details: { field: 'maxPaymentAmount' } });
+    throw new UsageError('invalid_ask', `${file}: maxPaymentAmount: is required (the most this ask may spend, in atomic units)`, {
+      details: { field: 'maxPaymentAmount' },
+    });
   }
   if (detailsFile !== undefined) {
     const bytes = await fs.readFile(detailsFile).catch(() => {
@@ -58,7 +72,9 @@ export async function loadAsk(source: AskSource, chainId: number, detailsFile?: 
     });
     const hash = `0x${createHash('sha256').update(bytes).digest('hex')}`;
     if (!ask.questions.some((q) => q.detailsHash.toLowerCase() === hash)) {
-      throw new UsageError('invalid_ask', `${file}: question.detailsHash: does not match the SHA-256 of ${detailsFile} (${hash})`, { details: { field: 'question.detailsHash' } });
+      throw new UsageError('invalid_ask', `${file}: question.detailsHash: does not match the SHA-256 of ${detailsFile} (${hash})`, {
+        details: { field: 'question.detailsHash' },
+      });
     }
   }
   return loaded;
@@ -82,10 +98,14 @@ export async function refuseDelegationIfUnsupported(wallet: Wallet, ctx: Context
   const delegate = settings.chain.batchDelegate;
   const code = ((await client.getCode({ address: wallet.address })) ?? '0x').toLowerCase();
   if (delegate && code === `0xef0100${delegate.slice(2).toLowerCase()}`) return;
-  throw new RefusedError('signer_cannot_delegate', `refused: --atomic may need an EIP-7702 authorization, which ${describeSource(wallet.source)} cannot sign: ${wallet.capabilities.authorizationReason ?? 'not supported'}; nothing was signed`, {
-    hint: 'run without --atomic (the plan runs call by call), or delegate the wallet once with the keystore or a KMS key',
-    details: { rule: 'signer_cannot_delegate' },
-  });
+  throw new RefusedError(
+    'signer_cannot_delegate',
+    `refused: --atomic may need an EIP-7702 authorization, which ${describeSource(wallet.source)} cannot sign: ${wallet.capabilities.authorizationReason ?? 'not supported'}; nothing was signed`,
+    {
+      hint: 'run without --atomic (the plan runs call by call), or delegate the wallet once with the keystore or a KMS key',
+      details: { rule: 'signer_cannot_delegate' },
+    },
+  );
 }
 
 /** The body sent to the service: the (translated) file, plus walletAddress and an explicit paymentMode. */

@@ -27,15 +27,22 @@ export interface SubmissionProof {
 const HASH = /^0x[0-9a-fA-F]{64}$/;
 
 function unproven(why: string): never {
-  throw new RefusedError('unproven_submission', `refused: the service reports this ask as submitted, but ${why}; nothing was paid for a bonus and nothing was signed`, {
-    hint: 'loopsign believes a submission only from a receipt of this wallet\'s own transaction; check the wallet\'s transactions, and `loopsign status`',
-    details: { rule: 'unproven_submission' },
-  });
+  throw new RefusedError(
+    'unproven_submission',
+    `refused: the service reports this ask as submitted, but ${why}; nothing was paid for a bonus and nothing was signed`,
+    {
+      hint: "loopsign believes a submission only from a receipt of this wallet's own transaction; check the wallet's transactions, and `loopsign status`",
+      details: { rule: 'unproven_submission' },
+    },
+  );
 }
 
 /** Transaction hashes worth reading: this operation's journaled ask transactions, then well-formed ones the service named. */
 export function candidateTransactions(journal: Journal, serviceHashes: unknown): Hex[] {
-  const own = journal.txsFor('ask').filter(isLive).map((t) => t.hash);
+  const own = journal
+    .txsFor('ask')
+    .filter(isLive)
+    .map((t) => t.hash);
   const named = Array.isArray(serviceHashes) ? serviceHashes.filter((h): h is Hex => typeof h === 'string' && HASH.test(h)) : [];
   return [...new Set([...own, ...named].map((h) => h.toLowerCase() as Hex))];
 }
@@ -64,7 +71,11 @@ export async function proveSubmission(
       continue;
     }
     let why = mismatch(receipt, chain, wallet, ask, journal);
-    if (typeof why !== 'string' && !journal.txs().some((t) => sameHex(t.hash, hash)) && !paidByAuthorization(receipt, chain, wallet, journal)) {
+    if (
+      typeof why !== 'string' &&
+      !journal.txs().some((t) => sameHex(t.hash, hash)) &&
+      !paidByAuthorization(receipt, chain, wallet, journal)
+    ) {
       why = (await notThisAsk(client, receipt, chain, wallet, salts)) ?? why;
     }
     if (typeof why === 'string') reasons.push(`${hash}: ${why}`);
@@ -73,21 +84,31 @@ export async function proveSubmission(
   return unproven(`no receipt proves it (${reasons.join('; ')})`);
 }
 
-const viaX402 = (receipt: TransactionReceipt, chain: ChainConfig) => chain.contracts.x402QuestionSubmitter !== undefined && sameAddress(receipt.to, chain.contracts.x402QuestionSubmitter);
+const viaX402 = (receipt: TransactionReceipt, chain: ChainConfig) =>
+  chain.contracts.x402QuestionSubmitter !== undefined && sameAddress(receipt.to, chain.contracts.x402QuestionSubmitter);
 
 /** The trusted submitter's X402QuestionSubmitted events in this receipt for an authorization this operation signed. */
 function authorizedSubmissions(receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, journal: Journal): Record<string, any>[] {
   const x402 = chain.contracts.x402QuestionSubmitter as Hex | undefined;
   if (x402 === undefined) return [];
   const nonces = journal.authorizations().map((a) => a.message.nonce);
-  return x402Submissions(receipt.logs, x402).filter((e) => sameAddress(e.submitter, wallet) && nonces.some((n) => sameHex(n, e.paymentNonce)));
+  return x402Submissions(receipt.logs, x402).filter(
+    (e) => sameAddress(e.submitter, wallet) && nonces.some((n) => sameHex(n, e.paymentNonce)),
+  );
 }
 
-const paidByAuthorization = (receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, journal: Journal) => authorizedSubmissions(receipt, chain, wallet, journal).length > 0;
+const paidByAuthorization = (receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, journal: Journal) =>
+  authorizedSubmissions(receipt, chain, wallet, journal).length > 0;
 
 /** Why a registry submission this operation did not sign is not this ask's (its calldata, read from the chain), if it is not. */
-async function notThisAsk(client: PublicClient, receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, salts: Hex[] | undefined): Promise<string | undefined> {
-  if (!salts) return 'it is not in this operation\'s journal, and a seed-shaped ask\'s salts cannot be recomputed to bind it to this ask';
+async function notThisAsk(
+  client: PublicClient,
+  receipt: TransactionReceipt,
+  chain: ChainConfig,
+  wallet: Hex,
+  salts: Hex[] | undefined,
+): Promise<string | undefined> {
+  if (!salts) return "it is not in this operation's journal, and a seed-shaped ask's salts cannot be recomputed to bind it to this ask";
   const tx = await client.getTransaction({ hash: receipt.transactionHash });
   const registry = chain.contracts.contentRegistry;
   let calls;
@@ -97,9 +118,13 @@ async function notThisAsk(client: PublicClient, receipt: TransactionReceipt, cha
     return 'its calls cannot be read';
   }
   const questions = calls.filter((c) => sameAddress(c.to, registry)).flatMap((c) => questionsOfSubmit(c.data));
-  const contents = registryEvents(receipt.logs, chain.contracts.contentRegistry as Hex).contents.filter((c) => sameAddress(c.submitter, wallet));
-  if (questions.length !== contents.length || questions.some((q, i) => !sameHex(contentHash(q), contents[i]!.contentHash))) return 'its content hashes are not those of its own submit call';
-  if (questions.length !== salts.length || questions.some((q, i) => !sameHex(q.salt, salts[i]))) return 'it is another ask\'s submission (its salts are not the ones this ask hashes to)';
+  const contents = registryEvents(receipt.logs, chain.contracts.contentRegistry as Hex).contents.filter((c) =>
+    sameAddress(c.submitter, wallet),
+  );
+  if (questions.length !== contents.length || questions.some((q, i) => !sameHex(contentHash(q), contents[i]!.contentHash)))
+    return 'its content hashes are not those of its own submit call';
+  if (questions.length !== salts.length || questions.some((q, i) => !sameHex(q.salt, salts[i])))
+    return "it is another ask's submission (its salts are not the ones this ask hashes to)";
   return undefined;
 }
 
@@ -112,7 +137,8 @@ function mismatch(receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, 
   const registry = chain.contracts.contentRegistry as Hex;
   const ev = registryEvents(receipt.logs, registry);
   const contents = ev.contents.filter((c) => sameAddress(c.submitter, wallet));
-  if (contents.length !== ask.questions.length) return `it submitted ${contents.length} question(s) from this wallet, the ask has ${ask.questions.length}`;
+  if (contents.length !== ask.questions.length)
+    return `it submitted ${contents.length} question(s) from this wallet, the ask has ${ask.questions.length}`;
   for (const [i, q] of ask.questions.entries()) {
     const c = contents[i]!;
     if (c.title !== q.title) return `question ${i} is titled ${JSON.stringify(c.title)}, the file says ${JSON.stringify(q.title)}`;
@@ -123,13 +149,20 @@ function mismatch(receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, 
   const reward = `${formatUnits(b.amount, 6)} ${b.asset}`;
   if (authorized.length > 0 || viaX402(receipt, chain)) {
     // The payer is proven by the submitter's own event, bound to an authorization this wallet signed.
-    if (!authorized.some((e) => String(e.contentId) === String(ids[0]))) return 'no X402QuestionSubmitted event for an authorization this wallet signed';
+    if (!authorized.some((e) => String(e.contentId) === String(ids[0])))
+      return 'no X402QuestionSubmitted event for an authorization this wallet signed';
   } else if (ask.isBundle) {
     const bundle = ev.bundles.find((x) => sameAddress(x.submitter, wallet));
-    if (!bundle || Number(bundle.rewardAsset) !== ASSET_ENUM[b.asset] || BigInt(bundle.amount) !== b.amount) return `no bundle reward of ${reward} from this wallet`;
+    if (!bundle || Number(bundle.rewardAsset) !== ASSET_ENUM[b.asset] || BigInt(bundle.amount) !== b.amount)
+      return `no bundle reward of ${reward} from this wallet`;
   } else {
     const r = ev.rewards.find((x) => String(x.contentId) === String(ids[0]) && sameAddress(x.submitter, wallet));
-    if (!r || Number(r.rewardAsset) !== ASSET_ENUM[b.asset] || BigInt(r.amount) !== b.amount || BigInt(r.requiredVoters) !== BigInt(b.requiredVoters)) {
+    if (
+      !r ||
+      Number(r.rewardAsset) !== ASSET_ENUM[b.asset] ||
+      BigInt(r.amount) !== b.amount ||
+      BigInt(r.requiredVoters) !== BigInt(b.requiredVoters)
+    ) {
       return `its reward pool is not the file's ${reward} for ${b.requiredVoters} voters`;
     }
   }
@@ -137,7 +170,8 @@ function mismatch(receipt: TransactionReceipt, chain: ChainConfig, wallet: Hex, 
   const own = journal.txs().find((t) => sameHex(t.hash, receipt.transactionHash));
   if (own) {
     const submit = callsOfRawTransaction(own.raw, wallet).flatMap((c) => questionsOfSubmit(c.data));
-    if (submit.length !== contents.length || submit.some((q, i) => !sameHex(contentHash(q), contents[i]!.contentHash))) return 'its content hashes are not those of the submit call this wallet signed';
+    if (submit.length !== contents.length || submit.some((q, i) => !sameHex(contentHash(q), contents[i]!.contentHash)))
+      return 'its content hashes are not those of the submit call this wallet signed';
   }
   return ids;
 }

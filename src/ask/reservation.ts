@@ -8,9 +8,15 @@ import { callDigest } from '../wallet/executor.js';
 import { callsOfRawTransaction } from '../wallet/spend-effects.js';
 import type { PlanCall } from '../wallet/plan-guard.js';
 
-export async function renewExpiredReservation(client: PublicClient, journal: Operation<'ask'>, calls: PlanCall[], out: Output): Promise<void> {
+export async function renewExpiredReservation(
+  client: PublicClient,
+  journal: Operation<'ask'>,
+  calls: PlanCall[],
+  out: Output,
+): Promise<void> {
   if (calls[0]?.phase !== 'reserve_submission') return;
-  const carried = (t: TxRecord, call: PlanCall) => callsOfRawTransaction(t.raw, journal.wallet as Hex).some((c) => callDigest(c) === callDigest(call));
+  const carried = (t: TxRecord, call: PlanCall) =>
+    callsOfRawTransaction(t.raw, journal.wallet as Hex).some((c) => callDigest(c) === callDigest(call));
   const txs = journal.txsFor('ask');
   const reserve = txs.find((t) => t.status === 'mined' && carried(t, calls[0]!));
   const submitted = txs.some((t) => isLive(t) && carried(t, calls[calls.length - 1]!));

@@ -27,7 +27,13 @@ export async function submitAsk(run: Run, options: { confirm: boolean }): Promis
   let g = run.guard(journal.data.metadataBase);
   const journaled = journal.data.confirm;
   if (journaled && journal.data.operationKey) {
-    return { state: 'submitted', operationKey: journal.data.operationKey, confirmed: journaled, guard: g, proof: await prove(run, g, journaled) };
+    return {
+      state: 'submitted',
+      operationKey: journal.data.operationKey,
+      confirmed: journaled,
+      guard: g,
+      proof: await prove(run, g, journaled),
+    };
   }
   ctx.out.progress('ask.request', `asking the service (${run.mode})`);
   let response = await service.ask(run.body);
@@ -52,18 +58,23 @@ export async function submitAsk(run: Run, options: { confirm: boolean }): Promis
       calls = checkX402Plan(g, response, signed.message, signed.signature);
       // Anyone may send the payer's authorization to the X402QuestionSubmitter (the live contract has no sender
       // check); its nonce binds this very question, so once it is used the ask is paid, whoever sent it.
-      redeemed = (await authorizationUsed(run.client, run.chain, run.wallet, signed.message.nonce)) && journal.txsFor('ask').every((t) => !isLive(t));
+      redeemed =
+        (await authorizationUsed(run.client, run.chain, run.wallet, signed.message.nonce)) &&
+        journal.txsFor('ask').every((t) => !isLive(t));
     }
     ctx.out.progress('ask.checked', `the plan passed every check (${calls.length} call${calls.length === 1 ? '' : 's'})`, { operationKey });
     if (redeemed) {
-      ctx.out.warn('this ask\'s x402 authorization was already redeemed on chain by a transaction this wallet did not send: it paid for this ask\'s question (its nonce binds it), so nothing is sent; the submission is proven from the chain');
+      ctx.out.warn(
+        "this ask's x402 authorization was already redeemed on chain by a transaction this wallet did not send: it paid for this ask's question (its nonce binds it), so nothing is sent; the submission is proven from the chain",
+      );
       confirmed = await service.status(operationKey);
     } else {
       const paid = await pay(run, g, response, calls);
       if (!options.confirm) return { state: 'executed_not_confirmed', operationKey, hashes: paid.hashes, transactions: paid.transactions };
       ctx.out.progress('ask.confirm', 'confirming the transactions with the service');
       confirmed = await service.confirm(operationKey, paid.hashes);
-      if (confirmed.status !== 'submitted') throw new ServiceError('confirm_failed', `the service did not accept the confirmation (status ${String(confirmed.status)})`);
+      if (confirmed.status !== 'submitted')
+        throw new ServiceError('confirm_failed', `the service did not accept the confirmation (status ${String(confirmed.status)})`);
     }
   }
   const proof = await prove(run, g, confirmed);
@@ -85,7 +96,15 @@ async function pay(run: Run, g: GuardContext, response: ServiceDoc, calls: PlanC
 
 /** The chain's word, not the service's: which questions this wallet's own transaction submitted. */
 function prove(run: Run, g: GuardContext, confirmed: ServiceDoc): Promise<SubmissionProof> {
-  return proveSubmission(run.client, run.chain, run.wallet, run.ask, run.journal, candidateTransactions(run.journal, confirmed.transactionHashes), g.verifyPayload ? g.hashes.salts : undefined);
+  return proveSubmission(
+    run.client,
+    run.chain,
+    run.wallet,
+    run.ask,
+    run.journal,
+    candidateTransactions(run.journal, confirmed.transactionHashes),
+    g.verifyPayload ? g.hashes.salts : undefined,
+  );
 }
 
 /**
@@ -95,7 +114,9 @@ function prove(run: Run, g: GuardContext, confirmed: ServiceDoc): Promise<Submis
 function checkedOperationKey(g: GuardContext, response: ServiceDoc, journaled: Hex | undefined): Hex {
   const key = response.operationKey;
   if (typeof key !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(key)) refuse('bad_operation_key', 'operationKey is not 0x + 64 hex');
-  if (g.verifyPayload && !sameHex(key, g.hashes.operationKey)) refuse('operation_key_mismatch', `operationKey ${key} is not the one this ask hashes to (${g.hashes.operationKey})`);
-  if (journaled && !sameHex(key, journaled)) refuse('operation_key_mismatch', `operationKey ${key} is not the one journaled for this ask (${journaled})`);
+  if (g.verifyPayload && !sameHex(key, g.hashes.operationKey))
+    refuse('operation_key_mismatch', `operationKey ${key} is not the one this ask hashes to (${g.hashes.operationKey})`);
+  if (journaled && !sameHex(key, journaled))
+    refuse('operation_key_mismatch', `operationKey ${key} is not the one journaled for this ask (${journaled})`);
   return key.toLowerCase() as Hex;
 }

@@ -17,21 +17,44 @@ export async function signX402(run: Run, g: GuardContext, response: ServiceDoc):
   const { client, journal, ctx } = run;
   const latest = await client.getBlock({ blockTag: 'latest' });
   const now = Math.max(Math.floor(ctx.clock.now() / 1000), Number(latest.timestamp));
-  const stored = journal.authorizations().filter((a) => !a.dead).at(-1);
+  const stored = journal
+    .authorizations()
+    .filter((a) => !a.dead)
+    .at(-1);
   if (stored && BigInt(stored.message.validBefore) > BigInt(now + 120)) {
     const m = stored.message;
-    const message = { from: m.from as Hex, to: m.to as Hex, value: BigInt(m.value), validAfter: BigInt(m.validAfter), validBefore: BigInt(m.validBefore), nonce: m.nonce as Hex };
+    const message = {
+      from: m.from as Hex,
+      to: m.to as Hex,
+      value: BigInt(m.value),
+      validAfter: BigInt(m.validAfter),
+      validBefore: BigInt(m.validBefore),
+      nonce: m.nonce as Hex,
+    };
     return { message, signature: stored.signature, payload: { ...m, signature: stored.signature } };
   }
-  if (response.nextAction !== 'sign_x402_authorization') refuse('x402_missing', `the service did not ask for an authorization (nextAction ${String(response.nextAction)})`);
+  if (response.nextAction !== 'sign_x402_authorization')
+    refuse('x402_missing', `the service did not ask for an authorization (nextAction ${String(response.nextAction)})`);
   const typed = checkX402Request(g, response, now);
   const m: X402Message = typed.message;
-  const wire = { from: m.from, to: m.to, value: m.value.toString(), validAfter: m.validAfter.toString(), validBefore: m.validBefore.toString(), nonce: m.nonce };
+  const wire = {
+    from: m.from,
+    to: m.to,
+    value: m.value.toString(),
+    validAfter: m.validAfter.toString(),
+    validBefore: m.validBefore.toString(),
+    nonce: m.nonce,
+  };
   // Admitted, signed and recorded in one write transaction, like a transaction: no other process (of any wallet) can
   // pass the policy's windows at the same moment, and the signature is on disk before the next request carries it.
   const account = await run.account;
-  const entry = await run.ledger.admitAuthorization('ask', wire, client, () => account.signTypedData(typed as unknown as Parameters<typeof account.signTypedData>[0]));
+  const entry = await run.ledger.admitAuthorization('ask', wire, client, () =>
+    account.signTypedData(typed as unknown as Parameters<typeof account.signTypedData>[0]),
+  );
   await journal.setStep('ask:x402_signed');
-  ctx.out.progress('ask.x402', `signed a USDC ReceiveWithAuthorization of ${formatUnits(m.value, 6)} USDC to the trusted submitter, valid until ${m.validBefore}`);
+  ctx.out.progress(
+    'ask.x402',
+    `signed a USDC ReceiveWithAuthorization of ${formatUnits(m.value, 6)} USDC to the trusted submitter, valid until ${m.validBefore}`,
+  );
   return { message: m, signature: entry.signature, payload: { ...wire, signature: entry.signature } };
 }

@@ -42,15 +42,29 @@ export async function connectChain(resolved: ResolvedChain): Promise<PublicClien
   try {
     reported = await client.getChainId();
   } catch (error) {
-    throw new ChainError('rpc_unreachable', `the RPC at ${redactUrl(url)} (from ${resolved.rpcUrl.source}) did not answer eth_chainId: ${shortMessage(error)}`, {
-      hint: resolved.rpcUrl.source === 'env ETH_RPC_URL' ? 'ETH_RPC_URL (Foundry\'s variable) is used when loopsign has no RPC URL of its own: fix it, or give --rpc-url / LOOPSIGN_RPC_URL' : 'check --rpc-url and that the node is running',
-      cause: error,
-    });
+    throw new ChainError(
+      'rpc_unreachable',
+      `the RPC at ${redactUrl(url)} (from ${resolved.rpcUrl.source}) did not answer eth_chainId: ${shortMessage(error)}`,
+      {
+        hint:
+          resolved.rpcUrl.source === 'env ETH_RPC_URL'
+            ? "ETH_RPC_URL (Foundry's variable) is used when loopsign has no RPC URL of its own: fix it, or give --rpc-url / LOOPSIGN_RPC_URL"
+            : 'check --rpc-url and that the node is running',
+        cause: error,
+      },
+    );
   }
   if (reported !== resolved.chain.chainId) {
-    throw new ChainError('rpc_chain_mismatch', `the RPC at ${redactUrl(url)} (from ${resolved.rpcUrl.source}) is on chain ${reported}, but loopsign is configured for ${resolved.chain.chainId}`, {
-      hint: resolved.rpcUrl.source === 'env ETH_RPC_URL' ? 'ETH_RPC_URL (Foundry\'s variable) points at another chain: give --rpc-url / LOOPSIGN_RPC_URL for this one, or change --chain-id' : 'point --rpc-url at a node for the configured chain, or change --chain-id',
-    });
+    throw new ChainError(
+      'rpc_chain_mismatch',
+      `the RPC at ${redactUrl(url)} (from ${resolved.rpcUrl.source}) is on chain ${reported}, but loopsign is configured for ${resolved.chain.chainId}`,
+      {
+        hint:
+          resolved.rpcUrl.source === 'env ETH_RPC_URL'
+            ? "ETH_RPC_URL (Foundry's variable) points at another chain: give --rpc-url / LOOPSIGN_RPC_URL for this one, or change --chain-id"
+            : 'point --rpc-url at a node for the configured chain, or change --chain-id',
+      },
+    );
   }
   return client;
 }

@@ -28,14 +28,22 @@ export function chainForProfile(chainId: number, profile: ServiceProfile = DEFAU
   if (deployment && 'contracts' in deployment) {
     chain.contracts = { ...deployment.contracts };
     if (deployment.lrep) chain.tokens.LREP.address = deployment.lrep;
-    for (const k of [...Object.keys(deployment.contracts), ...(deployment.lrep ? ['LREP'] : [])]) chain.sources[k] = `profile ${profile.id}`;
+    for (const k of [...Object.keys(deployment.contracts), ...(deployment.lrep ? ['LREP'] : [])])
+      chain.sources[k] = `profile ${profile.id}`;
     chain.source = deployment.source;
   }
   return chain;
 }
 
 /** The service contracts a paid round (ask, bonus, rating) signs against. */
-export const PAID_ROUND_CONTRACTS = ['contentRegistry', 'questionRewardPoolEscrow', 'x402QuestionSubmitter', 'feedbackBonusEscrow', 'roundVotingEngine', 'advisoryVoteRecorder'] as const;
+export const PAID_ROUND_CONTRACTS = [
+  'contentRegistry',
+  'questionRewardPoolEscrow',
+  'x402QuestionSubmitter',
+  'feedbackBonusEscrow',
+  'roundVotingEngine',
+  'advisoryVoteRecorder',
+] as const;
 
 /**
  * Refuses early (exit 2) on a chain with no trusted deployment of the service's paid-round contracts, saying what to
@@ -46,10 +54,14 @@ export function assertPaidRoundDeployment(chain: ChainConfig): void {
   if (!chain.tokens.LREP.address) missing.push('LREP');
   if (missing.length === 0) return;
   const why = chain.noDeployment ?? `no trusted address is configured for ${missing.join(', ')} on chain ${chain.chainId}`;
-  throw new UsageError('no_trusted_deployment', `chain ${chain.chainId} (${chain.name}): ${why}; loopsign will not sign a paid round there`, {
-    hint: `configure the deployment you trust in the config file: chains.${chain.chainId}.contracts.{${PAID_ROUND_CONTRACTS.filter((k) => missing.includes(k)).join(', ')}}${missing.includes('LREP') ? ` and chains.${chain.chainId}.tokens.LREP.address` : ''}, or use --chain-id 8453 (production) or 31337 (the sandbox)`,
-    details: { missing },
-  });
+  throw new UsageError(
+    'no_trusted_deployment',
+    `chain ${chain.chainId} (${chain.name}): ${why}; loopsign will not sign a paid round there`,
+    {
+      hint: `configure the deployment you trust in the config file: chains.${chain.chainId}.contracts.{${PAID_ROUND_CONTRACTS.filter((k) => missing.includes(k)).join(', ')}}${missing.includes('LREP') ? ` and chains.${chain.chainId}.tokens.LREP.address` : ''}, or use --chain-id 8453 (production) or 31337 (the sandbox)`,
+      details: { missing },
+    },
+  );
 }
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/);
@@ -161,7 +173,9 @@ export async function resolveChain(config: ResolvedConfig): Promise<ResolvedChai
   const rpcTimeoutMs = config.rpcTimeoutMs.value;
   const gwei = config.maxFeePerGasGwei.value;
   const maxFeePerGas: Setting<bigint> =
-    gwei === undefined ? { value: parseGwei(String(chain.defaultMaxFeePerGasGwei)), source: 'default' } : { value: parseGwei(gwei), source: config.maxFeePerGasGwei.source };
+    gwei === undefined
+      ? { value: parseGwei(String(chain.defaultMaxFeePerGasGwei)), source: 'default' }
+      : { value: parseGwei(gwei), source: config.maxFeePerGasGwei.source };
   const out: ResolvedChain = { chain, rpcUrl, baseUrl, rpcTimeoutMs, maxFeePerGas };
   if (manifest) out.manifest = manifest;
   return out;

@@ -27,11 +27,22 @@ export function defineAsk(program: Command, lazy: Lazy): void {
     .option('--timeout <seconds>', 'with --wait: give up (exit 7) after this long', '1800')
     .option('--atomic', 'batch calls that may share a block through EIP-7702 (allows delegating this wallet to the pinned delegate)')
     .option('--details-file <file>', 'check question.detailsHash against the SHA-256 of this local file')
-    .option('--set-aside-stale', 'set aside a journal of this ask written on another instance of the chain (a restarted sandbox) and start over')
+    .option(
+      '--set-aside-stale',
+      'set aside a journal of this ask written on another instance of the chain (a restarted sandbox) and start over',
+    )
     .addHelpText(
       'after',
-      examples(['loopsign ask --file ask.json --wait', 'loopsign --json ask --file ask.json --payment-mode x402_authorization', 'loopsign ask --file ask.json --atomic']) +
-        '\nRunning the same ask again after an interruption resumes it: nothing mined is sent again and nothing is paid twice.\n',
+      examples([
+        'loopsign ask --file ask.json --wait',
+        'loopsign --json ask --file ask.json --payment-mode x402_authorization',
+        'loopsign ask --file ask.json --atomic',
+      ]) + '\nRunning the same ask again after an interruption resumes it: nothing mined is sent again and nothing is paid twice.\n',
     )
-    .action(lazy(() => import('./ask.js'), (m) => m.ask));
+    .action(
+      lazy(
+        () => import('./ask.js'),
+        (m) => m.ask,
+      ),
+    );
 }

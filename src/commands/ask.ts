@@ -12,7 +12,8 @@ import type { AskOptions } from './ask.def.js';
 export function timeoutOf(value: unknown, fallback = 1800): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new UsageError('invalid_timeout', `--timeout ${String(value)} must be a positive number of seconds`);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new UsageError('invalid_timeout', `--timeout ${String(value)} must be a positive number of seconds`);
   return n;
 }
 
@@ -24,7 +25,11 @@ export async function ask(ctx: Context, options: AskOptions): Promise<void> {
   if (options.dryRun === true) {
     const doc = dryRunDocument(await dryRunAsk(ctx, { file: String(options.file), paymentMode: mode, detailsFile: options.detailsFile }));
     const answer = doc.service as ServiceDoc;
-    ctx.out.result(doc, () => `dry run of ${String(answer.clientRequestId)}: ${String(answer.status)}, operation ${String(answer.operationKey)}; no payment, no transaction\nanswer: ${String((answer.result as Record<string, unknown> | undefined)?.answer ?? 'n/a')}`);
+    ctx.out.result(
+      doc,
+      () =>
+        `dry run of ${String(answer.clientRequestId)}: ${String(answer.status)}, operation ${String(answer.operationKey)}; no payment, no transaction\nanswer: ${String((answer.result as Record<string, unknown> | undefined)?.answer ?? 'n/a')}`,
+    );
     return;
   }
   const request: AskRequest = {
@@ -49,7 +54,10 @@ export async function ask(ctx: Context, options: AskOptions): Promise<void> {
       `  content       ${o.contentIds.join(', ') || '(not yet)'}`,
       `  transactions  ${o.transactionHashes.join(', ')}${o.transactions ? ` (${o.transactions} sent this run)` : ''}`,
     ];
-    if (o.feedbackBonus) lines.push(`  bonus         ${String(o.feedbackBonus.status)}${o.feedbackBonus.poolId ? ` (pool ${String(o.feedbackBonus.poolId)})` : ''}`);
+    if (o.feedbackBonus)
+      lines.push(
+        `  bonus         ${String(o.feedbackBonus.status)}${o.feedbackBonus.poolId ? ` (pool ${String(o.feedbackBonus.poolId)})` : ''}`,
+      );
     if (o.result) lines.push('', renderResult(o.result));
     if (o.next.length) lines.push('', 'next:', ...o.next.map((n) => `  ${n}`));
     return lines.join('\n');

@@ -15,7 +15,8 @@ export type CheckPlanRequest = Omit<CheckPlanInput, 'chain' | 'now'> & {
 export async function checkPlan(ctx: Context, options: CheckPlanOptions): Promise<void> {
   let now: number | undefined;
   if (options.now !== undefined) {
-    if (!/^\d{1,12}$/.test(String(options.now))) throw new UsageError('invalid_now', `--now ${String(options.now)} must be a unix time in seconds`);
+    if (!/^\d{1,12}$/.test(String(options.now)))
+      throw new UsageError('invalid_now', `--now ${String(options.now)} must be a unix time in seconds`);
     now = Number(options.now);
   }
   if (options.wallet !== undefined) checkAddress(options.wallet, '--wallet', 'invalid_wallet');
@@ -40,8 +41,14 @@ export async function checkPlan(ctx: Context, options: CheckPlanOptions): Promis
  * The check and the document `check-plan --json` prints (and `loopsign_check_plan` returns); a failed check is the
  * refusal (exit 5) both give. One function for both, so the two cannot drift.
  */
-export async function checkPlanDocument(ctx: Context, request: CheckPlanRequest): Promise<{ doc: Record<string, unknown>; result: CheckPlanResult }> {
-  const [{ checkPlan: run }, { assertPaidRoundDeployment, resolveChain }] = await Promise.all([import('../ask/check-plan.js'), import('../chains/index.js')]);
+export async function checkPlanDocument(
+  ctx: Context,
+  request: CheckPlanRequest,
+): Promise<{ doc: Record<string, unknown>; result: CheckPlanResult }> {
+  const [{ checkPlan: run }, { assertPaidRoundDeployment, resolveChain }] = await Promise.all([
+    import('../ask/check-plan.js'),
+    import('../chains/index.js'),
+  ]);
   const config = await ctx.config();
   const resolved = await resolveChain(config);
   assertPaidRoundDeployment(resolved.chain);

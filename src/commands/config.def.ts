@@ -8,5 +8,10 @@ export function defineConfig(program: Command, lazy: Lazy): void {
     .command('show')
     .description('print every setting with where it came from (flag, env, config file, default); secrets masked')
     .addHelpText('after', examples(['loopsign config show', 'loopsign --json --chain-id 31337 config show']))
-    .action(lazy(() => import('./config.js'), (m) => m.configShow));
+    .action(
+      lazy(
+        () => import('./config.js'),
+        (m) => m.configShow,
+      ),
+    );
 }

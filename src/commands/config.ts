@@ -15,7 +15,12 @@ function masked(name: string): { value: string; source: string } {
 export async function policyView(gate: PolicyGate, chain: ChainConfig) {
   return {
     files: gate.policies.map((p) => ({ file: p.file, source: p.source, policy: p.policy })),
-    remaining: (await gate.remaining(chain)).map((w) => ({ ...w, limit: w.limit.toString(), used: w.used.toString(), left: w.left.toString() })),
+    remaining: (await gate.remaining(chain)).map((w) => ({
+      ...w,
+      limit: w.limit.toString(),
+      used: w.used.toString(),
+      left: w.left.toString(),
+    })),
   };
 }
 
@@ -55,10 +60,18 @@ export async function configShow(ctx: Context): Promise<void> {
   };
   const { getProfile } = await import('../protocol/profiles/index.js');
   const p = getProfile(config.profile.value);
-  const profile = { id: p.id, summary: p.summary, basis: p.basis, source: config.profile.source, routes: { asks: p.routes.asks, publicMcp: p.routes.publicMcp } };
+  const profile = {
+    id: p.id,
+    summary: p.summary,
+    basis: p.basis,
+    source: config.profile.source,
+    routes: { asks: p.routes.asks, publicMcp: p.routes.publicMcp },
+  };
   const policy = await policyView(await ctx.policy(), resolved.chain);
   ctx.out.result({ settings, profile, chain, policy }, () => {
-    const rows = Object.entries(settings).map(([k, s]) => `  ${k.padEnd(13)} ${String(s.value ?? '(none)')}  ${ctx.out.style('dim', `[${s.source}]`)}`);
+    const rows = Object.entries(settings).map(
+      ([k, s]) => `  ${k.padEnd(13)} ${String(s.value ?? '(none)')}  ${ctx.out.style('dim', `[${s.source}]`)}`,
+    );
     const from = (k: string) => (chain.sources[k] ? `  ${ctx.out.style('dim', `[${chain.sources[k]}]`)}` : '');
     const contracts = Object.entries(chain.contracts).map(([k, v]) => `    ${k.padEnd(26)} ${v}${from(k)}`);
     return [
@@ -71,8 +84,12 @@ export async function configShow(ctx: Context): Promise<void> {
       `    ${'LREP'.padEnd(26)} ${chain.tokens.LREP.address ?? '(not configured)'}${from('LREP')}`,
       `    ${'drand'.padEnd(26)} ${chain.drand.name} ${chain.drand.chainHash}`,
       `    ${'batch delegate'.padEnd(26)} ${chain.batchDelegate ?? '(none pinned)'}`,
-      policy.files.length ? `spending policy: ${policy.files.map((f) => `${f.file} [${f.source}]`).join(', ')}` : 'spending policy: none (see docs/policy.md)',
-      ...policy.remaining.map((w) => `    ${`${w.window}, ${w.asset}`.padEnd(26)} ${Number(w.left) / 1e6} of ${Number(w.limit) / 1e6} left`),
+      policy.files.length
+        ? `spending policy: ${policy.files.map((f) => `${f.file} [${f.source}]`).join(', ')}`
+        : 'spending policy: none (see docs/policy.md)',
+      ...policy.remaining.map(
+        (w) => `    ${`${w.window}, ${w.asset}`.padEnd(26)} ${Number(w.left) / 1e6} of ${Number(w.limit) / 1e6} left`,
+      ),
     ].join('\n');
   });
 }

@@ -50,7 +50,12 @@ export function defineVerifyEvidence(program: Command, lazy: Lazy): void {
         'loopsign --json verify-evidence --audit rateloop-audit.json --expected-head sha256:…',
       ]) + '\nExit 0 valid, 8 did not verify, 2 unusable input. The key inside a packet is never trusted.\n',
     )
-    .action(lazy(() => import('./evidence.js'), (m) => m.verifyEvidence));
+    .action(
+      lazy(
+        () => import('./evidence.js'),
+        (m) => m.verifyEvidence,
+      ),
+    );
 }
 
 export function defineEvidence(program: Command, lazy: Lazy): void {
@@ -61,7 +66,12 @@ export function defineEvidence(program: Command, lazy: Lazy): void {
     .option('--out <file>', 'save the document (for --trusted-keys)')
     .option('--force', 'replace an existing --out file')
     .addHelpText('after', examples(['loopsign evidence keys', 'loopsign evidence keys --out trusted-keys.json']))
-    .action(lazy(() => import('./evidence.js'), (m) => m.evidenceKeys));
+    .action(
+      lazy(
+        () => import('./evidence.js'),
+        (m) => m.evidenceKeys,
+      ),
+    );
   evidence
     .command('pin')
     .description('write one trusted key as an SPKI pin file')
@@ -70,7 +80,12 @@ export function defineEvidence(program: Command, lazy: Lazy): void {
     .option('--trusted-keys <file>', 'take the key from a saved document instead of downloading')
     .option('--force', 'replace an existing --out file')
     .addHelpText('after', examples(['loopsign evidence pin --key-id ed25519:2d5798c16bafaed29bdbcca0 --out key.spki.txt']))
-    .action(lazy(() => import('./evidence.js'), (m) => m.evidencePin));
+    .action(
+      lazy(
+        () => import('./evidence.js'),
+        (m) => m.evidencePin,
+      ),
+    );
   trustOptions(
     evidence
       .command('fetch')
@@ -91,7 +106,13 @@ export function defineEvidence(program: Command, lazy: Lazy): void {
       examples([
         'loopsign evidence fetch run run_123 --workspace ws_1 --session-cookie-file ~/.rateloop-session --trusted-keys trusted-keys.json',
         'loopsign evidence fetch audit --workspace ws_1 --session-cookie-env RATELOOP_SESSION',
-      ]) + '\nThese routes take a browser session cookie, not a workspace API key. A document for another run or workspace than asked is refused (exit 8).\n',
+      ]) +
+        '\nThese routes take a browser session cookie, not a workspace API key. A document for another run or workspace than asked is refused (exit 8).\n',
     )
-    .action(lazy(() => import('./evidence.js'), (m) => m.evidenceFetch));
+    .action(
+      lazy(
+        () => import('./evidence.js'),
+        (m) => m.evidenceFetch,
+      ),
+    );
 }

@@ -18,7 +18,8 @@ function renderChecks(checks: Check[]): string {
   return checks
     .map((c) => {
       let line = `  ${mark[c.status]}  ${c.label}`;
-      if (c.status !== 'pass' && c.expected !== undefined) line += `\n          expected ${JSON.stringify(c.expected)}\n          actual   ${JSON.stringify(c.actual)}`;
+      if (c.status !== 'pass' && c.expected !== undefined)
+        line += `\n          expected ${JSON.stringify(c.expected)}\n          actual   ${JSON.stringify(c.actual)}`;
       if (c.detail) line += `\n          ${c.detail}`;
       return line;
     })
@@ -43,7 +44,12 @@ export async function verifyEvidence(ctx: Context, options: VerifyEvidenceOption
   const given = [packetFile, audit, coverage].filter((x) => x !== undefined);
   if (given.length !== 1) throw new UsageError('usage', 'give one file: a PACKET, or --audit EXPORT, or --coverage EXPORT');
   const file = given[0]!;
-  const outcome = await ev.verifyEvidenceFile(file, audit ? 'audit' : coverage ? 'coverage' : undefined, trustOf(options), options.expectedHead);
+  const outcome = await ev.verifyEvidenceFile(
+    file,
+    audit ? 'audit' : coverage ? 'coverage' : undefined,
+    trustOf(options),
+    options.expectedHead,
+  );
   ctx.out.result(evidenceDocument(ctx, outcome), () => render(outcome));
 }
 
@@ -96,7 +102,8 @@ export async function evidencePin(ctx: Context, options: EvidencePinOptions): Pr
 
 export async function evidenceFetch(ctx: Context, options: EvidenceFetchOptions, args: unknown[]): Promise<void> {
   const [what, runId] = args as [string, string | undefined];
-  if (what !== 'run' && what !== 'audit' && what !== 'coverage') throw new UsageError('usage', `evidence fetch takes run RUN_ID, audit or coverage, not ${what}`);
+  if (what !== 'run' && what !== 'audit' && what !== 'coverage')
+    throw new UsageError('usage', `evidence fetch takes run RUN_ID, audit or coverage, not ${what}`);
   const trust = trustOf(options);
   const force = options.force === true;
   if (what === 'run') ev.requireTrust(trust);

@@ -16,7 +16,9 @@ export function defineGenerate(program: Command, lazy: Lazy): void {
   credentialOptions(
     program
       .command('generate')
-      .description('SEED-ONLY: generate a draft with review on the seed\'s route, which the live service does not have (a draft is never approval)')
+      .description(
+        "SEED-ONLY: generate a draft with review on the seed's route, which the live service does not have (a draft is never approval)",
+      )
       .option('--workflow <key>', 'the workflow key')
       .option('--agent <id>', 'the connected API-key agent')
       .option('--message <role:text...>', 'messages, e.g. user:Summarise the release notes')
@@ -26,8 +28,16 @@ export function defineGenerate(program: Command, lazy: Lazy): void {
   )
     .addHelpText(
       'after',
-      examples(['loopsign generate --workflow release-notes --agent agt_1 --message "user:Summarise build 42" --max-output-tokens 400 --api-key-file ~/.rateloop-key', 'loopsign generate --retry gen-1a2b3c4d --api-key-file ~/.rateloop-key']) +
-        '\nSeed-only: POST /api/agent/v1/generations exists in the seed interface and the sandbox, not in the live service.\nThe draft\'s review is followed like any other: loopsign review wait <opportunityId>.\n',
+      examples([
+        'loopsign generate --workflow release-notes --agent agt_1 --message "user:Summarise build 42" --max-output-tokens 400 --api-key-file ~/.rateloop-key',
+        'loopsign generate --retry gen-1a2b3c4d --api-key-file ~/.rateloop-key',
+      ]) +
+        "\nSeed-only: POST /api/agent/v1/generations exists in the seed interface and the sandbox, not in the live service.\nThe draft's review is followed like any other: loopsign review wait <opportunityId>.\n",
     )
-    .action(lazy(() => import('./generate.js'), (m) => m.generate));
+    .action(
+      lazy(
+        () => import('./generate.js'),
+        (m) => m.generate,
+      ),
+    );
 }

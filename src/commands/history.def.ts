@@ -19,8 +19,18 @@ export function defineHistory(program: Command, lazy: Lazy): void {
     .option('--operation <id>', "show one operation's journal: its steps, transactions and what each can pay")
     .addHelpText(
       'after',
-      examples(['loopsign history --since 7d', 'loopsign --json history --since 2026-11-01 --all-chains', 'loopsign history --csv --since 30d > spend.csv', 'loopsign history --operation ask-0123…']) +
+      examples([
+        'loopsign history --since 7d',
+        'loopsign --json history --since 2026-11-01 --all-chains',
+        'loopsign history --csv --since 30d > spend.csv',
+        'loopsign history --operation ask-0123…',
+      ]) +
         '\nAn amount counts from when it was signed until it is proven harmless (a reverted or dropped transaction, an\nauthorization that expired unused): what could leave the wallet, as the spending policy counts it.\n',
     )
-    .action(lazy(() => import('./history.js'), (m) => m.history));
+    .action(
+      lazy(
+        () => import('./history.js'),
+        (m) => m.history,
+      ),
+    );
 }

@@ -13,7 +13,9 @@ export function parseSince(value: string, now = new Date()): Date {
     const at = new Date(value.length === 10 ? `${value}T00:00:00Z` : value);
     if (!Number.isNaN(at.getTime())) return at;
   }
-  throw new UsageError('invalid_since', `--since ${value} is neither a date (2026-11-01) nor a span (24h, 7d, 4w)`, { hint: 'e.g. --since 7d for the last week' });
+  throw new UsageError('invalid_since', `--since ${value} is neither a date (2026-11-01) nor a span (24h, 7d, 4w)`, {
+    hint: 'e.g. --since 7d for the last week',
+  });
 }
 
 export async function history(ctx: Context, options: HistoryOptions): Promise<void> {
@@ -25,7 +27,8 @@ export async function history(ctx: Context, options: HistoryOptions): Promise<vo
   const h = spendHistory(await ctx.store(), { since, chainId });
   ctx.out.result(h as unknown as Record<string, unknown>, () => {
     if (options.csv) return historyCsv(h);
-    if (h.rows.length === 0) return `nothing spent${h.since ? ` since ${h.since}` : ''}${chainId !== undefined ? ` on chain ${chainId}` : ''}`;
+    if (h.rows.length === 0)
+      return `nothing spent${h.since ? ` since ${h.since}` : ''}${chainId !== undefined ? ` on chain ${chainId}` : ''}`;
     return [
       ...h.rows.map((r) => `${r.day}  chain ${r.chainId}  ${r.display.padStart(16)}  ${r.kind.padEnd(6)} ${r.operation}  ${r.wallet}`),
       '',
@@ -36,9 +39,13 @@ export async function history(ctx: Context, options: HistoryOptions): Promise<vo
 }
 
 async function operation(ctx: Context, id: string): Promise<void> {
-  if (!/^[a-z][a-z0-9-]*-[0-9a-f]{32}(~[a-z0-9-]+)?$/.test(id)) throw new UsageError('invalid_operation', `--operation ${id} is not an operation id (kind-<32 hex>, as loopsign prints it)`);
+  if (!/^[a-z][a-z0-9-]*-[0-9a-f]{32}(~[a-z0-9-]+)?$/.test(id))
+    throw new UsageError('invalid_operation', `--operation ${id} is not an operation id (kind-<32 hex>, as loopsign prints it)`);
   const { operationView } = await import('../store/view.js');
   const view = operationView(await ctx.store(), id);
-  if (!view) throw new UsageError('unknown_operation', `no operation ${id} in loopsign's database`, { hint: 'operation ids are printed by the command that made them (its `operation` field); `loopsign history` lists those that spent' });
+  if (!view)
+    throw new UsageError('unknown_operation', `no operation ${id} in loopsign's database`, {
+      hint: 'operation ids are printed by the command that made them (its `operation` field); `loopsign history` lists those that spent',
+    });
   ctx.out.result(view, () => JSON.stringify(view, null, 2));
 }

@@ -20,11 +20,18 @@ export interface SignLinkOptions {
 export function defineUploadImage(program: Command, lazy: Lazy): void {
   program
     .command('upload-image')
-    .description('upload JPG, PNG or WEBP images (checked by content, at most 10 MB; stored as WebP) and print their URLs for question.imageUrls')
+    .description(
+      'upload JPG, PNG or WEBP images (checked by content, at most 10 MB; stored as WebP) and print their URLs for question.imageUrls',
+    )
     .argument('<files...>', 'image files')
     .option('--attachment-id <id>', 'reuse an attachment id (one file)')
     .addHelpText('after', examples(['loopsign upload-image screenshot.png', 'loopsign --json upload-image a.png b.jpg']))
-    .action(lazy(() => import('./images.js'), (m) => m.uploadImage));
+    .action(
+      lazy(
+        () => import('./images.js'),
+        (m) => m.uploadImage,
+      ),
+    );
 }
 
 export function defineHandoff(program: Command, lazy: Lazy): void {
@@ -35,12 +42,24 @@ export function defineHandoff(program: Command, lazy: Lazy): void {
     .option('--image <file...>', 'generated images to carry (at most 4)')
     .option('--ttl <duration>', 'how long the link lives: 30m (default), 90s, 10m (1 minute … 30 minutes; others are refused)')
     .addHelpText('after', examples(['loopsign handoff --file ask.json --image mockup.png --ttl 30m', 'loopsign handoff status ahf_…']))
-    .action(lazy(() => import('./images.js'), (m) => needsFile('handoff', m.handoff)));
+    .action(
+      lazy(
+        () => import('./images.js'),
+        (m) => needsFile('handoff', m.handoff),
+      ),
+    );
   handoffCmd
     .command('status')
-    .description('read a handoff created here (token from the journal, sent in the x-rateloop-handoff-token header, only to the origin that issued it)')
+    .description(
+      'read a handoff created here (token from the journal, sent in the x-rateloop-handoff-token header, only to the origin that issued it)',
+    )
     .argument('<id>', 'the handoff id, ahf_…')
-    .action(lazy(() => import('./images.js'), (m) => m.handoffStatus));
+    .action(
+      lazy(
+        () => import('./images.js'),
+        (m) => m.handoffStatus,
+      ),
+    );
 }
 
 export function defineSignLink(program: Command, lazy: Lazy): void {
@@ -50,10 +69,20 @@ export function defineSignLink(program: Command, lazy: Lazy): void {
     .option('--file <ask.json>', 'the ask file')
     .option('--ttl <duration>', 'how long the link lives (1 minute … 24 hours, default 30m; others are refused)')
     .addHelpText('after', examples(['loopsign sign-link --file ask.json', 'loopsign sign-link status asi_…']))
-    .action(lazy(() => import('./images.js'), (m) => needsFile('sign-link', m.signLink)));
+    .action(
+      lazy(
+        () => import('./images.js'),
+        (m) => needsFile('sign-link', m.signLink),
+      ),
+    );
   signCmd
     .command('status')
     .description('read a signing intent created here (its token goes only to the origin that issued it)')
     .argument('<id>', 'the signing intent id, asi_…')
-    .action(lazy(() => import('./images.js'), (m) => m.signLinkStatus));
+    .action(
+      lazy(
+        () => import('./images.js'),
+        (m) => m.signLinkStatus,
+      ),
+    );
 }

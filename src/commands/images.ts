@@ -9,7 +9,9 @@ export async function uploadImage(ctx: Context, options: UploadImageOptions, arg
   const { uploadImages } = await import('../images/upload.js');
   const files = (args[0] as string[] | undefined) ?? [];
   const results = await uploadImages(ctx, files, options.attachmentId);
-  ctx.out.result(uploadDocument(ctx, results), () => results.map((r) => `${r.imageUrl}${r.reused ? '  (already uploaded)' : ''}`).join('\n'));
+  ctx.out.result(uploadDocument(ctx, results), () =>
+    results.map((r) => `${r.imageUrl}${r.reused ? '  (already uploaded)' : ''}`).join('\n'),
+  );
 }
 
 /**
@@ -30,23 +32,37 @@ export function uploadDocument(ctx: Context, results: UploadResult[]): Record<st
 export async function handoff(ctx: Context, options: HandoffOptions): Promise<void> {
   const { createHandoff } = await import('../images/links.js');
   const r = await createHandoff(ctx, String(options.file), options.image ?? [], options.ttl);
-  ctx.out.result(r, () => `open this link in the browser of the wallet's owner (expires ${String(r.expiresAt)}):\n${String(r.handoffUrl)}\nstatus: loopsign handoff status ${String(r.handoffId)}`);
+  ctx.out.result(
+    r,
+    () =>
+      `open this link in the browser of the wallet's owner (expires ${String(r.expiresAt)}):\n${String(r.handoffUrl)}\nstatus: loopsign handoff status ${String(r.handoffId)}`,
+  );
 }
 
 export async function handoffStatus(ctx: Context, _options: unknown, args: unknown[]): Promise<void> {
   const { handoffStatus: status } = await import('../images/links.js');
   const r = await status(ctx, String(args[0]));
-  ctx.out.result(serviceDocument(r, { handoffId: String(args[0]) }), () => `handoff ${String(r.id)}: ${String(r.status)} (expires ${String(r.expiresAt)})`);
+  ctx.out.result(
+    serviceDocument(r, { handoffId: String(args[0]) }),
+    () => `handoff ${String(r.id)}: ${String(r.status)} (expires ${String(r.expiresAt)})`,
+  );
 }
 
 export async function signLink(ctx: Context, options: SignLinkOptions): Promise<void> {
   const { createSigningLink } = await import('../images/links.js');
   const r = await createSigningLink(ctx, String(options.file), options.ttl);
-  ctx.out.result(r, () => `signing link (expires ${String(r.expiresAt)}):\n${String(r.signingUrl)}\nstatus: loopsign sign-link status ${String(r.intentId)}`);
+  ctx.out.result(
+    r,
+    () =>
+      `signing link (expires ${String(r.expiresAt)}):\n${String(r.signingUrl)}\nstatus: loopsign sign-link status ${String(r.intentId)}`,
+  );
 }
 
 export async function signLinkStatus(ctx: Context, _options: unknown, args: unknown[]): Promise<void> {
   const { signingLinkStatus: status } = await import('../images/links.js');
   const r = await status(ctx, String(args[0]));
-  ctx.out.result(serviceDocument(r, { intentId: String(args[0]) }), () => `signing intent ${String(r.id)}: ${String(r.status)} (expires ${String(r.expiresAt)})`);
+  ctx.out.result(
+    serviceDocument(r, { intentId: String(args[0]) }),
+    () => `signing intent ${String(r.id)}: ${String(r.status)} (expires ${String(r.expiresAt)})`,
+  );
 }

@@ -60,8 +60,12 @@ export async function quote(ctx: Context, options: QuoteOptions): Promise<void> 
   const amounts = doc.amounts as Record<string, AmountView>;
   ctx.out.result(doc, () => {
     const p = (q.payment ?? {}) as Record<string, unknown>;
-    const total = amounts.total ? `${amounts.total.display} (${amounts.total.atomic} atomic units)` : `${String(p.totalAmount ?? p.amount)} ${String(p.asset)} atomic units`;
-    const max = amounts.maxPaymentHint ? `${amounts.maxPaymentHint.display} (${amounts.maxPaymentHint.atomic})` : String(q.maxPaymentAmountHint);
+    const total = amounts.total
+      ? `${amounts.total.display} (${amounts.total.atomic} atomic units)`
+      : `${String(p.totalAmount ?? p.amount)} ${String(p.asset)} atomic units`;
+    const max = amounts.maxPaymentHint
+      ? `${amounts.maxPaymentHint.display} (${amounts.maxPaymentHint.atomic})`
+      : String(q.maxPaymentAmountHint);
     return [
       `quote for ${String(q.clientRequestId)}: ${total}, ${String(q.paymentMode)}`,
       `  operation     ${String(q.operationKey)}`,
@@ -74,11 +78,18 @@ export async function quote(ctx: Context, options: QuoteOptions): Promise<void> 
 export async function templates(ctx: Context): Promise<void> {
   const t = await core.templates(ctx);
   ctx.out.result(templatesDocument(t), () =>
-    ((t.templates as Record<string, unknown>[]) ?? []).map((x) => `${String(x.id).padEnd(28)} ${String(x.title)}${(x.templateInputsSchema as { required?: string[] })?.required?.length ? `  (inputs: ${(x.templateInputsSchema as { required: string[] }).required.join(', ')})` : ''}`).join('\n'),
+    ((t.templates as Record<string, unknown>[]) ?? [])
+      .map(
+        (x) =>
+          `${String(x.id).padEnd(28)} ${String(x.title)}${(x.templateInputsSchema as { required?: string[] })?.required?.length ? `  (inputs: ${(x.templateInputsSchema as { required: string[] }).required.join(', ')})` : ''}`,
+      )
+      .join('\n'),
   );
 }
 
 export async function confirm(ctx: Context, options: ConfirmOptions): Promise<void> {
   const r = await core.confirm(ctx, String(options.operationKey), options.tx ?? [], options.feedbackBonus === true);
-  ctx.out.result(confirmDocument(r), () => (options.feedbackBonus === true ? `feedback bonus: ${String((r.feedbackBonus as Record<string, unknown>)?.status)}` : renderStatus(r)));
+  ctx.out.result(confirmDocument(r), () =>
+    options.feedbackBonus === true ? `feedback bonus: ${String((r.feedbackBonus as Record<string, unknown>)?.status)}` : renderStatus(r),
+  );
 }

@@ -13,7 +13,8 @@ export async function mcp(ctx: Context, options: { root?: string[] }): Promise<v
   const { UsageError } = await import('../errors.js');
   for (const root of options.root ?? []) {
     const stat = await fs.stat(root).catch(() => undefined);
-    if (!stat?.isDirectory()) throw new UsageError('invalid_root', `--root ${root} is not a folder`, { hint: 'give a folder the agent may read files from' });
+    if (!stat?.isDirectory())
+      throw new UsageError('invalid_root', `--root ${root} is not a folder`, { hint: 'give a folder the agent may read files from' });
   }
   await serveMcp(ctx, { roots: options.root ?? [] });
 }
@@ -41,14 +42,17 @@ export async function mcpConfig(ctx: Context, options: McpConfigOptions): Promis
   if (config.baseUrl.value !== undefined) env.LOOPSIGN_BASE_URL = config.baseUrl.value;
   env.LOOPSIGN_KEYSTORE = abs(config.keystore.value);
   if (config.passwordFile.value !== undefined) env.LOOPSIGN_PASSWORD_FILE = abs(config.passwordFile.value);
-  if (config.sandboxManifest.value !== undefined && config.chainId.value === 31337) env.LOOPSIGN_SANDBOX_MANIFEST = abs(config.sandboxManifest.value);
+  if (config.sandboxManifest.value !== undefined && config.chainId.value === 31337)
+    env.LOOPSIGN_SANDBOX_MANIFEST = abs(config.sandboxManifest.value);
   if (config.configFile.source !== 'default') env.LOOPSIGN_CONFIG = abs(config.configFile.value);
   if (typeof ctx.flags.policy === 'string') env.LOOPSIGN_POLICY = abs(ctx.flags.policy);
   else if (process.env.LOOPSIGN_POLICY) env.LOOPSIGN_POLICY = abs(process.env.LOOPSIGN_POLICY);
   const server = { ...(host === 'vscode' ? { type: 'stdio' } : {}), command: process.execPath, args: [bin, 'mcp'], env };
   const document = { [HOSTS[host].key]: { loopsign: server } };
   if (config.passwordFile.value === undefined) {
-    ctx.out.warn('no password file is configured: the MCP server has no terminal to ask on, so add LOOPSIGN_PASSWORD_FILE (the path of a file only you can read) to env');
+    ctx.out.warn(
+      'no password file is configured: the MCP server has no terminal to ask on, so add LOOPSIGN_PASSWORD_FILE (the path of a file only you can read) to env',
+    );
   }
   ctx.out.note(`put this under "${HOSTS[host].key}" in ${HOSTS[host].file}`);
   ctx.out.result({ host, file: HOSTS[host].file, config: document }, () => JSON.stringify(document, null, 2));

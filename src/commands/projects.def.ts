@@ -13,7 +13,12 @@ export function defineProjects(program: Command, lazy: Lazy): void {
   const projects = program.command('projects').description('workspace review projects (workspace API key)');
   credentialOptions(projects.command('list').description('the projects this key holds, and the workspace id'))
     .addHelpText('after', examples(['loopsign projects list --api-key-file ~/.rateloop-key']))
-    .action(lazy(() => import('./projects.js'), (m) => m.projectsList));
+    .action(
+      lazy(
+        () => import('./projects.js'),
+        (m) => m.projectsList,
+      ),
+    );
   credentialOptions(
     projects
       .command('create')
@@ -25,11 +30,25 @@ export function defineProjects(program: Command, lazy: Lazy): void {
   )
     .addHelpText(
       'after',
-      examples(['loopsign projects create --name "Support replies" --data-classification confidential --retention-days 90 --api-key-env RATELOOP_KEY']) +
+      examples([
+        'loopsign projects create --name "Support replies" --data-classification confidential --retention-days 90 --api-key-env RATELOOP_KEY',
+      ]) +
         '\nThe service creates a new project for every request it accepts. After a failure with no clear answer, run the\nsame command again: loopsign lists the projects first and adopts the one that was made.\n',
     )
-    .action(lazy(() => import('./projects.js'), (m) => m.projectsCreate));
-  credentialOptions(projects.command('show').description('a project with its suites, policies and runs').argument('<projectId>', 'hap_ + 32 hex'))
+    .action(
+      lazy(
+        () => import('./projects.js'),
+        (m) => m.projectsCreate,
+      ),
+    );
+  credentialOptions(
+    projects.command('show').description('a project with its suites, policies and runs').argument('<projectId>', 'hap_ + 32 hex'),
+  )
     .addHelpText('after', examples(['loopsign projects show hap_42d935c016f44c96b1496b9995ef1de6 --api-key-file ~/.rateloop-key']))
-    .action(lazy(() => import('./projects.js'), (m) => m.projectsShow));
+    .action(
+      lazy(
+        () => import('./projects.js'),
+        (m) => m.projectsShow,
+      ),
+    );
 }

@@ -29,10 +29,26 @@ export function defineRate(program: Command, lazy: Lazy): void {
     .option('--yes', 'accept the confidentiality terms of gated content (the wallet signs the terms message)')
     .option('--atomic', 'approve and commit in one EIP-7702 batch')
     .option('--new-round', 'vote again on a question this wallet voted on in an earlier round (a new vote; the earlier one is kept)')
-    .option('--set-aside-stale', 'set aside a journal of this vote written on another instance of the chain (a restarted sandbox) and start over')
-    .addHelpText('after', examples(['loopsign rate --content-id 42 --up --prediction 70 --stake 2', 'loopsign rate --content-id 42 --down --prediction 35 --stake 0', 'loopsign rate commit --offline --runtime runtime.json --voter 0x… --content-id 42 --up --prediction 70 --stake 2']))
-    .action(lazy(() => import('./rate.js'), (m) => m.rate));
-  const voteOptionsNote = '\nAlso takes the vote options of `loopsign rate`: --content-id, --up/--down, --prediction, --stake, --frontend.\n';
+    .option(
+      '--set-aside-stale',
+      'set aside a journal of this vote written on another instance of the chain (a restarted sandbox) and start over',
+    )
+    .addHelpText(
+      'after',
+      examples([
+        'loopsign rate --content-id 42 --up --prediction 70 --stake 2',
+        'loopsign rate --content-id 42 --down --prediction 35 --stake 0',
+        'loopsign rate commit --offline --runtime runtime.json --voter 0x… --content-id 42 --up --prediction 70 --stake 2',
+      ]),
+    )
+    .action(
+      lazy(
+        () => import('./rate.js'),
+        (m) => m.rate,
+      ),
+    );
+  const voteOptionsNote =
+    '\nAlso takes the vote options of `loopsign rate`: --content-id, --up/--down, --prediction, --stake, --frontend.\n';
   rateCmd
     .command('commit')
     .description('build commit parameters with no network at all (buildCommitVoteParams)')
@@ -40,16 +56,37 @@ export function defineRate(program: Command, lazy: Lazy): void {
     .option('--runtime <file>', "the rating context's runtime object (JSON)")
     .option('--voter <address>', 'the account that will call the voting engine')
     .option('--salt <hex>', '32-byte salt for reproducible output (default: random from the CSPRNG)')
-    .addHelpText('after', voteOptionsNote + examples(['loopsign --json rate commit --offline --runtime runtime.json --voter 0x… --content-id 42 --up --prediction 70 --stake 2']))
-    .action(lazy(() => import('./rate.js'), (m) => m.rateCommit));
+    .addHelpText(
+      'after',
+      voteOptionsNote +
+        examples([
+          'loopsign --json rate commit --offline --runtime runtime.json --voter 0x… --content-id 42 --up --prediction 70 --stake 2',
+        ]),
+    )
+    .action(
+      lazy(
+        () => import('./rate.js'),
+        (m) => m.rateCommit,
+      ),
+    );
   rateCmd
     .command('status')
     .description('the rating status of your vote on a question (--content-id)')
     .addHelpText('after', examples(['loopsign rate status --content-id 42']))
-    .action(lazy(() => import('./rate.js'), (m) => m.rateStatus));
+    .action(
+      lazy(
+        () => import('./rate.js'),
+        (m) => m.rateStatus,
+      ),
+    );
   rateCmd
     .command('reveal')
     .description("reveal your committed vote from the journal, if the round's keeper has not (--content-id)")
     .addHelpText('after', examples(['loopsign rate reveal --content-id 42']))
-    .action(lazy(() => import('./rate.js'), (m) => m.rateReveal));
+    .action(
+      lazy(
+        () => import('./rate.js'),
+        (m) => m.rateReveal,
+      ),
+    );
 }

@@ -43,7 +43,8 @@ export async function rate(ctx: Context, options: RateOptions): Promise<void> {
 }
 
 export async function rateCommit(ctx: Context, options: RateCommitOptions): Promise<void> {
-  if (options.offline !== true) throw new UsageError('usage', 'rate commit builds commits with --offline only; to rate online run `loopsign rate --content-id …`');
+  if (options.offline !== true)
+    throw new UsageError('usage', 'rate commit builds commits with --offline only; to rate online run `loopsign rate --content-id …`');
   required(options, 'runtime', 'voter', 'contentId', 'prediction', 'stake');
   const { offlineCommit } = await import('../rate/offline-commit.js');
   const out = await offlineCommit(ctx, {
@@ -67,7 +68,10 @@ export async function rateStatus(ctx: Context, options: RateLookupOptions): Prom
   ctx.out.result(serviceDocument(s, { contentId, votes }), () =>
     [
       `question ${contentId}: ${String(s.status)}${s.commitHash ? ` (commit ${String(s.commitHash)}, round ${String(s.roundId)})` : ''}`,
-      ...votes.map((v) => `  journaled vote, round ${v.roundId}: ${v.state}, commit ${v.commitHash}, stake ${Number(v.stakeWei) / 1e6} LREP, revealable from ${v.revealableAt}${v.setAside ? ' (set aside: another chain instance)' : ''}`),
+      ...votes.map(
+        (v) =>
+          `  journaled vote, round ${v.roundId}: ${v.state}, commit ${v.commitHash}, stake ${Number(v.stakeWei) / 1e6} LREP, revealable from ${v.revealableAt}${v.setAside ? ' (set aside: another chain instance)' : ''}`,
+      ),
     ].join('\n'),
   );
 }

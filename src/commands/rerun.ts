@@ -80,7 +80,10 @@ export function withRerun<O extends RerunOptions>(handler: AnyHandler<O>): AnyHa
     const result = out.result.bind(out);
     out.result = (data, text) => {
       const next = Array.isArray(data.next) ? { next: data.next.map((n) => (typeof n === 'string' ? carryFlags(n, flags) : n)) } : {};
-      result({ ...data, ...next }, typeof text === 'function' ? () => carryFlags(text(), flags) : text === undefined ? undefined : carryFlags(text, flags));
+      result(
+        { ...data, ...next },
+        typeof text === 'function' ? () => carryFlags(text(), flags) : text === undefined ? undefined : carryFlags(text, flags),
+      );
     };
     try {
       return await carryingFlags(flags, () => handler(ctx, options, args));

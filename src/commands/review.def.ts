@@ -47,15 +47,23 @@ export interface ReviewListOptions extends CredentialOptions {
 
 const gateOptions = (cmd: Command) =>
   cmd
-    .option('--trusted-keys <file>', 'a saved trusted-keys document (`loopsign evidence keys --out FILE`): its human_review_gate keys verify the review evidence')
+    .option(
+      '--trusted-keys <file>',
+      'a saved trusted-keys document (`loopsign evidence keys --out FILE`): its human_review_gate keys verify the review evidence',
+    )
     .option('--gate-key <pin>', 'or one pinned review-gate key: an .spki.txt pin file or its base64url line')
-    .option('--output <file>', 'the output you will release; its SHA-256 must be the evidence\'s outputCommitment (default: the text journaled by `review evaluate`)');
+    .option(
+      '--output <file>',
+      "the output you will release; its SHA-256 must be the evidence's outputCommitment (default: the text journaled by `review evaluate`)",
+    );
 
 const APPROVAL =
   '\nExit 0 only for approval (review.md §5.6.4): completed, signed authorized_positive evidence verified with the pinned\ngate key, for this very output. Pending, inconclusive, rejected, failed, cancelled, skipped, a timeout or anything\nunverifiable is exit 7 with the state named; evidence that does not verify is exit 8; evidence for another review\nor output is refused (exit 5).\n';
 
 export function defineReview(program: Command, lazy: Lazy): void {
-  const review = program.command('review').description('invited workspace review: private reviews, and the review client over the workspace MCP');
+  const review = program
+    .command('review')
+    .description('invited workspace review: private reviews, and the review client over the workspace MCP');
   const load = () => import('./review.js');
 
   credentialOptions(
@@ -70,8 +78,8 @@ export function defineReview(program: Command, lazy: Lazy): void {
       .requiredOption('--data-classification <c>', 'internal, confidential, restricted or regulated')
       .requiredOption('--source <file>', 'the source artifact (sent as base64 transport bytes)')
       .requiredOption('--suggestion <file>', 'the suggestion artifact')
-      .option('--source-type <media type>', 'the source\'s media type (default: detected from its bytes)')
-      .option('--suggestion-type <media type>', 'the suggestion\'s media type (default: detected from its bytes)')
+      .option('--source-type <media type>', "the source's media type (default: detected from its bytes)")
+      .option('--suggestion-type <media type>', "the suggestion's media type (default: detected from its bytes)")
       .option('--idempotency-key <key>', '8 … 160 of [A-Za-z0-9._:-] (default: generated, journaled and reused on rerun)'),
   )
     .addHelpText(
@@ -82,23 +90,25 @@ export function defineReview(program: Command, lazy: Lazy): void {
     )
     .action(lazy(load, (m) => m.reviewCreate));
 
-  credentialOptions(review.command('policy').description('the bound agent context: workflows, request profile, authority (rateloop_get_agent_context)'))
+  credentialOptions(
+    review.command('policy').description('the bound agent context: workflows, request profile, authority (rateloop_get_agent_context)'),
+  )
     .addHelpText('after', examples(['loopsign review policy --api-key-file ~/.rateloop-key']))
     .action(lazy(load, (m) => m.reviewPolicy));
 
   credentialOptions(
     review
       .command('evaluate')
-      .description('record one output and get the owner policy\'s decision (rateloop_evaluate_review_requirement); sends only hashes')
+      .description("record one output and get the owner policy's decision (rateloop_evaluate_review_requirement); sends only hashes")
       .requiredOption('--external-id <id>', 'your stable id for this one output (retries reuse it)')
-      .requiredOption('--workflow <key>', 'the workflow key (in the integration\'s allow-list)')
+      .requiredOption('--workflow <key>', "the workflow key (in the integration's allow-list)")
       .requiredOption('--risk-tier <tier>', 'e.g. low, medium, high, critical')
       .requiredOption('--source <file>', 'the exact reviewer-visible request (UTF-8, ≤ 3,000 characters)')
       .requiredOption('--suggestion <file>', 'the exact output awaiting release (UTF-8, ≤ 3,000 characters)')
       .option('--source-reference <ref>', 'an opaque reference for the source (default loopsign:<external id>)')
-      .option('--source-type <media type>', 'the source\'s media type for a private review (default text/plain)')
-      .option('--suggestion-type <media type>', 'the suggestion\'s media type for a private review (default text/plain)')
-      .option('--confidence-bps <n>', 'the agent\'s declared confidence, 0 … 10000')
+      .option('--source-type <media type>', "the source's media type for a private review (default text/plain)")
+      .option('--suggestion-type <media type>', "the suggestion's media type for a private review (default text/plain)")
+      .option('--confidence-bps <n>', "the agent's declared confidence, 0 … 10000")
       .option('--critical-risk', 'mark the output critical')
       .option('--metadata-incomplete', 'say the metadata is incomplete')
       .option('--execution <file>', 'the execution provenance as JSON (review.md §5.5.4)')
@@ -107,7 +117,12 @@ export function defineReview(program: Command, lazy: Lazy): void {
       .option('--positive-label <label>', 'with --question')
       .option('--negative-label <label>', 'with --question'),
   )
-    .addHelpText('after', examples(['loopsign review evaluate --external-id ticket-1001 --workflow support-reply --risk-tier high --source ticket.txt --suggestion reply.txt --model openai/gpt-5.1 --api-key-file ~/.rateloop-key']))
+    .addHelpText(
+      'after',
+      examples([
+        'loopsign review evaluate --external-id ticket-1001 --workflow support-reply --risk-tier high --source ticket.txt --suggestion reply.txt --model openai/gpt-5.1 --api-key-file ~/.rateloop-key',
+      ]),
+    )
     .action(lazy(load, (m) => m.reviewEvaluate));
 
   credentialOptions(
@@ -134,24 +149,34 @@ export function defineReview(program: Command, lazy: Lazy): void {
         .option('--cursor <cursor>', 'resume from the cursor an earlier wait printed'),
     ),
   )
-    .addHelpText('after', examples(['loopsign review wait aop_c5644f2f47a027fc60cbd6ffb2aae8ad607bed4c --trusted-keys trusted-keys.json --api-key-file ~/.rateloop-key']) + APPROVAL)
+    .addHelpText(
+      'after',
+      examples([
+        'loopsign review wait aop_c5644f2f47a027fc60cbd6ffb2aae8ad607bed4c --trusted-keys trusted-keys.json --api-key-file ~/.rateloop-key',
+      ]) + APPROVAL,
+    )
     .action(lazy(load, (m) => m.reviewWait));
 
   gateOptions(
     credentialOptions(
       review
         .command('result')
-        .description('the review\'s result (rateloop_get_review_result), judged by §5.6.4; --verify also verifies its run\'s evidence packet')
+        .description("the review's result (rateloop_get_review_result), judged by §5.6.4; --verify also verifies its run's evidence packet")
         .argument('<opportunityId>', 'aop_ + 40 hex')
-        .option('--verify', 'fetch and verify the evidence packet of the review\'s run (browser session cookie)')
-        .option('--run <runId>', 'with --verify: the run (default: derived from the private review\'s delivery)')
+        .option('--verify', "fetch and verify the evidence packet of the review's run (browser session cookie)")
+        .option('--run <runId>', "with --verify: the run (default: derived from the private review's delivery)")
         .option('--public-key <pin>', 'with --verify: the pinned packet key, instead of --trusted-keys')
         .option('--key-id <id>', 'with --public-key: its key id')
         .option('--session-cookie-file <file>', 'with --verify: a file holding the __Host-rateloop-session cookie')
         .option('--session-cookie-env <name>', 'with --verify: the NAME of a variable holding that cookie'),
     ),
   )
-    .addHelpText('after', examples(['loopsign review result aop_c5644f2f47a027fc60cbd6ffb2aae8ad607bed4c --trusted-keys trusted-keys.json --verify --session-cookie-env RATELOOP_SESSION --api-key-file ~/.rateloop-key']) + APPROVAL)
+    .addHelpText(
+      'after',
+      examples([
+        'loopsign review result aop_c5644f2f47a027fc60cbd6ffb2aae8ad607bed4c --trusted-keys trusted-keys.json --verify --session-cookie-env RATELOOP_SESSION --api-key-file ~/.rateloop-key',
+      ]) + APPROVAL,
+    )
     .action(lazy(load, (m) => m.reviewResult));
 
   credentialOptions(
@@ -165,7 +190,12 @@ export function defineReview(program: Command, lazy: Lazy): void {
     .addHelpText('after', examples(['loopsign review list --all --api-key-file ~/.rateloop-key']))
     .action(lazy(load, (m) => m.reviewList));
 
-  credentialOptions(review.command('state').description('the review rate and human agreement of a scope (rateloop_get_assurance_state)').argument('<scopeId>', 'evs_ + 40 hex, from `review evaluate`'))
+  credentialOptions(
+    review
+      .command('state')
+      .description('the review rate and human agreement of a scope (rateloop_get_assurance_state)')
+      .argument('<scopeId>', 'evs_ + 40 hex, from `review evaluate`'),
+  )
     .addHelpText('after', examples(['loopsign review state evs_683b1fc3e0ce6052ae8ba83ffd48280965814118 --api-key-file ~/.rateloop-key']))
     .action(lazy(load, (m) => m.reviewState));
 }

@@ -22,5 +22,10 @@ export function defineRuns(program: Command, lazy: Lazy): void {
       examples(['loopsign runs status hau_0123456789abcdef0123456789abcdef --wait --api-key-file ~/.rateloop-key']) +
         '\nA completed run prints the command that fetches and verifies its evidence packet (loopsign evidence fetch run …).\n',
     )
-    .action(lazy(() => import('./runs.js'), (m) => m.runsStatus));
+    .action(
+      lazy(
+        () => import('./runs.js'),
+        (m) => m.runsStatus,
+      ),
+    );
 }

@@ -8,12 +8,17 @@ export async function sandbox(ctx: Context, options: SandboxOptions): Promise<vo
   let port: number | undefined;
   if (options.port !== undefined) {
     port = Number(options.port);
-    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UsageError('invalid_port', `--port ${String(options.port)} is not a TCP port (1-65535)`);
+    if (!Number.isInteger(port) || port < 1 || port > 65535)
+      throw new UsageError('invalid_port', `--port ${String(options.port)} is not a TCP port (1-65535)`);
   }
   let blockTime: number | undefined;
   if (options.blockTime !== undefined) {
     blockTime = Number(options.blockTime);
-    if (!Number.isInteger(blockTime) || blockTime < 1 || blockTime > 3600) throw new UsageError('invalid_block_time', `--block-time ${String(options.blockTime)} is not a whole number of seconds from 1 to 3600`);
+    if (!Number.isInteger(blockTime) || blockTime < 1 || blockTime > 3600)
+      throw new UsageError(
+        'invalid_block_time',
+        `--block-time ${String(options.blockTime)} is not a whole number of seconds from 1 to 3600`,
+      );
   }
   if (port !== undefined) await portFree(port);
   const { startSandbox } = await import('../sandbox/index.js');
@@ -95,7 +100,17 @@ async function portFree(port: number): Promise<void> {
   const { createServer } = await import('node:net');
   await new Promise<void>((resolve, reject) => {
     const server = createServer();
-    server.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'EADDRINUSE' ? portInUse(port) : error.code === 'EACCES' ? new UsageError('port_not_allowed', `--port ${port} may not be used by this user (ports below 1024 need privileges)`, { hint: 'choose a port above 1023, or leave --port out' }) : error));
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? portInUse(port)
+          : error.code === 'EACCES'
+            ? new UsageError('port_not_allowed', `--port ${port} may not be used by this user (ports below 1024 need privileges)`, {
+                hint: 'choose a port above 1023, or leave --port out',
+              })
+            : error,
+      ),
+    );
     server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
   });
 }
@@ -112,8 +127,16 @@ export async function sandboxFund(ctx: Context, options: SandboxFundOptions, arg
   const eth = parseDisplayAmount(options.eth ?? (none ? '1' : '0'), 18, '--eth');
   const usdc = parseDisplayAmount(options.usdc ?? (none ? '100' : '0'), 6, '--usdc');
   const lrep = parseDisplayAmount(options.lrep ?? (none ? '100' : '0'), 6, '--lrep');
-  for (const [flag, v, d] of [['--eth', eth, 18], ['--usdc', usdc, 6], ['--lrep', lrep, 6]] as const) {
-    if (v > MAX_TOKEN_AMOUNT * 10n ** BigInt(d)) throw new UsageError('amount_too_large', `${flag} ${formatUnits(v, d)} is more than the sandbox gives at once (${formatUnits(MAX_TOKEN_AMOUNT, 0)})`);
+  for (const [flag, v, d] of [
+    ['--eth', eth, 18],
+    ['--usdc', usdc, 6],
+    ['--lrep', lrep, 6],
+  ] as const) {
+    if (v > MAX_TOKEN_AMOUNT * 10n ** BigInt(d))
+      throw new UsageError(
+        'amount_too_large',
+        `${flag} ${formatUnits(v, d)} is more than the sandbox gives at once (${formatUnits(MAX_TOKEN_AMOUNT, 0)})`,
+      );
   }
   const config = await ctx.config();
   const { readSandboxManifest, sandboxManifestPath } = await import('../chains/index.js');
@@ -124,19 +147,40 @@ export async function sandboxFund(ctx: Context, options: SandboxFundOptions, arg
       hint: 'start one with `loopsign sandbox --state-dir DIR` and set LOOPSIGN_SANDBOX_MANIFEST=DIR/manifest.json',
     });
   }
-  const body = { address, ...(eth > 0n ? { eth: formatUnits(eth, 18) } : {}), ...(usdc > 0n ? { usdc: usdc.toString() } : {}), ...(lrep > 0n ? { lrep: lrep.toString() } : {}) };
+  const body = {
+    address,
+    ...(eth > 0n ? { eth: formatUnits(eth, 18) } : {}),
+    ...(usdc > 0n ? { usdc: usdc.toString() } : {}),
+    ...(lrep > 0n ? { lrep: lrep.toString() } : {}),
+  };
   const { ServiceError } = await import('../errors.js');
   let res: Response;
   try {
-    res = await fetch(`${manifest.baseUrl}/__sandbox/fund`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: ctx.signal });
-  } catch (error) {
-    throw new ServiceError('sandbox_unreachable', `the sandbox at ${manifest.baseUrl} (manifest ${file}) did not answer: ${(error as Error).message}`, {
-      hint: 'is it still running? start it again with `loopsign sandbox`',
+    res = await fetch(`${manifest.baseUrl}/__sandbox/fund`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: ctx.signal,
     });
+  } catch (error) {
+    throw new ServiceError(
+      'sandbox_unreachable',
+      `the sandbox at ${manifest.baseUrl} (manifest ${file}) did not answer: ${(error as Error).message}`,
+      {
+        hint: 'is it still running? start it again with `loopsign sandbox`',
+      },
+    );
   }
   if (!res.ok) throw new ServiceError('sandbox_fund_failed', `the sandbox refused to fund ${address} (HTTP ${res.status})`);
   const funded = { eth: formatUnits(eth, 18), usdc: formatUnits(usdc, 6), lrep: formatUnits(lrep, 6) };
-  ctx.out.result({ address, funded, atomic: { eth: eth.toString(), usdc: usdc.toString(), lrep: lrep.toString() }, baseUrl: manifest.baseUrl }, () =>
-    [`funded ${address} on the sandbox at ${manifest.baseUrl}:`, ...(eth > 0n ? [`  ETH   balance set to ${funded.eth}`] : []), ...(usdc > 0n ? [`  USDC  +${funded.usdc}`] : []), ...(lrep > 0n ? [`  LREP  +${funded.lrep}`] : [])].join('\n'),
+  ctx.out.result(
+    { address, funded, atomic: { eth: eth.toString(), usdc: usdc.toString(), lrep: lrep.toString() }, baseUrl: manifest.baseUrl },
+    () =>
+      [
+        `funded ${address} on the sandbox at ${manifest.baseUrl}:`,
+        ...(eth > 0n ? [`  ETH   balance set to ${funded.eth}`] : []),
+        ...(usdc > 0n ? [`  USDC  +${funded.usdc}`] : []),
+        ...(lrep > 0n ? [`  LREP  +${funded.lrep}`] : []),
+      ].join('\n'),
   );
 }

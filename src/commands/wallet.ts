@@ -15,7 +15,7 @@ import {
   parsePrivateKey,
 } from '../wallet/keystore.js';
 import { obtainPassword } from '../wallet/password.js';
-import { readKeystoreFile, saveKeystore, } from '../wallet/unlock.js';
+import { readKeystoreFile, saveKeystore } from '../wallet/unlock.js';
 import { readSecretInput } from '../wallet/secret-input.js';
 import { rekeyWallet } from '../wallet/rekey.js';
 import type { WalletBalanceOptions, WalletExportOptions, WalletImportOptions, WalletNewOptions, WalletRekeyOptions } from './wallet.def.js';
@@ -26,7 +26,14 @@ import { checkAddress } from '../address.js';
  * (seconds) runs. saveKeystore still refuses one that appears meanwhile.
  */
 async function refuseExisting(file: string, force: boolean): Promise<void> {
-  if (force || !(await fs.lstat(file).then(() => true, () => false))) return;
+  if (
+    force ||
+    !(await fs.lstat(file).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return;
   throw new CredentialError('keystore_exists', `a keystore already exists at ${file}; it was not changed`, {
     hint: 'pass --force to replace it (back it up first with `loopsign wallet export --out FILE`), or choose another --keystore',
   });
@@ -64,7 +71,10 @@ export async function walletImport(ctx: Context, options: WalletImportOptions): 
     const keystore = await encryptKeystore(privateKey, password);
     await saveKeystore(config.keystore.value, keystore, force);
     const address = addressOfPrivateKey(privateKey);
-    ctx.out.result({ address, keystore: config.keystore.value, importedFrom: source }, () => `imported wallet ${address}\nkeystore: ${config.keystore.value}`);
+    ctx.out.result(
+      { address, keystore: config.keystore.value, importedFrom: source },
+      () => `imported wallet ${address}\nkeystore: ${config.keystore.value}`,
+    );
     return;
   }
   const text = await readSecretInput(typeof options.privateKeyFile === 'string' ? options.privateKeyFile : undefined, 'private key');
@@ -82,13 +92,18 @@ export async function walletAddressDocument(ctx: Context): Promise<{ address: st
   // The keystore's own address field, --from for an external signer (cast keystores carry none: then it is unlocked).
   const address = await ctx.walletAddress();
   const { describeSource } = await import('../wallet/signers/types.js');
-  return { address, signer: describeSource(config.signer.source), keystore: config.signer.source.kind === 'keystore' ? config.keystore.value : null };
+  return {
+    address,
+    signer: describeSource(config.signer.source),
+    keystore: config.signer.source.kind === 'keystore' ? config.keystore.value : null,
+  };
 }
 
 export async function walletExport(ctx: Context, options: WalletExportOptions): Promise<void> {
   const config = await ctx.config();
   const target = path.resolve(String(options.out));
-  if (target === path.resolve(config.keystore.value)) throw new UsageError('same_file', '--out is the keystore itself; choose another file');
+  if (target === path.resolve(config.keystore.value))
+    throw new UsageError('same_file', '--out is the keystore itself; choose another file');
   const json = await readKeystoreFile(config.keystore.value);
   parseKeystore(json);
   const text = JSON.stringify(json, null, 2) + '\n';
@@ -106,7 +121,10 @@ export async function walletExport(ctx: Context, options: WalletExportOptions): 
       throw error;
     }
   }
-  ctx.out.result({ exported: target, address: claimedAddress(json) ?? null }, () => `wrote an encrypted copy of the keystore to ${target} (mode 0600)`);
+  ctx.out.result(
+    { exported: target, address: claimedAddress(json) ?? null },
+    () => `wrote an encrypted copy of the keystore to ${target} (mode 0600)`,
+  );
 }
 
 export async function walletBalance(ctx: Context, options: WalletBalanceOptions): Promise<void> {
@@ -115,7 +133,10 @@ export async function walletBalance(ctx: Context, options: WalletBalanceOptions)
   ctx.out.result(doc, () =>
     [
       `wallet ${address} on ${resolved.chain.name} (${resolved.chain.chainId})`,
-      ...balances.map((b) => `  ${b.symbol.padEnd(5)} ${b.formatted ?? 'not configured on this chain'}${b.tokenAddress ? `  (token ${b.tokenAddress})` : ''}`),
+      ...balances.map(
+        (b) =>
+          `  ${b.symbol.padEnd(5)} ${b.formatted ?? 'not configured on this chain'}${b.tokenAddress ? `  (token ${b.tokenAddress})` : ''}`,
+      ),
     ].join('\n'),
   );
 }
@@ -133,6 +154,9 @@ export async function walletRekey(ctx: Context, options: WalletRekeyOptions): Pr
   const config = await ctx.config();
   ctx.out.progress('keystore.rekey', 'unlocking the keystore and re-encrypting it (scrypt n=2^18)');
   const r = await rekeyWallet(config, { newPasswordFile: options.newPasswordFile, newPasswordEnv: options.newPasswordEnv });
-  ctx.out.result({ ...r }, () => `re-encrypted wallet ${r.address}
-keystore: ${r.keystore} (was ${kdfLabel(r.before)}, now ${kdfLabel(r.after)}${r.passwordChanged ? ', new password' : ', same password'})`);
+  ctx.out.result(
+    { ...r },
+    () => `re-encrypted wallet ${r.address}
+keystore: ${r.keystore} (was ${kdfLabel(r.before)}, now ${kdfLabel(r.after)}${r.passwordChanged ? ', new password' : ', same password'})`,
+  );
 }

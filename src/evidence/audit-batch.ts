@@ -94,7 +94,8 @@ function partText(bytes: Buffer, from: number, end: number): string {
 
 /** A run followed by the next part's (checked from the run's head): what checking both as one run would report. */
 function joinPart(run: RunCheck, part: RunCheck, partStart: number): RunCheck {
-  if (run.otherWorkspaceAt === undefined) run.otherWorkspaceAt = part.firstWorkspace !== run.firstWorkspace ? partStart : part.otherWorkspaceAt;
+  if (run.otherWorkspaceAt === undefined)
+    run.otherWorkspaceAt = part.firstWorkspace !== run.firstWorkspace ? partStart : part.otherWorkspaceAt;
   if (part.withNulls > 0 && run.withNulls === 0) run.firstWithNulls = part.firstWithNulls;
   run.withNulls += part.withNulls;
   run.head = part.head;
@@ -109,7 +110,10 @@ function checkWhole(task: BatchTask): BatchReport {
   const chars = wrapped.length - 2;
   const raw = scanJson(wrapped, 1);
   // The wrapper's own bracket is the events array, counted once by the caller.
-  const scan: ScanReport = { containers: raw.containers - 1, ...(raw.error ? { error: { ...raw.error, before: raw.error.before - 1 } } : {}) };
+  const scan: ScanReport = {
+    containers: raw.containers - 1,
+    ...(raw.error ? { error: { ...raw.error, before: raw.error.before - 1 } } : {}),
+  };
   if (scan.error) return { chars, scan };
   let events: unknown[];
   try {

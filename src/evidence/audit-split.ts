@@ -212,7 +212,8 @@ export class ExportSplitter {
     }
     this.offset += n;
     if (this.toExact) await this.cutExactlyFromBatchStart();
-    if (this.state === State.Events && !this.speculative && this.offset - this.elementStart > AUDIT_EVENT_MAX_BYTES) throw this.eventTooLarge();
+    if (this.state === State.Events && !this.speculative && this.offset - this.elementStart > AUDIT_EVENT_MAX_BYTES)
+      throw this.eventTooLarge();
   }
 
   /** The file has ended. */
@@ -269,7 +270,8 @@ export class ExportSplitter {
     this.current.chars += raw.length;
     try {
       this.key = JSON.parse(raw) as string;
-      if (this.keys.has(this.key)) this.piece({ containers: 0, chars: 0, error: { message: `duplicate key ${JSON.stringify(this.key)}`, before: 0 } });
+      if (this.keys.has(this.key))
+        this.piece({ containers: 0, chars: 0, error: { message: `duplicate key ${JSON.stringify(this.key)}`, before: 0 } });
       this.keys.add(this.key);
     } catch (error) {
       this.key = '';
@@ -490,7 +492,11 @@ export class ExportSplitter {
     const { report } = await this.checker.submit({ bytes, start: this.events, count: this.batchCount });
     const batch: Batch = { start: this.events, count: this.batchCount, report };
     // A wrong guess shows as a batch that does not scan, parse or count as cut: stop reading and cut exactly.
-    if (this.speculative) void report.then((r) => (r.scan.error || r.syntax !== undefined || r.count !== batch.count) && (this.misjudged = true), () => undefined);
+    if (this.speculative)
+      void report.then(
+        (r) => (r.scan.error || r.syntax !== undefined || r.count !== batch.count) && (this.misjudged = true),
+        () => undefined,
+      );
     this.piece(batch);
     if (ended) this.current.chars++; // the comma between two batches
     this.events += this.batchCount;
@@ -511,7 +517,10 @@ export class ExportSplitter {
   }
 
   private tooLarge(what: string): UsageError {
-    return new UsageError('too_large', `${this.name} has ${what}; a streamed audit export may have at most ${AUDIT_EVENT_MAX_BYTES} bytes per event and ${AUDIT_FIELDS_MAX_BYTES} bytes in its other fields together`);
+    return new UsageError(
+      'too_large',
+      `${this.name} has ${what}; a streamed audit export may have at most ${AUDIT_EVENT_MAX_BYTES} bytes per event and ${AUDIT_FIELDS_MAX_BYTES} bytes in its other fields together`,
+    );
   }
 
   /**
@@ -524,7 +533,14 @@ export class ExportSplitter {
     for (const p of this.pieces) {
       if ('report' in p) {
         const report = await p.report;
-        pieces.push({ containers: report.scan.containers, chars: report.chars, error: report.scan.error, syntax: report.syntax, batch: p, report });
+        pieces.push({
+          containers: report.scan.containers,
+          chars: report.chars,
+          error: report.scan.error,
+          syntax: report.syntax,
+          batch: p,
+          report,
+        });
       } else pieces.push(p);
     }
     const shell = this.shell;

@@ -123,7 +123,10 @@ class Pool implements Checker {
   /** To the least busy worker with room; when every worker has its fill, checked here and now (the reader waits). */
   async submit(batch: BatchTask): Promise<{ report: Promise<BatchReport> }> {
     const task: BatchTask = this.partBytes === undefined ? batch : { ...batch, partBytes: this.partBytes };
-    const least = this.workers.reduce<Pool['workers'][number] | undefined>((a, b) => (a && a.pending.size <= b.pending.size ? a : b), undefined);
+    const least = this.workers.reduce<Pool['workers'][number] | undefined>(
+      (a, b) => (a && a.pending.size <= b.pending.size ? a : b),
+      undefined,
+    );
     if (!least || least.pending.size >= Pool.DEPTH) {
       const report = checkBatch(task);
       this.recycle(task.bytes.buffer as ArrayBuffer);

@@ -56,7 +56,24 @@ export function auditEventPayload(e: Obj): Obj {
 }
 
 // The payload's keys in the legacy order (en-US collation), each with its JSON prefix.
-const PAYLOAD_ORDER = ['action', 'actorKind', 'actorReference', 'assuranceMethod', 'eventId', 'homeRegion', 'metadata', 'occurredAt', 'purpose', 'reason', 'requestCorrelation', 'result', 'targetId', 'targetKind', 'workspaceId', 'sequence']
+const PAYLOAD_ORDER = [
+  'action',
+  'actorKind',
+  'actorReference',
+  'assuranceMethod',
+  'eventId',
+  'homeRegion',
+  'metadata',
+  'occurredAt',
+  'purpose',
+  'reason',
+  'requestCorrelation',
+  'result',
+  'targetId',
+  'targetKind',
+  'workspaceId',
+  'sequence',
+]
   .sort(legacyCompare)
   .map((key) => ({ key, prefix: `"${key}":` }));
 
@@ -66,7 +83,8 @@ function legacyCanonicalPayload(payload: Obj): string {
   for (const { key, prefix } of PAYLOAD_ORDER) {
     const value = payload[key];
     if (value === undefined) continue; // as JSON (and canonicalJson) leaves it out
-    out += (out.length > 1 ? ',' : '') + prefix + (typeof value === 'string' ? canonicalString(value) : canonicalJson(value, 'locale-en-US'));
+    out +=
+      (out.length > 1 ? ',' : '') + prefix + (typeof value === 'string' ? canonicalString(value) : canonicalJson(value, 'locale-en-US'));
   }
   return out + '}';
 }
@@ -101,10 +119,15 @@ function stringified(payload: Obj): Obj {
 
 /** Why a document is no audit export at all, checked before any event (the service verifier's order). */
 export function exportShapeFailure(d: Obj): AuditResult | undefined {
-  if (!d || typeof d !== 'object' || Array.isArray(d)) return { valid: false, errors: ['invalid_export_shape'], detail: 'an audit export is a JSON object' };
+  if (!d || typeof d !== 'object' || Array.isArray(d))
+    return { valid: false, errors: ['invalid_export_shape'], detail: 'an audit export is a JSON object' };
   // Another format is refused before anything else, with the service verifier's code (evidence.md §11.3).
   if (d.format !== AUDIT_FORMAT) {
-    return { valid: false, errors: ['invalid_export_shape'], detail: `format ${JSON.stringify(d.format ?? null)} is not ${AUDIT_FORMAT}; loopsign verifies only that format` };
+    return {
+      valid: false,
+      errors: ['invalid_export_shape'],
+      detail: `format ${JSON.stringify(d.format ?? null)} is not ${AUDIT_FORMAT}; loopsign verifies only that format`,
+    };
   }
   if (!Array.isArray(d.events) || !d.integrity || typeof d.integrity !== 'object') {
     return { valid: false, errors: ['invalid_export_shape'], detail: 'an object with events[] and integrity is required' };
@@ -124,8 +147,20 @@ export interface LinkFailure {
   note?: string;
 }
 
-const workspaceMismatch = (i: number): LinkFailure => ({ index: i, step: 1, code: 'workspace_mismatch', detail: `event ${i + 1} belongs to another workspace`, sequence: i + 1 });
-const previousMismatch = (i: number): LinkFailure => ({ index: i, step: 2, code: 'previous_digest_mismatch', detail: `event ${i + 1} does not point at the event before it`, sequence: i + 1 });
+const workspaceMismatch = (i: number): LinkFailure => ({
+  index: i,
+  step: 1,
+  code: 'workspace_mismatch',
+  detail: `event ${i + 1} belongs to another workspace`,
+  sequence: i + 1,
+});
+const previousMismatch = (i: number): LinkFailure => ({
+  index: i,
+  step: 2,
+  code: 'previous_digest_mismatch',
+  detail: `event ${i + 1} does not point at the event before it`,
+  sequence: i + 1,
+});
 
 /**
  * What checking a run of consecutive events found. The whole chain is one run (verifyAuditExport); a streamed
@@ -154,13 +189,25 @@ export interface RunCheck {
  * checked (the event's own is used to hash it); without `workspaceId` no workspace is checked, only reported.
  * Nothing is allocated per event beyond the payload and its text: this loop runs 100,000+ times a second.
  */
-export function checkRun(events: readonly unknown[], start: number, previous: string | undefined, workspaceId: string | undefined): RunCheck {
+export function checkRun(
+  events: readonly unknown[],
+  start: number,
+  previous: string | undefined,
+  workspaceId: string | undefined,
+): RunCheck {
   const run: RunCheck = { head: previous ?? GENESIS_DIGEST, withNulls: 0 };
   let last = previous;
   let i = start;
   let step = 0;
   const fail = (e: Obj, code: string, detail: string, note?: string): RunCheck => {
-    run.failure = { index: i, step, code, detail, sequence: typeof e.sequence === 'number' ? e.sequence : i + 1, ...(note ? { note } : {}) };
+    run.failure = {
+      index: i,
+      step,
+      code,
+      detail,
+      sequence: typeof e.sequence === 'number' ? e.sequence : i + 1,
+      ...(note ? { note } : {}),
+    };
     return run;
   };
   try {
@@ -209,7 +256,14 @@ export function failureResult(f: LinkFailure, eventCount: number): AuditResult {
 }
 
 /** The result for a chain whose every link held: its head and count against the export's integrity and the expected head. */
-export function chainResult(d: Obj, head: string, eventCount: number, withNulls: number, firstWithNulls: number | undefined, expectedHead?: string): AuditResult {
+export function chainResult(
+  d: Obj,
+  head: string,
+  eventCount: number,
+  withNulls: number,
+  firstWithNulls: number | undefined,
+  expectedHead?: string,
+): AuditResult {
   const errors: string[] = [];
   if (d.integrity.valid !== true || d.integrity.headDigest !== head || d.integrity.eventCount !== eventCount) errors.push('head_mismatch');
   if (expectedHead !== undefined && expectedHead !== head) errors.push('expected_head_mismatch');

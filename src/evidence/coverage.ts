@@ -24,7 +24,9 @@ export function verifyCoverageExport(doc: unknown): CoverageResult {
       return { valid: false, errors: ['invalid_export_shape'] };
     }
     const expected = coverageDigest(d);
-    return expected === d.exportDigest ? { valid: true, errors: [], exportDigest: expected } : { valid: false, errors: ['export_digest_mismatch'], exportDigest: d.exportDigest, expected };
+    return expected === d.exportDigest
+      ? { valid: true, errors: [], exportDigest: expected }
+      : { valid: false, errors: ['export_digest_mismatch'], exportDigest: d.exportDigest, expected };
   } catch {
     return { valid: false, errors: ['verification_failed'] };
   }

@@ -30,7 +30,12 @@ export const STREAM_MIN_BYTES = 16 * MiB;
 /** How much of a file is read to tell its kind. */
 export const SNIFF_BYTES = 64 * 1024;
 
-const KIND_LABEL: Record<KnownKind, string> = { packet: 'an evidence packet', 'trusted-keys': 'a trusted-keys document', coverage: 'a coverage export', audit: 'an audit export' };
+const KIND_LABEL: Record<KnownKind, string> = {
+  packet: 'an evidence packet',
+  'trusted-keys': 'a trusted-keys document',
+  coverage: 'a coverage export',
+  audit: 'an audit export',
+};
 export const kindLabel = (kind: KnownKind): string => KIND_LABEL[kind];
 
 export function detectKind(doc: unknown): EvidenceKind {
@@ -54,7 +59,8 @@ export function sniffKind(prefix: string): EvidenceKind {
   if (['payload', 'signing', 'packetDigest', 'signature'].some((k) => keys.has(k))) return 'packet';
   if (schema.includes('trusted-key')) return 'trusted-keys';
   if (schema.startsWith('rateloop.assurance-coverage-export')) return 'coverage';
-  if ((values.format ?? '').startsWith('rateloop-audit') || keys.has('events') || keys.has('integrity') || keys.has('format')) return 'audit';
+  if ((values.format ?? '').startsWith('rateloop-audit') || keys.has('events') || keys.has('integrity') || keys.has('format'))
+    return 'audit';
   return 'unknown';
 }
 

@@ -23,7 +23,8 @@ export async function downloadTrustedKeys(http: HttpClient): Promise<{ doc: Reco
 const ID = /^(?!\.{1,2}$)[A-Za-z0-9._:-]{1,160}$/;
 
 function segment(value: string, flag: string): string {
-  if (!ID.test(value)) throw new UsageError('invalid_id', `${flag} ${JSON.stringify(value.slice(0, 80))} is not an id (letters, digits and ._:- only)`);
+  if (!ID.test(value))
+    throw new UsageError('invalid_id', `${flag} ${JSON.stringify(value.slice(0, 80))} is not an id (letters, digits and ._:- only)`);
   return encodeURIComponent(value);
 }
 
@@ -57,7 +58,11 @@ export interface Fetched {
  * workspace) is refused like one that does not verify (exit 8, `run_id_mismatch` / `workspace_id_mismatch`),
  * however well it is signed.
  */
-export async function verifyFetched(f: Fetched, trust: PacketTrust, expectedHead?: string): Promise<{ outcome: VerifyOutcome; mismatch?: SubjectMismatch }> {
+export async function verifyFetched(
+  f: Fetched,
+  trust: PacketTrust,
+  expectedHead?: string,
+): Promise<{ outcome: VerifyOutcome; mismatch?: SubjectMismatch }> {
   const outcome = await verifyDocument(f.doc, f.kind, trust, expectedHead);
   if (f.subject.actual === f.subject.expected) return { outcome };
   const code = f.subject.field === 'workspaceId' ? 'workspace_id_mismatch' : 'run_id_mismatch';
@@ -74,7 +79,12 @@ export function evidenceRoute(request: FetchRequest): EvidenceRoute {
     return { request, path: `${ws}/assurance/runs/${run}/evidence`, query: {}, defaultName: `evidence-${request.runId}.json` };
   }
   if (request.what === 'audit') return { request, path: `${ws}/audit/export`, query: {}, defaultName: 'rateloop-audit.json' };
-  return { request, path: `${ws}/assurance/coverage/export`, query: { from: request.from, to: request.to }, defaultName: 'rateloop-assurance-coverage.json' };
+  return {
+    request,
+    path: `${ws}/assurance/coverage/export`,
+    query: { from: request.from, to: request.to },
+    defaultName: 'rateloop-assurance-coverage.json',
+  };
 }
 
 /** GET one workspace export with the session cookie (the `Cookie` header). A 401 says which credential the route wanted. */
@@ -84,18 +94,28 @@ export async function fetchEvidence(http: HttpClient, route: EvidenceRoute, cook
   try {
     doc = await http.request({ method: 'GET', path, headers: { cookie }, query, idempotent: true, timeoutMs: 60_000 });
   } catch (error) {
-    throw error instanceof ServiceError && (error.details as { status?: number } | undefined)?.status === 401 ? sessionRefused(error) : error;
+    throw error instanceof ServiceError && (error.details as { status?: number } | undefined)?.status === 401
+      ? sessionRefused(error)
+      : error;
   }
   if (req.what === 'run') {
     const payload = doc.payload as Record<string, unknown> | undefined;
     return { kind: 'packet', doc, subject: { field: 'payload.runId', expected: req.runId!, actual: payload?.runId } };
   }
-  return { kind: req.what === 'audit' ? 'audit' : 'coverage', doc, subject: { field: 'workspaceId', expected: req.workspace, actual: doc.workspaceId } };
+  return {
+    kind: req.what === 'audit' ? 'audit' : 'coverage',
+    doc,
+    subject: { field: 'workspaceId', expected: req.workspace, actual: doc.workspaceId },
+  };
 }
 
 function sessionRefused(error: ServiceError): CredentialError {
-  return new CredentialError(serviceCode(error.code) ?? httpStatusCode(401), `the service did not accept the session cookie (HTTP 401 ${error.code}): the workspace evidence, audit and coverage routes take the browser session cookie ${SESSION_COOKIE_NAME}, not a workspace API key`, {
-    hint: 'sign in again in the browser (sessions last 12 hours) as a member with export rights, and copy the fresh cookie into your --session-cookie-file or --session-cookie-env variable',
-    details: error.details,
-  });
+  return new CredentialError(
+    serviceCode(error.code) ?? httpStatusCode(401),
+    `the service did not accept the session cookie (HTTP 401 ${error.code}): the workspace evidence, audit and coverage routes take the browser session cookie ${SESSION_COOKIE_NAME}, not a workspace API key`,
+    {
+      hint: 'sign in again in the browser (sessions last 12 hours) as a member with export rights, and copy the fresh cookie into your --session-cookie-file or --session-cookie-env variable',
+      details: error.details,
+    },
+  );
 }

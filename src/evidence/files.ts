@@ -7,7 +7,16 @@ import type { UsageCode } from '../error-codes.js';
 import { EvidenceInvalidError, UsageError } from '../errors.js';
 import type { AuditResult } from './audit.js';
 import type { CoverageResult } from './coverage.js';
-import { detectKind, kindLabel, KIND_MAX_BYTES, SNIFF_BYTES, sniffKind, STREAM_MIN_BYTES, type EvidenceKind, type KnownKind } from './detect.js';
+import {
+  detectKind,
+  kindLabel,
+  KIND_MAX_BYTES,
+  SNIFF_BYTES,
+  sniffKind,
+  STREAM_MIN_BYTES,
+  type EvidenceKind,
+  type KnownKind,
+} from './detect.js';
 import { checkTrustedKeysDocument, KEY_ID, readPin, type TrustedKey } from './keys.js';
 import { verifyPacket, type PacketResult } from './packet.js';
 import { parseStrictJson } from './strict-json.js';
@@ -76,15 +85,23 @@ function* chunksOf(file: string): Generator<Buffer> {
 
 function tooLarge(name: string, kind: KnownKind, size: number | undefined): UsageError {
   const limit = KIND_MAX_BYTES[kind];
-  return new UsageError('too_large', `${name} is ${size === undefined ? `more than ${limit}` : size} bytes; ${kindLabel(kind)} may be at most ${limit} bytes`, {
-    hint: kind === 'packet' ? 'evidence packets are at most 2 MB (the service\'s own verifier limit)' : undefined,
-  });
+  return new UsageError(
+    'too_large',
+    `${name} is ${size === undefined ? `more than ${limit}` : size} bytes; ${kindLabel(kind)} may be at most ${limit} bytes`,
+    {
+      hint: kind === 'packet' ? "evidence packets are at most 2 MB (the service's own verifier limit)" : undefined,
+    },
+  );
 }
 
 function unrecognised(name: string): UsageError {
-  return new UsageError('invalid_packet_shape', `${name} is not an evidence file: its first ${SNIFF_BYTES / 1024} KiB show no packet, audit, coverage or trusted-keys fields`, {
-    hint: 'an evidence file is a JSON object; use --audit FILE or --coverage FILE to say which export it is',
-  });
+  return new UsageError(
+    'invalid_packet_shape',
+    `${name} is not an evidence file: its first ${SNIFF_BYTES / 1024} KiB show no packet, audit, coverage or trusted-keys fields`,
+    {
+      hint: 'an evidence file is a JSON object; use --audit FILE or --coverage FILE to say which export it is',
+    },
+  );
 }
 
 export function parseEvidenceText(text: string, what: string, code: UsageCode = 'invalid_packet_shape'): unknown {
@@ -95,7 +112,8 @@ export function parseEvidenceText(text: string, what: string, code: UsageCode = 
   }
 }
 
-const notJson = (what: string, reason: string, code: UsageCode = 'invalid_packet_shape'): UsageError => new UsageError(code, `${what} is not usable JSON: ${reason}`);
+const notJson = (what: string, reason: string, code: UsageCode = 'invalid_packet_shape'): UsageError =>
+  new UsageError(code, `${what} is not usable JSON: ${reason}`);
 
 /**
  * Verify an evidence file: `expected` is the kind the user named (--audit, --coverage), if any. An audit export
@@ -104,7 +122,12 @@ const notJson = (what: string, reason: string, code: UsageCode = 'invalid_packet
  * events and other fields instead). Everything else — stdin, smaller files, other kinds — is read within its
  * kind's cap as before.
  */
-export async function verifyEvidenceFile(file: string, expected: 'audit' | 'coverage' | undefined, trust: PacketTrust, expectedHead?: string): Promise<VerifyOutcome> {
+export async function verifyEvidenceFile(
+  file: string,
+  expected: 'audit' | 'coverage' | undefined,
+  trust: PacketTrust,
+  expectedHead?: string,
+): Promise<VerifyOutcome> {
   if (file !== '-' && expected !== 'coverage') {
     const streamed = await streamedAudit(file, expected === 'audit', expectedHead);
     if (streamed) return streamed;
@@ -163,9 +186,13 @@ export async function trustedKeysFrom(file: string): Promise<TrustedKey[]> {
 /** A packet is verified only against a key the user gives: refused (exit 2) before any work when there is none. */
 export function requireTrust(trust: PacketTrust): void {
   if (trust.trustedKeys === undefined && trust.publicKey === undefined) {
-    throw new UsageError('missing_trust_anchor', 'verifying a packet needs --public-key (with or without --key-id) or --trusted-keys FILE', {
-      hint: 'the key inside the packet is never trusted; get the pin with `loopsign evidence pin --key-id ed25519:… --out key.spki.txt`',
-    });
+    throw new UsageError(
+      'missing_trust_anchor',
+      'verifying a packet needs --public-key (with or without --key-id) or --trusted-keys FILE',
+      {
+        hint: 'the key inside the packet is never trusted; get the pin with `loopsign evidence pin --key-id ed25519:… --out key.spki.txt`',
+      },
+    );
   }
 }
 
@@ -173,7 +200,10 @@ export function requireTrust(trust: PacketTrust): void {
 export async function verifyPacketWith(doc: unknown, trust: PacketTrust): Promise<PacketResult> {
   if (trust.trustedKeys !== undefined) {
     if (trust.publicKey !== undefined) {
-      throw new UsageError('usage', 'give one trust anchor: --public-key (with or without --key-id) or --trusted-keys FILE (with or without --key-id), not both');
+      throw new UsageError(
+        'usage',
+        'give one trust anchor: --public-key (with or without --key-id) or --trusted-keys FILE (with or without --key-id), not both',
+      );
     }
     if (trust.keyId !== undefined && !KEY_ID.test(trust.keyId)) {
       throw new UsageError('invalid_key_id', `--key-id ${trust.keyId} is not a key id (ed25519:<24 hex> or p256:<24 hex>)`);
@@ -186,7 +216,22 @@ export async function verifyPacketWith(doc: unknown, trust: PacketTrust): Promis
       if (!pinned) {
         const r = verifyPacket(doc, {});
         const errors = r.errors.map((e) => (e === 'missing_trust_anchor' ? 'untrusted_signing_key' : e));
-        return { ...r, valid: false, errors: [...new Set([...errors, 'untrusted_signing_key'])], checks: [...r.checks, { id: 'trusted_keys', label: 'The given key id is a trusted decision-packet key', status: 'fail', expected: trust.keyId, actual: keys.map((k) => k.keyId).join(', '), detail: `--key-id ${trust.keyId} is not a decision-packet key of ${trust.trustedKeys}` }] };
+        return {
+          ...r,
+          valid: false,
+          errors: [...new Set([...errors, 'untrusted_signing_key'])],
+          checks: [
+            ...r.checks,
+            {
+              id: 'trusted_keys',
+              label: 'The given key id is a trusted decision-packet key',
+              status: 'fail',
+              expected: trust.keyId,
+              actual: keys.map((k) => k.keyId).join(', '),
+              detail: `--key-id ${trust.keyId} is not a decision-packet key of ${trust.trustedKeys}`,
+            },
+          ],
+        };
       }
       return verifyPacket(doc, { publicKey: pinned.publicKeySpki, keyId: pinned.keyId });
     }
@@ -194,7 +239,21 @@ export async function verifyPacketWith(doc: unknown, trust: PacketTrust): Promis
     if (!key) {
       const r = verifyPacket(doc, {});
       const errors = r.errors.map((e) => (e === 'missing_trust_anchor' ? 'untrusted_signing_key' : e));
-      return { ...r, valid: false, errors: [...new Set(errors)], checks: [...r.checks, { id: 'trusted_keys', label: 'Key in the trusted keys', status: 'fail', actual: signing?.keyId, detail: 'the packet\'s key is not a trusted decision-packet key' }] };
+      return {
+        ...r,
+        valid: false,
+        errors: [...new Set(errors)],
+        checks: [
+          ...r.checks,
+          {
+            id: 'trusted_keys',
+            label: 'Key in the trusted keys',
+            status: 'fail',
+            actual: signing?.keyId,
+            detail: "the packet's key is not a trusted decision-packet key",
+          },
+        ],
+      };
     }
     // The key was chosen by the packet's own key id: the check says it is the trusted key's id, not a given one.
     return verifyPacket(doc, { publicKey: key.publicKeySpki, keyId: key.keyId, anchorName: "trusted key's" });
@@ -231,5 +290,7 @@ export function invalidError(outcome: VerifyOutcome, mismatch?: SubjectMismatch)
   const message = mismatch
     ? `${what} is for ${mismatch.field} ${JSON.stringify(mismatch.actual ?? null).slice(0, 120)}, not the ${JSON.stringify(mismatch.expected)} asked for; nothing was written`
     : `${what} did not verify: ${outcome.result.errors.join(', ')}`;
-  return new EvidenceInvalidError('evidence_invalid', message, { details: { kind: outcome.kind, ...outcome.result, ...(mismatch ? { mismatch } : {}) } });
+  return new EvidenceInvalidError('evidence_invalid', message, {
+    details: { kind: outcome.kind, ...outcome.result, ...(mismatch ? { mismatch } : {}) },
+  });
 }

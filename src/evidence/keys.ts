@@ -38,7 +38,8 @@ export async function readPin(value: string): Promise<string> {
   try {
     const stat = await fs.stat(value);
     if (stat.isFile()) {
-      if (stat.size > 4096) throw new UsageError('invalid_pin', `--public-key ${value} is ${stat.size} bytes; a pin file is one short line`);
+      if (stat.size > 4096)
+        throw new UsageError('invalid_pin', `--public-key ${value} is ${stat.size} bytes; a pin file is one short line`);
       text = await fs.readFile(value, 'utf8');
     }
   } catch (error) {
@@ -56,7 +57,8 @@ export async function readPin(value: string): Promise<string> {
   }
   if (der.length !== 44 || !der.subarray(0, 12).equals(ED25519_SPKI_PREFIX)) {
     // Retired P-256 pins are longer; they are accepted as long as node parses them as SPKI.
-    if (!der.subarray(0, 12).equals(ED25519_SPKI_PREFIX) && der.length < 44) throw new UsageError('invalid_pin', '--public-key is not an Ed25519 or P-256 SPKI key');
+    if (!der.subarray(0, 12).equals(ED25519_SPKI_PREFIX) && der.length < 44)
+      throw new UsageError('invalid_pin', '--public-key is not an Ed25519 or P-256 SPKI key');
   }
   return pin;
 }
@@ -71,10 +73,12 @@ export interface TrustedKey {
 
 /** A listed key is consistent: its id derives from its SPKI, and (Ed25519) the SPKI is the prefix plus the JWK's x. */
 export function checkListedKey(k: Record<string, any>): TrustedKey {
-  if (typeof k.keyId !== 'string' || !KEY_ID.test(k.keyId)) throw new UsageError('invalid_trusted_keys', `trusted key ${String(k.keyId)}: malformed key id`);
+  if (typeof k.keyId !== 'string' || !KEY_ID.test(k.keyId))
+    throw new UsageError('invalid_trusted_keys', `trusted key ${String(k.keyId)}: malformed key id`);
   if (typeof k.publicKeySpki !== 'string') throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: no publicKeySpki`);
   const der = fromB64url(k.publicKeySpki);
-  if (keyIdOf(der, k.algorithm) !== k.keyId) throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: the key id does not derive from its SPKI`);
+  if (keyIdOf(der, k.algorithm) !== k.keyId)
+    throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: the key id does not derive from its SPKI`);
   if (k.algorithm === 'Ed25519') {
     const x = k.publicKeyJwk?.x;
     if (typeof x !== 'string' || !Buffer.concat([ED25519_SPKI_PREFIX, fromB64url(x)]).equals(der)) {
@@ -83,7 +87,8 @@ export function checkListedKey(k: Record<string, any>): TrustedKey {
   } else if (k.algorithm !== 'ECDSA-SHA256') {
     throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: unsupported algorithm ${String(k.algorithm)}`);
   }
-  if (k.status !== 'current' && k.status !== 'retired') throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: status must be current or retired`);
+  if (k.status !== 'current' && k.status !== 'retired')
+    throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: status must be current or retired`);
   // An array of strings, as the service's own verifier requires: a string would be matched by substring
   // ("not_decision_packet".includes("decision_packet")), and a missing list would allow every use.
   if (!Array.isArray(k.uses) || k.uses.some((u: unknown) => typeof u !== 'string')) {
@@ -95,8 +100,18 @@ export function checkListedKey(k: Record<string, any>): TrustedKey {
 export function checkTrustedKeysDocument(doc: unknown): TrustedKey[] {
   const d = doc as Record<string, any>;
   const schemas = ['rateloop.evidence-public-trusted-keys.v1', 'rateloop.evidence-trusted-key-history.v1'];
-  if (!d || typeof d !== 'object' || !schemas.includes(d.schemaVersion) || !Array.isArray(d.keys) || d.keys.length === 0 || d.keys.length > 256) {
-    throw new UsageError('invalid_trusted_keys', 'not a trusted-keys document (schemaVersion rateloop.evidence-public-trusted-keys.v1 with 1 … 256 keys)');
+  if (
+    !d ||
+    typeof d !== 'object' ||
+    !schemas.includes(d.schemaVersion) ||
+    !Array.isArray(d.keys) ||
+    d.keys.length === 0 ||
+    d.keys.length > 256
+  ) {
+    throw new UsageError(
+      'invalid_trusted_keys',
+      'not a trusted-keys document (schemaVersion rateloop.evidence-public-trusted-keys.v1 with 1 … 256 keys)',
+    );
   }
   return d.keys.map((k: Record<string, any>) => checkListedKey(k));
 }

@@ -59,30 +59,54 @@ function count(v: unknown, what: string): number {
   return v;
 }
 
-const CELL_COUNTS = ['targetReviewerCount', 'assignedReviewerCount', 'validReviewerCount', 'invalidJudgmentCount', 'pendingJudgmentCount'] as const;
-const SOURCE_COUNTS = ['targetReviewerCount', 'assignedReviewerCount', 'paidReviewerCount', 'respondingReviewerCount', 'completeJudgmentSetReviewerCount'] as const;
+const CELL_COUNTS = [
+  'targetReviewerCount',
+  'assignedReviewerCount',
+  'validReviewerCount',
+  'invalidJudgmentCount',
+  'pendingJudgmentCount',
+] as const;
+const SOURCE_COUNTS = [
+  'targetReviewerCount',
+  'assignedReviewerCount',
+  'paidReviewerCount',
+  'respondingReviewerCount',
+  'completeJudgmentSetReviewerCount',
+] as const;
 
 // The real verifier requires the three choice counts on every cell that is not suppressed, copies the pass
 // rule's minimum as it is (no check of its own), and names a source only when it has one.
 function cell(input: Obj, minimum: number, passRule: Obj): Obj {
-  const [target, assigned, valid, invalid, pending] = CELL_COUNTS.map((k) => count(input[k], k)) as [number, number, number, number, number];
+  const [target, assigned, valid, invalid, pending] = CELL_COUNTS.map((k) => count(input[k], k)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const submitted = valid + invalid + pending;
   const suppressed = valid < minimum;
   let preference: Obj | null = null;
   let disagreement: Obj | null = null;
   if (suppressed) {
-    if (input.candidate !== undefined || input.baseline !== undefined || input.tie !== undefined) throw new Error('suppressed cells must not carry preferences');
+    if (input.candidate !== undefined || input.baseline !== undefined || input.tie !== undefined)
+      throw new Error('suppressed cells must not carry preferences');
   } else {
     const candidate = count(input.candidate, 'candidate');
     const baseline = count(input.baseline, 'baseline');
     const tie = count(input.tie, 'tie');
     if (candidate + baseline + tie !== valid) throw new Error('candidate + baseline + tie must equal validReviewerCount');
     preference = { candidate, baseline, tie, candidateShareBps: Math.round((candidate * 10000) / valid), method: 'descriptive_case_share' };
-    disagreement = { nonCandidateCount: baseline + tie, rateBps: Math.round(((baseline + tie) * 10000) / valid), method: 'descriptive_case_share' };
+    disagreement = {
+      nonCandidateCount: baseline + tie,
+      rateBps: Math.round(((baseline + tie) * 10000) / valid),
+      method: 'descriptive_case_share',
+    };
   }
   const required = passRule.minimumValidResponses;
   const quorum = { requiredValidReviewers: required, met: valid >= required };
-  const outcome = suppressed || !quorum.met || !preference ? 'insufficient' : preference.candidateShareBps >= passRule.thresholdBps ? 'pass' : 'fail';
+  const outcome =
+    suppressed || !quorum.met || !preference ? 'insufficient' : preference.candidateShareBps >= passRule.thresholdBps ? 'pass' : 'fail';
   return {
     ...(input.source ? { source: input.source } : {}),
     targetReviewerCount: target,
@@ -103,8 +127,10 @@ function cell(input: Obj, minimum: number, passRule: Obj): Obj {
 
 /** evidence.md §6: the aggregation recomputed from the packet's recomputation inputs. */
 export function recomputeAggregation(recomputation: Obj, minimum: unknown, passRule: Obj): Obj {
-  if (typeof minimum !== 'number' || !Number.isSafeInteger(minimum) || minimum < 1) throw new Error('minimumAggregationSize must be a positive integer');
-  if (!Array.isArray(recomputation.reviewerSources) || !Array.isArray(recomputation.cases)) throw new Error('reviewerSources and cases must be arrays');
+  if (typeof minimum !== 'number' || !Number.isSafeInteger(minimum) || minimum < 1)
+    throw new Error('minimumAggregationSize must be a positive integer');
+  if (!Array.isArray(recomputation.reviewerSources) || !Array.isArray(recomputation.cases))
+    throw new Error('reviewerSources and cases must be arrays');
   const sources = recomputation.reviewerSources as Obj[];
   const coverage: Obj = {};
   for (const k of SOURCE_COUNTS) coverage[k] = sources.reduce((s, x) => s + count(x[k], k), 0);
@@ -113,12 +139,16 @@ export function recomputeAggregation(recomputation: Obj, minimum: unknown, passR
     const overall = cell(c.overall, minimum, passRule);
     const subs: Obj[] = (c.sourceCounts as Obj[]).map((s) => cell(s, minimum, passRule));
     for (const k of CELL_COUNTS) {
-      if (subs.reduce((sum, s) => sum + (s[k] as number), 0) !== overall[k]) throw new Error(`case ${c.caseId}: source ${k} does not reconcile with the overall count`);
+      if (subs.reduce((sum, s) => sum + (s[k] as number), 0) !== overall[k])
+        throw new Error(`case ${c.caseId}: source ${k} does not reconcile with the overall count`);
     }
     return { caseId: c.caseId, ...overall, sourceSubpanels: subs } as Obj;
   });
   const sum = (k: string) => cases.reduce((s, c) => s + (c[k] as number), 0);
-  if (sum('targetReviewerCount') !== coverage.targetReviewerCount * cases.length || sum('assignedReviewerCount') !== coverage.assignedReviewerCount * cases.length) {
+  if (
+    sum('targetReviewerCount') !== coverage.targetReviewerCount * cases.length ||
+    sum('assignedReviewerCount') !== coverage.assignedReviewerCount * cases.length
+  ) {
     throw new Error('the per-case targets do not reconcile with the reviewer coverage');
   }
   const outcomes = cases.map((c) => c.outcome as string);
@@ -166,49 +196,88 @@ export function reviewContextProblems(payload: Obj): string[] {
   const gate = rc.gate;
   const v = rc.versions;
   if (!isObj(t) || !isObj(gate) || !isObj(v)) return ['selectionTrigger, gate and versions are required'];
-  if (!Array.isArray(t.reasonCodes) || t.reasonCodes.length === 0 || t.reasonCodes.some((x: unknown) => typeof x !== 'string')) p.push('reasonCodes must be a non-empty array of strings');
+  if (!Array.isArray(t.reasonCodes) || t.reasonCodes.length === 0 || t.reasonCodes.some((x: unknown) => typeof x !== 'string'))
+    p.push('reasonCodes must be a non-empty array of strings');
   if (t.source === 'explicit_workspace_assurance_run') {
     if (t.kind !== 'owner_required') p.push('a manual run has kind owner_required');
     if (gate.type !== 'not_applicable') p.push('a manual run has gate.type not_applicable');
-    for (const [name, value] of [['gate.policyReference', gate.policyReference], ['gate.stopGateEvidenceReference', gate.stopGateEvidenceReference], ['versions.selectionPolicy', v.selectionPolicy], ['versions.requestProfile', v.requestProfile]] as const) {
+    for (const [name, value] of [
+      ['gate.policyReference', gate.policyReference],
+      ['gate.stopGateEvidenceReference', gate.stopGateEvidenceReference],
+      ['versions.selectionPolicy', v.selectionPolicy],
+      ['versions.requestProfile', v.requestProfile],
+    ] as const) {
       if (value !== null) p.push(`a manual run has ${name} null`);
     }
   } else if (t.source === 'persisted_agent_review_opportunity') {
     // Integers are safe integers, as the real verifier requires (1.5 or 2^53 are not versions).
-    const int = (x: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => Number.isSafeInteger(x) && (x as number) >= min && (x as number) <= max;
-    if (!['adaptive_sample', 'critical_risk', 'guardrail_escalation', 'maximum_gap', 'owner_required', 'policy_rule'].includes(t.kind)) p.push('unknown selection kind');
+    const int = (x: unknown, min: number, max = Number.MAX_SAFE_INTEGER) =>
+      Number.isSafeInteger(x) && (x as number) >= min && (x as number) <= max;
+    if (!['adaptive_sample', 'critical_risk', 'guardrail_escalation', 'maximum_gap', 'owner_required', 'policy_rule'].includes(t.kind))
+      p.push('unknown selection kind');
     if (typeof t.opportunityId !== 'string') p.push('opportunityId must be a string');
     if (!int(t.selectionProbabilityBps, 0, 10000)) p.push('selectionProbabilityBps out of range');
     if (!int(t.sampleBucket, 0, 9999)) p.push('sampleBucket out of range');
     if (gate.type !== 'blocking' && gate.type !== 'advisory') p.push('gate.type must be blocking or advisory');
     const sp = v.selectionPolicy;
     const ref = gate.policyReference;
-    if (!isObj(sp) || !isObj(ref) || ref.id !== sp.id || ref.version !== sp.version) p.push('gate.policyReference must equal versions.selectionPolicy');
+    if (!isObj(sp) || !isObj(ref) || ref.id !== sp.id || ref.version !== sp.version)
+      p.push('gate.policyReference must equal versions.selectionPolicy');
     // The enforcement mode is read from the policy reference only (evidence.md §8.1, corrected against the live
     // verifier): a mode on the gate itself counts for nothing.
     const mode = isObj(ref) ? ref.enforcementMode : undefined;
     if (mode !== 'advisory' && mode !== 'host_enforced') p.push('gate.policyReference.enforcementMode must be advisory or host_enforced');
-    else if ((gate.type === 'blocking') !== (mode === 'host_enforced')) p.push('a blocking gate is host_enforced and only a blocking gate is');
-    if (!isObj(sp) || typeof sp.id !== 'string' || !int(sp.version, 1) || !['manual', 'always', 'fixed', 'rules', 'adaptive'].includes(sp.mode)) p.push('selectionPolicy id/mode/version invalid');
+    else if ((gate.type === 'blocking') !== (mode === 'host_enforced'))
+      p.push('a blocking gate is host_enforced and only a blocking gate is');
+    if (
+      !isObj(sp) ||
+      typeof sp.id !== 'string' ||
+      !int(sp.version, 1) ||
+      !['manual', 'always', 'fixed', 'rules', 'adaptive'].includes(sp.mode)
+    )
+      p.push('selectionPolicy id/mode/version invalid');
     const rp = v.requestProfile;
-    if (!isObj(rp) || typeof rp.id !== 'string' || !int(rp.version, 1) || typeof rp.hash !== 'string' || !SHA.test(rp.hash)) p.push('requestProfile invalid');
+    if (!isObj(rp) || typeof rp.id !== 'string' || !int(rp.version, 1) || typeof rp.hash !== 'string' || !SHA.test(rp.hash))
+      p.push('requestProfile invalid');
     const s = gate.stopGateEvidenceReference;
     if (
-      !isObj(s) || s.kind !== 'human_review_lifecycle_transition' || s.opportunityId !== t.opportunityId ||
-      !['completed', 'inconclusive', 'failed_terminal', 'cancelled_before_commit'].includes(s.lifecycleState) || !int(s.lifecycleRevision, 1) ||
-      typeof s.transitionEventId !== 'string' || typeof s.transitionCommitment !== 'string' || !SHA.test(s.transitionCommitment)
-    ) p.push('stopGateEvidenceReference invalid');
+      !isObj(s) ||
+      s.kind !== 'human_review_lifecycle_transition' ||
+      s.opportunityId !== t.opportunityId ||
+      !['completed', 'inconclusive', 'failed_terminal', 'cancelled_before_commit'].includes(s.lifecycleState) ||
+      !int(s.lifecycleRevision, 1) ||
+      typeof s.transitionEventId !== 'string' ||
+      typeof s.transitionCommitment !== 'string' ||
+      !SHA.test(s.transitionCommitment)
+    )
+      p.push('stopGateEvidenceReference invalid');
   } else {
     p.push(`unknown selection source ${String(t.source)}`);
   }
   const ap = v.admissionPolicies;
-  if (!Array.isArray(ap) || ap.length !== 1 || canonicalJson(ap) !== canonicalJson(frozen.admissionPolicies)) p.push('versions.admissionPolicies must have one entry equal to frozen.admissionPolicies');
-  if (!Array.isArray(frozen.admissionPolicyHashes) || frozen.admissionPolicyHashes.length !== 1) p.push('frozen.admissionPolicyHashes must have one entry');
+  if (!Array.isArray(ap) || ap.length !== 1 || canonicalJson(ap) !== canonicalJson(frozen.admissionPolicies))
+    p.push('versions.admissionPolicies must have one entry equal to frozen.admissionPolicies');
+  if (!Array.isArray(frozen.admissionPolicyHashes) || frozen.admissionPolicyHashes.length !== 1)
+    p.push('frozen.admissionPolicyHashes must have one entry');
   const a = Array.isArray(ap) ? ap[0] : undefined;
-  if (!isObj(a) || typeof a.admissionPolicyHash !== 'string' || !/^0x[0-9a-f]{64}$/.test(a.admissionPolicyHash) || a.admissionPolicyHash !== frozen.admissionPolicyHashes?.[0]) p.push('admission policy hash invalid or not frozen');
+  if (
+    !isObj(a) ||
+    typeof a.admissionPolicyHash !== 'string' ||
+    !/^0x[0-9a-f]{64}$/.test(a.admissionPolicyHash) ||
+    a.admissionPolicyHash !== frozen.admissionPolicyHashes?.[0]
+  )
+    p.push('admission policy hash invalid or not frozen');
   const d = a?.derivedFrom;
   const aud = v.audiencePolicy;
-  if (!isObj(d) || d.kind !== 'assurance_audience_policy' || !isObj(aud) || d.id !== aud.id || d.version !== aud.version || d.hash !== aud.hash) p.push('derivedFrom must name versions.audiencePolicy');
+  if (
+    !isObj(d) ||
+    d.kind !== 'assurance_audience_policy' ||
+    !isObj(aud) ||
+    d.id !== aud.id ||
+    d.version !== aud.version ||
+    d.hash !== aud.hash
+  )
+    p.push('derivedFrom must name versions.audiencePolicy');
   if (!isObj(aud) || aud.hash !== frozen.policyHash) p.push('versions.audiencePolicy.hash must equal frozen.policyHash');
   return p;
 }
@@ -227,23 +296,41 @@ export function verifyPacket(packet: unknown, anchor: TrustAnchor): PacketResult
   try {
     // 1. Shape.
     if (!isObj(packet) || !isObj(packet.payload) || !isObj(packet.signing)) {
-      return { valid: false, errors: ['invalid_packet_shape'], checks: [{ id: 'shape', label: 'Packet shape', status: 'fail', detail: 'an object with payload and signing objects is required' }] };
+      return {
+        valid: false,
+        errors: ['invalid_packet_shape'],
+        checks: [{ id: 'shape', label: 'Packet shape', status: 'fail', detail: 'an object with payload and signing objects is required' }],
+      };
     }
     const { payload, signing } = packet;
     checks.push({ id: 'shape', label: 'Packet shape', status: 'pass' });
     // 2. Schema.
     const schema = payload.schemaVersion;
     const version = schema === SCHEMAS.v4 ? 'v4' : schema === SCHEMAS.v3 ? 'v3' : schema === SCHEMAS.v2 ? 'v2' : undefined;
-    check({ id: 'schema', label: 'Schema version', status: version ? 'pass' : 'fail', expected: Object.values(SCHEMAS), actual: schema }, 'unsupported_schema_version');
+    check(
+      { id: 'schema', label: 'Schema version', status: version ? 'pass' : 'fail', expected: Object.values(SCHEMAS), actual: schema },
+      'unsupported_schema_version',
+    );
     const order: KeyOrder = version === 'v4' || version === undefined ? 'code-unit' : 'locale-en-US';
     // 3. Review context: every schema but v2 (an unknown schema too, as the real verifier does).
     if (version !== 'v2') {
       const problems = reviewContextProblems(payload);
-      check({ id: 'review_context', label: 'Review context', status: problems.length ? 'fail' : 'pass', detail: problems.join('; ') || undefined }, 'review_context_invalid');
+      check(
+        {
+          id: 'review_context',
+          label: 'Review context',
+          status: problems.length ? 'fail' : 'pass',
+          detail: problems.join('; ') || undefined,
+        },
+        'review_context_invalid',
+      );
     }
     // 4. Algorithm (stops).
     if (signing.algorithm !== 'Ed25519' && signing.algorithm !== 'ECDSA-SHA256') {
-      check({ id: 'algorithm', label: 'Signature algorithm', status: 'fail', expected: ['Ed25519', 'ECDSA-SHA256'], actual: signing.algorithm }, 'unsupported_signature_algorithm');
+      check(
+        { id: 'algorithm', label: 'Signature algorithm', status: 'fail', expected: ['Ed25519', 'ECDSA-SHA256'], actual: signing.algorithm },
+        'unsupported_signature_algorithm',
+      );
       return { valid: false, errors, checks };
     }
     checks.push({ id: 'algorithm', label: 'Signature algorithm', status: 'pass', actual: signing.algorithm });
@@ -252,51 +339,142 @@ export function verifyPacket(packet: unknown, anchor: TrustAnchor): PacketResult
     const derivedKeyId = keyIdOf(fromB64url(String(signing.publicKey)), signing.algorithm);
     const expectedKeyId = anchor.keyId ?? (anchor.publicKey === undefined ? undefined : keyIdOfPin(anchor.publicKey));
     if (anchor.publicKey === undefined && expectedKeyId === undefined) {
-      check({ id: 'trust_anchor', label: 'Pinned key', status: 'fail', detail: 'no pinned public key or key id was given' }, 'missing_trust_anchor');
+      check(
+        { id: 'trust_anchor', label: 'Pinned key', status: 'fail', detail: 'no pinned public key or key id was given' },
+        'missing_trust_anchor',
+      );
     }
     if (anchor.publicKey !== undefined) {
-      check({ id: 'pinned_key', label: 'Packet key equals the pinned key', status: anchor.publicKey === signing.publicKey ? 'pass' : 'fail', expected: anchor.publicKey, actual: signing.publicKey }, 'untrusted_signing_key');
+      check(
+        {
+          id: 'pinned_key',
+          label: 'Packet key equals the pinned key',
+          status: anchor.publicKey === signing.publicKey ? 'pass' : 'fail',
+          expected: anchor.publicKey,
+          actual: signing.publicKey,
+        },
+        'untrusted_signing_key',
+      );
     }
     if (expectedKeyId !== undefined) {
       const whose = anchor.anchorName ?? (anchor.keyId !== undefined ? 'given' : "pin's");
-      check({ id: 'key_id', label: `Packet key id equals the ${whose} key id`, status: expectedKeyId === signing.keyId ? 'pass' : 'fail', expected: expectedKeyId, actual: signing.keyId }, 'signing_key_id_mismatch');
+      check(
+        {
+          id: 'key_id',
+          label: `Packet key id equals the ${whose} key id`,
+          status: expectedKeyId === signing.keyId ? 'pass' : 'fail',
+          expected: expectedKeyId,
+          actual: signing.keyId,
+        },
+        'signing_key_id_mismatch',
+      );
       const ok = KEY_ID.test(expectedKeyId) && expectedKeyId === signing.keyId && expectedKeyId === derivedKeyId;
-      check({ id: 'key_id_derived', label: `The ${whose} key id is the packet key's id`, status: ok ? 'pass' : 'fail', expected: expectedKeyId, actual: derivedKeyId }, 'untrusted_signing_key');
+      check(
+        {
+          id: 'key_id_derived',
+          label: `The ${whose} key id is the packet key's id`,
+          status: ok ? 'pass' : 'fail',
+          expected: expectedKeyId,
+          actual: derivedKeyId,
+        },
+        'untrusted_signing_key',
+      );
     }
     // 7. Digest.
     const signed = { payload, signing };
     const packetDigest = sha256EvidenceValue(signed, order);
-    check({ id: 'digest', label: 'Packet digest', status: packetDigest === packet.packetDigest ? 'pass' : 'fail', expected: packetDigest, actual: packet.packetDigest }, 'packet_digest_mismatch');
+    check(
+      {
+        id: 'digest',
+        label: 'Packet digest',
+        status: packetDigest === packet.packetDigest ? 'pass' : 'fail',
+        expected: packetDigest,
+        actual: packet.packetDigest,
+      },
+      'packet_digest_mismatch',
+    );
     // 8. Roots.
     const rec = isObj(payload.recomputation) ? payload.recomputation : {};
     const roots = isObj(payload.roots) ? payload.roots : {};
     const caseRoot = evidenceMerkleRoot(Array.isArray(rec.caseLeaves) ? rec.caseLeaves : []);
-    check({ id: 'case_root', label: 'Content / case root', status: caseRoot === roots.caseRoot ? 'pass' : 'fail', expected: caseRoot, actual: roots.caseRoot }, 'case_root_mismatch');
+    check(
+      {
+        id: 'case_root',
+        label: 'Content / case root',
+        status: caseRoot === roots.caseRoot ? 'pass' : 'fail',
+        expected: caseRoot,
+        actual: roots.caseRoot,
+      },
+      'case_root_mismatch',
+    );
     const responseRoot = evidenceMerkleRoot(Array.isArray(rec.responseLeaves) ? rec.responseLeaves : []);
-    check({ id: 'response_root', label: 'Review / response root', status: responseRoot === roots.responseRoot ? 'pass' : 'fail', expected: responseRoot, actual: roots.responseRoot }, 'response_root_mismatch');
+    check(
+      {
+        id: 'response_root',
+        label: 'Review / response root',
+        status: responseRoot === roots.responseRoot ? 'pass' : 'fail',
+        expected: responseRoot,
+        actual: roots.responseRoot,
+      },
+      'response_root_mismatch',
+    );
     // 9. Aggregation.
     const agg = isObj(payload.aggregation) ? payload.aggregation : {};
     const recomputed = recomputeAggregation(rec, agg.minimumAggregationSize, agg.passRule);
     const same = canonicalJson(recomputed) === canonicalJson(agg);
-    check({ id: 'aggregation', label: 'Aggregation', status: same ? 'pass' : 'fail', detail: same ? undefined : 'the aggregation does not recompute from the recomputation inputs' }, 'aggregation_mismatch');
+    check(
+      {
+        id: 'aggregation',
+        label: 'Aggregation',
+        status: same ? 'pass' : 'fail',
+        detail: same ? undefined : 'the aggregation does not recompute from the recomputation inputs',
+      },
+      'aggregation_mismatch',
+    );
     // Frozen manifest hashes (legacy form even in v4): reported, covered by the digest and the signature.
     const frozen = isObj(payload.frozen) ? payload.frozen : {};
-    for (const [id, hashKey, bodyKey] of [['run_manifest_hash', 'runManifestHash', 'runManifest'], ['suite_manifest_hash', 'suiteManifestHash', 'suiteManifest'], ['policy_hash', 'policyHash', 'policy']] as const) {
+    for (const [id, hashKey, bodyKey] of [
+      ['run_manifest_hash', 'runManifestHash', 'runManifest'],
+      ['suite_manifest_hash', 'suiteManifestHash', 'suiteManifest'],
+      ['policy_hash', 'policyHash', 'policy'],
+    ] as const) {
       if (frozen[bodyKey] === undefined) continue;
       const h = sha256EvidenceValue(frozen[bodyKey], 'locale-en-US');
-      checks.push({ id, label: `Frozen ${bodyKey} hash`, status: h === frozen[hashKey] ? 'pass' : 'info', expected: h, actual: frozen[hashKey], detail: h === frozen[hashKey] ? undefined : 'does not recompute (legacy ordering); reported only' });
+      checks.push({
+        id,
+        label: `Frozen ${bodyKey} hash`,
+        status: h === frozen[hashKey] ? 'pass' : 'info',
+        expected: h,
+        actual: frozen[hashKey],
+        detail: h === frozen[hashKey] ? undefined : 'does not recompute (legacy ordering); reported only',
+      });
     }
     // 10. Signature, checked with the packet's key as the real verifier does. The packet's key is never trusted
     // by itself: a valid result also needs steps 6 to have found it equal to the pin (or bound to the key id).
     const sig = fromB64url(String(packet.signature));
     const key = publicKeyObject(String(signing.publicKey));
     const bytes = Buffer.from(canonicalJson(signed, order), 'utf8');
-    const ok = signing.algorithm === 'Ed25519' ? cryptoVerify(null, bytes, key, sig) : cryptoVerify('sha256', bytes, { key, dsaEncoding: sig.length === 64 ? 'ieee-p1363' : 'der' }, sig);
+    const ok =
+      signing.algorithm === 'Ed25519'
+        ? cryptoVerify(null, bytes, key, sig)
+        : cryptoVerify('sha256', bytes, { key, dsaEncoding: sig.length === 64 ? 'ieee-p1363' : 'der' }, sig);
     const trusted = anchor.publicKey !== undefined && anchor.publicKey === signing.publicKey;
-    const whose = trusted ? 'the pinned key' : 'the packet\'s own key, which is not trusted by itself';
-    check({ id: 'signature', label: 'Signature', status: ok ? 'pass' : 'fail', detail: ok ? `verified with ${whose}` : `does not verify with ${whose}` }, 'signature_invalid');
+    const whose = trusted ? 'the pinned key' : "the packet's own key, which is not trusted by itself";
+    check(
+      {
+        id: 'signature',
+        label: 'Signature',
+        status: ok ? 'pass' : 'fail',
+        detail: ok ? `verified with ${whose}` : `does not verify with ${whose}`,
+      },
+      'signature_invalid',
+    );
     return { valid: errors.length === 0, errors, packetDigest, checks };
   } catch (error) {
-    return { valid: false, errors: ['verification_failed'], checks: [...checks, { id: 'exception', label: 'Verification', status: 'fail', detail: (error as Error).message }] };
+    return {
+      valid: false,
+      errors: ['verification_failed'],
+      checks: [...checks, { id: 'exception', label: 'Verification', status: 'fail', detail: (error as Error).message }],
+    };
   }
 }

@@ -14,7 +14,8 @@ export interface SessionCookieSource {
   env?: string;
 }
 
-const HOW = 'copy the __Host-rateloop-session cookie of a signed-in browser (a member with export rights) into a file only you can read and pass --session-cookie-file FILE, or put it in an environment variable and pass --session-cookie-env NAME';
+const HOW =
+  'copy the __Host-rateloop-session cookie of a signed-in browser (a member with export rights) into a file only you can read and pass --session-cookie-file FILE, or put it in an environment variable and pass --session-cookie-env NAME';
 
 // RFC 6265 cookie-octets; the service's own tokens are 43 base64url characters.
 const COOKIE_VALUE = /^[\x21\x23-\x2B\x2D-\x3A\x3C-\x5B\x5D-\x7E]{16,4096}$/;
@@ -27,20 +28,30 @@ export async function sessionCookieHeader(source: SessionCookieSource): Promise<
   }
   if (source.env !== undefined) {
     // A cookie pasted where the name belongs must not be echoed: a name is shown only in the usual upper-case form.
-    const shown = /^[A-Z_][A-Z0-9_]{0,63}$/.test(source.env) ? `the environment variable ${source.env}` : 'the environment variable named by --session-cookie-env';
+    const shown = /^[A-Z_][A-Z0-9_]{0,63}$/.test(source.env)
+      ? `the environment variable ${source.env}`
+      : 'the environment variable named by --session-cookie-env';
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(source.env)) {
-      throw new UsageError('invalid_env_name', '--session-cookie-env takes the name of an environment variable (letters, digits, _), not its value', {
-        hint: 'the cookie itself never goes on the command line',
-      });
+      throw new UsageError(
+        'invalid_env_name',
+        '--session-cookie-env takes the name of an environment variable (letters, digits, _), not its value',
+        {
+          hint: 'the cookie itself never goes on the command line',
+        },
+      );
     }
     const value = process.env[source.env];
     if (!value || !value.trim()) throw new CredentialError('session_cookie_missing', `${shown} is not set or empty`, { hint: HOW });
     return parseSessionCookie(value, shown);
   }
   if (source.file !== undefined) return parseSessionCookie(await readCookieFile(source.file), `the session cookie file ${source.file}`);
-  throw new CredentialError('session_cookie_required', 'the workspace evidence, audit and coverage routes take a browser session cookie, not a workspace API key', {
-    hint: HOW,
-  });
+  throw new CredentialError(
+    'session_cookie_required',
+    'the workspace evidence, audit and coverage routes take a browser session cookie, not a workspace API key',
+    {
+      hint: HOW,
+    },
+  );
 }
 
 async function readCookieFile(file: string): Promise<string> {
@@ -60,7 +71,10 @@ async function readCookieFile(file: string): Promise<string> {
  */
 export function parseSessionCookie(text: string, where: string): string {
   const line = text.trim().replace(/^cookie:\s*/i, '');
-  const parts = line.split(';').map((p) => p.trim()).filter(Boolean);
+  const parts = line
+    .split(';')
+    .map((p) => p.trim())
+    .filter(Boolean);
   let name: string = SESSION_COOKIE_NAME;
   let value: string | undefined;
   if (parts.length === 1 && !parts[0]!.includes('=')) value = parts[0];
@@ -73,10 +87,15 @@ export function parseSessionCookie(text: string, where: string): string {
         break;
       }
     }
-    if (value === undefined) throw new CredentialError('session_cookie_invalid', `${where} holds no ${SESSION_COOKIE_NAMES.join(' or ')} cookie`, { hint: HOW });
+    if (value === undefined)
+      throw new CredentialError('session_cookie_invalid', `${where} holds no ${SESSION_COOKIE_NAMES.join(' or ')} cookie`, { hint: HOW });
   }
   if (!value || !COOKIE_VALUE.test(value)) {
-    throw new CredentialError('session_cookie_invalid', `${where} does not hold a usable session cookie value (16 to 4096 cookie characters, one line)`, { hint: HOW });
+    throw new CredentialError(
+      'session_cookie_invalid',
+      `${where} does not hold a usable session cookie value (16 to 4096 cookie characters, one line)`,
+      { hint: HOW },
+    );
   }
   return `${name}=${value}`;
 }

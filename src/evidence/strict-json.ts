@@ -37,7 +37,10 @@ export interface ScanReport {
  */
 export function scanJson(text: string, depth = 0, budget = Infinity): ScanReport {
   let containers = 0;
-  const stop = (message: string, syntax = false): ScanReport => ({ containers, error: { message, before: containers, ...(syntax ? { syntax } : {}) } });
+  const stop = (message: string, syntax = false): ScanReport => ({
+    containers,
+    error: { message, before: containers, ...(syntax ? { syntax } : {}) },
+  });
   // A stack of key sets: one per open object, null per open array.
   const stack: (Set<string> | null)[] = [];
   let i = 0;
@@ -63,7 +66,8 @@ export function scanJson(text: string, depth = 0, budget = Infinity): ScanReport
         let key: string;
         try {
           // A key without escapes or control characters is its own text (the common case, and a hot one).
-          key = j < text.length && !NOT_PLAIN.test(text.slice(i + 1, j)) ? text.slice(i + 1, j) : (JSON.parse(text.slice(i, j + 1)) as string);
+          key =
+            j < text.length && !NOT_PLAIN.test(text.slice(i + 1, j)) ? text.slice(i + 1, j) : (JSON.parse(text.slice(i, j + 1)) as string);
         } catch (error) {
           return stop((error as Error).message, true);
         }

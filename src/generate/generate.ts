@@ -29,7 +29,8 @@ const CLIENT_ID = /^[A-Za-z0-9._:-]{4,160}$/;
 /** The service's opportunity id, used only in its exact form (aop_ + 40 hex): it is printed in `next: loopsign review wait …`. */
 export function checkedOpportunityId(value: unknown): string | null {
   if (value === undefined || value === null) return null;
-  if (!isId('opportunity', value)) throw new ServiceError('malformed_response', 'the service returned an opportunityId that is not aop_ + 40 hex');
+  if (!isId('opportunity', value))
+    throw new ServiceError('malformed_response', 'the service returned an opportunityId that is not aop_ + 40 hex');
   return value;
 }
 
@@ -38,14 +39,17 @@ export function buildRequest(o: GenerateOptions): Json {
   if (!o.agent) throw new UsageError('usage', '--agent is required');
   const messages = (o.messages ?? []).map((m) => {
     const i = m.indexOf(':');
-    if (i <= 0) throw new UsageError('invalid_message', `--message "${m.slice(0, 40)}" must be ROLE:TEXT, e.g. user:Summarise the release notes`);
+    if (i <= 0)
+      throw new UsageError('invalid_message', `--message "${m.slice(0, 40)}" must be ROLE:TEXT, e.g. user:Summarise the release notes`);
     return { role: m.slice(0, i), content: m.slice(i + 1) };
   });
   if (messages.length === 0) throw new UsageError('usage', 'give at least one --message ROLE:TEXT');
   const max = Number(o.maxOutputTokens);
-  if (!Number.isSafeInteger(max) || max < 1) throw new UsageError('invalid_max_output_tokens', '--max-output-tokens must be a positive integer');
+  if (!Number.isSafeInteger(max) || max < 1)
+    throw new UsageError('invalid_max_output_tokens', '--max-output-tokens must be a positive integer');
   const clientRequestId = o.clientRequestId ?? `gen-${randomBytes(8).toString('hex')}`;
-  if (!CLIENT_ID.test(clientRequestId)) throw new UsageError('invalid_client_request_id', '--client-request-id must be 4-160 letters, digits, dot, dash, colon or underscore');
+  if (!CLIENT_ID.test(clientRequestId))
+    throw new UsageError('invalid_client_request_id', '--client-request-id must be 4-160 letters, digits, dot, dash, colon or underscore');
   return { agentId: o.agent, clientRequestId, workflowKey: o.workflow, messages, maxOutputTokens: max };
 }
 
@@ -53,7 +57,10 @@ export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> 
   let request: Json;
   if (o.retry !== undefined) {
     const saved = readOperation(await ctx.store(), 'generation', operationId('generation', [o.retry]))?.data;
-    if (!saved?.request) throw new UsageError('unknown_generation', `no journaled generation request ${o.retry}`, { hint: 'only requests made from this machine can be repeated with --retry' });
+    if (!saved?.request)
+      throw new UsageError('unknown_generation', `no journaled generation request ${o.retry}`, {
+        hint: 'only requests made from this machine can be repeated with --retry',
+      });
     request = saved.request; // the identical request: never changed on a retry
   } else {
     request = buildRequest(o);
@@ -61,17 +68,32 @@ export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> 
   const { credentialSource } = await import('../review/session.js');
   const credential = await readCredential(await credentialSource(ctx, o.credential));
   const env = { service: await ctx.service() };
-  const journal = await Operation.open(await ctx.store(), 'generation', operationId('generation', [request.clientRequestId]), { chainId: 0, wallet: '', data: { request } });
+  const journal = await Operation.open(await ctx.store(), 'generation', operationId('generation', [request.clientRequestId]), {
+    chainId: 0,
+    wallet: '',
+    data: { request },
+  });
   try {
     let res: Json;
     try {
-      res = await env.service.http.request<Json>({ method: 'POST', path: '/api/agent/v1/generations', body: request, headers: { authorization: credential.authorization, 'idempotency-key': request.clientRequestId }, idempotent: true, timeoutMs: 120_000 });
+      res = await env.service.http.request<Json>({
+        method: 'POST',
+        path: '/api/agent/v1/generations',
+        body: request,
+        headers: { authorization: credential.authorization, 'idempotency-key': request.clientRequestId },
+        idempotent: true,
+        timeoutMs: 120_000,
+      });
     } catch (error) {
       if (error instanceof ServiceError && (error.details as { status?: number })?.status === 410) {
-        throw new ServiceError('generation_expired', 'the 24-hour window for this request has passed: no new generation was made; start a new request', {
-          hint: 'run `loopsign generate …` again with a new --client-request-id (or none)',
-          details: { status: 410, clientRequestId: request.clientRequestId },
-        });
+        throw new ServiceError(
+          'generation_expired',
+          'the 24-hour window for this request has passed: no new generation was made; start a new request',
+          {
+            hint: 'run `loopsign generate …` again with a new --client-request-id (or none)',
+            details: { status: 410, clientRequestId: request.clientRequestId },
+          },
+        );
       }
       throw error;
     }
@@ -93,10 +115,14 @@ export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> 
     if (res.reviewSetup?.state === 'retry_required' || res.review === null || !opportunityId) {
       // The condition is printed in a hint: only a service word.
       const condition = serviceWord(res.reviewSetup?.errorCode) ?? 'review_setup_required';
-      throw new NotReadyError('review_setup_required', `the draft was generated but its review could not be set up (${condition}); it is not approved`, {
-        hint: `repair "${condition}", then repeat the identical request: loopsign generate --retry ${request.clientRequestId} (no new generation happens)`,
-        details: { ...out, condition },
-      });
+      throw new NotReadyError(
+        'review_setup_required',
+        `the draft was generated but its review could not be set up (${condition}); it is not approved`,
+        {
+          hint: `repair "${condition}", then repeat the identical request: loopsign generate --retry ${request.clientRequestId} (no new generation happens)`,
+          details: { ...out, condition },
+        },
+      );
     }
     return out;
   } finally {

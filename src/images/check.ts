@@ -43,7 +43,8 @@ export function dimensions(b: Buffer, mime: string): { width: number; height: nu
         if (b[i] !== 0xff) return undefined;
         const marker = b[i + 1]!;
         const len = b.readUInt16BE(i + 2);
-        if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker)) return { height: b.readUInt16BE(i + 5), width: b.readUInt16BE(i + 7) };
+        if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker))
+          return { height: b.readUInt16BE(i + 5), width: b.readUInt16BE(i + 7) };
         i += 2 + len;
       }
     }
@@ -60,7 +61,9 @@ export async function precheckImage(file: string): Promise<void> {
     const head = Buffer.alloc(64 * 1024);
     const { bytesRead } = await handle.read(head, 0, head.length, 0);
     if (!sniffMime(head.subarray(0, bytesRead))) {
-      throw new UsageError('image_unsupported', `${file} is not a JPEG, PNG or WEBP image (checked by its content, not its name)`, { hint: 'convert it to PNG, JPEG or WEBP' });
+      throw new UsageError('image_unsupported', `${file} is not a JPEG, PNG or WEBP image (checked by its content, not its name)`, {
+        hint: 'convert it to PNG, JPEG or WEBP',
+      });
     }
   } finally {
     await handle.close();
@@ -77,7 +80,8 @@ async function statAndOpen(file: string) {
   if (stat.isDirectory()) throw new UsageError('image_not_a_file', `${file} is a directory, not an image file`);
   if (!stat.isFile()) throw new UsageError('image_not_a_file', `${file} is not a regular file`);
   if (stat.size === 0) throw new UsageError('image_empty', `${file} is empty`);
-  if (stat.size > MAX_IMAGE_BYTES) throw new UsageError('image_too_large', `${file} is ${stat.size} bytes; images may be at most 10 MB (${MAX_IMAGE_BYTES} bytes)`);
+  if (stat.size > MAX_IMAGE_BYTES)
+    throw new UsageError('image_too_large', `${file} is ${stat.size} bytes; images may be at most 10 MB (${MAX_IMAGE_BYTES} bytes)`);
   try {
     return await fs.open(file, 'r');
   } catch (error) {
@@ -97,15 +101,27 @@ export async function checkImage(file: string): Promise<CheckedImage> {
   }
   const mimeType = sniffMime(bytes);
   if (!mimeType) {
-    throw new UsageError('image_unsupported', `${file} is not a JPEG, PNG or WEBP image (checked by its content, not its name)`, { hint: 'convert it to PNG, JPEG or WEBP' });
+    throw new UsageError('image_unsupported', `${file} is not a JPEG, PNG or WEBP image (checked by its content, not its name)`, {
+      hint: 'convert it to PNG, JPEG or WEBP',
+    });
   }
   const dims = dimensions(bytes, mimeType);
-  return { file, filename: path.basename(file).slice(0, 180), bytes, mimeType, sizeBytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), ...dims };
+  return {
+    file,
+    filename: path.basename(file).slice(0, 180),
+    bytes,
+    mimeType,
+    sizeBytes: bytes.length,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    ...dims,
+  };
 }
 
 /** A hint (never a refusal) when a new public image is far from 16:9. */
 export function ratioHint(img: CheckedImage): string | undefined {
   if (!img.width || !img.height) return undefined;
   const r = img.width / img.height;
-  return Math.abs(r - 16 / 9) / (16 / 9) > 0.05 ? `${img.filename} is ${img.width}x${img.height}; 16:9 is preferred for new public images (other ratios are accepted)` : undefined;
+  return Math.abs(r - 16 / 9) / (16 / 9) > 0.05
+    ? `${img.filename} is ${img.width}x${img.height}; 16:9 is preferred for new public images (other ratios are accepted)`
+    : undefined;
 }

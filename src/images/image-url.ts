@@ -41,13 +41,18 @@ export function checkImageUrl(value: unknown, expect: UrlExpectation): StoredIma
     refuse('image_url_malformed', 'the service returned an image URL that is not a URL');
   }
   const origin = new URL(expect.serviceUrl).origin;
-  if (url.origin !== origin) refuse('image_url_foreign_origin', `the image URL is on ${url.origin}, not on the configured service ${origin}`);
+  if (url.origin !== origin)
+    refuse('image_url_foreign_origin', `the image URL is on ${url.origin}, not on the configured service ${origin}`);
   if (url.username || url.password || url.search) refuse('image_url_malformed', 'the image URL carries credentials or a query string');
   const path = ATTACHMENT_PATH.exec(url.pathname);
   if (!path) refuse('image_url_malformed', `the image URL path ${url.pathname} is not /api/attachments/images/<attachment id>.webp`);
-  if (path[1] !== expect.attachmentId) refuse('image_url_wrong_attachment', `the image URL names attachment ${path[1]}, not ${expect.attachmentId} that this upload was signed for`);
+  if (path[1] !== expect.attachmentId)
+    refuse(
+      'image_url_wrong_attachment',
+      `the image URL names attachment ${path[1]}, not ${expect.attachmentId} that this upload was signed for`,
+    );
   const digest = FRAGMENT.exec(url.hash);
-  if (!digest) refuse('image_url_malformed', 'the image URL does not end in #sha256=0x<64 lowercase hex> (the stored image\'s hash)');
+  if (!digest) refuse('image_url_malformed', "the image URL does not end in #sha256=0x<64 lowercase hex> (the stored image's hash)");
   return { imageUrl: `${origin}${url.pathname}${url.hash}`, attachmentId: expect.attachmentId, storedSha256: digest[1]! };
 }
 
@@ -62,7 +67,9 @@ export function acceptUploadView(view: Record<string, unknown>, expect: UrlExpec
   }
   if (view.status !== 'approved') {
     const reason = typeof view.error === 'string' && view.error ? `: ${view.error}` : '';
-    throw new ServiceError('image_rejected', `${expect.filename} was not approved (${String(view.status)}${reason})`, { hint: 'upload another image' });
+    throw new ServiceError('image_rejected', `${expect.filename} was not approved (${String(view.status)}${reason})`, {
+      hint: 'upload another image',
+    });
   }
   const stored = checkImageUrl(view.imageUrl, expect);
   const dim = (v: unknown) => (Number.isSafeInteger(v) && (v as number) > 0 ? (v as number) : undefined);

@@ -27,7 +27,9 @@ export function parseTtl(value: string | undefined, kind: LinkKind): number | un
   const ms = Number(m[1]) * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 'ms'] ?? 1);
   const bounds = LINK_TTL[kind];
   if (!Number.isSafeInteger(ms) || ms < bounds.min || ms > bounds.max) {
-    throw new UsageError('invalid_ttl', `--ttl ${value} is outside ${bounds.label}, the lifetime ${bounds.name} may have`, { hint: `give a --ttl within ${bounds.label} (default 30m)` });
+    throw new UsageError('invalid_ttl', `--ttl ${value} is outside ${bounds.label}, the lifetime ${bounds.name} may have`, {
+      hint: `give a --ttl within ${bounds.label} (default 30m)`,
+    });
   }
   return ms;
 }
@@ -44,15 +46,23 @@ function checkLifetime(res: Json, kind: LinkKind, askedMs: number | undefined): 
   const created = Date.parse(String(res.createdAt));
   const expires = Date.parse(String(res.expiresAt));
   const refuse = (why: string): never => {
-    throw new RefusedError('link_lifetime_refused', `the ${kind === 'handoff' ? 'handoff' : 'signing'} link ${why}; it was not kept or printed`, {
-      hint: 'nothing was sent with the link token; create the link again, or check the configured service',
-    });
+    throw new RefusedError(
+      'link_lifetime_refused',
+      `the ${kind === 'handoff' ? 'handoff' : 'signing'} link ${why}; it was not kept or printed`,
+      {
+        hint: 'nothing was sent with the link token; create the link again, or check the configured service',
+      },
+    );
   };
   if (!Number.isFinite(created) || !Number.isFinite(expires)) refuse('does not state when it was created and when it expires');
   const lifetime = expires - created;
   if (lifetime <= 0) refuse(`expires (${String(res.expiresAt)}) before it was created (${String(res.createdAt)})`);
-  if (lifetime > limit) refuse(`lives ${lifetime / 1000} s (${String(res.createdAt)} → ${String(res.expiresAt)}), longer than the ${limit / 1000} s asked`);
-  if (res.effectiveTtlMs !== undefined && !(Number.isSafeInteger(res.effectiveTtlMs) && res.effectiveTtlMs > 0 && res.effectiveTtlMs <= limit)) {
+  if (lifetime > limit)
+    refuse(`lives ${lifetime / 1000} s (${String(res.createdAt)} → ${String(res.expiresAt)}), longer than the ${limit / 1000} s asked`);
+  if (
+    res.effectiveTtlMs !== undefined &&
+    !(Number.isSafeInteger(res.effectiveTtlMs) && res.effectiveTtlMs > 0 && res.effectiveTtlMs <= limit)
+  ) {
     refuse(`reports effectiveTtlMs ${String(res.effectiveTtlMs)}, not within the ${limit} ms asked`);
   }
 }
@@ -69,8 +79,13 @@ function tokenFromLink(url: string, route: string, baseUrl: string): string {
   } catch {
     throw new ServiceError('invalid_response', 'the service returned a link that is not a URL');
   }
-  if (u.origin !== new URL(baseUrl).origin) throw new RefusedError('foreign_link_origin', `the link points at ${u.origin}, not at the configured service ${new URL(baseUrl).origin}; it was not kept or printed`);
-  if (u.searchParams.has('token')) throw new RefusedError('link_token_in_query', 'the service put the link token in the query string; it must only be in the fragment');
+  if (u.origin !== new URL(baseUrl).origin)
+    throw new RefusedError(
+      'foreign_link_origin',
+      `the link points at ${u.origin}, not at the configured service ${new URL(baseUrl).origin}; it was not kept or printed`,
+    );
+  if (u.searchParams.has('token'))
+    throw new RefusedError('link_token_in_query', 'the service put the link token in the query string; it must only be in the fragment');
   if (!u.pathname.includes(route)) throw new ServiceError('invalid_response', `the link ${u.origin}${u.pathname} is not a ${route} URL`);
   const token = new URLSearchParams(u.hash.slice(1)).get('token');
   if (!token) throw new ServiceError('invalid_response', 'the link carries no #token= fragment');
@@ -86,7 +101,13 @@ export async function createHandoff(ctx: Context, file: string, images: string[]
   const ttlMs = parseTtl(ttl, 'handoff');
   const settings = await ctx.chainSettings();
   const service = await ctx.service({ spends: true });
-  const generatedImages = checked.map((i) => ({ filename: i.filename, imageBase64: i.bytes.toString('base64'), mimeType: i.mimeType, sha256: i.sha256, sizeBytes: i.sizeBytes }));
+  const generatedImages = checked.map((i) => ({
+    filename: i.filename,
+    imageBase64: i.bytes.toString('base64'),
+    mimeType: i.mimeType,
+    sha256: i.sha256,
+    sizeBytes: i.sizeBytes,
+  }));
   const res = await service.http.request<Json>({
     method: 'POST',
     path: '/api/agent/handoffs',
@@ -96,12 +117,30 @@ export async function createHandoff(ctx: Context, file: string, images: string[]
   });
   const token = tokenFromLink(String(res.handoffUrl), '/agent/handoff/', settings.baseUrl.value!);
   checkLifetime(res, 'handoff', ttlMs);
-  const journal = await Operation.open(await ctx.store(), 'handoff', operationId('handoff', [res.handoffId ?? res.id]), { chainId: config.chainId.value, wallet: '', data: {} });
+  const journal = await Operation.open(await ctx.store(), 'handoff', operationId('handoff', [res.handoffId ?? res.id]), {
+    chainId: config.chainId.value,
+    wallet: '',
+    data: {},
+  });
   // The origin the token belongs to: status sends it nowhere else (linkStatus).
-  await journal.setStep('created', { handoffId: res.handoffId ?? res.id, token, createdAt: res.createdAt, expiresAt: res.expiresAt, origin: new URL(settings.baseUrl.value!).origin });
+  await journal.setStep('created', {
+    handoffId: res.handoffId ?? res.id,
+    token,
+    createdAt: res.createdAt,
+    expiresAt: res.expiresAt,
+    origin: new URL(settings.baseUrl.value!).origin,
+  });
   await journal.close();
   for (const w of (res.warnings ?? []) as string[]) ctx.out.warn(w);
-  return { handoffId: res.handoffId ?? res.id, handoffUrl: res.handoffUrl, expiresAt: res.expiresAt, effectiveTtlMs: res.effectiveTtlMs, status: res.status, assets: res.assets ?? [], warnings: res.warnings ?? [] };
+  return {
+    handoffId: res.handoffId ?? res.id,
+    handoffUrl: res.handoffUrl,
+    expiresAt: res.expiresAt,
+    effectiveTtlMs: res.effectiveTtlMs,
+    status: res.status,
+    assets: res.assets ?? [],
+    warnings: res.warnings ?? [],
+  };
 }
 
 export async function createSigningLink(ctx: Context, file: string, ttl?: string): Promise<Json> {
@@ -110,11 +149,26 @@ export async function createSigningLink(ctx: Context, file: string, ttl?: string
   const ttlMs = parseTtl(ttl, 'signing-intent');
   const settings = await ctx.chainSettings();
   const service = await ctx.service({ spends: true });
-  const res = await service.http.request<Json>({ method: 'POST', path: '/api/agent/signing-intents', body: { request: loaded.body, ...(ttlMs !== undefined ? { ttlMs } : {}) }, idempotent: false });
+  const res = await service.http.request<Json>({
+    method: 'POST',
+    path: '/api/agent/signing-intents',
+    body: { request: loaded.body, ...(ttlMs !== undefined ? { ttlMs } : {}) },
+    idempotent: false,
+  });
   const token = tokenFromLink(String(res.signingUrl), '/agent/sign/', settings.baseUrl.value!);
   checkLifetime(res, 'signing-intent', ttlMs);
-  const journal = await Operation.open(await ctx.store(), 'signing-intent', operationId('signing-intent', [res.id]), { chainId: config.chainId.value, wallet: '', data: {} });
-  await journal.setStep('created', { intentId: res.id, token, createdAt: res.createdAt, expiresAt: res.expiresAt, origin: new URL(settings.baseUrl.value!).origin });
+  const journal = await Operation.open(await ctx.store(), 'signing-intent', operationId('signing-intent', [res.id]), {
+    chainId: config.chainId.value,
+    wallet: '',
+    data: {},
+  });
+  await journal.setStep('created', {
+    intentId: res.id,
+    token,
+    createdAt: res.createdAt,
+    expiresAt: res.expiresAt,
+    origin: new URL(settings.baseUrl.value!).origin,
+  });
   await journal.close();
   return { intentId: res.id, signingUrl: res.signingUrl, expiresAt: res.expiresAt, status: res.status, warnings: res.warnings ?? [] };
 }
@@ -131,9 +185,13 @@ function journaledOrigin(data: { origin?: string; baseUrl?: string }): string | 
 
 async function linkStatus(ctx: Context, kind: LinkKind, id: string): Promise<Json> {
   const pattern = kind === 'handoff' ? /^ahf_[0-9a-f]{32}$/ : /^asi_[0-9a-f]{32}$/;
-  if (!pattern.test(id)) throw new UsageError('invalid_id', `${id} is not a ${kind === 'handoff' ? 'handoff (ahf_…)' : 'signing intent (asi_…)'} id`);
+  if (!pattern.test(id))
+    throw new UsageError('invalid_id', `${id} is not a ${kind === 'handoff' ? 'handoff (ahf_…)' : 'signing intent (asi_…)'} id`);
   const data = readOperation(await ctx.store(), kind, operationId(kind, [id]))?.data;
-  if (!data?.token) throw new UsageError('unknown_link', `no token for ${id} in the journal: only links created here can be read`, { hint: 'the token lives only in the link URL and in the journal of the machine that created it' });
+  if (!data?.token)
+    throw new UsageError('unknown_link', `no token for ${id} in the journal: only links created here can be read`, {
+      hint: 'the token lives only in the link URL and in the journal of the machine that created it',
+    });
   const settings = await ctx.chainSettings();
   const service = await ctx.service();
   // The token is a bearer secret for the service that issued it: it goes to that origin or nowhere.
@@ -146,7 +204,12 @@ async function linkStatus(ctx: Context, kind: LinkKind, id: string): Promise<Jso
       origin === undefined
         ? `the ${what} ${id} has no recorded origin and the configured service is ${current}; its token was not sent`
         : `the ${what} ${id} was created on ${origin}, but the configured service is now ${current}; its token was not sent`,
-      { hint: origin === undefined ? `create a new link with \`loopsign ${kind === 'handoff' ? 'handoff' : 'sign-link'} --file ask.json\`` : `read it from where it was made: --base-url ${origin}` },
+      {
+        hint:
+          origin === undefined
+            ? `create a new link with \`loopsign ${kind === 'handoff' ? 'handoff' : 'sign-link'} --file ask.json\``
+            : `read it from where it was made: --base-url ${origin}`,
+      },
     );
   }
   const header = kind === 'handoff' ? 'x-rateloop-handoff-token' : 'x-rateloop-signing-intent-token';
@@ -155,10 +218,14 @@ async function linkStatus(ctx: Context, kind: LinkKind, id: string): Promise<Jso
     return await service.http.request<Json>({ method: 'GET', path: route, headers: { [header]: String(data.token) }, idempotent: true });
   } catch (error) {
     if (error instanceof ServiceError && (error.details as { status?: number })?.status === 410) {
-      throw new ServiceError('link_expired', `the ${kind === 'handoff' ? 'handoff link' : 'signing link'} ${id} expired at ${String(data.expiresAt)}`, {
-        hint: `create a new one with \`loopsign ${kind === 'handoff' ? 'handoff' : 'sign-link'} --file ask.json\``,
-        details: { status: 410 },
-      });
+      throw new ServiceError(
+        'link_expired',
+        `the ${kind === 'handoff' ? 'handoff link' : 'signing link'} ${id} expired at ${String(data.expiresAt)}`,
+        {
+          hint: `create a new one with \`loopsign ${kind === 'handoff' ? 'handoff' : 'sign-link'} --file ask.json\``,
+          details: { status: 410 },
+        },
+      );
     }
     throw error;
   }

@@ -57,25 +57,78 @@ export async function uploader(ctx: Context): Promise<Uploader> {
     const cacheId = operationId('image', [chainId, wallet, img.sha256]);
     const store = await ctx.store();
     const cached = attachmentId === undefined ? reusable(readOperation(store, 'image', cacheId)?.data) : undefined;
-    if (cached) return { file: img.file, ok: true, attachmentId: cached.attachmentId, imageUrl: cached.imageUrl, sha256: img.sha256, storedSha256: cached.storedSha256, sizeBytes: img.sizeBytes, reused: true };
+    if (cached)
+      return {
+        file: img.file,
+        ok: true,
+        attachmentId: cached.attachmentId,
+        imageUrl: cached.imageUrl,
+        sha256: img.sha256,
+        storedSha256: cached.storedSha256,
+        sizeBytes: img.sizeBytes,
+        reused: true,
+      };
     ctx.out.progress('image.prepare', `preparing the upload of ${img.filename} (${img.sizeBytes} bytes)`);
-    const prepared = await mcp.call('rateloop_prepare_image_upload', { filename: img.filename, mimeType: img.mimeType, sha256: img.sha256, sizeBytes: img.sizeBytes, walletAddress: wallet, ...(attachmentId ? { attachmentId } : {}) });
+    const prepared = await mcp.call('rateloop_prepare_image_upload', {
+      filename: img.filename,
+      mimeType: img.mimeType,
+      sha256: img.sha256,
+      sizeBytes: img.sizeBytes,
+      walletAddress: wallet,
+      ...(attachmentId ? { attachmentId } : {}),
+    });
     const id = String(prepared.attachmentId);
-    if (!/^att_[A-Za-z0-9_-]{16,80}$/.test(id)) throw new ServiceError('invalid_response', `the service returned a malformed attachment id ${id}`);
+    if (!/^att_[A-Za-z0-9_-]{16,80}$/.test(id))
+      throw new ServiceError('invalid_response', `the service returned a malformed attachment id ${id}`);
     // The payload hash covers the original bytes (their SHA-256 and size), never the WebP the service will store.
-    const message = checkSignedAction(prepared.message, { action: 'attachments:upload_image', wallet, payloadParts: [wallet, id, img.filename, img.mimeType, img.sizeBytes, img.sha256] });
+    const message = checkSignedAction(prepared.message, {
+      action: 'attachments:upload_image',
+      wallet,
+      payloadParts: [wallet, id, img.filename, img.mimeType, img.sizeBytes, img.sha256],
+    });
     const signature = await (await signer.account).signMessage({ message });
     ctx.out.progress('image.upload', `uploading ${img.filename}`);
-    let view = await mcp.callWithBase64('rateloop_upload_image', { attachmentId: id, challengeId: prepared.challengeId, filename: img.filename, mimeType: img.mimeType, sha256: img.sha256, sizeBytes: img.sizeBytes, signature, walletAddress: wallet }, 'imageBase64', img.bytes);
+    let view = await mcp.callWithBase64(
+      'rateloop_upload_image',
+      {
+        attachmentId: id,
+        challengeId: prepared.challengeId,
+        filename: img.filename,
+        mimeType: img.mimeType,
+        sha256: img.sha256,
+        sizeBytes: img.sizeBytes,
+        signature,
+        walletAddress: wallet,
+      },
+      'imageBase64',
+      img.bytes,
+    );
     for (let i = 0; i < 60 && ['uploading', 'processing'].includes(String(view.status)); i++) {
       await new Promise((r) => setTimeout(r, 1000));
       view = await mcp.call('rateloop_get_image_upload_status', { attachmentId: id });
     }
     const stored = acceptUploadView(view, { serviceUrl, attachmentId: id, filename: img.filename });
     const j = await Operation.open(store, 'image', cacheId, { chainId, wallet, data: {} });
-    await j.setStep('uploaded', { attachmentId: id, imageUrl: stored.imageUrl, sha256: img.sha256, storedSha256: stored.storedSha256, origin: new URL(serviceUrl).origin });
+    await j.setStep('uploaded', {
+      attachmentId: id,
+      imageUrl: stored.imageUrl,
+      sha256: img.sha256,
+      storedSha256: stored.storedSha256,
+      origin: new URL(serviceUrl).origin,
+    });
     await j.close();
-    return { file: img.file, ok: true, attachmentId: id, imageUrl: stored.imageUrl, sha256: img.sha256, storedSha256: stored.storedSha256, sizeBytes: img.sizeBytes, width: stored.width, height: stored.height, hint: ratioHint(img) };
+    return {
+      file: img.file,
+      ok: true,
+      attachmentId: id,
+      imageUrl: stored.imageUrl,
+      sha256: img.sha256,
+      storedSha256: stored.storedSha256,
+      sizeBytes: img.sizeBytes,
+      width: stored.width,
+      height: stored.height,
+      hint: ratioHint(img),
+    };
   }
 
   return {
@@ -122,17 +175,24 @@ export async function uploadImages(ctx: Context, files: string[], attachmentId?:
  * checked before any network call, uploaded (or reused when this wallet uploaded it before, so a resumed ask keeps
  * its payload), and replaced by its URL in `question.imageUrls`.
  */
-export async function resolveImageFiles(ctx: Context, body: Record<string, unknown>, askFile: string, folder: string): Promise<Record<string, unknown>> {
+export async function resolveImageFiles(
+  ctx: Context,
+  body: Record<string, unknown>,
+  askFile: string,
+  folder: string,
+): Promise<Record<string, unknown>> {
   const path = await import('node:path');
   const out = structuredClone(body);
   const questions = (Array.isArray(out.questions) ? out.questions : out.question ? [out.question] : []) as Record<string, unknown>[];
   const jobs: { q: Record<string, unknown>; file: string }[] = [];
   for (const q of questions) {
     if (q.imageFiles === undefined) continue;
-    if (!Array.isArray(q.imageFiles) || q.imageFiles.some((f) => typeof f !== 'string')) throw new UsageError('invalid_ask', `${askFile}: question.imageFiles must be an array of file paths`);
+    if (!Array.isArray(q.imageFiles) || q.imageFiles.some((f) => typeof f !== 'string'))
+      throw new UsageError('invalid_ask', `${askFile}: question.imageFiles must be an array of file paths`);
     // Named in an ask an agent may have written (a file, or inline): read only where this run may read (an MCP
     // server's roots). Relative paths: from the ask file's folder, or for an inline ask the working directory.
-    for (const f of q.imageFiles as string[]) jobs.push({ q, file: await ctx.files.check(path.resolve(folder, f), 'an image the ask names') });
+    for (const f of q.imageFiles as string[])
+      jobs.push({ q, file: await ctx.files.check(path.resolve(folder, f), 'an image the ask names') });
   }
   if (jobs.length === 0) return out;
   for (const j of jobs) await precheckImage(j.file);

@@ -39,7 +39,9 @@ export function elicitationAsker(server: McpServer, run: AskingFor): AskPerson |
       return answer.action === 'accept' && answer.content?.approve === true;
     } catch (error) {
       // No answer (timed out, cancelled, the host failed): not a yes.
-      process.stderr.write(`${JSON.stringify({ event: 'mcp.elicitation.failed', message: `no answer from the person: ${(error as Error).message}` })}\n`);
+      process.stderr.write(
+        `${JSON.stringify({ event: 'mcp.elicitation.failed', message: `no answer from the person: ${(error as Error).message}` })}\n`,
+      );
       return false;
     }
   };

@@ -76,13 +76,19 @@ export class Audience {
   progress(message: string): void {
     for (const [extra, call] of this.calls) {
       const token = extra._meta?.progressToken;
-      if (token !== undefined) send(extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++call.step, message } }));
+      if (token !== undefined)
+        send(
+          extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++call.step, message } }),
+        );
     }
   }
 
   warn(message: string): void {
     if (!this.logs.allows('warning')) return;
-    const notification: ServerNotification = { method: 'notifications/message', params: { level: 'warning', logger: 'loopsign', data: { message } } };
+    const notification: ServerNotification = {
+      method: 'notifications/message',
+      params: { level: 'warning', logger: 'loopsign', data: { message } },
+    };
     const first = this.calls.keys().next().value;
     send(first ? first.sendNotification(notification) : this.server.server.notification(notification));
   }

@@ -20,7 +20,13 @@ async function real(file: string): Promise<string | undefined> {
   try {
     return await fs.realpath(abs);
   } catch {
-    if (await fs.lstat(abs).then(() => true, () => false)) return undefined;
+    if (
+      await fs.lstat(abs).then(
+        () => true,
+        () => false,
+      )
+    )
+      return undefined;
     const parent = path.dirname(abs);
     if (parent === abs) return abs;
     const dir = await real(parent);
@@ -46,24 +52,42 @@ export class RootsGate implements FileGate {
 
   async check(file: string, what: string): Promise<string> {
     const refuse = (why: string, hint: string): never => {
-      throw new RefusedError('file_not_allowed', `refused: ${what} ${file} ${why}; nothing was read`, { hint, details: { rule: 'file_not_allowed' } });
+      throw new RefusedError('file_not_allowed', `refused: ${what} ${file} ${why}; nothing was read`, {
+        hint,
+        details: { rule: 'file_not_allowed' },
+      });
     };
     const target = (await real(file)) ?? refuse('is a link that does not lead to a file path', 'give a regular file in a project folder');
     if (PSEUDO.some((d) => inside(target, d))) refuse('is in a kernel pseudo-filesystem', 'give a file in a project folder');
     if ((await this.denied).some((d) => inside(target, d))) {
-      refuse("is one of loopsign's own secrets or state (keystore, password, policy, configuration or database)", 'these are never read through a tool; give a file in a project folder');
+      refuse(
+        "is one of loopsign's own secrets or state (keystore, password, policy, configuration or database)",
+        'these are never read through a tool; give a file in a project folder',
+      );
     }
     const roots = (await Promise.all((await this.roots()).map(real))).filter((r): r is string => r !== undefined);
     if (roots.length === 0) {
-      refuse('cannot be read: this server has no folders to read from', 'the MCP host declares none (MCP roots); start the server with `loopsign mcp --root DIR`');
+      refuse(
+        'cannot be read: this server has no folders to read from',
+        'the MCP host declares none (MCP roots); start the server with `loopsign mcp --root DIR`',
+      );
     }
-    if (!roots.some((r) => inside(target, r))) refuse(`is outside the folders this server may read (${roots.join(', ')})`, 'give a file under one of them, or start the server with another `--root DIR`');
+    if (!roots.some((r) => inside(target, r)))
+      refuse(
+        `is outside the folders this server may read (${roots.join(', ')})`,
+        'give a file under one of them, or start the server with another `--root DIR`',
+      );
     // What the path holds, not only where it is. A FIFO or a device would hold the read (and the server) for ever; a
     // file with several names (hard links) may be one of the secrets above under a name inside a root. (A file that
     // does not exist yet is left to the command, which says so.)
     const stat = await fs.stat(target).catch(() => undefined);
-    if (stat && !stat.isFile()) refuse('is not a regular file (a folder, a FIFO, a socket or a device)', 'give a regular file in a project folder');
-    if (stat && stat.nlink > 1) refuse(`has other names (${stat.nlink} hard links), and may be one of loopsign's secrets under another name`, 'copy the file and give the copy (a copy has one name)');
+    if (stat && !stat.isFile())
+      refuse('is not a regular file (a folder, a FIFO, a socket or a device)', 'give a regular file in a project folder');
+    if (stat && stat.nlink > 1)
+      refuse(
+        `has other names (${stat.nlink} hard links), and may be one of loopsign's secrets under another name`,
+        'copy the file and give the copy (a copy has one name)',
+      );
     return target;
   }
 }

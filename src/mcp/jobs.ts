@@ -127,9 +127,13 @@ function race(done: Promise<unknown>, budgetMs: number, signal: AbortSignal): Pr
 
 /** What a cancelled call answers (the SDK sends no answer to a cancelled request; a client that still reads one sees this). */
 export function callCancelled(tool: string): NotReadyError {
-  return new NotReadyError('call_cancelled', `the ${tool} call was cancelled: it stopped waiting; nothing being signed or sent was interrupted`, {
-    hint: `call ${tool} again with the same arguments to pick it up; nothing is paid twice`,
-  });
+  return new NotReadyError(
+    'call_cancelled',
+    `the ${tool} call was cancelled: it stopped waiting; nothing being signed or sent was interrupted`,
+    {
+      hint: `call ${tool} again with the same arguments to pick it up; nothing is paid twice`,
+    },
+  );
 }
 
 /** A key for a call: the tool and its arguments in a canonical form. */

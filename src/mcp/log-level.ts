@@ -18,7 +18,8 @@ export class LogLevel {
   install(server: Server): void {
     const request = z.object({ method: z.literal('logging/setLevel'), params: z.looseObject({ level: z.unknown() }) });
     server.setRequestHandler(request, async ({ params: { level } }) => {
-      if (!SEVERITY.includes(level as LoggingLevel)) throw new McpError(ErrorCode.InvalidParams, `unknown log level ${JSON.stringify(level)}: one of ${SEVERITY.join(', ')}`);
+      if (!SEVERITY.includes(level as LoggingLevel))
+        throw new McpError(ErrorCode.InvalidParams, `unknown log level ${JSON.stringify(level)}: one of ${SEVERITY.join(', ')}`);
       this.minimum = level as LoggingLevel;
       return {};
     });

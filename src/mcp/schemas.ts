@@ -3,13 +3,21 @@
 // loose objects, because a document may carry more fields than the ones named here.
 import { z } from 'zod';
 
-export const operationKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/).describe('the operation key, 0x + 64 hex');
+export const operationKey = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/)
+  .describe('the operation key, 0x + 64 hex');
 export const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/);
 export const txHash = z.string().regex(/^0x[0-9a-fA-F]{64}$/);
-export const contentId = z.string().regex(/^[1-9][0-9]*$/).describe('the question (content id), a positive integer as a string');
-export const filePath = (what: string) => z.string().min(1).describe(`${what}: a path on the machine running loopsign (absolute, or relative to its working directory)`);
+export const contentId = z
+  .string()
+  .regex(/^[1-9][0-9]*$/)
+  .describe('the question (content id), a positive integer as a string');
+export const filePath = (what: string) =>
+  z.string().min(1).describe(`${what}: a path on the machine running loopsign (absolute, or relative to its working directory)`);
 export const paymentMode = z.enum(['wallet_calls', 'x402_authorization']);
-export const timeoutSeconds = (fallback: number) => z.number().positive().optional().describe(`with wait: give up (exit meaning 7, not ready) after this many seconds; default ${fallback}`);
+export const timeoutSeconds = (fallback: number) =>
+  z.number().positive().optional().describe(`with wait: give up (exit meaning 7, not ready) after this many seconds; default ${fallback}`);
 export const direction = z.enum(['up', 'down']).describe('the vote: up or down');
 /** Decimal amounts and percentages, as the CLI takes them (strings), numbers accepted too. */
 export const decimal = (what: string) => z.union([z.string().min(1), z.number()]).describe(what);
@@ -45,7 +53,9 @@ export const replyWithinSeconds = z
   );
 
 /** An ask given inline, as the JSON object an ask file holds (interface or live shape). */
-export const inlineAsk = z.record(z.string(), z.unknown()).describe('the ask itself, as the JSON object an ask file would hold (interface or live shape); give this or file, not both');
+export const inlineAsk = z
+  .record(z.string(), z.unknown())
+  .describe('the ask itself, as the JSON object an ask file would hold (interface or live shape); give this or file, not both');
 
 /**
  * The fields of a pending result, added to the output schema of every tool whose calls run as jobs: the call answered
@@ -54,7 +64,13 @@ export const inlineAsk = z.record(z.string(), z.unknown()).describe('the ask its
 export const pendingFields = {
   pending: z.literal(true).optional().describe('the work is not done yet: call continueWith to follow it'),
   message: z.string().optional(),
-  job: z.looseObject({ runningSeconds: z.number(), progress: z.array(z.string()) }).optional().describe('how long it has run and its latest progress'),
+  job: z
+    .looseObject({ runningSeconds: z.number(), progress: z.array(z.string()) })
+    .optional()
+    .describe('how long it has run and its latest progress'),
   known: z.record(z.string(), z.unknown()).optional().describe("what loopsign's database knows of it so far (what was signed and paid)"),
-  continueWith: z.looseObject({ tool: z.string(), arguments: z.record(z.string(), z.unknown()) }).optional().describe('the exact call that continues it: it attaches to the running work, or after a restart resumes it from the journal'),
+  continueWith: z
+    .looseObject({ tool: z.string(), arguments: z.record(z.string(), z.unknown()) })
+    .optional()
+    .describe('the exact call that continues it: it attaches to the running work, or after a restart resumes it from the journal'),
 };

@@ -59,8 +59,14 @@ export interface McpSetup {
 
 /** The server with its tools, not yet connected (`serveMcp` connects it to stdio; tests connect it in process). */
 export async function buildMcpServer(flags: GlobalFlags, setup: McpSetup = {}): Promise<McpServer> {
-  const [{ McpServer }, { CallToolRequestSchema, ErrorCode }] = await Promise.all([import('@modelcontextprotocol/sdk/server/mcp.js'), import('@modelcontextprotocol/sdk/types.js')]);
-  const server = new McpServer({ name: 'loopsign', version: packageVersion() }, { capabilities: { logging: {} }, instructions: INSTRUCTIONS });
+  const [{ McpServer }, { CallToolRequestSchema, ErrorCode }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/mcp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  const server = new McpServer(
+    { name: 'loopsign', version: packageVersion() },
+    { capabilities: { logging: {} }, instructions: INSTRUCTIONS },
+  );
   const logs = new LogLevel();
   logs.install(server.server);
   const tools = new Map<string, Tool<any>>();
@@ -125,18 +131,20 @@ export async function buildMcpServer(flags: GlobalFlags, setup: McpSetup = {}): 
     const t = tools.get(request.params.name);
     // A protocol error (spec 2025-11-25: unknown tools are invalid params; bad arguments are tool errors). A plain
     // error with a code, not McpError, whose message would carry its "MCP error -32602:" prefix twice on the wire.
-    if (!t) throw Object.assign(new Error(`loopsign has no tool ${JSON.stringify(request.params.name)}`), { code: ErrorCode.InvalidParams, data: errorDocument(unknownTool(request.params.name), debug) });
+    if (!t)
+      throw Object.assign(new Error(`loopsign has no tool ${JSON.stringify(request.params.name)}`), {
+        code: ErrorCode.InvalidParams,
+        data: errorDocument(unknownTool(request.params.name), debug),
+      });
     return call(t, request.params.arguments, extra);
   });
   return server;
 }
 
-const chain =
-  (first: (() => void) | undefined, then: () => void) =>
-  (): void => {
-    first?.();
-    then();
-  };
+const chain = (first: (() => void) | undefined, then: () => void) => (): void => {
+  first?.();
+  then();
+};
 
 /** How long a pending answer may spend reading what the database knows. */
 const KNOWN_WITHIN_MS = 2000;
@@ -192,18 +200,29 @@ export async function serveMcp(ctx: Context, options: { roots?: string[] } = {})
   // A KMS key, a remote signer or a device signs whatever reaches it without asking again: an agent may use one only
   // under limits the user wrote down.
   if (isExternal(config.signer.source) && policies.length === 0) {
-    throw new UsageError('policy_required', `loopsign mcp will not serve an agent with ${describeSource(config.signer.source)} and no spending policy: an external signer signs for the agent without a further prompt`, {
-      hint: 'write a policy (docs/policy.md) to the config folder\'s policy.json, or start the server with --policy FILE',
-    });
+    throw new UsageError(
+      'policy_required',
+      `loopsign mcp will not serve an agent with ${describeSource(config.signer.source)} and no spending policy: an external signer signs for the agent without a further prompt`,
+      {
+        hint: "write a policy (docs/policy.md) to the config folder's policy.json, or start the server with --policy FILE",
+      },
+    );
   }
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
-  const server = await buildMcpServer(flags, { roots: options.roots ?? [], config, policyFiles: policies.map((p) => p.file), signer: config.signer });
+  const server = await buildMcpServer(flags, {
+    roots: options.roots ?? [],
+    config,
+    policyFiles: policies.map((p) => p.file),
+    signer: config.signer,
+  });
   const closed = new Promise<void>((resolve) => (server.server.onclose = chain(server.server.onclose, resolve)));
   await server.connect(new StdioServerTransport(process.stdin, reserveStdout()));
   // The host closing our stdin ends the session; jobs still running stop their waits, and a payment mid-way finishes
   // on its own (journaled) before the process exits.
   process.stdin.once('end', () => void server.close());
-  const policy = policies.length ? policies.map((p) => `${p.file} [${p.source}]`).join(', ') : `the built-in default, as no policy file is set (${DEFAULT_POLICY_SUMMARY}; docs/policy.md)`;
+  const policy = policies.length
+    ? policies.map((p) => `${p.file} [${p.source}]`).join(', ')
+    : `the built-in default, as no policy file is set (${DEFAULT_POLICY_SUMMARY}; docs/policy.md)`;
   ctx.out.progress('mcp.ready', `loopsign mcp: ${TOOLS.length} tools on stdio, chain ${config.chainId.value}, spending policy ${policy}`);
   await closed;
 }

@@ -17,9 +17,11 @@ const HINTS: Record<string, string> = {
   keystore_not_found: `set LOOPSIGN_KEYSTORE in ${ENV} (or keystore in the config file) to your keystore, or create one on that machine with \`loopsign wallet new\``,
   password_required: `the server has no terminal to ask on: set LOOPSIGN_PASSWORD_FILE (a file holding the password) or LOOPSIGN_PASSWORD in ${ENV}, or passwordFile in the config file`,
   wrong_password: `check the password LOOPSIGN_PASSWORD_FILE or LOOPSIGN_PASSWORD gives in ${ENV} (or passwordFile in the config file); the keystore itself was not changed`,
-  weak_kdf: "re-encrypt the keystore with `loopsign wallet rekey` on the machine running the server, or add --allow-weak-kdf before `mcp` in the server's arguments (the host's MCP configuration) to use it as it is",
+  weak_kdf:
+    "re-encrypt the keystore with `loopsign wallet rekey` on the machine running the server, or add --allow-weak-kdf before `mcp` in the server's arguments (the host's MCP configuration) to use it as it is",
   base_url_required: `set LOOPSIGN_BASE_URL=https://www.rateloop.ai in ${ENV} (or baseUrl in the config file); on the sandbox chain its manifest supplies it`,
-  internal_error: "add --debug before `mcp` in the server's arguments (the host's MCP configuration) for a stack trace on its stderr, and report it",
+  internal_error:
+    "add --debug before `mcp` in the server's arguments (the host's MCP configuration) for a stack trace on its stderr, and report it",
   result_not_final: 'call again with wait: true, or later',
   no_transactions: 'give the hashes in transactionHashes, in plan order',
   delegation_not_allowed: 'call again with atomic: true to allow loopsign to delegate the wallet to the pinned delegate; nothing was sent',
@@ -54,7 +56,8 @@ export function mcpHint(code: string, hint: string | undefined): string | undefi
   if (hint === undefined) return undefined;
   let out = hint;
   for (const [pattern, replacement] of TOOL_CALLS) out = out.replace(pattern, replacement);
-  for (const [pattern, replacement] of SERVER_SETTINGS) out = out.replace(pattern, (_m, n?: string) => replacement.replace('$1', n ? `=${n}` : ''));
+  for (const [pattern, replacement] of SERVER_SETTINGS)
+    out = out.replace(pattern, (_m, n?: string) => replacement.replace('$1', n ? `=${n}` : ''));
   return out;
 }
 
@@ -62,7 +65,10 @@ export function mcpHint(code: string, hint: string | undefined): string | undefi
 export function errorDocument(error: unknown, debug: boolean): { ok: false; error: Record<string, unknown> } {
   const body = errorBody(error, debug);
   const hint = debug && body.code === 'internal_error' ? body.hint : mcpHint(body.code, body.hint);
-  return { ok: false, error: { ...body, ...(hint === undefined ? {} : { hint }), exitMeaning: EXIT_MEANING[body.exitCode as ExitCodeValue] } };
+  return {
+    ok: false,
+    error: { ...body, ...(hint === undefined ? {} : { hint }), exitMeaning: EXIT_MEANING[body.exitCode as ExitCodeValue] },
+  };
 }
 
 /** A failure as a tool error result. */
@@ -83,13 +89,21 @@ export function invalidArguments(tool: string, error: z.ZodError | { path: Prope
 }
 
 /** Pairs of arguments of which exactly one must be given (a path, or the same JSON inline): the issues, if any. */
-export function exactlyOneIssues(input: Record<string, unknown>, pairs: [path: string, inline: string][]): { path: string[]; message: string }[] {
+export function exactlyOneIssues(
+  input: Record<string, unknown>,
+  pairs: [path: string, inline: string][],
+): { path: string[]; message: string }[] {
   return pairs
     .filter(([a, b]) => (input[a] === undefined) === (input[b] === undefined))
-    .map(([a, b]) => ({ path: [input[a] === undefined ? a : b], message: `give ${a} (a path) or ${b} (the JSON object itself), exactly one of the two` }));
+    .map(([a, b]) => ({
+      path: [input[a] === undefined ? a : b],
+      message: `give ${a} (a path) or ${b} (the JSON object itself), exactly one of the two`,
+    }));
 }
 
 /** A tool name the server does not have (a protocol error; its data is the error document). */
 export function unknownTool(name: string): UsageError {
-  return new UsageError('unknown_tool', `loopsign has no tool ${JSON.stringify(name)}`, { hint: 'call tools/list for the tools this server offers' });
+  return new UsageError('unknown_tool', `loopsign has no tool ${JSON.stringify(name)}`, {
+    hint: 'call tools/list for the tools this server offers',
+  });
 }

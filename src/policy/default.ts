@@ -23,7 +23,8 @@ export const MCP_DEFAULT_POLICY: PolicyFile = {
 };
 
 /** The default in one line (the server's start line, `loopsign_policy`). */
-export const DEFAULT_POLICY_SUMMARY = 'at most 5 USDC per ask and 20 USDC per 24 hours on each chain, a person\'s approval above 2 USDC; a stake of at most 5 LREP, 20 LREP per 24 hours, approval above 2 LREP';
+export const DEFAULT_POLICY_SUMMARY =
+  "at most 5 USDC per ask and 20 USDC per 24 hours on each chain, a person's approval above 2 USDC; a stake of at most 5 LREP, 20 LREP per 24 hours, approval above 2 LREP";
 
 /** How the person replaces the default (a hint an MCP user can act on). */
 export const CHANGE_DEFAULT_POLICY =

@@ -24,8 +24,14 @@ export const policySchema = z
     rolling24h: z.record(chainKey, amounts).optional(),
     /** Per chain, over the current calendar month (UTC). */
     calendarMonth: z.record(chainKey, amounts).optional(),
-    allowedChains: z.array(z.union([z.literal(8453), z.literal(84532), z.literal(31337)])).min(1).optional(),
-    allowedCategories: z.array(z.string().regex(/^[0-9]+$/, 'must be a category id (decimal string)')).min(1).optional(),
+    allowedChains: z
+      .array(z.union([z.literal(8453), z.literal(84532), z.literal(31337)]))
+      .min(1)
+      .optional(),
+    allowedCategories: z
+      .array(z.string().regex(/^[0-9]+$/, 'must be a category id (decimal string)'))
+      .min(1)
+      .optional(),
     allowedTemplates: z.array(z.string().min(1)).min(1).optional(),
     /** Above these amounts (per ask or rating) a human must approve the spend, else it is refused. */
     approvalThreshold: amounts.optional(),
@@ -52,9 +58,16 @@ export async function readPolicyFile(file: string, source: LoadedPolicy['source'
     text = await fs.readFile(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' && source === 'config folder') return undefined;
-    throw new UsageError('policy_unreadable', `cannot read the policy file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
-      hint: source === 'config folder' ? 'fix its permissions' : `check the path given by ${source === 'flag' ? '--policy' : 'LOOPSIGN_POLICY'}`,
-    });
+    throw new UsageError(
+      'policy_unreadable',
+      `cannot read the policy file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      {
+        hint:
+          source === 'config folder'
+            ? 'fix its permissions'
+            : `check the path given by ${source === 'flag' ? '--policy' : 'LOOPSIGN_POLICY'}`,
+      },
+    );
   }
   let json: unknown;
   try {
@@ -79,7 +92,12 @@ export async function loadPolicies(flag?: string): Promise<LoadedPolicy[]> {
   const out: LoadedPolicy[] = [];
   const base = await readPolicyFile(defaultPolicyFile(), 'config folder');
   if (base) out.push(base);
-  const extra = flag !== undefined ? { file: flag, source: 'flag' as const } : process.env.LOOPSIGN_POLICY ? { file: process.env.LOOPSIGN_POLICY, source: 'env' as const } : undefined;
+  const extra =
+    flag !== undefined
+      ? { file: flag, source: 'flag' as const }
+      : process.env.LOOPSIGN_POLICY
+        ? { file: process.env.LOOPSIGN_POLICY, source: 'env' as const }
+        : undefined;
   if (extra && path.resolve(extra.file) !== path.resolve(defaultPolicyFile())) {
     const p = await readPolicyFile(extra.file, extra.source);
     if (p) out.push(p);

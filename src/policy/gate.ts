@@ -37,10 +37,18 @@ const limitOf = (a: { maxUsdc?: string; maxLrep?: string } | undefined, asset: A
   return v === undefined ? undefined : BigInt(v);
 };
 
-function refuse(code: 'policy_limit' | 'approval_required' | 'approval_declined', message: string, details: Record<string, unknown>): never {
+function refuse(
+  code: 'policy_limit' | 'approval_required' | 'approval_declined',
+  message: string,
+  details: Record<string, unknown>,
+): never {
   const builtIn = details.policy === BUILT_IN_POLICY;
-  let hint = code === 'policy_limit' ? 'the policy changes only by editing its file (see `loopsign config show` and docs/policy.md)' : 'a human must approve this spend; run it where you can answer the prompt, or through an MCP host that supports elicitation';
-  if (builtIn) hint = `${code === 'policy_limit' ? '' : `${hint}. `}No policy file is set, so ${BUILT_IN_POLICY} applies; to change it, ${CHANGE_DEFAULT_POLICY}`;
+  let hint =
+    code === 'policy_limit'
+      ? 'the policy changes only by editing its file (see `loopsign config show` and docs/policy.md)'
+      : 'a human must approve this spend; run it where you can answer the prompt, or through an MCP host that supports elicitation';
+  if (builtIn)
+    hint = `${code === 'policy_limit' ? '' : `${hint}. `}No policy file is set, so ${BUILT_IN_POLICY} applies; to change it, ${CHANGE_DEFAULT_POLICY}`;
   throw new RefusedError(code, `refused by the spending policy: ${message}; nothing was signed`, {
     hint,
     details: { rule: code, ...details, ...(builtIn ? { builtInDefault: true } : {}) },
@@ -69,7 +77,13 @@ export class PolicyGate {
    * The policy files in force now; with none, `fallback` when given (`loopsign mcp`'s built-in default,
    * src/policy/default.ts), else no policy at all (the CLI: a notice on every spend).
    */
-  static async load(out: Output, flag: string | undefined, store: () => Promise<Store>, approver?: Approver, fallback?: () => LoadedPolicy): Promise<PolicyGate> {
+  static async load(
+    out: Output,
+    flag: string | undefined,
+    store: () => Promise<Store>,
+    approver?: Approver,
+    fallback?: () => LoadedPolicy,
+  ): Promise<PolicyGate> {
     const files = await loadPolicies(flag);
     return new PolicyGate(files.length === 0 && fallback ? [fallback()] : files, out, approver, store);
   }
@@ -95,17 +109,38 @@ export class PolicyGate {
     for (const { policy: p, file } of this.policies) {
       this.checkChain(chain, file, p.allowedChains);
       for (const q of ask.questions) {
-        if (p.allowedCategories && !p.allowedCategories.includes(q.categoryId.toString())) refuse('policy_limit', `category ${q.categoryId} is not in allowedCategories of ${file}`, { limit: 'allowedCategories', policy: file });
-        if (p.allowedTemplates && !p.allowedTemplates.includes(q.templateId)) refuse('policy_limit', `template ${q.templateId} is not in allowedTemplates of ${file}`, { limit: 'allowedTemplates', policy: file });
+        if (p.allowedCategories && !p.allowedCategories.includes(q.categoryId.toString()))
+          refuse('policy_limit', `category ${q.categoryId} is not in allowedCategories of ${file}`, {
+            limit: 'allowedCategories',
+            policy: file,
+          });
+        if (p.allowedTemplates && !p.allowedTemplates.includes(q.templateId))
+          refuse('policy_limit', `template ${q.templateId} is not in allowedTemplates of ${file}`, {
+            limit: 'allowedTemplates',
+            policy: file,
+          });
       }
       for (const asset of ASSETS) {
         const limit = limitOf(p.perAsk, asset);
         const amount = planned[asset] ?? 0n;
-        if (limit !== undefined && amount > limit) refuse('policy_limit', `this ask would spend ${fmt(amount, asset)}, above perAsk ${fmt(limit, asset)} of ${file}`, { limit: 'perAsk', asset, amount: amount.toString(), left: limit.toString(), policy: file });
+        if (limit !== undefined && amount > limit)
+          refuse('policy_limit', `this ask would spend ${fmt(amount, asset)}, above perAsk ${fmt(limit, asset)} of ${file}`, {
+            limit: 'perAsk',
+            asset,
+            amount: amount.toString(),
+            left: limit.toString(),
+            policy: file,
+          });
       }
     }
     this.checkWindows((await this.store()).db, chain, planned, undefined, operationId);
-    await this.approval({ kind: 'ask', chainId: chain.chainId, amounts: planned, summary: `ask "${ask.questions[0]!.title}" (${ask.clientRequestId}) on chain ${chain.chainId}: ${describe(planned)}`, threshold: '' });
+    await this.approval({
+      kind: 'ask',
+      chainId: chain.chainId,
+      amounts: planned,
+      summary: `ask "${ask.questions[0]!.title}" (${ask.clientRequestId}) on chain ${chain.chainId}: ${describe(planned)}`,
+      threshold: '',
+    });
   }
 
   /** Before a vote (`operationId`: as for asks). */
@@ -115,10 +150,23 @@ export class PolicyGate {
     for (const { policy: p, file } of this.policies) {
       this.checkChain(chain, file, p.allowedChains);
       const max = p.perRating ? BigInt(p.perRating.maxStakeLrep) : undefined;
-      if (max !== undefined && stake > max) refuse('policy_limit', `a stake of ${fmt(stake, 'LREP')} is above perRating ${fmt(max, 'LREP')} of ${file}`, { limit: 'perRating', asset: 'LREP', amount: stake.toString(), left: max.toString(), policy: file });
+      if (max !== undefined && stake > max)
+        refuse('policy_limit', `a stake of ${fmt(stake, 'LREP')} is above perRating ${fmt(max, 'LREP')} of ${file}`, {
+          limit: 'perRating',
+          asset: 'LREP',
+          amount: stake.toString(),
+          left: max.toString(),
+          policy: file,
+        });
     }
     this.checkWindows((await this.store()).db, chain, planned, undefined, operationId);
-    await this.approval({ kind: 'rating', chainId: chain.chainId, amounts: planned, summary: `vote on question ${contentId} on chain ${chain.chainId}: stake ${fmt(stake, 'LREP')}`, threshold: '' });
+    await this.approval({
+      kind: 'rating',
+      chainId: chain.chainId,
+      amounts: planned,
+      summary: `vote on question ${contentId} on chain ${chain.chainId}: stake ${fmt(stake, 'LREP')}`,
+      threshold: '',
+    });
   }
 
   /**
@@ -134,13 +182,24 @@ export class PolicyGate {
         const after = exposure([...operationEffects(db, op.id), ...effects]);
         for (const asset of ASSETS) {
           const limit = limitOf(p.perAsk, asset);
-          if (limit !== undefined && (after[asset] ?? 0n) > limit) refuse('policy_limit', `this ask could then pay ${fmt(after[asset]!, asset)}, above perAsk ${fmt(limit, asset)} of ${file}`, { limit: 'perAsk', asset, amount: after[asset]!.toString(), policy: file });
+          if (limit !== undefined && (after[asset] ?? 0n) > limit)
+            refuse('policy_limit', `this ask could then pay ${fmt(after[asset]!, asset)}, above perAsk ${fmt(limit, asset)} of ${file}`, {
+              limit: 'perAsk',
+              asset,
+              amount: after[asset]!.toString(),
+              policy: file,
+            });
         }
       }
       if (kind === 'rate' && p.perRating && stage.startsWith('rate:')) {
         const after = exposure([...operationEffects(db, op.id, { stage }), ...effects]);
         const limit = BigInt(p.perRating.maxStakeLrep);
-        if ((after.LREP ?? 0n) > limit) refuse('policy_limit', `this vote could then stake ${fmt(after.LREP!, 'LREP')}, above perRating ${fmt(limit, 'LREP')} of ${file}`, { limit: 'perRating', asset: 'LREP', amount: after.LREP!.toString(), policy: file });
+        if ((after.LREP ?? 0n) > limit)
+          refuse(
+            'policy_limit',
+            `this vote could then stake ${fmt(after.LREP!, 'LREP')}, above perRating ${fmt(limit, 'LREP')} of ${file}`,
+            { limit: 'perRating', asset: 'LREP', amount: after.LREP!.toString(), policy: file },
+          );
       }
     }
     this.checkWindows(db, chain, {}, { op, effects });
@@ -172,34 +231,47 @@ export class PolicyGate {
   }
 
   private checkChain(chain: ChainConfig, file: string, allowed: number[] | undefined): void {
-    if (allowed && !allowed.includes(chain.chainId)) refuse('policy_limit', `chain ${chain.chainId} is not in allowedChains of ${file}`, { limit: 'allowedChains', policy: file });
+    if (allowed && !allowed.includes(chain.chainId))
+      refuse('policy_limit', `chain ${chain.chainId} is not in allowedChains of ${file}`, { limit: 'allowedChains', policy: file });
   }
 
   /**
    * Each window: what the other operations signed in it, plus this operation (its effects in the window and the ones
    * about to be signed, or — before it starts — the planned amounts), must fit.
    */
-  private checkWindows(db: Db, chain: ChainConfig, planned: Amounts, current: { op: Operation<Kind>; effects: SpendEffect[] } | undefined, exclude?: string): void {
+  private checkWindows(
+    db: Db,
+    chain: ChainConfig,
+    planned: Amounts,
+    current: { op: Operation<Kind>; effects: SpendEffect[] } | undefined,
+    exclude?: string,
+  ): void {
     const now = new Date();
     const except = current?.op.id ?? exclude ?? '';
     for (const { policy: p, file } of this.policies) {
       for (const [w, limits] of windowsOf(p, chain.chainId, now)) {
         const used = windowUsage(db, chain.chainId, w.since, except);
         // This operation: what it signed in the window, plus what the new signature adds to it.
-        const mine = current ? sum([operationUsage(db, current.op.id, w.since), increment(operationEffects(db, current.op.id), current.effects)]) : planned;
+        const mine = current
+          ? sum([operationUsage(db, current.op.id, w.since), increment(operationEffects(db, current.op.id), current.effects)])
+          : planned;
         for (const asset of ASSETS) {
           const limit = limitOf(limits, asset);
           if (limit === undefined) continue;
           const total = (used[asset] ?? 0n) + (mine[asset] ?? 0n);
           if (total > limit && (mine[asset] ?? 0n) > 0n) {
             const left = limit > (used[asset] ?? 0n) ? limit - (used[asset] ?? 0n) : 0n;
-            refuse('policy_limit', `${w.name} on chain ${chain.chainId} allows ${fmt(limit, asset)} (${file}); ${fmt(used[asset] ?? 0n, asset)} already signed, ${fmt(left, asset)} left, this needs ${fmt(mine[asset] ?? 0n, asset)}`, {
-              limit: w.name,
-              asset,
-              amount: (mine[asset] ?? 0n).toString(),
-              left: left.toString(),
-              policy: file,
-            });
+            refuse(
+              'policy_limit',
+              `${w.name} on chain ${chain.chainId} allows ${fmt(limit, asset)} (${file}); ${fmt(used[asset] ?? 0n, asset)} already signed, ${fmt(left, asset)} left, this needs ${fmt(mine[asset] ?? 0n, asset)}`,
+              {
+                limit: w.name,
+                asset,
+                amount: (mine[asset] ?? 0n).toString(),
+                left: left.toString(),
+                policy: file,
+              },
+            );
           }
         }
       }
@@ -213,9 +285,21 @@ export class PolicyGate {
         const amount = request.amounts[asset] ?? 0n;
         if (threshold === undefined || amount <= threshold) continue;
         const req = { ...request, threshold: `approvalThreshold ${fmt(threshold, asset)} of ${file}` };
-        if (!this.approver) refuse('approval_required', `${describe(request.amounts)} is above the ${req.threshold}, and no human can be asked here`, { limit: 'approvalThreshold', asset, amount: amount.toString(), policy: file });
+        if (!this.approver)
+          refuse('approval_required', `${describe(request.amounts)} is above the ${req.threshold}, and no human can be asked here`, {
+            limit: 'approvalThreshold',
+            asset,
+            amount: amount.toString(),
+            policy: file,
+          });
         this.out.progress('policy.approval', `asking a human to approve: ${request.summary}`);
-        if (!(await this.approver(req))) refuse('approval_declined', `the spend was not approved (${req.threshold})`, { limit: 'approvalThreshold', asset, amount: amount.toString(), policy: file });
+        if (!(await this.approver(req)))
+          refuse('approval_declined', `the spend was not approved (${req.threshold})`, {
+            limit: 'approvalThreshold',
+            asset,
+            amount: amount.toString(),
+            policy: file,
+          });
         return;
       }
     }

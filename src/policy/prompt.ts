@@ -8,6 +8,9 @@ export function terminalApprover(out: Output): Approver | undefined {
   if (out.json || process.stdin.isTTY !== true || process.stderr.isTTY !== true) return undefined;
   return async (request) => {
     const { confirm } = await import('@inquirer/prompts');
-    return confirm({ message: `Approve ${request.summary}? It is above the ${request.threshold}.`, default: false }, { output: process.stderr });
+    return confirm(
+      { message: `Approve ${request.summary}? It is above the ${request.threshold}.`, default: false },
+      { output: process.stderr },
+    );
   };
 }

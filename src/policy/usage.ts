@@ -33,9 +33,24 @@ const sums = (rows: { asset: Asset; used: bigint | null }[]): Amounts => {
 export function windowUsage(db: Db, chainId: number, since: Date, except?: string): Amounts {
   const from = BigInt(since.getTime());
   const firstFullHour = (from + BigInt(HOUR_MS) - 1n) / BigInt(HOUR_MS);
-  const q = (sql: string, ...args: unknown[]) => sums(db.prepare(sql).safeIntegers(true).all(...args) as { asset: Asset; used: bigint | null }[]);
-  const partial = q('SELECT asset, SUM(amount) AS used FROM usage WHERE chain_id = ? AND at >= ? AND at < ? GROUP BY asset', chainId, from, firstFullHour * BigInt(HOUR_MS));
-  const hours = q('SELECT asset, SUM(amount) AS used FROM usage_hourly WHERE chain_id = ? AND hour >= ? GROUP BY asset', chainId, firstFullHour);
+  const q = (sql: string, ...args: unknown[]) =>
+    sums(
+      db
+        .prepare(sql)
+        .safeIntegers(true)
+        .all(...args) as { asset: Asset; used: bigint | null }[],
+    );
+  const partial = q(
+    'SELECT asset, SUM(amount) AS used FROM usage WHERE chain_id = ? AND at >= ? AND at < ? GROUP BY asset',
+    chainId,
+    from,
+    firstFullHour * BigInt(HOUR_MS),
+  );
+  const hours = q(
+    'SELECT asset, SUM(amount) AS used FROM usage_hourly WHERE chain_id = ? AND hour >= ? GROUP BY asset',
+    chainId,
+    firstFullHour,
+  );
   const total = sum([partial, hours]);
   if (except === undefined || except === '') return total;
   const own = operationUsage(db, except, since);
@@ -45,7 +60,10 @@ export function windowUsage(db: Db, chainId: number, since: Date, except?: strin
 
 /** What one operation signed since `since`, as the windows count it. */
 export function operationUsage(db: Db, operationId: string, since: Date): Amounts {
-  const rows = db.prepare('SELECT asset, SUM(amount) AS used FROM usage WHERE operation_id = ? AND at >= ? GROUP BY asset').safeIntegers(true).all(operationId, since.getTime()) as {
+  const rows = db
+    .prepare('SELECT asset, SUM(amount) AS used FROM usage WHERE operation_id = ? AND at >= ? GROUP BY asset')
+    .safeIntegers(true)
+    .all(operationId, since.getTime()) as {
     asset: Asset;
     used: bigint;
   }[];
@@ -59,7 +77,12 @@ export function operationEffects(db: Db, operationId: string, options: { stage?:
   const rows = db
     .prepare('SELECT asset, kind, spender, amount FROM effects WHERE live = 1 AND operation_id = ? AND (? IS NULL OR stage = ?)')
     .safeIntegers(true)
-    .all(operationId, options.stage ?? null, options.stage ?? null) as { asset: Asset; kind: SpendEffect['kind']; spender: `0x${string}`; amount: bigint }[];
+    .all(operationId, options.stage ?? null, options.stage ?? null) as {
+    asset: Asset;
+    kind: SpendEffect['kind'];
+    spender: `0x${string}`;
+    amount: bigint;
+  }[];
   return rows.map((r) => ({ asset: r.asset, kind: r.kind, spender: r.spender, amount: r.amount }));
 }
 

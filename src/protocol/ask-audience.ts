@@ -24,9 +24,22 @@ function list(value: unknown, field: string, country: boolean): string[] | undef
   return out.length ? out : undefined;
 }
 
-function group(value: Obj, prefix: string, fields: readonly string[], countryFields: readonly string[], nested: Record<string, readonly string[]>, field: string, unknown?: Rejection): Obj | undefined {
+function group(
+  value: Obj,
+  prefix: string,
+  fields: readonly string[],
+  countryFields: readonly string[],
+  nested: Record<string, readonly string[]>,
+  field: string,
+  unknown?: Rejection,
+): Obj | undefined {
   for (const key of Object.keys(value)) {
-    if (!fields.includes(key)) throw new AskFieldError(`${field}.${key}`, `is not a supported targetAudience field${key === 'ageRanges' ? ' (use ageGroups, e.g. ["25-34"])' : ''}`, unknown?.(`${field}.${key}`));
+    if (!fields.includes(key))
+      throw new AskFieldError(
+        `${field}.${key}`,
+        `is not a supported targetAudience field${key === 'ageRanges' ? ' (use ageGroups, e.g. ["25-34"])' : ''}`,
+        unknown?.(`${field}.${key}`),
+      );
   }
   const out: Obj = {};
   for (const key of fields) {

@@ -5,7 +5,14 @@
 import { createHash } from 'node:crypto';
 import { encodeAbiParameters, keccak256, toBytes, type Hex } from 'viem';
 import { canonicalJson } from './canonical.js';
-import { ASSET_ENUM, profileOf, type NormalizedAsk, type NormalizedQuestion, type NormalizedRoundConfig, type NormalizedBounty } from './ask-normalize.js';
+import {
+  ASSET_ENUM,
+  profileOf,
+  type NormalizedAsk,
+  type NormalizedQuestion,
+  type NormalizedRoundConfig,
+  type NormalizedBounty,
+} from './ask-normalize.js';
 import { DEFAULT_PROFILE, type ServiceProfile } from './profiles/index.js';
 import type { HashLayout } from './profiles/types.js';
 
@@ -64,8 +71,15 @@ export function normalizeMetadataBase(base: string | undefined, profile: Service
 const str = (n: number | bigint) => n.toString();
 
 function bountyJson(b: NormalizedBounty, sorted: boolean) {
-  const base = { amount: str(b.amount), asset: b.asset, requiredVoters: str(b.requiredVoters), bountyEligibility: str(b.bountyEligibility) };
-  return sorted ? { amount: base.amount, asset: base.asset, bountyEligibility: base.bountyEligibility, requiredVoters: base.requiredVoters } : base;
+  const base = {
+    amount: str(b.amount),
+    asset: b.asset,
+    requiredVoters: str(b.requiredVoters),
+    bountyEligibility: str(b.bountyEligibility),
+  };
+  return sorted
+    ? { amount: base.amount, asset: base.asset, bountyEligibility: base.bountyEligibility, requiredVoters: base.requiredVoters }
+    : base;
 }
 
 export function roundConfigJson(ask: NormalizedAsk) {
@@ -147,7 +161,10 @@ export function rewardTermsTuple(b: NormalizedBounty) {
 export function rewardTermsHash(b: NormalizedBounty): Hex {
   const t = rewardTermsTuple(b);
   return keccak256(
-    encodeAbiParameters([{ type: 'uint8' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint8' }], [t.asset, t.amount, t.requiredVoters, t.bountyEligibility]),
+    encodeAbiParameters(
+      [{ type: 'uint8' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint8' }],
+      [t.asset, t.amount, t.requiredVoters, t.bountyEligibility],
+    ),
   );
 }
 export function roundConfigTuple(r: NormalizedRoundConfig) {
@@ -155,7 +172,10 @@ export function roundConfigTuple(r: NormalizedRoundConfig) {
 }
 export function roundConfigHash(r: NormalizedRoundConfig): Hex {
   return keccak256(
-    encodeAbiParameters([{ type: 'uint32' }, { type: 'uint32' }, { type: 'uint16' }, { type: 'uint16' }], [r.epochDuration, r.maxDuration, r.minVoters, r.maxVoters]),
+    encodeAbiParameters(
+      [{ type: 'uint32' }, { type: 'uint32' }, { type: 'uint16' }, { type: 'uint16' }],
+      [r.epochDuration, r.maxDuration, r.minVoters, r.maxVoters],
+    ),
   );
 }
 export function confidentialityTuple(q: NormalizedQuestion) {
@@ -171,21 +191,39 @@ export function confidentialityTuple(q: NormalizedQuestion) {
 export function confidentialityHash(q: NormalizedQuestion): Hex {
   const t = confidentialityTuple(q);
   return keccak256(
-    encodeAbiParameters([{ type: 'bool' }, { type: 'uint8' }, { type: 'uint64' }, { type: 'uint8' }], [t.gated, t.bondAsset, t.bondAmount, t.flags]),
+    encodeAbiParameters(
+      [{ type: 'bool' }, { type: 'uint8' }, { type: 'uint64' }, { type: 'uint8' }],
+      [t.gated, t.bondAsset, t.bondAmount, t.flags],
+    ),
   );
 }
 /** chain.md §6.6, over the question as it goes on chain (pass onChainQuestion(q) for a gated one). */
 export function submissionKey(q: NormalizedQuestion, profile: ServiceProfile = DEFAULT_PROFILE): Hex {
   return keccak256(
     encodeAbiParameters(
-      [{ type: 'bytes32' }, { type: 'uint256' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'string' }, { type: 'string' }, { type: 'string' }],
+      [
+        { type: 'bytes32' },
+        { type: 'uint256' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'string' },
+        { type: 'string' },
+        { type: 'string' },
+      ],
       [tagsOf(profile).context, q.categoryId, mediaHash(q), detailsTupleHash(q), q.contextUrl, q.title, tagsString(q)],
     ),
   );
 }
 
 /** chain.md §6.8. */
-export function questionSalt(operationKey: string, payloadHash: string, wallet: string, subKey: string, index: number, profile: ServiceProfile = DEFAULT_PROFILE): Hex {
+export function questionSalt(
+  operationKey: string,
+  payloadHash: string,
+  wallet: string,
+  subKey: string,
+  index: number,
+  profile: ServiceProfile = DEFAULT_PROFILE,
+): Hex {
   return `0x${sha256hex(`${profile.hashes.saltPrefix}${operationKey.toLowerCase()}:${payloadHash}:${wallet.toLowerCase()}:${subKey.toLowerCase()}:${index}`)}`;
 }
 
@@ -306,11 +344,33 @@ export function bundleRevealCommitment(ask: NormalizedAsk, hashes: AskHashes, su
   const items = ask.questions.map((question, i) => {
     const q = onChainQuestion(question, profile);
     const h = hashes.questions[i]!;
-    const ctx = keccak256(encodeAbiParameters([{ type: 'string' }, { type: 'string' }, { type: 'string' }], [q.contextUrl, q.title, tagsString(q)]));
+    const ctx = keccak256(
+      encodeAbiParameters([{ type: 'string' }, { type: 'string' }, { type: 'string' }], [q.contextUrl, q.title, tagsString(q)]),
+    );
     return keccak256(
       encodeAbiParameters(
-        [{ type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'uint256' }, { type: 'bytes32' }, { type: 'uint256' }, { type: 'bytes32' }, { type: 'bytes32' }],
-        [tags.bundleItem, ctx, h.mediaHash, h.detailsTupleHash, q.categoryId, salts[i]!, BigInt(i), h.questionMetadataHash, h.resultSpecHash],
+        [
+          { type: 'bytes32' },
+          { type: 'bytes32' },
+          { type: 'bytes32' },
+          { type: 'bytes32' },
+          { type: 'uint256' },
+          { type: 'bytes32' },
+          { type: 'uint256' },
+          { type: 'bytes32' },
+          { type: 'bytes32' },
+        ],
+        [
+          tags.bundleItem,
+          ctx,
+          h.mediaHash,
+          h.detailsTupleHash,
+          q.categoryId,
+          salts[i]!,
+          BigInt(i),
+          h.questionMetadataHash,
+          h.resultSpecHash,
+        ],
       ),
     );
   });
@@ -319,8 +379,32 @@ export function bundleRevealCommitment(ask: NormalizedAsk, hashes: AskHashes, su
   const r = ask.roundConfig;
   return keccak256(
     encodeAbiParameters(
-      [{ type: 'bytes32' }, { type: 'bytes32' }, { type: 'address' }, { type: 'uint8' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint8' }, { type: 'uint32' }, { type: 'uint32' }, { type: 'uint16' }, { type: 'uint16' }],
-      [tags.bundleReveal, bundleHash, submitter as Hex, t.asset, t.amount, t.requiredVoters, t.bountyEligibility, r.epochDuration, r.maxDuration, r.minVoters, r.maxVoters],
+      [
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'address' },
+        { type: 'uint8' },
+        { type: 'uint256' },
+        { type: 'uint256' },
+        { type: 'uint8' },
+        { type: 'uint32' },
+        { type: 'uint32' },
+        { type: 'uint16' },
+        { type: 'uint16' },
+      ],
+      [
+        tags.bundleReveal,
+        bundleHash,
+        submitter as Hex,
+        t.asset,
+        t.amount,
+        t.requiredVoters,
+        t.bountyEligibility,
+        r.epochDuration,
+        r.maxDuration,
+        r.minVoters,
+        r.maxVoters,
+      ],
     ),
   );
 }
@@ -333,7 +417,17 @@ function stringArrayHash(list: string[]): Hex {
 export function submissionPayloadHash(q: NormalizedQuestion, salt: Hex): Hex {
   return keccak256(
     encodeAbiParameters(
-      [{ type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'uint256' }, { type: 'bytes32' }],
+      [
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'uint256' },
+        { type: 'bytes32' },
+      ],
       [
         keccak256(toBytes(q.contextUrl)),
         stringArrayHash(q.imageUrls),
@@ -384,12 +478,40 @@ export function x402Nonce(
     return keccak256(
       encodeAbiParameters(
         [
-          { type: 'bytes32' }, { type: 'uint256' }, { type: 'address' }, { type: 'address' }, { type: 'address' }, { type: 'address' }, { type: 'address' },
-          { type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' },
+          { type: 'bytes32' },
+          { type: 'uint256' },
+          { type: 'address' },
+          { type: 'address' },
+          { type: 'address' },
+          { type: 'address' },
+          { type: 'address' },
+          { type: 'uint256' },
+          { type: 'uint256' },
+          { type: 'uint256' },
+          { type: 'bytes32' },
+          { type: 'bytes32' },
+          { type: 'bytes32' },
+          { type: 'bytes32' },
+          { type: 'bytes32' },
+          { type: 'bytes32' },
         ],
         [
-          tags.x402, BigInt(ask.chainId), addresses.contentRegistry, addresses.questionRewardPoolEscrow, addresses.x402QuestionSubmitter, auth.from, auth.to,
-          auth.value, auth.validAfter, auth.validBefore, spHash, hashes.rewardTermsHash, hashes.roundConfigHash, h.confidentialityHash, h.questionMetadataHash, h.resultSpecHash,
+          tags.x402,
+          BigInt(ask.chainId),
+          addresses.contentRegistry,
+          addresses.questionRewardPoolEscrow,
+          addresses.x402QuestionSubmitter,
+          auth.from,
+          auth.to,
+          auth.value,
+          auth.validAfter,
+          auth.validBefore,
+          spHash,
+          hashes.rewardTermsHash,
+          hashes.roundConfigHash,
+          h.confidentialityHash,
+          h.questionMetadataHash,
+          h.resultSpecHash,
         ],
       ),
     );
@@ -398,13 +520,44 @@ export function x402Nonce(
   return keccak256(
     encodeAbiParameters(
       [
-        { type: 'bytes32' }, { type: 'uint256' }, { type: 'address' }, { type: 'address' }, { type: 'address' }, { type: 'address' }, { type: 'address' }, { type: 'address' },
-        { type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'uint256' },
+        { type: 'address' },
+        { type: 'address' },
+        { type: 'address' },
+        { type: 'address' },
+        { type: 'address' },
+        { type: 'address' },
+        { type: 'uint256' },
+        { type: 'uint256' },
+        { type: 'uint256' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
       ],
       [
-        tags.x402OneShot, BigInt(ask.chainId), addresses.contentRegistry, addresses.questionRewardPoolEscrow, addresses.feedbackBonusEscrow, addresses.x402QuestionSubmitter, auth.from, auth.to,
-        auth.value, auth.validAfter, auth.validBefore, spHash, hashes.rewardTermsHash, hashes.roundConfigHash, h.confidentialityHash,
-        feedbackBonusTermsHash(bonus.amount, bonus.awarder, bonus.executeBy), h.questionMetadataHash, h.resultSpecHash,
+        tags.x402OneShot,
+        BigInt(ask.chainId),
+        addresses.contentRegistry,
+        addresses.questionRewardPoolEscrow,
+        addresses.feedbackBonusEscrow,
+        addresses.x402QuestionSubmitter,
+        auth.from,
+        auth.to,
+        auth.value,
+        auth.validAfter,
+        auth.validBefore,
+        spHash,
+        hashes.rewardTermsHash,
+        hashes.roundConfigHash,
+        h.confidentialityHash,
+        feedbackBonusTermsHash(bonus.amount, bonus.awarder, bonus.executeBy),
+        h.questionMetadataHash,
+        h.resultSpecHash,
       ],
     ),
   );

@@ -130,7 +130,8 @@ function normalizeTags(value: unknown, field: string): string[] {
 function normalizeConfidentiality(value: unknown, field: string, profile: ServiceProfile): Confidentiality {
   if (value === undefined || value === null) return { visibility: 'public', disclosurePolicy: null, bond: null };
   if (!isObj(value)) throw new AskFieldError(field, 'must be an object');
-  if (value.visibility !== undefined && typeof value.visibility !== 'string') throw new AskFieldError(`${field}.visibility`, 'must be "public" or "gated"');
+  if (value.visibility !== undefined && typeof value.visibility !== 'string')
+    throw new AskFieldError(`${field}.visibility`, 'must be "public" or "gated"');
   const visibility = trimmed(value.visibility) || 'public';
   if (visibility !== 'public' && visibility !== 'gated') throw new AskFieldError(`${field}.visibility`, 'must be "public" or "gated"');
   if (visibility === 'public') {
@@ -139,13 +140,15 @@ function normalizeConfidentiality(value: unknown, field: string, profile: Servic
   }
   let policy = trimmed(value.disclosurePolicy) || 'private_forever';
   if (policy === 'private_until_settlement') policy = 'after_settlement';
-  if (policy !== 'private_forever' && policy !== 'after_settlement') throw new AskFieldError(`${field}.disclosurePolicy`, 'must be "private_forever" or "after_settlement"');
+  if (policy !== 'private_forever' && policy !== 'after_settlement')
+    throw new AskFieldError(`${field}.disclosurePolicy`, 'must be "private_forever" or "after_settlement"');
   // No bond given: the service records a zero LREP bond (and hashes it so).
   let bond = { ...profile.ask.gated.defaultBond };
   if (given(value.bond)) {
     if (!isObj(value.bond)) throw new AskFieldError(`${field}.bond`, 'must be {amount, asset}');
     const amount = decimalString(value.bond.amount ?? '0', `${field}.bond.amount`, { allowNumber: true });
-    if (amount !== 0n && (amount < 1_000_000n || amount > 2n ** 64n - 1n)) throw new AskFieldError(`${field}.bond.amount`, 'must be 0 or between 1000000 and 2^64-1');
+    if (amount !== 0n && (amount < 1_000_000n || amount > 2n ** 64n - 1n))
+      throw new AskFieldError(`${field}.bond.amount`, 'must be 0 or between 1000000 and 2^64-1');
     bond = { amount: amount.toString(), asset: assetOf(value.bond.asset, `${field}.bond.asset`, 'LREP') };
   }
   return { visibility: 'gated', disclosurePolicy: policy, bond };
@@ -164,7 +167,8 @@ function normalizeQuestion(q: unknown, field: string, top: Obj, options: Normali
   if (!isObj(q)) throw new AskFieldError(field, 'must be an object');
   if (typeof q.title !== 'string' || q.title.trim() === '') throw new AskFieldError(`${field}.title`, 'is required');
   const title = q.title.trim();
-  if (title.length > profile.ask.maxTitleLength) throw new AskFieldError(`${field}.title`, `must be ${profile.ask.maxTitleLength} characters or fewer`);
+  if (title.length > profile.ask.maxTitleLength)
+    throw new AskFieldError(`${field}.title`, `must be ${profile.ask.maxTitleLength} characters or fewer`);
   checkTitleText(title, field, profile);
 
   let imageUrls: string[] = [];
@@ -181,7 +185,8 @@ function normalizeQuestion(q: unknown, field: string, top: Obj, options: Normali
   const hashRaw = q.detailsHash;
   let detailsHash: `0x${string}` = ZERO_HASH;
   if (hashRaw !== undefined && hashRaw !== null && hashRaw !== '') {
-    if (typeof hashRaw !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(hashRaw)) throw new AskFieldError(`${field}.detailsHash`, 'must be 0x followed by 64 hex characters (the SHA-256 of the details text)');
+    if (typeof hashRaw !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(hashRaw))
+      throw new AskFieldError(`${field}.detailsHash`, 'must be 0x followed by 64 hex characters (the SHA-256 of the details text)');
     detailsHash = hashRaw as `0x${string}`;
   }
   const zeroHash = /^0x0{64}$/.test(detailsHash);
@@ -190,7 +195,8 @@ function normalizeQuestion(q: unknown, field: string, top: Obj, options: Normali
   const detailsUrl = detailsUrlRaw ? normalizeDetailsUrl(detailsUrlRaw, `${field}.detailsUrl`) : '';
 
   const confidentiality = normalizeConfidentiality(q.confidentiality ?? top.confidentiality, `${field}.confidentiality`, profile);
-  if (videoUrl && imageUrls.length > 0) throw new AskFieldError(`${field}.videoUrl`, 'cannot be combined with imageUrls (use one or the other)');
+  if (videoUrl && imageUrls.length > 0)
+    throw new AskFieldError(`${field}.videoUrl`, 'cannot be combined with imageUrls (use one or the other)');
   if (confidentiality.visibility === 'gated') {
     if (contextUrl || videoUrl) {
       throw new AskFieldError(
@@ -199,8 +205,13 @@ function normalizeQuestion(q: unknown, field: string, top: Obj, options: Normali
         profile.ask.rejections.gatedExternalMedia(servicePath(field)),
       );
     }
-    if (!detailsUrl) throw new AskFieldError(`${field}.detailsUrl`, 'is required for gated questions (upload the details to the service first)');
-    if (!isHostedDetailsUrl(detailsUrl, options.serviceOrigin)) throw new AskFieldError(`${field}.detailsUrl`, 'must be a service-hosted details attachment (…/api/attachments/details/det_…) for gated questions');
+    if (!detailsUrl)
+      throw new AskFieldError(`${field}.detailsUrl`, 'is required for gated questions (upload the details to the service first)');
+    if (!isHostedDetailsUrl(detailsUrl, options.serviceOrigin))
+      throw new AskFieldError(
+        `${field}.detailsUrl`,
+        'must be a service-hosted details attachment (…/api/attachments/details/det_…) for gated questions',
+      );
   }
   if (!contextUrl && imageUrls.length === 0 && !videoUrl && !(confidentiality.visibility === 'gated' && detailsUrl)) {
     throw new AskFieldError(field, 'needs at least one of contextUrl, imageUrls or videoUrl');
@@ -208,19 +219,32 @@ function normalizeQuestion(q: unknown, field: string, top: Obj, options: Normali
 
   const tags = normalizeTags(q.tags, `${field}.tags`);
   checkTagsText(tags, `${field}.tags`, profile);
-  if (q.categoryId === undefined || q.categoryId === null) throw new AskFieldError(`${field}.categoryId`, 'is required (a positive integer, e.g. "1")');
-  const categoryId = decimalString(typeof q.categoryId === 'string' ? q.categoryId.trim() : q.categoryId, `${field}.categoryId`, { allowNumber: true });
+  if (q.categoryId === undefined || q.categoryId === null)
+    throw new AskFieldError(`${field}.categoryId`, 'is required (a positive integer, e.g. "1")');
+  const categoryId = decimalString(typeof q.categoryId === 'string' ? q.categoryId.trim() : q.categoryId, `${field}.categoryId`, {
+    allowNumber: true,
+  });
   if (categoryId === 0n) throw new AskFieldError(`${field}.categoryId`, 'must be a positive integer');
-  const targetAudience = normalizeTargetAudience(q.targetAudience, `${field}.targetAudience`, profile.ask.targetAudience, (path) => profile.ask.rejections.unknownAudienceField(servicePath(path)));
+  const targetAudience = normalizeTargetAudience(q.targetAudience, `${field}.targetAudience`, profile.ask.targetAudience, (path) =>
+    profile.ask.rejections.unknownAudienceField(servicePath(path)),
+  );
 
   const templateId = trimmed(q.templateId) || trimmed(top.templateId) || 'generic_rating';
   const template = options.templates?.find((t) => t.id === templateId);
-  if (options.templates && !template) throw new AskFieldError(`${field}.templateId`, `unknown template "${templateId}" (see \`loopsign templates\`)`);
+  if (options.templates && !template)
+    throw new AskFieldError(`${field}.templateId`, `unknown template "${templateId}" (see \`loopsign templates\`)`);
   const versionRaw = given(q.templateVersion) ? q.templateVersion : given(top.templateVersion) ? top.templateVersion : 1;
-  const templateVersion = smallInt(versionRaw, given(q.templateVersion) ? `${field}.templateVersion` : 'templateVersion', 1, Number.MAX_SAFE_INTEGER);
-  if (templateVersion !== 1) throw new AskFieldError(`${field}.templateVersion`, `${templateVersion} is not offered for ${templateId} (only version 1)`);
+  const templateVersion = smallInt(
+    versionRaw,
+    given(q.templateVersion) ? `${field}.templateVersion` : 'templateVersion',
+    1,
+    Number.MAX_SAFE_INTEGER,
+  );
+  if (templateVersion !== 1)
+    throw new AskFieldError(`${field}.templateVersion`, `${templateVersion} is not offered for ${templateId} (only version 1)`);
   const inputsRaw = q.templateInputs === undefined ? top.templateInputs : q.templateInputs;
-  if (inputsRaw !== undefined && inputsRaw !== null && !isObj(inputsRaw)) throw new AskFieldError(q.templateInputs === undefined ? 'templateInputs' : `${field}.templateInputs`, 'must be an object');
+  if (inputsRaw !== undefined && inputsRaw !== null && !isObj(inputsRaw))
+    throw new AskFieldError(q.templateInputs === undefined ? 'templateInputs' : `${field}.templateInputs`, 'must be an object');
   // A JSON round trip, as the service stores it: key order kept, undefined dropped.
   const templateInputs = isObj(inputsRaw) ? (JSON.parse(JSON.stringify(inputsRaw)) as Record<string, unknown>) : null;
   for (const input of template?.requiredInputs ?? []) {
@@ -229,12 +253,27 @@ function normalizeQuestion(q: unknown, field: string, top: Obj, options: Normali
     }
   }
   checkHeadToHead({ title, templateId, templateInputs }, field, servicePath(field), profile);
-  return { title, contextUrl, imageUrls, videoUrl, tags, categoryId, detailsUrl, detailsHash, confidentiality, templateId, templateVersion, templateInputs, targetAudience };
+  return {
+    title,
+    contextUrl,
+    imageUrls,
+    videoUrl,
+    tags,
+    categoryId,
+    detailsUrl,
+    detailsHash,
+    confidentiality,
+    templateId,
+    templateVersion,
+    templateInputs,
+    targetAudience,
+  };
 }
 
 export function normalizePaymentMode(value: unknown, field = 'paymentMode'): PaymentMode {
   if (value === 'wallet_calls' || value === 'agent_wallet') return 'wallet_calls';
-  if (['x402_authorization', 'eip3009_usdc_authorization', 'eip3009_authorization', 'native_x402', 'x402'].includes(value as string)) return 'x402_authorization';
+  if (['x402_authorization', 'eip3009_usdc_authorization', 'eip3009_authorization', 'native_x402', 'x402'].includes(value as string))
+    return 'x402_authorization';
   throw new AskFieldError(field, 'must be wallet_calls, eip3009_usdc_authorization, or x402_authorization');
 }
 
@@ -261,13 +300,19 @@ function rejectObsolete(body: Obj, question: Obj | undefined, profile: ServicePr
   const obsolete = profile.ask.obsoleteFields;
   for (const key of ['requiredSettledRounds', 'bountyStartBy', 'bountyWindowSeconds', 'feedbackWindowSeconds']) {
     const path = `bounty.${key}`;
-    if (bounty[key] !== undefined) throw new AskFieldError(path, `is a seed-era field this service refuses; ${obsolete[path]!.message}`, obsolete[path]);
+    if (bounty[key] !== undefined)
+      throw new AskFieldError(path, `is a seed-era field this service refuses; ${obsolete[path]!.message}`, obsolete[path]);
   }
   const rc = body.roundConfig ?? question?.roundConfig;
   const where = given(body.roundConfig) ? 'roundConfig' : 'question.roundConfig';
   if (isObj(rc)) {
     const key = profile.ask.obsoleteRoundKeys.find((k) => given(rc[k]));
-    if (key) throw new AskFieldError(`${where}.${key}`, `is a seed-era field this service refuses; ${obsolete['roundConfig.epochDuration']!.message}`, obsolete['roundConfig.epochDuration']);
+    if (key)
+      throw new AskFieldError(
+        `${where}.${key}`,
+        `is a seed-era field this service refuses; ${obsolete['roundConfig.epochDuration']!.message}`,
+        obsolete['roundConfig.epochDuration'],
+      );
   }
 }
 
@@ -290,18 +335,34 @@ function normalizeRoundConfig(body: Obj, questions: unknown[], requiredVoters: n
   let preset: string | null = null;
   if (given(presetRaw) && presetRaw !== '') {
     if (typeof presetRaw !== 'string') throw new AskFieldError(presetField, 'must be a string');
-    const key = presetRaw.trim().replace(/[-\s]+/g, '_').toLowerCase();
-    if (!(key in profile.ask.presetAliases)) throw new AskFieldError(presetField, `must be one of ${Object.keys(profile.ask.roundPresets).join(', ')} or default`);
+    const key = presetRaw
+      .trim()
+      .replace(/[-\s]+/g, '_')
+      .toLowerCase();
+    if (!(key in profile.ask.presetAliases))
+      throw new AskFieldError(presetField, `must be one of ${Object.keys(profile.ask.roundPresets).join(', ')} or default`);
     preset = profile.ask.presetAliases[key] ?? null;
   }
   if (!given(rc)) {
     if (preset) {
       const p = profile.ask.roundPresets[preset]!;
       const v = Math.max(p.voters, requiredVoters);
-      return { questionDurationSeconds: p.questionDurationSeconds, epochDuration: p.questionDurationSeconds, maxDuration: p.questionDurationSeconds, minVoters: v, maxVoters: v };
+      return {
+        questionDurationSeconds: p.questionDurationSeconds,
+        epochDuration: p.questionDurationSeconds,
+        maxDuration: p.questionDurationSeconds,
+        minVoters: v,
+        maxVoters: v,
+      };
     }
     const d = defaults.questionDurationSeconds;
-    return { questionDurationSeconds: d, epochDuration: d, maxDuration: d, minVoters: requiredVoters, maxVoters: Math.max(defaults.maxVoters, requiredVoters) };
+    return {
+      questionDurationSeconds: d,
+      epochDuration: d,
+      maxDuration: d,
+      minVoters: requiredVoters,
+      maxVoters: Math.max(defaults.maxVoters, requiredVoters),
+    };
   }
   if (preset) throw new AskFieldError(presetField, `cannot be combined with ${rcField}`);
   if (!isObj(rc)) throw new AskFieldError(rcField, 'must be an object');
@@ -319,9 +380,11 @@ function normalizeBounty(raw: unknown): NormalizedBounty {
   const amount = decimalString(raw.amount, 'bounty.amount');
   if (amount < 1_000_000n) throw new AskFieldError('bounty.amount', 'must be at least 1000000 atomic units (1 USDC)');
   const asset = assetOf(raw.asset, 'bounty.asset', 'USDC');
-  const requiredVoters = raw.requiredVoters === undefined || raw.requiredVoters === null ? 3 : smallInt(raw.requiredVoters, 'bounty.requiredVoters', 3, 65535);
+  const requiredVoters =
+    raw.requiredVoters === undefined || raw.requiredVoters === null ? 3 : smallInt(raw.requiredVoters, 'bounty.requiredVoters', 3, 65535);
   const floor = amount >= 10_000_000_000n ? 8 : amount >= 1_000_000_000n ? 5 : 3;
-  if (requiredVoters < floor) throw new AskFieldError('bounty.requiredVoters', `must be at least ${floor} for a bounty of ${amount} atomic units`);
+  if (requiredVoters < floor)
+    throw new AskFieldError('bounty.requiredVoters', `must be at least ${floor} for a bounty of ${amount} atomic units`);
   const e = raw.bountyEligibility ?? '0';
   const key = typeof e === 'string' ? e.trim().toLowerCase() : e;
   let bountyEligibility: 0 | 8;
@@ -335,10 +398,14 @@ function normalizeBonus(raw: unknown, bountyAsset: Asset, isBundle: boolean, pro
   if (raw === undefined || raw === null || raw === false) return null;
   if (!isObj(raw)) throw new AskFieldError('feedbackBonus', 'must be an object');
   if (isBundle) throw new AskFieldError('feedbackBonus', 'is for single-question asks only');
-  const bonus: NormalizedBonus = { amount: decimalString(raw.amount, 'feedbackBonus.amount'), asset: assetOf(raw.asset, 'feedbackBonus.asset', bountyAsset) };
+  const bonus: NormalizedBonus = {
+    amount: decimalString(raw.amount, 'feedbackBonus.amount'),
+    asset: assetOf(raw.asset, 'feedbackBonus.asset', bountyAsset),
+  };
   if (bonus.amount === 0n) throw new AskFieldError('feedbackBonus.amount', 'must be greater than 0');
   const closes = profile.ask.obsoleteFields['feedbackBonus.feedbackClosesAt'];
-  if (raw.feedbackClosesAt !== undefined) throw new AskFieldError('feedbackBonus.feedbackClosesAt', `is a seed-era field this service refuses; ${closes!.message}`, closes);
+  if (raw.feedbackClosesAt !== undefined)
+    throw new AskFieldError('feedbackBonus.feedbackClosesAt', `is a seed-era field this service refuses; ${closes!.message}`, closes);
   if (given(raw.awarder) && trimmed(raw.awarder) !== '') {
     if (!ADDRESS.test(trimmed(raw.awarder))) throw new AskFieldError('feedbackBonus.awarder', 'must be an address');
     bonus.awarder = trimmed(raw.awarder) as `0x${string}`;
@@ -355,7 +422,7 @@ export function normalizeAsk(body: unknown, options: NormalizeOptions = {}): Nor
   const hasQuestion = given(body.question);
   const hasQuestions = given(body.questions);
   if (hasQuestion === hasQuestions) throw new AskFieldError('question', 'give exactly one of question or questions');
-  if ((given(body.detailsUrl) || given(body.detailsHash))) {
+  if (given(body.detailsUrl) || given(body.detailsHash)) {
     throw new AskFieldError('detailsUrl', 'top-level detailsUrl/detailsHash cannot be combined with question(s); put them on the question');
   }
   if (hasQuestions && (!Array.isArray(body.questions) || body.questions.length < 1 || body.questions.length > 10)) {
@@ -367,7 +434,8 @@ export function normalizeAsk(body: unknown, options: NormalizeOptions = {}): Nor
   const chainRaw = body.chainId;
   if (chainRaw === undefined) throw new AskFieldError('chainId', 'is required (8453, 84532, or 31337 for the sandbox)');
   const chainId = typeof chainRaw === 'number' ? chainRaw : typeof chainRaw === 'string' && /^\d+$/.test(chainRaw) ? Number(chainRaw) : NaN;
-  if (![8453, 84532, 31337].includes(chainId)) throw new AskFieldError('chainId', `${JSON.stringify(chainRaw)} is not 8453, 84532 or 31337`);
+  if (![8453, 84532, 31337].includes(chainId))
+    throw new AskFieldError('chainId', `${JSON.stringify(chainRaw)} is not 8453, 84532 or 31337`);
 
   const clientRequestId = body.clientRequestId;
   if (typeof clientRequestId !== 'string' || !CLIENT_REQUEST_ID.test(clientRequestId.trim())) {
@@ -378,15 +446,19 @@ export function normalizeAsk(body: unknown, options: NormalizeOptions = {}): Nor
   const roundConfig = normalizeRoundConfig(body, rawQuestions, bounty.requiredVoters, profile);
   const questions = rawQuestions.map((q, i) => normalizeQuestion(q, hasQuestion ? 'question' : `questions[${i}]`, body, options, profile));
   const isBundle = questions.length > 1;
-  if (isBundle && questions.some((q) => q.confidentiality.visibility === 'gated')) throw new AskFieldError('questions', 'bundles cannot be gated (submit gated questions one at a time)');
-  if (isBundle && questions.some((q) => q.templateId === 'head_to_head_ab')) throw new AskFieldError('questions', 'bundles cannot use head_to_head_ab');
+  if (isBundle && questions.some((q) => q.confidentiality.visibility === 'gated'))
+    throw new AskFieldError('questions', 'bundles cannot be gated (submit gated questions one at a time)');
+  if (isBundle && questions.some((q) => q.templateId === 'head_to_head_ab'))
+    throw new AskFieldError('questions', 'bundles cannot use head_to_head_ab');
 
   const feedbackBonus = normalizeBonus(body.feedbackBonus, bounty.asset, isBundle, profile);
   const maxPaymentAmount = body.maxPaymentAmount === undefined ? null : decimalString(body.maxPaymentAmount, 'maxPaymentAmount');
   const payment = body.paymentMode ?? body.fundingMode;
-  const paymentMode = payment === undefined ? null : normalizePaymentMode(payment, body.paymentMode !== undefined ? 'paymentMode' : 'fundingMode');
+  const paymentMode =
+    payment === undefined ? null : normalizePaymentMode(payment, body.paymentMode !== undefined ? 'paymentMode' : 'fundingMode');
   const walletRaw = body.walletAddress ?? body.agentWalletAddress;
-  if (walletRaw !== undefined && (typeof walletRaw !== 'string' || !ADDRESS.test(walletRaw))) throw new AskFieldError('walletAddress', 'must be a 0x-prefixed 20-byte address');
+  if (walletRaw !== undefined && (typeof walletRaw !== 'string' || !ADDRESS.test(walletRaw)))
+    throw new AskFieldError('walletAddress', 'must be a 0x-prefixed 20-byte address');
 
   const ask: NormalizedAsk = {
     profileId: profile.id,
@@ -405,13 +477,24 @@ export function normalizeAsk(body: unknown, options: NormalizeOptions = {}): Nor
   // Tool-level rules that depend only on the input (certain, so refused here rather than by the service).
   const rejections = profile.ask.rejections;
   if (maxPaymentAmount !== null && sameAssetTotal(ask) > maxPaymentAmount) {
-    throw new AskFieldError('maxPaymentAmount', `${maxPaymentAmount} does not cover the ${bounty.asset} bounty plus any ${bounty.asset} feedback bonus (${sameAssetTotal(ask)})`, rejections.maxPayment);
+    throw new AskFieldError(
+      'maxPaymentAmount',
+      `${maxPaymentAmount} does not cover the ${bounty.asset} bounty plus any ${bounty.asset} feedback bonus (${sameAssetTotal(ask)})`,
+      rejections.maxPayment,
+    );
   }
   const mode = paymentMode ?? defaultPaymentMode(ask);
   if (mode === 'x402_authorization') {
-    if (isBundle) throw new AskFieldError('paymentMode', 'x402_authorization supports single-question asks only; use wallet_calls for bundles', rejections.x402Bundle);
-    if (bounty.asset !== 'USDC') throw new AskFieldError('paymentMode', 'LREP bounties require wallet_calls funding mode', rejections.x402Lrep);
-    if (feedbackBonus && feedbackBonus.asset !== 'USDC') throw new AskFieldError('paymentMode', 'x402_authorization can only fund USDC bounties and USDC feedback bonuses');
+    if (isBundle)
+      throw new AskFieldError(
+        'paymentMode',
+        'x402_authorization supports single-question asks only; use wallet_calls for bundles',
+        rejections.x402Bundle,
+      );
+    if (bounty.asset !== 'USDC')
+      throw new AskFieldError('paymentMode', 'LREP bounties require wallet_calls funding mode', rejections.x402Lrep);
+    if (feedbackBonus && feedbackBonus.asset !== 'USDC')
+      throw new AskFieldError('paymentMode', 'x402_authorization can only fund USDC bounties and USDC feedback bonuses');
   }
   return ask;
 }

@@ -19,7 +19,8 @@ function parseUrl(value: unknown, field: string, allowLoopbackHttp = false): URL
   } catch {
     throw new AskFieldError(field, `"${value}" is not a valid URL`);
   }
-  if (url.protocol !== 'https:' && !(allowLoopbackHttp && url.protocol === 'http:' && isLoopback(url))) throw new AskFieldError(field, 'must use https');
+  if (url.protocol !== 'https:' && !(allowLoopbackHttp && url.protocol === 'http:' && isLoopback(url)))
+    throw new AskFieldError(field, 'must use https');
   if (url.username || url.password) throw new AskFieldError(field, 'must not include credentials');
   return url;
 }
@@ -43,7 +44,11 @@ export function youTubeId(url: URL): string | undefined {
  */
 export function normalizeContextUrl(value: unknown, field = 'question.contextUrl'): string {
   const url = parseUrl(value, field);
-  if (DIRECT_IMAGE.test(url.pathname)) throw new AskFieldError(field, 'must be a page, not a direct image file (upload images with `loopsign upload-image` and use question.imageUrls)');
+  if (DIRECT_IMAGE.test(url.pathname))
+    throw new AskFieldError(
+      field,
+      'must be a page, not a direct image file (upload images with `loopsign upload-image` and use question.imageUrls)',
+    );
   const id = youTubeId(url);
   if (id) return `https://www.youtube.com/watch?v=${id}`;
   const host = url.hostname.toLowerCase().replace(/^www\./, '');
@@ -80,10 +85,16 @@ export function isHostedDetailsUrl(value: string, serviceOrigin?: string): boole
 export function normalizeImageUrl(value: unknown, field: string, serviceOrigin?: string): string {
   const url = parseUrl(value, field, true);
   if (serviceOrigin !== undefined && url.origin !== new URL(serviceOrigin).origin) {
-    throw new AskFieldError(field, `must be an image uploaded to the service (${new URL(serviceOrigin).origin}/api/attachments/images/...); upload it with \`loopsign upload-image\``);
+    throw new AskFieldError(
+      field,
+      `must be an image uploaded to the service (${new URL(serviceOrigin).origin}/api/attachments/images/...); upload it with \`loopsign upload-image\``,
+    );
   }
   if (!IMAGE_PATH.test(url.pathname) || url.search) {
-    throw new AskFieldError(field, 'must be a service attachment URL …/api/attachments/images/att_<id>.webp#sha256=0x<hash> (see `loopsign upload-image`)');
+    throw new AskFieldError(
+      field,
+      'must be a service attachment URL …/api/attachments/images/att_<id>.webp#sha256=0x<hash> (see `loopsign upload-image`)',
+    );
   }
   const m = IMAGE_FRAGMENT.exec(url.hash);
   if (!m) throw new AskFieldError(field, 'must end in the fragment #sha256=0x<64 hex> the upload returned');

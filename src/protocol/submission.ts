@@ -49,7 +49,10 @@ export function eventsOf<A extends AnyAbi>(logs: readonly Log[], address: Hex, a
   for (const l of logs) {
     if (!sameAddress(l.address, address)) continue;
     try {
-      const d = decodeEventLog({ abi: abi as never, data: l.data, topics: l.topics }) as unknown as { eventName: string; args: Record<string, any> };
+      const d = decodeEventLog({ abi: abi as never, data: l.data, topics: l.topics }) as unknown as {
+        eventName: string;
+        args: Record<string, any>;
+      };
       if (d.eventName === name) out.push(d.args);
     } catch {
       // another event of the same contract
@@ -64,9 +67,11 @@ export const registryEvents = (logs: readonly Log[], registry: Hex) => ({
   bundles: eventsOf(logs, registry, contentRegistryAbi, 'QuestionBundleSubmitted'),
 });
 
-export const x402Submissions = (logs: readonly Log[], submitter: Hex) => eventsOf(logs, submitter, x402SubmitterAbi, 'X402QuestionSubmitted');
+export const x402Submissions = (logs: readonly Log[], submitter: Hex) =>
+  eventsOf(logs, submitter, x402SubmitterAbi, 'X402QuestionSubmitted');
 
-export const bonusPoolsCreated = (logs: readonly Log[], escrow: Hex) => eventsOf(logs, escrow, feedbackBonusEscrowAbi, 'FeedbackBonusPoolCreated');
+export const bonusPoolsCreated = (logs: readonly Log[], escrow: Hex) =>
+  eventsOf(logs, escrow, feedbackBonusEscrowAbi, 'FeedbackBonusPoolCreated');
 
 /** The questions a submit call (registry single or bundle, or x402) carries, as the registry will hash them. */
 export function questionsOfSubmit(data: Hex): SubmittedQuestion[] {

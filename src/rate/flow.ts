@@ -1,4 +1,3 @@
-
 import { decodeFunctionData, type Hex, type PublicClient } from 'viem';
 import type { Context } from '../context.js';
 import { ChainError, RefusedError, ServiceError, UsageError } from '../errors.js';
@@ -41,14 +40,18 @@ export interface RateOptions {
 type Json = Record<string, any>;
 
 export function parseRateInputs(o: { contentId: string; prediction: string; stake: string; frontend?: string }) {
-  if (!/^[1-9][0-9]*$/.test(o.contentId)) throw new UsageError('invalid_content_id', `--content-id ${o.contentId} must be a positive integer`);
+  if (!/^[1-9][0-9]*$/.test(o.contentId))
+    throw new UsageError('invalid_content_id', `--content-id ${o.contentId} must be a positive integer`);
   if (o.frontend !== undefined) checkAddress(o.frontend, '--frontend', 'invalid_frontend');
   try {
     const stake = parseStake(o.stake);
     checkStakeBounds(stake);
     return { contentId: BigInt(o.contentId), stake, bps: predictedUpBps(o.prediction) };
   } catch (error) {
-    if (error instanceof VoteInputError) throw new UsageError('invalid_vote', error.forFlags(), { details: { field: error.field, ...(error.flag ? { flag: error.flag } : {}) } });
+    if (error instanceof VoteInputError)
+      throw new UsageError('invalid_vote', error.forFlags(), {
+        details: { field: error.field, ...(error.flag ? { flag: error.flag } : {}) },
+      });
     throw error;
   }
 }
@@ -67,7 +70,8 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
   const settings = await paidRound(ctx);
   await ctx.service({ spends: true }); // a vote stakes: the service origin must be named, never defaulted
   const chain = settings.chain;
-  if (!chain.contracts.roundVotingEngine) throw new UsageError('untrusted_chain_config', `no trusted RoundVotingEngine is configured for chain ${chain.chainId}`);
+  if (!chain.contracts.roundVotingEngine)
+    throw new UsageError('untrusted_chain_config', `no trusted RoundVotingEngine is configured for chain ${chain.chainId}`);
   const signer = await ctx.wallet();
   if (opts.atomic) await refuseDelegationIfUnsupported(signer, ctx);
   const wallet = signer.address.toLowerCase() as Hex;
@@ -76,7 +80,10 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
   let id = latestVote(store, chain.chainId, wallet, opts.contentId);
   if (opts.setAsideStale) {
     const aside = await setAsideIfStale(store, client, id);
-    if (aside) ctx.out.warn(`the journal of this vote belonged to another instance of chain ${chain.chainId}; it is kept as ${aside} and the vote starts afresh`);
+    if (aside)
+      ctx.out.warn(
+        `the journal of this vote belonged to another instance of chain ${chain.chainId}; it is kept as ${aside} and the vote starts afresh`,
+      );
     id = latestVote(store, chain.chainId, wallet, opts.contentId);
   }
   const policy = await ctx.policy();
@@ -85,7 +92,17 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
   const mcp = await ctx.mcp();
   let journal = await Operation.open(store, 'rate', id, { chainId: chain.chainId, wallet, data: { contentId: opts.contentId } });
   const executor = () =>
-    new Executor({ client, account, chain, op: journal, out: ctx.out, ledger: rateLedger(journal, chain, wallet, input.stake, policy), allowDelegation: opts.atomic, cannotDelegate: signer.capabilities.authorization ? undefined : (signer.capabilities.authorizationReason ?? 'not supported'), maxFeePerGas: settings.maxFeePerGas.value });
+    new Executor({
+      client,
+      account,
+      chain,
+      op: journal,
+      out: ctx.out,
+      ledger: rateLedger(journal, chain, wallet, input.stake, policy),
+      allowDelegation: opts.atomic,
+      cannotDelegate: signer.capabilities.authorization ? undefined : (signer.capabilities.authorizationReason ?? 'not supported'),
+      maxFeePerGas: settings.maxFeePerGas.value,
+    });
   try {
     await checkSameChain(client, journal, '--set-aside-stale');
     // One vote per operation, never overwritten: a vote journaled for an earlier round stays as it is, and voting
@@ -94,14 +111,25 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     const current = await onChainRound(client, chain, input.contentId);
     if (earlier && earlier.roundId !== current?.roundId.toString()) {
       if (!opts.newRound) {
-        throw new UsageError('voted_in_earlier_round', `this wallet's vote on question ${opts.contentId} is journaled for round ${earlier.roundId} (${journal.step === 'rate:confirmed' ? 'committed' : 'not confirmed'}); the question ${current ? `is now in round ${current.roundId}` : 'has no open round now'}. Nothing was sent`, {
-          hint: 'a vote in another round is a new vote: rerun with --new-round to cast it (the earlier one is kept; `loopsign rate status` lists both)',
-        });
+        throw new UsageError(
+          'voted_in_earlier_round',
+          `this wallet's vote on question ${opts.contentId} is journaled for round ${earlier.roundId} (${journal.step === 'rate:confirmed' ? 'committed' : 'not confirmed'}); the question ${current ? `is now in round ${current.roundId}` : 'has no open round now'}. Nothing was sent`,
+          {
+            hint: 'a vote in another round is a new vote: rerun with --new-round to cast it (the earlier one is kept; `loopsign rate status` lists both)',
+          },
+        );
       }
       const previous = journal.id;
       await journal.close();
-      ctx.out.progress('rate.new_round', `voting again on question ${opts.contentId}: a new operation (the round ${earlier.roundId} vote stays in ${previous})`);
-      journal = await Operation.open(store, 'rate', operationId('rate', [chain.chainId, wallet, opts.contentId, 'after', previous]), { chainId: chain.chainId, wallet, data: { contentId: opts.contentId, previous } });
+      ctx.out.progress(
+        'rate.new_round',
+        `voting again on question ${opts.contentId}: a new operation (the round ${earlier.roundId} vote stays in ${previous})`,
+      );
+      journal = await Operation.open(store, 'rate', operationId('rate', [chain.chainId, wallet, opts.contentId, 'after', previous]), {
+        chainId: chain.chainId,
+        wallet,
+        data: { contentId: opts.contentId, previous },
+      });
       await checkSameChain(client, journal, '--set-aside-stale');
     }
     // A fresh vote: nothing is signed unless the wallet holds the stake and gas (a resumed one has paid some already).
@@ -131,13 +159,28 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
       // even the terms of gated content again).
       ctx.out.progress('rate.resume', `already committed in round ${existing.roundId}; nothing is sent again`);
       const hashes = journal.data.confirmed?.transactionHashes ?? [];
-      return rateOutcome(chain, existing, { contentId: opts.contentId, hashes, transactions: 0, gated, gatedContext: [], operation: journal.id, resumed: true });
+      return rateOutcome(chain, existing, {
+        contentId: opts.contentId,
+        hashes,
+        transactions: 0,
+        gated,
+        gatedContext: [],
+        operation: journal.id,
+        resumed: true,
+      });
     }
     let gatedContext: Json[] = [];
     let terms: TermsRecord | undefined;
     if (gated) {
-      if (input.stake === 0n) throw new UsageError('advisory_on_gated', 'advisory (zero-stake) votes are not allowed on gated content; stake between 1 and 10 LREP');
-      ({ context: gatedContext, terms } = await acceptTermsAndFetch(ctx, mcp, account, wallet, args, context, { accept: opts.acceptTerms, serviceBaseUrl: settings.baseUrl.value! }));
+      if (input.stake === 0n)
+        throw new UsageError(
+          'advisory_on_gated',
+          'advisory (zero-stake) votes are not allowed on gated content; stake between 1 and 10 LREP',
+        );
+      ({ context: gatedContext, terms } = await acceptTermsAndFetch(ctx, mcp, account, wallet, args, context, {
+        accept: opts.acceptTerms,
+        serviceBaseUrl: settings.baseUrl.value!,
+      }));
     }
 
     // The commit: from on-chain round data and the pinned drand network; the service's runtime is only a hint.
@@ -148,10 +191,14 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     const carried = sameRound && journal.txsFor(stage).some((t) => isLive(t) && carriesCommit(t.raw, wallet, existing.commitHash));
     const stillValid = sameRound && (carried || targetStillValid(existing, round, chain, now));
     if (sameRound && !stillValid) {
-      ctx.out.progress('rate.rebuild', `the journaled commit targets drand round ${existing.targetRound}, which this round no longer accepts: building the same vote again for the current window`);
+      ctx.out.progress(
+        'rate.rebuild',
+        `the journaled commit targets drand round ${existing.targetRound}, which this round no longer accepts: building the same vote again for the current window`,
+      );
       // What the old plan sent (an approval, a reverted commit) stays counted, in a stage of its own, so the new
       // plan is not taken for a changed one; the old commit is kept beside the new one, never overwritten.
-      for (const t of journal.txsFor(stage)) await journal.updateTx(t.hash, { stage: `${stage}:superseded:${existing.commitHash.slice(2, 10)}` });
+      for (const t of journal.txsFor(stage))
+        await journal.updateTx(t.hash, { stage: `${stage}:superseded:${existing.commitHash.slice(2, 10)}` });
       await journal.save({ ratePlan: undefined, superseded: [...(journal.data.superseded ?? []), existing] });
     }
     if (sameRound && stillValid) {
@@ -170,13 +217,22 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
           roundId: round.roundId,
           roundReferenceRatingBps: round.reference,
           frontend: opts.frontend as Hex | undefined,
-          runtime: { targetRound: context.runtime?.targetRound, drandChainHash: d.chainHash, drandGenesisTimeSeconds: d.genesis, drandPeriodSeconds: d.period, roundStartTimeSeconds: round.startTime },
+          runtime: {
+            targetRound: context.runtime?.targetRound,
+            drandChainHash: d.chainHash,
+            drandGenesisTimeSeconds: d.genesis,
+            drandPeriodSeconds: d.period,
+            roundStartTimeSeconds: round.startTime,
+          },
           now,
         },
         [d],
       );
       if (context.runtime?.drandChainHash && String(context.runtime.drandChainHash).replace(/^0x/, '').toLowerCase() !== d.chainHash) {
-        throw new RefusedError('unsupported_drand_chain', `the rating context names drand chain ${String(context.runtime.drandChainHash)}, not the pinned ${d.name} network`);
+        throw new RefusedError(
+          'unsupported_drand_chain',
+          `the rating context names drand chain ${String(context.runtime.drandChainHash)}, not the pinned ${d.name} network`,
+        );
       }
       // Kept before anything is sent: the only way to prove or re-derive the vote later.
       // A plan journaled for an earlier round must not be reused with this commit.
@@ -199,10 +255,25 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
       return ex.execute(`rate:${commit.roundId}`, calls, opts.atomic ? 'segmented' : 'ordered');
     });
     ctx.out.progress('rate.confirm', 'confirming the commit with the service');
-    const confirmed = await mcp.call('rateloop_confirm_rating_transactions', { ...args, roundId: commit.roundId, commitHash: commit.commitHash, transactionHashes: hashes });
-    if (confirmed.status !== 'committed') throw new ServiceError('rating_not_confirmed', `the service reports the rating as ${String(confirmed.status)}`);
+    const confirmed = await mcp.call('rateloop_confirm_rating_transactions', {
+      ...args,
+      roundId: commit.roundId,
+      commitHash: commit.commitHash,
+      transactionHashes: hashes,
+    });
+    if (confirmed.status !== 'committed')
+      throw new ServiceError('rating_not_confirmed', `the service reports the rating as ${String(confirmed.status)}`);
     await journal.setStep('rate:confirmed', { confirmed: { transactionHashes: hashes } });
-    return rateOutcome(chain, commit, { contentId: opts.contentId, hashes, transactions, gated, gatedContext, terms, operation: journal.id, resumed: false });
+    return rateOutcome(chain, commit, {
+      contentId: opts.contentId,
+      hashes,
+      transactions,
+      gated,
+      gatedContext,
+      terms,
+      operation: journal.id,
+      resumed: false,
+    });
   } finally {
     await journal.close();
     await mcp.close();
@@ -251,7 +322,13 @@ function carriesCommit(raw: Hex, wallet: Hex, hash: Hex): boolean {
  * Refuses (exit 5) to reuse a journaled commit that is not the vote the flags ask for, naming each difference, or
  * whose commit hash its own journaled fields do not give (an edited journal would commit a vote it cannot reveal).
  */
-function checkResumedVote(existing: BuiltCommitRecord, input: ReturnType<typeof parseRateInputs>, opts: RateOptions, voter: Hex, contentId: bigint): void {
+function checkResumedVote(
+  existing: BuiltCommitRecord,
+  input: ReturnType<typeof parseRateInputs>,
+  opts: RateOptions,
+  voter: Hex,
+  contentId: bigint,
+): void {
   const recomputed = commitHash({
     isUp: existing.secret.isUp,
     predictedUpBps: existing.secret.predictedUpBps,
@@ -265,15 +342,22 @@ function checkResumedVote(existing: BuiltCommitRecord, input: ReturnType<typeof 
     ciphertext: existing.ciphertext,
   });
   if (!sameHex(recomputed, existing.commitHash)) {
-    throw new RefusedError('journal_inconsistent', `refused: the journaled vote's commit hash is not the hash of its own direction, prediction, salt and ciphertext (the journal was edited); nothing was signed`, {
-      hint: 'restore the journal from a backup, or vote in a later round',
-      details: { rule: 'journal_inconsistent' },
-    });
+    throw new RefusedError(
+      'journal_inconsistent',
+      `refused: the journaled vote's commit hash is not the hash of its own direction, prediction, salt and ciphertext (the journal was edited); nothing was signed`,
+      {
+        hint: 'restore the journal from a backup, or vote in a later round',
+        details: { rule: 'journal_inconsistent' },
+      },
+    );
   }
   const diffs: string[] = [];
-  if (existing.secret.isUp !== opts.isUp) diffs.push(`direction ${existing.secret.isUp ? 'up' : 'down'} (flags: ${opts.isUp ? 'up' : 'down'})`);
-  if (existing.secret.predictedUpBps !== input.bps) diffs.push(`prediction ${existing.secret.predictedUpBps / 100}% (flags: ${input.bps / 100}%)`);
-  if (existing.stakeWei !== input.stake.toString()) diffs.push(`stake ${Number(existing.stakeWei) / 1e6} LREP (flags: ${Number(input.stake) / 1e6} LREP)`);
+  if (existing.secret.isUp !== opts.isUp)
+    diffs.push(`direction ${existing.secret.isUp ? 'up' : 'down'} (flags: ${opts.isUp ? 'up' : 'down'})`);
+  if (existing.secret.predictedUpBps !== input.bps)
+    diffs.push(`prediction ${existing.secret.predictedUpBps / 100}% (flags: ${input.bps / 100}%)`);
+  if (existing.stakeWei !== input.stake.toString())
+    diffs.push(`stake ${Number(existing.stakeWei) / 1e6} LREP (flags: ${Number(input.stake) / 1e6} LREP)`);
   const frontend = (opts.frontend ?? '0x0000000000000000000000000000000000000000').toLowerCase();
   if (!sameAddress(existing.frontend, frontend)) diffs.push(`frontend ${existing.frontend} (flags: ${frontend})`);
   try {
@@ -282,14 +366,23 @@ function checkResumedVote(existing: BuiltCommitRecord, input: ReturnType<typeof 
     diffs.push(`a stake of ${Number(existing.stakeWei) / 1e6} LREP, outside 1 … 10 LREP`);
   }
   if (diffs.length === 0) return;
-  throw new RefusedError('vote_mismatch', `refused: this round already has a journaled vote that differs from the flags: ${diffs.join(', ')}; nothing was signed`, {
-    hint: 'rerun with the flags of the journaled vote to finish it (`loopsign rate status` shows it); a vote cannot be changed once it may have been sent',
-    details: { rule: 'vote_mismatch' },
-  });
+  throw new RefusedError(
+    'vote_mismatch',
+    `refused: this round already has a journaled vote that differs from the flags: ${diffs.join(', ')}; nothing was signed`,
+    {
+      hint: 'rerun with the flags of the journaled vote to finish it (`loopsign rate status` shows it); a vote cannot be changed once it may have been sent',
+      details: { rule: 'vote_mismatch' },
+    },
+  );
 }
 
 /** Whether a journaled commit's drand target round is still inside the window the round accepts now. */
-export function targetStillValid(commit: BuiltCommitRecord, round: { startTime: number; epochDuration: number }, chain: ChainConfig, now: number): boolean {
+export function targetStillValid(
+  commit: BuiltCommitRecord,
+  round: { startTime: number; epochDuration: number },
+  chain: ChainConfig,
+  now: number,
+): boolean {
   const d = chain.drand;
   const epochEnd = round.startTime + (Math.floor(Math.max(0, now - round.startTime) / round.epochDuration) + 1) * round.epochDuration;
   const [lo, hi] = targetRoundWindow(epochEnd, d.genesis, d.period);

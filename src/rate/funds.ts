@@ -16,7 +16,10 @@ export async function checkRateFunds(client: PublicClient, chain: ChainConfig, w
   if (stake > 0n) {
     const token = chain.tokens.LREP.address as Hex;
     const balance = await client.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [wallet] });
-    if (balance < stake) missing.push(`${formatUnits(stake - balance, 6)} LREP for the stake (has ${formatUnits(balance, 6)}, needs ${formatUnits(stake, 6)})`);
+    if (balance < stake)
+      missing.push(
+        `${formatUnits(stake - balance, 6)} LREP for the stake (has ${formatUnits(balance, 6)}, needs ${formatUnits(stake, 6)})`,
+      );
   }
   const fees = await client.estimateFeesPerGas();
   const gasNeeded = MAX_TXS * GAS_PER_TX * (fees.maxFeePerGas ?? 0n);
@@ -24,7 +27,10 @@ export async function checkRateFunds(client: PublicClient, chain: ChainConfig, w
   if (eth < gasNeeded) missing.push(`about ${formatUnits(gasNeeded - eth, 18)} ETH for gas (has ${formatUnits(eth, 18)})`);
   if (missing.length) {
     throw new ChainError('insufficient_funds', `wallet ${wallet} is short of ${missing.join(' and ')}; nothing was signed`, {
-      hint: chain.chainId === 31337 ? `fund it with \`loopsign sandbox fund ${wallet}\` and run the same command again` : 'fund the wallet and run the same command again',
+      hint:
+        chain.chainId === 31337
+          ? `fund it with \`loopsign sandbox fund ${wallet}\` and run the same command again`
+          : 'fund the wallet and run the same command again',
     });
   }
   out.progress('rate.funds', 'balances cover the stake and gas');

@@ -65,12 +65,23 @@ async function personAccepts(ctx: Context, about: string, terms: CheckedTerms, r
   return confirm({ message: 'Accept these terms (your wallet signs them)?', default: false }, { output: process.stderr });
 }
 
-export async function acceptTermsAndFetch(ctx: Context, mcp: McpClient, account: LocalAccount, wallet: Hex, args: Json, context: Json, opts: GatedOptions): Promise<{ terms?: TermsRecord; context: Json[] }> {
+export async function acceptTermsAndFetch(
+  ctx: Context,
+  mcp: McpClient,
+  account: LocalAccount,
+  wallet: Hex,
+  args: Json,
+  context: Json,
+  opts: GatedOptions,
+): Promise<{ terms?: TermsRecord; context: Json[] }> {
   let cookieHeader: string | undefined;
   let terms: TermsRecord | undefined;
   // Where the context will be read from is checked first: a listed URL off the service's origin is refused before
   // any terms are signed or any read session exists.
-  const urls = ((context.content?.gatedContext?.fetch?.urls ?? []) as Json[]).map((u) => ({ ...u, checked: checkGatedUrl(u.url, opts.serviceBaseUrl, u.kind === 'image' ? 'image' : 'details') }));
+  const urls = ((context.content?.gatedContext?.fetch?.urls ?? []) as Json[]).map((u) => ({
+    ...u,
+    checked: checkGatedUrl(u.url, opts.serviceBaseUrl, u.kind === 'image' ? 'image' : 'details'),
+  }));
   const first = await mcp.call('rateloop_accept_confidentiality_terms', args);
   if (first.status === 'signature_required') {
     // The payload hash binds the service's stored record of the question (content/details/metadata/media hashes)
@@ -80,14 +91,25 @@ export async function acceptTermsAndFetch(ctx: Context, mcp: McpClient, account:
     const about = `question ${String(args.contentId)} is gated: its context is shared only under the confidentiality terms ${checked.version} (${checked.uri})`;
     // The whole text, before anything is decided: on a terminal it is printed; under --json it is in the file.
     if (!ctx.out.json) ctx.out.note(`${about}. The full terms (also saved to ${terms.file}):\n\n${checked.text}\n`);
-    ctx.out.progress('rate.terms_text', `the full terms text is in ${terms.file} (sha256 ${terms.sha256})`, { termsFile: terms.file, termsSha256: terms.sha256, termsVersion: checked.version, termsDocHash: checked.docHash });
+    ctx.out.progress('rate.terms_text', `the full terms text is in ${terms.file} (sha256 ${terms.sha256})`, {
+      termsFile: terms.file,
+      termsSha256: terms.sha256,
+      termsVersion: checked.version,
+      termsDocHash: checked.docHash,
+    });
     const accepted = opts.accept || (await personAccepts(ctx, about, checked, terms));
     if (!accepted) {
       throw new UsageError('terms_not_accepted', `${about}; nothing was signed`, {
         hint: ctx.askPerson
           ? `the terms were put to you and not accepted; read the full text in ${terms.file} and accept it when your host asks again`
           : `read the full text in ${terms.file}, then rerun with --yes to accept it (the wallet signs the terms message); over MCP, the host must support elicitation to ask you`,
-        details: { termsFile: terms.file, termsSha256: terms.sha256, termsVersion: checked.version, termsUri: checked.uri, termsDocHash: checked.docHash },
+        details: {
+          termsFile: terms.file,
+          termsSha256: terms.sha256,
+          termsVersion: checked.version,
+          termsUri: checked.uri,
+          termsDocHash: checked.docHash,
+        },
       });
     }
     ctx.out.progress('rate.terms', `accepting the confidentiality terms ${checked.version} for question ${String(args.contentId)}`);
@@ -97,7 +119,10 @@ export async function acceptTermsAndFetch(ctx: Context, mcp: McpClient, account:
   } else {
     cookieHeader = first.signedReadSession?.cookieHeader;
   }
-  if (cookieHeader !== undefined && (typeof cookieHeader !== 'string' || !/^[A-Za-z0-9_.-]{1,100}=[A-Za-z0-9_.-]{1,200}$/.test(cookieHeader))) {
+  if (
+    cookieHeader !== undefined &&
+    (typeof cookieHeader !== 'string' || !/^[A-Za-z0-9_.-]{1,100}=[A-Za-z0-9_.-]{1,200}$/.test(cookieHeader))
+  ) {
     throw new ServiceError('invalid_read_session', 'the service returned a read session that is not a plain name=value cookie');
   }
   const out: Json[] = [];
@@ -120,7 +145,10 @@ export function checkGatedUrl(raw: unknown, serviceBaseUrl: string, kind: string
   }
   const secure = url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname));
   if (url.origin !== base.origin || !secure) {
-    throw gatedRefused('gated_url_refused', `the gated ${kind} is listed on ${url.protocol}//${url.host}, not on the service's origin ${base.origin}; loopsign reads gated context (and sends the read session) only there`);
+    throw gatedRefused(
+      'gated_url_refused',
+      `the gated ${kind} is listed on ${url.protocol}//${url.host}, not on the service's origin ${base.origin}; loopsign reads gated context (and sends the read session) only there`,
+    );
   }
   if (url.username !== '' || url.password !== '') throw gatedRefused('gated_url_refused', `the gated ${kind} URL carries credentials`);
   url.hash = '';
@@ -147,7 +175,9 @@ async function readGated(u: Json, checked: URL, wallet: Hex, cookieHeader: strin
       signal: AbortSignal.timeout(GATED_TIMEOUT_MS),
     });
   } catch (error) {
-    throw new ServiceError('gated_fetch_failed', `cannot read the gated ${kind} at ${where}: ${(error as Error).message}`, { cause: error });
+    throw new ServiceError('gated_fetch_failed', `cannot read the gated ${kind} at ${where}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   if (res.statusCode >= 300 && res.statusCode < 400) {
     discardBody(res.body);
@@ -158,7 +188,10 @@ async function readGated(u: Json, checked: URL, wallet: Hex, cookieHeader: strin
     } catch {
       // no usable Location: "elsewhere"
     }
-    throw gatedRefused('gated_redirect_refused', `the gated ${kind} at ${where} answered ${res.statusCode}, a redirect ${target}; loopsign does not follow redirects for gated context`);
+    throw gatedRefused(
+      'gated_redirect_refused',
+      `the gated ${kind} at ${where} answered ${res.statusCode}, a redirect ${target}; loopsign does not follow redirects for gated context`,
+    );
   }
   if (res.statusCode < 200 || res.statusCode >= 300) {
     discardBody(res.body);
@@ -169,11 +202,21 @@ async function readGated(u: Json, checked: URL, wallet: Hex, cookieHeader: strin
     bytes = await readCapped(res.body, GATED_MAX_BYTES[kind]!, `the gated ${kind} at ${where}`, res.headers['content-length']);
   } catch (error) {
     if (error instanceof ServiceError) throw error;
-    throw new ServiceError('gated_fetch_failed', `reading the gated ${kind} at ${where} failed: ${(error as Error).message}`, { cause: error });
+    throw new ServiceError('gated_fetch_failed', `reading the gated ${kind} at ${where} failed: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   const sha = `0x${createHash('sha256').update(bytes).digest('hex')}`;
-  if (u.sha256 !== undefined && u.sha256 !== null && String(u.sha256).toLowerCase() !== sha) throw new RefusedError('gated_hash_mismatch', `the gated ${kind} does not match its listed sha256`);
-  const item: Json = { kind, resourceId: u.resourceId, sha256: sha, verified: u.sha256 !== undefined && u.sha256 !== null, bytes: bytes.length, untrusted: true };
+  if (u.sha256 !== undefined && u.sha256 !== null && String(u.sha256).toLowerCase() !== sha)
+    throw new RefusedError('gated_hash_mismatch', `the gated ${kind} does not match its listed sha256`);
+  const item: Json = {
+    kind,
+    resourceId: u.resourceId,
+    sha256: sha,
+    verified: u.sha256 !== undefined && u.sha256 !== null,
+    bytes: bytes.length,
+    untrusted: true,
+  };
   // The service's text, as it came: marked untrusted, and made inert by the output layer in human mode.
   if (kind === 'details') item.text = bytes.toString('utf8');
   return item;

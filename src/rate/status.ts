@@ -31,7 +31,10 @@ function votesOn(snapshots: OperationSnapshot<'rate'>[], contentId: string, chai
 }
 
 /** The service's rating status of this wallet's vote, with every vote on the question this machine journaled. */
-export async function rateStatus(ctx: Context, contentId: string): Promise<{ service: Record<string, unknown>; votes: ReturnType<typeof votesOn> }> {
+export async function rateStatus(
+  ctx: Context,
+  contentId: string,
+): Promise<{ service: Record<string, unknown>; votes: ReturnType<typeof votesOn> }> {
   if (!/^[1-9][0-9]*$/.test(contentId)) throw new UsageError('invalid_content_id', `--content-id ${contentId} must be a positive integer`);
   const chain = (await ctx.chainSettings()).chain;
   const wallet = (await ctx.walletAddress()).toLowerCase();
@@ -56,18 +59,36 @@ export async function rateReveal(ctx: Context, contentId: string): Promise<Recor
   const wallet = signer.address.toLowerCase() as Hex;
   const store = await ctx.store();
   // The latest confirmed vote on the question (an earlier round's was revealed in its round, or can no longer be).
-  const data = operationsOf(store, 'rate', chain.chainId, wallet).filter((o) => o.data.contentId === contentId && o.data.commit && o.step === 'rate:confirmed').at(-1);
+  const data = operationsOf(store, 'rate', chain.chainId, wallet)
+    .filter((o) => o.data.contentId === contentId && o.data.commit && o.step === 'rate:confirmed')
+    .at(-1);
   const commit = data?.data.commit;
-  if (!data || !commit) throw new UsageError('no_commit', `no confirmed commit for question ${contentId} in the journal of ${wallet}`, { hint: 'only votes committed from this machine can be revealed here; `loopsign rate status` lists them' });
-  if (commit.stakeWei === '0') throw new UsageError('advisory_vote', `the vote on question ${contentId} is advisory: it is recorded, not revealed on the voting engine`);
+  if (!data || !commit)
+    throw new UsageError('no_commit', `no confirmed commit for question ${contentId} in the journal of ${wallet}`, {
+      hint: 'only votes committed from this machine can be revealed here; `loopsign rate status` lists them',
+    });
+  if (commit.stakeWei === '0')
+    throw new UsageError(
+      'advisory_vote',
+      `the vote on question ${contentId} is advisory: it is recorded, not revealed on the voting engine`,
+    );
   const { client } = await ctx.chain();
   const engine = chain.contracts.roundVotingEngine as Hex;
-  const onChain = await client.readContract({ address: engine, abi: votingEngineAbi, functionName: 'commitCore', args: [BigInt(contentId), BigInt(commit.roundId), commit.secret.commitKey] });
+  const onChain = await client.readContract({
+    address: engine,
+    abi: votingEngineAbi,
+    functionName: 'commitCore',
+    args: [BigInt(contentId), BigInt(commit.roundId), commit.secret.commitKey],
+  });
   const [voter, , , , revealed] = onChain;
   if (!sameAddress(voter, wallet)) {
-    throw new ChainError('commit_not_on_chain', `the voting engine has no commit ${commit.secret.commitKey} of ${wallet} for question ${contentId}, round ${commit.roundId}`, {
-      hint: 'the commit transaction may not be mined: run `loopsign rate` again with the same flags to resume it',
-    });
+    throw new ChainError(
+      'commit_not_on_chain',
+      `the voting engine has no commit ${commit.secret.commitKey} of ${wallet} for question ${contentId}, round ${commit.roundId}`,
+      {
+        hint: 'the commit transaction may not be mined: run `loopsign rate` again with the same flags to resume it',
+      },
+    );
   }
   if (revealed) return { contentId, roundId: commit.roundId, status: 'revealed', revealedBy: 'already on chain' };
   const call = {
@@ -76,7 +97,14 @@ export async function rateReveal(ctx: Context, contentId: string): Promise<Recor
     data: encodeFunctionData({
       abi: votingEngineAbi,
       functionName: 'revealVoteByCommitKey',
-      args: [BigInt(contentId), BigInt(commit.roundId), commit.secret.commitKey, commit.secret.isUp, commit.secret.predictedUpBps, commit.secret.salt],
+      args: [
+        BigInt(contentId),
+        BigInt(commit.roundId),
+        commit.secret.commitKey,
+        commit.secret.isUp,
+        commit.secret.predictedUpBps,
+        commit.secret.salt,
+      ],
     }),
     value: '0',
   };
@@ -84,7 +112,16 @@ export async function rateReveal(ctx: Context, contentId: string): Promise<Recor
   try {
     const account = await signer.account;
     const ledger = rateLedger(journal, chain, wallet, 0n);
-    const { hashes } = await new Executor({ client, account, chain, op: journal, out: ctx.out, ledger, allowDelegation: false, maxFeePerGas: settings.maxFeePerGas.value }).execute(`reveal:${commit.roundId}`, [call], 'ordered');
+    const { hashes } = await new Executor({
+      client,
+      account,
+      chain,
+      op: journal,
+      out: ctx.out,
+      ledger,
+      allowDelegation: false,
+      maxFeePerGas: settings.maxFeePerGas.value,
+    }).execute(`reveal:${commit.roundId}`, [call], 'ordered');
     return { contentId, roundId: commit.roundId, status: 'revealed', revealedBy: 'loopsign', transactionHashes: hashes };
   } finally {
     await journal.close();

@@ -17,7 +17,10 @@ export async function readArtifact(file: string, flag: string, maxBytes = MAX_AR
       case 'empty':
         return new UsageError('empty_file', `${flag} ${file} is empty; an artifact needs at least one byte`);
       case 'too_large':
-        return new UsageError('file_too_large', `${flag} ${file} is ${p.size} bytes; the service takes at most 10 MiB per artifact (and 64 KiB per request, base64 included)`);
+        return new UsageError(
+          'file_too_large',
+          `${flag} ${file} is ${p.size} bytes; the service takes at most 10 MiB per artifact (and 64 KiB per request, base64 included)`,
+        );
     }
   };
   return readBoundedFile(file, maxBytes, problem, { refuseEmpty: true });
@@ -51,13 +54,17 @@ export function detectMediaType(b: Buffer): string {
   return 'text/plain';
 }
 
-const TOKEN = "[a-z0-9!#$&^_.+-]+";
+const TOKEN = '[a-z0-9!#$&^_.+-]+';
 const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}$`);
 
 /** A user's media type, as the service normalises it: lower case, `type/subtype`, parameters dropped. */
 export function mediaTypeOption(value: string, flag: string): string {
   const essence = value.split(';')[0]!.trim().toLowerCase();
-  if (!MEDIA_TYPE.test(essence) || essence.length > 160) throw new UsageError('invalid_media_type', `${flag} ${JSON.stringify(value.slice(0, 80))} is not a media type (type/subtype, e.g. text/plain)`);
+  if (!MEDIA_TYPE.test(essence) || essence.length > 160)
+    throw new UsageError(
+      'invalid_media_type',
+      `${flag} ${JSON.stringify(value.slice(0, 80))} is not a media type (type/subtype, e.g. text/plain)`,
+    );
   return essence;
 }
 
@@ -66,6 +73,7 @@ export async function readPayload(file: string, flag: string): Promise<string> {
   const bytes = await readArtifact(file, flag, 16_384);
   const text = utf8(bytes);
   if (text === undefined) throw new UsageError('not_utf8', `${flag} ${file} is not UTF-8 text; review payloads are text`);
-  if (text.length > 3000) throw new UsageError('payload_too_long', `${flag} ${file} is ${text.length} characters; the service takes at most 3,000`);
+  if (text.length > 3000)
+    throw new UsageError('payload_too_long', `${flag} ${file} is ${text.length} characters; the service takes at most 3,000`);
   return text;
 }

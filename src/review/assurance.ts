@@ -45,7 +45,11 @@ export interface RunSummary {
 }
 
 function schema(doc: Json, route: string): void {
-  if (doc.schemaVersion !== ASSURANCE_SCHEMA) throw new ServiceError('invalid_response', `the service answered ${route} with schemaVersion ${JSON.stringify(doc.schemaVersion)}, not ${ASSURANCE_SCHEMA}`);
+  if (doc.schemaVersion !== ASSURANCE_SCHEMA)
+    throw new ServiceError(
+      'invalid_response',
+      `the service answered ${route} with schemaVersion ${JSON.stringify(doc.schemaVersion)}, not ${ASSURANCE_SCHEMA}`,
+    );
 }
 
 export function parseProjectList(doc: Json): ProjectList {
@@ -67,16 +71,26 @@ export function parseProjectList(doc: Json): ProjectList {
 
 export function parseProjectCreated(doc: Json): { projectId: string; workspaceId: string } {
   schema(doc, 'project creation');
-  return { projectId: serviceId('project', doc.projectId, 'the new projectId'), workspaceId: serviceId('workspace', doc.workspaceId, 'the workspaceId') };
+  return {
+    projectId: serviceId('project', doc.projectId, 'the new projectId'),
+    workspaceId: serviceId('workspace', doc.workspaceId, 'the workspaceId'),
+  };
 }
 
 export function parseProject(doc: Json, projectId: string): { runs: RunSummary[] } {
   schema(doc, 'the project');
-  if (doc.projectId !== projectId) throw new RefusedError('other_project', `asked for project ${projectId}, the service answered with ${String(doc.projectId)}: refused`);
-  if (!Array.isArray(doc.runs) || !Array.isArray(doc.suites) || !Array.isArray(doc.policies)) throw new ServiceError('invalid_response', 'the project has no suites, policies and runs arrays');
+  if (doc.projectId !== projectId)
+    throw new RefusedError('other_project', `asked for project ${projectId}, the service answered with ${String(doc.projectId)}: refused`);
+  if (!Array.isArray(doc.runs) || !Array.isArray(doc.suites) || !Array.isArray(doc.policies))
+    throw new ServiceError('invalid_response', 'the project has no suites, policies and runs arrays');
   const runs = (doc.runs as Json[])
     .filter((r) => isId('run', r?.runId))
-    .map((r) => ({ runId: r.runId as string, status: String(r.status), createdAt: typeof r.createdAt === 'string' ? r.createdAt : null, completedAt: typeof r.completedAt === 'string' ? r.completedAt : null }));
+    .map((r) => ({
+      runId: r.runId as string,
+      status: String(r.status),
+      createdAt: typeof r.createdAt === 'string' ? r.createdAt : null,
+      completedAt: typeof r.completedAt === 'string' ? r.completedAt : null,
+    }));
   return { runs };
 }
 
@@ -89,11 +103,19 @@ export interface RunStatus {
 
 export function parseRunStatus(doc: Json, runId: string): RunStatus {
   schema(doc, 'the run status');
-  if (doc.runId !== runId) throw new RefusedError('other_run', `asked for run ${runId}, the service answered about ${String(doc.runId)}: refused`);
-  if (!(RUN_STATUSES as readonly unknown[]).includes(doc.runStatus)) throw new ServiceError('invalid_response', `the run status ${JSON.stringify(doc.runStatus)} is not one of ${RUN_STATUSES.join(', ')}`);
+  if (doc.runId !== runId)
+    throw new RefusedError('other_run', `asked for run ${runId}, the service answered about ${String(doc.runId)}: refused`);
+  if (!(RUN_STATUSES as readonly unknown[]).includes(doc.runStatus))
+    throw new ServiceError('invalid_response', `the run status ${JSON.stringify(doc.runStatus)} is not one of ${RUN_STATUSES.join(', ')}`);
   const r = doc.responses as Json | undefined;
-  if (r && Number.isSafeInteger(r.valid) && r.valid !== r.baseline + r.candidate + r.tie) throw new ServiceError('invalid_response', 'the run status counts do not add up (valid ≠ baseline + candidate + tie)');
-  return { runId, runStatus: doc.runStatus as string, decision: typeof doc.decision === 'string' ? doc.decision : null, terminal: RUN_TERMINAL.includes(doc.runStatus as string) };
+  if (r && Number.isSafeInteger(r.valid) && r.valid !== r.baseline + r.candidate + r.tie)
+    throw new ServiceError('invalid_response', 'the run status counts do not add up (valid ≠ baseline + candidate + tie)');
+  return {
+    runId,
+    runStatus: doc.runStatus as string,
+    decision: typeof doc.decision === 'string' ? doc.decision : null,
+    terminal: RUN_TERMINAL.includes(doc.runStatus as string),
+  };
 }
 
 /** A service refusal as the user should meet it: credential problems exit 6, an unknown project or run exit 2. */
@@ -102,14 +124,27 @@ export function assuranceError(error: unknown): unknown {
   const d = (error.details ?? {}) as { status?: number };
   const status = d.status ?? 0;
   const message = error.message.replace(/^the service refused [^:]+: /, '');
-  if (status === 401 || error.code === 'insufficient_scope' || error.code === 'insufficient_role' || error.code.startsWith('credential_') || error.code === 'regulated_data_not_enabled' || error.code === 'private_review_integration_binding_mismatch') {
+  if (
+    status === 401 ||
+    error.code === 'insufficient_scope' ||
+    error.code === 'insufficient_role' ||
+    error.code.startsWith('credential_') ||
+    error.code === 'regulated_data_not_enabled' ||
+    error.code === 'private_review_integration_binding_mismatch'
+  ) {
     return credentialRefused(serviceCode(error.code) ?? httpStatusCode(status), status, message);
   }
   if (['assurance_project_not_found', 'project_not_found', 'project_access_forbidden'].includes(error.code)) {
-    return new UsageError('unknown_project', `the service knows no project this key may use here (${error.code}): ${message}`, { hint: 'run `loopsign projects list` for the projects this key holds', details: d });
+    return new UsageError('unknown_project', `the service knows no project this key may use here (${error.code}): ${message}`, {
+      hint: 'run `loopsign projects list` for the projects this key holds',
+      details: d,
+    });
   }
   if (['assurance_run_not_found', 'assurance_resource_not_found'].includes(error.code)) {
-    return new UsageError('unknown_run', `the service knows no such run for this key (${error.code})`, { hint: 'run `loopsign projects show <projectId>` for its runs', details: d });
+    return new UsageError('unknown_run', `the service knows no such run for this key (${error.code})`, {
+      hint: 'run `loopsign projects show <projectId>` for its runs',
+      details: d,
+    });
   }
   return error;
 }
@@ -125,13 +160,28 @@ export class AssuranceClient {
     this.http = new HttpClient({
       baseUrl,
       retries: 3,
-      onRetry: ({ attempt, waitMs, reason }) => out?.progress('service.retry', `retrying in ${(waitMs / 1000).toFixed(1)} s (attempt ${attempt + 1}): ${reason}`, { attempt, waitMs }),
+      onRetry: ({ attempt, waitMs, reason }) =>
+        out?.progress('service.retry', `retrying in ${(waitMs / 1000).toFixed(1)} s (attempt ${attempt + 1}): ${reason}`, {
+          attempt,
+          waitMs,
+        }),
     });
   }
 
-  private async call(method: 'GET' | 'POST', path: string, o: { body?: unknown; idempotent: boolean; headers?: Record<string, string>; query?: Record<string, string | undefined> }): Promise<Json> {
+  private async call(
+    method: 'GET' | 'POST',
+    path: string,
+    o: { body?: unknown; idempotent: boolean; headers?: Record<string, string>; query?: Record<string, string | undefined> },
+  ): Promise<Json> {
     try {
-      return await this.http.request<Json>({ method, path, body: o.body, query: o.query, idempotent: o.idempotent, headers: { authorization: this.credential.authorization, ...o.headers } });
+      return await this.http.request<Json>({
+        method,
+        path,
+        body: o.body,
+        query: o.query,
+        idempotent: o.idempotent,
+        headers: { authorization: this.credential.authorization, ...o.headers },
+      });
     } catch (error) {
       throw error instanceof LoopsignError ? assuranceError(error) : error;
     }
@@ -156,7 +206,11 @@ export class AssuranceClient {
 
   /** Idempotent by its key: a retry is the identical body under the identical Idempotency-Key. */
   createPrivateReview(body: Json): Promise<Json> {
-    return this.call('POST', `${BASE}/private-reviews`, { body, idempotent: true, headers: { 'idempotency-key': String(body.idempotencyKey) } });
+    return this.call('POST', `${BASE}/private-reviews`, {
+      body,
+      idempotent: true,
+      headers: { 'idempotency-key': String(body.idempotencyKey) },
+    });
   }
 
   /** The HTTP twin of rateloop_evaluate_review_requirement (raw decision, no envelope; §6.5.2). */

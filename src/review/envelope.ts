@@ -39,10 +39,13 @@ const str = (v: unknown): v is string => typeof v === 'string';
 
 /** Reads an envelope; one for another opportunity than asked is refused (exit 5). */
 export function parseEnvelope(doc: Json, tool: string, expectOpportunity?: string): Envelope {
-  if (doc.schemaVersion !== ENVELOPE_SCHEMA) throw bad(tool, `has schemaVersion ${JSON.stringify(doc.schemaVersion)}, not ${ENVELOPE_SCHEMA}`);
+  if (doc.schemaVersion !== ENVELOPE_SCHEMA)
+    throw bad(tool, `has schemaVersion ${JSON.stringify(doc.schemaVersion)}, not ${ENVELOPE_SCHEMA}`);
   const opportunityId = serviceId('opportunity', doc.opportunityId, 'an opportunityId');
   if (expectOpportunity !== undefined && opportunityId !== expectOpportunity) {
-    throw new RefusedError('other_opportunity', `asked about ${expectOpportunity}, the service answered about ${opportunityId}: refused`, { details: { expected: expectOpportunity, actual: opportunityId } });
+    throw new RefusedError('other_opportunity', `asked about ${expectOpportunity}, the service answered about ${opportunityId}: refused`, {
+      details: { expected: expectOpportunity, actual: opportunityId },
+    });
   }
   const workspaceId = serviceId('workspace', doc.workspaceId, 'a workspaceId');
   if (!str(doc.integrationId) || !isId('configured', doc.integrationId)) throw bad(tool, 'has no integrationId');
@@ -61,7 +64,8 @@ export function parseEnvelope(doc: Json, tool: string, expectOpportunity?: strin
   if (terminal && continuation) throw bad(tool, 'is terminal but carries a continuation');
   const frozen = doc.frozen as Json | undefined;
   const rp = frozen?.requestProfile as Json | undefined;
-  if (!rp || !str(rp.id) || !Number.isSafeInteger(rp.version) || !isId('sha256', rp.hash)) throw bad(tool, 'has no frozen.requestProfile {id, version, hash}');
+  if (!rp || !str(rp.id) || !Number.isSafeInteger(rp.version) || !isId('sha256', rp.hash))
+    throw bad(tool, 'has no frozen.requestProfile {id, version, hash}');
   const bindingHash = (frozen?.binding as Json | undefined)?.hash;
   if (!isId('sha256', bindingHash)) throw bad(tool, 'has no frozen.binding.hash');
   if (!isId('sha256', frozen?.evaluationCommitment)) throw bad(tool, 'has no frozen.evaluationCommitment');
@@ -115,20 +119,45 @@ export interface Verdict {
  * integration, state or output is refused (exit 5); a signature that does not verify is exit 8.
  */
 export function reviewVerdict(env: Envelope, trust: GateTrust | undefined, localOutputCommitment: string | undefined): Verdict {
-  const base = { opportunityId: env.opportunityId, state: env.state, approved: false, releaseDisposition: null, resultOutcome: null, outputCommitment: null };
+  const base = {
+    opportunityId: env.opportunityId,
+    state: env.state,
+    approved: false,
+    releaseDisposition: null,
+    resultOutcome: null,
+    outputCommitment: null,
+  };
   if (!env.terminal) return { ...base, reason: 'not_terminal', evidence: 'absent' };
   const check = checkGateEvidence(env.doc.terminalEvidence, trust);
   if (check.status === 'absent') return { ...base, reason: 'unsigned', evidence: check.status };
-  if (check.status === 'malformed') throw new EvidenceInvalidError('gate_evidence_invalid', `the review's terminal evidence is malformed (${check.detail}); it is not approval`, { details: { opportunityId: env.opportunityId, state: env.state } });
+  if (check.status === 'malformed')
+    throw new EvidenceInvalidError(
+      'gate_evidence_invalid',
+      `the review's terminal evidence is malformed (${check.detail}); it is not approval`,
+      { details: { opportunityId: env.opportunityId, state: env.state } },
+    );
   if (check.status === 'no_trust_anchor') return { ...base, reason: 'no_gate_key', evidence: check.status };
   if (check.status === 'untrusted_key') return { ...base, reason: 'untrusted_gate_key', evidence: check.status };
   if (check.status === 'bad_signature') {
-    throw new EvidenceInvalidError('gate_signature_invalid', `the review's terminal evidence does not verify with the pinned key ${check.keyId}; it is not approval`, { details: { opportunityId: env.opportunityId, state: env.state, approved: false } });
+    throw new EvidenceInvalidError(
+      'gate_signature_invalid',
+      `the review's terminal evidence does not verify with the pinned key ${check.keyId}; it is not approval`,
+      { details: { opportunityId: env.opportunityId, state: env.state, approved: false } },
+    );
   }
   const p = check.payload;
-  for (const [field, expected] of [['opportunityId', env.opportunityId], ['workspaceId', env.workspaceId], ['integrationId', env.integrationId], ['terminalStatus', env.state]] as const) {
+  for (const [field, expected] of [
+    ['opportunityId', env.opportunityId],
+    ['workspaceId', env.workspaceId],
+    ['integrationId', env.integrationId],
+    ['terminalStatus', env.state],
+  ] as const) {
     if (p[field] !== expected) {
-      throw new RefusedError('evidence_mismatch', `the signed evidence names ${field} ${JSON.stringify(p[field])}, the review is ${JSON.stringify(expected)}: refused`, { details: { field, expected, actual: p[field] } });
+      throw new RefusedError(
+        'evidence_mismatch',
+        `the signed evidence names ${field} ${JSON.stringify(p[field])}, the review is ${JSON.stringify(expected)}: refused`,
+        { details: { field, expected, actual: p[field] } },
+      );
     }
   }
   const verdict: Verdict = {
@@ -141,11 +170,19 @@ export function reviewVerdict(env: Envelope, trust: GateTrust | undefined, local
   };
   if (localOutputCommitment === undefined) return { ...verdict, reason: 'no_local_output' };
   if (p.outputCommitment !== localOutputCommitment) {
-    throw new RefusedError('output_mismatch', `the signed evidence is for output ${String(p.outputCommitment)}, the output here hashes to ${localOutputCommitment}: refused`, { details: { expected: localOutputCommitment, actual: p.outputCommitment } });
+    throw new RefusedError(
+      'output_mismatch',
+      `the signed evidence is for output ${String(p.outputCommitment)}, the output here hashes to ${localOutputCommitment}: refused`,
+      { details: { expected: localOutputCommitment, actual: p.outputCommitment } },
+    );
   }
   if (env.state === 'skipped') return { ...verdict, reason: 'skipped' };
   const approved =
-    env.state === 'completed' && p.releaseDisposition === 'authorized_positive' && p.resultSemantics === 'assurance' && p.resultOutcome === 'positive' && isId('sha256', p.resultCommitment);
+    env.state === 'completed' &&
+    p.releaseDisposition === 'authorized_positive' &&
+    p.resultSemantics === 'assurance' &&
+    p.resultOutcome === 'positive' &&
+    isId('sha256', p.resultCommitment);
   return { ...verdict, approved, reason: approved ? 'approved' : 'not_authorized' };
 }
 

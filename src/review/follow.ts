@@ -54,16 +54,28 @@ export async function reviewResult(mcp: WorkspaceMcp, records: ReviewRecords, id
   const result = (doc.result ?? null) as Json | null;
   // The result inside must be this opportunity's too ("a review result for another opportunity" is refused).
   if (result && typeof result === 'object' && result.opportunityId !== undefined && result.opportunityId !== opportunityId) {
-    throw new RefusedError('other_opportunity', `asked for the result of ${opportunityId}, the service answered with the result of ${String(result.opportunityId)}: refused`, { details: { expected: opportunityId, actual: result.opportunityId } });
+    throw new RefusedError(
+      'other_opportunity',
+      `asked for the result of ${opportunityId}, the service answered with the result of ${String(result.opportunityId)}: refused`,
+      { details: { expected: opportunityId, actual: result.opportunityId } },
+    );
   }
   const verdict = reviewVerdict(envelope, o.trust, await localOutput(records, opportunityId, o.outputFile));
   const record = records.readOpportunity(opportunityId);
   return { envelope, verdict, cursor: record?.cursor ?? null, result };
 }
 
-export async function waitReview(mcp: WorkspaceMcp, records: ReviewRecords, id: string, timeoutSeconds: number, out: Output, o: FollowOptions & { cursor?: string } = {}): Promise<Followed> {
+export async function waitReview(
+  mcp: WorkspaceMcp,
+  records: ReviewRecords,
+  id: string,
+  timeoutSeconds: number,
+  out: Output,
+  o: FollowOptions & { cursor?: string } = {},
+): Promise<Followed> {
   const opportunityId = userId('opportunity', id, 'opportunity');
-  if (o.cursor !== undefined && !WAIT_CURSOR.test(o.cursor)) throw new UsageError('invalid_cursor', '--cursor must be a wait cursor as printed by an earlier wait (digits, or revision:count)');
+  if (o.cursor !== undefined && !WAIT_CURSOR.test(o.cursor))
+    throw new UsageError('invalid_cursor', '--cursor must be a wait cursor as printed by an earlier wait (digits, or revision:count)');
   const sleep = o.sleep ?? sleepReal;
   const record = records.readOpportunity(opportunityId);
   let cursor: string | null = o.cursor ?? record?.cursor ?? null;
@@ -75,19 +87,30 @@ export async function waitReview(mcp: WorkspaceMcp, records: ReviewRecords, id: 
       const left = deadline - Date.now();
       if (left <= 0) {
         const state = last?.state ?? 'unknown';
-        throw new NotReadyError('review_wait_timeout', `review ${opportunityId} is still ${state} after ${timeoutSeconds} s; a timeout is not approval`, {
-          hint: `wait again on the same opportunity (never evaluate a new one): loopsign review wait ${opportunityId}${cursor ? ` --cursor ${cursor}` : ''}`,
-          details: { opportunityId, state, cursor, approved: false },
-        });
+        throw new NotReadyError(
+          'review_wait_timeout',
+          `review ${opportunityId} is still ${state} after ${timeoutSeconds} s; a timeout is not approval`,
+          {
+            hint: `wait again on the same opportunity (never evaluate a new one): loopsign review wait ${opportunityId}${cursor ? ` --cursor ${cursor}` : ''}`,
+            details: { opportunityId, state, cursor, approved: false },
+          },
+        );
       }
       const timeoutMs = Math.max(1, Math.min(LONG_POLL_MS, left));
-      const doc = await mcp.tool('rateloop_wait_for_review', { opportunityId, ...(cursor ? { cursor } : {}), timeoutMs }, timeoutMs + 15_000);
+      const doc = await mcp.tool(
+        'rateloop_wait_for_review',
+        { opportunityId, ...(cursor ? { cursor } : {}), timeoutMs },
+        timeoutMs + 15_000,
+      );
       last = parseEnvelope(doc, 'rateloop_wait_for_review', opportunityId);
       // The inner cursor; with none the next wait goes without one (never the top-level revision, §5.6.3).
       cursor = last.wait?.cursor ?? null;
       // Only what the wait told: the output's hash stays the one computed here from local text, never the service's.
-      if (cursor !== null || last.wait?.deliveryId) await records.saveOpportunity({ opportunityId, cursor: cursor ?? undefined, deliveryId: last.wait?.deliveryId ?? undefined });
-      spinner.update(`review ${opportunityId}: ${last.state}${last.wait?.responseCount != null ? ` (${last.wait.responseCount} responses)` : ''}`);
+      if (cursor !== null || last.wait?.deliveryId)
+        await records.saveOpportunity({ opportunityId, cursor: cursor ?? undefined, deliveryId: last.wait?.deliveryId ?? undefined });
+      spinner.update(
+        `review ${opportunityId}: ${last.state}${last.wait?.responseCount != null ? ` (${last.wait.responseCount} responses)` : ''}`,
+      );
       if (last.terminal) break;
       await sleep(Math.max(1000, last.continuation?.retryAfterMs ?? 1000));
     }
@@ -102,7 +125,16 @@ export async function waitReview(mcp: WorkspaceMcp, records: ReviewRecords, id: 
 export function settle(f: Followed): void {
   const v = f.verdict;
   if (v.approved) return;
-  const details = { opportunityId: v.opportunityId, state: v.state, approved: false, reason: v.reason, evidence: v.evidence, cursor: f.cursor, releaseDisposition: v.releaseDisposition, resultOutcome: v.resultOutcome };
+  const details = {
+    opportunityId: v.opportunityId,
+    state: v.state,
+    approved: false,
+    reason: v.reason,
+    evidence: v.evidence,
+    cursor: f.cursor,
+    releaseDisposition: v.releaseDisposition,
+    resultOutcome: v.resultOutcome,
+  };
   const unverifiable = ['unsigned', 'no_gate_key', 'untrusted_gate_key', 'no_local_output'].includes(v.reason);
   const code = v.reason === 'not_terminal' ? 'review_not_finished' : unverifiable ? 'review_unverifiable' : 'review_not_approved';
   const hints: Record<string, string> = {

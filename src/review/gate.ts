@@ -13,11 +13,35 @@ export const SKIP_EVIDENCE_SCHEMA = 'rateloop.human-review-skip-release-evidence
 const LAYOUTS: Record<string, { payloadSchema: string; keys: string[] }> = {
   [TERMINAL_EVIDENCE_SCHEMA]: {
     payloadSchema: 'rateloop.human-review-terminal-payload.v2',
-    keys: ['schemaVersion', 'workspaceId', 'integrationId', 'opportunityId', 'terminalStatus', 'releaseDisposition', 'resultSemantics', 'resultOutcome', 'resultCommitment', 'outputCommitment', 'policyBindingHash', 'issuedAt'],
+    keys: [
+      'schemaVersion',
+      'workspaceId',
+      'integrationId',
+      'opportunityId',
+      'terminalStatus',
+      'releaseDisposition',
+      'resultSemantics',
+      'resultOutcome',
+      'resultCommitment',
+      'outputCommitment',
+      'policyBindingHash',
+      'issuedAt',
+    ],
   },
   [SKIP_EVIDENCE_SCHEMA]: {
     payloadSchema: 'rateloop.human-review-skip-release-payload.v1',
-    keys: ['schemaVersion', 'workspaceId', 'integrationId', 'opportunityId', 'decision', 'terminalStatus', 'outputCommitment', 'policyBindingHash', 'scopeCommitment', 'issuedAt'],
+    keys: [
+      'schemaVersion',
+      'workspaceId',
+      'integrationId',
+      'opportunityId',
+      'decision',
+      'terminalStatus',
+      'outputCommitment',
+      'policyBindingHash',
+      'scopeCommitment',
+      'issuedAt',
+    ],
   },
 };
 
@@ -39,7 +63,8 @@ export interface GateTrustOptions {
 
 /** The user's anchor for gate evidence, or undefined when none was given. */
 export async function gateTrustFrom(o: GateTrustOptions): Promise<GateTrust | undefined> {
-  if (o.gateKey !== undefined && o.trustedKeys !== undefined) throw new UsageError('usage', 'give the gate key once: --gate-key PIN or --trusted-keys FILE, not both');
+  if (o.gateKey !== undefined && o.trustedKeys !== undefined)
+    throw new UsageError('usage', 'give the gate key once: --gate-key PIN or --trusted-keys FILE, not both');
   if (o.gateKey !== undefined) {
     let spki: string;
     try {
@@ -53,8 +78,13 @@ export async function gateTrustFrom(o: GateTrustOptions): Promise<GateTrust | un
     return { keys: [{ keyId: keyIdOf(fromB64url(spki)), spki }], source: `the pinned key ${o.gateKey}` };
   }
   if (o.trustedKeys !== undefined) {
-    const keys = (await trustedKeysFrom(o.trustedKeys)).filter((k) => k.algorithm === 'Ed25519' && Array.isArray(k.uses) && k.uses.includes('human_review_gate'));
-    if (keys.length === 0) throw new UsageError('no_gate_key', `${o.trustedKeys} lists no Ed25519 key for human_review_gate`, { hint: 'download the current document with `loopsign evidence keys --out trusted-keys.json`' });
+    const keys = (await trustedKeysFrom(o.trustedKeys)).filter(
+      (k) => k.algorithm === 'Ed25519' && Array.isArray(k.uses) && k.uses.includes('human_review_gate'),
+    );
+    if (keys.length === 0)
+      throw new UsageError('no_gate_key', `${o.trustedKeys} lists no Ed25519 key for human_review_gate`, {
+        hint: 'download the current document with `loopsign evidence keys --out trusted-keys.json`',
+      });
     return { keys: keys.map((k) => ({ keyId: k.keyId, spki: k.publicKeySpki })), source: `the human_review_gate keys of ${o.trustedKeys}` };
   }
   return undefined;
@@ -74,10 +104,12 @@ export function signedBytes(evidence: Record<string, unknown>): { bytes: Buffer;
   if (!layout) return { detail: `unknown evidence schema ${JSON.stringify(evidence.schemaVersion)}` };
   const payload = evidence.payload as Record<string, unknown> | null;
   if (!payload || typeof payload !== 'object' || Array.isArray(payload)) return { detail: 'the evidence has no payload object' };
-  if (payload.schemaVersion !== layout.payloadSchema) return { detail: `payload schema ${JSON.stringify(payload.schemaVersion)} is not ${layout.payloadSchema}` };
+  if (payload.schemaVersion !== layout.payloadSchema)
+    return { detail: `payload schema ${JSON.stringify(payload.schemaVersion)} is not ${layout.payloadSchema}` };
   const keys = Object.keys(payload);
   // An unsigned extra member could say anything: the payload must be exactly the signed layout.
-  if (keys.length !== layout.keys.length || layout.keys.some((k) => !(k in payload))) return { detail: `the payload members are not exactly ${layout.keys.join(', ')}` };
+  if (keys.length !== layout.keys.length || layout.keys.some((k) => !(k in payload)))
+    return { detail: `the payload members are not exactly ${layout.keys.join(', ')}` };
   const ordered: Record<string, unknown> = {};
   for (const k of layout.keys) ordered[k] = payload[k];
   return { bytes: Buffer.from(JSON.stringify(ordered), 'utf8'), payload: ordered };
@@ -87,13 +119,20 @@ export function checkGateEvidence(evidence: unknown, trust: GateTrust | undefine
   if (evidence === null || evidence === undefined) return { status: 'absent' };
   if (typeof evidence !== 'object' || Array.isArray(evidence)) return { status: 'malformed', detail: 'terminalEvidence is not an object' };
   const e = evidence as Record<string, unknown>;
-  if (typeof e.keyId !== 'string' || !/^ed25519:[0-9a-f]{24}$/.test(e.keyId)) return { status: 'malformed', detail: 'keyId is not ed25519:<24 hex>' };
-  if (typeof e.signature !== 'string' || !/^[A-Za-z0-9_-]{86}$/.test(e.signature)) return { status: 'malformed', detail: 'signature is not 64 bytes of base64url' };
+  if (typeof e.keyId !== 'string' || !/^ed25519:[0-9a-f]{24}$/.test(e.keyId))
+    return { status: 'malformed', detail: 'keyId is not ed25519:<24 hex>' };
+  if (typeof e.signature !== 'string' || !/^[A-Za-z0-9_-]{86}$/.test(e.signature))
+    return { status: 'malformed', detail: 'signature is not 64 bytes of base64url' };
   const signed = signedBytes(e);
   if ('detail' in signed) return { status: 'malformed', detail: signed.detail };
   if (!trust) return { status: 'no_trust_anchor', keyId: e.keyId };
   const key = trust.keys.find((k) => k.keyId === e.keyId);
   if (!key) return { status: 'untrusted_key', keyId: e.keyId };
-  const ok = verify(null, signed.bytes, createPublicKey({ key: fromB64url(key.spki), format: 'der', type: 'spki' }), fromB64url(e.signature));
+  const ok = verify(
+    null,
+    signed.bytes,
+    createPublicKey({ key: fromB64url(key.spki), format: 'der', type: 'spki' }),
+    fromB64url(e.signature),
+  );
   return ok ? { status: 'verified', keyId: e.keyId, payload: signed.payload } : { status: 'bad_signature', keyId: e.keyId };
 }

@@ -27,17 +27,29 @@ export function isId(kind: IdKind, value: unknown): value is string {
 }
 
 /** The code for each kind of id a user gives (docs/errors.md). */
-const USER_ID_CODES = { configured: 'invalid_configured_id', opportunity: 'invalid_opportunity_id', project: 'invalid_project_id', run: 'invalid_run_id', scope: 'invalid_scope_id' } as const satisfies Partial<Record<IdKind, UsageCode>>;
+const USER_ID_CODES = {
+  configured: 'invalid_configured_id',
+  opportunity: 'invalid_opportunity_id',
+  project: 'invalid_project_id',
+  run: 'invalid_run_id',
+  scope: 'invalid_scope_id',
+} as const satisfies Partial<Record<IdKind, UsageCode>>;
 
 /** A value the user gave: exit 2 when it is not in its form. */
 export function userId(kind: keyof typeof USER_ID_CODES, value: unknown, what: string): string {
   if (isId(kind, value)) return value;
   const shown = typeof value === 'string' ? JSON.stringify(value.slice(0, 80)) : String(value);
-  throw new UsageError(USER_ID_CODES[kind], `${what} ${shown} is not a ${kind === 'configured' ? 'valid id' : `${kind} id`} (${ID_FORMS[kind].form})`);
+  throw new UsageError(
+    USER_ID_CODES[kind],
+    `${what} ${shown} is not a ${kind === 'configured' ? 'valid id' : `${kind} id`} (${ID_FORMS[kind].form})`,
+  );
 }
 
 /** A value the service returned: refused (exit 5) when it is not in its form, so it never reaches a command line. */
 export function serviceId(kind: IdKind, value: unknown, where: string): string {
   if (isId(kind, value)) return value;
-  throw new RefusedError('malformed_service_id', `the service returned ${where} ${JSON.stringify(String(value).slice(0, 80))}, which is not a ${kind} id (${ID_FORMS[kind].form}); nothing was done with it`);
+  throw new RefusedError(
+    'malformed_service_id',
+    `the service returned ${where} ${JSON.stringify(String(value).slice(0, 80))}, which is not a ${kind} id (${ID_FORMS[kind].form}); nothing was done with it`,
+  );
 }

@@ -32,19 +32,40 @@ export interface AgentContext {
   allowedWorkflowKeys: string[];
   humanReviewStatus: string;
   authority: string | null;
-  profile: { id: string; version: number; hash: string; questionAuthority: string; criterion: string; audienceType: string; resultSemantics: string } | null;
+  profile: {
+    id: string;
+    version: number;
+    hash: string;
+    questionAuthority: string;
+    criterion: string;
+    audienceType: string;
+    resultSemantics: string;
+  } | null;
 }
 
 export function parseAgentContext(doc: Json): AgentContext {
-  if (doc.schemaVersion !== CONTEXT_SCHEMA) throw new ServiceError('invalid_response', `the agent context has schemaVersion ${JSON.stringify(doc.schemaVersion)}, not ${CONTEXT_SCHEMA}`);
+  if (doc.schemaVersion !== CONTEXT_SCHEMA)
+    throw new ServiceError(
+      'invalid_response',
+      `the agent context has schemaVersion ${JSON.stringify(doc.schemaVersion)}, not ${CONTEXT_SCHEMA}`,
+    );
   const hash = doc.reviewPolicy?.audiencePolicyHash;
   if (!isId('sha256', hash)) throw new ServiceError('invalid_response', 'the agent context has no reviewPolicy.audiencePolicyHash');
-  if (!isId('configured', doc.integrationId) || !isId('configured', doc.agentId)) throw new ServiceError('invalid_response', 'the agent context has no integrationId or agentId');
+  if (!isId('configured', doc.integrationId) || !isId('configured', doc.agentId))
+    throw new ServiceError('invalid_response', 'the agent context has no integrationId or agentId');
   const hr = (doc.humanReview ?? {}) as Json;
   const rp = hr.requestProfile as Json | null | undefined;
   const profile =
     rp && typeof rp.profileId === 'string' && Number.isSafeInteger(rp.version) && isId('sha256', rp.hash)
-      ? { id: rp.profileId, version: rp.version, hash: rp.hash, questionAuthority: String(rp.questionAuthority), criterion: String(rp.criterion ?? ''), audienceType: String(rp.audience?.type), resultSemantics: String(rp.resultSemantics) }
+      ? {
+          id: rp.profileId,
+          version: rp.version,
+          hash: rp.hash,
+          questionAuthority: String(rp.questionAuthority),
+          criterion: String(rp.criterion ?? ''),
+          audienceType: String(rp.audience?.type),
+          resultSemantics: String(rp.resultSemantics),
+        }
       : null;
   return {
     doc,
@@ -52,7 +73,9 @@ export function parseAgentContext(doc: Json): AgentContext {
     integrationId: doc.integrationId,
     agentId: doc.agentId,
     audiencePolicyHash: hash,
-    allowedWorkflowKeys: Array.isArray(doc.allowedWorkflowKeys) ? doc.allowedWorkflowKeys.filter((k: unknown) => typeof k === 'string') : [],
+    allowedWorkflowKeys: Array.isArray(doc.allowedWorkflowKeys)
+      ? doc.allowedWorkflowKeys.filter((k: unknown) => typeof k === 'string')
+      : [],
     humanReviewStatus: String(hr.status),
     authority: typeof hr.authority === 'string' ? hr.authority : null,
     profile,
@@ -64,17 +87,40 @@ export async function agentContext(mcp: WorkspaceMcp): Promise<AgentContext> {
 }
 
 /** The raw evaluate decision (the HTTP twin's answer, and `rawResult` of the evaluate envelope). */
-export function parseReviewDecision(doc: Json): { opportunityId: string; decision: string; state: string; suggestionCommitment: string; scopeId: string } {
-  if (doc.schemaVersion !== DECISION_SCHEMA) throw new ServiceError('invalid_response', `the review decision has schemaVersion ${JSON.stringify(doc.schemaVersion)}, not ${DECISION_SCHEMA}`);
-  if (!['required', 'recommended', 'skip'].includes(doc.decision)) throw new ServiceError('invalid_response', `the review decision ${JSON.stringify(doc.decision)} is not required, recommended or skip`);
-  if (!isId('sha256', doc.suggestionCommitment) || typeof doc.lifecycle?.state !== 'string') throw new ServiceError('invalid_response', 'the review decision has no suggestionCommitment or lifecycle');
-  return { opportunityId: serviceId('opportunity', doc.opportunityId, 'an opportunityId'), decision: doc.decision, state: doc.lifecycle.state, suggestionCommitment: doc.suggestionCommitment, scopeId: serviceId('scope', doc.scopeId, 'a scopeId') };
+export function parseReviewDecision(doc: Json): {
+  opportunityId: string;
+  decision: string;
+  state: string;
+  suggestionCommitment: string;
+  scopeId: string;
+} {
+  if (doc.schemaVersion !== DECISION_SCHEMA)
+    throw new ServiceError(
+      'invalid_response',
+      `the review decision has schemaVersion ${JSON.stringify(doc.schemaVersion)}, not ${DECISION_SCHEMA}`,
+    );
+  if (!['required', 'recommended', 'skip'].includes(doc.decision))
+    throw new ServiceError('invalid_response', `the review decision ${JSON.stringify(doc.decision)} is not required, recommended or skip`);
+  if (!isId('sha256', doc.suggestionCommitment) || typeof doc.lifecycle?.state !== 'string')
+    throw new ServiceError('invalid_response', 'the review decision has no suggestionCommitment or lifecycle');
+  return {
+    opportunityId: serviceId('opportunity', doc.opportunityId, 'an opportunityId'),
+    decision: doc.decision,
+    state: doc.lifecycle.state,
+    suggestionCommitment: doc.suggestionCommitment,
+    scopeId: serviceId('scope', doc.scopeId, 'a scopeId'),
+  };
 }
 
 export function parseAssuranceState(doc: Json, scopeId?: string): { scopeId: string; stage: string; reviewRateBps: number } {
-  if (doc.schemaVersion !== STATE_SCHEMA) throw new ServiceError('invalid_response', `the assurance state has schemaVersion ${JSON.stringify(doc.schemaVersion)}, not ${STATE_SCHEMA}`);
+  if (doc.schemaVersion !== STATE_SCHEMA)
+    throw new ServiceError(
+      'invalid_response',
+      `the assurance state has schemaVersion ${JSON.stringify(doc.schemaVersion)}, not ${STATE_SCHEMA}`,
+    );
   const id = serviceId('scope', doc.scopeId, 'a scopeId');
-  if (scopeId !== undefined && id !== scopeId) throw new RefusedError('other_scope', `asked for scope ${scopeId}, the service answered about ${id}: refused`);
+  if (scopeId !== undefined && id !== scopeId)
+    throw new RefusedError('other_scope', `asked for scope ${scopeId}, the service answered about ${id}: refused`);
   if (!Number.isSafeInteger(doc.reviewRateBps)) throw new ServiceError('invalid_response', 'the assurance state has no reviewRateBps');
   return { scopeId: id, stage: String(doc.stage), reviewRateBps: doc.reviewRateBps };
 }
@@ -103,12 +149,41 @@ export interface EvaluateInput {
   negativeLabel?: string;
 }
 
-const EXECUTION_KEYS = ['externalExecutionId', 'status', 'startedAt', 'completedAt', 'toolCallCount', 'toolDurationMs', 'primarySpanId', 'generationSpans'];
-const SPAN_KEYS = ['spanId', 'parentSpanId', 'role', 'provider', 'requestedModel', 'resolvedModel', 'modelVersion', 'reasoningEffort', 'serviceTier', 'startedAt', 'completedAt', 'timeToFirstOutputMs', 'inputTokens', 'cachedInputTokens', 'outputTokens', 'reasoningOutputTokens', 'responseIdHash', 'finishReason'];
+const EXECUTION_KEYS = [
+  'externalExecutionId',
+  'status',
+  'startedAt',
+  'completedAt',
+  'toolCallCount',
+  'toolDurationMs',
+  'primarySpanId',
+  'generationSpans',
+];
+const SPAN_KEYS = [
+  'spanId',
+  'parentSpanId',
+  'role',
+  'provider',
+  'requestedModel',
+  'resolvedModel',
+  'modelVersion',
+  'reasoningEffort',
+  'serviceTier',
+  'startedAt',
+  'completedAt',
+  'timeToFirstOutputMs',
+  'inputTokens',
+  'cachedInputTokens',
+  'outputTokens',
+  'reasoningOutputTokens',
+  'responseIdHash',
+  'finishReason',
+];
 
 /** The execution provenance (§5.5.4): from a JSON file, checked for the rules the service enforces, or one span from --model. */
 async function execution(o: EvaluateInput, externalId: string): Promise<Json> {
-  if ((o.execution === undefined) === (o.model === undefined)) throw new UsageError('usage', 'give the execution provenance once: --execution FILE (JSON) or --model PROVIDER/MODEL');
+  if ((o.execution === undefined) === (o.model === undefined))
+    throw new UsageError('usage', 'give the execution provenance once: --execution FILE (JSON) or --model PROVIDER/MODEL');
   if (o.model !== undefined) {
     const m = /^([^/\s]{1,120})\/(\S{1,200})$/.exec(o.model);
     if (!m) throw new UsageError('invalid_model', '--model must be PROVIDER/MODEL, e.g. openai/gpt-5.1');
@@ -129,7 +204,10 @@ async function execution(o: EvaluateInput, externalId: string): Promise<Json> {
   try {
     text = await fs.readFile(o.execution!, 'utf8');
   } catch (error) {
-    throw new UsageError('invalid_execution', `--execution ${o.execution} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new UsageError(
+      'invalid_execution',
+      `--execution ${o.execution} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   try {
     doc = JSON.parse(text);
@@ -140,7 +218,8 @@ async function execution(o: EvaluateInput, externalId: string): Promise<Json> {
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw fail('not a JSON object');
   const unknown = Object.keys(doc).filter((k) => !EXECUTION_KEYS.includes(k));
   if (unknown.length) throw fail(`unknown member ${unknown[0]} (the service takes only ${EXECUTION_KEYS.join(', ')})`);
-  if (typeof doc.externalExecutionId !== 'string' || !doc.externalExecutionId.trim() || doc.externalExecutionId.length > 160) throw fail('externalExecutionId must be 1 … 160 characters');
+  if (typeof doc.externalExecutionId !== 'string' || !doc.externalExecutionId.trim() || doc.externalExecutionId.length > 160)
+    throw fail('externalExecutionId must be 1 … 160 characters');
   if (doc.status !== 'completed' && doc.status !== 'failed') throw fail('status must be completed or failed');
   const spans = doc.generationSpans;
   if (!Array.isArray(spans) || spans.length < 1 || spans.length > 64) throw fail('generationSpans must hold 1 … 64 spans');
@@ -148,7 +227,11 @@ async function execution(o: EvaluateInput, externalId: string): Promise<Json> {
     const extra = Object.keys(s ?? {}).filter((k) => !SPAN_KEYS.includes(k));
     if (extra.length) throw fail(`span member ${extra[0]} is not one the service takes`);
   }
-  if (spans.filter((s: Json) => s.role === 'primary' && s.spanId === doc.primarySpanId).length !== 1 || spans.filter((s: Json) => s.role === 'primary').length !== 1) throw fail('exactly one span must have role primary and the spanId of primarySpanId');
+  if (
+    spans.filter((s: Json) => s.role === 'primary' && s.spanId === doc.primarySpanId).length !== 1 ||
+    spans.filter((s: Json) => s.role === 'primary').length !== 1
+  )
+    throw fail('exactly one span must have role primary and the spanId of primarySpanId');
   return doc;
 }
 
@@ -160,7 +243,11 @@ export interface Evaluation {
 }
 
 function refuseBinding(what: string, expected: unknown, actual: unknown): RefusedError {
-  return new RefusedError('binding_mismatch', `the service's answer names ${what} ${JSON.stringify(actual)}, but the bound policy is ${JSON.stringify(expected)}: refused`, { details: { field: what, expected, actual } });
+  return new RefusedError(
+    'binding_mismatch',
+    `the service's answer names ${what} ${JSON.stringify(actual)}, but the bound policy is ${JSON.stringify(expected)}: refused`,
+    { details: { field: what, expected, actual } },
+  );
 }
 
 /** The answer must be about the opportunity, workspace, integration and request profile this credential is bound to. */
@@ -169,21 +256,36 @@ export function checkBinding(env: Envelope, context: AgentContext): void {
   if (env.integrationId !== context.integrationId) throw refuseBinding('integration', context.integrationId, env.integrationId);
   const p = context.profile;
   if (p && (env.requestProfile.id !== p.id || env.requestProfile.version !== p.version || env.requestProfile.hash !== p.hash)) {
-    throw refuseBinding('request profile', `${p.id}@${p.version} ${p.hash}`, `${env.requestProfile.id}@${env.requestProfile.version} ${env.requestProfile.hash}`);
+    throw refuseBinding(
+      'request profile',
+      `${p.id}@${p.version} ${p.hash}`,
+      `${env.requestProfile.id}@${env.requestProfile.version} ${env.requestProfile.hash}`,
+    );
   }
 }
 
 export async function evaluate(mcp: WorkspaceMcp, records: ReviewRecords, input: EvaluateInput): Promise<Evaluation> {
   const externalId = input.externalId ?? '';
-  if (!IDENT.test(externalId)) throw new UsageError('invalid_external_id', '--external-id must be 1 … 160 of letters, digits and ._:- (starting with a letter or digit): one stable id per output');
-  if (!IDENT.test(input.workflow ?? '')) throw new UsageError('invalid_workflow', '--workflow must be a workflow key (letters, digits and ._:-)');
-  if (!RISK_TIER.test(input.riskTier ?? '')) throw new UsageError('invalid_risk_tier', '--risk-tier must match [a-z][a-z0-9_-]{0,63}, e.g. high');
+  if (!IDENT.test(externalId))
+    throw new UsageError(
+      'invalid_external_id',
+      '--external-id must be 1 … 160 of letters, digits and ._:- (starting with a letter or digit): one stable id per output',
+    );
+  if (!IDENT.test(input.workflow ?? ''))
+    throw new UsageError('invalid_workflow', '--workflow must be a workflow key (letters, digits and ._:-)');
+  if (!RISK_TIER.test(input.riskTier ?? ''))
+    throw new UsageError('invalid_risk_tier', '--risk-tier must match [a-z][a-z0-9_-]{0,63}, e.g. high');
   const reference = input.sourceReference ?? `loopsign:${externalId}`;
-  if (!REFERENCE.test(reference)) throw new UsageError('invalid_source_reference', '--source-reference must be an opaque reference (letters, digits and ._:/-, ≤ 240), never source text');
+  if (!REFERENCE.test(reference))
+    throw new UsageError(
+      'invalid_source_reference',
+      '--source-reference must be an opaque reference (letters, digits and ._:/-, ≤ 240), never source text',
+    );
   let confidence: number | null = null;
   if (input.confidenceBps !== undefined) {
     confidence = Number(input.confidenceBps);
-    if (!/^[0-9]+$/.test(input.confidenceBps) || confidence > 10_000) throw new UsageError('invalid_confidence', '--confidence-bps must be a whole number 0 … 10000');
+    if (!/^[0-9]+$/.test(input.confidenceBps) || confidence > 10_000)
+      throw new UsageError('invalid_confidence', '--confidence-bps must be a whole number 0 … 10000');
   }
   const sourcePayload = await readPayload(input.source ?? '', '--source');
   const suggestionPayload = await readPayload(input.suggestion ?? '', '--suggestion');
@@ -191,53 +293,107 @@ export async function evaluate(mcp: WorkspaceMcp, records: ReviewRecords, input:
   const suggestionContentType = input.suggestionType ? mediaTypeOption(input.suggestionType, '--suggestion-type') : 'text/plain';
   const question = questionOf(input);
   const exec = await execution(input, externalId);
-  const inputs = { externalId, workflow: input.workflow, riskTier: input.riskTier, reference, confidence, critical: input.criticalRisk === true, complete: input.metadataIncomplete !== true, sourcePayload, suggestionPayload, sourceContentType, suggestionContentType, exec, question };
+  const inputs = {
+    externalId,
+    workflow: input.workflow,
+    riskTier: input.riskTier,
+    reference,
+    confidence,
+    critical: input.criticalRisk === true,
+    complete: input.metadataIncomplete !== true,
+    sourcePayload,
+    suggestionPayload,
+    sourceContentType,
+    suggestionContentType,
+    exec,
+    question,
+  };
   const inputsDigest = createHash('sha256').update(canonicalJson(inputs)).digest('hex');
 
   const journal = await records.openEvaluation(externalId);
   try {
     const j = journal.data as Json;
     if (typeof j.inputsDigest === 'string' && j.inputsDigest !== inputsDigest) {
-      throw new UsageError('opportunity_inputs_changed', `--external-id ${externalId} was already evaluated with other inputs; the service would refuse it (review_opportunity_conflict)`, {
-        hint: 'one id per output: repeat the original files to retry, or give this new output a new --external-id',
-      });
+      throw new UsageError(
+        'opportunity_inputs_changed',
+        `--external-id ${externalId} was already evaluated with other inputs; the service would refuse it (review_opportunity_conflict)`,
+        {
+          hint: 'one id per output: repeat the original files to retry, or give this new output a new --external-id',
+        },
+      );
     }
     const context = await agentContext(mcp);
     if (context.allowedWorkflowKeys.length > 0 && !context.allowedWorkflowKeys.includes(input.workflow!)) {
-      throw new UsageError('workflow_not_allowed', `workflow ${input.workflow} is not in this integration's allow-list (${context.allowedWorkflowKeys.join(', ')})`);
+      throw new UsageError(
+        'workflow_not_allowed',
+        `workflow ${input.workflow} is not in this integration's allow-list (${context.allowedWorkflowKeys.join(', ')})`,
+      );
     }
     const prompt = context.profile?.questionAuthority === 'agent_per_request' ? question?.prompt : context.profile?.criterion;
-    if (context.profile?.questionAuthority === 'agent_per_request' && !question) throw new UsageError('question_required', 'the bound request profile asks the agent for the question: give --question, --positive-label and --negative-label');
-    if (context.profile?.questionAuthority === 'owner_fixed' && question) throw new UsageError('question_not_allowed', 'the bound request profile has an owner-fixed question; leave out --question');
+    if (context.profile?.questionAuthority === 'agent_per_request' && !question)
+      throw new UsageError(
+        'question_required',
+        'the bound request profile asks the agent for the question: give --question, --positive-label and --negative-label',
+      );
+    if (context.profile?.questionAuthority === 'owner_fixed' && question)
+      throw new UsageError('question_not_allowed', 'the bound request profile has an owner-fixed question; leave out --question');
     const used = (prompt ?? '').length + JSON.stringify(sourcePayload).length + JSON.stringify(suggestionPayload).length;
     if (used > PROMPT_BUDGET) {
-      throw new UsageError('payload_too_large', `the question and both payloads as JSON strings take ${used} characters; the service's reviewer prompt leaves ${PROMPT_BUDGET}`, { hint: 'shorten the source or the suggestion before evaluating (their hashes freeze them)' });
+      throw new UsageError(
+        'payload_too_large',
+        `the question and both payloads as JSON strings take ${used} characters; the service's reviewer prompt leaves ${PROMPT_BUDGET}`,
+        { hint: 'shorten the source or the suggestion before evaluating (their hashes freeze them)' },
+      );
     }
     const repeated = j.args !== undefined;
     // A retry repeats the journaled arguments byte for byte (execution included).
-    const args: Json =
-      (j.args as Json | undefined) ?? {
-        externalOpportunityId: externalId,
-        workflowKey: input.workflow,
-        riskTier: input.riskTier,
-        audiencePolicyHash: context.audiencePolicyHash,
-        suggestionCommitment: sha256Text(suggestionPayload),
-        sourceEvidence: { reference, hash: sha256Text(sourcePayload) },
-        declaredConfidenceBps: confidence,
-        criticalRisk: input.criticalRisk === true,
-        metadataComplete: input.metadataIncomplete !== true,
-        execution: exec,
-      };
-    if (!repeated) await journal.setStep('evaluating', { inputsDigest, args, sourcePayload, suggestionPayload, sourceContentType, suggestionContentType, question: question ?? null });
+    const args: Json = (j.args as Json | undefined) ?? {
+      externalOpportunityId: externalId,
+      workflowKey: input.workflow,
+      riskTier: input.riskTier,
+      audiencePolicyHash: context.audiencePolicyHash,
+      suggestionCommitment: sha256Text(suggestionPayload),
+      sourceEvidence: { reference, hash: sha256Text(sourcePayload) },
+      declaredConfidenceBps: confidence,
+      criticalRisk: input.criticalRisk === true,
+      metadataComplete: input.metadataIncomplete !== true,
+      execution: exec,
+    };
+    if (!repeated)
+      await journal.setStep('evaluating', {
+        inputsDigest,
+        args,
+        sourcePayload,
+        suggestionPayload,
+        sourceContentType,
+        suggestionContentType,
+        question: question ?? null,
+      });
     const doc = await mcp.tool('rateloop_evaluate_review_requirement', args);
     const expected = expectedOpportunityId(context.workspaceId, context.agentId, externalId);
     const env = parseEnvelope(doc, 'rateloop_evaluate_review_requirement', expected);
     checkBinding(env, context);
     const raw = parseReviewDecision((doc.rawResult ?? {}) as Json);
-    if (env.evaluationCommitment !== args.suggestionCommitment || raw.suggestionCommitment !== args.suggestionCommitment || raw.opportunityId !== env.opportunityId) {
-      throw new RefusedError('commitment_mismatch', `the service froze output ${env.evaluationCommitment}, this output hashes to ${String(args.suggestionCommitment)}: refused`);
+    if (
+      env.evaluationCommitment !== args.suggestionCommitment ||
+      raw.suggestionCommitment !== args.suggestionCommitment ||
+      raw.opportunityId !== env.opportunityId
+    ) {
+      throw new RefusedError(
+        'commitment_mismatch',
+        `the service froze output ${env.evaluationCommitment}, this output hashes to ${String(args.suggestionCommitment)}: refused`,
+      );
     }
-    await records.saveOpportunity({ opportunityId: env.opportunityId, externalOpportunityId: externalId, outputCommitment: args.suggestionCommitment, sourcePayload, suggestionPayload, sourceContentType, suggestionContentType, question });
+    await records.saveOpportunity({
+      opportunityId: env.opportunityId,
+      externalOpportunityId: externalId,
+      outputCommitment: args.suggestionCommitment,
+      sourcePayload,
+      suggestionPayload,
+      sourceContentType,
+      suggestionContentType,
+      question,
+    });
     await journal.setStep('evaluated', { opportunityId: env.opportunityId });
     return { envelope: env, context, repeated };
   } finally {
@@ -250,11 +406,17 @@ function questionOf(o: EvaluateInput): Json | undefined {
   const q = { kind: 'binary', prompt: o.question ?? '', positiveLabel: o.positiveLabel ?? '', negativeLabel: o.negativeLabel ?? '' };
   // eslint-disable-next-line no-control-regex
   const control = /[\u0000-\u001f\u007f]/;
-  if (q.prompt.length < 1 || q.prompt.length > 500 || control.test(q.prompt)) throw new UsageError('invalid_question', '--question must be 1 … 500 characters without control characters');
-  for (const [flag, v] of [['--positive-label', q.positiveLabel], ['--negative-label', q.negativeLabel]] as const) {
-    if (v.length < 1 || v.length > 40 || control.test(v)) throw new UsageError('invalid_question', `${flag} must be 1 … 40 characters without control characters`);
+  if (q.prompt.length < 1 || q.prompt.length > 500 || control.test(q.prompt))
+    throw new UsageError('invalid_question', '--question must be 1 … 500 characters without control characters');
+  for (const [flag, v] of [
+    ['--positive-label', q.positiveLabel],
+    ['--negative-label', q.negativeLabel],
+  ] as const) {
+    if (v.length < 1 || v.length > 40 || control.test(v))
+      throw new UsageError('invalid_question', `${flag} must be 1 … 40 characters without control characters`);
   }
-  if (q.positiveLabel.toLowerCase() === q.negativeLabel.toLowerCase()) throw new UsageError('invalid_question', 'the positive and negative labels must differ');
+  if (q.positiveLabel.toLowerCase() === q.negativeLabel.toLowerCase())
+    throw new UsageError('invalid_question', 'the positive and negative labels must differ');
   return q;
 }
 
@@ -280,29 +442,52 @@ export async function requestReview(mcp: WorkspaceMcp, records: ReviewRecords, i
   let sourcePayload = record.sourcePayload;
   let suggestionPayload = record.suggestionPayload;
   if (input.source !== undefined || input.suggestion !== undefined) {
-    if (input.source === undefined || input.suggestion === undefined) throw new UsageError('usage', 'give both --source and --suggestion, or neither (then the journal of `review evaluate` is used)');
+    if (input.source === undefined || input.suggestion === undefined)
+      throw new UsageError('usage', 'give both --source and --suggestion, or neither (then the journal of `review evaluate` is used)');
     const s = await readPayload(input.source, '--source');
     const g = await readPayload(input.suggestion, '--suggestion');
     if ((sourcePayload !== undefined && s !== sourcePayload) || (suggestionPayload !== undefined && g !== suggestionPayload)) {
-      throw new UsageError('payload_changed', 'the files differ from the text evaluated for this opportunity; the service accepts only the committed text');
+      throw new UsageError(
+        'payload_changed',
+        'the files differ from the text evaluated for this opportunity; the service accepts only the committed text',
+      );
     }
     sourcePayload = s;
     suggestionPayload = g;
   }
   if (sourcePayload === undefined || suggestionPayload === undefined) {
-    throw new UsageError('unknown_opportunity', `${opportunityId} was not evaluated from this machine, so its exact text is not journaled`, { hint: 'give the exact files that were hashed at evaluation: --source FILE --suggestion FILE' });
+    throw new UsageError(
+      'unknown_opportunity',
+      `${opportunityId} was not evaluated from this machine, so its exact text is not journaled`,
+      { hint: 'give the exact files that were hashed at evaluation: --source FILE --suggestion FILE' },
+    );
   }
   const context = await agentContext(mcp);
   const args: Json = { opportunityId, sourcePayload, suggestionPayload };
   if (record.question) args.question = record.question;
   const audience = context.profile?.audienceType;
   if (audience === 'private_invited') {
-    args.material = { kind: 'private', sourceContentType: record.sourceContentType ?? 'text/plain', suggestionContentType: record.suggestionContentType ?? 'text/plain' };
+    args.material = {
+      kind: 'private',
+      sourceContentType: record.sourceContentType ?? 'text/plain',
+      suggestionContentType: record.suggestionContentType ?? 'text/plain',
+    };
   } else if (input.publication !== undefined) {
-    if (!['public', 'synthetic', 'redacted'].includes(input.publication)) throw new UsageError('invalid_publication', '--publication must be public, synthetic or redacted');
-    if (input.confirmNoSensitiveData !== true) throw new UsageError('confirmation_required', 'public review material needs --confirm-no-sensitive-data');
-    if (input.publication === 'redacted' && (input.redactionSummary ?? '').length < 10) throw new UsageError('redaction_summary_required', 'redacted material needs --redaction-summary (10 … 1000 characters)');
-    args.material = { kind: 'public', publication: { visibility: 'public', dataClassification: input.publication, confirmedNoSensitiveData: true, ...(input.redactionSummary ? { redactionSummary: input.redactionSummary } : {}) } };
+    if (!['public', 'synthetic', 'redacted'].includes(input.publication))
+      throw new UsageError('invalid_publication', '--publication must be public, synthetic or redacted');
+    if (input.confirmNoSensitiveData !== true)
+      throw new UsageError('confirmation_required', 'public review material needs --confirm-no-sensitive-data');
+    if (input.publication === 'redacted' && (input.redactionSummary ?? '').length < 10)
+      throw new UsageError('redaction_summary_required', 'redacted material needs --redaction-summary (10 … 1000 characters)');
+    args.material = {
+      kind: 'public',
+      publication: {
+        visibility: 'public',
+        dataClassification: input.publication,
+        confirmedNoSensitiveData: true,
+        ...(input.redactionSummary ? { redactionSummary: input.redactionSummary } : {}),
+      },
+    };
   }
   const doc = await mcp.tool('rateloop_request_review', args, 60_000);
   const env = parseEnvelope(doc, 'rateloop_request_review', opportunityId);
@@ -313,12 +498,21 @@ export async function requestReview(mcp: WorkspaceMcp, records: ReviewRecords, i
     privateReviewId = serviceId('privateReview', foundation.privateReviewId, 'the private review');
     const rp = foundation.bindings?.requestProfile as Json | undefined;
     if (!rp || rp.id !== env.requestProfile.id || rp.version !== env.requestProfile.version || rp.hash !== env.requestProfile.hash) {
-      throw refuseBinding('private review request profile', `${env.requestProfile.id}@${env.requestProfile.version} ${env.requestProfile.hash}`, rp ? `${String(rp.id)}@${String(rp.version)} ${String(rp.hash)}` : null);
+      throw refuseBinding(
+        'private review request profile',
+        `${env.requestProfile.id}@${env.requestProfile.version} ${env.requestProfile.hash}`,
+        rp ? `${String(rp.id)}@${String(rp.version)} ${String(rp.hash)}` : null,
+      );
     }
   }
   const d = (doc.delivery as Json | undefined)?.deliveryId;
   const deliveryId = typeof d === 'string' && /^hp[pu]d_[0-9a-f]{40}$/.test(d) ? d : null;
-  if (deliveryId) await records.saveOpportunity({ opportunityId, deliveryId, outputCommitment: record.outputCommitment ?? sha256Text(suggestionPayload) });
+  if (deliveryId)
+    await records.saveOpportunity({
+      opportunityId,
+      deliveryId,
+      outputCommitment: record.outputCommitment ?? sha256Text(suggestionPayload),
+    });
   return { envelope: env, action: String(doc.action ?? 'unknown'), privateReviewId, deliveryId };
 }
 
@@ -328,20 +522,30 @@ export interface OpenReview {
   nextAction: string;
 }
 
-export async function listOpenReviews(mcp: WorkspaceMcp, o: { limit?: string; cursor?: string; all?: boolean }): Promise<{ docs: Json[]; items: OpenReview[]; nextCursor: string | null }> {
+export async function listOpenReviews(
+  mcp: WorkspaceMcp,
+  o: { limit?: string; cursor?: string; all?: boolean },
+): Promise<{ docs: Json[]; items: OpenReview[]; nextCursor: string | null }> {
   const limit = o.limit === undefined ? undefined : Number(o.limit);
-  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1 || limit > 50)) throw new UsageError('invalid_limit', '--limit must be 1 … 50');
-  if (o.cursor !== undefined && (o.cursor.length < 1 || o.cursor.length > 1024)) throw new UsageError('invalid_cursor', '--cursor must be the nextCursor of an earlier listing');
+  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1 || limit > 50))
+    throw new UsageError('invalid_limit', '--limit must be 1 … 50');
+  if (o.cursor !== undefined && (o.cursor.length < 1 || o.cursor.length > 1024))
+    throw new UsageError('invalid_cursor', '--cursor must be the nextCursor of an earlier listing');
   const docs: Json[] = [];
   const items: OpenReview[] = [];
   let cursor: string | null = o.cursor ?? null;
   for (let page = 0; page < 100; page++) {
     const doc = await mcp.tool('rateloop_list_open_reviews', { ...(cursor ? { cursor } : {}), ...(limit ? { limit } : {}) });
-    if (doc.schemaVersion !== OPEN_REVIEWS_SCHEMA || !Array.isArray(doc.items)) throw new ServiceError('invalid_response', `the open reviews have schemaVersion ${JSON.stringify(doc.schemaVersion)}, not ${OPEN_REVIEWS_SCHEMA}`);
+    if (doc.schemaVersion !== OPEN_REVIEWS_SCHEMA || !Array.isArray(doc.items))
+      throw new ServiceError(
+        'invalid_response',
+        `the open reviews have schemaVersion ${JSON.stringify(doc.schemaVersion)}, not ${OPEN_REVIEWS_SCHEMA}`,
+      );
     docs.push(doc);
     for (const it of doc.items as Json[]) {
       // An item whose id is not in its form is left out of the next steps (it stays visible under `service`).
-      if (isId('opportunity', it?.opportunityId)) items.push({ opportunityId: it.opportunityId, state: String(it.lifecycle?.state), nextAction: String(it.nextAction) });
+      if (isId('opportunity', it?.opportunityId))
+        items.push({ opportunityId: it.opportunityId, state: String(it.lifecycle?.state), nextAction: String(it.nextAction) });
     }
     cursor = typeof doc.nextCursor === 'string' && doc.nextCursor.length <= 1024 ? doc.nextCursor : null;
     if (!o.all || cursor === null) break;
@@ -349,7 +553,10 @@ export async function listOpenReviews(mcp: WorkspaceMcp, o: { limit?: string; cu
   return { docs, items, nextCursor: cursor };
 }
 
-export async function assuranceState(mcp: WorkspaceMcp, scope: string): Promise<{ doc: Json; state: ReturnType<typeof parseAssuranceState> }> {
+export async function assuranceState(
+  mcp: WorkspaceMcp,
+  scope: string,
+): Promise<{ doc: Json; state: ReturnType<typeof parseAssuranceState> }> {
   const scopeId = userId('scope', scope, 'scope');
   const doc = await mcp.tool('rateloop_get_assurance_state', { scopeId });
   return { doc, state: parseAssuranceState(doc, scopeId) };

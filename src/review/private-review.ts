@@ -56,13 +56,24 @@ export async function privateReviewBody(o: PrivateReviewInput): Promise<Omit<Jso
   if (!m) throw new UsageError('invalid_profile', `--profile ${JSON.stringify(o.profile)} must be <id>@<version>, e.g. rrp_support@3`);
   const profileId = userId('configured', m[1], '--profile id');
   const hash = need(o.profileHash, '--profile-hash sha256:<hex>');
-  if (!isId('sha256', hash)) throw new UsageError('invalid_profile_hash', `--profile-hash must be sha256: followed by 64 lower-case hex digits, got ${JSON.stringify(String(hash).slice(0, 80))}`);
+  if (!isId('sha256', hash))
+    throw new UsageError(
+      'invalid_profile_hash',
+      `--profile-hash must be sha256: followed by 64 lower-case hex digits, got ${JSON.stringify(String(hash).slice(0, 80))}`,
+    );
   const cohortId = userId('configured', need(o.cohort, '--cohort'), '--cohort');
   const cls = need(o.dataClassification, '--data-classification');
-  if (!(PRIVATE_CLASSIFICATIONS as readonly string[]).includes(cls)) throw new UsageError('invalid_data_classification', `--data-classification must be one of ${PRIVATE_CLASSIFICATIONS.join(', ')} for a private review`);
+  if (!(PRIVATE_CLASSIFICATIONS as readonly string[]).includes(cls))
+    throw new UsageError(
+      'invalid_data_classification',
+      `--data-classification must be one of ${PRIVATE_CLASSIFICATIONS.join(', ')} for a private review`,
+    );
   const artifact = async (file: string | undefined, flag: string, typeFlag: string, type: string | undefined) => {
     const bytes = await readArtifact(need(file, flag), flag);
-    return { contentType: type !== undefined ? mediaTypeOption(type, typeFlag) : detectMediaType(bytes), bytesBase64: bytes.toString('base64') };
+    return {
+      contentType: type !== undefined ? mediaTypeOption(type, typeFlag) : detectMediaType(bytes),
+      bytesBase64: bytes.toString('base64'),
+    };
   };
   return {
     integrationId,
@@ -81,10 +92,14 @@ export function withKey(payload: Json, idempotencyKey: string, keyGenerated: boo
   const text = JSON.stringify(body);
   const bodyBytes = Buffer.byteLength(text);
   if (bodyBytes > BODY_CAP) {
-    throw new UsageError('body_too_large', `the private review would send ${bodyBytes} bytes; the service accepts at most ${BODY_CAP} (64 KiB) per request, base64 included`, {
-      hint: 'shorten the artifacts (about 48 KiB of files in all fit)',
-      details: { bodyBytes, limit: BODY_CAP },
-    });
+    throw new UsageError(
+      'body_too_large',
+      `the private review would send ${bodyBytes} bytes; the service accepts at most ${BODY_CAP} (64 KiB) per request, base64 included`,
+      {
+        hint: 'shorten the artifacts (about 48 KiB of files in all fit)',
+        details: { bodyBytes, limit: BODY_CAP },
+      },
+    );
   }
   return { body, payloadDigest: sha256(canonicalJson(payload)), bodyDigest: sha256(text), bodyBytes, keyGenerated };
 }
@@ -103,18 +118,27 @@ export interface CreatedPrivateReview {
 
 /** The answer must be the review that was asked for (§6.4 response). */
 export function checkPrivateReviewResponse(doc: Json, body: Json): { privateReviewId: string; status: string; responseDeadline: string } {
-  if (doc.schemaVersion !== ASSURANCE_SCHEMA) throw new ServiceError('invalid_response', `the private review answer has schemaVersion ${JSON.stringify(doc.schemaVersion)}`);
+  if (doc.schemaVersion !== ASSURANCE_SCHEMA)
+    throw new ServiceError('invalid_response', `the private review answer has schemaVersion ${JSON.stringify(doc.schemaVersion)}`);
   const privateReviewId = serviceId('privateReview', doc.privateReviewId, 'a privateReviewId');
   const b = (doc.bindings ?? {}) as Json;
   const rp = (b.requestProfile ?? {}) as Json;
   const asked = body.requestProfile as Json;
   const mismatch: string[] = [];
   if (b.project?.projectId !== body.projectId) mismatch.push(`project ${String(b.project?.projectId)} (asked ${body.projectId})`);
-  if (rp.id !== asked.id || rp.version !== asked.version || rp.hash !== asked.hash) mismatch.push(`request profile ${String(rp.id)}@${String(rp.version)} ${String(rp.hash)} (asked ${asked.id}@${asked.version} ${asked.hash})`);
+  if (rp.id !== asked.id || rp.version !== asked.version || rp.hash !== asked.hash)
+    mismatch.push(
+      `request profile ${String(rp.id)}@${String(rp.version)} ${String(rp.hash)} (asked ${asked.id}@${asked.version} ${asked.hash})`,
+    );
   if (b.cohort?.cohortId !== body.cohortId) mismatch.push(`cohort ${String(b.cohort?.cohortId)} (asked ${body.cohortId})`);
-  if (mismatch.length > 0) throw new RefusedError('binding_mismatch', `the service's answer binds the review to another ${mismatch.join(' and ')}: refused`, { details: { privateReviewId, mismatch } });
-  if (!['ready_for_assignment', 'awaiting_owner_rebind'].includes(doc.status)) throw new ServiceError('invalid_response', `the private review status ${JSON.stringify(doc.status)} is not one the service documents`);
-  if (typeof doc.responseDeadline !== 'string' || Number.isNaN(Date.parse(doc.responseDeadline))) throw new ServiceError('invalid_response', 'the private review has no responseDeadline timestamp');
+  if (mismatch.length > 0)
+    throw new RefusedError('binding_mismatch', `the service's answer binds the review to another ${mismatch.join(' and ')}: refused`, {
+      details: { privateReviewId, mismatch },
+    });
+  if (!['ready_for_assignment', 'awaiting_owner_rebind'].includes(doc.status))
+    throw new ServiceError('invalid_response', `the private review status ${JSON.stringify(doc.status)} is not one the service documents`);
+  if (typeof doc.responseDeadline !== 'string' || Number.isNaN(Date.parse(doc.responseDeadline)))
+    throw new ServiceError('invalid_response', 'the private review has no responseDeadline timestamp');
   for (const a of ['sourceArtifactId', 'suggestionArtifactId']) serviceId('artifact', doc.artifacts?.[a], `artifacts.${a}`);
   return { privateReviewId, status: doc.status, responseDeadline: doc.responseDeadline };
 }
@@ -123,17 +147,28 @@ export function checkPrivateReviewResponse(doc: Json, body: Json): { privateRevi
  * Local checks first (files, forms, size, the key against the journal), then the credential (`open`), the project
  * list and the request.
  */
-export async function createPrivateReview(store: Store, baseUrl: string, open: () => Promise<AssuranceClient>, input: PrivateReviewInput): Promise<CreatedPrivateReview> {
+export async function createPrivateReview(
+  store: Store,
+  baseUrl: string,
+  open: () => Promise<AssuranceClient>,
+  input: PrivateReviewInput,
+): Promise<CreatedPrivateReview> {
   const payload = await privateReviewBody(input);
   const payloadDigest = sha256(canonicalJson(payload));
   let key = input.idempotencyKey;
-  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new UsageError('invalid_idempotency_key', '--idempotency-key must be 8 … 160 letters, digits or ._:-');
+  if (key !== undefined && !IDEMPOTENCY_KEY.test(key))
+    throw new UsageError('invalid_idempotency_key', '--idempotency-key must be 8 … 160 letters, digits or ._:-');
   let keyGenerated = false;
   if (key === undefined) {
     // A rerun of the same request reuses the key generated for it the first time.
-    const index = await Operation.open(store, 'private-review-payload', operationId('private-review-payload', [baseUrl, payloadDigest]), { chainId: 0, wallet: '', data: { baseUrl, payloadDigest } });
+    const index = await Operation.open(store, 'private-review-payload', operationId('private-review-payload', [baseUrl, payloadDigest]), {
+      chainId: 0,
+      wallet: '',
+      data: { baseUrl, payloadDigest },
+    });
     try {
-      if (typeof index.data.idempotencyKey !== 'string') await index.save({ idempotencyKey: `loopsign-${randomBytes(16).toString('hex')}` });
+      if (typeof index.data.idempotencyKey !== 'string')
+        await index.save({ idempotencyKey: `loopsign-${randomBytes(16).toString('hex')}` });
       key = index.data.idempotencyKey!;
       keyGenerated = true;
     } finally {
@@ -141,13 +176,22 @@ export async function createPrivateReview(store: Store, baseUrl: string, open: (
     }
   }
   const prepared = withKey(payload, key, keyGenerated);
-  const journal = await Operation.open(store, 'private-review', operationId('private-review', [baseUrl, Buffer.from(key).toString('hex')]), { chainId: 0, wallet: '', data: { baseUrl, idempotencyKey: key, payloadDigest } });
+  const journal = await Operation.open(
+    store,
+    'private-review',
+    operationId('private-review', [baseUrl, Buffer.from(key).toString('hex')]),
+    { chainId: 0, wallet: '', data: { baseUrl, idempotencyKey: key, payloadDigest } },
+  );
   try {
     if (journal.data.payloadDigest !== payloadDigest) {
-      throw new UsageError('idempotency_key_reused', `--idempotency-key ${key} was already used for another private review (other files or settings); the service would refuse it`, {
-        hint: 'reuse a key only for the identical request; leave --idempotency-key out to have one generated',
-        details: { idempotencyKey: key },
-      });
+      throw new UsageError(
+        'idempotency_key_reused',
+        `--idempotency-key ${key} was already used for another private review (other files or settings); the service would refuse it`,
+        {
+          hint: 'reuse a key only for the identical request; leave --idempotency-key out to have one generated',
+          details: { idempotencyKey: key },
+        },
+      );
     }
     // A fresh journal starts at step 'created'; any other step means this request was prepared before.
     const rerun = journal.step !== 'created';
@@ -155,12 +199,18 @@ export async function createPrivateReview(store: Store, baseUrl: string, open: (
     const client = await open();
     const list = await client.listProjects();
     if (!list.projects.some((p) => p.projectId === payload.projectId)) {
-      throw new UsageError('unknown_project', `project ${payload.projectId} is not one \`projects list\` returns for this key`, { hint: 'run `loopsign projects list` and use one of its projects' });
+      throw new UsageError('unknown_project', `project ${payload.projectId} is not one \`projects list\` returns for this key`, {
+        hint: 'run `loopsign projects list` and use one of its projects',
+      });
     }
     await journal.setStep('sending');
     const doc = await client.createPrivateReview(prepared.body);
     const checked = checkPrivateReviewResponse(doc, prepared.body);
-    await journal.setStep('answered', { privateReviewId: checked.privateReviewId, status: checked.status, responseDeadline: checked.responseDeadline });
+    await journal.setStep('answered', {
+      privateReviewId: checked.privateReviewId,
+      status: checked.status,
+      responseDeadline: checked.responseDeadline,
+    });
     return { doc, ...checked, idempotencyKey: key, keyGenerated, rerun, bodyBytes: prepared.bodyBytes };
   } finally {
     await journal.close();

@@ -28,7 +28,8 @@ export function projectBody(o: ProjectRequest): Json {
     throw new UsageError('invalid_data_classification', `--data-classification must be one of ${CLASSIFICATIONS.join(', ')}`);
   }
   const days = Number(o.retentionDays);
-  if (!/^[0-9]+$/.test(String(o.retentionDays)) || !Number.isSafeInteger(days) || days < 1 || days > 3650) throw new UsageError('invalid_retention_days', '--retention-days must be a whole number of days, 1 … 3650');
+  if (!/^[0-9]+$/.test(String(o.retentionDays)) || !Number.isSafeInteger(days) || days < 1 || days > 3650)
+    throw new UsageError('invalid_retention_days', '--retention-days must be a whole number of days, 1 … 3650');
   const body: Json = { name, dataClassification: o.dataClassification, retentionDays: days };
   if (o.description !== undefined) {
     const d = o.description.trim();
@@ -47,7 +48,8 @@ export interface CreatedProject {
   source: 'created' | 'journal' | 'found_after_ambiguous_failure';
 }
 
-const matches = (p: ProjectSummary, body: Json) => p.name === body.name && p.dataClassification === body.dataClassification && p.retentionDays === body.retentionDays;
+const matches = (p: ProjectSummary, body: Json) =>
+  p.name === body.name && p.dataClassification === body.dataClassification && p.retentionDays === body.retentionDays;
 
 /** A 4xx is a definite refusal (nothing was created); a lost answer or a 5xx may have created the project. */
 function ambiguous(error: unknown): boolean {
@@ -59,10 +61,15 @@ function ambiguous(error: unknown): boolean {
 
 export async function createProject(store: Store, client: AssuranceClient, body: Json): Promise<CreatedProject> {
   const digest = createHash('sha256').update(canonicalJson(body)).digest('hex');
-  const journal = await Operation.open(store, 'project-create', operationId('project-create', [client.baseUrl, digest]), { chainId: 0, wallet: '', data: { request: body, baseUrl: client.baseUrl } });
+  const journal = await Operation.open(store, 'project-create', operationId('project-create', [client.baseUrl, digest]), {
+    chainId: 0,
+    wallet: '',
+    data: { request: body, baseUrl: client.baseUrl },
+  });
   try {
     const j = journal.data;
-    if (journal.step === 'project_created' && typeof j.projectId === 'string') return { projectId: j.projectId, workspaceId: j.workspaceId!, created: false, source: 'journal' };
+    if (journal.step === 'project_created' && typeof j.projectId === 'string')
+      return { projectId: j.projectId, workspaceId: j.workspaceId!, created: false, source: 'journal' };
     let list: Awaited<ReturnType<AssuranceClient['listProjects']>> | undefined;
     if (journal.step === 'sending') {
       // An earlier attempt may have created it: look before sending again.
@@ -71,7 +78,11 @@ export async function createProject(store: Store, client: AssuranceClient, body:
       const found = list.projects.filter((p) => !known.has(p.projectId) && matches(p, body));
       if (found.length > 0) {
         const p = found[0]!;
-        await journal.setStep('project_created', { projectId: p.projectId, workspaceId: list.workspaceId, foundAfterAmbiguousFailure: true });
+        await journal.setStep('project_created', {
+          projectId: p.projectId,
+          workspaceId: list.workspaceId,
+          foundAfterAmbiguousFailure: true,
+        });
         return { projectId: p.projectId, workspaceId: list.workspaceId, created: false, source: 'found_after_ambiguous_failure' };
       }
     }
@@ -85,11 +96,15 @@ export async function createProject(store: Store, client: AssuranceClient, body:
         await journal.setStep('refused', { error: (error as LoopsignError).code });
         throw error;
       }
-      throw new ServiceError('project_create_unconfirmed', `the project request got no clear answer (${(error as Error).message}); it may have been created`, {
-        hint: 'run the same command again: loopsign lists the projects first and adopts the one that was made, so a rerun never creates two',
-        cause: error,
-        details: { retryable: true },
-      });
+      throw new ServiceError(
+        'project_create_unconfirmed',
+        `the project request got no clear answer (${(error as Error).message}); it may have been created`,
+        {
+          hint: 'run the same command again: loopsign lists the projects first and adopts the one that was made, so a rerun never creates two',
+          cause: error,
+          details: { retryable: true },
+        },
+      );
     }
     const created = parseProjectCreated(doc);
     await journal.setStep('project_created', { projectId: created.projectId, workspaceId: created.workspaceId });

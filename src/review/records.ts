@@ -43,7 +43,11 @@ export class ReviewRecords {
 
   /** Merges what is known now into the record (fields already recorded are kept unless given again). */
   async saveOpportunity(record: Partial<OpportunityRecord> & { opportunityId: string }): Promise<void> {
-    const journal = await Operation.open(this.store, 'review-opportunity', this.opportunityId(record.opportunityId), { chainId: 0, wallet: '', data: { baseUrl: this.baseUrl } });
+    const journal = await Operation.open(this.store, 'review-opportunity', this.opportunityId(record.opportunityId), {
+      chainId: 0,
+      wallet: '',
+      data: { baseUrl: this.baseUrl },
+    });
     try {
       const merged: Json = { ...(journal.data.record ?? {}) };
       for (const [k, v] of Object.entries(record)) if (v !== undefined) merged[k] = v;
@@ -56,10 +60,15 @@ export class ReviewRecords {
   /** The evaluation journal of one external opportunity id: opened (and claimed) for the length of an evaluate. */
   openEvaluation(externalOpportunityId: string): Promise<Operation<'review-evaluation'>> {
     // Hex: operation ids are case-folded, external ids are not.
-    return Operation.open(this.store, 'review-evaluation', operationId('review-evaluation', [this.baseUrl, Buffer.from(externalOpportunityId).toString('hex')]), {
-      chainId: 0,
-      wallet: '',
-      data: { baseUrl: this.baseUrl, externalOpportunityId },
-    });
+    return Operation.open(
+      this.store,
+      'review-evaluation',
+      operationId('review-evaluation', [this.baseUrl, Buffer.from(externalOpportunityId).toString('hex')]),
+      {
+        chainId: 0,
+        wallet: '',
+        data: { baseUrl: this.baseUrl, externalOpportunityId },
+      },
+    );
   }
 }

@@ -22,21 +22,36 @@ export interface VerifiedRun {
   keyId: string | null;
 }
 
-export async function verifyRunPacket(client: AssuranceClient, workspaceId: string, runId: string, trust: PacketTrust, cookie: SessionCookieSource): Promise<VerifiedRun> {
-  if (!isId('workspace', workspaceId) || !isId('run', runId)) throw new UsageError('invalid_id', `cannot build the evidence route for workspace ${workspaceId} and run ${runId}`);
+export async function verifyRunPacket(
+  client: AssuranceClient,
+  workspaceId: string,
+  runId: string,
+  trust: PacketTrust,
+  cookie: SessionCookieSource,
+): Promise<VerifiedRun> {
+  if (!isId('workspace', workspaceId) || !isId('run', runId))
+    throw new UsageError('invalid_id', `cannot build the evidence route for workspace ${workspaceId} and run ${runId}`);
   const ev = await import('../evidence/files.js');
   ev.requireTrust(trust);
   const { sessionCookieHeader } = await import('../evidence/session-cookie.js');
   const header = await sessionCookieHeader(cookie);
   const { status } = await runStatus(client, runId);
   if (status.runStatus !== 'completed') {
-    throw new NotReadyError('run_not_completed', `run ${runId} is ${status.runStatus}; only a completed run has an evidence packet`, { hint: `loopsign runs status ${runId} --wait`, details: { runId, runStatus: status.runStatus } });
+    throw new NotReadyError('run_not_completed', `run ${runId} is ${status.runStatus}; only a completed run has an evidence packet`, {
+      hint: `loopsign runs status ${runId} --wait`,
+      details: { runId, runStatus: status.runStatus },
+    });
   }
   const dl = await import('../evidence/download.js');
   const route = dl.evidenceRoute({ what: 'run', workspace: workspaceId, runId });
   const fetched = await dl.fetchEvidence(dl.evidenceHttp(client.baseUrl), route, header);
   const { outcome, mismatch } = await dl.verifyFetched(fetched, trust);
-  if (mismatch) throw new RefusedError('run_id_mismatch', `asked for the evidence of run ${runId}, the service sent the packet of ${String(mismatch.actual)}: refused`, { details: { expected: runId, actual: mismatch.actual } });
+  if (mismatch)
+    throw new RefusedError(
+      'run_id_mismatch',
+      `asked for the evidence of run ${runId}, the service sent the packet of ${String(mismatch.actual)}: refused`,
+      { details: { expected: runId, actual: mismatch.actual } },
+    );
   if (!outcome.result.valid) throw ev.invalidError(outcome);
   const r = outcome.result as { packetDigest?: string };
   const keyId = (fetched.doc.signing as { keyId?: unknown } | undefined)?.keyId;

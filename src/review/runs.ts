@@ -14,7 +14,13 @@ export async function runStatus(client: AssuranceClient, id: string): Promise<{ 
   return { doc, status: parseRunStatus(doc, runId) };
 }
 
-export async function waitForRun(client: AssuranceClient, id: string, timeoutSeconds: number, out: Output, sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))): Promise<{ doc: Json; status: RunStatus }> {
+export async function waitForRun(
+  client: AssuranceClient,
+  id: string,
+  timeoutSeconds: number,
+  out: Output,
+  sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
+): Promise<{ doc: Json; status: RunStatus }> {
   const deadline = Date.now() + timeoutSeconds * 1000;
   const spinner = await out.spinner('run.wait', `waiting for run ${id}`);
   try {

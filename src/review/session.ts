@@ -22,11 +22,17 @@ export async function reviewBaseUrl(ctx: Context): Promise<string> {
 export async function credentialSource(ctx: Context, source: CredentialSource): Promise<CredentialSource> {
   if (source.apiKeyFile !== undefined || source.apiKeyEnv !== undefined) return source;
   const setting = (await ctx.config()).apiKeyFile;
-  return setting.value === undefined ? source : { apiKeyFile: setting.value, from: setting.source === 'env' ? 'LOOPSIGN_API_KEY_FILE' : 'the config key apiKeyFile' };
+  return setting.value === undefined
+    ? source
+    : { apiKeyFile: setting.value, from: setting.source === 'env' ? 'LOOPSIGN_API_KEY_FILE' : 'the config key apiKeyFile' };
 }
 
 /** The assurance routes: a workspace API key only, unless the route also takes an agent token. */
-export async function openAssurance(ctx: Context, source: CredentialSource, accepts: CredentialKind[] = ['api_key']): Promise<AssuranceClient> {
+export async function openAssurance(
+  ctx: Context,
+  source: CredentialSource,
+  accepts: CredentialKind[] = ['api_key'],
+): Promise<AssuranceClient> {
   const credential = await readCredential(await credentialSource(ctx, source), accepts);
   return new AssuranceClient(await reviewBaseUrl(ctx), credential, ctx.out);
 }

@@ -71,14 +71,20 @@ export function workspaceFetch(credential: Credential, out: Output | undefined, 
     const method = (init?.method ?? 'GET').toUpperCase();
     if (method === 'GET') return new Response(null, { status: 405 });
     const body = typeof init?.body === 'string' ? init.body : '';
-    if (Buffer.byteLength(body) > MCP_BODY_CAP) throw new UsageError('request_too_large', `the MCP request is ${Buffer.byteLength(body)} bytes; the service accepts at most 64 KiB (${MCP_BODY_CAP} bytes)`);
+    if (Buffer.byteLength(body) > MCP_BODY_CAP)
+      throw new UsageError(
+        'request_too_large',
+        `the MCP request is ${Buffer.byteLength(body)} bytes; the service accepts at most 64 KiB (${MCP_BODY_CAP} bytes)`,
+      );
     const headers = new Headers(init?.headers);
     headers.set('authorization', credential.authorization);
     headers.delete('origin');
     for (let attempt = 1; ; attempt++) {
       const wait = budget.take();
       if (wait > 0) {
-        out?.progress('mcp.budget', `keeping to the service's 60 MCP requests per minute: waiting ${(wait / 1000).toFixed(1)} s`, { waitMs: wait });
+        out?.progress('mcp.budget', `keeping to the service's 60 MCP requests per minute: waiting ${(wait / 1000).toFixed(1)} s`, {
+          waitMs: wait,
+        });
         await sleep(wait);
       }
       let res: Response;
@@ -86,19 +92,29 @@ export function workspaceFetch(credential: Credential, out: Output | undefined, 
         res = await inner(url, { ...init, headers });
       } catch (error) {
         if (error instanceof LoopsignError) throw error;
-        throw new ServiceError('mcp_unreachable', `cannot reach the workspace MCP endpoint: ${(error as Error).message}`, { hint: 'check --base-url and your connection; the command is safe to run again', cause: error, details: { retryable: true } });
+        throw new ServiceError('mcp_unreachable', `cannot reach the workspace MCP endpoint: ${(error as Error).message}`, {
+          hint: 'check --base-url and your connection; the command is safe to run again',
+          cause: error,
+          details: { retryable: true },
+        });
       }
       if (res.status === 429) {
         const ra = Number(res.headers.get('retry-after') ?? '1');
         const seconds = Number.isFinite(ra) && ra >= 0 ? ra : 1;
         await res.body?.cancel();
         if (seconds > maxRetryAfter || attempt > 5) {
-          throw new ServiceError('rate_limit_exceeded', `the workspace MCP endpoint is over its rate limit (60 requests a minute per client, shared with the public MCP); it asks to wait ${seconds} s`, {
-            hint: `wait ${seconds} s and run the same command again; it is safe to repeat`,
-            details: { status: 429, retryable: true, retryAfterSeconds: seconds },
-          });
+          throw new ServiceError(
+            'rate_limit_exceeded',
+            `the workspace MCP endpoint is over its rate limit (60 requests a minute per client, shared with the public MCP); it asks to wait ${seconds} s`,
+            {
+              hint: `wait ${seconds} s and run the same command again; it is safe to repeat`,
+              details: { status: 429, retryable: true, retryAfterSeconds: seconds },
+            },
+          );
         }
-        out?.progress('mcp.retry', `the service asked to wait ${seconds} s (HTTP 429); retrying the same request`, { retryAfterSeconds: seconds });
+        out?.progress('mcp.retry', `the service asked to wait ${seconds} s (HTTP 429); retrying the same request`, {
+          retryAfterSeconds: seconds,
+        });
         await sleep(seconds * 1000);
         continue;
       }
@@ -111,14 +127,21 @@ export function workspaceFetch(credential: Credential, out: Output | undefined, 
       }
       if (!res.ok && res.status !== 202) {
         const { code = httpStatusCode(res.status), message = `HTTP ${res.status}` } = rpcErrorCode(parsed);
-        if (res.status === 401 || code === 'insufficient_scope' || code === 'insufficient_role') throw credentialRefused(code, res.status, message, res.headers.get('www-authenticate') ?? undefined);
-        throw new ServiceError(code, `the workspace MCP endpoint refused the request: ${message}`, { details: { status: res.status, retryable: res.status >= 500 } });
+        if (res.status === 401 || code === 'insufficient_scope' || code === 'insufficient_role')
+          throw credentialRefused(code, res.status, message, res.headers.get('www-authenticate') ?? undefined);
+        throw new ServiceError(code, `the workspace MCP endpoint refused the request: ${message}`, {
+          details: { status: res.status, retryable: res.status >= 500 },
+        });
       }
       // A JSON-RPC error without an id answers no request the SDK could match: reported here rather than waited on.
       const rpc = parsed as { id?: unknown; error?: unknown } | undefined;
       if (rpc && rpc.error !== undefined && rpc.id === null) {
         const { message = 'JSON-RPC error', rpcCode } = rpcErrorCode(parsed);
-        throw new ServiceError('mcp_protocol_error', `the workspace MCP endpoint answered with a JSON-RPC error: ${message} (${String(rpcCode)})`, { details: { status: res.status, rpcCode } });
+        throw new ServiceError(
+          'mcp_protocol_error',
+          `the workspace MCP endpoint answered with a JSON-RPC error: ${message} (${String(rpcCode)})`,
+          { details: { status: res.status, rpcCode } },
+        );
       }
       return new Response(res.status === 202 || text.length === 0 ? null : text, { status: res.status, headers: res.headers });
     }
@@ -126,7 +149,13 @@ export function workspaceFetch(credential: Credential, out: Output | undefined, 
 }
 
 /** Codes the service marks retryable: the identical call is repeated a few times. */
-const RETRY_CODES = new Set(['connection_not_ready', 'private_review_preparing', 'review_evaluation_busy', 'adaptive_review_unavailable', 'database_coordination_busy']);
+const RETRY_CODES = new Set([
+  'connection_not_ready',
+  'private_review_preparing',
+  'review_evaluation_busy',
+  'adaptive_review_unavailable',
+  'database_coordination_busy',
+]);
 
 export class WorkspaceMcp {
   private readonly client: McpClient;
@@ -139,7 +168,10 @@ export class WorkspaceMcp {
     options: WorkspaceMcpOptions = {},
   ) {
     this.sleep = options.sleep ?? sleepReal;
-    this.client = new McpClient(baseUrl, { path: WORKSPACE_MCP_PATH, wrapFetch: (capped) => workspaceFetch(credential, out, options, capped) });
+    this.client = new McpClient(baseUrl, {
+      path: WORKSPACE_MCP_PATH,
+      wrapFetch: (capped) => workspaceFetch(credential, out, options, capped),
+    });
   }
 
   /** One review tool: its `structuredContent`, or the service's refusal as a loopsign error. */
@@ -149,7 +181,12 @@ export class WorkspaceMcp {
       try {
         result = await this.client.callTool(name, args, timeoutMs);
       } catch (error) {
-        if (error instanceof ServiceError && (error.details as { rpcCode?: number } | undefined)?.rpcCode === -32602 && /Unknown/i.test(error.message)) throw await this.unknownTool(name);
+        if (
+          error instanceof ServiceError &&
+          (error.details as { rpcCode?: number } | undefined)?.rpcCode === -32602 &&
+          /Unknown/i.test(error.message)
+        )
+          throw await this.unknownTool(name);
         throw error;
       }
       const value = result.structuredContent as Json | undefined;
@@ -164,7 +201,8 @@ export class WorkspaceMcp {
         }
         throw toolError(name, code, message, value?.retryable === true);
       }
-      if (!value || typeof value !== 'object' || Array.isArray(value)) throw new ServiceError('invalid_response', `the service answered ${name} without structuredContent`, { details: { tool: name } });
+      if (!value || typeof value !== 'object' || Array.isArray(value))
+        throw new ServiceError('invalid_response', `the service answered ${name} without structuredContent`, { details: { tool: name } });
       return value;
     }
   }
@@ -185,7 +223,9 @@ export class WorkspaceMcp {
       const status = await this.tool('rateloop_get_registration_status', {}).then(parseRegistration, () => undefined);
       return credentialRefusedPairing(status?.status);
     }
-    return new ServiceError('tool_not_offered', `the workspace MCP endpoint does not offer ${name} to this credential`, { details: { tools } });
+    return new ServiceError('tool_not_offered', `the workspace MCP endpoint does not offer ${name} to this credential`, {
+      details: { tools },
+    });
   }
 
   async close(): Promise<void> {
@@ -194,7 +234,11 @@ export class WorkspaceMcp {
 }
 
 function credentialRefusedPairing(status: string | undefined): LoopsignError {
-  return credentialRefused('agent_pairing_not_approved', 403, `This key is a pairing credential (registration ${status ?? 'status unknown'}): the workspace owner has not approved the agent yet, so only the registration tools are available.`);
+  return credentialRefused(
+    'agent_pairing_not_approved',
+    403,
+    `This key is a pairing credential (registration ${status ?? 'status unknown'}): the workspace owner has not approved the agent yet, so only the registration tools are available.`,
+  );
 }
 
 /** The answer of rateloop_register_agent / rateloop_get_registration_status (review.md §5.5.8). */
@@ -202,18 +246,35 @@ export function parseRegistration(doc: Json): { status: string; workspaceId: str
   const status = doc.registration?.status;
   if (typeof status !== 'string') throw new ServiceError('invalid_response', 'the registration status has no registration.status');
   const ws = doc.registration?.workspaceId ?? doc.integration?.workspaceId;
-  return { status, workspaceId: typeof ws === 'string' && /^ws_[0-9a-f]{32}$/.test(ws) ? ws : null, integrationId: typeof doc.integration?.integrationId === 'string' ? doc.integration.integrationId : null };
+  return {
+    status,
+    workspaceId: typeof ws === 'string' && /^ws_[0-9a-f]{32}$/.test(ws) ? ws : null,
+    integrationId: typeof doc.integration?.integrationId === 'string' ? doc.integration.integrationId : null,
+  };
 }
 
 /** A tool error (review.md §3.2) as a loopsign error with the documented exit code. */
 export function toolError(tool: string, code: ServiceWord | ServiceCode, message: string, retryable: boolean): LoopsignError {
-  if (code === 'insufficient_scope' || code === 'invalid_agent_credential' || code === 'agent_integration_inactive' || code === 'integration_inactive') return credentialRefused(code, 403, message);
+  if (
+    code === 'insufficient_scope' ||
+    code === 'invalid_agent_credential' ||
+    code === 'agent_integration_inactive' ||
+    code === 'integration_inactive'
+  )
+    return credentialRefused(code, 403, message);
   if (code === 'review_not_requested') {
-    return new NotReadyError('review_not_requested', `${tool}: human review has not been requested for this opportunity; it is not approval`, {
-      hint: 'request it first: loopsign review request <opportunityId>',
-      details: { state: 'not_requested', approved: false },
-    });
+    return new NotReadyError(
+      'review_not_requested',
+      `${tool}: human review has not been requested for this opportunity; it is not approval`,
+      {
+        hint: 'request it first: loopsign review request <opportunityId>',
+        details: { state: 'not_requested', approved: false },
+      },
+    );
   }
-  if (code === 'result_not_ready') return new NotReadyError('result_not_ready', `${tool}: the review has no result yet; it is not approval`, { details: { state: 'pending', approved: false } });
+  if (code === 'result_not_ready')
+    return new NotReadyError('result_not_ready', `${tool}: the review has no result yet; it is not approval`, {
+      details: { state: 'pending', approved: false },
+    });
   return new ServiceError(code, `the service refused ${tool}: ${message}`, { details: { tool, retryable } });
 }

@@ -51,7 +51,17 @@ async function rpcReady(url: string): Promise<boolean> {
 export async function startAnvil(options: { port?: number; accounts?: number } = {}): Promise<AnvilProcess> {
   const binary = findAnvil();
   const port = options.port ?? (await freePort());
-  const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', '31337', '--accounts', String(options.accounts ?? 12), '--silent'];
+  const args = [
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--chain-id',
+    '31337',
+    '--accounts',
+    String(options.accounts ?? 12),
+    '--silent',
+  ];
   const child: ChildProcess = spawn(binary.path, args, { stdio: ['ignore', 'ignore', 'pipe'], env: childEnv() });
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
@@ -67,7 +77,7 @@ export async function startAnvil(options: { port?: number; accounts?: number } =
       if (exited) return resolve();
       child.once('exit', () => resolve());
       child.kill('SIGTERM');
-      setTimeout(() => child.kill("SIGKILL"), 1500).unref();
+      setTimeout(() => child.kill('SIGKILL'), 1500).unref();
     });
   }
   const rpcUrl = `http://127.0.0.1:${port}`;
@@ -77,7 +87,10 @@ export async function startAnvil(options: { port?: number; accounts?: number } =
   }
   if (exited || !(await rpcReady(rpcUrl))) {
     child.kill('SIGKILL');
-    throw new ChainError('anvil_failed', `anvil (${binary.path}) did not start on port ${port}: ${stderr.trim().split('\n').pop() ?? 'no output'}`);
+    throw new ChainError(
+      'anvil_failed',
+      `anvil (${binary.path}) did not start on port ${port}: ${stderr.trim().split('\n').pop() ?? 'no output'}`,
+    );
   }
   return {
     rpcUrl,

@@ -45,7 +45,10 @@ export class SandboxChain {
   private readonly lanes = new Map<string, Promise<unknown>>();
   addresses!: SandboxAddresses;
 
-  constructor(readonly rpcUrl: string, raterCount = 10) {
+  constructor(
+    readonly rpcUrl: string,
+    raterCount = 10,
+  ) {
     const chain = sandboxChainDef(rpcUrl);
     this.publicClient = createPublicClient({ chain, transport: http(rpcUrl), pollingInterval: 50 }) as PublicClient;
     this.deployer = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: 0 });
@@ -81,7 +84,10 @@ export class SandboxChain {
   send(account: Account, to: Address, abi: readonly unknown[], functionName: string, args: unknown[]): Promise<Hex> {
     const lane = account.address.toLowerCase();
     const run = (this.lanes.get(lane) ?? Promise.resolve()).then(() => this.sendNow(account, to, abi, functionName, args));
-    this.lanes.set(lane, run.catch(() => undefined));
+    this.lanes.set(
+      lane,
+      run.catch(() => undefined),
+    );
     return run;
   }
 
@@ -98,7 +104,13 @@ export class SandboxChain {
 
   private async deploy(name: keyof typeof A, args: unknown[] = []): Promise<Address> {
     const artifact = A[name] as { abi: readonly unknown[]; bytecode: Hex };
-    const hash = await this.wallet(this.deployer).deployContract({ abi: artifact.abi as never, bytecode: artifact.bytecode, args: args as never, account: this.deployer, chain: undefined });
+    const hash = await this.wallet(this.deployer).deployContract({
+      abi: artifact.abi as never,
+      bytecode: artifact.bytecode,
+      args: args as never,
+      account: this.deployer,
+      chain: undefined,
+    });
     const receipt = await this.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
     if (!receipt.contractAddress) throw new Error(`deploying ${name} failed`);
     return receipt.contractAddress as Address;
@@ -116,11 +128,33 @@ export class SandboxChain {
     const advisoryVoteRecorder = await this.deploy('AdvisoryVoteRecorder', [roundVotingEngine, contentRegistry]);
     const batchExecutor = await this.deploy('BatchExecutor');
     const d = this.deployer;
-    await this.send(d, contentRegistry, A.ContentRegistry.abi, 'configure', [usdc, lrep, questionRewardPoolEscrow, roundVotingEngine, x402QuestionSubmitter]);
+    await this.send(d, contentRegistry, A.ContentRegistry.abi, 'configure', [
+      usdc,
+      lrep,
+      questionRewardPoolEscrow,
+      roundVotingEngine,
+      x402QuestionSubmitter,
+    ]);
     await this.send(d, questionRewardPoolEscrow, A.QuestionRewardPoolEscrow.abi, 'configure', [contentRegistry, x402QuestionSubmitter]);
-    await this.send(d, feedbackBonusEscrow, A.FeedbackBonusEscrow.abi, 'configure', [usdc, lrep, contentRegistry, roundVotingEngine, x402QuestionSubmitter]);
-    await this.send(d, x402QuestionSubmitter, A.X402QuestionSubmitter.abi, 'configure', [contentRegistry, questionRewardPoolEscrow, feedbackBonusEscrow, usdc]);
-    await this.send(d, roundVotingEngine, A.RoundVotingEngine.abi, 'configure', [contentRegistry, lrep, protocolConfig, advisoryVoteRecorder]);
+    await this.send(d, feedbackBonusEscrow, A.FeedbackBonusEscrow.abi, 'configure', [
+      usdc,
+      lrep,
+      contentRegistry,
+      roundVotingEngine,
+      x402QuestionSubmitter,
+    ]);
+    await this.send(d, x402QuestionSubmitter, A.X402QuestionSubmitter.abi, 'configure', [
+      contentRegistry,
+      questionRewardPoolEscrow,
+      feedbackBonusEscrow,
+      usdc,
+    ]);
+    await this.send(d, roundVotingEngine, A.RoundVotingEngine.abi, 'configure', [
+      contentRegistry,
+      lrep,
+      protocolConfig,
+      advisoryVoteRecorder,
+    ]);
     this.addresses = {
       usdc,
       lrep,

@@ -99,11 +99,26 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     const sessionCookieFile = path.join(stateDir, 'session-cookie');
     await writeFileAtomically(sessionCookieFile, sessionCookie + '\n');
     const operations = new OperationStore();
-    const asks = new AskService(chain, baseUrl, { atomicPlans: options.atomicPlans ?? false, receiptTimeoutMs: 180_000, pollAfterMs: 5000 }, operations, new HostileAsks(hostile, chain, operations));
+    const asks = new AskService(
+      chain,
+      baseUrl,
+      { atomicPlans: options.atomicPlans ?? false, receiptTimeoutMs: 180_000, pollAfterMs: 5000 },
+      operations,
+      new HostileAsks(hostile, chain, operations),
+    );
     let workspace: ReviewWorkspace | undefined;
-    const evidence = new SandboxEvidence(sessionCookie, async () => [...(await asks.settledRuns()), ...(workspace?.completedRuns() ?? [])], hostile);
+    const evidence = new SandboxEvidence(
+      sessionCookie,
+      async () => [...(await asks.settledRuns()), ...(workspace?.completedRuns() ?? [])],
+      hostile,
+    );
     workspace = new ReviewWorkspace(evidence.workspaceId, apiKey, evidence.current, () => chain.now());
-    const review = new ReviewRoutes({ ws: workspace, hostile, evidence, onCall: (name) => evidence.audit(`mcp.${name}`, 'tool', name, {}, 'workspace_agent') });
+    const review = new ReviewRoutes({
+      ws: workspace,
+      hostile,
+      evidence,
+      onCall: (name) => evidence.audit(`mcp.${name}`, 'tool', name, {}, 'workspace_agent'),
+    });
     keeper = new Keeper(chain, beacon, log);
     const rating = new RatingService(chain, beacon, keeper, baseUrl, hostile);
     const images = new ImageService(baseUrl, hostile, () => chain.now());
@@ -119,71 +134,120 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     const limiter = new RateLimiter({ ...SPEC_RATE_LIMITS });
     const faults = new Faults();
     const k = keeper;
-    const app = buildApp(asks, hostile, mcp, beacon, {
-      state: async () => ({
-        chainId: 31337,
-        now: chain.now(),
-        beaconRound: beacon.currentRound(),
-        addresses,
-        operations: asks.store.all().length,
-        runs: (await evidence.allRuns()).map((r) => r.runId),
-        gatedReads: rating.gatedReads,
-        settings: { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, rateLimits: limiter.limits },
-      }),
-      advance: async (seconds) => {
-        const now = await k.advance(seconds);
-        evidence.audit('sandbox.time_advanced', 'chain', '31337', { seconds });
-        return { now, beaconRound: beacon.currentRound(), keeper: await k.tick() };
-      },
-      keeperTick: async () => ({ keeper: await k.tick() }),
-      content: async (b) => {
-        // A question from a simulated account (index 11), so the dev wallet can rate it; gated ones get hosted details.
-        const submitter = chain.raters[chain.raters.length - 1]!;
-        const gated = b.gated === true;
-        const details = gated ? rating.hostDetails(String(b.details ?? 'Confidential release notes: build 42 fixes the login bug.')) : undefined;
-        const body = {
+    const app = buildApp(
+      asks,
+      hostile,
+      mcp,
+      beacon,
+      {
+        state: async () => ({
           chainId: 31337,
-          clientRequestId: `sandbox-content-${Date.now()}-${randomBytes(4).toString('hex')}`,
-          maxPaymentAmount: '1000000',
-          paymentMode: 'wallet_calls',
-          bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
-          roundConfig: { questionDurationSeconds: String(b.durationSeconds ?? 1200), minVoters: '3', maxVoters: '100' },
-          question: gated
-            ? { title: String(b.title ?? 'A gated question'), categoryId: '1', tags: ['sandbox'], detailsUrl: details!.url, detailsHash: details!.sha256, confidentiality: { visibility: 'gated' } }
-            : { title: String(b.title ?? 'A public question'), contextUrl: 'https://example.com/sandbox-content', categoryId: '1', tags: ['sandbox'] },
-          walletAddress: submitter.address,
-        };
-        await chain.fund(submitter.address, { usdc: 1_000_000n, eth: '10' });
-        const contentId = await asks.submitDirectly(body, submitter);
-        if (gated) rating.markGated(contentId, details!.url);
-        return { contentId, gated, details: details ? { url: details.url, sha256: details.sha256 } : null };
+          now: chain.now(),
+          beaconRound: beacon.currentRound(),
+          addresses,
+          operations: asks.store.all().length,
+          runs: (await evidence.allRuns()).map((r) => r.runId),
+          gatedReads: rating.gatedReads,
+          settings: {
+            atomicPlans: asks.settings.atomicPlans,
+            autoAdvance: k.autoAdvance,
+            raters: k.ratersEnabled,
+            rateLimits: limiter.limits,
+          },
+        }),
+        advance: async (seconds) => {
+          const now = await k.advance(seconds);
+          evidence.audit('sandbox.time_advanced', 'chain', '31337', { seconds });
+          return { now, beaconRound: beacon.currentRound(), keeper: await k.tick() };
+        },
+        keeperTick: async () => ({ keeper: await k.tick() }),
+        content: async (b) => {
+          // A question from a simulated account (index 11), so the dev wallet can rate it; gated ones get hosted details.
+          const submitter = chain.raters[chain.raters.length - 1]!;
+          const gated = b.gated === true;
+          const details = gated
+            ? rating.hostDetails(String(b.details ?? 'Confidential release notes: build 42 fixes the login bug.'))
+            : undefined;
+          const body = {
+            chainId: 31337,
+            clientRequestId: `sandbox-content-${Date.now()}-${randomBytes(4).toString('hex')}`,
+            maxPaymentAmount: '1000000',
+            paymentMode: 'wallet_calls',
+            bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
+            roundConfig: { questionDurationSeconds: String(b.durationSeconds ?? 1200), minVoters: '3', maxVoters: '100' },
+            question: gated
+              ? {
+                  title: String(b.title ?? 'A gated question'),
+                  categoryId: '1',
+                  tags: ['sandbox'],
+                  detailsUrl: details!.url,
+                  detailsHash: details!.sha256,
+                  confidentiality: { visibility: 'gated' },
+                }
+              : {
+                  title: String(b.title ?? 'A public question'),
+                  contextUrl: 'https://example.com/sandbox-content',
+                  categoryId: '1',
+                  tags: ['sandbox'],
+                },
+            walletAddress: submitter.address,
+          };
+          await chain.fund(submitter.address, { usdc: 1_000_000n, eth: '10' });
+          const contentId = await asks.submitDirectly(body, submitter);
+          if (gated) rating.markGated(contentId, details!.url);
+          return { contentId, gated, details: details ? { url: details.url, sha256: details.sha256 } : null };
+        },
+        fund: async (b) => {
+          await chain.fund(String(b.address) as `0x${string}`, {
+            eth: b.eth === undefined ? undefined : String(b.eth),
+            usdc: b.usdc === undefined ? undefined : BigInt(String(b.usdc)),
+            lrep: b.lrep === undefined ? undefined : BigInt(String(b.lrep)),
+          });
+          return { funded: b.address };
+        },
+        settings: (b) => {
+          if (typeof b.atomicPlans === 'boolean') asks.settings.atomicPlans = b.atomicPlans;
+          if (typeof b.autoAdvance === 'boolean') k.autoAdvance = b.autoAdvance;
+          if (typeof b.raters === 'boolean') k.ratersEnabled = b.raters;
+          if (typeof b.reveals === 'boolean') k.revealsEnabled = b.reveals;
+          if (typeof b.keeperBackground === 'boolean') k.background = b.keeperBackground;
+          if (typeof b.reviewSetupFailures === 'number') generation.reviewSetupFailures = b.reviewSetupFailures;
+          // How the next requested reviews end (the reviewers' answers are fixed when a review is assigned).
+          if (b.reviewOutcome === 'failed_terminal') w.outcome = 'failed';
+          else if (
+            b.reviewOutcome === 'approved' ||
+            b.reviewOutcome === 'rejected' ||
+            b.reviewOutcome === 'inconclusive' ||
+            b.reviewOutcome === 'failed'
+          )
+            w.outcome = b.reviewOutcome;
+          if (typeof b.unsignedReviewEvidence === 'boolean') w.unsignedEvidence = b.unsignedReviewEvidence;
+          if (typeof b.workspaceMcpLimit === 'number' && b.workspaceMcpLimit > 0) review.limiter.limit = b.workspaceMcpLimit;
+          if (typeof b.workspaceMcpWindowSeconds === 'number' && b.workspaceMcpWindowSeconds >= 1 && b.workspaceMcpWindowSeconds <= 60)
+            review.limiter.windowSeconds = b.workspaceMcpWindowSeconds;
+          if (typeof b.pollAfterMs === 'number' && b.pollAfterMs >= 0) asks.settings.pollAfterMs = b.pollAfterMs;
+          if (b.rateLimits && typeof b.rateLimits === 'object') limiter.limits = { ...limiter.limits, ...(b.rateLimits as object) };
+          return {
+            atomicPlans: asks.settings.atomicPlans,
+            autoAdvance: k.autoAdvance,
+            raters: k.ratersEnabled,
+            keeperBackground: k.background,
+            pollAfterMs: asks.settings.pollAfterMs,
+            rateLimits: limiter.limits,
+            reviewOutcome: w.outcome,
+            unsignedReviewEvidence: w.unsignedEvidence,
+            workspaceMcpLimit: review.limiter.limit,
+          };
+        },
       },
-      fund: async (b) => {
-        await chain.fund(String(b.address) as `0x${string}`, {
-          eth: b.eth === undefined ? undefined : String(b.eth),
-          usdc: b.usdc === undefined ? undefined : BigInt(String(b.usdc)),
-          lrep: b.lrep === undefined ? undefined : BigInt(String(b.lrep)),
-        });
-        return { funded: b.address };
-      },
-      settings: (b) => {
-        if (typeof b.atomicPlans === 'boolean') asks.settings.atomicPlans = b.atomicPlans;
-        if (typeof b.autoAdvance === 'boolean') k.autoAdvance = b.autoAdvance;
-        if (typeof b.raters === 'boolean') k.ratersEnabled = b.raters;
-        if (typeof b.reveals === 'boolean') k.revealsEnabled = b.reveals;
-        if (typeof b.keeperBackground === 'boolean') k.background = b.keeperBackground;
-        if (typeof b.reviewSetupFailures === 'number') generation.reviewSetupFailures = b.reviewSetupFailures;
-        // How the next requested reviews end (the reviewers' answers are fixed when a review is assigned).
-        if (b.reviewOutcome === 'failed_terminal') w.outcome = 'failed';
-        else if (b.reviewOutcome === 'approved' || b.reviewOutcome === 'rejected' || b.reviewOutcome === 'inconclusive' || b.reviewOutcome === 'failed') w.outcome = b.reviewOutcome;
-        if (typeof b.unsignedReviewEvidence === 'boolean') w.unsignedEvidence = b.unsignedReviewEvidence;
-        if (typeof b.workspaceMcpLimit === 'number' && b.workspaceMcpLimit > 0) review.limiter.limit = b.workspaceMcpLimit;
-        if (typeof b.workspaceMcpWindowSeconds === 'number' && b.workspaceMcpWindowSeconds >= 1 && b.workspaceMcpWindowSeconds <= 60) review.limiter.windowSeconds = b.workspaceMcpWindowSeconds;
-        if (typeof b.pollAfterMs === 'number' && b.pollAfterMs >= 0) asks.settings.pollAfterMs = b.pollAfterMs;
-        if (b.rateLimits && typeof b.rateLimits === 'object') limiter.limits = { ...limiter.limits, ...(b.rateLimits as object) };
-        return { atomicPlans: asks.settings.atomicPlans, autoAdvance: k.autoAdvance, raters: k.ratersEnabled, keeperBackground: k.background, pollAfterMs: asks.settings.pollAfterMs, rateLimits: limiter.limits, reviewOutcome: w.outcome, unsignedReviewEvidence: w.unsignedEvidence, workspaceMcpLimit: review.limiter.limit };
-      },
-    }, limiter, faults, evidence, rating, images, generation, review);
+      limiter,
+      faults,
+      evidence,
+      rating,
+      images,
+      generation,
+      review,
+    );
 
     server = await new Promise<ServerType>((resolve, reject) => {
       const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port }, () => resolve(s));

@@ -102,7 +102,11 @@ export class Keeper {
   }
 
   private async read<T>(functionName: string, args: unknown[]): Promise<T> {
-    return (await this.chain.publicClient.readContract({ ...this.engine(), functionName: functionName as never, args: args as never })) as T;
+    return (await this.chain.publicClient.readContract({
+      ...this.engine(),
+      functionName: functionName as never,
+      args: args as never,
+    })) as T;
   }
 
   private async scanLogs(): Promise<void> {
@@ -119,7 +123,8 @@ export class Keeper {
       if (sameAddress(l.address, this.chain.addresses.contentRegistry)) {
         try {
           const d = decodeEventLog({ abi: contentRegistryAbi, data: l.data, topics: l.topics });
-          if (d.eventName === 'ContentSubmitted') this.openRounds.set(`${d.args.contentId}:1`, { contentId: d.args.contentId, roundId: 1n });
+          if (d.eventName === 'ContentSubmitted')
+            this.openRounds.set(`${d.args.contentId}:1`, { contentId: d.args.contentId, roundId: 1n });
         } catch {
           // other registry events
         }
@@ -130,7 +135,14 @@ export class Keeper {
           const d = decodeEventLog({ abi: advisoryRecorderAbi, data: l.data, topics: l.topics });
           if (d.eventName === 'AdvisoryVoteRecorded') {
             const a = d.args;
-            this.pending.set(a.advisoryCommitKey, { contentId: a.contentId, roundId: a.roundId, commitKey: a.advisoryCommitKey, targetRound: Number(a.targetRound), ciphertext: a.ciphertext, advisory: true });
+            this.pending.set(a.advisoryCommitKey, {
+              contentId: a.contentId,
+              roundId: a.roundId,
+              commitKey: a.advisoryCommitKey,
+              targetRound: Number(a.targetRound),
+              ciphertext: a.ciphertext,
+              advisory: true,
+            });
           }
         } catch {
           // not an advisory record
@@ -142,7 +154,13 @@ export class Keeper {
         if (d.eventName === 'VoteCommitted') {
           const a = d.args;
           const commitKey = keccak256(`0x${a.voter.slice(2)}${a.commitHash.slice(2)}` as Hex);
-          this.pending.set(commitKey, { contentId: a.contentId, roundId: a.roundId, commitKey, targetRound: Number(a.targetRound), ciphertext: a.ciphertext });
+          this.pending.set(commitKey, {
+            contentId: a.contentId,
+            roundId: a.roundId,
+            commitKey,
+            targetRound: Number(a.targetRound),
+            ciphertext: a.ciphertext,
+          });
           this.openRounds.set(`${a.contentId}:${a.roundId}`, { contentId: a.contentId, roundId: a.roundId });
         }
       } catch {
@@ -155,7 +173,10 @@ export class Keeper {
     const key = `${contentId}:${roundId}`;
     if (this.voted.has(key) || !this.ratersEnabled) return 0;
     const [startTime, state] = await this.read<readonly [number, number]>('roundCore', [contentId, roundId]);
-    const [epochDuration, , minVoters] = await this.read<readonly [number, number, number, number]>('roundConfigSnapshot', [contentId, roundId]);
+    const [epochDuration, , minVoters] = await this.read<readonly [number, number, number, number]>('roundConfigSnapshot', [
+      contentId,
+      roundId,
+    ]);
     const [openRoundId, reference] = await this.read<readonly [bigint, number]>('previewCommitContext', [contentId]);
     // Raters answer within the round's first epoch: the engine accepts their target rounds only there.
     if (state !== 0 || openRoundId !== roundId || this.chain.now() >= startTime + epochDuration) {
@@ -164,7 +185,15 @@ export class Keeper {
     }
     const submitter = (await this.chain.publicClient.readContract({
       address: this.chain.addresses.contentRegistry,
-      abi: [{ type: 'function', name: 'sandboxContentSubmitter', stateMutability: 'view', inputs: [{ type: 'uint256' }], outputs: [{ type: 'address' }] }] as const,
+      abi: [
+        {
+          type: 'function',
+          name: 'sandboxContentSubmitter',
+          stateMutability: 'view',
+          inputs: [{ type: 'uint256' }],
+          outputs: [{ type: 'address' }],
+        },
+      ] as const,
       functionName: 'sandboxContentSubmitter',
       args: [contentId],
     })) as Hex;
@@ -218,7 +247,11 @@ export class Keeper {
     if (!p.advisory) {
       // The voter may have revealed it already (`loopsign rate reveal`): the chain says so, and sending the reveal
       // again would revert and stall every pass after it.
-      const onChain = await this.read<{ revealed: boolean; isUp: boolean; predictedUpBps: number }>('sandboxCommitOf', [p.contentId, p.roundId, p.commitKey]);
+      const onChain = await this.read<{ revealed: boolean; isUp: boolean; predictedUpBps: number }>('sandboxCommitOf', [
+        p.contentId,
+        p.roundId,
+        p.commitKey,
+      ]);
       if (onChain.revealed) {
         this.revealed.set(p.commitKey.toLowerCase(), { isUp: onChain.isUp, predictedUpBps: onChain.predictedUpBps });
         this.pending.delete(p.commitKey);
@@ -240,14 +273,15 @@ export class Keeper {
       return false;
     }
     // Advisory votes have no on-chain reveal: decrypting them is the reveal the status reports.
-    if (!p.advisory) await this.chain.send(this.chain.deployer, this.chain.addresses.roundVotingEngine, votingEngineAbi, 'revealVoteByCommitKey', [
-      p.contentId,
-      p.roundId,
-      p.commitKey,
-      plain.isUp,
-      plain.predictedUpBps,
-      plain.salt,
-    ]);
+    if (!p.advisory)
+      await this.chain.send(this.chain.deployer, this.chain.addresses.roundVotingEngine, votingEngineAbi, 'revealVoteByCommitKey', [
+        p.contentId,
+        p.roundId,
+        p.commitKey,
+        plain.isUp,
+        plain.predictedUpBps,
+        plain.salt,
+      ]);
     this.revealed.set(p.commitKey.toLowerCase(), { isUp: plain.isUp, predictedUpBps: plain.predictedUpBps });
     this.pending.delete(p.commitKey);
     return true;
@@ -267,24 +301,34 @@ export class Keeper {
           if (await this.reveal(p)) summary.reveals++;
         } catch (error) {
           // A revert will revert again: reported once, then left alone. Anything else (a node hiccup) is retried.
-          if (error instanceof BaseError && error.walk((e) => e instanceof ContractFunctionRevertedError)) p.failed = `reveal reverted: ${error.shortMessage}`;
+          if (error instanceof BaseError && error.walk((e) => e instanceof ContractFunctionRevertedError))
+            p.failed = `reveal reverted: ${error.shortMessage}`;
           failures.push(`reveal of ${p.commitKey}: ${(error as Error).message}`);
         }
       }
     }
     let waitUntil = 0;
     for (const [key, { contentId, roundId }] of this.openRounds) {
-      const [startTime, state, voteCount, revealedCount] = await this.read<readonly [number, number, number, number]>('roundCore', [contentId, roundId]);
+      const [startTime, state, voteCount, revealedCount] = await this.read<readonly [number, number, number, number]>('roundCore', [
+        contentId,
+        roundId,
+      ]);
       if (state !== 0) {
         this.openRounds.delete(key);
         continue;
       }
-      const [epochDuration, maxDuration, minVoters] = await this.read<readonly [number, number, number, number]>('roundConfigSnapshot', [contentId, roundId]);
+      const [epochDuration, maxDuration, minVoters] = await this.read<readonly [number, number, number, number]>('roundConfigSnapshot', [
+        contentId,
+        roundId,
+      ]);
       const epochEnd = startTime + epochDuration;
       const allRevealed = voteCount > 0 && revealedCount === voteCount;
       const expired = this.chain.now() >= startTime + maxDuration + 600;
       if (this.chain.now() >= epochEnd && ((revealedCount >= minVoters && allRevealed) || expired)) {
-        await this.chain.send(this.chain.deployer, this.chain.addresses.roundVotingEngine, RoundVotingEngine.abi, 'settleRound', [contentId, roundId]);
+        await this.chain.send(this.chain.deployer, this.chain.addresses.roundVotingEngine, RoundVotingEngine.abi, 'settleRound', [
+          contentId,
+          roundId,
+        ]);
         this.openRounds.delete(key);
         summary.settled++;
       } else if (voteCount >= minVoters && this.chain.now() < epochEnd + 2 * this.beacon.network.period + 1) {

@@ -41,27 +41,53 @@ export class ServiceClient {
     return this.http.request({ method: 'POST', path: this.routes.quote, body, idempotent: true, timeoutMs: 30_000 });
   }
   ask(body: ServiceDoc): Promise<ServiceDoc> {
-    return this.http.request<ServiceDoc>({ method: 'POST', path: this.routes.asks, body, idempotent: true, timeoutMs: 30_000 }).catch((error: unknown) => {
-      throw explainKnownFailure(this.profile, 'asks', body, error);
-    });
+    return this.http
+      .request<ServiceDoc>({ method: 'POST', path: this.routes.asks, body, idempotent: true, timeoutMs: 30_000 })
+      .catch((error: unknown) => {
+        throw explainKnownFailure(this.profile, 'asks', body, error);
+      });
   }
   confirm(operationKey: string, transactionHashes: string[]): Promise<ServiceDoc> {
-    return this.http.request({ method: 'POST', path: this.routes.confirm(operationKey), body: { transactionHashes }, idempotent: true, timeoutMs: 210_000, phase: 'confirmation' });
+    return this.http.request({
+      method: 'POST',
+      path: this.routes.confirm(operationKey),
+      body: { transactionHashes },
+      idempotent: true,
+      timeoutMs: 210_000,
+      phase: 'confirmation',
+    });
   }
   confirmBonus(operationKey: string, transactionHashes: string[]): Promise<ServiceDoc> {
-    return this.http.request({ method: 'POST', path: this.routes.confirmBonus(operationKey), body: { transactionHashes }, idempotent: true, timeoutMs: 210_000, phase: 'confirmation' });
+    return this.http.request({
+      method: 'POST',
+      path: this.routes.confirmBonus(operationKey),
+      body: { transactionHashes },
+      idempotent: true,
+      timeoutMs: 210_000,
+      phase: 'confirmation',
+    });
   }
   status(operationKey: string): Promise<ServiceDoc> {
     return this.http.request({ method: 'GET', path: this.routes.ask(operationKey), idempotent: true });
   }
   statusByClient(chainId: number, clientRequestId: string, walletAddress: string): Promise<ServiceDoc> {
-    return this.http.request({ method: 'GET', path: this.routes.askByClient, query: { chainId: String(chainId), clientRequestId, walletAddress }, idempotent: true });
+    return this.http.request({
+      method: 'GET',
+      path: this.routes.askByClient,
+      query: { chainId: String(chainId), clientRequestId, walletAddress },
+      idempotent: true,
+    });
   }
   result(operationKey: string, contentId?: string): Promise<ServiceDoc> {
     return this.http.request({ method: 'GET', path: this.routes.result(operationKey), query: { contentId }, idempotent: true });
   }
   resultByClient(chainId: number, clientRequestId: string, walletAddress: string, contentId?: string): Promise<ServiceDoc> {
-    return this.http.request({ method: 'GET', path: this.routes.resultByClient, query: { chainId: String(chainId), clientRequestId, walletAddress, contentId }, idempotent: true });
+    return this.http.request({
+      method: 'GET',
+      path: this.routes.resultByClient,
+      query: { chainId: String(chainId), clientRequestId, walletAddress, contentId },
+      idempotent: true,
+    });
   }
   resultByContent(contentId: string): Promise<ServiceDoc> {
     return this.http.request({ method: 'GET', path: this.routes.resultByContent(contentId), idempotent: true });
@@ -74,10 +100,14 @@ export function explainKnownFailure(profile: ServiceProfile, route: KnownFailure
   const status = error.details?.status;
   const known = profile.knownFailures.find((f) => f.route === route && f.status === status && f.code === error.code && f.applies(body));
   if (!known) return error;
-  return new ServiceError(error.code, `the service failed (HTTP ${status} ${error.code}: ${error.message.replace(/^the service refused [^:]+: /, '')}): ${known.explain} (profile ${profile.id}); it returned no plan, so nothing was signed or paid`, {
-    hint: known.hint,
-    details: error.details,
-  });
+  return new ServiceError(
+    error.code,
+    `the service failed (HTTP ${status} ${error.code}: ${error.message.replace(/^the service refused [^:]+: /, '')}): ${known.explain} (profile ${profile.id}); it returned no plan, so nothing was signed or paid`,
+    {
+      hint: known.hint,
+      details: error.details,
+    },
+  );
 }
 
 export const DEFAULT_BASE_URL = 'https://www.rateloop.ai';
@@ -99,7 +129,11 @@ export function serviceClient(config: ResolvedConfig, chain: ResolvedChain, out:
   return new ServiceClient(
     new HttpClient({
       baseUrl,
-      onRetry: ({ attempt, waitMs, reason }) => out.progress('service.retry', `retrying in ${(waitMs / 1000).toFixed(1)} s (attempt ${attempt + 1}): ${reason}`, { attempt, waitMs }),
+      onRetry: ({ attempt, waitMs, reason }) =>
+        out.progress('service.retry', `retrying in ${(waitMs / 1000).toFixed(1)} s (attempt ${attempt + 1}): ${reason}`, {
+          attempt,
+          waitMs,
+        }),
     }),
     getProfile(config.profile.value),
   );

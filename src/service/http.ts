@@ -80,7 +80,20 @@ function networkReason(error: unknown): string | undefined {
   if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError) return 'timeout';
   if (error instanceof undiciErrors.SocketError) return 'connection reset';
   const code = e.code ?? e.cause?.code;
-  if (code && ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'].includes(code)) return code;
+  if (
+    code &&
+    [
+      'ECONNRESET',
+      'ECONNREFUSED',
+      'EPIPE',
+      'ETIMEDOUT',
+      'UND_ERR_SOCKET',
+      'UND_ERR_CONNECT_TIMEOUT',
+      'UND_ERR_HEADERS_TIMEOUT',
+      'UND_ERR_BODY_TIMEOUT',
+    ].includes(code)
+  )
+    return code;
   if (e.name === 'AbortError' || e.name === 'TimeoutError') return 'timeout';
   return undefined;
 }
@@ -114,13 +127,19 @@ export class HttpClient {
       try {
         const res = await request(url, {
           method: opts.method,
-          headers: { accept: 'application/json', ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
+          headers: {
+            accept: 'application/json',
+            ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
+            ...opts.headers,
+          },
           body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
           headersTimeout: opts.timeoutMs ?? 30_000,
           bodyTimeout: opts.timeoutMs ?? 30_000,
         });
         const maxBytes = opts.maxBytes ?? this.options.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-        const text = (await readCapped(res.body, maxBytes, `the service's answer to ${opts.path}`, res.headers['content-length'])).toString('utf8');
+        const text = (await readCapped(res.body, maxBytes, `the service's answer to ${opts.path}`, res.headers['content-length'])).toString(
+          'utf8',
+        );
         let parsed: unknown = text;
         try {
           parsed = text.length ? JSON.parse(text) : {};
@@ -129,7 +148,9 @@ export class HttpClient {
         }
         if (res.statusCode >= 200 && res.statusCode < 300) {
           if (typeof parsed !== 'object' || parsed === null) {
-            throw new ServiceError('invalid_response', `the service answered ${opts.path} with something that is not a JSON object`, { details: { status: res.statusCode } });
+            throw new ServiceError('invalid_response', `the service answered ${opts.path} with something that is not a JSON object`, {
+              details: { status: res.statusCode },
+            });
           }
           return parsed as T;
         }
@@ -143,11 +164,15 @@ export class HttpClient {
       } catch (error) {
         if (error instanceof ServiceError || error instanceof UsageError) throw error;
         const reason = networkReason(error);
-        const wrapped = new ServiceError('service_unreachable', `cannot reach the service at ${url}: ${reason ?? (error as Error).message}`, {
-          hint: 'check --base-url and your connection; the command is safe to run again',
-          details: { retryable: true, path: opts.path },
-          cause: error,
-        });
+        const wrapped = new ServiceError(
+          'service_unreachable',
+          `cannot reach the service at ${url}: ${reason ?? (error as Error).message}`,
+          {
+            hint: 'check --base-url and your connection; the command is safe to run again',
+            details: { retryable: true, path: opts.path },
+            cause: error,
+          },
+        );
         if (!opts.idempotent || attempt > this.retries || reason === undefined) throw wrapped;
         failure = wrapped;
         waitMs = backoff(attempt);

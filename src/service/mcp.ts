@@ -89,13 +89,19 @@ export class McpClient {
     const client = new Client({ name: 'loopsign', version: '0.1.0' });
     try {
       const capped = this.cappedFetch();
-      const transport = new StreamableHTTPClientTransport(this.endpoint(), { fetch: this.options.wrapFetch ? this.options.wrapFetch(capped) : capped });
+      const transport = new StreamableHTTPClientTransport(this.endpoint(), {
+        fetch: this.options.wrapFetch ? this.options.wrapFetch(capped) : capped,
+      });
       await client.connect(transport, { signal: this.abort.signal });
     } catch (error) {
-      throw this.failure(error, () => new ServiceError('mcp_unreachable', `cannot reach the service's MCP endpoint at ${this.baseUrl}: ${(error as Error).message}`, {
-        hint: 'check --base-url; the command is safe to run again',
-        cause: error,
-      }));
+      throw this.failure(
+        error,
+        () =>
+          new ServiceError('mcp_unreachable', `cannot reach the service's MCP endpoint at ${this.baseUrl}: ${(error as Error).message}`, {
+            hint: 'check --base-url; the command is safe to run again',
+            cause: error,
+          }),
+      );
     }
     this.client = client;
     return client;
@@ -105,9 +111,19 @@ export class McpClient {
   async callTool(name: string, args: Json, timeoutMs?: number): Promise<CallToolResult> {
     const client = await this.connect();
     try {
-      return await client.callTool({ name, arguments: args }, undefined, { signal: this.abort.signal, ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }) });
+      return await client.callTool({ name, arguments: args }, undefined, {
+        signal: this.abort.signal,
+        ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
+      });
     } catch (error) {
-      throw this.failure(error, () => new ServiceError('mcp_error', `the MCP call ${name} failed: ${(error as Error).message}`, { cause: error, details: { tool: name, rpcCode: (error as { code?: unknown }).code } }));
+      throw this.failure(
+        error,
+        () =>
+          new ServiceError('mcp_error', `the MCP call ${name} failed: ${(error as Error).message}`, {
+            cause: error,
+            details: { tool: name, rpcCode: (error as { code?: unknown }).code },
+          }),
+      );
     }
   }
 
@@ -145,7 +161,12 @@ export class McpClient {
     const { request } = await import('undici');
     const { Readable } = await import('node:stream');
     const marker = '__loopsign_streamed_base64__';
-    const text = JSON.stringify({ jsonrpc: '2.0', id: `loopsign-${Date.now()}`, method: 'tools/call', params: { name, arguments: { ...args, [field]: marker } } });
+    const text = JSON.stringify({
+      jsonrpc: '2.0',
+      id: `loopsign-${Date.now()}`,
+      method: 'tools/call',
+      params: { name, arguments: { ...args, [field]: marker } },
+    });
     const [head, tail] = text.split(`"${marker}"`) as [string, string];
     const prefix = Buffer.from(`${head}"`);
     const suffix = Buffer.from(`"${tail}`);
@@ -178,7 +199,9 @@ export class McpClient {
         bodyTimeout: 120_000,
       });
     } catch (error) {
-      throw new ServiceError('mcp_unreachable', `cannot reach the service's MCP endpoint at ${this.baseUrl}: ${(error as Error).message}`, { cause: error });
+      throw new ServiceError('mcp_unreachable', `cannot reach the service's MCP endpoint at ${this.baseUrl}: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     const answer = await readCapped(res.body, this.maxBytes, `the service's answer to ${name}`, res.headers['content-length']);
     let reply: Json;
@@ -187,7 +210,10 @@ export class McpClient {
     } catch {
       reply = {};
     }
-    if (reply.error) throw new ServiceError('mcp_error', `the MCP call ${name} failed: ${String(reply.error.message)}`, { details: { status: res.statusCode } });
+    if (reply.error)
+      throw new ServiceError('mcp_error', `the MCP call ${name} failed: ${String(reply.error.message)}`, {
+        details: { status: res.statusCode },
+      });
     const result = (reply.result ?? {}) as Json;
     const value = (result.structuredContent ?? {}) as Json;
     if (result.isError) {

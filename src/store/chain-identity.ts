@@ -24,10 +24,14 @@ export async function checkSameChain(client: PublicClient, op: Operation<Kind>, 
     return;
   }
   if (op.chainGenesis === genesis || (op.txs().length === 0 && op.authorizations().length === 0)) return;
-  throw new ChainError('journal_other_chain', `this operation's journal (${op.id}) holds transactions of another chain ${op.chainId} instance (its block 0 was ${op.chainGenesis}, the RPC's is ${genesis}): the chain was restarted or replaced, so nothing journaled is on it; nothing was sent`, {
-    hint: `use a new clientRequestId (or question), or rerun with ${setAsideFlag} to set the old record aside and start over`,
-    details: { recordedGenesis: op.chainGenesis, genesis },
-  });
+  throw new ChainError(
+    'journal_other_chain',
+    `this operation's journal (${op.id}) holds transactions of another chain ${op.chainId} instance (its block 0 was ${op.chainGenesis}, the RPC's is ${genesis}): the chain was restarted or replaced, so nothing journaled is on it; nothing was sent`,
+    {
+      hint: `use a new clientRequestId (or question), or rerun with ${setAsideFlag} to set the old record aside and start over`,
+      details: { recordedGenesis: op.chainGenesis, genesis },
+    },
+  );
 }
 
 /**
@@ -38,7 +42,10 @@ export async function checkSameChain(client: PublicClient, op: Operation<Kind>, 
 export async function setAsideIfStale(store: Store, client: PublicClient, id: string): Promise<string | undefined> {
   const genesis = await genesisHash(client);
   const held = await claim(store, `operation:${id}`, {
-    busy: () => new UsageError('journal_locked', `another loopsign process is working on this operation (${id})`, { hint: 'wait for it to finish, then run the command again' }),
+    busy: () =>
+      new UsageError('journal_locked', `another loopsign process is working on this operation (${id})`, {
+        hint: 'wait for it to finish, then run the command again',
+      }),
   });
   try {
     return await store.write((db) => {

@@ -44,7 +44,11 @@ export async function tryClaim(store: Store, name: string): Promise<Claim | unde
  * Takes the claim, waiting up to `waitMs` for a running holder to finish (`onWait` is told once); then throws
  * `busy()`. With no wait, a held claim throws at once.
  */
-export async function claim(store: Store, name: string, options: { waitMs?: number; busy: () => Error; onWait?: () => void; signal?: AbortSignal }): Promise<Claim> {
+export async function claim(
+  store: Store,
+  name: string,
+  options: { waitMs?: number; busy: () => Error; onWait?: () => void; signal?: AbortSignal },
+): Promise<Claim> {
   const deadline = Date.now() + (options.waitMs ?? 0);
   let told = false;
   for (let delay = 25; ; delay = Math.min(delay * 2, 250)) {

@@ -66,7 +66,7 @@ export class Store {
     // line, not an internal error.
     const unusable = (error: unknown) =>
       new UsageError('store_unreadable', `cannot open loopsign's database ${file}: ${(error as Error).message}`, {
-        hint: 'check the state folder\'s permissions and free space; the file must be a loopsign database',
+        hint: "check the state folder's permissions and free space; the file must be a loopsign database",
       });
     try {
       await ensurePrivateDir(dir);
@@ -75,9 +75,13 @@ export class Store {
     }
     const remote = networkFilesystem(dir, options.statfs);
     if (remote) {
-      throw new UsageError('state_on_network_fs', `loopsign's state folder ${dir} is on ${remote}; its database needs a local disk (SQLite's locks are not reliable over a network filesystem)`, {
-        hint: 'point XDG_STATE_HOME at a folder on a local disk',
-      });
+      throw new UsageError(
+        'state_on_network_fs',
+        `loopsign's state folder ${dir} is on ${remote}; its database needs a local disk (SQLite's locks are not reliable over a network filesystem)`,
+        {
+          hint: 'point XDG_STATE_HOME at a folder on a local disk',
+        },
+      );
     }
     const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
     // Another connection may hold the database for a moment as this one opens it: the first opener after a run was
@@ -164,9 +168,13 @@ async function whileBusy<T>(file: string, signal: AbortSignal | undefined, fn: (
     }
     signal?.throwIfAborted();
     if (Date.now() - start > WRITE_WAIT_MS) {
-      throw new ChainError('store_busy', `another loopsign process has held the database ${file} for over ${WRITE_WAIT_MS / 60_000} minutes; nothing was signed`, {
-        hint: 'wait for it to finish (a hardware signer waiting for a button, a very slow RPC), then run the same command again',
-      });
+      throw new ChainError(
+        'store_busy',
+        `another loopsign process has held the database ${file} for over ${WRITE_WAIT_MS / 60_000} minutes; nothing was signed`,
+        {
+          hint: 'wait for it to finish (a hardware signer waiting for a button, a very slow RPC), then run the same command again',
+        },
+      );
     }
     await new Promise((r) => setTimeout(r, BUSY_RETRY_MS[Math.min(attempt, BUSY_RETRY_MS.length - 1)]));
   }

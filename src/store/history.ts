@@ -51,7 +51,15 @@ export function spendHistory(store: Store, options: { since?: Date; chainId?: nu
            ORDER BY day, u.chain_id, u.asset, MIN(u.at)`,
         )
         .safeIntegers(true)
-        .all(since, options.chainId ?? null, options.chainId ?? null) as { day: string; chainId: bigint; asset: Asset; value: bigint; operation: string; kind: string; wallet: string }[],
+        .all(since, options.chainId ?? null, options.chainId ?? null) as {
+        day: string;
+        chainId: bigint;
+        asset: Asset;
+        value: bigint;
+        operation: string;
+        kind: string;
+        wallet: string;
+      }[],
   );
   const totals = new Map<string, { chainId: number; asset: Asset; value: bigint }>();
   for (const r of rows) {
@@ -66,14 +74,29 @@ export function spendHistory(store: Store, options: { since?: Date; chainId?: nu
     for (const chainId of chains) {
       for (const w of [rolling24h(now), calendarMonth(now)]) {
         const used = windowUsage(db, chainId, w.since);
-        for (const asset of Object.keys(used) as Asset[]) windows.push({ chainId, window: w.name, asset, amount: used[asset]!.toString(), display: display(used[asset]!, asset) });
+        for (const asset of Object.keys(used) as Asset[])
+          windows.push({ chainId, window: w.name, asset, amount: used[asset]!.toString(), display: display(used[asset]!, asset) });
       }
     }
   });
   return {
     since: options.since?.toISOString() ?? null,
-    rows: rows.map((r) => ({ day: r.day, chainId: Number(r.chainId), asset: r.asset, amount: r.value.toString(), display: display(r.value, r.asset), operation: r.operation, kind: r.kind, wallet: r.wallet })),
-    totals: [...totals.values()].map((t) => ({ chainId: t.chainId, asset: t.asset, amount: t.value.toString(), display: display(t.value, t.asset) })),
+    rows: rows.map((r) => ({
+      day: r.day,
+      chainId: Number(r.chainId),
+      asset: r.asset,
+      amount: r.value.toString(),
+      display: display(r.value, r.asset),
+      operation: r.operation,
+      kind: r.kind,
+      wallet: r.wallet,
+    })),
+    totals: [...totals.values()].map((t) => ({
+      chainId: t.chainId,
+      asset: t.asset,
+      amount: t.value.toString(),
+      display: display(t.value, t.asset),
+    })),
     windows,
   };
 }

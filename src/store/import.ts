@@ -16,7 +16,12 @@ import { jsonText } from '../output.js';
 import { recomputeUsage } from './usage.js';
 
 const iso = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be a date');
-const effect = z.object({ asset: z.enum(['USDC', 'LREP']), kind: z.enum(['approve', 'authorization', 'pull']), spender: z.string(), amount: z.string().regex(/^[0-9]+$/) });
+const effect = z.object({
+  asset: z.enum(['USDC', 'LREP']),
+  kind: z.enum(['approve', 'authorization', 'pull']),
+  spender: z.string(),
+  amount: z.string().regex(/^[0-9]+$/),
+});
 const journalFile = z
   .object({
     version: z.literal(1),
@@ -41,7 +46,11 @@ const journalFile = z
         signedAt: iso.optional(),
       }),
     ),
-    authorizations: z.array(z.object({ stage: z.string(), message: authorizationMessage, signature: z.string(), signedAt: iso, dead: z.boolean().optional() })).optional(),
+    authorizations: z
+      .array(
+        z.object({ stage: z.string(), message: authorizationMessage, signature: z.string(), signedAt: iso, dead: z.boolean().optional() }),
+      )
+      .optional(),
   })
   .passthrough();
 
@@ -81,61 +90,90 @@ function importOne(store: Store, file: string, text: string): { id: string } | {
       // The same record met again (two processes importing at once) is nothing to do. A file with signatures the
       // database's record lacks (an earlier loopsign still running after the upgrade, journals copied in) may still
       // pay: it is reported at every open, never skipped in silence.
-      const hashes = new Set((db.prepare('SELECT hash FROM transactions WHERE operation_id = ?').all(j.id) as { hash: string }[]).map((r) => r.hash));
-      const signatures = new Set((db.prepare('SELECT signature FROM authorizations WHERE operation_id = ?').all(j.id) as { signature: string }[]).map((r) => r.signature.toLowerCase()));
-      const missing = j.txs.filter((t) => !hashes.has(t.hash.toLowerCase())).length + (j.authorizations ?? []).filter((a) => !signatures.has(a.signature.toLowerCase())).length;
+      const hashes = new Set(
+        (db.prepare('SELECT hash FROM transactions WHERE operation_id = ?').all(j.id) as { hash: string }[]).map((r) => r.hash),
+      );
+      const signatures = new Set(
+        (db.prepare('SELECT signature FROM authorizations WHERE operation_id = ?').all(j.id) as { signature: string }[]).map((r) =>
+          r.signature.toLowerCase(),
+        ),
+      );
+      const missing =
+        j.txs.filter((t) => !hashes.has(t.hash.toLowerCase())).length +
+        (j.authorizations ?? []).filter((a) => !signatures.has(a.signature.toLowerCase())).length;
       if (missing === 0) return { why: 'an operation with its id is already in the database' };
-      return { why: `operation ${j.id} is already in the database without ${missing} of the signatures this file records, and those are not counted` };
+      return {
+        why: `operation ${j.id} is already in the database without ${missing} of the signatures this file records, and those are not counted`,
+      };
     }
     const operationKey = typeof data.operationKey === 'string' ? data.operationKey.toLowerCase() : null;
-    db.prepare('INSERT INTO operations (id, kind, chain_id, wallet, step, operation_key, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
-      j.id,
-      j.kind,
-      j.chainId,
-      wallet,
-      j.step,
-      operationKey,
-      jsonText(checked.data),
-      Date.parse(j.createdAt),
-      Date.parse(j.updatedAt),
-    );
-    const addEffects = (effects: SpendEffect[], stage: string, when: number, live: boolean, parent: { tx?: number; authorization?: number }) => {
-      const insert = db.prepare('INSERT INTO effects (operation_id, tx_id, authorization_id, stage, chain_id, wallet, asset, kind, spender, amount, at, live) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
-      for (const e of effects) insert.run(j.id, parent.tx ?? null, parent.authorization ?? null, stage, j.chainId, wallet, e.asset, e.kind, e.spender.toLowerCase(), e.amount, when, live ? 1 : 0);
+    db.prepare(
+      'INSERT INTO operations (id, kind, chain_id, wallet, step, operation_key, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    ).run(j.id, j.kind, j.chainId, wallet, j.step, operationKey, jsonText(checked.data), Date.parse(j.createdAt), Date.parse(j.updatedAt));
+    const addEffects = (
+      effects: SpendEffect[],
+      stage: string,
+      when: number,
+      live: boolean,
+      parent: { tx?: number; authorization?: number },
+    ) => {
+      const insert = db.prepare(
+        'INSERT INTO effects (operation_id, tx_id, authorization_id, stage, chain_id, wallet, asset, kind, spender, amount, at, live) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      );
+      for (const e of effects)
+        insert.run(
+          j.id,
+          parent.tx ?? null,
+          parent.authorization ?? null,
+          stage,
+          j.chainId,
+          wallet,
+          e.asset,
+          e.kind,
+          e.spender.toLowerCase(),
+          e.amount,
+          when,
+          live ? 1 : 0,
+        );
     };
     for (const [seq, tx] of j.txs.entries()) {
       const effects = effectsOf(tx, j.chainId, wallet);
       if (!effects) throw new Error(`transaction ${tx.hash} has no recorded effects and its calls cannot be classified here`);
       const hash = tx.hash.toLowerCase();
-      const info = db.prepare('INSERT INTO transactions (hash, operation_id, seq, stage, calls, raw, nonce, kind, status, block_number, chain_id, wallet, signed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
-        hash,
-        j.id,
-        seq,
-        tx.stage,
-        JSON.stringify(tx.calls),
-        tx.raw,
-        tx.nonce,
-        tx.kind,
-        tx.status,
-        tx.blockNumber ?? null,
-        j.chainId,
-        wallet,
-        at(tx.signedAt),
-      );
+      const info = db
+        .prepare(
+          'INSERT INTO transactions (hash, operation_id, seq, stage, calls, raw, nonce, kind, status, block_number, chain_id, wallet, signed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          hash,
+          j.id,
+          seq,
+          tx.stage,
+          JSON.stringify(tx.calls),
+          tx.raw,
+          tx.nonce,
+          tx.kind,
+          tx.status,
+          tx.blockNumber ?? null,
+          j.chainId,
+          wallet,
+          at(tx.signedAt),
+        );
       addEffects(effects, tx.stage, at(tx.signedAt), tx.status === 'signed' || tx.status === 'mined', { tx: Number(info.lastInsertRowid) });
     }
     for (const a of j.authorizations ?? []) {
-      const info = db.prepare('INSERT INTO authorizations (operation_id, stage, message, signature, signed_at, dead, chain_id, wallet) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
-        j.id,
+      const info = db
+        .prepare(
+          'INSERT INTO authorizations (operation_id, stage, message, signature, signed_at, dead, chain_id, wallet) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(j.id, a.stage, JSON.stringify(a.message), a.signature, at(a.signedAt), a.dead ? 1 : 0, j.chainId, wallet);
+      addEffects(
+        [{ asset: 'USDC', kind: 'authorization', spender: a.message.to as Hex, amount: BigInt(a.message.value) }],
         a.stage,
-        JSON.stringify(a.message),
-        a.signature,
         at(a.signedAt),
-        a.dead ? 1 : 0,
-        j.chainId,
-        wallet,
+        !a.dead,
+        { authorization: Number(info.lastInsertRowid) },
       );
-      addEffects([{ asset: 'USDC', kind: 'authorization', spender: a.message.to as Hex, amount: BigInt(a.message.value) }], a.stage, at(a.signedAt), !a.dead, { authorization: Number(info.lastInsertRowid) });
     }
     recomputeUsage(db, j.id);
     return { id: j.id };
@@ -150,7 +188,11 @@ export async function importJournals(store: Store, dir: string, out: Output): Pr
   } catch {
     return; // no journals from an earlier version
   }
-  const known = new Map(store.read((db) => db.prepare('SELECT file, status FROM imports').all() as { file: string; status: string }[]).map((r) => [r.file, r.status]));
+  const known = new Map(
+    store
+      .read((db) => db.prepare('SELECT file, status FROM imports').all() as { file: string; status: string }[])
+      .map((r) => [r.file, r.status]),
+  );
   const imported: string[] = [];
   const unreadable: string[] = [];
   for (const name of names) {
@@ -163,32 +205,36 @@ export async function importJournals(store: Store, dir: string, out: Output): Pr
       unreadable.push(`${file} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`);
       continue;
     }
-    const result = await store.write((db) => {
-      let r: { id: string } | { why: string };
-      try {
-        r = importOne(store, file, text);
-      } catch (error) {
-        // A row that did not fit: the transaction rolls back, nothing of this file stays, and the file is reported.
-        throw Object.assign(new Error((error as Error).message), { importFailure: true });
-      }
-      const status = 'id' in r ? 'imported' : r.why.startsWith('an operation with its id') ? 'skipped' : 'unreadable';
-      db.prepare('INSERT INTO imports (file, operation_id, status, detail, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(file) DO UPDATE SET status = excluded.status, detail = excluded.detail, at = excluded.at').run(
-        file,
-        'id' in r ? r.id : null,
-        status,
-        'why' in r ? r.why : null,
-        Date.now(),
-      );
-      return r;
-    }).catch((error: Error & { importFailure?: boolean }) => {
-      if (!error.importFailure) throw error;
-      return { why: error.message };
-    });
+    const result = await store
+      .write((db) => {
+        let r: { id: string } | { why: string };
+        try {
+          r = importOne(store, file, text);
+        } catch (error) {
+          // A row that did not fit: the transaction rolls back, nothing of this file stays, and the file is reported.
+          throw Object.assign(new Error((error as Error).message), { importFailure: true });
+        }
+        const status = 'id' in r ? 'imported' : r.why.startsWith('an operation with its id') ? 'skipped' : 'unreadable';
+        db.prepare(
+          'INSERT INTO imports (file, operation_id, status, detail, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(file) DO UPDATE SET status = excluded.status, detail = excluded.detail, at = excluded.at',
+        ).run(file, 'id' in r ? r.id : null, status, 'why' in r ? r.why : null, Date.now());
+        return r;
+      })
+      .catch((error: Error & { importFailure?: boolean }) => {
+        if (!error.importFailure) throw error;
+        return { why: error.message };
+      });
     if ('id' in result) {
       imported.push(name);
       await fs.chmod(file, 0o400).catch(() => undefined);
     } else if (!result.why.startsWith('an operation with its id')) unreadable.push(`${file} (${result.why})`);
   }
-  if (imported.length) out.warn(`imported ${imported.length} journal${imported.length === 1 ? '' : 's'} of an earlier loopsign from ${dir} into ${store.file}; the files are kept, read-only`);
-  for (const u of unreadable) out.warn(`the journal ${u} could not be imported into loopsign's database and is not counted by the spending policy; fix or move it, then run again`);
+  if (imported.length)
+    out.warn(
+      `imported ${imported.length} journal${imported.length === 1 ? '' : 's'} of an earlier loopsign from ${dir} into ${store.file}; the files are kept, read-only`,
+    );
+  for (const u of unreadable)
+    out.warn(
+      `the journal ${u} could not be imported into loopsign's database and is not counted by the spending policy; fix or move it, then run again`,
+    );
 }

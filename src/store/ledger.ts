@@ -93,7 +93,11 @@ export class SpendLedger {
 
   /** What the operation (or one stage) can already cause. */
   exposure(stage?: string): Amounts {
-    return exposure(this.entries().filter((e) => stage === undefined || e.stage === stage).flatMap((e) => e.effects));
+    return exposure(
+      this.entries()
+        .filter((e) => stage === undefined || e.stage === stage)
+        .flatMap((e) => e.effects),
+    );
   }
 
   /**
@@ -110,18 +114,32 @@ export class SpendLedger {
    * are recorded with what they can pay — which must be exactly `effects`, read back from the bytes. Only after the
    * commit may the bytes be broadcast.
    */
-  async admitTransaction(stage: string, effects: SpendEffect[], client: PublicClient | undefined, sign: () => Promise<SignedTx>): Promise<TxRecord> {
+  async admitTransaction(
+    stage: string,
+    effects: SpendEffect[],
+    client: PublicClient | undefined,
+    sign: () => Promise<SignedTx>,
+  ): Promise<TxRecord> {
     const hash = await this.op.write(async (db) => {
       await this.checkIn(db, stage, effects, client);
       const signed = await timed('signing', sign);
       const recorded = effectsOfRaw(this.chain, signed.raw, this.wallet);
       if (recorded.map(effectKey).sort().join() !== effects.map(effectKey).sort().join()) {
-        throw new RefusedError('signed_effects_mismatch', 'refused: the signed transaction can pay other amounts than the calls that were admitted; it was not recorded or sent', {
-          details: { rule: 'signed_effects_mismatch' },
-        });
+        throw new RefusedError(
+          'signed_effects_mismatch',
+          'refused: the signed transaction can pay other amounts than the calls that were admitted; it was not recorded or sent',
+          {
+            details: { rule: 'signed_effects_mismatch' },
+          },
+        );
       }
       const hash = keccak256(signed.raw);
-      this.op.insertTx(db, { stage, calls: signed.calls, hash, raw: signed.raw, nonce: signed.nonce, kind: signed.kind }, recorded, Date.now());
+      this.op.insertTx(
+        db,
+        { stage, calls: signed.calls, hash, raw: signed.raw, nonce: signed.nonce, kind: signed.kind },
+        recorded,
+        Date.now(),
+      );
       return hash;
     });
     const tx = this.op.txs().find((t) => t.hash.toLowerCase() === hash.toLowerCase())!;
@@ -130,7 +148,12 @@ export class SpendLedger {
   }
 
   /** As admitTransaction, for an EIP-3009 authorization: admitted, signed and recorded before the signature leaves. */
-  async admitAuthorization(stage: string, message: AuthorizationRecord['message'], client: PublicClient | undefined, sign: () => Promise<Hex>): Promise<AuthorizationRecord> {
+  async admitAuthorization(
+    stage: string,
+    message: AuthorizationRecord['message'],
+    client: PublicClient | undefined,
+    sign: () => Promise<Hex>,
+  ): Promise<AuthorizationRecord> {
     const effects = [authorizationEffect({ message })];
     const id = await this.op.write(async (db) => {
       await this.checkIn(db, stage, effects, client);
@@ -171,8 +194,18 @@ export class SpendLedger {
       return undefined;
     };
     return (
-      check(`the ${stage} stage`, this.caps.stage(stage), entries.filter((e) => e.stage === stage).flatMap((e) => e.effects)) ??
-      (this.caps.total ? check('this operation', this.caps.total, entries.flatMap((e) => e.effects)) : undefined)
+      check(
+        `the ${stage} stage`,
+        this.caps.stage(stage),
+        entries.filter((e) => e.stage === stage).flatMap((e) => e.effects),
+      ) ??
+      (this.caps.total
+        ? check(
+            'this operation',
+            this.caps.total,
+            entries.flatMap((e) => e.effects),
+          )
+        : undefined)
     );
   }
 
@@ -193,5 +226,10 @@ export class SpendLedger {
 
 /** Whether the token has seen this wallet's EIP-3009 authorization with this nonce used (by anyone). */
 export async function authorizationUsed(client: PublicClient, chain: ChainConfig, wallet: Hex, nonce: Hex): Promise<boolean> {
-  return client.readContract({ address: chain.tokens.USDC.address as Hex, abi: erc20Abi, functionName: 'authorizationState', args: [wallet, nonce] });
+  return client.readContract({
+    address: chain.tokens.USDC.address as Hex,
+    abi: erc20Abi,
+    functionName: 'authorizationState',
+    args: [wallet, nonce],
+  });
 }

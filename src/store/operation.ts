@@ -8,7 +8,17 @@ import type { Hex } from 'viem';
 import { RefusedError, UsageError } from '../errors.js';
 import type { Db, Store } from './db.js';
 import { claim, type Claim } from './claims.js';
-import { corrupt, isKind, parseAuthorizationRow, parseData, parseTxRow, type AuthorizationRecord, type DataOf, type Kind, type TxRecord } from './records.js';
+import {
+  corrupt,
+  isKind,
+  parseAuthorizationRow,
+  parseData,
+  parseTxRow,
+  type AuthorizationRecord,
+  type DataOf,
+  type Kind,
+  type TxRecord,
+} from './records.js';
 import type { SpendEffect } from '../wallet/spend-effects.js';
 import { jsonText } from '../output.js';
 import { recomputeUsage } from './usage.js';
@@ -52,8 +62,14 @@ export interface OperationSnapshot<K extends Kind = Kind> {
 
 function snapshotOf<K extends Kind>(db: Db, row: OperationRow, kind: K): OperationSnapshot<K> {
   if (row.kind !== kind) throw corrupt(row.id, `it is a ${row.kind} operation, not ${kind}`);
-  const txs = db.prepare('SELECT stage, calls, hash, raw, nonce, kind, status, block_number, signed_at FROM transactions WHERE operation_id = ? ORDER BY seq').all(row.id);
-  const auths = db.prepare('SELECT id, stage, message, signature, signed_at, dead FROM authorizations WHERE operation_id = ? ORDER BY id').all(row.id);
+  const txs = db
+    .prepare(
+      'SELECT stage, calls, hash, raw, nonce, kind, status, block_number, signed_at FROM transactions WHERE operation_id = ? ORDER BY seq',
+    )
+    .all(row.id);
+  const auths = db
+    .prepare('SELECT id, stage, message, signature, signed_at, dead FROM authorizations WHERE operation_id = ? ORDER BY id')
+    .all(row.id);
   return {
     id: row.id,
     kind,
@@ -86,7 +102,9 @@ export function readOperation<K extends Kind>(store: Store, kind: K, id: string)
  */
 export function findByOperationKey(store: Store, operationKey: string): OperationSnapshot<'ask'> | undefined {
   return store.read((db) => {
-    const row = db.prepare("SELECT * FROM operations WHERE operation_key = ? AND kind = 'ask' ORDER BY instr(id, '~') > 0, created_at LIMIT 1").get(operationKey.toLowerCase()) as OperationRow | undefined;
+    const row = db
+      .prepare("SELECT * FROM operations WHERE operation_key = ? AND kind = 'ask' ORDER BY instr(id, '~') > 0, created_at LIMIT 1")
+      .get(operationKey.toLowerCase()) as OperationRow | undefined;
     return row ? snapshotOf(db, row, 'ask') : undefined;
   });
 }
@@ -94,7 +112,11 @@ export function findByOperationKey(store: Store, operationKey: string): Operatio
 /** Every operation of a kind on a chain for a wallet (rate status lists the votes on a question this way). */
 export function operationsOf<K extends Kind>(store: Store, kind: K, chainId: number, wallet: string): OperationSnapshot<K>[] {
   return store.read((db) =>
-    (db.prepare('SELECT * FROM operations WHERE kind = ? AND chain_id = ? AND wallet = ? ORDER BY created_at').all(kind, chainId, wallet.toLowerCase()) as OperationRow[]).map((row) => snapshotOf(db, row, kind)),
+    (
+      db
+        .prepare('SELECT * FROM operations WHERE kind = ? AND chain_id = ? AND wallet = ? ORDER BY created_at')
+        .all(kind, chainId, wallet.toLowerCase()) as OperationRow[]
+    ).map((row) => snapshotOf(db, row, kind)),
   );
 }
 
@@ -110,7 +132,12 @@ export class Operation<K extends Kind> {
   }
 
   /** Opens (creating if needed) and claims an operation; a second run on it is refused at once (journal_locked). */
-  static async open<K extends Kind>(store: Store, kind: K, id: string, init: { chainId: number; wallet: string; data: DataOf<K> }): Promise<Operation<K>> {
+  static async open<K extends Kind>(
+    store: Store,
+    kind: K,
+    id: string,
+    init: { chainId: number; wallet: string; data: DataOf<K> },
+  ): Promise<Operation<K>> {
     if (!isKind(kind)) throw new Error(`unknown operation kind ${kind}`);
     const held = await claim(store, `operation:${id}`, {
       busy: () =>
@@ -121,15 +148,9 @@ export class Operation<K extends Kind> {
     try {
       const snapshot = await store.write((db) => {
         const now = Date.now();
-        db.prepare("INSERT INTO operations (id, kind, chain_id, wallet, step, data, created_at, updated_at) VALUES (?, ?, ?, ?, 'created', ?, ?, ?) ON CONFLICT(id) DO NOTHING").run(
-          id,
-          kind,
-          init.chainId,
-          init.wallet.toLowerCase(),
-          jsonText(init.data),
-          now,
-          now,
-        );
+        db.prepare(
+          "INSERT INTO operations (id, kind, chain_id, wallet, step, data, created_at, updated_at) VALUES (?, ?, ?, ?, 'created', ?, ?, ?) ON CONFLICT(id) DO NOTHING",
+        ).run(id, kind, init.chainId, init.wallet.toLowerCase(), jsonText(init.data), now, now);
         return snapshotOf(db, rowOf(db, id)!, kind);
       });
       return new Operation(store, snapshot, held);
@@ -182,13 +203,9 @@ export class Operation<K extends Kind> {
     await this.write((db) => {
       const data = { ...this.snapshot.data, ...patch };
       for (const [k, v] of Object.entries(patch)) if (v === undefined) delete (data as Record<string, unknown>)[k];
-      db.prepare('UPDATE operations SET data = ?, updated_at = ?, operation_key = COALESCE(?, operation_key), chain_genesis = COALESCE(?, chain_genesis) WHERE id = ?').run(
-        jsonText(data),
-        Date.now(),
-        columns.operationKey?.toLowerCase() ?? null,
-        columns.chainGenesis ?? null,
-        this.id,
-      );
+      db.prepare(
+        'UPDATE operations SET data = ?, updated_at = ?, operation_key = COALESCE(?, operation_key), chain_genesis = COALESCE(?, chain_genesis) WHERE id = ?',
+      ).run(jsonText(data), Date.now(), columns.operationKey?.toLowerCase() ?? null, columns.chainGenesis ?? null, this.id);
     });
   }
 
@@ -206,35 +223,44 @@ export class Operation<K extends Kind> {
    * to this object once that transaction commits (`refresh`).
    */
   insertTx(db: Db, tx: Omit<TxRecord, 'signedAt' | 'status'>, effects: SpendEffect[], at: number): void {
-    const seq = (db.prepare('SELECT COALESCE(MAX(seq), -1) + 1 AS seq FROM transactions WHERE operation_id = ?').get(this.id) as { seq: number }).seq;
-    const info = db.prepare("INSERT INTO transactions (hash, operation_id, seq, stage, calls, raw, nonce, kind, status, chain_id, wallet, signed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'signed', ?, ?, ?)").run(
-      tx.hash.toLowerCase(),
-      this.id,
-      seq,
-      tx.stage,
-      JSON.stringify(tx.calls),
-      tx.raw,
-      tx.nonce,
-      tx.kind,
-      this.chainId,
-      this.wallet,
-      at,
-    );
+    const seq = (
+      db.prepare('SELECT COALESCE(MAX(seq), -1) + 1 AS seq FROM transactions WHERE operation_id = ?').get(this.id) as { seq: number }
+    ).seq;
+    const info = db
+      .prepare(
+        "INSERT INTO transactions (hash, operation_id, seq, stage, calls, raw, nonce, kind, status, chain_id, wallet, signed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'signed', ?, ?, ?)",
+      )
+      .run(
+        tx.hash.toLowerCase(),
+        this.id,
+        seq,
+        tx.stage,
+        JSON.stringify(tx.calls),
+        tx.raw,
+        tx.nonce,
+        tx.kind,
+        this.chainId,
+        this.wallet,
+        at,
+      );
     this.insertEffects(db, effects, tx.stage, at, { tx: Number(info.lastInsertRowid) });
     recomputeUsage(db, this.id);
   }
 
   /** Records a signed EIP-3009 authorization (as insertTx: inside the admitting transaction). Returns its id. */
-  insertAuthorization(db: Db, stage: string, message: AuthorizationRecord['message'], signature: Hex, effects: SpendEffect[], at: number): number {
-    const info = db.prepare('INSERT INTO authorizations (operation_id, stage, message, signature, signed_at, chain_id, wallet) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
-      this.id,
-      stage,
-      JSON.stringify(message),
-      signature,
-      at,
-      this.chainId,
-      this.wallet,
-    );
+  insertAuthorization(
+    db: Db,
+    stage: string,
+    message: AuthorizationRecord['message'],
+    signature: Hex,
+    effects: SpendEffect[],
+    at: number,
+  ): number {
+    const info = db
+      .prepare(
+        'INSERT INTO authorizations (operation_id, stage, message, signature, signed_at, chain_id, wallet) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(this.id, stage, JSON.stringify(message), signature, at, this.chainId, this.wallet);
     const id = Number(info.lastInsertRowid);
     this.insertEffects(db, effects, stage, at, { authorization: id });
     recomputeUsage(db, this.id);
@@ -242,10 +268,28 @@ export class Operation<K extends Kind> {
   }
 
   private insertEffects(db: Db, effects: SpendEffect[], stage: string, at: number, parent: { tx?: number; authorization?: number }): void {
-    const insert = db.prepare('INSERT INTO effects (operation_id, tx_id, authorization_id, stage, chain_id, wallet, asset, kind, spender, amount, at, live) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)');
+    const insert = db.prepare(
+      'INSERT INTO effects (operation_id, tx_id, authorization_id, stage, chain_id, wallet, asset, kind, spender, amount, at, live) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)',
+    );
     for (const e of effects) {
-      if (e.amount > MAX_AMOUNT || e.amount < 0n) throw new RefusedError('amount_out_of_range', `refused: an amount of ${e.amount} atomic units cannot be a real payment; nothing was signed`);
-      insert.run(this.id, parent.tx ?? null, parent.authorization ?? null, stage, this.chainId, this.wallet, e.asset, e.kind, e.spender.toLowerCase(), e.amount, at);
+      if (e.amount > MAX_AMOUNT || e.amount < 0n)
+        throw new RefusedError(
+          'amount_out_of_range',
+          `refused: an amount of ${e.amount} atomic units cannot be a real payment; nothing was signed`,
+        );
+      insert.run(
+        this.id,
+        parent.tx ?? null,
+        parent.authorization ?? null,
+        stage,
+        this.chainId,
+        this.wallet,
+        e.asset,
+        e.kind,
+        e.spender.toLowerCase(),
+        e.amount,
+        at,
+      );
     }
   }
 
@@ -254,7 +298,9 @@ export class Operation<K extends Kind> {
     const tx = this.snapshot.txs.find((t) => t.hash.toLowerCase() === hash.toLowerCase());
     if (!tx) return;
     await this.write((db) => {
-      const { id } = db.prepare('SELECT id FROM transactions WHERE operation_id = ? AND hash = ?').get(this.id, tx.hash.toLowerCase()) as { id: number };
+      const { id } = db.prepare('SELECT id FROM transactions WHERE operation_id = ? AND hash = ?').get(this.id, tx.hash.toLowerCase()) as {
+        id: number;
+      };
       if (patch.status) {
         db.prepare('UPDATE transactions SET status = ? WHERE id = ?').run(patch.status, id);
         db.prepare('UPDATE effects SET live = ? WHERE tx_id = ?').run(patch.status === 'signed' || patch.status === 'mined' ? 1 : 0, id);

@@ -38,7 +38,11 @@ export function startTimeOf(pid: number): string | undefined {
 let self: ProcessIdentity | undefined;
 
 export function currentProcess(): ProcessIdentity {
-  return (self ??= { pid: process.pid, started: startTimeOf(process.pid) ?? '', boot: (read('/proc/sys/kernel/random/boot_id') ?? '').trim() });
+  return (self ??= {
+    pid: process.pid,
+    started: startTimeOf(process.pid) ?? '',
+    boot: (read('/proc/sys/kernel/random/boot_id') ?? '').trim(),
+  });
 }
 
 function signalable(pid: number): boolean {

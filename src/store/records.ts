@@ -34,7 +34,9 @@ export function isLive(tx: Pick<TxRecord, 'status'>): boolean {
   return tx.status === 'signed' || tx.status === 'mined';
 }
 
-export const authorizationMessage = z.object({ from: hex, to: hex, value: decimal, validAfter: decimal, validBefore: decimal, nonce: hash }).strict();
+export const authorizationMessage = z
+  .object({ from: hex, to: hex, value: decimal, validAfter: decimal, validBefore: decimal, nonce: hash })
+  .strict();
 
 /** An EIP-3009 authorization this wallet signed for an operation (it can move USDC without a transaction). */
 export interface AuthorizationRecord {
@@ -49,50 +51,71 @@ export interface AuthorizationRecord {
 
 // The vote a rating operation committed to: everything needed to prove or reveal it (the salt included).
 const builtCommit = z.object({
-    roundId: decimal,
-    roundReferenceRatingBps: z.number().int(),
-    targetRound: decimal,
-    drandChainHash: hex,
-    commitHash: hash,
-    ciphertext: hex,
-    stakeWei: decimal,
-    stakeAtomicUnits: decimal,
-    frontend: hex,
-    secret: z.object({ isUp: z.boolean(), predictedUpBps: z.number().int(), salt: hash, commitKey: hash, ciphertextHash: hash, roundContext: z.string() }),
-  });
+  roundId: decimal,
+  roundReferenceRatingBps: z.number().int(),
+  targetRound: decimal,
+  drandChainHash: hex,
+  commitHash: hash,
+  ciphertext: hex,
+  stakeWei: decimal,
+  stakeAtomicUnits: decimal,
+  frontend: hex,
+  secret: z.object({
+    isUp: z.boolean(),
+    predictedUpBps: z.number().int(),
+    salt: hash,
+    commitKey: hash,
+    ciphertextHash: hash,
+    roundContext: z.string(),
+  }),
+});
 
 // A link loopsign created (handoff, signing intent): its bearer token lives only in the URL fragment and here, with the
 // origin that issued it (older journals kept the base URL instead).
-const link = z.object({ token: z.string().optional(), createdAt: z.string().optional(), expiresAt: z.string().optional(), origin: z.string().optional(), baseUrl: z.string().optional() });
+const link = z.object({
+  token: z.string().optional(),
+  createdAt: z.string().optional(),
+  expiresAt: z.string().optional(),
+  origin: z.string().optional(),
+  baseUrl: z.string().optional(),
+});
 
 /** Each kind's own fields. Optional ones arrive as the operation goes on. */
 export const KIND_DATA = {
-  ask: z
-    .object({
-      clientRequestId: z.string(),
-      request: serviceDoc,
-      operationKey: hash.optional(),
-      metadataBase: z.string().optional(),
-      paymentMode: z.enum(['wallet_calls', 'x402_authorization']).optional(),
-      askHashes: z.array(hash).optional(),
-      confirm: serviceDoc.optional(),
-      bonusPlan: z.object({ bonus: serviceDoc, target: z.object({ contentId: decimal, roundId: decimal, roundStart: decimal, now: decimal }) }).optional(),
-      bonusHashes: z.array(hash).optional(),
-      bonusConfirm: serviceDoc.optional(),
-    }),
-  rate: z
-    .object({
-      contentId: decimal,
-      commit: builtCommit.optional(),
-      /** Commits this operation built and then replaced within its round (never sent, or reverted): kept, not overwritten. */
-      superseded: z.array(builtCommit).optional(),
-      ratePlan: serviceDoc.optional(),
-      confirmed: z.object({ transactionHashes: z.array(hash) }).optional(),
-      /** The vote before this one on the same question (an earlier round), when this one was started with --new-round. */
-      previous: z.string().optional(),
-    }),
+  ask: z.object({
+    clientRequestId: z.string(),
+    request: serviceDoc,
+    operationKey: hash.optional(),
+    metadataBase: z.string().optional(),
+    paymentMode: z.enum(['wallet_calls', 'x402_authorization']).optional(),
+    askHashes: z.array(hash).optional(),
+    confirm: serviceDoc.optional(),
+    bonusPlan: z
+      .object({ bonus: serviceDoc, target: z.object({ contentId: decimal, roundId: decimal, roundStart: decimal, now: decimal }) })
+      .optional(),
+    bonusHashes: z.array(hash).optional(),
+    bonusConfirm: serviceDoc.optional(),
+  }),
+  rate: z.object({
+    contentId: decimal,
+    commit: builtCommit.optional(),
+    /** Commits this operation built and then replaced within its round (never sent, or reverted): kept, not overwritten. */
+    superseded: z.array(builtCommit).optional(),
+    ratePlan: serviceDoc.optional(),
+    confirmed: z.object({ transactionHashes: z.array(hash) }).optional(),
+    /** The vote before this one on the same question (an earlier round), when this one was started with --new-round. */
+    previous: z.string().optional(),
+  }),
   'offline-commit': z.object({ contentId: z.string(), commit: builtCommit.optional() }),
-  image: z.object({ attachmentId: z.string().optional(), imageUrl: z.string().optional(), sha256: z.string().optional(), storedSha256: z.string().optional(), origin: z.string().optional() }).passthrough(),
+  image: z
+    .object({
+      attachmentId: z.string().optional(),
+      imageUrl: z.string().optional(),
+      sha256: z.string().optional(),
+      storedSha256: z.string().optional(),
+      origin: z.string().optional(),
+    })
+    .passthrough(),
   handoff: link.extend({ handoffId: z.string().optional() }).passthrough(),
   'signing-intent': link.extend({ intentId: z.string().optional() }).passthrough(),
   generation: z.object({ request: serviceDoc.optional() }).passthrough(),
@@ -108,10 +131,20 @@ export const KIND_DATA = {
       opportunityId: z.string().optional(),
     })
     .passthrough(),
-  'private-review-payload': z.object({ baseUrl: z.string().optional(), payloadDigest: z.string().optional(), idempotencyKey: z.string().optional() }).passthrough(),
-  'private-review': z.object({ baseUrl: z.string().optional(), idempotencyKey: z.string().optional(), payloadDigest: z.string().optional() }).passthrough(),
+  'private-review-payload': z
+    .object({ baseUrl: z.string().optional(), payloadDigest: z.string().optional(), idempotencyKey: z.string().optional() })
+    .passthrough(),
+  'private-review': z
+    .object({ baseUrl: z.string().optional(), idempotencyKey: z.string().optional(), payloadDigest: z.string().optional() })
+    .passthrough(),
   'project-create': z
-    .object({ request: serviceDoc.optional(), baseUrl: z.string().optional(), projectId: z.string().optional(), workspaceId: z.string().optional(), knownBefore: z.array(z.string()).optional() })
+    .object({
+      request: serviceDoc.optional(),
+      baseUrl: z.string().optional(),
+      projectId: z.string().optional(),
+      workspaceId: z.string().optional(),
+      knownBefore: z.array(z.string()).optional(),
+    })
     .passthrough(),
 } as const;
 
@@ -167,10 +200,27 @@ export function parseTxRow(id: string, row: unknown): TxRecord {
   } catch {
     throw corrupt(id, `transaction ${r.hash}: its call list does not parse`);
   }
-  return { stage: r.stage, calls, hash: r.hash, raw: r.raw, nonce: r.nonce, kind: r.kind, status: r.status, ...(r.block_number === null ? {} : { blockNumber: r.block_number }), signedAt: r.signed_at };
+  return {
+    stage: r.stage,
+    calls,
+    hash: r.hash,
+    raw: r.raw,
+    nonce: r.nonce,
+    kind: r.kind,
+    status: r.status,
+    ...(r.block_number === null ? {} : { blockNumber: r.block_number }),
+    signedAt: r.signed_at,
+  };
 }
 
-const authorizationRow = z.object({ id: z.number().int(), stage: z.string(), message: z.string(), signature: hex, signed_at: z.number().int(), dead: z.union([z.literal(0), z.literal(1)]) });
+const authorizationRow = z.object({
+  id: z.number().int(),
+  stage: z.string(),
+  message: z.string(),
+  signature: hex,
+  signed_at: z.number().int(),
+  dead: z.union([z.literal(0), z.literal(1)]),
+});
 
 export function parseAuthorizationRow(id: string, row: unknown): AuthorizationRecord {
   const parsed = authorizationRow.safeParse(row);

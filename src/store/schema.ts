@@ -131,9 +131,13 @@ export const SCHEMA_VERSION = VERSIONS.length;
 export function migrate(db: Db): void {
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version > VERSIONS.length) {
-    throw new UsageError('store_too_new', `loopsign's database was written by a newer loopsign (schema ${version}, this one knows ${VERSIONS.length})`, {
-      hint: 'upgrade loopsign; an older version must not change what a newer one recorded',
-    });
+    throw new UsageError(
+      'store_too_new',
+      `loopsign's database was written by a newer loopsign (schema ${version}, this one knows ${VERSIONS.length})`,
+      {
+        hint: 'upgrade loopsign; an older version must not change what a newer one recorded',
+      },
+    );
   }
   for (let v = version; v < VERSIONS.length; v++) db.exec(VERSIONS[v]!);
   if (version !== VERSIONS.length) db.pragma(`user_version = ${VERSIONS.length}`);

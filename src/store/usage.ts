@@ -21,9 +21,14 @@ export const HOUR_MS = 3_600_000;
 
 /** Recomputes an operation's usage rows from its live effects, in the order they were signed (and the hourly sums). */
 export function recomputeUsage(db: Db, operationId: string): void {
-  const op = db.prepare('SELECT chain_id, wallet FROM operations WHERE id = ?').get(operationId) as { chain_id: number; wallet: string } | undefined;
+  const op = db.prepare('SELECT chain_id, wallet FROM operations WHERE id = ?').get(operationId) as
+    | { chain_id: number; wallet: string }
+    | undefined;
   const take = db.prepare('UPDATE usage_hourly SET amount = amount - ? WHERE chain_id = ? AND hour = ? AND asset = ?');
-  for (const r of db.prepare('SELECT chain_id, at, asset, amount FROM usage WHERE operation_id = ?').safeIntegers(true).all(operationId) as { chain_id: bigint; at: bigint; asset: string; amount: bigint }[]) {
+  for (const r of db
+    .prepare('SELECT chain_id, at, asset, amount FROM usage WHERE operation_id = ?')
+    .safeIntegers(true)
+    .all(operationId) as { chain_id: bigint; at: bigint; asset: string; amount: bigint }[]) {
     take.run(r.amount, r.chain_id, r.at / BigInt(HOUR_MS), r.asset);
   }
   db.prepare('DELETE FROM usage WHERE operation_id = ?').run(operationId);
@@ -36,14 +41,21 @@ export function recomputeUsage(db: Db, operationId: string): void {
     .safeIntegers(true)
     .all(operationId) as (Omit<EffectRow, 'at'> & { at: bigint })[];
   const row = db.prepare('INSERT INTO usage (operation_id, chain_id, wallet, asset, at, amount) VALUES (?, ?, ?, ?, ?, ?)');
-  const add = db.prepare('INSERT INTO usage_hourly (chain_id, hour, asset, amount) VALUES (?, ?, ?, ?) ON CONFLICT (chain_id, hour, asset) DO UPDATE SET amount = amount + excluded.amount');
-  const insert = { run: (id: string, chainId: number, wallet: string, asset: Asset, at: bigint, amount: bigint) => (row.run(id, chainId, wallet, asset, at, amount), add.run(chainId, at / BigInt(HOUR_MS), asset, amount)) };
+  const add = db.prepare(
+    'INSERT INTO usage_hourly (chain_id, hour, asset, amount) VALUES (?, ?, ?, ?) ON CONFLICT (chain_id, hour, asset) DO UPDATE SET amount = amount + excluded.amount',
+  );
+  const insert = {
+    run: (id: string, chainId: number, wallet: string, asset: Asset, at: bigint, amount: bigint) => (
+      row.run(id, chainId, wallet, asset, at, amount), add.run(chainId, at / BigInt(HOUR_MS), asset, amount)
+    ),
+  };
   const seen: SpendEffect[] = [];
   let before: Amounts = {};
   for (let i = 0; i < rows.length; ) {
     const source = rows[i]!.source;
     const at = rows[i]!.at;
-    for (; i < rows.length && rows[i]!.source === source; i++) seen.push({ asset: rows[i]!.asset, kind: rows[i]!.kind, spender: rows[i]!.spender, amount: rows[i]!.amount });
+    for (; i < rows.length && rows[i]!.source === source; i++)
+      seen.push({ asset: rows[i]!.asset, kind: rows[i]!.kind, spender: rows[i]!.spender, amount: rows[i]!.amount });
     const after = exposure(seen);
     for (const asset of Object.keys(after) as Asset[]) {
       const added = (after[asset] ?? 0n) - (before[asset] ?? 0n);

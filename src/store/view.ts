@@ -9,16 +9,24 @@ export function operationView(store: Store, id: string): Record<string, unknown>
   const kind = store.read((db) => (db.prepare('SELECT kind FROM operations WHERE id = ?').get(id) as { kind: string } | undefined)?.kind);
   if (kind === undefined || !isKind(kind)) return undefined;
   const op = readOperation(store, kind, id)!;
-  const effects = store.read((db) => db.prepare('SELECT t.hash AS tx_hash, e.authorization_id, e.asset, e.kind, e.spender, e.amount, e.live FROM effects e LEFT JOIN transactions t ON t.id = e.tx_id WHERE e.operation_id = ? ORDER BY e.id').all(id) as {
-    tx_hash: string | null;
-    authorization_id: number | null;
-    asset: string;
-    kind: string;
-    spender: string;
-    amount: number | bigint;
-    live: number;
-  }[]);
-  const of = (pick: (e: (typeof effects)[number]) => boolean) => effects.filter(pick).map((e) => ({ asset: e.asset, kind: e.kind, spender: e.spender, amount: String(e.amount), counts: e.live === 1 }));
+  const effects = store.read(
+    (db) =>
+      db
+        .prepare(
+          'SELECT t.hash AS tx_hash, e.authorization_id, e.asset, e.kind, e.spender, e.amount, e.live FROM effects e LEFT JOIN transactions t ON t.id = e.tx_id WHERE e.operation_id = ? ORDER BY e.id',
+        )
+        .all(id) as {
+        tx_hash: string | null;
+        authorization_id: number | null;
+        asset: string;
+        kind: string;
+        spender: string;
+        amount: number | bigint;
+        live: number;
+      }[],
+  );
+  const of = (pick: (e: (typeof effects)[number]) => boolean) =>
+    effects.filter(pick).map((e) => ({ asset: e.asset, kind: e.kind, spender: e.spender, amount: String(e.amount), counts: e.live === 1 }));
   return {
     operation: op.id,
     kind: op.kind,
@@ -29,7 +37,23 @@ export function operationView(store: Store, id: string): Record<string, unknown>
     createdAt: new Date(op.createdAt).toISOString(),
     updatedAt: new Date(op.updatedAt).toISOString(),
     data: op.data,
-    transactions: op.txs.map((t) => ({ stage: t.stage, hash: t.hash, nonce: t.nonce, kind: t.kind, status: t.status, blockNumber: t.blockNumber ?? null, calls: t.calls, signedAt: new Date(t.signedAt).toISOString(), effects: of((e) => e.tx_hash === t.hash.toLowerCase()) })),
-    authorizations: op.authorizations.map((a) => ({ stage: a.stage, message: a.message, signedAt: new Date(a.signedAt).toISOString(), dead: a.dead, effects: of((e) => e.authorization_id === a.id) })),
+    transactions: op.txs.map((t) => ({
+      stage: t.stage,
+      hash: t.hash,
+      nonce: t.nonce,
+      kind: t.kind,
+      status: t.status,
+      blockNumber: t.blockNumber ?? null,
+      calls: t.calls,
+      signedAt: new Date(t.signedAt).toISOString(),
+      effects: of((e) => e.tx_hash === t.hash.toLowerCase()),
+    })),
+    authorizations: op.authorizations.map((a) => ({
+      stage: a.stage,
+      message: a.message,
+      signedAt: new Date(a.signedAt).toISOString(),
+      dead: a.dead,
+      effects: of((e) => e.authorization_id === a.id),
+    })),
   };
 }

@@ -63,15 +63,26 @@ export function resolveNetwork(runtime: CommitRuntime, networks: DrandNetwork[])
   const hash = runtime.drandChainHash.replace(/^0x/, '').toLowerCase();
   const network = networks.find((n) => n.chainHash === hash);
   if (!network) throw new VoteInputError('runtime.drandChainHash', `unsupported drand chain 0x${hash}`);
-  if (num(runtime.drandGenesisTimeSeconds, 'runtime.drandGenesisTimeSeconds') !== network.genesis || num(runtime.drandPeriodSeconds, 'runtime.drandPeriodSeconds') !== network.period) {
+  if (
+    num(runtime.drandGenesisTimeSeconds, 'runtime.drandGenesisTimeSeconds') !== network.genesis ||
+    num(runtime.drandPeriodSeconds, 'runtime.drandPeriodSeconds') !== network.period
+  ) {
     throw new VoteInputError('runtime', `drand genesis/period do not match the pinned ${network.name} network`);
   }
   return network;
 }
 
 /** The on-chain target-round window for this round, and the round loopsign uses within it. */
-export function chooseTargetRound(runtime: CommitRuntime, network: DrandNetwork, epoch: number, now: number): { window: [number, number]; targetRound: number } {
-  const start = runtime.roundStartTimeSeconds === undefined || runtime.roundStartTimeSeconds === null ? undefined : num(runtime.roundStartTimeSeconds, 'runtime.roundStartTimeSeconds');
+export function chooseTargetRound(
+  runtime: CommitRuntime,
+  network: DrandNetwork,
+  epoch: number,
+  now: number,
+): { window: [number, number]; targetRound: number } {
+  const start =
+    runtime.roundStartTimeSeconds === undefined || runtime.roundStartTimeSeconds === null
+      ? undefined
+      : num(runtime.roundStartTimeSeconds, 'runtime.roundStartTimeSeconds');
   let window: [number, number] | null;
   if (start !== undefined) {
     const epochEnd = start + (Math.floor(Math.max(0, now - start) / epoch) + 1) * epoch;
@@ -79,8 +90,10 @@ export function chooseTargetRound(runtime: CommitRuntime, network: DrandNetwork,
   } else {
     window = sdkCommitWindow(now, epoch, network.genesis, network.period);
   }
-  if (!window || window[0] > window[1] || window[1] === 0) throw new VoteInputError('runtime', 'no valid drand target round for the commit window');
-  const suggested = runtime.targetRound === undefined || runtime.targetRound === null ? undefined : num(runtime.targetRound, 'runtime.targetRound');
+  if (!window || window[0] > window[1] || window[1] === 0)
+    throw new VoteInputError('runtime', 'no valid drand target round for the commit window');
+  const suggested =
+    runtime.targetRound === undefined || runtime.targetRound === null ? undefined : num(runtime.targetRound, 'runtime.targetRound');
   const targetRound = suggested !== undefined && suggested >= window[0] && suggested <= window[1] ? suggested : window[1];
   return { window, targetRound };
 }

@@ -21,15 +21,19 @@ function unpaddedBase64(text: string, what: string): Buffer {
 export function parseArmoredCiphertext(bytes: Uint8Array): ParsedCiphertext {
   if (bytes.length < 1 || bytes.length > 2048) throw new CiphertextError(`ciphertext is ${bytes.length} bytes; the chain accepts 1 … 2048`);
   for (const b of bytes) {
-    if (!((b >= 0x20 && b <= 0x7e) || b === 0x0a || b === 0x0d)) throw new CiphertextError('ciphertext has a byte outside printable ASCII and CR/LF');
+    if (!((b >= 0x20 && b <= 0x7e) || b === 0x0a || b === 0x0d))
+      throw new CiphertextError('ciphertext has a byte outside printable ASCII and CR/LF');
   }
-  const text = Buffer.from(bytes).toString('ascii').replace(/[\r\n]+$/, '');
+  const text = Buffer.from(bytes)
+    .toString('ascii')
+    .replace(/[\r\n]+$/, '');
   const lines = text.split(/\r?\n/);
   if (lines[0] !== HEADER) throw new CiphertextError('ciphertext does not start with the age armor header');
   if (lines[lines.length - 1] !== FOOTER) throw new CiphertextError('ciphertext does not end with the age armor footer');
   const body = lines.slice(1, -1);
   for (const line of body) {
-    if (line.length > 64 || !/^[A-Za-z0-9+/=]*$/.test(line)) throw new CiphertextError('an armor line is longer than 64 characters or not base64');
+    if (line.length > 64 || !/^[A-Za-z0-9+/=]*$/.test(line))
+      throw new CiphertextError('an armor line is longer than 64 characters or not base64');
   }
   const binary = Buffer.from(body.join(''), 'base64');
   const macMarker = binary.indexOf('\n--- ');
@@ -56,7 +60,8 @@ export function parseArmoredCiphertext(bytes: Uint8Array): ParsedCiphertext {
 export function checkCiphertextTarget(bytes: Uint8Array, targetRound: bigint, chainHash: string): ParsedCiphertext {
   const parsed = parseArmoredCiphertext(bytes);
   const want = chainHash.replace(/^0x/, '').toLowerCase();
-  if (parsed.round !== targetRound) throw new CiphertextError(`ciphertext is for drand round ${parsed.round}, not the target round ${targetRound}`);
+  if (parsed.round !== targetRound)
+    throw new CiphertextError(`ciphertext is for drand round ${parsed.round}, not the target round ${targetRound}`);
   if (parsed.chainHash !== want) throw new CiphertextError(`ciphertext is for drand chain ${parsed.chainHash}, not ${want}`);
   return parsed;
 }

@@ -31,7 +31,8 @@ export function decodeVotePlaintext(bytes: Uint8Array): VotePlain {
 
 export function roundContext(roundId: bigint, referenceRatingBps: number): bigint {
   if (roundId <= 0n) throw new Error('roundId must be positive');
-  if (!Number.isInteger(referenceRatingBps) || referenceRatingBps < 0 || referenceRatingBps > 10000) throw new Error('reference rating must be 0 … 10000');
+  if (!Number.isInteger(referenceRatingBps) || referenceRatingBps < 0 || referenceRatingBps > 10000)
+    throw new Error('reference rating must be 0 … 10000');
   return (roundId << 16n) | BigInt(referenceRatingBps);
 }
 
@@ -48,7 +49,18 @@ export interface CommitFields extends VotePlain {
 export function commitPreimage(c: CommitFields): Hex {
   return encodePacked(
     ['bool', 'uint16', 'bytes32', 'address', 'uint256', 'uint256', 'uint16', 'uint64', 'bytes32', 'bytes32'],
-    [c.isUp, c.predictedUpBps, c.salt, c.voter, c.contentId, c.roundId, c.roundReferenceRatingBps, c.targetRound, c.drandChainHash, keccak256(c.ciphertext)],
+    [
+      c.isUp,
+      c.predictedUpBps,
+      c.salt,
+      c.voter,
+      c.contentId,
+      c.roundId,
+      c.roundReferenceRatingBps,
+      c.targetRound,
+      c.drandChainHash,
+      keccak256(c.ciphertext),
+    ],
   );
 }
 

@@ -38,7 +38,10 @@ export function parseStake(value: string | number): bigint {
 export function checkStakeBounds(stake: bigint): void {
   if (stake === 0n) return;
   if (stake < MIN_STAKE || stake > MAX_STAKE) {
-    throw new VoteInputError('stakeAmount', `a staked vote must be between 1 and 10 LREP (got ${Number(stake) / 1e6}); use 0 for an advisory vote`);
+    throw new VoteInputError(
+      'stakeAmount',
+      `a staked vote must be between 1 and 10 LREP (got ${Number(stake) / 1e6}); use 0 for an advisory vote`,
+    );
   }
 }
 

@@ -46,7 +46,12 @@ export async function tlockEncrypt(network: DrandNetwork, round: number, plainte
  * time); tlock-js's "too early" check uses the local clock, so its view of genesis is shifted by that much.
  * tlock-js logs the beacon to stdout while decrypting; that line is swallowed to keep stdout clean.
  */
-export async function tlockDecrypt(network: DrandNetwork, armored: string, getBeacon: (round: number) => Promise<Beacon>, clockSkewSeconds = 0): Promise<Uint8Array> {
+export async function tlockDecrypt(
+  network: DrandNetwork,
+  armored: string,
+  getBeacon: (round: number) => Promise<Beacon>,
+  clockSkewSeconds = 0,
+): Promise<Uint8Array> {
   const { timelockDecrypt } = await import('tlock-js');
   const c = client(network, getBeacon, network.genesis - Math.ceil(clockSkewSeconds));
   const log = console.log;

@@ -22,7 +22,13 @@ export async function readBalances(resolved: ResolvedChain, client: PublicClient
       continue;
     }
     const value = await client.readContract({ address: token.address, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
-    out.push({ symbol, atomic: value.toString(), decimals: token.decimals, formatted: formatUnits(value, token.decimals), tokenAddress: token.address });
+    out.push({
+      symbol,
+      atomic: value.toString(),
+      decimals: token.decimals,
+      formatted: formatUnits(value, token.decimals),
+      tokenAddress: token.address,
+    });
   }
   return out;
 }

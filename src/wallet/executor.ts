@@ -79,7 +79,17 @@ export class Executor {
   private holding = false;
 
   constructor(o: ExecutorOptions) {
-    ({ client: this.client, account: this.account, chain: this.chain, op: this.op, out: this.out, ledger: this.ledger, allowDelegation: this.allowDelegation, cannotDelegate: this.cannotDelegate, maxFeePerGas: this.maxFeePerGas } = o);
+    ({
+      client: this.client,
+      account: this.account,
+      chain: this.chain,
+      op: this.op,
+      out: this.out,
+      ledger: this.ledger,
+      allowDelegation: this.allowDelegation,
+      cannotDelegate: this.cannotDelegate,
+      maxFeePerGas: this.maxFeePerGas,
+    } = o);
   }
 
   /** The transactions a plan becomes under a mode (chain.md §12.5 for segmented). */
@@ -116,9 +126,13 @@ export class Executor {
       waitMs: WALLET_LOCK_WAIT_MS,
       onWait: () => this.out.progress('wallet.wait', `waiting for another loopsign process sending from ${this.account.address}`),
       busy: () =>
-        new ChainError('wallet_busy', `another loopsign process has been sending from ${this.account.address} for over ${WALLET_LOCK_WAIT_MS / 60_000} minutes; nothing was signed`, {
-          hint: 'wait for it to finish, then run the same command again (the journal resumes where this stopped)',
-        }),
+        new ChainError(
+          'wallet_busy',
+          `another loopsign process has been sending from ${this.account.address} for over ${WALLET_LOCK_WAIT_MS / 60_000} minutes; nothing was signed`,
+          {
+            hint: 'wait for it to finish, then run the same command again (the journal resumes where this stopped)',
+          },
+        ),
     });
     this.holding = true;
     try {
@@ -152,9 +166,13 @@ export class Executor {
       const journaled = this.op.txsFor(stage).map((tx) => ({ tx, digests: callsOfRawTransaction(tx.raw, wallet).map(callDigest) }));
       for (const j of journaled) {
         if (isLive(j.tx) && j.digests.some((d) => !digests.includes(d))) {
-          throw new RefusedError('plan_changed', `the plan for ${stage} differs from the one journaled before (transaction ${j.tx.hash} carried a call this plan does not have); refusing to guess what was paid`, {
-            hint: 'run `loopsign status` to see what is on chain; nothing more was sent',
-          });
+          throw new RefusedError(
+            'plan_changed',
+            `the plan for ${stage} differs from the one journaled before (transaction ${j.tx.hash} carried a call this plan does not have); refusing to guess what was paid`,
+            {
+              hint: 'run `loopsign status` to see what is on chain; nothing more was sent',
+            },
+          );
         }
       }
       coveredBy = digests.map((d) => journaled.find((j) => isLive(j.tx) && j.digests.includes(d))?.tx);
@@ -178,11 +196,18 @@ export class Executor {
 
     // Then the calls no journaled transaction carries, grouped by this run's mode.
     const remaining = calls.map((_, i) => i).filter((i) => !coveredBy[i]);
-    const segments = Executor.segments(remaining.map((i) => calls[i]!), mode).map((seg) => seg.map((k) => remaining[k]!));
+    const segments = Executor.segments(
+      remaining.map((i) => calls[i]!),
+      mode,
+    ).map((seg) => seg.map((k) => remaining[k]!));
     const hashOf: (Hex | undefined)[] = coveredBy.map((t) => t?.hash);
     // The whole rest of the plan is admitted before its first signature, so a plan the ledger would stop half-way
     // (say, after a reservation) sends nothing at all; each transaction is admitted again as it is signed.
-    await this.ledger.check(stage, remaining.flatMap((i) => callEffects(this.chain, calls[i]!)), this.client);
+    await this.ledger.check(
+      stage,
+      remaining.flatMap((i) => callEffects(this.chain, calls[i]!)),
+      this.client,
+    );
     let sent = 0;
     for (const [k, seg] of segments.entries()) {
       const segCalls = seg.map((i) => calls[i]!);
@@ -217,8 +242,12 @@ export class Executor {
         try {
           await this.broadcast(tx.raw, tx.hash, tx.nonce);
         } catch (error) {
-          if (!(error instanceof ChainError && error.code === 'nonce_used_elsewhere') || !(await this.nonceTakenByJournaled(tx))) throw error;
-          this.out.progress('tx.dropped', `transaction ${tx.hash} was never broadcast and its nonce ${tx.nonce} is taken by another mined loopsign transaction of this wallet: signing its calls again`);
+          if (!(error instanceof ChainError && error.code === 'nonce_used_elsewhere') || !(await this.nonceTakenByJournaled(tx)))
+            throw error;
+          this.out.progress(
+            'tx.dropped',
+            `transaction ${tx.hash} was never broadcast and its nonce ${tx.nonce} is taken by another mined loopsign transaction of this wallet: signing its calls again`,
+          );
           await this.op.updateTx(tx.hash, { status: 'dropped' });
           return 'dropped';
         }
@@ -234,7 +263,9 @@ export class Executor {
   private async nonceTakenByJournaled(tx: TxRecord): Promise<boolean> {
     const takers = this.op.store.read(
       (db) =>
-        db.prepare('SELECT hash FROM transactions WHERE chain_id = ? AND wallet = ? AND nonce = ? AND hash <> ?').all(this.chain.chainId, this.account.address.toLowerCase(), tx.nonce, tx.hash.toLowerCase()) as {
+        db
+          .prepare('SELECT hash FROM transactions WHERE chain_id = ? AND wallet = ? AND nonce = ? AND hash <> ?')
+          .all(this.chain.chainId, this.account.address.toLowerCase(), tx.nonce, tx.hash.toLowerCase()) as {
           hash: Hex;
         }[],
     );
@@ -277,9 +308,13 @@ export class Executor {
         // wallet, sent outside loopsign, took the nonce, and this one can never be mined: say so now rather than
         // wait for a receipt that cannot come.
         if (await this.client.getTransaction({ hash }).catch(() => undefined)) return;
-        throw new ChainError('nonce_used_elsewhere', `transaction ${hash} can never be mined: nonce ${nonce} of ${this.account.address} was used by another transaction (not one loopsign journaled); this step paid nothing`, {
-          hint: 'do not use this wallet from other software while loopsign is running; check the wallet\'s transactions, then ask again with a new clientRequestId',
-        });
+        throw new ChainError(
+          'nonce_used_elsewhere',
+          `transaction ${hash} can never be mined: nonce ${nonce} of ${this.account.address} was used by another transaction (not one loopsign journaled); this step paid nothing`,
+          {
+            hint: "do not use this wallet from other software while loopsign is running; check the wallet's transactions, then ask again with a new clientRequestId",
+          },
+        );
       }
       // A timeout leaves it unknown whether the node took the transaction; the journal makes a rerun safe either way.
       throw new ChainError('broadcast_failed', `the RPC did not accept the transaction: ${shortMessage(error)}`, {
@@ -301,7 +336,10 @@ export class Executor {
     const due = (await this.client.getBlock({ blockNumber: reserve.blockNumber })).timestamp + 1n;
     const start = Date.now();
     for (;;) {
-      const [latest, pending] = await Promise.all([this.client.getBlock({ blockTag: 'latest' }), this.client.getBlock({ blockTag: 'pending' }).catch(() => undefined)]);
+      const [latest, pending] = await Promise.all([
+        this.client.getBlock({ blockTag: 'latest' }),
+        this.client.getBlock({ blockTag: 'pending' }).catch(() => undefined),
+      ]);
       if (latest.timestamp >= due || (pending !== undefined && pending.timestamp >= due)) return;
       if (Date.now() - start >= RESERVATION_WAIT_MS) return;
       // Four looks per polling interval (25 ms on the sandbox's local node), at most one every 250 ms.
@@ -312,9 +350,13 @@ export class Executor {
   private async fees() {
     const f = await this.client.estimateFeesPerGas();
     if (f.maxFeePerGas! > this.maxFeePerGas) {
-      throw new ChainError('fee_cap', `the network asks a max fee of ${formatGwei(f.maxFeePerGas!)} gwei per gas, above the cap of ${formatGwei(this.maxFeePerGas)} gwei; nothing was signed`, {
-        hint: 'wait for fees to fall and run the same command again, or raise maxFeePerGasGwei in the config file (or LOOPSIGN_MAX_FEE_GWEI)',
-      });
+      throw new ChainError(
+        'fee_cap',
+        `the network asks a max fee of ${formatGwei(f.maxFeePerGas!)} gwei per gas, above the cap of ${formatGwei(this.maxFeePerGas)} gwei; nothing was signed`,
+        {
+          hint: 'wait for fees to fall and run the same command again, or raise maxFeePerGasGwei in the config file (or LOOPSIGN_MAX_FEE_GWEI)',
+        },
+      );
     }
     return { maxFeePerGas: f.maxFeePerGas!, maxPriorityFeePerGas: f.maxPriorityFeePerGas! };
   }
@@ -326,13 +368,26 @@ export class Executor {
       gas = await this.client.estimateGas({ account: from, to: call.to, data: call.data, value: 0n, blockTag: 'pending' });
     } catch (error) {
       const reason = revertReason(error) ?? shortMessage(error);
-      if (/InsufficientAllowance|allowance/i.test(reason) && this.op.txsFor(stage).some((t) => t.status === 'mined' && callsOfRawTransaction(t.raw, this.account.address).some((c) => callEffects(this.chain, c).some((e) => e.kind === 'approve')))) {
+      if (
+        /InsufficientAllowance|allowance/i.test(reason) &&
+        this.op
+          .txsFor(stage)
+          .some(
+            (t) =>
+              t.status === 'mined' &&
+              callsOfRawTransaction(t.raw, this.account.address).some((c) => callEffects(this.chain, c).some((e) => e.kind === 'approve')),
+          )
+      ) {
         // Approvals set, not add: another operation on this wallet replaced or used the one journaled here, and the
         // ledger will not let one ask approve its payment twice.
-        throw new ChainError('approval_replaced', `plan call ${seg[0]} (${call.phase}) would revert: the approval this operation journaled is no longer on chain (another operation on this wallet replaced or used it); nothing more was sent`, {
-          hint: 'loopsign never approves one payment twice: ask again with a new clientRequestId (this one paid nothing beyond its approval)',
-          cause: error,
-        });
+        throw new ChainError(
+          'approval_replaced',
+          `plan call ${seg[0]} (${call.phase}) would revert: the approval this operation journaled is no longer on chain (another operation on this wallet replaced or used it); nothing more was sent`,
+          {
+            hint: 'loopsign never approves one payment twice: ask again with a new clientRequestId (this one paid nothing beyond its approval)',
+            cause: error,
+          },
+        );
       }
       throw new ChainError('call_would_revert', `plan call ${seg[0]} (${call.phase}) would revert: ${reason}`, {
         hint: 'nothing was sent for this call; check balances and `loopsign status`, then run the command again',
@@ -341,7 +396,16 @@ export class Executor {
     }
     const fees = await this.fees();
     return this.send(stage, seg, [call], 'call', (nonce) =>
-      this.account.signTransaction({ type: 'eip1559', chainId: this.chain.chainId, to: call.to, data: call.data, value: 0n, nonce, gas: (gas * 12n) / 10n, ...fees }),
+      this.account.signTransaction({
+        type: 'eip1559',
+        chainId: this.chain.chainId,
+        to: call.to,
+        data: call.data,
+        value: 0n,
+        nonce,
+        gas: (gas * 12n) / 10n,
+        ...fees,
+      }),
     );
   }
 
@@ -351,7 +415,13 @@ export class Executor {
    * instead of letting them past a window), the signature, and the record of the signed bytes with what they can
    * pay. Then, committed, the broadcast and the receipt.
    */
-  private async send(stage: string, seg: number[], calls: PlanCall[], kind: TxRecord['kind'], sign: (nonce: number) => Promise<Hex>): Promise<TransactionReceipt> {
+  private async send(
+    stage: string,
+    seg: number[],
+    calls: PlanCall[],
+    kind: TxRecord['kind'],
+    sign: (nonce: number) => Promise<Hex>,
+  ): Promise<TransactionReceipt> {
     const effects = calls.flatMap((c) => callEffects(this.chain, c));
     const tx = await this.ledger.admitTransaction(stage, effects, this.client, async () => {
       const nonce = await this.client.getTransactionCount({ address: this.account.address, blockTag: 'pending' });
@@ -364,35 +434,61 @@ export class Executor {
   private async delegateState(): Promise<{ delegate: Hex; delegateCode: Hex; needsAuthorization: boolean }> {
     const delegate = this.chain.batchDelegate as Hex | undefined;
     if (!delegate) {
-      throw new RefusedError('no_pinned_delegate', `no ERC-7821 batch delegate is pinned for chain ${this.chain.chainId}, so an atomic plan cannot run`, {
-        hint: `pin one with chains.${this.chain.chainId}.batchDelegate in the config file after checking its code; nothing was sent`,
-      });
+      throw new RefusedError(
+        'no_pinned_delegate',
+        `no ERC-7821 batch delegate is pinned for chain ${this.chain.chainId}, so an atomic plan cannot run`,
+        {
+          hint: `pin one with chains.${this.chain.chainId}.batchDelegate in the config file after checking its code; nothing was sent`,
+        },
+      );
     }
     const delegateCode = ((await this.client.getCode({ address: delegate })) ?? '0x') as Hex;
-    if (delegateCode === '0x') throw new RefusedError('delegate_missing', `the pinned batch delegate ${delegate} has no code on chain ${this.chain.chainId}; nothing was sent`);
-    const supports = await this.client.readContract({ address: delegate, abi: erc7821Abi, functionName: 'supportsExecutionMode', args: [BATCH_MODE] }).catch(() => false);
-    if (supports !== true) throw new RefusedError('delegate_unsupported', `the pinned delegate ${delegate} does not support ERC-7821 batch mode 0x01; nothing was sent`);
+    if (delegateCode === '0x')
+      throw new RefusedError(
+        'delegate_missing',
+        `the pinned batch delegate ${delegate} has no code on chain ${this.chain.chainId}; nothing was sent`,
+      );
+    const supports = await this.client
+      .readContract({ address: delegate, abi: erc7821Abi, functionName: 'supportsExecutionMode', args: [BATCH_MODE] })
+      .catch(() => false);
+    if (supports !== true)
+      throw new RefusedError(
+        'delegate_unsupported',
+        `the pinned delegate ${delegate} does not support ERC-7821 batch mode 0x01; nothing was sent`,
+      );
     const code = ((await this.client.getCode({ address: this.account.address })) ?? '0x').toLowerCase();
     const designator = `0xef0100${delegate.slice(2).toLowerCase()}`;
     if (code === '0x') {
       if (!this.allowDelegation) {
-        throw new RefusedError('delegation_not_allowed', 'this plan must run as one atomic batch, which needs this wallet delegated (EIP-7702) to the pinned batch delegate', {
-          hint: `rerun with --atomic to allow loopsign to delegate ${this.account.address} to ${delegate}; nothing was sent`,
-        });
+        throw new RefusedError(
+          'delegation_not_allowed',
+          'this plan must run as one atomic batch, which needs this wallet delegated (EIP-7702) to the pinned batch delegate',
+          {
+            hint: `rerun with --atomic to allow loopsign to delegate ${this.account.address} to ${delegate}; nothing was sent`,
+          },
+        );
       }
       if (this.cannotDelegate !== undefined) {
-        throw new RefusedError('signer_cannot_delegate', `refused: this plan must run as one atomic batch, which needs an EIP-7702 authorization this signer cannot sign (${this.cannotDelegate}); nothing was signed`, {
-          hint: 'sign with the keystore or a KMS key for this plan, or ask the service for a plan without requiresAtomicExecution',
-          details: { rule: 'signer_cannot_delegate' },
-        });
+        throw new RefusedError(
+          'signer_cannot_delegate',
+          `refused: this plan must run as one atomic batch, which needs an EIP-7702 authorization this signer cannot sign (${this.cannotDelegate}); nothing was signed`,
+          {
+            hint: 'sign with the keystore or a KMS key for this plan, or ask the service for a plan without requiresAtomicExecution',
+            details: { rule: 'signer_cannot_delegate' },
+          },
+        );
       }
       return { delegate, delegateCode, needsAuthorization: true };
     }
     if (code !== designator) {
       const current = code.startsWith('0xef0100') ? `0x${code.slice(8)}` : 'a contract';
-      throw new RefusedError('delegated_elsewhere', `wallet ${this.account.address} is already delegated to ${current}, not the pinned delegate ${delegate}; nothing was sent`, {
-        hint: 're-delegating is an explicit decision: revoke the other delegation first',
-      });
+      throw new RefusedError(
+        'delegated_elsewhere',
+        `wallet ${this.account.address} is already delegated to ${current}, not the pinned delegate ${delegate}; nothing was sent`,
+        {
+          hint: 're-delegating is an explicit decision: revoke the other delegation first',
+        },
+      );
     }
     return { delegate, delegateCode, needsAuthorization: false };
   }
@@ -401,7 +497,16 @@ export class Executor {
     const self = this.account.address;
     const { delegate, delegateCode, needsAuthorization } = await this.delegateState();
     const executionData = encodeAbiParameters(
-      [{ type: 'tuple[]', components: [{ name: 'to', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'data', type: 'bytes' }] }],
+      [
+        {
+          type: 'tuple[]',
+          components: [
+            { name: 'to', type: 'address' },
+            { name: 'value', type: 'uint256' },
+            { name: 'data', type: 'bytes' },
+          ],
+        },
+      ],
       [calls.map((c) => ({ to: c.to, value: 0n, data: c.data }))],
     );
     const data = encodeFunctionData({ abi: erc7821Abi, functionName: 'execute', args: [BATCH_MODE, executionData] });
@@ -412,23 +517,51 @@ export class Executor {
       await this.client.call({ account: self, to: self, data, stateOverride, blockTag: 'pending' });
       gas = await this.client.estimateGas({ account: self, to: self, data, stateOverride, blockTag: 'pending' });
     } catch (error) {
-      throw new RefusedError('atomic_simulation_reverted', `the plan as one atomic batch (calls ${seg.join(', ')}) would revert: ${revertReason(error) ?? shortMessage(error)}; nothing was sent`, {
-        hint: 'an atomic plan is never split. If the plan reserves and submits a question in one batch, the reservation\'s minimum age makes that impossible; ask the service for a plan without requiresAtomicExecution',
-        cause: error,
-      });
+      throw new RefusedError(
+        'atomic_simulation_reverted',
+        `the plan as one atomic batch (calls ${seg.join(', ')}) would revert: ${revertReason(error) ?? shortMessage(error)}; nothing was sent`,
+        {
+          hint: "an atomic plan is never split. If the plan reserves and submits a question in one batch, the reservation's minimum age makes that impossible; ask the service for a plan without requiresAtomicExecution",
+          cause: error,
+        },
+      );
     }
     const fees = await this.fees();
     const gasLimit = (gas * 13n) / 10n + (needsAuthorization ? 30_000n : 0n);
-    if (needsAuthorization) this.out.progress(`${stage}.delegate`, `delegating ${self} to the pinned batch delegate ${delegate} (EIP-7702)`);
+    if (needsAuthorization)
+      this.out.progress(`${stage}.delegate`, `delegating ${self} to the pinned batch delegate ${delegate} (EIP-7702)`);
     const receipt = await this.send(stage, seg, calls, needsAuthorization ? 'batch+authorization' : 'batch', async (nonce) => {
-      if (!needsAuthorization) return this.account.signTransaction({ type: 'eip1559', chainId: this.chain.chainId, to: self, data, value: 0n, nonce, gas: gasLimit, ...fees });
+      if (!needsAuthorization)
+        return this.account.signTransaction({
+          type: 'eip1559',
+          chainId: this.chain.chainId,
+          to: self,
+          data,
+          value: 0n,
+          nonce,
+          gas: gasLimit,
+          ...fees,
+        });
       // Self-executed: the transaction bumps the nonce before the authorization list is processed.
       const authorization = await this.account.signAuthorization!({ chainId: this.chain.chainId, address: delegate, nonce: nonce + 1 });
-      return this.account.signTransaction({ type: 'eip7702', chainId: this.chain.chainId, to: self, data, value: 0n, nonce, gas: gasLimit, authorizationList: [authorization], ...fees });
+      return this.account.signTransaction({
+        type: 'eip7702',
+        chainId: this.chain.chainId,
+        to: self,
+        data,
+        value: 0n,
+        nonce,
+        gas: gasLimit,
+        authorizationList: [authorization],
+        ...fees,
+      });
     });
     const code = ((await this.client.getCode({ address: self })) ?? '0x').toLowerCase();
     if (code !== `0xef0100${delegate.slice(2).toLowerCase()}`) {
-      throw new ChainError('delegation_missing', `after the batch, ${self} is not delegated to ${delegate}; the batch may not have executed`);
+      throw new ChainError(
+        'delegation_missing',
+        `after the batch, ${self} is not delegated to ${delegate}; the batch may not have executed`,
+      );
     }
     return receipt;
   }

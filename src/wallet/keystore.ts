@@ -139,10 +139,14 @@ export function isWeakKdf(k: KdfSetting): boolean {
 /** Refuses (exit 6) a keystore whose KDF is lighter than any common wallet writes: its password is cheap to guess. */
 export function checkKdfStrength(k: KdfSetting, allowWeak: boolean): void {
   if (allowWeak || !isWeakKdf(k)) return;
-  throw new CredentialError('weak_kdf', `the keystore's key derivation (${kdfLabel(k)}) is weaker than any common wallet writes, so its password is cheap to guess`, {
-    hint: 'run `loopsign wallet rekey` to re-encrypt it at scrypt n=2^18 (or pass --allow-weak-kdf to use it once as it is)',
-    details: { kdf: k },
-  });
+  throw new CredentialError(
+    'weak_kdf',
+    `the keystore's key derivation (${kdfLabel(k)}) is weaker than any common wallet writes, so its password is cheap to guess`,
+    {
+      hint: 'run `loopsign wallet rekey` to re-encrypt it at scrypt n=2^18 (or pass --allow-weak-kdf to use it once as it is)',
+      details: { kdf: k },
+    },
+  );
 }
 
 /** Validate the structure before spending any time on the KDF. */
@@ -168,7 +172,8 @@ export function parseKeystore(json: unknown): ParsedKeystore {
   } else if (c.kdf === 'pbkdf2') {
     const { c: rounds, dklen, prf } = kdfparams;
     if (prf !== 'hmac-sha256') throw invalid('pbkdf2 must use hmac-sha256');
-    if (typeof rounds !== 'number' || !Number.isSafeInteger(rounds) || rounds < 1 || rounds > 10_000_000) throw invalid('pbkdf2 c is out of range');
+    if (typeof rounds !== 'number' || !Number.isSafeInteger(rounds) || rounds < 1 || rounds > 10_000_000)
+      throw invalid('pbkdf2 c is out of range');
     if (typeof dklen !== 'number' || dklen < 32 || dklen > 64) throw invalid('pbkdf2 dklen must be 32..64');
     const salt = unhex(kdfparams.salt, 'kdfparams.salt');
     kdf = { kdf: 'pbkdf2', c: rounds };
@@ -215,9 +220,13 @@ export async function decryptKeystore(json: unknown, password: string, options: 
     const privateKey = new Uint8Array(Buffer.concat([decipher.update(ks.ciphertext), decipher.final()]));
     const address = addressOfPrivateKey(privateKey);
     if (ks.address !== undefined && ks.address !== address) {
-      throw new CredentialError('keystore_address_mismatch', `the keystore's address field (${ks.address}) does not match its key (${address})`, {
-        hint: 'the file has been edited or corrupted; do not use it',
-      });
+      throw new CredentialError(
+        'keystore_address_mismatch',
+        `the keystore's address field (${ks.address}) does not match its key (${address})`,
+        {
+          hint: 'the file has been edited or corrupted; do not use it',
+        },
+      );
     }
     return { privateKey, address };
   }

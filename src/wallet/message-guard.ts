@@ -26,7 +26,11 @@ export interface ParsedMessage {
   extra: string[];
 }
 
-export const refuse: Refuse = guardRefusal('message_refused', 'refused to sign', 'nothing was signed; the service returned a message loopsign will not sign');
+export const refuse: Refuse = guardRefusal(
+  'message_refused',
+  'refused to sign',
+  'nothing was signed; the service returned a message loopsign will not sign',
+);
 
 export function payloadHash(parts: (string | number)[]): string {
   return createHash('sha256').update(parts.map(String).join('\n'), 'utf8').digest('hex');
@@ -36,7 +40,8 @@ export function parseSignedAction(message: unknown): ParsedMessage {
   if (typeof message !== 'string') refuse('not_a_message', 'the service sent typed data or an object where a text message was expected');
   if (/^0x[0-9a-fA-F]*$/.test(message.trim())) refuse('raw_hex', 'the service asked to sign raw hex (it could be a transaction or a hash)');
   const lines = message.split('\n');
-  if (lines.length < 7 || lines[1] !== '') refuse('bad_layout', 'the message does not have the signed-action layout (title, blank line, fields)');
+  if (lines.length < 7 || lines[1] !== '')
+    refuse('bad_layout', 'the message does not have the signed-action layout (title, blank line, fields)');
   const field = (i: number, name: string): string => {
     const line = lines[i] ?? '';
     if (!line.startsWith(`${name}: `)) refuse('bad_layout', `line ${i + 1} should be "${name}: …"`);
@@ -45,7 +50,8 @@ export function parseSignedAction(message: unknown): ParsedMessage {
   const nonce = field(lines.length - 2, 'Nonce');
   const expires = field(lines.length - 1, 'Expires At');
   if (!/^[0-9a-f]{32}$/.test(nonce)) refuse('bad_layout', 'the nonce is not 32 hex characters');
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.000Z$/.test(expires)) refuse('bad_layout', 'Expires At is not an ISO timestamp on a whole second');
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.000Z$/.test(expires))
+    refuse('bad_layout', 'Expires At is not an ISO timestamp on a whole second');
   return {
     title: lines[0]!,
     action: field(2, 'Action'),
@@ -69,11 +75,13 @@ export interface MessageExpectation {
 export function checkHeader(m: ParsedMessage, expect: Pick<MessageExpectation, 'action' | 'wallet' | 'now'>): void {
   if (m.title !== ACTIONS[expect.action]) refuse('wrong_title', `the message title "${m.title}" is not "${ACTIONS[expect.action]}"`);
   if (m.action !== expect.action) refuse('wrong_action', `the message is for action ${m.action}, not ${expect.action}`);
-  if (m.wallet !== expect.wallet.toLowerCase()) refuse('wrong_wallet', `the message is for wallet ${m.wallet}, not this wallet ${expect.wallet.toLowerCase()}`);
+  if (m.wallet !== expect.wallet.toLowerCase())
+    refuse('wrong_wallet', `the message is for wallet ${m.wallet}, not this wallet ${expect.wallet.toLowerCase()}`);
   if (!/^[0-9a-f]{64}$/.test(m.payloadHash)) refuse('bad_layout', 'the payload hash is not 64 lowercase hex characters');
   const now = expect.now ?? Date.now();
   if (m.expiresAt.getTime() <= now - CLOCK_SKEW_MS) refuse('expired', `the message expired at ${m.expiresAt.toISOString()}`);
-  if (m.expiresAt.getTime() > now + MAX_EXPIRY_MS + CLOCK_SKEW_MS) refuse('far_expiry', `the message stays valid until ${m.expiresAt.toISOString()}, more than 10 minutes from now`);
+  if (m.expiresAt.getTime() > now + MAX_EXPIRY_MS + CLOCK_SKEW_MS)
+    refuse('far_expiry', `the message stays valid until ${m.expiresAt.toISOString()}, more than 10 minutes from now`);
 }
 
 /** Returns the exact message to sign (verbatim) once every rule passes. Not for the terms message (terms-guard.ts). */
@@ -82,7 +90,8 @@ export function checkSignedAction(message: unknown, expect: MessageExpectation):
   checkHeader(m, expect);
   if (expect.payloadParts) {
     const recomputed = payloadHash(expect.payloadParts);
-    if (recomputed !== m.payloadHash) refuse('payload_hash_mismatch', `the payload hash is not the hash of what loopsign sent (expected ${recomputed})`);
+    if (recomputed !== m.payloadHash)
+      refuse('payload_hash_mismatch', `the payload hash is not the hash of what loopsign sent (expected ${recomputed})`);
   }
   if (m.extra.length > 0) refuse('bad_layout', 'the message carries extra lines this action does not have');
   return message as string;

@@ -23,7 +23,8 @@ export function checkRatingContracts(chain: ChainConfig, contracts: Record<strin
     const got = contracts?.[key];
     if (got === undefined || got === null) continue;
     const pinned = name === 'LREP' ? tokenAddress(chain, 'LREP') : trusted(chain, name);
-    if (!sameAddress(got, pinned)) refuse('untrusted_contract', `the rating context names ${key} ${String(got)}, not the trusted ${pinned}`);
+    if (!sameAddress(got, pinned))
+      refuse('untrusted_contract', `the rating context names ${key} ${String(got)}, not the trusted ${pinned}`);
   }
 }
 
@@ -33,7 +34,8 @@ export function checkOpenRoundPlan(chain: ChainConfig, plan: unknown, contentId:
   if (call.phase !== 'open_round') refuse('unexpected_phases', `phase ${call.phase}, expected open_round`, { call: 0 });
   expectTo(call, 0, trusted(chain, 'roundVotingEngine'), 'RoundVotingEngine');
   const [id] = decode(votingEngineAbi, call, 0, 'openRound') as [bigint];
-  if (id !== contentId) refuse('wrong_content', `the plan opens the round of question ${id}, not ${contentId}`, { call: 0, phase: call.phase });
+  if (id !== contentId)
+    refuse('wrong_content', `the plan opens the round of question ${id}, not ${contentId}`, { call: 0, phase: call.phase });
   return calls;
 }
 
@@ -61,7 +63,8 @@ export function checkRatingPlan(chain: ChainConfig, prepared: Record<string, any
     eq(sameHex(ciphertext, commit.ciphertext), i, last.phase, 'ciphertext');
   };
   if (advisory) {
-    if (last.phase !== 'record_advisory_vote') refuse('unexpected_phases', `phase ${last.phase}, expected record_advisory_vote`, { call: i });
+    if (last.phase !== 'record_advisory_vote')
+      refuse('unexpected_phases', `phase ${last.phase}, expected record_advisory_vote`, { call: i });
     expectTo(last, i, trusted(chain, 'advisoryVoteRecorder'), 'AdvisoryVoteRecorder');
     commonFields(decode(advisoryRecorderAbi, last, i, 'recordAdvisoryVote') as CommitArgs);
     return calls;

@@ -30,7 +30,8 @@ async function newPassword(options: RekeyOptions): Promise<string | undefined> {
   if (options.newPasswordFile !== undefined) return readPasswordFile(options.newPasswordFile);
   if (options.newPasswordEnv !== undefined) {
     const value = process.env[options.newPasswordEnv];
-    if (value === undefined || value === '') throw new CredentialError('password_required', `the environment variable ${options.newPasswordEnv} (the new password) is not set`);
+    if (value === undefined || value === '')
+      throw new CredentialError('password_required', `the environment variable ${options.newPasswordEnv} (the new password) is not set`);
     return value;
   }
   return undefined;
@@ -48,7 +49,8 @@ export async function rekeyWallet(config: ResolvedConfig, options: RekeyOptions 
   const keystore = await encryptKeystore(privateKey, target, typeof id === 'string' ? { id } : {});
   // Proof before replacing the only copy: the new file unlocks with the password it was written for, to this key.
   const check = await decryptKeystore(keystore, target);
-  if (check.address !== address) throw new CredentialError('rekey_failed', 'the re-encrypted keystore did not unlock to the same key; the keystore was not changed');
+  if (check.address !== address)
+    throw new CredentialError('rekey_failed', 'the re-encrypted keystore did not unlock to the same key; the keystore was not changed');
   await writeFileAtomically(file, JSON.stringify(keystore, null, 2) + '\n');
   const k = keystore.crypto.kdfparams as { n: number; r: number; p: number };
   return { address, keystore: file, before, after: { kdf: 'scrypt', n: k.n, r: k.r, p: k.p }, passwordChanged: replacement !== undefined };

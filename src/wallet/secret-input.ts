@@ -13,7 +13,10 @@ export async function readSecretInput(file: string | undefined, what: string): P
     try {
       return await fs.readFile(file, 'utf8');
     } catch (error) {
-      throw new CredentialError('secret_file_unreadable', `cannot read the ${what} file ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new CredentialError(
+        'secret_file_unreadable',
+        `cannot read the ${what} file ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
     }
   }
   if (process.stdin.isTTY === true) {
@@ -22,7 +25,9 @@ export async function readSecretInput(file: string | undefined, what: string): P
   }
   const text = await readStdin();
   if (text.trim().length === 0) {
-    throw new CredentialError('secret_missing', `no ${what} on stdin`, { hint: `pipe it in, or give a file with --${what.replace(/ /g, '-')}-file` });
+    throw new CredentialError('secret_missing', `no ${what} on stdin`, {
+      hint: `pipe it in, or give a file with --${what.replace(/ /g, '-')}-file`,
+    });
   }
   return text;
 }

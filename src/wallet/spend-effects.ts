@@ -7,7 +7,15 @@ import { decodeAbiParameters, decodeFunctionData, parseTransaction, type Hex } f
 import { RefusedError } from '../errors.js';
 import { sameAddress } from '../hex.js';
 import type { ChainConfig } from '../chains/table.js';
-import { advisoryRecorderAbi, contentRegistryAbi, erc20Abi, erc7821Abi, feedbackBonusEscrowAbi, votingEngineAbi, x402SubmitterAbi } from '../protocol/abi.js';
+import {
+  advisoryRecorderAbi,
+  contentRegistryAbi,
+  erc20Abi,
+  erc7821Abi,
+  feedbackBonusEscrowAbi,
+  votingEngineAbi,
+  x402SubmitterAbi,
+} from '../protocol/abi.js';
 
 export type Asset = 'USDC' | 'LREP';
 
@@ -28,10 +36,14 @@ export interface CallLike {
 const ASSET_OF_ENUM: Record<number, Asset> = { 0: 'LREP', 1: 'USDC' };
 
 function unaccounted(call: CallLike, why: string): never {
-  throw new RefusedError('unaccounted_call', `refused: a call to ${call.to} ${why}; loopsign signs only calls whose payments it can account for`, {
-    hint: 'nothing was signed; the plan asks for a call outside the protocol the spend ledger knows',
-    details: { rule: 'unaccounted_call', to: call.to, selector: call.data.slice(0, 10) },
-  });
+  throw new RefusedError(
+    'unaccounted_call',
+    `refused: a call to ${call.to} ${why}; loopsign signs only calls whose payments it can account for`,
+    {
+      hint: 'nothing was signed; the plan asks for a call outside the protocol the spend ledger knows',
+      details: { rule: 'unaccounted_call', to: call.to, selector: call.data.slice(0, 10) },
+    },
+  );
 }
 
 function decoded(abi: readonly unknown[], call: CallLike): { functionName: string; args: readonly any[] } | undefined {
@@ -58,14 +70,21 @@ export function callEffects(chain: ChainConfig, call: CallLike): SpendEffect[] {
     if (d?.functionName !== 'approve') unaccounted(call, `on the ${asset} token is not an approval`);
     const [spender, amount] = d.args as [Hex, bigint];
     const trustedSpenders = [c.questionRewardPoolEscrow, c.feedbackBonusEscrow, c.roundVotingEngine];
-    if (!trustedSpenders.some((t) => sameAddress(spender, t))) unaccounted(call, `approves ${spender}, which is not a trusted escrow or the voting engine`);
+    if (!trustedSpenders.some((t) => sameAddress(spender, t)))
+      unaccounted(call, `approves ${spender}, which is not a trusted escrow or the voting engine`);
     return [{ asset, kind: 'approve', spender, amount }];
   }
   if (to(c.contentRegistry)) {
     const d = decoded(contentRegistryAbi, call);
     if (d?.functionName === 'reserveSubmission' || d?.functionName === 'cancelReservedSubmission') return [];
-    if (d?.functionName === 'submitQuestionWithRewardAndRoundConfig' || d?.functionName === 'submitQuestionBundleWithRewardAndRoundConfig') {
-      const terms = (d.functionName === 'submitQuestionWithRewardAndRoundConfig' ? d.args[8] : d.args[1]) as { asset: number; amount: bigint };
+    if (
+      d?.functionName === 'submitQuestionWithRewardAndRoundConfig' ||
+      d?.functionName === 'submitQuestionBundleWithRewardAndRoundConfig'
+    ) {
+      const terms = (d.functionName === 'submitQuestionWithRewardAndRoundConfig' ? d.args[8] : d.args[1]) as {
+        asset: number;
+        amount: bigint;
+      };
       return [{ asset: assetOfEnum(call, terms.asset), kind: 'pull', spender: c.questionRewardPoolEscrow as Hex, amount: terms.amount }];
     }
     unaccounted(call, 'on the ContentRegistry is not a reservation or a question submission');
@@ -107,6 +126,18 @@ export function callsOfRawTransaction(raw: Hex, wallet: Hex): CallLike[] {
 export function callsOfTransaction(to: Hex, data: Hex, wallet: Hex): CallLike[] {
   if (!sameAddress(to, wallet)) return [{ to, data }];
   const d = decodeFunctionData({ abi: erc7821Abi, data });
-  const [calls] = decodeAbiParameters([{ type: 'tuple[]', components: [{ name: 'to', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'data', type: 'bytes' }] }], d.args![1] as Hex);
+  const [calls] = decodeAbiParameters(
+    [
+      {
+        type: 'tuple[]',
+        components: [
+          { name: 'to', type: 'address' },
+          { name: 'value', type: 'uint256' },
+          { name: 'data', type: 'bytes' },
+        ],
+      },
+    ],
+    d.args![1] as Hex,
+  );
   return calls.map((c) => ({ to: c.to as Hex, data: c.data as Hex }));
 }

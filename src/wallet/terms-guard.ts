@@ -129,23 +129,40 @@ export function checkTermsMessage(message: unknown, expect: TermsExpectation): C
   if (!/^[A-Za-z0-9._-]{1,100}$/.test(version)) refuse('bad_terms', `the terms version "${version}" is not a version name`);
   if (!/^[0-9a-f]{64}$/.test(docHash)) refuse('bad_terms', 'the terms hash is not 64 lowercase hex characters');
   if (text.trim().length === 0) refuse('bad_terms', 'the terms text is empty');
-  if (Buffer.byteLength(text, 'utf8') > MAX_TERMS_TEXT_BYTES) refuse('bad_terms', `the terms text is longer than ${MAX_TERMS_TEXT_BYTES} bytes`);
-  if (UNSHOWABLE.test(text)) refuse('bad_terms', 'the terms text holds control characters, so what you would be shown is not what would be signed');
+  if (Buffer.byteLength(text, 'utf8') > MAX_TERMS_TEXT_BYTES)
+    refuse('bad_terms', `the terms text is longer than ${MAX_TERMS_TEXT_BYTES} bytes`);
+  if (UNSHOWABLE.test(text))
+    refuse('bad_terms', 'the terms text holds control characters, so what you would be shown is not what would be signed');
   const recomputed = termsDocHash({ version, uri, text });
-  if (recomputed !== docHash) refuse('terms_hash_mismatch', `the terms text does not hash to the stated terms hash (its hash is ${recomputed})`);
+  if (recomputed !== docHash)
+    refuse('terms_hash_mismatch', `the terms text does not hash to the stated terms hash (its hash is ${recomputed})`);
   const stated = expect.stated ?? {};
-  for (const [key, value] of [['termsDocHash', docHash], ['termsUri', uri], ['termsVersion', version]] as const) {
+  for (const [key, value] of [
+    ['termsDocHash', docHash],
+    ['termsUri', uri],
+    ['termsVersion', version],
+  ] as const) {
     if (stated[key] !== undefined && stated[key] !== null && stated[key] !== value) {
       refuse('terms_mismatch', `the challenge states ${key} ${String(stated[key])}, but the message says ${value}`);
     }
   }
-  const rebuilt = buildTermsMessage({ wallet: m.wallet, payloadHash: m.payloadHash, uri, version, docHash, text, nonce: m.nonce, expiresAt: m.expiresAt.toISOString() });
+  const rebuilt = buildTermsMessage({
+    wallet: m.wallet,
+    payloadHash: m.payloadHash,
+    uri,
+    version,
+    docHash,
+    text,
+    nonce: m.nonce,
+    expiresAt: m.expiresAt.toISOString(),
+  });
   if (rebuilt !== message) refuse('bad_layout', 'the terms message has something outside its layout');
   let payloadChecked = false;
   if (expect.payload) {
     const parts = termsPayloadParts(expect.payload, { version, uri, text, docHash }, expect.payload.service);
     const hash = payloadHash(parts);
-    if (hash !== m.payloadHash) refuse('payload_hash_mismatch', `the payload hash is not the hash of this wallet, deployment, question and terms (expected ${hash})`);
+    if (hash !== m.payloadHash)
+      refuse('payload_hash_mismatch', `the payload hash is not the hash of this wallet, deployment, question and terms (expected ${hash})`);
     payloadChecked = true;
   }
   return { message: rebuilt, version, uri, text, docHash, payloadHash: m.payloadHash, payloadChecked };

@@ -5,7 +5,15 @@ import { CredentialError } from '../errors.js';
 import { productionOverrideKeys, type ResolvedConfig } from '../config.js';
 import type { Output } from '../output.js';
 import { createFileAtomically, ensurePrivateDir, writeFileAtomically } from '../fsutil.js';
-import { checkKdfStrength, decryptKeystore, parseKeystore, parsePrivateKey, addressOfPrivateKey, type KeystoreV3, type UnlockedKey } from './keystore.js';
+import {
+  checkKdfStrength,
+  decryptKeystore,
+  parseKeystore,
+  parsePrivateKey,
+  addressOfPrivateKey,
+  type KeystoreV3,
+  type UnlockedKey,
+} from './keystore.js';
 import { obtainPassword } from './password.js';
 import { timed } from '../timings.js';
 
@@ -14,7 +22,8 @@ export async function readKeystoreFile(file: string): Promise<unknown> {
   try {
     const stat = await fs.stat(file);
     if (stat.isDirectory()) throw new CredentialError('keystore_invalid', `keystore path ${file} is a directory`);
-    if (stat.size > 64 * 1024) throw new CredentialError('keystore_invalid', `keystore ${file} is ${stat.size} bytes; a v3 keystore is well under 64 KiB`);
+    if (stat.size > 64 * 1024)
+      throw new CredentialError('keystore_invalid', `keystore ${file} is ${stat.size} bytes; a v3 keystore is well under 64 KiB`);
     text = await fs.readFile(file, 'utf8');
   } catch (error) {
     if (error instanceof CredentialError) throw error;
@@ -83,7 +92,10 @@ export async function startUnlock(config: ResolvedConfig, out: Output): Promise<
   // Every signing command unlocks here, so this is where replaced production trust anchors are announced.
   const overrides = config.chainId.value === 8453 ? productionOverrideKeys(config.file) : [];
   if (overrides.length > 0) {
-    out.warn(`production trust anchors are replaced by the config file (${overrides.join(', ')}, allowed by allowProductionOverrides): plans are checked against those addresses, not the built-in ones`, { overrides });
+    out.warn(
+      `production trust anchors are replaced by the config file (${overrides.join(', ')}, allowed by allowProductionOverrides): plans are checked against those addresses, not the built-in ones`,
+      { overrides },
+    );
   }
   const raw = process.env.LOOPSIGN_PRIVATE_KEY;
   if (raw !== undefined && raw !== '') {
@@ -98,7 +110,9 @@ export async function startUnlock(config: ResolvedConfig, out: Output): Promise<
   const parsed = parseKeystore(json);
   checkKdfStrength(parsed.kdf, config.allowWeakKdf);
   const password = await obtainPassword(config, { purpose: `keystore ${file}` });
-  const signer = timed('unlock', () => decryptKeystore(json, password, { allowWeakKdf: config.allowWeakKdf })).then((key): Signer => ({ ...key, source: 'keystore' }));
+  const signer = timed('unlock', () => decryptKeystore(json, password, { allowWeakKdf: config.allowWeakKdf })).then(
+    (key): Signer => ({ ...key, source: 'keystore' }),
+  );
   signer.catch(() => undefined); // awaited by the caller later; a wrong password must not be an unhandled rejection meanwhile
   return { address: parsed.address as `0x${string}` | undefined, signer };
 }

@@ -62,7 +62,12 @@ export interface ScanReport {
 function lines(d: string, prefix: string): unknown[] {
   return readdirSync(d)
     .filter((f) => f.startsWith(prefix))
-    .flatMap((f) => readFileSync(path.join(d, f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)));
+    .flatMap((f) =>
+      readFileSync(path.join(d, f), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+    );
 }
 
 function filesUnder(d: string): string[] {
@@ -79,7 +84,8 @@ export function scanCapture(d: string): ScanReport {
   const find = (text: string) => secrets.find((s) => text.toLowerCase().includes(s));
   const leaks: string[] = [];
   const runs = lines(d, 'runs-') as { args: string[]; stdout: string; stderr: string }[];
-  for (const r of runs) if (find(r.stdout) || find(r.stderr) || find(r.args.join(' '))) leaks.push(`output of loopsign ${r.args.join(' ')}`);
+  for (const r of runs)
+    if (find(r.stdout) || find(r.stderr) || find(r.args.join(' '))) leaks.push(`output of loopsign ${r.args.join(' ')}`);
   let files = 0;
   for (const home of new Set(lines(d, 'homes-') as string[])) {
     // What loopsign wrote; the test's own inputs (password files, key files) sit at the home's top level.

@@ -31,12 +31,22 @@ export async function openSession(settings: Record<string, unknown> = {}): Promi
 
 /** The dev wallet's balance of a sandbox token, in atomic units. */
 export async function tokenBalance(s: Session, token: 'USDC' | 'LREP'): Promise<bigint> {
-  return (await s.pub.readContract({ address: s.sb.info.tokens[token].address, abi: erc20, functionName: 'balanceOf', args: [s.sb.info.devWallet.address] })) as bigint;
+  return (await s.pub.readContract({
+    address: s.sb.info.tokens[token].address,
+    abi: erc20,
+    functionName: 'balanceOf',
+    args: [s.sb.info.devWallet.address],
+  })) as bigint;
 }
 
 /** How many questions with this title the dev wallet has submitted on chain. */
 export async function submissionsTitled(s: Session, title: string): Promise<number> {
-  const logs = await s.pub.getLogs({ address: s.sb.info.contracts.contentRegistry, event: submitted, args: { submitter: s.sb.info.devWallet.address as Hex }, fromBlock: 0n });
+  const logs = await s.pub.getLogs({
+    address: s.sb.info.contracts.contentRegistry,
+    event: submitted,
+    args: { submitter: s.sb.info.devWallet.address as Hex },
+    fromBlock: 0n,
+  });
   return logs.filter((l) => l.args.title === title).length;
 }
 
@@ -46,6 +56,11 @@ const poolCreated = parseAbiItem(
 
 /** How many feedback bonus pools the dev wallet funded (for one question, or in all). */
 export async function bonusPoolsFunded(s: Session, contentId?: string): Promise<number> {
-  const logs = await s.pub.getLogs({ address: s.sb.info.contracts.feedbackBonusEscrow, event: poolCreated, args: contentId === undefined ? {} : { contentId: BigInt(contentId) }, fromBlock: 0n });
+  const logs = await s.pub.getLogs({
+    address: s.sb.info.contracts.feedbackBonusEscrow,
+    event: poolCreated,
+    args: contentId === undefined ? {} : { contentId: BigInt(contentId) },
+    fromBlock: 0n,
+  });
   return logs.filter((l) => l.args.funder?.toLowerCase() === s.sb.info.devWallet.address.toLowerCase()).length;
 }

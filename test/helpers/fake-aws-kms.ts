@@ -16,7 +16,10 @@ export function spkiOf(privateKey: Hex): Uint8Array {
 
 /** A DER signature over `digest` with s forced into the high half (what half of a real KMS's signatures look like). */
 export function highSDer(privateKey: Hex, digest: Uint8Array): Uint8Array {
-  const sig = secp256k1.Signature.fromBytes(secp256k1.sign(digest, hexToBytes(privateKey), { prehash: false, lowS: false, format: 'compact' }), 'compact');
+  const sig = secp256k1.Signature.fromBytes(
+    secp256k1.sign(digest, hexToBytes(privateKey), { prehash: false, lowS: false, format: 'compact' }),
+    'compact',
+  );
   const high = sig.s > SECP256K1_N / 2n ? sig : new secp256k1.Signature(sig.r, SECP256K1_N - sig.s);
   return high.toBytes('der');
 }
@@ -58,7 +61,12 @@ export async function startFakeAwsKms(initial: FakeKmsOptions): Promise<FakeKms>
         return send(400, { __type: 'SerializationException', message: 'bad JSON' });
       }
       const digest = input.Message ? Buffer.from(input.Message, 'base64') : undefined;
-      calls.push({ target, keyId: input.KeyId ?? '', ...(input.MessageType ? { messageType: input.MessageType } : {}), ...(digest ? { digest: digest.toString('hex') } : {}) });
+      calls.push({
+        target,
+        keyId: input.KeyId ?? '',
+        ...(input.MessageType ? { messageType: input.MessageType } : {}),
+        ...(digest ? { digest: digest.toString('hex') } : {}),
+      });
       if (input.KeyId !== options.keyId) return send(400, { __type: 'NotFoundException', message: `Key '${input.KeyId}' does not exist` });
       if (target === 'TrentService.GetPublicKey') {
         return send(200, {

@@ -40,8 +40,16 @@ function pem(spki: Uint8Array): string {
 export async function startFakeGcpKms(initial: FakeGcpOptions): Promise<FakeGcp> {
   let options = { ...initial };
   const calls: FakeGcp['calls'] = [];
-  const definition = protoLoader.loadSync('google/cloud/kms/v1/service.proto', { includeDirs: [kmsProtos, gaxProtos], longs: String, enums: String, defaults: true, oneofs: true });
-  const loaded = grpc.loadPackageDefinition(definition) as unknown as { google: { cloud: { kms: { v1: { KeyManagementService: { service: grpc.ServiceDefinition } } } } } };
+  const definition = protoLoader.loadSync('google/cloud/kms/v1/service.proto', {
+    includeDirs: [kmsProtos, gaxProtos],
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+    google: { cloud: { kms: { v1: { KeyManagementService: { service: grpc.ServiceDefinition } } } } };
+  };
   const server = new grpc.Server();
   const notFound = (name: string) => ({ code: grpc.status.NOT_FOUND, details: `CryptoKeyVersion ${name} not found` });
   server.addService(loaded.google.cloud.kms.v1.KeyManagementService.service, {
@@ -49,22 +57,44 @@ export async function startFakeGcpKms(initial: FakeGcpOptions): Promise<FakeGcp>
       calls.push({ method: 'GetPublicKey', name: call.request.name });
       if (call.request.name !== options.keyVersion) return callback(notFound(call.request.name));
       const text = pem(spkiOf(options.privateKey));
-      callback(null, { pem: text, algorithm: options.algorithm ?? 'EC_SIGN_SECP256K1_SHA256', pemCrc32c: { value: String(crc32c(Buffer.from(text))) }, name: options.keyVersion, protectionLevel: 'HSM' });
+      callback(null, {
+        pem: text,
+        algorithm: options.algorithm ?? 'EC_SIGN_SECP256K1_SHA256',
+        pemCrc32c: { value: String(crc32c(Buffer.from(text))) },
+        name: options.keyVersion,
+        protectionLevel: 'HSM',
+      });
     },
-    AsymmetricSign: (call: grpc.ServerUnaryCall<{ name: string; digest?: { sha256?: Buffer }; digestCrc32c?: { value: string } }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+    AsymmetricSign: (
+      call: grpc.ServerUnaryCall<{ name: string; digest?: { sha256?: Buffer }; digestCrc32c?: { value: string } }, unknown>,
+      callback: grpc.sendUnaryData<unknown>,
+    ) => {
       const digest = call.request.digest?.sha256;
       calls.push({ method: 'AsymmetricSign', name: call.request.name, ...(digest ? { digestLength: digest.length } : {}) });
       if (call.request.name !== options.keyVersion) return callback(notFound(call.request.name));
-      if (!digest || digest.length !== 32) return callback({ code: grpc.status.INVALID_ARGUMENT, details: 'digest.sha256 must be 32 bytes' });
+      if (!digest || digest.length !== 32)
+        return callback({ code: grpc.status.INVALID_ARGUMENT, details: 'digest.sha256 must be 32 bytes' });
       const verified = call.request.digestCrc32c?.value !== undefined && Number(call.request.digestCrc32c.value) === crc32c(digest);
       const signature = highSDer(options.signWith ?? options.privateKey, new Uint8Array(digest));
       const crc = (crc32c(signature) ^ (options.corruptSignatureCrc ? 1 : 0)) >>> 0;
-      callback(null, { signature: Buffer.from(signature), signatureCrc32c: { value: String(crc) }, verifiedDigestCrc32c: verified, name: options.keyVersion, protectionLevel: 'HSM' });
+      callback(null, {
+        signature: Buffer.from(signature),
+        signatureCrc32c: { value: String(crc) },
+        verifiedDigestCrc32c: verified,
+        name: options.keyVersion,
+        protectionLevel: 'HSM',
+      });
     },
   });
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+  );
   // A stub auth client: no Google credentials are looked up, none are sent.
-  const authClient = { getRequestHeaders: async () => new Headers(), getClient: async () => authClient, getProjectId: async () => 'loopsign-test' };
+  const authClient = {
+    getRequestHeaders: async () => new Headers(),
+    getClient: async () => authClient,
+    getProjectId: async () => 'loopsign-test',
+  };
   return {
     port,
     calls,

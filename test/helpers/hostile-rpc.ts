@@ -24,7 +24,11 @@ const flipS = (sig: Hex): Hex => {
 export async function startHostileRpc(upstream: string, otherAccount: string): Promise<HostileRpc> {
   const state: HostileRpc = { url: () => '', methods: [], authorizations: [], mode: 'honest', stop: async () => undefined };
   const forward = async (body: { method: string; params: unknown[] }) => {
-    const res = await fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...body }) });
+    const res = await fetch(upstream, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...body }),
+    });
     return (await res.json()) as { result?: unknown; error?: unknown };
   };
   const server: Server = createServer((req, res) => {
@@ -56,7 +60,11 @@ export async function startHostileRpc(upstream: string, otherAccount: string): P
         if (call.method === 'eth_signTransaction') {
           const tx = parseTransaction(answer.result as Hex);
           const s = SECP256K1_N - BigInt(tx.s!);
-          answer.result = serializeTransaction(tx, { r: tx.r!, s: `0x${s.toString(16).padStart(64, '0')}`, yParity: tx.yParity === 1 ? 0 : 1 });
+          answer.result = serializeTransaction(tx, {
+            r: tx.r!,
+            s: `0x${s.toString(16).padStart(64, '0')}`,
+            yParity: tx.yParity === 1 ? 0 : 1,
+          });
         } else if (signing) {
           answer.result = flipS(answer.result as Hex);
         }

@@ -54,7 +54,11 @@ export async function startInProcess(options: { raters?: boolean } = {}): Promis
   process.env.LOOPSIGN_SANDBOX_MANIFEST = sb.manifestPath;
   const config = await resolveConfig({ chainId: '31337' });
   const control = async (pathname: string, body?: unknown, method?: string) => {
-    const res = await fetch(`${sb.manifest.baseUrl}${pathname}`, { method: method ?? (body === undefined ? 'GET' : 'POST'), headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${sb.manifest.baseUrl}${pathname}`, {
+      method: method ?? (body === undefined ? 'GET' : 'POST'),
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return res.json();
   };
   const outs = new WeakMap<Context, string[]>();
@@ -66,7 +70,12 @@ export async function startInProcess(options: { raters?: boolean } = {}): Promis
     control,
     async fundedAccount(amounts = {}) {
       const account = privateKeyToAccount(generatePrivateKey());
-      await control('/__sandbox/fund', { address: account.address, usdc: amounts.usdc ?? '50000000', lrep: amounts.lrep ?? '50000000', eth: amounts.eth ?? '10' });
+      await control('/__sandbox/fund', {
+        address: account.address,
+        usdc: amounts.usdc ?? '50000000',
+        lrep: amounts.lrep ?? '50000000',
+        eth: amounts.eth ?? '10',
+      });
       return account;
     },
     context(account, overrides = {}) {

@@ -56,7 +56,9 @@ function typedTxLength(tx: Uint8Array): number | undefined {
 // EIP-712 field type descriptors (ethapp.adoc "EIP712 SEND STRUCT DEFINITION").
 const BASE = ['', 'int', 'uint', 'address', 'bool', 'string', 'bytes', 'bytes'];
 
-type Frame = { kind: 'struct'; name: string; i: number; value: Record<string, unknown> } | { kind: 'array'; type: string; n: number; value: unknown[] };
+type Frame =
+  | { kind: 'struct'; name: string; i: number; value: Record<string, unknown> }
+  | { kind: 'array'; type: string; n: number; value: unknown[] };
 
 export function emulatedLedger(privateKey: Hex, options: { whitelist?: string[] } = {}): EmulatedLedger {
   const account = privateKeyToAccount(privateKey);
@@ -71,7 +73,8 @@ export function emulatedLedger(privateKey: Hex, options: { whitelist?: string[] 
     transportFactory: () => undefined,
   };
 
-  const sign = (digest: Hex) => secp256k1.sign(hexToBytes(digest), hexToBytes(device.signWith ?? privateKey), { prehash: false, format: 'recovered' });
+  const sign = (digest: Hex) =>
+    secp256k1.sign(hexToBytes(digest), hexToBytes(device.signWith ?? privateKey), { prehash: false, format: 'recovered' });
   /** v ‖ r ‖ s as the app answers (v: 27/28 for messages, the parity for typed transactions). */
   const answer = (digest: Hex, v: (parity: number) => number): Uint8Array => {
     const recovered = sign(digest); // recovery ‖ r ‖ s
@@ -98,7 +101,7 @@ export function emulatedLedger(privateKey: Hex, options: { whitelist?: string[] 
       stack.pop();
       const parent = stack.at(-1);
       if (!parent) return;
-      if (parent.kind === 'struct') parent.value[fieldsOf(parent)[parent.i]!.name] = top.value, parent.i++;
+      if (parent.kind === 'struct') (parent.value[fieldsOf(parent)[parent.i]!.name] = top.value), parent.i++;
       else parent.value.push(top.value);
     }
   };
@@ -227,7 +230,7 @@ export function emulatedLedger(privateKey: Hex, options: { whitelist?: string[] 
         fieldBuffer = [];
         const type = nextType();
         const top = stack.at(-1)!;
-        if (top.kind === 'struct') top.value[fieldsOf(top)[top.i]!.name] = decode(type, bytes), top.i++;
+        if (top.kind === 'struct') (top.value[fieldsOf(top)[top.i]!.name] = decode(type, bytes)), top.i++;
         else top.value.push(decode(type, bytes));
         settle();
         return { data: none, sw: SW.ok };
@@ -236,13 +239,20 @@ export function emulatedLedger(privateKey: Hex, options: { whitelist?: string[] 
         let digest: Hex;
         if (p2 === 0x00) {
           const start = pathLength(data);
-          digest = keccak256(concatHex(['0x1901', bytesToHex(data.slice(start, start + 32)), bytesToHex(data.slice(start + 32, start + 64))]));
+          digest = keccak256(
+            concatHex(['0x1901', bytesToHex(data.slice(start, start + 32)), bytesToHex(data.slice(start + 32, start + 64))]),
+          );
         } else {
           const domain = roots.find((r) => r.name === 'EIP712Domain');
           const message = roots.filter((r) => r.name !== 'EIP712Domain').at(-1);
           if (!domain || !message) return { data: none, sw: SW.badData };
           const { EIP712Domain: _domain, ...messageTypes } = types;
-          digest = hashTypedData({ domain: domain.value as never, types: messageTypes as never, primaryType: message.name, message: message.value as never });
+          digest = hashTypedData({
+            domain: domain.value as never,
+            types: messageTypes as never,
+            primaryType: message.name,
+            message: message.value as never,
+          });
         }
         roots = [];
         const human = confirm('typedData');
@@ -269,10 +279,15 @@ export function emulatedLedger(privateKey: Hex, options: { whitelist?: string[] 
         const nonce = Number(bytesToHex(tlv.get(3) ?? new Uint8Array([0])));
         if (tlv.get(0)?.[0] !== 1 || delegate.length !== 42) return { data: none, sw: SW.badData };
         if (!device.eip7702Enabled || !device.whitelist.includes(delegate.toLowerCase())) return { data: none, sw: SW.notAllowed };
-        const rlp = (n: number): Hex => (n === 0 ? '0x80' : n < 0x80 ? (`0x${n.toString(16).padStart(2, '0')}` as Hex) : (() => {
-          const h = n.toString(16).padStart(Math.ceil(n.toString(16).length / 2) * 2, '0');
-          return `0x${(0x80 + h.length / 2).toString(16)}${h}` as Hex;
-        })());
+        const rlp = (n: number): Hex =>
+          n === 0
+            ? '0x80'
+            : n < 0x80
+              ? (`0x${n.toString(16).padStart(2, '0')}` as Hex)
+              : (() => {
+                  const h = n.toString(16).padStart(Math.ceil(n.toString(16).length / 2) * 2, '0');
+                  return `0x${(0x80 + h.length / 2).toString(16)}${h}` as Hex;
+                })();
         const body = concatHex([rlp(chainId), `0x94${delegate.slice(2)}`, rlp(nonce)]);
         const digest = keccak256(concatHex(['0x05', `0x${(0xc0 + (body.length - 2) / 2).toString(16)}`, body]));
         const human = confirm('authorization');
@@ -287,7 +302,12 @@ export function emulatedLedger(privateKey: Hex, options: { whitelist?: string[] 
 
   device.transportFactory = ({ deviceModelDataSource }) => {
     const identifier = 'LOOPSIGN_EMULATED';
-    const discovered = () => ({ id: 'emulated-ledger-1', deviceModel: deviceModelDataSource.getDeviceModel({ id: 'nanoX' }), transport: identifier, name: 'Emulated Nano X' });
+    const discovered = () => ({
+      id: 'emulated-ledger-1',
+      deviceModel: deviceModelDataSource.getDeviceModel({ id: 'nanoX' }),
+      transport: identifier,
+      name: 'Emulated Nano X',
+    });
     return {
       getIdentifier: () => identifier,
       isSupported: () => true,
@@ -309,7 +329,11 @@ export function emulatedLedger(privateKey: Hex, options: { whitelist?: string[] 
               if (result === 'never') {
                 // The human never answers: the exchange stays open until the kit gives up on it.
                 return new Promise((resolve) => {
-                  if (abortTimeout) setTimeout(() => resolve(Right(new ApduResponse({ statusCode: new Uint8Array(SW.rejected), data: new Uint8Array() }))), abortTimeout).unref();
+                  if (abortTimeout)
+                    setTimeout(
+                      () => resolve(Right(new ApduResponse({ statusCode: new Uint8Array(SW.rejected), data: new Uint8Array() }))),
+                      abortTimeout,
+                    ).unref();
                 });
               }
               return Promise.resolve(Right(new ApduResponse({ statusCode: new Uint8Array(result.sw), data: result.data })));

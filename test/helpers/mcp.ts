@@ -7,7 +7,14 @@ import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/s
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ElicitRequestSchema, ListRootsRequestSchema, type CallToolResult, type ElicitRequest, type ElicitResult, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  type CallToolResult,
+  type ElicitRequest,
+  type ElicitResult,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
 import { capture } from './capture.js';
 import { BIN, childEnv, findSecret, ROOT, type Home } from './cli.js';
 
@@ -59,7 +66,11 @@ export interface McpSession {
   stdout(): string;
   stderr(): string;
   /** A tool call's result document: structuredContent, or the parsed error document of a tool error. */
-  call(name: string, args?: Record<string, unknown>, options?: Parameters<Client['callTool']>[2]): Promise<{ isError: boolean; doc: any; result: CallToolResult }>;
+  call(
+    name: string,
+    args?: Record<string, unknown>,
+    options?: Parameters<Client['callTool']>[2],
+  ): Promise<{ isError: boolean; doc: any; result: CallToolResult }>;
   /** Ends the session (closes stdin), waits for the server to exit, checks its stdout and the secrets. */
   stop(): Promise<number | null>;
 }
@@ -82,7 +93,11 @@ export interface McpOptions {
 }
 
 export async function startMcp(home: Home, options: McpOptions = {}): Promise<McpSession> {
-  const child = spawn(process.execPath, [BIN, ...(options.args ?? []), 'mcp', ...(options.rootArgs ?? []).flatMap((r) => ['--root', r])], { env: childEnv(home, options.env), cwd: home.dir, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...(options.args ?? []), 'mcp', ...(options.rootArgs ?? []).flatMap((r) => ['--root', r])], {
+    env: childEnv(home, options.env),
+    cwd: home.dir,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const raw = { stdout: '', stderr: '' };
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (raw.stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -90,9 +105,17 @@ export async function startMcp(home: Home, options: McpOptions = {}): Promise<Mc
   const roots = options.roots === undefined ? [home.dir, path.join(ROOT, 'test', 'fixtures')] : options.roots;
   const client = new Client(
     { name: 'loopsign-test-host', version: '1.0.0' },
-    { capabilities: { ...(options.elicit ? { elicitation: options.elicitCapability ?? { form: {} } } : {}), ...(roots ? { roots: { listChanged: false } } : {}) } },
+    {
+      capabilities: {
+        ...(options.elicit ? { elicitation: options.elicitCapability ?? { form: {} } } : {}),
+        ...(roots ? { roots: { listChanged: false } } : {}),
+      },
+    },
   );
-  if (roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: roots.map((r) => ({ uri: pathToFileURL(r).href, name: path.basename(r) })) }));
+  if (roots)
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({
+      roots: roots.map((r) => ({ uri: pathToFileURL(r).href, name: path.basename(r) })),
+    }));
   if (options.elicit) {
     const answer = options.elicit;
     client.setRequestHandler(ElicitRequestSchema, async (request) => {

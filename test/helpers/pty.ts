@@ -27,7 +27,11 @@ export function runOnPty(args: string[], home: Home, env: Record<string, string 
   const command = `stty cols 0 rows 0 2>/dev/null; exec ${q(process.execPath)} ${q(BIN)} ${args.map(q).join(' ')}`;
   const runner = hasScript
     ? spawn('script', ['-qfec', command, '/dev/null'], { cwd: home.dir, env: childEnv(home, env), stdio: ['pipe', 'pipe', 'pipe'] })
-    : spawn('python3', ['-c', 'import os,pty,sys; s=pty.spawn(["sh","-c",sys.argv[1]]); sys.exit(os.waitstatus_to_exitcode(s) & 255)', command], { cwd: home.dir, env: childEnv(home, env), stdio: ['pipe', 'pipe', 'pipe'] });
+    : spawn(
+        'python3',
+        ['-c', 'import os,pty,sys; s=pty.spawn(["sh","-c",sys.argv[1]]); sys.exit(os.waitstatus_to_exitcode(s) & 255)', command],
+        { cwd: home.dir, env: childEnv(home, env), stdio: ['pipe', 'pipe', 'pipe'] },
+      );
   let out = '';
   let bytes = 0;
   const collect = (d: Buffer) => {
@@ -44,7 +48,11 @@ export function runOnPty(args: string[], home: Home, env: Record<string, string 
     if (found !== undefined) return found;
     for (let i = 0; i < 400; i++) {
       try {
-        const kids = readFileSync(`/proc/${runner.pid}/task/${runner.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+        const kids = readFileSync(`/proc/${runner.pid}/task/${runner.pid}/children`, 'utf8')
+          .trim()
+          .split(/\s+/)
+          .filter(Boolean)
+          .map(Number);
         for (const pid of kids) {
           if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(BIN)) return (found = pid);
         }

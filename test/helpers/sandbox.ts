@@ -96,7 +96,13 @@ export function alive(pid: number): boolean {
   }
 }
 
-export async function api(base: string, method: string, pathname: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
+export async function api(
+  base: string,
+  method: string,
+  pathname: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await fetch(`${base}${pathname}`, {
     method,
     headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },

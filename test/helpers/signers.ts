@@ -1,7 +1,16 @@
 // What every signer suite shares: a real anvil to mine what a wallet signs, the four signature kinds loopsign makes
 // (an EIP-1559 call, EIP-3009 typed data, an EIP-191 message, a self-executed EIP-7702 delegation), and the checks
 // that each landed or recovered to the wallet's address.
-import { createPublicClient, http, numberToHex, recoverMessageAddress, recoverTypedDataAddress, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
+import {
+  createPublicClient,
+  http,
+  numberToHex,
+  recoverMessageAddress,
+  recoverTypedDataAddress,
+  type Hex,
+  type LocalAccount,
+  type TransactionReceipt,
+} from 'viem';
 import { expect } from 'vitest';
 import { startAnvil, type AnvilProcess } from '../../src/sandbox/anvil.js';
 import type { ResolvedConfig } from '../../src/config.js';
@@ -42,14 +51,23 @@ export async function startChain(): Promise<Chain> {
 
 export function quietOut(): Output & { events: SignerProgress[] } {
   const events: SignerProgress[] = [];
-  return { events, progress: (event: string, message: string) => events.push({ event, message }), warn: () => undefined } as unknown as Output & { events: SignerProgress[] };
+  return {
+    events,
+    progress: (event: string, message: string) => events.push({ event, message }),
+    warn: () => undefined,
+  } as unknown as Output & { events: SignerProgress[] };
 }
 export const NO_CONFIG = {} as ResolvedConfig;
 
 /** EIP-3009 ReceiveWithAuthorization, as the x402 flow signs it (USDC's domain). */
 export function receiveWithAuthorization(from: Address) {
   return {
-    domain: { name: 'USD Coin', version: '2', chainId: CHAIN_ID, verifyingContract: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' as Address },
+    domain: {
+      name: 'USD Coin',
+      version: '2',
+      chainId: CHAIN_ID,
+      verifyingContract: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' as Address,
+    },
     types: {
       ReceiveWithAuthorization: [
         { name: 'from', type: 'address' },
@@ -75,7 +93,16 @@ export async function fees(chain: Chain) {
 /** An EIP-1559 call, signed by the account and mined: the receipt's sender is the account. */
 export async function signAndMineCall(chain: Chain, account: LocalAccount): Promise<TransactionReceipt> {
   const nonce = await chain.pub.getTransactionCount({ address: account.address, blockTag: 'pending' });
-  const raw = await account.signTransaction({ type: 'eip1559', chainId: CHAIN_ID, to: TARGET, data: '0x1234', value: 1n, nonce, gas: 60_000n, ...(await fees(chain)) });
+  const raw = await account.signTransaction({
+    type: 'eip1559',
+    chainId: CHAIN_ID,
+    to: TARGET,
+    data: '0x1234',
+    value: 1n,
+    nonce,
+    gas: 60_000n,
+    ...(await fees(chain)),
+  });
   const receipt = await chain.mine(raw);
   expect(receipt.status).toBe('success');
   expect(receipt.from.toLowerCase()).toBe(account.address.toLowerCase());
@@ -103,7 +130,17 @@ export async function delegateAndMine(chain: Chain, account: LocalAccount): Prom
   const nonce = await chain.pub.getTransactionCount({ address: account.address, blockTag: 'pending' });
   const authorization = await account.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATE, nonce: nonce + 1 });
   expect(BigInt(authorization.s) <= SECP256K1_N / 2n).toBe(true);
-  const raw = await account.signTransaction({ type: 'eip7702', chainId: CHAIN_ID, to: account.address, data: '0x', value: 0n, nonce, gas: 100_000n, authorizationList: [authorization], ...(await fees(chain)) });
+  const raw = await account.signTransaction({
+    type: 'eip7702',
+    chainId: CHAIN_ID,
+    to: account.address,
+    data: '0x',
+    value: 0n,
+    nonce,
+    gas: 100_000n,
+    authorizationList: [authorization],
+    ...(await fees(chain)),
+  });
   const receipt = await chain.mine(raw);
   expect(receipt.status).toBe('success');
   expect(receipt.from.toLowerCase()).toBe(account.address.toLowerCase());
@@ -112,7 +149,11 @@ export async function delegateAndMine(chain: Chain, account: LocalAccount): Prom
 }
 
 /** A promise that must fail with this exit code and error code. */
-export async function expectExit(promise: Promise<unknown>, exitCode: number, code?: string | RegExp): Promise<Error & { code: string; exitCode: number }> {
+export async function expectExit(
+  promise: Promise<unknown>,
+  exitCode: number,
+  code?: string | RegExp,
+): Promise<Error & { code: string; exitCode: number }> {
   const error = (await promise.then(
     (value) => {
       throw new Error(`expected a refusal, got ${JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`);

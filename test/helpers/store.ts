@@ -38,17 +38,33 @@ export function withStore<T>(home: Home | string, fn: (db: Database.Database) =>
 /** One operation as recorded (the id is the `operation` field loopsign printed). */
 export function recorded(home: Home | string, id: string): RecordedOperation {
   return withStore(home, (db) => {
-    const row = db.prepare('SELECT id, kind, step, data FROM operations WHERE id = ?').get(id) as { id: string; kind: string; step: string; data: string } | undefined;
+    const row = db.prepare('SELECT id, kind, step, data FROM operations WHERE id = ?').get(id) as
+      | { id: string; kind: string; step: string; data: string }
+      | undefined;
     if (!row) throw new Error(`no operation ${id} in ${storeFile(home)}`);
-    const txs = (db.prepare('SELECT stage, hash, raw, nonce, status, kind, calls, block_number AS blockNumber FROM transactions WHERE operation_id = ? ORDER BY seq').all(id) as (Omit<RecordedTx, 'calls'> & { calls: string })[]).map((t) => ({ ...t, calls: JSON.parse(t.calls) as number[] }));
-    const authorizations = (db.prepare('SELECT stage, message, dead FROM authorizations WHERE operation_id = ? ORDER BY id').all(id) as { stage: string; message: string; dead: number }[]).map((a) => ({ stage: a.stage, message: JSON.parse(a.message), dead: a.dead === 1 }));
+    const txs = (
+      db
+        .prepare(
+          'SELECT stage, hash, raw, nonce, status, kind, calls, block_number AS blockNumber FROM transactions WHERE operation_id = ? ORDER BY seq',
+        )
+        .all(id) as (Omit<RecordedTx, 'calls'> & { calls: string })[]
+    ).map((t) => ({ ...t, calls: JSON.parse(t.calls) as number[] }));
+    const authorizations = (
+      db.prepare('SELECT stage, message, dead FROM authorizations WHERE operation_id = ? ORDER BY id').all(id) as {
+        stage: string;
+        message: string;
+        dead: number;
+      }[]
+    ).map((a) => ({ stage: a.stage, message: JSON.parse(a.message), dead: a.dead === 1 }));
     return { id: row.id, kind: row.kind, step: row.step, data: JSON.parse(row.data), txs, authorizations };
   });
 }
 
 /** Every operation of a kind, oldest first. */
 export function recordedOfKind(home: Home | string, kind: string): RecordedOperation[] {
-  const ids = withStore(home, (db) => (db.prepare('SELECT id FROM operations WHERE kind = ? ORDER BY created_at').all(kind) as { id: string }[]).map((r) => r.id));
+  const ids = withStore(home, (db) =>
+    (db.prepare('SELECT id FROM operations WHERE kind = ? ORDER BY created_at').all(kind) as { id: string }[]).map((r) => r.id),
+  );
   return ids.map((id) => recorded(home, id));
 }
 
@@ -59,7 +75,9 @@ export function forget(home: Home | string, id: string): void {
     db.transaction(() => {
       db.prepare('DELETE FROM usage WHERE operation_id = ?').run(id);
       // The hourly sums again from the rows that are left (as src/store/usage.ts keeps them).
-      db.exec('DELETE FROM usage_hourly; INSERT INTO usage_hourly (chain_id, hour, asset, amount) SELECT chain_id, at / 3600000, asset, SUM(amount) FROM usage GROUP BY chain_id, at / 3600000, asset');
+      db.exec(
+        'DELETE FROM usage_hourly; INSERT INTO usage_hourly (chain_id, hour, asset, amount) SELECT chain_id, at / 3600000, asset, SUM(amount) FROM usage GROUP BY chain_id, at / 3600000, asset',
+      );
       db.prepare('DELETE FROM effects WHERE operation_id = ?').run(id);
       db.prepare('DELETE FROM transactions WHERE operation_id = ?').run(id);
       db.prepare('DELETE FROM authorizations WHERE operation_id = ?').run(id);

@@ -15,9 +15,16 @@ export default function setup(project: TestProject) {
   return () => {
     for (const line of summaryLines(dir)) console.log(line);
     const totals = countTotals(dir);
-    if (Object.keys(totals).length) console.log(`hardening: ${Object.entries(totals).map(([k, n]) => `${k}: ${n}`).join('; ')}`);
+    if (Object.keys(totals).length)
+      console.log(
+        `hardening: ${Object.entries(totals)
+          .map(([k, n]) => `${k}: ${n}`)
+          .join('; ')}`,
+      );
     const report = scanCapture(dir);
-    console.log(`secrets scan: ${report.runs} runs and ${report.files} files loopsign wrote, checked for ${report.secrets} secrets: ${report.leaks.length} leaks`);
+    console.log(
+      `secrets scan: ${report.runs} runs and ${report.files} files loopsign wrote, checked for ${report.secrets} secrets: ${report.leaks.length} leaks`,
+    );
     if (report.leaks.length > 0) {
       // A throw here is only logged by vitest; the exit code is what CI sees.
       console.error(`secrets leaked in:\n  ${report.leaks.join('\n  ')}`);

@@ -11,7 +11,8 @@ export const evidenceTools = [
   tool({
     name: 'loopsign_verify_evidence',
     title: 'Verify evidence',
-    description: 'Verify an evidence packet, audit chain export or coverage export offline against a pinned key or a trusted-keys file (the key inside a packet is never trusted).',
+    description:
+      'Verify an evidence packet, audit chain export or coverage export offline against a pinned key or a trusted-keys file (the key inside a packet is never trusted).',
     input: {
       file: filePath('the evidence file'),
       kind: z.enum(['packet', 'audit', 'coverage']).optional().describe('what the file is (default: detected from its content)'),
@@ -26,11 +27,17 @@ export const evidenceTools = [
       const file = await ctx.files.check(i.file, 'the evidence file');
       const trust: PacketTrust = {
         // A pin is its base64url line, or a file holding it: a file is read only where the server may read.
-        publicKey: i.publicKey === undefined || PIN_LINE.test(i.publicKey) ? i.publicKey : await ctx.files.check(i.publicKey, 'the pin file'),
+        publicKey:
+          i.publicKey === undefined || PIN_LINE.test(i.publicKey) ? i.publicKey : await ctx.files.check(i.publicKey, 'the pin file'),
         keyId: i.keyId,
         trustedKeys: i.trustedKeys === undefined ? undefined : await ctx.files.check(i.trustedKeys, 'the trusted-keys file'),
       };
-      const outcome = await ev.verifyEvidenceFile(file, i.kind === 'audit' || i.kind === 'coverage' ? i.kind : undefined, trust, i.expectedHead);
+      const outcome = await ev.verifyEvidenceFile(
+        file,
+        i.kind === 'audit' || i.kind === 'coverage' ? i.kind : undefined,
+        trust,
+        i.expectedHead,
+      );
       return evidenceDocument(ctx, outcome);
     },
   }),

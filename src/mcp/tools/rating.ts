@@ -59,7 +59,12 @@ export const ratingTools = [
         const store = await ctx.store();
         const id = latestVote(store, (await ctx.chainSettings()).chain.chainId, (await ctx.wallet()).address.toLowerCase(), i.contentId);
         const op = readOperation(store, 'rate', id);
-        return { contentId: i.contentId, operation: id, step: op?.step ?? 'not started', transactions: (op?.txs ?? []).map((t) => ({ hash: t.hash, stage: t.stage, status: t.status })) };
+        return {
+          contentId: i.contentId,
+          operation: id,
+          step: op?.step ?? 'not started',
+          transactions: (op?.txs ?? []).map((t) => ({ hash: t.hash, stage: t.stage, status: t.status })),
+        };
       },
     },
   }),
@@ -71,7 +76,11 @@ export const ratingTools = [
       ...vote,
       runtime: filePath("the rating context's runtime object (JSON)"),
       voter: address.describe('the account that will call the voting engine'),
-      salt: z.string().regex(/^0x[0-9a-fA-F]{64}$/).optional().describe('32-byte salt for reproducible output (default: random)'),
+      salt: z
+        .string()
+        .regex(/^0x[0-9a-fA-F]{64}$/)
+        .optional()
+        .describe('32-byte salt for reproducible output (default: random)'),
     },
     output: document({
       roundId: z.string(),

@@ -17,7 +17,9 @@ export function findProfile(id: string): ServiceProfile | undefined {
 export function getProfile(id: string = DEFAULT_PROFILE_ID, where = 'profile'): ServiceProfile {
   const p = findProfile(id);
   if (!p) {
-    throw new UsageError('unknown_profile', `${where}: "${id}" is not a known service profile`, { hint: `known profiles: ${PROFILES.map((x) => x.id).join(', ')}` });
+    throw new UsageError('unknown_profile', `${where}: "${id}" is not a known service profile`, {
+      hint: `known profiles: ${PROFILES.map((x) => x.id).join(', ')}`,
+    });
   }
   return p;
 }

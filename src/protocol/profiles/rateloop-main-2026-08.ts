@@ -22,7 +22,13 @@ const MAX_KEYS = ['maxDuration', 'maxDurationSeconds', 'deadlineSeconds'];
 const DURATION_KEYS = ['questionDurationSeconds', 'questionDuration', 'durationSeconds', 'duration'];
 const DEFAULT_DURATION = 1200;
 const PRESETS = { pure_agent_fast: { questionDurationSeconds: 60, voters: 3 } };
-const PRESET_ALIASES: Record<string, string | null> = { pure_agent_fast: 'pure_agent_fast', agent_fast: 'pure_agent_fast', default: null, standard: null, '': null };
+const PRESET_ALIASES: Record<string, string | null> = {
+  pure_agent_fast: 'pure_agent_fast',
+  agent_fast: 'pure_agent_fast',
+  default: null,
+  standard: null,
+  '': null,
+};
 /** A reservation lives 30 minutes: a bountyStartBy later than that is met by any submission of this ask. */
 const RESERVATION_SECONDS = 1800;
 
@@ -44,7 +50,13 @@ function firstKey(o: Obj, keys: string[]): string | undefined {
 function presetDuration(body: Obj, question: Obj | undefined): number | undefined {
   const raw = body.roundPreset ?? question?.roundPreset;
   if (typeof raw !== 'string') return undefined;
-  const id = PRESET_ALIASES[raw.trim().replace(/[-\s]+/g, '_').toLowerCase()];
+  const id =
+    PRESET_ALIASES[
+      raw
+        .trim()
+        .replace(/[-\s]+/g, '_')
+        .toLowerCase()
+    ];
   return id ? PRESETS[id as keyof typeof PRESETS].questionDurationSeconds : undefined;
 }
 
@@ -59,7 +71,10 @@ function translateSeed(input: Obj, now: number): { body: Obj; translations: Tran
   const question = isObj(body.question) ? body.question : undefined;
 
   // roundConfig.epochDuration / maxDuration (top level or on the single question) → questionDurationSeconds.
-  for (const [where, holder] of [['roundConfig', body], ['question.roundConfig', question]] as const) {
+  for (const [where, holder] of [
+    ['roundConfig', body],
+    ['question.roundConfig', question],
+  ] as const) {
     const rc = holder?.roundConfig;
     if (!isObj(rc)) continue;
     const epochKey = firstKey(rc, EPOCH_KEYS);
@@ -74,28 +89,49 @@ function translateSeed(input: Obj, now: number): { body: Obj; translations: Tran
       );
     }
     const duration = (epoch ?? max)!;
-    if (duration < 1 || duration > 4294967295) throw new AskFieldError(`${where}.${epochKey ?? maxKey}`, 'must be from 1 to 4294967295 seconds');
+    if (duration < 1 || duration > 4294967295)
+      throw new AskFieldError(`${where}.${epochKey ?? maxKey}`, 'must be from 1 to 4294967295 seconds');
     const durationKey = firstKey(rc, DURATION_KEYS);
     if (durationKey && wholeSeconds(rc[durationKey], `${where}.${durationKey}`) !== duration) {
-      throw new AskFieldError(`${where}.${durationKey}`, `differs from ${where}.${epochKey ?? maxKey} (${duration}); give the round length once, as questionDurationSeconds`);
+      throw new AskFieldError(
+        `${where}.${durationKey}`,
+        `differs from ${where}.${epochKey ?? maxKey} (${duration}); give the round length once, as questionDurationSeconds`,
+      );
     }
     for (const k of [...EPOCH_KEYS, ...MAX_KEYS, ...DURATION_KEYS]) delete rc[k];
     rc.questionDurationSeconds = String(duration);
-    translations.push({ field: `${where}.${[epochKey, maxKey].filter(Boolean).join('/')}`, action: 'translated', note: `one-epoch round of ${duration} s → ${where}.questionDurationSeconds` });
+    translations.push({
+      field: `${where}.${[epochKey, maxKey].filter(Boolean).join('/')}`,
+      action: 'translated',
+      note: `one-epoch round of ${duration} s → ${where}.questionDurationSeconds`,
+    });
   }
 
   // The question duration the service will use: explicit, else a preset's, else its default.
   const rc = isObj(body.roundConfig) ? body.roundConfig : isObj(question?.roundConfig) ? question.roundConfig : undefined;
   const durationKey = rc ? firstKey(rc, DURATION_KEYS) : undefined;
-  const duration = rc && durationKey ? wholeSeconds(rc[durationKey], `roundConfig.${durationKey}`) : rc ? DEFAULT_DURATION : (presetDuration(body, question) ?? DEFAULT_DURATION);
+  const duration =
+    rc && durationKey
+      ? wholeSeconds(rc[durationKey], `roundConfig.${durationKey}`)
+      : rc
+        ? DEFAULT_DURATION
+        : (presetDuration(body, question) ?? DEFAULT_DURATION);
 
   const bounty = isObj(body.bounty) ? body.bounty : undefined;
   if (bounty) {
     if (bounty.requiredSettledRounds !== undefined) {
       const n = wholeSeconds(bounty.requiredSettledRounds, 'bounty.requiredSettledRounds');
-      if (n !== 1) throw new AskFieldError('bounty.requiredSettledRounds', `the service pays the bounty on one creation-anchored round; ${n} settled rounds cannot be honoured (remove the field)`);
+      if (n !== 1)
+        throw new AskFieldError(
+          'bounty.requiredSettledRounds',
+          `the service pays the bounty on one creation-anchored round; ${n} settled rounds cannot be honoured (remove the field)`,
+        );
       delete bounty.requiredSettledRounds;
-      translations.push({ field: 'bounty.requiredSettledRounds', action: 'dropped', note: 'one settled round is what the service pays on' });
+      translations.push({
+        field: 'bounty.requiredSettledRounds',
+        action: 'dropped',
+        note: 'one settled round is what the service pays on',
+      });
     }
     if (bounty.bountyStartBy !== undefined) {
       const by = wholeSeconds(bounty.bountyStartBy, 'bounty.bountyStartBy');
@@ -106,13 +142,20 @@ function translateSeed(input: Obj, now: number): { body: Obj; translations: Tran
         );
       }
       delete bounty.bountyStartBy;
-      translations.push({ field: 'bounty.bountyStartBy', action: 'dropped', note: 'the service starts the bounty when the question is created' });
+      translations.push({
+        field: 'bounty.bountyStartBy',
+        action: 'dropped',
+        note: 'the service starts the bounty when the question is created',
+      });
     }
     for (const key of ['bountyWindowSeconds', 'feedbackWindowSeconds']) {
       if (bounty[key] === undefined) continue;
       const window = wholeSeconds(bounty[key], `bounty.${key}`);
       if (window !== duration) {
-        throw new AskFieldError(`bounty.${key}`, `the service's ${key === 'bountyWindowSeconds' ? 'bounty' : 'feedback'} window is the question duration (${duration} s), not ${window} s; set roundConfig.questionDurationSeconds to ${window} or remove the field`);
+        throw new AskFieldError(
+          `bounty.${key}`,
+          `the service's ${key === 'bountyWindowSeconds' ? 'bounty' : 'feedback'} window is the question duration (${duration} s), not ${window} s; set roundConfig.questionDurationSeconds to ${window} or remove the field`,
+        );
       }
       delete bounty[key];
       translations.push({ field: `bounty.${key}`, action: 'dropped', note: `equals the question duration (${duration} s)` });
@@ -153,29 +196,63 @@ export const rateloopMain202608: ServiceProfile = {
       ),
     ),
     obsoleteFields: {
-      'bounty.requiredSettledRounds': obsolete('parse', 'bounty.requiredSettledRounds is no longer accepted; reward eligibility uses one creation-anchored round.'),
-      'bounty.bountyStartBy': obsolete('parse', 'bounty.bountyStartBy is no longer accepted; bounty timing starts when the question is created.'),
-      'bounty.bountyWindowSeconds': obsolete('parse', 'bounty.bountyWindowSeconds is no longer accepted; use question.roundConfig.questionDurationSeconds.'),
-      'bounty.feedbackWindowSeconds': obsolete('parse', 'bounty.feedbackWindowSeconds is no longer accepted; use question.roundConfig.questionDurationSeconds.'),
+      'bounty.requiredSettledRounds': obsolete(
+        'parse',
+        'bounty.requiredSettledRounds is no longer accepted; reward eligibility uses one creation-anchored round.',
+      ),
+      'bounty.bountyStartBy': obsolete(
+        'parse',
+        'bounty.bountyStartBy is no longer accepted; bounty timing starts when the question is created.',
+      ),
+      'bounty.bountyWindowSeconds': obsolete(
+        'parse',
+        'bounty.bountyWindowSeconds is no longer accepted; use question.roundConfig.questionDurationSeconds.',
+      ),
+      'bounty.feedbackWindowSeconds': obsolete(
+        'parse',
+        'bounty.feedbackWindowSeconds is no longer accepted; use question.roundConfig.questionDurationSeconds.',
+      ),
       'roundConfig.epochDuration': ROUND_CONFIG_OBSOLETE,
       'roundConfig.maxDuration': ROUND_CONFIG_OBSOLETE,
-      'feedbackBonus.feedbackClosesAt': obsolete('request', 'feedbackBonus.feedbackClosesAt is no longer accepted; Feedback Bonus timing uses the question duration.'),
+      'feedbackBonus.feedbackClosesAt': obsolete(
+        'request',
+        'feedbackBonus.feedbackClosesAt is no longer accepted; Feedback Bonus timing uses the question duration.',
+      ),
     },
     rejections: {
       gatedExternalMedia: (q) => ({
-        ...obsolete('parse', `${q}.confidentiality.visibility gated requires a RateLoop-hosted detailsUrl; external contextUrl and videoUrl are not allowed.`),
+        ...obsolete(
+          'parse',
+          `${q}.confidentiality.visibility gated requires a RateLoop-hosted detailsUrl; external contextUrl and videoUrl are not allowed.`,
+        ),
         code: 'invalid_media',
       }),
       unknownAudienceField: (path) => obsolete('parse', `${path}: is not a supported targetAudience field.`),
-      x402Bundle: { stage: 'request', status: 409, code: 'duplicate_ask', originalCode: 'X402QuestionConflictError', message: 'EIP-3009 USDC authorization currently supports single-question asks only.', recoverWith: 'reuse_original_request_or_change_clientRequestId' },
+      x402Bundle: {
+        stage: 'request',
+        status: 409,
+        code: 'duplicate_ask',
+        originalCode: 'X402QuestionConflictError',
+        message: 'EIP-3009 USDC authorization currently supports single-question asks only.',
+        recoverWith: 'reuse_original_request_or_change_clientRequestId',
+      },
       x402Lrep: { ...obsolete('request', 'LREP bounties require wallet_calls funding mode.'), originalCode: 'X402QuestionInputError' },
-      maxPayment: { stage: 'request', code: 'max_payment_exceeded', originalCode: 'McpToolError', message: 'Quoted payment exceeds maxPaymentAmount.', recoverWith: 'increase_maxPaymentAmount_or_requote' },
+      maxPayment: {
+        stage: 'request',
+        code: 'max_payment_exceeded',
+        originalCode: 'McpToolError',
+        message: 'Quoted payment exceeds maxPaymentAmount.',
+        recoverWith: 'increase_maxPaymentAmount_or_requote',
+      },
       // packages/node-utils/src/submissionValidation.ts, packages/agents/src/headToHeadTitle.ts; the route names a
       // message that mentions a template unsupported_template (lib/mcp/tools.ts classifyToolError).
       prohibitedTitle: obsolete('parse', 'Your question contains prohibited content'),
       prohibitedTags: obsolete('parse', 'Tags contain prohibited content.'),
       headToHeadInputs: (q) => ({
-        ...obsolete('parse', `${q}.templateInputs must include valid optionAKey, optionALabel, optionBKey, and optionBLabel for head_to_head_ab.`),
+        ...obsolete(
+          'parse',
+          `${q}.templateInputs must include valid optionAKey, optionALabel, optionBKey, and optionBLabel for head_to_head_ab.`,
+        ),
         code: 'unsupported_template',
         recoverWith: 'call_rateloop_list_result_templates',
       }),
@@ -222,7 +299,17 @@ export const rateloopMain202608: ServiceProfile = {
     resultSpec: {
       ratingSystem: 'rateloop.robust_bts_binary.v1',
       schemaVersion: 'rateloop.result_spec.v1',
-      confidenceInputs: ['revealedCount', 'totalStake', 'predictedUpDistribution', 'upPool', 'downPool', 'ratingBps', 'conservativeRatingBps', 'confidenceMass', 'effectiveEvidence'],
+      confidenceInputs: [
+        'revealedCount',
+        'totalStake',
+        'predictedUpDistribution',
+        'upPool',
+        'downPool',
+        'ratingBps',
+        'conservativeRatingBps',
+        'confidenceMass',
+        'effectiveEvidence',
+      ],
       predictionScale: { display: '0-100% up', maxBps: 10000, minBps: 0, unit: 'predicted share of up votes' },
     },
   },

@@ -89,7 +89,10 @@ export interface AskRules {
   roundPresets: Record<string, { questionDurationSeconds: number; voters: number }>;
   presetAliases: Record<string, string | null>;
   /** Gated questions: fields the on-chain call and the submission key carry empty, and the bond recorded when none is given. */
-  gated: { blankOnChain: readonly ('contextUrl' | 'detailsUrl' | 'imageUrls' | 'videoUrl')[]; defaultBond: { amount: string; asset: 'USDC' | 'LREP' } };
+  gated: {
+    blankOnChain: readonly ('contextUrl' | 'detailsUrl' | 'imageUrls' | 'videoUrl')[];
+    defaultBond: { amount: string; asset: 'USDC' | 'LREP' };
+  };
   maxTitleLength: number;
   /** targetAudience: accepted fields in the order the service records them; which hold country codes; nested groups. */
   targetAudience: { fields: readonly string[]; countryFields: readonly string[]; nested: Record<string, readonly string[]> };
@@ -106,7 +109,12 @@ export interface HashLayout {
   operationKeyPrefix: string;
   saltPrefix: string;
   tags: { context: string; reveal: string; bundleItem: string; bundle: string; bundleReveal: string; x402: string; x402OneShot: string };
-  resultSpec: { ratingSystem: string; schemaVersion: string; confidenceInputs: readonly string[]; predictionScale: Record<string, string | number> };
+  resultSpec: {
+    ratingSystem: string;
+    schemaVersion: string;
+    confidenceInputs: readonly string[];
+    predictionScale: Record<string, string | number>;
+  };
 }
 
 /** A failure of this service version that loopsign recognises, to say what it means instead of echoing it. */

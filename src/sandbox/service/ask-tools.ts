@@ -16,18 +16,27 @@ export function askTools(asks: AskService): McpTool[] {
     tool('rateloop_ask_humans', async (a) => asks.ask(a)),
     tool('rateloop_confirm_ask_transactions', async (a) => asks.confirm(key(a), a)),
     tool('rateloop_confirm_feedback_bonus_transactions', async (a) => {
-      if (Array.isArray(a.transactionHashes) && a.transactionHashes.length > 8) throw invalidArguments('transactionHashes may contain at most 8 hashes.');
+      if (Array.isArray(a.transactionHashes) && a.transactionHashes.length > 8)
+        throw invalidArguments('transactionHashes may contain at most 8 hashes.');
       return asks.confirmBonus(key(a), a);
     }),
     tool('rateloop_get_question_status', async (a) => {
       if (typeof a.operationKey === 'string') return asks.status(a.operationKey);
-      const op = asks.lookup({ chainId: a.chainId === undefined ? null : String(a.chainId), clientRequestId: a.clientRequestId as string, walletAddress: a.walletAddress as string });
+      const op = asks.lookup({
+        chainId: a.chainId === undefined ? null : String(a.chainId),
+        clientRequestId: a.clientRequestId as string,
+        walletAddress: a.walletAddress as string,
+      });
       return op ? asks.statusWithHints(op) : asks.notFoundBody();
     }),
     tool('rateloop_get_result', async (a) => {
       const contentId = a.contentId === undefined ? null : String(a.contentId);
       if (typeof a.operationKey === 'string') return asks.result(a.operationKey, asks.store.get(a.operationKey), contentId);
-      const op = asks.lookup({ chainId: a.chainId === undefined ? null : String(a.chainId), clientRequestId: a.clientRequestId as string, walletAddress: a.walletAddress as string });
+      const op = asks.lookup({
+        chainId: a.chainId === undefined ? null : String(a.chainId),
+        clientRequestId: a.clientRequestId as string,
+        walletAddress: a.walletAddress as string,
+      });
       return asks.result(undefined, op, contentId);
     }),
   ];

@@ -80,7 +80,8 @@ export function paymentBody(ask: NormalizedAsk, mode: PaymentMode, addresses: Sa
     spender: mode === 'x402_authorization' ? addresses.x402QuestionSubmitter : addresses.questionRewardPoolEscrow,
     tokenAddress: tokenOf(addresses, ask.bounty.asset),
   };
-  if (bonus) Object.assign(base, { feedbackBonusAmount: bonus.amount.toString(), feedbackBonusAsset: bonus.asset, totalAmount: total.toString() });
+  if (bonus)
+    Object.assign(base, { feedbackBonusAmount: bonus.amount.toString(), feedbackBonusAsset: bonus.asset, totalAmount: total.toString() });
   return base;
 }
 
@@ -95,7 +96,11 @@ export function quoteBody(ask: NormalizedAsk, wallet: Hex, mode: PaymentMode, ha
       conservativeStartingBountyAtomic: amount.toString(),
       estimatedTimeToResultSeconds: ask.roundConfig.questionDurationSeconds,
       estimatedResultAt: now + ask.roundConfig.questionDurationSeconds,
-      expectedResponse: { healthyTargetVoters: String(ask.bounty.requiredVoters + 1), likelyOutcome: 'healthy', minimumExpectedVoters: String(ask.bounty.requiredVoters) },
+      expectedResponse: {
+        healthyTargetVoters: String(ask.bounty.requiredVoters + 1),
+        likelyOutcome: 'healthy',
+        minimumExpectedVoters: String(ask.bounty.requiredVoters),
+      },
       guidance: ['quote_first', 'set_budget_before_submit'],
       minimumViableQuorum: String(ask.bounty.requiredVoters),
       perRequiredSignalUnitAtomic: (amount / BigInt(ask.bounty.requiredVoters)).toString(),
@@ -108,14 +113,37 @@ export function quoteBody(ask: NormalizedAsk, wallet: Hex, mode: PaymentMode, ha
       warnings: [],
     },
     feedbackBonus: bonus
-      ? { amount: bonus.amount.toString(), asset: bonus.asset, awarder: bonus.awarder ?? wallet, enabled: true, feedbackClosesAt: null, nextTool: 'rateloop_confirm_ask_transactions', status: 'pending_question_confirmation' }
+      ? {
+          amount: bonus.amount.toString(),
+          asset: bonus.asset,
+          awarder: bonus.awarder ?? wallet,
+          enabled: true,
+          feedbackClosesAt: null,
+          nextTool: 'rateloop_confirm_ask_transactions',
+          status: 'pending_question_confirmation',
+        }
       : { enabled: false, status: 'not_requested' },
-    feedbackBonusGuidance: { included: bonus !== null, note: 'A feedback bonus rewards written feedback.', recommended: true, suggestedAmountAtomic: '2000000' },
-    legalNotice: { acceptance: 'Submitting accepts the terms.', notice: 'Sandbox: no real funds move.', privacyUrl: `${ctx.baseUrl}/legal/privacy`, termsUrl: `${ctx.baseUrl}/legal/terms` },
+    feedbackBonusGuidance: {
+      included: bonus !== null,
+      note: 'A feedback bonus rewards written feedback.',
+      recommended: true,
+      suggestedAmountAtomic: '2000000',
+    },
+    legalNotice: {
+      acceptance: 'Submitting accepts the terms.',
+      notice: 'Sandbox: no real funds move.',
+      privacyUrl: `${ctx.baseUrl}/legal/privacy`,
+      termsUrl: `${ctx.baseUrl}/legal/terms`,
+    },
     maxPaymentAmountHint: sameAssetTotal(ask).toString(),
     operationKey: hashes.operationKey,
     payloadHash: hashes.payloadHash,
-    payment: { ...paymentBody(ask, mode, ctx.addresses), feedbackBonusAmount: bonus?.amount.toString() ?? '0', feedbackBonusAsset: bonus?.asset ?? null, totalAmount: sameAssetTotal(ask).toString() },
+    payment: {
+      ...paymentBody(ask, mode, ctx.addresses),
+      feedbackBonusAmount: bonus?.amount.toString() ?? '0',
+      feedbackBonusAsset: bonus?.asset ?? null,
+      totalAmount: sameAssetTotal(ask).toString(),
+    },
     paymentMode: mode,
     questionCount: ask.questions.length,
     resolvedCategoryIds: ask.questions.map((q) => q.categoryId.toString()),
@@ -131,7 +159,12 @@ export function quoteBody(ask: NormalizedAsk, wallet: Hex, mode: PaymentMode, ha
  */
 export function askBody(ask: NormalizedAsk, hashes: AskHashes, op: Operation, feedbackBonus: Obj, ctx: ViewContext): Obj {
   return {
-    bounty: { amount: ask.bounty.amount.toString(), asset: ask.bounty.asset, requiredVoters: String(ask.bounty.requiredVoters), bountyEligibility: String(ask.bounty.bountyEligibility) },
+    bounty: {
+      amount: ask.bounty.amount.toString(),
+      asset: ask.bounty.asset,
+      requiredVoters: String(ask.bounty.requiredVoters),
+      bountyEligibility: String(ask.bounty.bountyEligibility),
+    },
     chainId: ask.chainId,
     clientRequestId: ask.clientRequestId,
     operationKey: op.operationKey,
@@ -252,7 +285,13 @@ export function bonusBody(op: Operation, addresses: SandboxAddresses): Obj {
     transactionHashes: b.transactionHashes,
   };
   if (b.status === 'awaiting_wallet_signature' && b.plan) {
-    out.payment = { amount: b.amount.toString(), asset: b.asset, decimals: 6, spender: addresses.feedbackBonusEscrow, tokenAddress: tokenOf(addresses, b.asset) };
+    out.payment = {
+      amount: b.amount.toString(),
+      asset: b.asset,
+      decimals: 6,
+      spender: addresses.feedbackBonusEscrow,
+      tokenAddress: tokenOf(addresses, b.asset),
+    };
     out.transactionPlan = structuredClone(b.plan);
     out.confirmTool = 'rateloop_confirm_feedback_bonus_transactions';
   }
@@ -262,7 +301,11 @@ export function bonusBody(op: Operation, addresses: SandboxAddresses): Obj {
 /** An operation as it stands (the answer to a confirm and the core of a status). */
 export function statusBody(op: Operation, feedbackBonus: Obj, ctx: ViewContext): Obj {
   return {
-    bounty: { amount: op.ask.bounty.amount.toString(), asset: op.ask.bounty.asset, bountyEligibility: String(op.ask.bounty.bountyEligibility) },
+    bounty: {
+      amount: op.ask.bounty.amount.toString(),
+      asset: op.ask.bounty.asset,
+      bountyEligibility: String(op.ask.bounty.bountyEligibility),
+    },
     bundleId: op.bundleId,
     chainId: op.chainId,
     clientRequestId: op.clientRequestId,
@@ -273,7 +316,12 @@ export function statusBody(op: Operation, feedbackBonus: Obj, ctx: ViewContext):
     operationKey: op.operationKey,
     payerAddress: op.wallet,
     payloadHash: op.payloadHash,
-    payment: { amount: op.ask.bounty.amount.toString(), asset: op.ask.bounty.asset, decimals: 6, tokenAddress: tokenOf(ctx.addresses, op.ask.bounty.asset) },
+    payment: {
+      amount: op.ask.bounty.amount.toString(),
+      asset: op.ask.bounty.asset,
+      decimals: 6,
+      tokenAddress: tokenOf(ctx.addresses, op.ask.bounty.asset),
+    },
     questionCount: op.ask.questions.length,
     rewardPoolId: op.rewardPoolId,
     status: op.status,
@@ -305,16 +353,40 @@ export function withHints(body: Obj, op: Operation, ready: boolean, pollAfterMs:
 }
 
 export function notFoundBody(): Obj {
-  return { status: 'not_found', callbackDeliveries: [], liveAskGuidance: null, publicUrl: null, nextAction: 'verify_operation_identifiers', pollAfterMs: null, ready: false, resultTool: null, terminal: true };
+  return {
+    status: 'not_found',
+    callbackDeliveries: [],
+    liveAskGuidance: null,
+    publicUrl: null,
+    nextAction: 'verify_operation_identifiers',
+    pollAfterMs: null,
+    ready: false,
+    resultTool: null,
+    terminal: true,
+  };
 }
 
 export function resultNotFoundBody(operationKey: string | undefined): Obj {
-  return { operation: { operationKey: operationKey ?? null, status: 'not_found' }, answer: 'not_found', ready: false, recommendedNextAction: 'verify_operation_identifiers', wait: { code: 'operation_not_found', recoverWith: 'verify_operation_identifiers' } };
+  return {
+    operation: { operationKey: operationKey ?? null, status: 'not_found' },
+    answer: 'not_found',
+    ready: false,
+    recommendedNextAction: 'verify_operation_identifiers',
+    wait: { code: 'operation_not_found', recoverWith: 'verify_operation_identifiers' },
+  };
 }
 
 /** The result of an ask that is not submitted yet. */
 export function resultPendingBody(operation: Obj): Obj {
-  return { operation, answer: 'pending', ready: false, finalityStatus: 'not_final', recommendedNextAction: 'wait_for_settlement', protocolState: { operationStatus: 'not_final' }, wait: { code: 'still_settling', recoverWith: 'poll_rateloop_get_question_status' } };
+  return {
+    operation,
+    answer: 'pending',
+    ready: false,
+    finalityStatus: 'not_final',
+    recommendedNextAction: 'wait_for_settlement',
+    protocolState: { operationStatus: 'not_final' },
+    wait: { code: 'still_settling', recoverWith: 'poll_rateloop_get_question_status' },
+  };
 }
 
 /** A question's result from its current round (the rating bands are the templates' interpretation). */
@@ -322,8 +394,25 @@ export function resultBody(contentId: bigint, r: RoundView, operation: Obj | nul
   const ready = TERMINAL_ROUND_STATES.has(r.state);
   const settled = r.state === 1;
   const total = r.upCount + r.downCount;
-  const answer = !ready ? 'pending' : !settled ? 'inconclusive' : r.ratingBps >= 7000 ? 'proceed' : r.ratingBps >= 5500 ? 'proceed_with_caution' : r.ratingBps >= 4000 ? 'revise_and_resubmit' : 'do_not_proceed';
-  const next: Record<string, string> = { pending: 'wait_for_settlement', inconclusive: 'collect_more_votes', proceed: 'proceed', proceed_with_caution: 'proceed_after_addressing_objections', revise_and_resubmit: 'revise_and_resubmit', do_not_proceed: 'do_not_proceed' };
+  const answer = !ready
+    ? 'pending'
+    : !settled
+      ? 'inconclusive'
+      : r.ratingBps >= 7000
+        ? 'proceed'
+        : r.ratingBps >= 5500
+          ? 'proceed_with_caution'
+          : r.ratingBps >= 4000
+            ? 'revise_and_resubmit'
+            : 'do_not_proceed';
+  const next: Record<string, string> = {
+    pending: 'wait_for_settlement',
+    inconclusive: 'collect_more_votes',
+    proceed: 'proceed',
+    proceed_with_caution: 'proceed_after_addressing_objections',
+    revise_and_resubmit: 'revise_and_resubmit',
+    do_not_proceed: 'do_not_proceed',
+  };
   const share = (n: number) => (total === 0 ? 0 : Math.round((n * 10000) / total) / 10000);
   return {
     operation,
@@ -355,13 +444,25 @@ export function resultBody(contentId: bigint, r: RoundView, operation: Obj | nul
     majorObjections: [],
     methodology: { ratingSystem: 'rateloop.robust_bts_binary.v1', stakeWeighted: true },
     normalMaxDelaySeconds: 3600,
-    protocolState: { operationStatus: ready ? 'result_ready' : 'not_final', contentId: contentId.toString(), roundId: r.roundId.toString(), roundState: r.state },
+    protocolState: {
+      operationStatus: ready ? 'result_ready' : 'not_final',
+      contentId: contentId.toString(),
+      roundId: r.roundId.toString(),
+      roundState: r.state,
+    },
     publicUrl: `${baseUrl}/rate?content=${contentId}`,
-    rationaleSummary: ready ? `[RATELOOP_UNTRUSTED_DATA_BEGIN source="rater_feedback"]${r.upCount} up, ${r.downCount} down[RATELOOP_UNTRUSTED_DATA_END]` : null,
+    rationaleSummary: ready
+      ? `[RATELOOP_UNTRUSTED_DATA_BEGIN source="rater_feedback"]${r.upCount} up, ${r.downCount} down[RATELOOP_UNTRUSTED_DATA_END]`
+      : null,
     ready,
     recommendedNextAction: next[answer] ?? 'manual_review',
     sourceUrls: [],
-    stakeMass: { down: r.downStake.toString(), total: (r.upStake + r.downStake).toString(), unit: 'raw_staked_voting_power', up: r.upStake.toString() },
+    stakeMass: {
+      down: r.downStake.toString(),
+      total: (r.upStake + r.downStake).toString(),
+      unit: 'raw_staked_voting_power',
+      up: r.upStake.toString(),
+    },
     stalled: false,
     voteCount: r.voteCount,
     wait: ready ? null : { code: 'still_settling', recoverWith: 'poll_rateloop_get_question_status' },

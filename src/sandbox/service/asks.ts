@@ -4,7 +4,14 @@
 // this protocol is the AskDecorator below (the scenarios are asks-hostile.ts), applied after the honest answer
 // was built, at the same points the live service's answers could be tampered with.
 import { isHex, type Account, type Hex, type TransactionReceipt } from 'viem';
-import { AskFieldError, normalizeAsk, defaultPaymentMode, sameAssetTotal, type NormalizedAsk, type PaymentMode } from '../../protocol/ask-normalize.js';
+import {
+  AskFieldError,
+  normalizeAsk,
+  defaultPaymentMode,
+  sameAssetTotal,
+  type NormalizedAsk,
+  type PaymentMode,
+} from '../../protocol/ask-normalize.js';
 import { computeAskHashes, walletBoundClientRequestId, x402Nonce } from '../../protocol/ask-hashes.js';
 import { TEMPLATES } from '../../protocol/templates.js';
 import { RoundVotingEngine } from '../contracts/artifacts.js';
@@ -103,8 +110,16 @@ export class AskService {
         // Where the service's exact answer is known (the profile's: obsolete seed fields, gated media, x402 limits,
         // the spend cap, unknown audience fields), it is given verbatim.
         const known = error.service;
-        if (known) throw new ApiError(known.status ?? 400, known.code, known.message, known.recoverWith ?? (known.code === 'invalid_media' ? 'fix_media_urls' : 'fix_tool_arguments'), { originalCode: known.originalCode });
-        if (error.field === 'templateId' || error.field.endsWith('.templateId')) throw new ApiError(400, 'unsupported_template', error.message, 'call_rateloop_list_result_templates');
+        if (known)
+          throw new ApiError(
+            known.status ?? 400,
+            known.code,
+            known.message,
+            known.recoverWith ?? (known.code === 'invalid_media' ? 'fix_media_urls' : 'fix_tool_arguments'),
+            { originalCode: known.originalCode },
+          );
+        if (error.field === 'templateId' || error.field.endsWith('.templateId'))
+          throw new ApiError(400, 'unsupported_template', error.message, 'call_rateloop_list_result_templates');
         throw invalidArguments(error.message);
       }
       throw error;
@@ -113,7 +128,12 @@ export class AskService {
 
   private wallet(ask: NormalizedAsk): Hex {
     if (!ask.walletAddress) {
-      throw new ApiError(400, 'wallet_address_required', 'walletAddress is required for permissionless asks and must be the wallet that signs the transaction plan.', 'include_walletAddress');
+      throw new ApiError(
+        400,
+        'wallet_address_required',
+        'walletAddress is required for permissionless asks and must be the wallet that signs the transaction plan.',
+        'include_walletAddress',
+      );
     }
     return ask.walletAddress.toLowerCase() as Hex;
   }
@@ -133,20 +153,35 @@ export class AskService {
     const ask = this.parse(body);
     if (ask.dryRun) return views.dryRunBody(ask);
     if (ask.chainId !== 31337) {
-      throw new ApiError(400, 'invalid_arguments', `Chain ${ask.chainId} is not configured on this server: the sandbox chain is 31337.`, 'fix_tool_arguments');
+      throw new ApiError(
+        400,
+        'invalid_arguments',
+        `Chain ${ask.chainId} is not configured on this server: the sandbox chain is 31337.`,
+        'fix_tool_arguments',
+      );
     }
     const wallet = this.wallet(ask);
-    const imagesError = this.imagesError(ask.questions.flatMap((q) => q.imageUrls), wallet);
+    const imagesError = this.imagesError(
+      ask.questions.flatMap((q) => q.imageUrls),
+      wallet,
+    );
     if (imagesError) throw new ApiError(400, 'invalid_media', imagesError, 'fix_media_urls', { originalCode: 'X402QuestionInputError' });
     const mode = ask.paymentMode ?? defaultPaymentMode(ask);
-    if (ask.maxPaymentAmount === null) throw new ApiError(400, 'invalid_arguments', 'maxPaymentAmount must be a non-negative integer string.', 'fix_tool_arguments');
+    if (ask.maxPaymentAmount === null)
+      throw new ApiError(400, 'invalid_arguments', 'maxPaymentAmount must be a non-negative integer string.', 'fix_tool_arguments');
     this.decorator.refuse(ask, mode);
     const hashes = computeAskHashes(ask, wallet, resolver);
     const existing = this.store.byClientRequest(ask.chainId, hashes.effectiveClientRequestId);
     if (existing && existing.payloadHash !== hashes.payloadHash) {
-      throw new ApiError(409, 'duplicate_ask', 'clientRequestId has already been used for a different question payload.', 'reuse_original_request_or_change_clientRequestId', {
-        originalCode: 'X402QuestionConflictError',
-      });
+      throw new ApiError(
+        409,
+        'duplicate_ask',
+        'clientRequestId has already been used for a different question payload.',
+        'reuse_original_request_or_change_clientRequestId',
+        {
+          originalCode: 'X402QuestionConflictError',
+        },
+      );
     }
     const instead = this.decorator.instead(ask, hashes.operationKey, wallet);
     if (instead) return instead;
@@ -198,7 +233,11 @@ export class AskService {
     if (mode === 'wallet_calls') {
       op.plan = walletCallsPlan(ask, hashes, wallet, this.addresses, this.settings.atomicPlans);
       response.transactionPlan = this.decorator.askPlan(op, structuredClone(op.plan));
-      response.wallet = { address: wallet, fundingMode: 'agent_wallet', note: 'Execute the plan from this wallet, in order, then confirm.' };
+      response.wallet = {
+        address: wallet,
+        fundingMode: 'agent_wallet',
+        note: 'Execute the plan from this wallet, in order, then confirm.',
+      };
     } else {
       Object.assign(response, this.x402Step(op, b.paymentAuthorization));
     }
@@ -217,8 +256,17 @@ export class AskService {
     const value = sameAssetTotal(ask);
     const bonus = ask.feedbackBonus ? { amount: ask.feedbackBonus.amount, awarder: op.bonus!.awarder } : undefined;
     const nonceFor = (validAfter: bigint, validBefore: bigint) =>
-      x402Nonce(ask, op.hashes, this.addresses, { from: op.wallet, to: this.addresses.x402QuestionSubmitter, value, validAfter, validBefore }, bonus && { ...bonus, executeBy: validBefore });
-    const common = { paymentScheme: 'eip3009_usdc_authorization', wallet: { address: op.wallet, fundingMode: 'x402_authorization', note: 'Sign the USDC authorization, then send the one-call plan.' } };
+      x402Nonce(
+        ask,
+        op.hashes,
+        this.addresses,
+        { from: op.wallet, to: this.addresses.x402QuestionSubmitter, value, validAfter, validBefore },
+        bonus && { ...bonus, executeBy: validBefore },
+      );
+    const common = {
+      paymentScheme: 'eip3009_usdc_authorization',
+      wallet: { address: op.wallet, fundingMode: 'x402_authorization', note: 'Sign the USDC authorization, then send the one-call plan.' },
+    };
 
     if (paymentAuthorization !== undefined && paymentAuthorization !== null) {
       const pa = paymentAuthorization as Obj;
@@ -240,20 +288,46 @@ export class AskService {
       if (validBefore <= validAfter) throw conflict('paymentAuthorization.validBefore must be after validAfter.');
       if (validBefore > now + 86400n) throw conflict('paymentAuthorization.validBefore must be within 24 hours.');
       if (String(pa.from).toLowerCase() !== op.wallet) throw conflict('paymentAuthorization.from must be the ask wallet.');
-      if (String(pa.to).toLowerCase() !== this.addresses.x402QuestionSubmitter.toLowerCase()) throw conflict('paymentAuthorization.to must be the X402QuestionSubmitter.');
-      if (big(pa.value, 'value') !== value) throw conflict('paymentAuthorization.value must equal the bounty plus any USDC Feedback Bonus.');
+      if (String(pa.to).toLowerCase() !== this.addresses.x402QuestionSubmitter.toLowerCase())
+        throw conflict('paymentAuthorization.to must be the X402QuestionSubmitter.');
+      if (big(pa.value, 'value') !== value)
+        throw conflict('paymentAuthorization.value must equal the bounty plus any USDC Feedback Bonus.');
       const nonce = nonceFor(validAfter, validBefore);
       if (String(pa.nonce).toLowerCase() !== nonce) throw conflict('paymentAuthorization.nonce is not bound to this ask.');
-      op.x402 = { validAfter, validBefore, nonce, value, signed: { from: op.wallet, to: this.addresses.x402QuestionSubmitter, value, validAfter, validBefore, nonce, signature: pa.signature as Hex } };
+      op.x402 = {
+        validAfter,
+        validBefore,
+        nonce,
+        value,
+        signed: {
+          from: op.wallet,
+          to: this.addresses.x402QuestionSubmitter,
+          value,
+          validAfter,
+          validBefore,
+          nonce,
+          signature: pa.signature as Hex,
+        },
+      };
     }
     if (op.x402?.signed) {
       op.plan = x402Plan(op.ask, op.hashes, op.x402, op.bonus?.awarder ?? null, this.addresses);
-      return { ...common, nextAction: 'submit_x402_transaction', transactionPlan: this.decorator.askPlan(op, structuredClone(op.plan)), x402AuthorizationRequest: null };
+      return {
+        ...common,
+        nextAction: 'submit_x402_transaction',
+        transactionPlan: this.decorator.askPlan(op, structuredClone(op.plan)),
+        x402AuthorizationRequest: null,
+      };
     }
     const validAfter = 0n;
     const validBefore = BigInt(this.chain.now() + 1800);
     op.x402 = { validAfter, validBefore, nonce: nonceFor(validAfter, validBefore), value };
-    return { ...common, nextAction: 'sign_x402_authorization', transactionPlan: null, x402AuthorizationRequest: this.decorator.x402Request(views.x402RequestBody(op, this.addresses)) };
+    return {
+      ...common,
+      nextAction: 'sign_x402_authorization',
+      transactionPlan: null,
+      x402AuthorizationRequest: this.decorator.x402Request(views.x402RequestBody(op, this.addresses)),
+    };
   }
 
   // ---- confirm ----
@@ -262,7 +336,9 @@ export class AskService {
     if (!Array.isArray(hashes)) throw invalidArguments('transactionHashes must be an array.');
     if (hashes.length === 0) throw invalidArguments('transactionHashes must contain at least one transaction hash.');
     if (hashes.length > 32) throw invalidArguments('transactionHashes may contain at most 32 transaction hashes.');
-    for (const h of hashes) if (typeof h !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(h)) throw invalidArguments('transactionHashes must be 0x-prefixed 32-byte hashes.');
+    for (const h of hashes)
+      if (typeof h !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(h))
+        throw invalidArguments('transactionHashes must be 0x-prefixed 32-byte hashes.');
     const receipts: TransactionReceipt[] = [];
     for (const hash of hashes as Hex[]) {
       const deadline = Date.now() + this.settings.receiptTimeoutMs;
@@ -287,14 +363,20 @@ export class AskService {
     // As the live service: the receipts must carry this plan's questions (by content hash) from the planned wallet.
     const submit = op.plan?.calls[op.plan.calls.length - 1];
     const expected = (submit ? questionsOfSubmit(submit.data) : []).map(contentHash);
-    const contents = registryEvents(receipts.filter((r) => r.status === 'success').flatMap((r) => r.logs), this.addresses.contentRegistry).contents;
+    const contents = registryEvents(
+      receipts.filter((r) => r.status === 'success').flatMap((r) => r.logs),
+      this.addresses.contentRegistry,
+    ).contents;
     if (contents.length === 0) throw conflict('Confirmed transactions did not include a RateLoop question submission.');
     const mine = expected.map((h) => contents.find((c) => sameHex(c.contentHash, h)));
     if (mine.some((c) => !c || !sameAddress(c.submitter, op.wallet))) {
       throw conflict('Confirmed submission was not emitted for the planned wallet address.');
     }
     op.contentIds = mine.map((c) => String(c!.contentId));
-    const bundle = registryEvents(receipts.flatMap((r) => r.logs), this.addresses.contentRegistry).bundles[0];
+    const bundle = registryEvents(
+      receipts.flatMap((r) => r.logs),
+      this.addresses.contentRegistry,
+    ).bundles[0];
     op.bundleId = bundle ? String(bundle.bundleId) : null;
     op.rewardPoolId = op.contentIds[0]!;
     op.transactionHashes = hashes;
@@ -302,8 +384,18 @@ export class AskService {
     op.updatedAt = nowIso();
     if (op.bonus) {
       const contentId = BigInt(op.contentIds[0]!);
-      const roundId = (await this.chain.publicClient.readContract({ address: this.addresses.roundVotingEngine, abi: RoundVotingEngine.abi, functionName: 'currentRoundId', args: [contentId] })) as bigint;
-      const core = (await this.chain.publicClient.readContract({ address: this.addresses.roundVotingEngine, abi: RoundVotingEngine.abi, functionName: 'roundCore', args: [contentId, roundId] })) as readonly [number, ...unknown[]];
+      const roundId = (await this.chain.publicClient.readContract({
+        address: this.addresses.roundVotingEngine,
+        abi: RoundVotingEngine.abi,
+        functionName: 'currentRoundId',
+        args: [contentId],
+      })) as bigint;
+      const core = (await this.chain.publicClient.readContract({
+        address: this.addresses.roundVotingEngine,
+        abi: RoundVotingEngine.abi,
+        functionName: 'roundCore',
+        args: [contentId, roundId],
+      })) as readonly [number, ...unknown[]];
       const closesAt = BigInt(core[0]) + BigInt(op.ask.roundConfig.maxDuration);
       op.bonus.contentId = contentId.toString();
       op.bonus.roundId = roundId.toString();
@@ -322,7 +414,10 @@ export class AskService {
   }
 
   private bonusPools(receipts: TransactionReceipt[]) {
-    return bonusPoolsCreated(receipts.filter((r) => r.status === 'success').flatMap((r) => r.logs), this.addresses.feedbackBonusEscrow);
+    return bonusPoolsCreated(
+      receipts.filter((r) => r.status === 'success').flatMap((r) => r.logs),
+      this.addresses.feedbackBonusEscrow,
+    );
   }
 
   async confirmBonus(operationKey: string, body: unknown): Promise<Obj> {
@@ -362,10 +457,35 @@ export class AskService {
 
   private async roundOf(contentId: bigint): Promise<RoundView> {
     const engine = { address: this.addresses.roundVotingEngine, abi: RoundVotingEngine.abi } as const;
-    const roundId = (await this.chain.publicClient.readContract({ ...engine, functionName: 'currentRoundId', args: [contentId] })) as bigint;
-    const core = (await this.chain.publicClient.readContract({ ...engine, functionName: 'roundCore', args: [contentId, roundId] })) as readonly [number, number, number, number, bigint, number, number, number];
-    const tally = (await this.chain.publicClient.readContract({ ...engine, functionName: 'sandboxRoundTally', args: [contentId, roundId] })) as readonly [number, number, number, bigint, bigint, number];
-    return { roundId, startTime: core[0], state: core[1], voteCount: core[2], revealedCount: core[3], totalStake: core[4], settledAt: core[6], ratingBps: tally[0], upCount: tally[1], downCount: tally[2], upStake: tally[3], downStake: tally[4] };
+    const roundId = (await this.chain.publicClient.readContract({
+      ...engine,
+      functionName: 'currentRoundId',
+      args: [contentId],
+    })) as bigint;
+    const core = (await this.chain.publicClient.readContract({
+      ...engine,
+      functionName: 'roundCore',
+      args: [contentId, roundId],
+    })) as readonly [number, number, number, number, bigint, number, number, number];
+    const tally = (await this.chain.publicClient.readContract({
+      ...engine,
+      functionName: 'sandboxRoundTally',
+      args: [contentId, roundId],
+    })) as readonly [number, number, number, bigint, bigint, number];
+    return {
+      roundId,
+      startTime: core[0],
+      state: core[1],
+      voteCount: core[2],
+      revealedCount: core[3],
+      totalStake: core[4],
+      settledAt: core[6],
+      ratingBps: tally[0],
+      upCount: tally[1],
+      downCount: tally[2],
+      upStake: tally[3],
+      downStake: tally[4],
+    };
   }
 
   /** Test control: a simulated account asks (plan built and executed here, as a wallet would). */
@@ -391,7 +511,14 @@ export class AskService {
       for (const [i, id] of op.contentIds.entries()) {
         const r = await this.roundOf(BigInt(id));
         if (r.state !== 1) continue;
-        out.push({ runId: `run_${id}`, contentId: id, title: op.ask.questions[i]?.title ?? '', up: r.upCount, down: r.downCount, settledAt: new Date(r.settledAt * 1000).toISOString() });
+        out.push({
+          runId: `run_${id}`,
+          contentId: id,
+          title: op.ask.questions[i]?.title ?? '',
+          up: r.upCount,
+          down: r.downCount,
+          settledAt: new Date(r.settledAt * 1000).toISOString(),
+        });
       }
     }
     return out;
@@ -435,7 +562,8 @@ export class AskService {
     if (!op) return views.resultNotFoundBody(operationKey);
     let contentId = op.contentIds[0];
     if (contentIdParam) {
-      if (!op.contentIds.includes(contentIdParam)) throw new ApiError(404, 'not_found', 'contentId does not belong to this ask.', 'verify_operation_identifiers');
+      if (!op.contentIds.includes(contentIdParam))
+        throw new ApiError(404, 'not_found', 'contentId does not belong to this ask.', 'verify_operation_identifiers');
       contentId = contentIdParam;
     } else if (op.contentIds.length > 1) {
       throw conflict('This ask produced multiple contentIds. Provide contentId to fetch a specific result.');

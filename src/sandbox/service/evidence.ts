@@ -16,7 +16,11 @@ import { SESSION_COOKIE_NAME } from '../../evidence/session-cookie.js';
 import type { Hostile, HostileScenario } from './hostile.js';
 
 export const EVIDENCE_SCENARIOS: HostileScenario[] = [
-  { name: 'evidence_other_run', flow: 'evidence', description: 'the run evidence route answers with the (validly signed) packet of another run' },
+  {
+    name: 'evidence_other_run',
+    flow: 'evidence',
+    description: 'the run evidence route answers with the (validly signed) packet of another run',
+  },
 ];
 
 interface SigningKey {
@@ -49,7 +53,14 @@ export interface RunSource {
 type Obj = Record<string, any>;
 
 /** A run from before the key rotation: its packet is signed with the retired key, which must still verify. */
-export const ARCHIVED_RUN: RunSource = { runId: 'run_archived_example', contentId: '0', title: 'Archived example run', up: 3, down: 1, settledAt: '2026-01-01T00:00:00.000Z' };
+export const ARCHIVED_RUN: RunSource = {
+  runId: 'run_archived_example',
+  contentId: '0',
+  title: 'Archived example run',
+  up: 3,
+  down: 1,
+  settledAt: '2026-01-01T00:00:00.000Z',
+};
 
 export class SandboxEvidence {
   readonly workspaceId = SANDBOX_WORKSPACE_ID;
@@ -100,7 +111,13 @@ export class SandboxEvidence {
       format: 'rateloop-audit-v1',
       integrity: { eventCount: this.events.length, headDigest: head, valid: true },
       events: this.events,
-      retention: { policyVersion: 'sandbox-1', auditRetentionMonths: 6, minimumRetentionMonths: 6, basis: 'sandbox', effectiveAt: new Date(0).toISOString() },
+      retention: {
+        policyVersion: 'sandbox-1',
+        auditRetentionMonths: 6,
+        minimumRetentionMonths: 6,
+        basis: 'sandbox',
+        effectiveAt: new Date(0).toISOString(),
+      },
       workspaceId: this.workspaceId,
     };
   }
@@ -108,7 +125,14 @@ export class SandboxEvidence {
   private listed(k: SigningKey): Obj {
     // The current key also signs review-gate evidence (review.md §5.6.2); the service lists one key with both uses.
     const uses = k.status === 'current' ? ['human_review_gate', 'decision_packet'] : ['decision_packet'];
-    return { algorithm: 'Ed25519', keyId: k.keyId, publicKeyJwk: { kty: 'OKP', crv: 'Ed25519', x: k.x }, publicKeySpki: k.spki, status: k.status, uses };
+    return {
+      algorithm: 'Ed25519',
+      keyId: k.keyId,
+      publicKeyJwk: { kty: 'OKP', crv: 'Ed25519', x: k.x },
+      publicKeySpki: k.spki,
+      status: k.status,
+      uses,
+    };
   }
 
   trustedKeys(): Obj {
@@ -119,7 +143,12 @@ export class SandboxEvidence {
     return {
       schemaVersion: 'rateloop.evidence-trusted-key-history.v1',
       workspaceId: this.workspaceId,
-      keys: [this.current, this.retired].map((k) => ({ ...this.listed(k), firstPacketAt: null, lastPacketAt: null, packetCount: [...this.packets.values()].filter((p) => p.signing.keyId === k.keyId).length })),
+      keys: [this.current, this.retired].map((k) => ({
+        ...this.listed(k),
+        firstPacketAt: null,
+        lastPacketAt: null,
+        packetCount: [...this.packets.values()].filter((p) => p.signing.keyId === k.keyId).length,
+      })),
       untrustedPacketKeyCount: 0,
     };
   }
@@ -129,32 +158,92 @@ export class SandboxEvidence {
     const valid = run.up + run.down;
     const passRule = { metric: 'candidate_preference_share_bps', operator: 'gte', thresholdBps: 6000, minimumValidResponses: 2 };
     const policy = {
-      schemaVersion: 'human-assurance-v1', policyId: 'policy_sandbox_raters', version: 1, reviewerSource: 'rateloop_network', compensation: { mode: 'bounty' },
-      selection: { mode: 'manual' }, fallbacks: { allowed: false, sources: [] }, requiredQualifications: [], assurance: { requirements: [] },
-      buyerPrivacy: { visibleFields: [], minimumAggregationSize: 2, suppressSmallCells: true }, legalEligibilityRequired: false,
+      schemaVersion: 'human-assurance-v1',
+      policyId: 'policy_sandbox_raters',
+      version: 1,
+      reviewerSource: 'rateloop_network',
+      compensation: { mode: 'bounty' },
+      selection: { mode: 'manual' },
+      fallbacks: { allowed: false, sources: [] },
+      requiredQualifications: [],
+      assurance: { requirements: [] },
+      buyerPrivacy: { visibleFields: [], minimumAggregationSize: 2, suppressSmallCells: true },
+      legalEligibilityRequired: false,
     };
     const policyHash = sha256EvidenceValue(policy, 'locale-en-US');
-    const suiteManifest = { kind: 'suite_manifest', projectId: 'project_sandbox', suiteId: `suite_${run.runId}`, version: 1, rubric: { prompt: run.title, failureTags: [], rationale: { mode: 'none' }, passRule }, cases: [{ caseId: `case_${run.contentId}` }] };
+    const suiteManifest = {
+      kind: 'suite_manifest',
+      projectId: 'project_sandbox',
+      suiteId: `suite_${run.runId}`,
+      version: 1,
+      rubric: { prompt: run.title, failureTags: [], rationale: { mode: 'none' }, passRule },
+      cases: [{ caseId: `case_${run.contentId}` }],
+    };
     const suiteManifestHash = sha256EvidenceValue(suiteManifest, 'locale-en-US');
     const admissionPolicyHash = `0x${createHash('sha256').update(`admission:${policyHash}`).digest('hex')}`;
     const runManifest = {
-      schemaVersion: 'human-assurance-run-orchestration-v1', kind: 'run_orchestration_manifest', runId: run.runId, projectId: 'project_sandbox',
-      suite: { suiteId: suiteManifest.suiteId, version: 1, manifestHash: suiteManifestHash }, rubric: { rubricId: `rubric_${run.runId}`, version: 1, passRule },
+      schemaVersion: 'human-assurance-run-orchestration-v1',
+      kind: 'run_orchestration_manifest',
+      runId: run.runId,
+      projectId: 'project_sandbox',
+      suite: { suiteId: suiteManifest.suiteId, version: 1, manifestHash: suiteManifestHash },
+      rubric: { rubricId: `rubric_${run.runId}`, version: 1, passRule },
       audiencePolicy: { policyId: policy.policyId, version: 1, manifestHash: policyHash, admissionPolicyHash },
     };
     const runManifestHash = sha256EvidenceValue(runManifest, 'locale-en-US');
-    const admissionPolicies = [{ admissionPolicyHash, derivedFrom: { kind: 'assurance_audience_policy', id: policy.policyId, version: 1, hash: policyHash } }];
-    const caseLeaf = sha256EvidenceValue({ admissionPolicyHash, caseId: `case_${run.contentId}`, contentId: run.contentId, deterministicChecksHash: null, deterministicChecksStatus: 'not_applicable', position: 0, roundId: '1', roundStatus: 'settled' });
+    const admissionPolicies = [
+      { admissionPolicyHash, derivedFrom: { kind: 'assurance_audience_policy', id: policy.policyId, version: 1, hash: policyHash } },
+    ];
+    const caseLeaf = sha256EvidenceValue({
+      admissionPolicyHash,
+      caseId: `case_${run.contentId}`,
+      contentId: run.contentId,
+      deterministicChecksHash: null,
+      deterministicChecksStatus: 'not_applicable',
+      position: 0,
+      roundId: '1',
+      roundStatus: 'settled',
+    });
     const responseLeaves = Array.from({ length: valid }, (_, i) =>
-      sha256EvidenceValue({ caseId: `case_${run.contentId}`, choice: i < run.up ? 'candidate' : 'baseline', failureTagKeys: [], qualificationKeys: [], responseDigest: `sha256:${createHash('sha256').update(`${run.runId}:${i}`).digest('hex')}`, reviewerSource: 'rateloop_network', settlementReference: null, validity: 'valid' }),
+      sha256EvidenceValue({
+        caseId: `case_${run.contentId}`,
+        choice: i < run.up ? 'candidate' : 'baseline',
+        failureTagKeys: [],
+        qualificationKeys: [],
+        responseDigest: `sha256:${createHash('sha256').update(`${run.runId}:${i}`).digest('hex')}`,
+        reviewerSource: 'rateloop_network',
+        settlementReference: null,
+        validity: 'valid',
+      }),
     ).sort();
-    const counts = { targetReviewerCount: valid, assignedReviewerCount: valid, validReviewerCount: valid, invalidJudgmentCount: 0, pendingJudgmentCount: 0 };
+    const counts = {
+      targetReviewerCount: valid,
+      assignedReviewerCount: valid,
+      validReviewerCount: valid,
+      invalidJudgmentCount: 0,
+      pendingJudgmentCount: 0,
+    };
     const prefs = valid >= 2 ? { candidate: run.up, baseline: run.down, tie: 0 } : {};
     const recomputation = {
       caseLeaves: [caseLeaf],
       responseLeaves,
-      reviewerSources: [{ source: 'rateloop_network', targetReviewerCount: valid, assignedReviewerCount: valid, paidReviewerCount: valid, respondingReviewerCount: valid, completeJudgmentSetReviewerCount: valid }],
-      cases: [{ caseId: `case_${run.contentId}`, overall: { ...counts, ...prefs }, sourceCounts: [{ source: 'rateloop_network', ...counts, ...prefs }] }],
+      reviewerSources: [
+        {
+          source: 'rateloop_network',
+          targetReviewerCount: valid,
+          assignedReviewerCount: valid,
+          paidReviewerCount: valid,
+          respondingReviewerCount: valid,
+          completeJudgmentSetReviewerCount: valid,
+        },
+      ],
+      cases: [
+        {
+          caseId: `case_${run.contentId}`,
+          overall: { ...counts, ...prefs },
+          sourceCounts: [{ source: 'rateloop_network', ...counts, ...prefs }],
+        },
+      ],
     };
     const payload = {
       schemaVersion: SCHEMAS.v4,
@@ -162,15 +251,64 @@ export class SandboxEvidence {
       runId: run.runId,
       tenantCommitment: `hmac-sha256:${createHash('sha256').update(`tenant:${this.workspaceId}`).digest('hex')}`,
       generatedAt: run.settledAt,
-      privacy: { classification: 'internal', minimumAggregationSize: 2, reviewerIdentitiesIncluded: false, rawRationaleIncluded: false, calibrationItemsIncludedInVerdict: false },
-      frozen: { runManifestHash, runManifest, suiteManifestHash, suiteManifest, policyHash, policy, admissionPolicyHashes: [admissionPolicyHash], admissionPolicies },
+      privacy: {
+        classification: 'internal',
+        minimumAggregationSize: 2,
+        reviewerIdentitiesIncluded: false,
+        rawRationaleIncluded: false,
+        calibrationItemsIncludedInVerdict: false,
+      },
+      frozen: {
+        runManifestHash,
+        runManifest,
+        suiteManifestHash,
+        suiteManifest,
+        policyHash,
+        policy,
+        admissionPolicyHashes: [admissionPolicyHash],
+        admissionPolicies,
+      },
       reviewContext: {
-        selectionTrigger: { kind: 'owner_required', source: 'explicit_workspace_assurance_run', reasonCodes: ['explicit_workspace_assurance_run'] },
+        selectionTrigger: {
+          kind: 'owner_required',
+          source: 'explicit_workspace_assurance_run',
+          reasonCodes: ['explicit_workspace_assurance_run'],
+        },
         deliveryAuthority: { mode: 'workspace_authorized_member', callerSupplied: false },
-        gate: { type: 'not_applicable', policyReference: null, stopGateEvidenceReference: null, statement: 'Sandbox run from a settled question.' },
-        versions: { runManifest: { hash: runManifestHash }, suite: { id: suiteManifest.suiteId, version: 1, hash: suiteManifestHash }, audiencePolicy: { id: policy.policyId, version: 1, hash: policyHash }, admissionPolicies, selectionPolicy: null, requestProfile: null },
-        reviewerQualifications: { taxonomy: 'explicit_qualification_categories', orderedTiers: false, minimumAggregationSize: 2, categories: [], unqualified: { suppressed: false, reviewerCount: valid } },
-        period: { startInclusive: run.settledAt, endInclusive: run.settledAt, durationMs: 0, coverage: { caseCount: 1, targetExpectedJudgmentCount: valid, submittedJudgmentCount: valid, respondingReviewerCount: valid, targetReviewerCount: valid }, responseSubmissionLatencyFromPeriodStartMs: { count: valid, minimum: 0, median: 0, p95: 0, maximum: 0 } },
+        gate: {
+          type: 'not_applicable',
+          policyReference: null,
+          stopGateEvidenceReference: null,
+          statement: 'Sandbox run from a settled question.',
+        },
+        versions: {
+          runManifest: { hash: runManifestHash },
+          suite: { id: suiteManifest.suiteId, version: 1, hash: suiteManifestHash },
+          audiencePolicy: { id: policy.policyId, version: 1, hash: policyHash },
+          admissionPolicies,
+          selectionPolicy: null,
+          requestProfile: null,
+        },
+        reviewerQualifications: {
+          taxonomy: 'explicit_qualification_categories',
+          orderedTiers: false,
+          minimumAggregationSize: 2,
+          categories: [],
+          unqualified: { suppressed: false, reviewerCount: valid },
+        },
+        period: {
+          startInclusive: run.settledAt,
+          endInclusive: run.settledAt,
+          durationMs: 0,
+          coverage: {
+            caseCount: 1,
+            targetExpectedJudgmentCount: valid,
+            submittedJudgmentCount: valid,
+            respondingReviewerCount: valid,
+            targetReviewerCount: valid,
+          },
+          responseSubmissionLatencyFromPeriodStartMs: { count: valid, minimum: 0, median: 0, p95: 0, maximum: 0 },
+        },
       },
       roots: { caseRoot: evidenceMerkleRoot([caseLeaf]), responseRoot: evidenceMerkleRoot(responseLeaves) },
       aggregation: recomputeAggregation(recomputation, 2, passRule),
@@ -179,13 +317,28 @@ export class SandboxEvidence {
       failureTagCounts: [],
       rationaleDigests: [],
       settlement: { mode: 'onchain_round_settlement', statement: 'Settled on the sandbox chain.', links: [] },
-      chainEvidence: [{ caseId: `case_${run.contentId}`, contentId: run.contentId, admissionPolicyHash, roundId: '1', roundStatus: 'settled', execution: 'sandbox', indexedEvents: [] }],
+      chainEvidence: [
+        {
+          caseId: `case_${run.contentId}`,
+          contentId: run.contentId,
+          admissionPolicyHash,
+          roundId: '1',
+          roundStatus: 'settled',
+          execution: 'sandbox',
+          indexedEvents: [],
+        },
+      ],
       limitations: [{ code: 'descriptive_case_results', message: 'Descriptive per-case results from a sandbox round.' }],
       recomputation,
     };
     const signing = { algorithm: 'Ed25519', keyId: key.keyId, publicKey: key.spki };
     const signed = { payload, signing };
-    return { payload, signing, packetDigest: sha256EvidenceValue(signed), signature: b64url(cryptoSign(null, Buffer.from(canonicalJson(signed), 'utf8'), key.privateKey)) };
+    return {
+      payload,
+      signing,
+      packetDigest: sha256EvidenceValue(signed),
+      signature: b64url(cryptoSign(null, Buffer.from(canonicalJson(signed), 'utf8'), key.privateKey)),
+    };
   }
 
   /** Runs with packets: every settled question, plus an archived run signed with the retired key. */
@@ -209,14 +362,39 @@ export class SandboxEvidence {
       schemaVersion: COVERAGE_SCHEMA,
       workspaceId: this.workspaceId,
       exportedAt: new Date().toISOString(),
-      boundaries: { startInclusive: from ?? new Date(Date.now() - 30 * 86400_000).toISOString(), endExclusive: to ?? new Date().toISOString(), snapshotAt: new Date().toISOString() },
-      retention: { schemaVersion: 'rateloop.workspace-evidence-retention.v1', policyVersion: 'sandbox-1', evidenceRetentionMonths: 6, auditRetentionMonths: 6, minimumRetentionMonths: 6, basis: 'sandbox', effectiveAt: new Date(0).toISOString() },
+      boundaries: {
+        startInclusive: from ?? new Date(Date.now() - 30 * 86400_000).toISOString(),
+        endExclusive: to ?? new Date().toISOString(),
+        snapshotAt: new Date().toISOString(),
+      },
+      retention: {
+        schemaVersion: 'rateloop.workspace-evidence-retention.v1',
+        policyVersion: 'sandbox-1',
+        evidenceRetentionMonths: 6,
+        auditRetentionMonths: 6,
+        minimumRetentionMonths: 6,
+        basis: 'sandbox',
+        effectiveAt: new Date(0).toISOString(),
+      },
       limits: { maximumWindowDays: 366, maximumScopes: 500, maximumRowsPerSeries: 5000 },
       counts: { scopes: 1, decisions: runs.length, observations: runs.length, rollups: 0, stageTransitions: 0 },
       oversightDesignations: [],
       overrideDecisions: { decided: 0, byOutcome: { accepted: 0, disregarded: 0, overridden: 0, reversed: 0 }, overrideRateBps: 0 },
       trainingRecords: { schemaVersion: 'rateloop.training-records.v1' },
-      scopes: [{ scopeId: 'scope_sandbox', agentId: 'sandbox_agent', workflowKey: 'paid_feedback', observations: runs.map((r) => ({ observationId: `obs_${r.runId}`, runId: r.runId, agreement: r.up >= r.down, respondingHumanCount: r.up + r.down, finalizedAt: r.settledAt })) }],
+      scopes: [
+        {
+          scopeId: 'scope_sandbox',
+          agentId: 'sandbox_agent',
+          workflowKey: 'paid_feedback',
+          observations: runs.map((r) => ({
+            observationId: `obs_${r.runId}`,
+            runId: r.runId,
+            agreement: r.up >= r.down,
+            respondingHumanCount: r.up + r.down,
+            finalizedAt: r.settledAt,
+          })),
+        },
+      ],
     };
     body.exportDigest = coverageDigest(body);
     return body;
@@ -232,7 +410,8 @@ export class SandboxEvidence {
     });
     app.use('/api/account/*', async (c, next) => {
       // requireBrowserSession: only the session cookie is read; Authorization is ignored.
-      if (getCookie(c, SESSION_COOKIE_NAME) !== this.sessionCookie) return tokenless(c, new ApiError(401, 'authentication_required', 'Authentication is required.', null));
+      if (getCookie(c, SESSION_COOKIE_NAME) !== this.sessionCookie)
+        return tokenless(c, new ApiError(401, 'authentication_required', 'Authentication is required.', null));
       const ws = c.req.path.split('/')[4];
       if (ws !== this.workspaceId) return tokenless(c, new ApiError(404, 'workspace_not_found', 'Workspace not found.', null));
       c.header('Cache-Control', 'private, no-store');

@@ -42,7 +42,11 @@ export class GenerationService {
     if (!g.review) return null;
     const op = this.workspace.requireRequested(g.review.opportunityId);
     const e = this.workspace.waitEnvelope(op);
-    return { opportunityId: e.opportunityId, lifecycle: { state: e.lifecycle.state, revision: e.lifecycle.revision }, continuation: e.continuation };
+    return {
+      opportunityId: e.opportunityId,
+      lifecycle: { state: e.lifecycle.state, revision: e.lifecycle.revision },
+      continuation: e.continuation,
+    };
   }
 
   private response(g: Generation): Obj {
@@ -60,7 +64,8 @@ export class GenerationService {
     const app = new Hono();
     app.post('/api/agent/v1/generations', async (c) => {
       const auth = c.req.header('authorization') ?? '';
-      if (auth !== `Bearer ${this.workspace.integrationKey}`) return this.tokenless(c, new ApiError(401, 'unauthorized', 'A workspace API key with API generation enabled is required.', null));
+      if (auth !== `Bearer ${this.workspace.integrationKey}`)
+        return this.tokenless(c, new ApiError(401, 'unauthorized', 'A workspace API key with API generation enabled is required.', null));
       let body: Obj;
       try {
         body = (await c.req.json()) as Obj;
@@ -68,21 +73,47 @@ export class GenerationService {
         return this.tokenless(c, new ApiError(400, 'invalid_json', 'Request body must be valid JSON.', null));
       }
       const key = c.req.header('idempotency-key');
-      if (!key || key !== body.clientRequestId) return this.tokenless(c, new ApiError(400, 'idempotency_mismatch', 'The Idempotency-Key header must equal clientRequestId.', null), 'clientRequestId');
+      if (!key || key !== body.clientRequestId)
+        return this.tokenless(
+          c,
+          new ApiError(400, 'idempotency_mismatch', 'The Idempotency-Key header must equal clientRequestId.', null),
+          'clientRequestId',
+        );
       for (const f of ['agentId', 'clientRequestId', 'workflowKey']) {
-        if (typeof body[f] !== 'string' || body[f] === '') return this.tokenless(c, new ApiError(400, 'invalid_request', `${f} is required.`, null), f);
+        if (typeof body[f] !== 'string' || body[f] === '')
+          return this.tokenless(c, new ApiError(400, 'invalid_request', `${f} is required.`, null), f);
       }
-      if (!Array.isArray(body.messages) || body.messages.length === 0 || body.messages.some((m: Obj) => typeof m?.role !== 'string' || typeof m?.content !== 'string')) {
-        return this.tokenless(c, new ApiError(400, 'invalid_request', 'messages must be a non-empty array of {role, content} text messages.', null), 'messages');
+      if (
+        !Array.isArray(body.messages) ||
+        body.messages.length === 0 ||
+        body.messages.some((m: Obj) => typeof m?.role !== 'string' || typeof m?.content !== 'string')
+      ) {
+        return this.tokenless(
+          c,
+          new ApiError(400, 'invalid_request', 'messages must be a non-empty array of {role, content} text messages.', null),
+          'messages',
+        );
       }
       if (!Number.isSafeInteger(body.maxOutputTokens) || body.maxOutputTokens < 1 || body.maxOutputTokens > 32_000) {
-        return this.tokenless(c, new ApiError(400, 'invalid_request', 'maxOutputTokens must be an integer from 1 to 32000.', null), 'maxOutputTokens');
+        return this.tokenless(
+          c,
+          new ApiError(400, 'invalid_request', 'maxOutputTokens must be an integer from 1 to 32000.', null),
+          'maxOutputTokens',
+        );
       }
       const bodyHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
       const existing = this.generations.get(key);
       if (existing) {
-        if (existing.bodyHash !== bodyHash) return this.tokenless(c, new ApiError(409, 'idempotency_conflict', 'This Idempotency-Key was used for a different request.', null));
-        if (this.now() > existing.createdAt + WINDOW_SECONDS) return this.tokenless(c, new ApiError(410, 'generation_expired', 'The 24-hour retry window has passed: no new generation. Start a new request.', null));
+        if (existing.bodyHash !== bodyHash)
+          return this.tokenless(
+            c,
+            new ApiError(409, 'idempotency_conflict', 'This Idempotency-Key was used for a different request.', null),
+          );
+        if (this.now() > existing.createdAt + WINDOW_SECONDS)
+          return this.tokenless(
+            c,
+            new ApiError(410, 'generation_expired', 'The 24-hour retry window has passed: no new generation. Start a new request.', null),
+          );
         // The identical retry: the same draft; review setup repaired if it had failed. No new generation.
         if (!existing.review) existing.review = this.workspace.reviewDraft(key, existing.source, existing.text);
         return c.json(this.response(existing));

@@ -69,7 +69,12 @@ export class Faults {
   take(method: string, path: string): Fault | undefined {
     const f = this.list.find((x) => {
       const [m, prefix] = x.route.split(' ') as [string, string];
-      const pattern = new RegExp(`^${prefix.split('/').map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}`);
+      const pattern = new RegExp(
+        `^${prefix
+          .split('/')
+          .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+          .join('/')}`,
+      );
       return (m === '*' || m === method) && pattern.test(path);
     });
     if (!f) return undefined;
@@ -94,7 +99,12 @@ function errorResponse(c: Context, error: ApiError, headers: Record<string, stri
 
 function internal(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  return new ApiError(500, 'failed_submission', `Unexpected error: ${(error as Error).message ?? String(error)}`, 'retry_or_contact_operator');
+  return new ApiError(
+    500,
+    'failed_submission',
+    `Unexpected error: ${(error as Error).message ?? String(error)}`,
+    'retry_or_contact_operator',
+  );
 }
 
 export function buildApp(
@@ -112,7 +122,8 @@ export function buildApp(
   review: ReviewRoutes,
 ): Hono {
   const app = new Hono();
-  const subject = (c: Context) => `ip:${(c.env as { incoming?: { socket?: { remoteAddress?: string } } })?.incoming?.socket?.remoteAddress ?? 'unknown'}`;
+  const subject = (c: Context) =>
+    `ip:${(c.env as { incoming?: { socket?: { remoteAddress?: string } } })?.incoming?.socket?.remoteAddress ?? 'unknown'}`;
 
   const readBody = async (c: Context, cap: number): Promise<unknown> => {
     const declared = Number(c.req.header('content-length') ?? '0');
@@ -141,7 +152,12 @@ export function buildApp(
           ? new ApiError(429, 'rate_limit_exceeded', 'Too many requests', 'retry_after_delay')
           : status === 503
             ? new ApiError(503, 'service_unavailable', 'Service temporarily unavailable.', 'retry_later')
-            : new ApiError(status, status >= 500 ? 'internal_error' : 'invalid_arguments', `Injected fault ${status}.`, status >= 500 ? 'retry_or_contact_operator' : null);
+            : new ApiError(
+                status,
+                status >= 500 ? 'internal_error' : 'invalid_arguments',
+                `Injected fault ${status}.`,
+                status >= 500 ? 'retry_or_contact_operator' : null,
+              );
       return errorResponse(c, e, status === 429 ? { 'Retry-After': String(fault.retryAfter ?? 1) } : {});
     }
     // The tokenless routes under /api/agent/v1 keep their own rules (the workspace MCP its 60 a minute; the
@@ -149,50 +165,104 @@ export function buildApp(
     if (c.req.path.startsWith('/api/agent/') && !c.req.path.startsWith('/api/agent/v1/')) {
       const cls = c.req.method === 'GET' ? 'read' : 'write';
       const wait = limiter.hit(c.req.path, c.req.method, cls, subject(c));
-      if (wait > 0) return errorResponse(c, new ApiError(429, 'rate_limit_exceeded', 'Too many requests', 'retry_after_delay'), { 'Retry-After': String(wait) });
+      if (wait > 0)
+        return errorResponse(c, new ApiError(429, 'rate_limit_exceeded', 'Too many requests', 'retry_after_delay'), {
+          'Retry-After': String(wait),
+        });
     }
     await next();
     if (fault?.kind === 'after_commit') {
-      c.res = new Response(JSON.stringify(new ApiError(500, 'internal_error', 'Injected fault after the request was processed.', 'retry_or_contact_operator').body()), {
-        status: 500,
-        headers: { 'content-type': 'application/json' },
-      });
+      c.res = new Response(
+        JSON.stringify(
+          new ApiError(500, 'internal_error', 'Injected fault after the request was processed.', 'retry_or_contact_operator').body(),
+        ),
+        {
+          status: 500,
+          headers: { 'content-type': 'application/json' },
+        },
+      );
     }
   });
 
   const route = (fn: (c: Context) => Promise<unknown> | unknown) => async (c: Context) => {
     if ((c.req.header('authorization') ?? '').trim() !== '') {
-      c.header('WWW-Authenticate', `Bearer realm="rateloop-mcp", resource_metadata="${new URL(c.req.url).origin}/.well-known/oauth-protected-resource"`);
+      c.header(
+        'WWW-Authenticate',
+        `Bearer realm="rateloop-mcp", resource_metadata="${new URL(c.req.url).origin}/.well-known/oauth-protected-resource"`,
+      );
       return errorResponse(c, new ApiError(401, 'transport_auth_required', 'Invalid bearer token.', 'provide_bearer_token'));
     }
     try {
       const body = (await fn(c)) as Record<string, unknown>;
       // Every state-changing call is an audit event of the workspace (the chain covers all sandbox actions).
-      if (c.req.method === 'POST') evidence.audit(`agent.${c.req.routePath.replace('/api/agent/', '').replace(/[/:]+/g, '.').replace(/^\.|\.$/g, '')}`, 'operation', String(body.operationKey ?? c.req.param('key') ?? 'quote'));
+      if (c.req.method === 'POST')
+        evidence.audit(
+          `agent.${c.req.routePath
+            .replace('/api/agent/', '')
+            .replace(/[/:]+/g, '.')
+            .replace(/^\.|\.$/g, '')}`,
+          'operation',
+          String(body.operationKey ?? c.req.param('key') ?? 'quote'),
+        );
       return c.json(body);
     } catch (error) {
       return errorResponse(c, internal(error));
     }
   };
-  const query = (c: Context) => ({ chainId: c.req.query('chainId') ?? null, clientRequestId: c.req.query('clientRequestId') ?? null, walletAddress: c.req.query('walletAddress') ?? null });
+  const query = (c: Context) => ({
+    chainId: c.req.query('chainId') ?? null,
+    clientRequestId: c.req.query('clientRequestId') ?? null,
+    walletAddress: c.req.query('walletAddress') ?? null,
+  });
 
-  app.get('/api/agent/templates', route(() => asks.templates()));
-  app.post('/api/agent/quote', route(async (c) => asks.quote(await readBody(c, BODY_CAP_LARGE))));
-  app.post('/api/agent/asks', route(async (c) => asks.askRoute(await readBody(c, BODY_CAP_LARGE))));
-  app.get('/api/agent/asks/by-client-request', route(async (c) => {
-    const op = asks.lookup(query(c));
-    return op ? asks.statusWithHints(op) : asks.notFoundBody();
-  }));
-  app.post('/api/agent/asks/:key/confirm', route(async (c) => asks.confirm(c.req.param('key')!, await readBody(c, BODY_CAP_CONFIRM))));
-  app.post('/api/agent/asks/:key/confirm-feedback-bonus', route(async (c) => asks.confirmBonus(c.req.param('key')!, await readBody(c, BODY_CAP_CONFIRM))));
-  app.get('/api/agent/asks/:key', route((c) => asks.status(c.req.param('key')!)));
-  app.get('/api/agent/results/by-client-request', route(async (c) => asks.result(undefined, asks.lookup(query(c)), c.req.query('contentId'))));
-  app.get('/api/agent/results/by-content/:contentId', route(async (c) => {
-    const id = c.req.param('contentId')!;
-    if (!/^[1-9][0-9]*$/.test(id)) throw new ApiError(400, 'invalid_arguments', 'contentId must be a positive integer.', 'fix_request_and_retry');
-    return asks.resultForContent(BigInt(id), null);
-  }));
-  app.get('/api/agent/results/:key', route((c) => asks.result(c.req.param('key')!, asks.store.get(c.req.param('key')!), c.req.query('contentId'))));
+  app.get(
+    '/api/agent/templates',
+    route(() => asks.templates()),
+  );
+  app.post(
+    '/api/agent/quote',
+    route(async (c) => asks.quote(await readBody(c, BODY_CAP_LARGE))),
+  );
+  app.post(
+    '/api/agent/asks',
+    route(async (c) => asks.askRoute(await readBody(c, BODY_CAP_LARGE))),
+  );
+  app.get(
+    '/api/agent/asks/by-client-request',
+    route(async (c) => {
+      const op = asks.lookup(query(c));
+      return op ? asks.statusWithHints(op) : asks.notFoundBody();
+    }),
+  );
+  app.post(
+    '/api/agent/asks/:key/confirm',
+    route(async (c) => asks.confirm(c.req.param('key')!, await readBody(c, BODY_CAP_CONFIRM))),
+  );
+  app.post(
+    '/api/agent/asks/:key/confirm-feedback-bonus',
+    route(async (c) => asks.confirmBonus(c.req.param('key')!, await readBody(c, BODY_CAP_CONFIRM))),
+  );
+  app.get(
+    '/api/agent/asks/:key',
+    route((c) => asks.status(c.req.param('key')!)),
+  );
+  app.get(
+    '/api/agent/results/by-client-request',
+    route(async (c) => asks.result(undefined, asks.lookup(query(c)), c.req.query('contentId'))),
+  );
+  app.get(
+    '/api/agent/results/by-content/:contentId',
+    route(async (c) => {
+      const id = c.req.param('contentId')!;
+      if (!/^[1-9][0-9]*$/.test(id))
+        throw new ApiError(400, 'invalid_arguments', 'contentId must be a positive integer.', 'fix_request_and_retry');
+      return asks.resultForContent(BigInt(id), null);
+    }),
+  );
+  app.get(
+    '/api/agent/results/:key',
+    route((c) => asks.result(c.req.param('key')!, asks.store.get(c.req.param('key')!), c.req.query('contentId'))),
+  );
 
   // Before evidence: its hostile middleware wraps the run evidence route.
   app.route('/', review.routes());
@@ -204,17 +274,34 @@ export function buildApp(
   // Public MCP (service-api.md §8.1).
   app.get('/api/mcp/public', (c) => {
     c.header('Allow', 'POST, OPTIONS');
-    return c.json({ code: 'method_not_allowed', message: 'Use POST with JSON-RPC.', recoverWith: 'use_post_json_rpc', allowedMethods: ['POST', 'OPTIONS'], supportedTransports: ['streamable-http'] }, 405);
+    return c.json(
+      {
+        code: 'method_not_allowed',
+        message: 'Use POST with JSON-RPC.',
+        recoverWith: 'use_post_json_rpc',
+        allowedMethods: ['POST', 'OPTIONS'],
+        supportedTransports: ['streamable-http'],
+      },
+      405,
+    );
   });
-  app.options('/api/mcp/public', () =>
-    new Response(null, {
-      status: 204,
-      headers: { 'Access-Control-Allow-Headers': 'content-type, mcp-protocol-version', 'Access-Control-Allow-Methods': 'POST, OPTIONS', Vary: 'Origin' },
-    }),
+  app.options(
+    '/api/mcp/public',
+    () =>
+      new Response(null, {
+        status: 204,
+        headers: {
+          'Access-Control-Allow-Headers': 'content-type, mcp-protocol-version',
+          'Access-Control-Allow-Methods': 'POST, OPTIONS',
+          Vary: 'Origin',
+        },
+      }),
   );
   app.post('/api/mcp/public', async (c) => {
-    if (c.req.header('origin')) return c.json(jsonRpcError(null, -32000, 'Origin is not allowed for this MCP server.', { code: 'origin_not_allowed' }), 403);
-    if (limiter.hit(c.req.path, 'POST', 'mcp', subject(c)) > 0) return c.json(jsonRpcError(null, -32000, 'Too many requests', { code: 'rate_limit_exceeded' }), 429);
+    if (c.req.header('origin'))
+      return c.json(jsonRpcError(null, -32000, 'Origin is not allowed for this MCP server.', { code: 'origin_not_allowed' }), 403);
+    if (limiter.hit(c.req.path, 'POST', 'mcp', subject(c)) > 0)
+      return c.json(jsonRpcError(null, -32000, 'Too many requests', { code: 'rate_limit_exceeded' }), 429);
     const text = await c.req.text();
     if (text.length > BODY_CAP_LARGE) return c.json(jsonRpcError(null, -32000, 'Request body is too large.'), 413);
     let body: { id?: unknown; method?: unknown; jsonrpc?: unknown };
@@ -227,8 +314,16 @@ export function buildApp(
     if (body.jsonrpc !== '2.0' || typeof body.method !== 'string') return c.json(jsonRpcError(body.id, -32600, 'Invalid Request'));
     if (body.method !== 'initialize') {
       const version = c.req.header('mcp-protocol-version');
-      if (!version) return c.json(jsonRpcError(body.id, -32000, 'Missing MCP-Protocol-Version header.', { supportedProtocolVersions: MCP_PROTOCOL_VERSIONS }));
-      if (!MCP_PROTOCOL_VERSIONS.includes(version)) return c.json(jsonRpcError(body.id, -32000, `Unsupported MCP-Protocol-Version: ${version}.`, { supportedProtocolVersions: MCP_PROTOCOL_VERSIONS }));
+      if (!version)
+        return c.json(
+          jsonRpcError(body.id, -32000, 'Missing MCP-Protocol-Version header.', { supportedProtocolVersions: MCP_PROTOCOL_VERSIONS }),
+        );
+      if (!MCP_PROTOCOL_VERSIONS.includes(version))
+        return c.json(
+          jsonRpcError(body.id, -32000, `Unsupported MCP-Protocol-Version: ${version}.`, {
+            supportedProtocolVersions: MCP_PROTOCOL_VERSIONS,
+          }),
+        );
     }
     if (body.id === undefined || body.id === null) return new Response(null, { status: 202 });
     const headers = new Headers(c.req.raw.headers);
@@ -238,7 +333,9 @@ export function buildApp(
   });
 
   // The drand-style beacon (its clock is the chain's clock).
-  app.get('/drand/:hash/info', (c) => (c.req.param('hash') === beacon.network.chainHash ? c.json(beacon.info()) : c.json({ error: 'unknown chain hash' }, 404)));
+  app.get('/drand/:hash/info', (c) =>
+    c.req.param('hash') === beacon.network.chainHash ? c.json(beacon.info()) : c.json({ error: 'unknown chain hash' }, 404),
+  );
   app.get('/drand/:hash/public/:round', (c) => {
     if (c.req.param('hash') !== beacon.network.chainHash) return c.json({ error: 'unknown chain hash' }, 404);
     const param = c.req.param('round');
@@ -250,27 +347,71 @@ export function buildApp(
   // Test controls.
   const ctl = (fn: (body: Record<string, unknown>) => Promise<unknown> | unknown) => async (c: Context) => {
     try {
-      const body = c.req.method === 'GET' || c.req.method === 'DELETE' ? {} : ((await c.req.json().catch(() => ({}))) as Record<string, unknown>);
+      const body =
+        c.req.method === 'GET' || c.req.method === 'DELETE' ? {} : ((await c.req.json().catch(() => ({}))) as Record<string, unknown>);
       return c.json((await fn(body)) as Record<string, unknown>);
     } catch (error) {
       return c.json({ error: (error as Error).message }, 400);
     }
   };
-  app.get('/__sandbox/state', ctl(() => control.state()));
-  app.post('/__sandbox/time', ctl((b) => control.advance(Number(b.advanceSeconds ?? 0))));
-  app.post('/__sandbox/keeper/tick', ctl(() => control.keeperTick()));
-  app.post('/__sandbox/fund', ctl((b) => control.fund(b)));
-  app.post('/__sandbox/content', ctl((b) => control.content(b)));
-  app.post('/__sandbox/settings', ctl((b) => control.settings(b)));
-  app.get('/__sandbox/faults', ctl(() => ({ faults: faults.active() })));
-  app.post('/__sandbox/faults', ctl((b) => {
-    faults.add({ route: String(b.route), kind: b.kind as Fault['kind'], status: b.status as number | undefined, delayMs: b.delayMs as number | undefined, retryAfter: b.retryAfter as number | undefined, count: Number(b.count ?? 1) });
-    return { faults: faults.active() };
-  }));
-  app.delete('/__sandbox/faults', ctl(() => (faults.clear(), { faults: [] })));
-  app.get('/__sandbox/hostile', ctl(() => ({ scenarios: hostile.scenarios, armed: hostile.active() })));
-  app.post('/__sandbox/hostile', ctl((b) => (hostile.arm(String(b.scenario), Number(b.count ?? 1)), { armed: hostile.active() })));
-  app.delete('/__sandbox/hostile', ctl(() => (hostile.clear(), { armed: {} })));
+  app.get(
+    '/__sandbox/state',
+    ctl(() => control.state()),
+  );
+  app.post(
+    '/__sandbox/time',
+    ctl((b) => control.advance(Number(b.advanceSeconds ?? 0))),
+  );
+  app.post(
+    '/__sandbox/keeper/tick',
+    ctl(() => control.keeperTick()),
+  );
+  app.post(
+    '/__sandbox/fund',
+    ctl((b) => control.fund(b)),
+  );
+  app.post(
+    '/__sandbox/content',
+    ctl((b) => control.content(b)),
+  );
+  app.post(
+    '/__sandbox/settings',
+    ctl((b) => control.settings(b)),
+  );
+  app.get(
+    '/__sandbox/faults',
+    ctl(() => ({ faults: faults.active() })),
+  );
+  app.post(
+    '/__sandbox/faults',
+    ctl((b) => {
+      faults.add({
+        route: String(b.route),
+        kind: b.kind as Fault['kind'],
+        status: b.status as number | undefined,
+        delayMs: b.delayMs as number | undefined,
+        retryAfter: b.retryAfter as number | undefined,
+        count: Number(b.count ?? 1),
+      });
+      return { faults: faults.active() };
+    }),
+  );
+  app.delete(
+    '/__sandbox/faults',
+    ctl(() => (faults.clear(), { faults: [] })),
+  );
+  app.get(
+    '/__sandbox/hostile',
+    ctl(() => ({ scenarios: hostile.scenarios, armed: hostile.active() })),
+  );
+  app.post(
+    '/__sandbox/hostile',
+    ctl((b) => (hostile.arm(String(b.scenario), Number(b.count ?? 1)), { armed: hostile.active() })),
+  );
+  app.delete(
+    '/__sandbox/hostile',
+    ctl(() => (hostile.clear(), { armed: {} })),
+  );
 
   app.notFound((c) => c.json(new ApiError(404, 'not_found', `No route for ${c.req.method} ${c.req.path}.`, null).body(), 404));
   app.onError((error, c) => errorResponse(c, internal(error)));

@@ -24,9 +24,17 @@ export const UPLOAD_SCENARIOS: HostileScenario[] = [
   { name: 'upload_far_expiry', flow: 'upload', description: 'the upload message expires in two hours' },
   { name: 'upload_url_foreign_origin', flow: 'upload', description: 'the approved image URL is on another site' },
   { name: 'upload_url_other_attachment', flow: 'upload', description: 'the approved image URL names another attachment' },
-  { name: 'upload_url_bad_form', flow: 'upload', description: 'the approved image URL is not …/api/attachments/images/<id>.webp#sha256=0x<hex> (a .png path with a query)' },
+  {
+    name: 'upload_url_bad_form',
+    flow: 'upload',
+    description: 'the approved image URL is not …/api/attachments/images/<id>.webp#sha256=0x<hex> (a .png path with a query)',
+  },
   { name: 'handoff_foreign_origin', flow: 'handoff', description: 'the handoff link points at another site (the token would go to it)' },
-  { name: 'handoff_token_in_query', flow: 'handoff', description: 'the handoff token is in the query string (server logs, referrers) instead of the fragment' },
+  {
+    name: 'handoff_token_in_query',
+    flow: 'handoff',
+    description: 'the handoff token is in the query string (server logs, referrers) instead of the fragment',
+  },
   { name: 'signing_link_foreign_origin', flow: 'handoff', description: 'the signing link points at another site' },
   { name: 'handoff_long_ttl', flow: 'handoff', description: 'the handoff lives an hour longer than asked' },
   { name: 'signing_link_long_ttl', flow: 'handoff', description: 'the signing link lives an hour longer than asked' },
@@ -81,7 +89,10 @@ export async function reencode(bytes: Buffer): Promise<{ bytes: Buffer; sha256: 
   const { default: sharp } = await import('sharp');
   let out: { data: Buffer; info: { width: number; height: number } };
   try {
-    out = await sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS }).rotate().webp({ quality: WEBP_QUALITY }).toBuffer({ resolveWithObject: true });
+    out = await sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS })
+      .rotate()
+      .webp({ quality: WEBP_QUALITY })
+      .toBuffer({ resolveWithObject: true });
   } catch (error) {
     // The live service's wording for a file that does not decode; other errors keep their own message.
     const message = (error as Error).message ?? '';
@@ -124,29 +135,46 @@ export class ImageService {
     for (const value of imageUrls) {
       const m = /\/api\/attachments\/images\/(att_[A-Za-z0-9_-]{16,80})\.webp#sha256=0x([0-9a-f]{64})$/.exec(value);
       const a = m ? this.attachments.get(m[1]!) : undefined;
-      if (!m || !value.startsWith(`${this.baseUrl}/`) || a?.status !== 'approved') return 'imageUrls must come from RateLoop uploads. Upload bytes with rateloop_upload_image first.';
+      if (!m || !value.startsWith(`${this.baseUrl}/`) || a?.status !== 'approved')
+        return 'imageUrls must come from RateLoop uploads. Upload bytes with rateloop_upload_image first.';
       if (a.stored!.sha256 !== m[2]) return 'Uploaded imageUrls must match the approved attachment digest.';
       if (a.wallet !== wallet.toLowerCase()) return 'Uploaded imageUrls must belong to the submitting wallet or agent.';
     }
     return null;
   }
 
-  private message(wallet: string, hash: string, action = 'attachments:upload_image', expiresAt?: number): { text: string; expiresAt: number; nonce: string } {
+  private message(
+    wallet: string,
+    hash: string,
+    action = 'attachments:upload_image',
+    expiresAt?: number,
+  ): { text: string; expiresAt: number; nonce: string } {
     const nonce = randomBytes(16).toString('hex');
     const exp = expiresAt ?? (Math.floor(Date.now() / 1000) + 300) * 1000;
-    const text = ['RateLoop image upload', '', `Action: ${action}`, `Wallet: ${wallet}`, `Payload Hash: ${hash}`, `Nonce: ${nonce}`, `Expires At: ${new Date(exp).toISOString()}`].join('\n');
+    const text = [
+      'RateLoop image upload',
+      '',
+      `Action: ${action}`,
+      `Wallet: ${wallet}`,
+      `Payload Hash: ${hash}`,
+      `Nonce: ${nonce}`,
+      `Expires At: ${new Date(exp).toISOString()}`,
+    ].join('\n');
     return { text, expiresAt: exp, nonce };
   }
 
   prepare(args: Obj): Obj {
     const wallet = this.wallet(args);
-    const filename = String(args.filename ?? '').trim().slice(0, 180);
+    const filename = String(args.filename ?? '')
+      .trim()
+      .slice(0, 180);
     const mimeType = String(args.mimeType ?? '').toLowerCase();
     const sizeBytes = Number(args.sizeBytes);
     const sha256 = String(args.sha256 ?? '');
     if (!filename) throw invalidArguments('filename is required.');
     if (!MIME.includes(mimeType)) throw invalidArguments('mimeType must be image/jpeg, image/png or image/webp.');
-    if (!Number.isSafeInteger(sizeBytes) || sizeBytes < 1 || sizeBytes > MAX_IMAGE_BYTES) throw invalidArguments('sizeBytes must be 1 … 10485760.');
+    if (!Number.isSafeInteger(sizeBytes) || sizeBytes < 1 || sizeBytes > MAX_IMAGE_BYTES)
+      throw invalidArguments('sizeBytes must be 1 … 10485760.');
     if (!/^[0-9a-f]{64}$/.test(sha256)) throw invalidArguments('sha256 must be 64 lowercase hex characters.');
     let id = args.attachmentId === undefined ? `att_${randomBytes(18).toString('base64url')}` : String(args.attachmentId);
     if (!/^att_[A-Za-z0-9_-]{16,80}$/.test(id)) throw invalidArguments('attachmentId must be att_ followed by 16-80 characters.');
@@ -162,7 +190,16 @@ export class ImageService {
     if (this.hostile.take('upload_far_expiry')) exp = (Math.floor(Date.now() / 1000) + 7200) * 1000;
     const m = this.message(signer, hash, action, exp);
     const challengeId = randomBytes(16).toString('hex');
-    this.attachments.set(id, { id, wallet, filename, mimeType, sizeBytes, sha256, status: 'uploading', challenge: { id: challengeId, message: m.text, expiresAt: m.expiresAt, used: false } });
+    this.attachments.set(id, {
+      id,
+      wallet,
+      filename,
+      mimeType,
+      sizeBytes,
+      sha256,
+      status: 'uploading',
+      challenge: { id: challengeId, message: m.text, expiresAt: m.expiresAt, used: false },
+    });
     return {
       attachmentId: id,
       authMode: 'wallet_signature',
@@ -184,25 +221,46 @@ export class ImageService {
     // The bytes first, as the live tool does: exactly one transport, the size cap, and the declared size and hash.
     if (args.imageBase64 !== undefined && args.dataUrl !== undefined) throw invalidArguments('Provide imageBase64 or dataUrl, not both.');
     if (args.imageBase64 === undefined && args.dataUrl === undefined) throw invalidArguments('imageBase64 or dataUrl is required.');
-    const b64 = args.imageBase64 !== undefined ? String(args.imageBase64) : String(args.dataUrl).replace(/^data:image\/(jpeg|png|webp);base64,/i, '');
+    const b64 =
+      args.imageBase64 !== undefined ? String(args.imageBase64) : String(args.dataUrl).replace(/^data:image\/(jpeg|png|webp);base64,/i, '');
     const bytes = Buffer.from(b64, 'base64');
     if (bytes.length > MAX_IMAGE_BYTES) throw invalidArguments(`Image is too large. Maximum size is ${MAX_IMAGE_BYTES} bytes.`);
     if (args.sizeBytes !== undefined && Number(args.sizeBytes) !== bytes.length) {
-      throw invalidArguments('sizeBytes must match the decoded image byte length. Omit sizeBytes or compute it from the exact image buffer in the same request process.');
+      throw invalidArguments(
+        'sizeBytes must match the decoded image byte length. Omit sizeBytes or compute it from the exact image buffer in the same request process.',
+      );
     }
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     if (args.sha256 !== undefined && args.sha256 !== sha256) {
-      throw invalidArguments('sha256 must match the decoded image bytes. Omit sha256 or compute it from the exact image buffer in the same request process.');
+      throw invalidArguments(
+        'sha256 must match the decoded image bytes. Omit sha256 or compute it from the exact image buffer in the same request process.',
+      );
     }
     // Then the signed challenge: it must have been issued for exactly this attachment, file, type, size and hash.
     const a = this.attachments.get(String(args.attachmentId ?? ''));
-    if (!a || !args.challengeId || !args.signature) throw new ApiError(401, 'unauthorized', 'challengeId and signature are required for public image uploads. Call rateloop_prepare_image_upload first.', null);
+    if (!a || !args.challengeId || !args.signature)
+      throw new ApiError(
+        401,
+        'unauthorized',
+        'challengeId and signature are required for public image uploads. Call rateloop_prepare_image_upload first.',
+        null,
+      );
     const ch = a.challenge;
-    const same = a.wallet === wallet && a.filename === String(args.filename ?? '').trim().slice(0, 180) && a.mimeType === String(args.mimeType ?? '').toLowerCase() && a.sizeBytes === bytes.length && a.sha256 === sha256;
+    const same =
+      a.wallet === wallet &&
+      a.filename ===
+        String(args.filename ?? '')
+          .trim()
+          .slice(0, 180) &&
+      a.mimeType === String(args.mimeType ?? '').toLowerCase() &&
+      a.sizeBytes === bytes.length &&
+      a.sha256 === sha256;
     if (!ch || ch.id !== args.challengeId || !same) throw new ApiError(401, 'unauthorized', 'Invalid signed upload challenge.', null);
     if (ch.used) throw conflict('Invalid signed upload challenge.');
     if (Date.now() > ch.expiresAt) throw new ApiError(401, 'unauthorized', 'Invalid signed upload challenge.', null);
-    const ok = await verifyMessage({ address: wallet as Hex, message: ch.message, signature: String(args.signature) as Hex }).catch(() => false);
+    const ok = await verifyMessage({ address: wallet as Hex, message: ch.message, signature: String(args.signature) as Hex }).catch(
+      () => false,
+    );
     if (!ok) throw new ApiError(401, 'unauthorized', 'Invalid signed upload challenge.', null);
     ch.used = true;
     a.status = 'processing';
@@ -224,7 +282,8 @@ export class ImageService {
     if (typeof view.imageUrl !== 'string') return view;
     const url = view.imageUrl as string;
     if (this.hostile.take('upload_url_foreign_origin')) view.imageUrl = url.replace(this.baseUrl, PHISHING_ORIGIN);
-    if (this.hostile.take('upload_url_other_attachment')) view.imageUrl = url.replace(/att_[A-Za-z0-9_-]+\.webp/, `att_${randomBytes(18).toString('base64url')}.webp`);
+    if (this.hostile.take('upload_url_other_attachment'))
+      view.imageUrl = url.replace(/att_[A-Za-z0-9_-]+\.webp/, `att_${randomBytes(18).toString('base64url')}.webp`);
     if (this.hostile.take('upload_url_bad_form')) view.imageUrl = url.replace(/\.webp#/, '.png?variant=full#');
     return view;
   }
@@ -236,7 +295,8 @@ export class ImageService {
       height: a.status === 'approved' ? a.stored!.height : null,
       imageUrl: a.status === 'approved' ? this.imageUrl(a) : null,
       moderationStatus: a.status === 'approved' ? 'approved' : a.status === 'blocked' ? 'blocked' : 'pending',
-      nextAction: a.status === 'approved' ? 'use_imageUrl_in_question' : a.status === 'blocked' ? 'upload_another_image' : 'inspect_status_and_error',
+      nextAction:
+        a.status === 'approved' ? 'use_imageUrl_in_question' : a.status === 'blocked' ? 'upload_another_image' : 'inspect_status_and_error',
       status: a.status,
       width: a.status === 'approved' ? a.stored!.width : null,
     };
@@ -259,9 +319,17 @@ export class ImageService {
   // ---- handoffs and signing intents ----
 
   private createLink(kind: Link['kind'], body: Obj): { link: Link; token: string; warnings: string[] } {
-    const request = (body.request && typeof body.request === 'object' ? body.request : Object.fromEntries(Object.entries(body).filter(([k]) => !['generatedImages', 'generatedImageUploads', 'ttlMs'].includes(k)))) as Obj;
+    const request = (
+      body.request && typeof body.request === 'object'
+        ? body.request
+        : Object.fromEntries(Object.entries(body).filter(([k]) => !['generatedImages', 'generatedImageUploads', 'ttlMs'].includes(k)))
+    ) as Obj;
     if (typeof request.maxPaymentAmount !== 'string' || !/^\d+$/.test(request.maxPaymentAmount)) {
-      throw invalidArguments(kind === 'handoff' ? 'maxPaymentAmount is required and must be a non-negative integer string.' : 'maxPaymentAmount is required for browser signing links.');
+      throw invalidArguments(
+        kind === 'handoff'
+          ? 'maxPaymentAmount is required and must be a non-negative integer string.'
+          : 'maxPaymentAmount is required for browser signing links.',
+      );
     }
     if (Object.keys(request).some((k) => k.startsWith('webhook'))) throw invalidArguments('Webhooks are not supported on browser links.');
     // The live rule: default 30 minutes, raised to 1 minute, lowered to the maximum; only a handoff asked for
@@ -273,7 +341,8 @@ export class ImageService {
       const requested = Number(body.ttlMs);
       if (!Number.isSafeInteger(requested) || requested <= 0) throw invalidArguments('ttlMs must be a positive integer.');
       ttl = Math.min(max, Math.max(60_000, requested));
-      if (kind === 'handoff' && requested > max) warnings.push(`requested_ttl_clamped: requested ttlMs ${requested} exceeds the maximum ${max}; using ${ttl}.`);
+      if (kind === 'handoff' && requested > max)
+        warnings.push(`requested_ttl_clamped: requested ttlMs ${requested} exceeds the maximum ${max}; using ${ttl}.`);
     }
     if (this.hostile.take(kind === 'handoff' ? 'handoff_long_ttl' : 'signing_link_long_ttl')) ttl += 3_600_000;
     const token = randomBytes(32).toString('base64url');
@@ -288,11 +357,32 @@ export class ImageService {
         const mime = sniffMime(bytes);
         if (!mime || bytes.length > MAX_IMAGE_BYTES) throw invalidArguments('generatedImages must be JPEG, PNG or WEBP of at most 10 MiB.');
         const sha = createHash('sha256').update(bytes).digest('hex');
-        if ((img.sha256 && img.sha256 !== sha) || (img.sizeBytes && Number(img.sizeBytes) !== bytes.length)) throw invalidArguments('generatedImages sha256/sizeBytes do not match the bytes.');
-        assets.push({ attachmentId: null, error: null, filename: String(img.filename ?? 'image'), id: `aha_${randomBytes(16).toString('hex')}`, imageUrl: null, mimeType: mime, sha256: sha, sizeBytes: bytes.length, status: 'staged' });
+        if ((img.sha256 && img.sha256 !== sha) || (img.sizeBytes && Number(img.sizeBytes) !== bytes.length))
+          throw invalidArguments('generatedImages sha256/sizeBytes do not match the bytes.');
+        assets.push({
+          attachmentId: null,
+          error: null,
+          filename: String(img.filename ?? 'image'),
+          id: `aha_${randomBytes(16).toString('hex')}`,
+          imageUrl: null,
+          mimeType: mime,
+          sha256: sha,
+          sizeBytes: bytes.length,
+          status: 'staged',
+        });
       }
     }
-    const link: Link = { id, tokenHash: createHash('sha256').update(token).digest('hex'), kind, request, status: 'pending', createdAt: now, expiresAt: now + ttl, assets, walletAddress: typeof request.walletAddress === 'string' ? request.walletAddress.toLowerCase() : null };
+    const link: Link = {
+      id,
+      tokenHash: createHash('sha256').update(token).digest('hex'),
+      kind,
+      request,
+      status: 'pending',
+      createdAt: now,
+      expiresAt: now + ttl,
+      assets,
+      walletAddress: typeof request.walletAddress === 'string' ? request.walletAddress.toLowerCase() : null,
+    };
     this.links.set(id, link);
     return { link, token, warnings };
   }
@@ -326,7 +416,19 @@ export class ImageService {
       walletAddress: l.walletAddress,
     };
     return l.kind === 'handoff'
-      ? { ...base, assets: l.assets, draftRevision: 0, editedByUser: false, feedbackBonusError: null, feedbackBonusStatus: null, feedbackBonusTransactionHashes: [], nextAction: 'open_handoff_url_in_browser', originalRequestBody: l.request, paymentModeDiagnostics: { awaitingX402Authorization: false, mode: base.paymentMode, transactionCallCount: 0 }, preparedDraftRevision: null }
+      ? {
+          ...base,
+          assets: l.assets,
+          draftRevision: 0,
+          editedByUser: false,
+          feedbackBonusError: null,
+          feedbackBonusStatus: null,
+          feedbackBonusTransactionHashes: [],
+          nextAction: 'open_handoff_url_in_browser',
+          originalRequestBody: l.request,
+          paymentModeDiagnostics: { awaitingX402Authorization: false, mode: base.paymentMode, transactionCallCount: 0 },
+          preparedDraftRevision: null,
+        }
       : { ...base, x402AuthorizationRequest: null };
   }
 
@@ -359,40 +461,70 @@ export class ImageService {
     app.get('/api/attachments/images/:file', (c) => {
       const a = this.attachments.get(c.req.param('file').replace(/\.webp$/, ''));
       if (!a?.stored || a.status !== 'approved') return c.json({ code: 'not_found', message: 'Image not found.', retryable: false }, 404);
-      return new Response(new Uint8Array(a.stored.bytes), { headers: { 'content-type': 'image/webp', 'cache-control': 'public, max-age=31536000, immutable' } });
+      return new Response(new Uint8Array(a.stored.bytes), {
+        headers: { 'content-type': 'image/webp', 'cache-control': 'public, max-age=31536000, immutable' },
+      });
     });
-    app.post('/api/agent/handoffs', wrap(async (c) => {
-      const { link, token, warnings } = this.createLink('handoff', await json(c));
-      return { ...this.linkView(link), effectiveTtlMs: link.expiresAt - link.createdAt, handoffId: link.id, handoffToken: token, handoffUrl: this.linkUrl('handoff', link.id, token), nextAction: 'open_handoff_url_in_browser', resultTool: 'rateloop_get_result', statusTool: 'rateloop_get_handoff_status', warnings };
-    }));
-    app.get('/api/agent/handoffs/:id', wrap((c) => {
-      const l = this.byToken(c, 'handoff', c.req.header('x-rateloop-handoff-token'));
-      const view = this.linkView(l);
-      if (view.status === 'expired') throw new ApiError(410, 'gone', 'Handoff link has expired. Ask the AI agent to generate a new handoff link.', null);
-      return view;
-    }));
-    app.post('/api/agent/signing-intents', wrap(async (c) => {
-      const { link, token, warnings } = this.createLink('intent', await json(c));
-      return { ...this.linkView(link), signingUrl: this.linkUrl('sign', link.id, token), warnings };
-    }));
-    app.get('/api/agent/signing-intents/:id', wrap((c) => {
-      const l = this.byToken(c, 'intent', c.req.header('x-rateloop-signing-intent-token'));
-      const view = this.linkView(l);
-      if (view.status === 'expired') throw new ApiError(410, 'gone', 'Signing intent has expired.', null);
-      return view;
-    }));
+    app.post(
+      '/api/agent/handoffs',
+      wrap(async (c) => {
+        const { link, token, warnings } = this.createLink('handoff', await json(c));
+        return {
+          ...this.linkView(link),
+          effectiveTtlMs: link.expiresAt - link.createdAt,
+          handoffId: link.id,
+          handoffToken: token,
+          handoffUrl: this.linkUrl('handoff', link.id, token),
+          nextAction: 'open_handoff_url_in_browser',
+          resultTool: 'rateloop_get_result',
+          statusTool: 'rateloop_get_handoff_status',
+          warnings,
+        };
+      }),
+    );
+    app.get(
+      '/api/agent/handoffs/:id',
+      wrap((c) => {
+        const l = this.byToken(c, 'handoff', c.req.header('x-rateloop-handoff-token'));
+        const view = this.linkView(l);
+        if (view.status === 'expired')
+          throw new ApiError(410, 'gone', 'Handoff link has expired. Ask the AI agent to generate a new handoff link.', null);
+        return view;
+      }),
+    );
+    app.post(
+      '/api/agent/signing-intents',
+      wrap(async (c) => {
+        const { link, token, warnings } = this.createLink('intent', await json(c));
+        return { ...this.linkView(link), signingUrl: this.linkUrl('sign', link.id, token), warnings };
+      }),
+    );
+    app.get(
+      '/api/agent/signing-intents/:id',
+      wrap((c) => {
+        const l = this.byToken(c, 'intent', c.req.header('x-rateloop-signing-intent-token'));
+        const view = this.linkView(l);
+        if (view.status === 'expired') throw new ApiError(410, 'gone', 'Signing intent has expired.', null);
+        return view;
+      }),
+    );
     for (const step of ['prepare', 'complete'] as const) {
-      app.post(`/api/agent/signing-intents/:id/${step}`, wrap(async (c) => {
-        const body = await json(c);
-        const l = this.byToken(c, 'intent', body.token as string | undefined);
-        if (this.linkView(l).status === 'expired') throw new ApiError(410, 'gone', 'Signing intent has expired.', null);
-        if (step === 'complete' && l.status !== 'prepared' && l.status !== 'submitted') throw invalidArguments('Prepare this signing intent before completing it.');
-        if (step === 'prepare') {
-          if (l.walletAddress && String(body.walletAddress ?? '').toLowerCase() !== l.walletAddress) throw new ApiError(403, 'forbidden', 'Connected wallet does not match this signing intent.', null);
-          l.status = l.status === 'pending' ? 'prepared' : l.status;
-        } else l.status = 'submitted';
-        return this.linkView(l);
-      }));
+      app.post(
+        `/api/agent/signing-intents/:id/${step}`,
+        wrap(async (c) => {
+          const body = await json(c);
+          const l = this.byToken(c, 'intent', body.token as string | undefined);
+          if (this.linkView(l).status === 'expired') throw new ApiError(410, 'gone', 'Signing intent has expired.', null);
+          if (step === 'complete' && l.status !== 'prepared' && l.status !== 'submitted')
+            throw invalidArguments('Prepare this signing intent before completing it.');
+          if (step === 'prepare') {
+            if (l.walletAddress && String(body.walletAddress ?? '').toLowerCase() !== l.walletAddress)
+              throw new ApiError(403, 'forbidden', 'Connected wallet does not match this signing intent.', null);
+            l.status = l.status === 'pending' ? 'prepared' : l.status;
+          } else l.status = 'submitted';
+          return this.linkView(l);
+        }),
+      );
     }
     return app;
   }

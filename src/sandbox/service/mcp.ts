@@ -17,7 +17,13 @@ export const MCP_PROTOCOL_VERSIONS = ['2025-06-18', '2025-11-25'];
  */
 export function negotiated(body: unknown, versions: readonly string[], preferred: string): unknown {
   const b = body as { method?: unknown; params?: { protocolVersion?: unknown } } | null;
-  if (b?.method !== 'initialize' || !b.params || typeof b.params.protocolVersion !== 'string' || versions.includes(b.params.protocolVersion)) return body;
+  if (
+    b?.method !== 'initialize' ||
+    !b.params ||
+    typeof b.params.protocolVersion !== 'string' ||
+    versions.includes(b.params.protocolVersion)
+  )
+    return body;
   return { ...b, params: { ...b.params, protocolVersion: preferred } };
 }
 
@@ -72,7 +78,8 @@ export class McpTools {
         this.onCall(tool.name);
         return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value };
       } catch (error) {
-        const e = error instanceof ApiError ? error : new ApiError(500, 'failed_submission', (error as Error).message, 'retry_or_contact_operator');
+        const e =
+          error instanceof ApiError ? error : new ApiError(500, 'failed_submission', (error as Error).message, 'retry_or_contact_operator');
         return { content: [{ type: 'text', text: e.message }], isError: true, structuredContent: e.body() };
       }
     });

@@ -47,7 +47,13 @@ export function commitmentOf(ask: NormalizedAsk, hashes: AskHashes, wallet: Hex)
   return ask.isBundle ? bundleRevealCommitment(ask, hashes, wallet) : revealCommitment(ask, hashes, wallet);
 }
 
-export function walletCallsPlan(ask: NormalizedAsk, hashes: AskHashes, wallet: Hex, addresses: SandboxAddresses, atomic: boolean): TransactionPlan {
+export function walletCallsPlan(
+  ask: NormalizedAsk,
+  hashes: AskHashes,
+  wallet: Hex,
+  addresses: SandboxAddresses,
+  atomic: boolean,
+): TransactionPlan {
   const commitment = commitmentOf(ask, hashes, wallet);
   const asset = ask.bounty.asset;
   let submitData: Hex;
@@ -56,17 +62,19 @@ export function walletCallsPlan(ask: NormalizedAsk, hashes: AskHashes, wallet: H
       abi: contentRegistryAbi,
       functionName: 'submitQuestionBundleWithRewardAndRoundConfig',
       args: [
-        ask.questions.map((question, i) => onChainQuestion(question, profileOf(ask))).map((q, i) => ({
-          contextUrl: q.contextUrl,
-          imageUrls: q.imageUrls,
-          videoUrl: q.videoUrl,
-          title: q.title,
-          tags: tagsString(q),
-          categoryId: q.categoryId,
-          details: { detailsUrl: q.detailsUrl, detailsHash: q.detailsHash },
-          salt: hashes.salts[i]!,
-          spec: { questionMetadataHash: hashes.questions[i]!.questionMetadataHash, resultSpecHash: hashes.questions[i]!.resultSpecHash },
-        })),
+        ask.questions
+          .map((question, i) => onChainQuestion(question, profileOf(ask)))
+          .map((q, i) => ({
+            contextUrl: q.contextUrl,
+            imageUrls: q.imageUrls,
+            videoUrl: q.videoUrl,
+            title: q.title,
+            tags: tagsString(q),
+            categoryId: q.categoryId,
+            details: { detailsUrl: q.detailsUrl, detailsHash: q.detailsHash },
+            salt: hashes.salts[i]!,
+            spec: { questionMetadataHash: hashes.questions[i]!.questionMetadataHash, resultSpecHash: hashes.questions[i]!.resultSpecHash },
+          })),
         rewardTermsTuple(ask.bounty),
         roundConfigTuple(ask.roundConfig),
       ],
@@ -110,7 +118,13 @@ export function walletCallsPlan(ask: NormalizedAsk, hashes: AskHashes, wallet: H
   return atomic ? { calls, requiresOrderedExecution: true, requiresAtomicExecution: true } : { calls, requiresOrderedExecution: true };
 }
 
-export function x402Plan(ask: NormalizedAsk, hashes: AskHashes, x402: X402State, bonusAwarder: Hex | null, addresses: SandboxAddresses): TransactionPlan {
+export function x402Plan(
+  ask: NormalizedAsk,
+  hashes: AskHashes,
+  x402: X402State,
+  bonusAwarder: Hex | null,
+  addresses: SandboxAddresses,
+): TransactionPlan {
   const signed = x402.signed!;
   const sig = hexToSignature(signed.signature);
   const auth = {
@@ -129,7 +143,12 @@ export function x402Plan(ask: NormalizedAsk, hashes: AskHashes, x402: X402State,
     ? encodeFunctionData({
         abi: x402SubmitterAbi,
         functionName: 'submitQuestionWithX402OneShotPayment',
-        args: [...questionArgs(ask, hashes), confidentialityTuple(ask.questions[0]!), { amount: bonus.amount, awarder: bonusAwarder!, executeBy: signed.validBefore }, auth],
+        args: [
+          ...questionArgs(ask, hashes),
+          confidentialityTuple(ask.questions[0]!),
+          { amount: bonus.amount, awarder: bonusAwarder!, executeBy: signed.validBefore },
+          auth,
+        ],
       })
     : encodeFunctionData({
         abi: x402SubmitterAbi,

@@ -7,7 +7,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { canonicalJson } from '../../protocol/canonical.js';
 
 export type Scope = 'panel:publish' | 'payment:submit' | 'result:read' | 'evaluation:read' | 'review:decide' | 'telemetry:write';
-export const ALL_SCOPES: Scope[] = ['evaluation:read', 'panel:publish', 'payment:submit', 'result:read', 'review:decide', 'telemetry:write'];
+export const ALL_SCOPES: Scope[] = [
+  'evaluation:read',
+  'panel:publish',
+  'payment:submit',
+  'result:read',
+  'review:decide',
+  'telemetry:write',
+];
 export type ReviewOutcome = 'approved' | 'rejected' | 'inconclusive' | 'failed';
 
 type Obj = Record<string, any>;
@@ -59,7 +66,19 @@ export function workspaceFixture(): WorkspaceFixture {
   };
   const profileId = `rrp_${hex(16)}`;
   const criterion = 'Is this output correct and safe to use';
-  const profile = { id: profileId, version: 1, hash: commit({ profileId, version: 1, criterion, audience: 'private_invited', panelSize: PANEL_SIZE, responseWindowSeconds: RESPONSE_WINDOW_SECONDS }), criterion };
+  const profile = {
+    id: profileId,
+    version: 1,
+    hash: commit({
+      profileId,
+      version: 1,
+      criterion,
+      audience: 'private_invited',
+      panelSize: PANEL_SIZE,
+      responseWindowSeconds: RESPONSE_WINDOW_SECONDS,
+    }),
+    criterion,
+  };
   return {
     ...ids,
     profile,
@@ -71,7 +90,16 @@ export function workspaceFixture(): WorkspaceFixture {
 
 /** The workspace's one project, held by the integration's key. */
 export function sandboxProject(projectId: string, holder: string, t: number) {
-  return { projectId, name: 'Sandbox review project', description: 'Invited review in the local sandbox.', dataClassification: 'confidential', retentionDays: 90, createdAt: t, updatedAt: t, holders: new Set([holder]) };
+  return {
+    projectId,
+    name: 'Sandbox review project',
+    description: 'Invited review in the local sandbox.',
+    dataClassification: 'confidential',
+    retentionDays: 90,
+    createdAt: t,
+    updatedAt: t,
+    holders: new Set([holder]),
+  };
 }
 
 /** rateloop_get_agent_context's document for a credential with these scopes. */
@@ -110,11 +138,25 @@ export function agentContextDoc(f: WorkspaceFixture, workspaceId: string, scopes
         criterion: f.profile.criterion,
         labels: { positive: 'Approve', negative: 'Reject' },
         rationaleMode: 'optional',
-        audience: { type: 'private_invited', contentBoundary: 'private_workspace', privateSensitivity: 'confidential', privateGroup: f.privateGroupId, requiredExpertiseKeys: [], expertiseRequirements: [] },
+        audience: {
+          type: 'private_invited',
+          contentBoundary: 'private_workspace',
+          privateSensitivity: 'confidential',
+          privateGroup: f.privateGroupId,
+          requiredExpertiseKeys: [],
+          expertiseRequirements: [],
+        },
         responseWindowSeconds: RESPONSE_WINDOW_SECONDS,
         panelSize: PANEL_SIZE,
         compensation: { mode: 'unpaid', bountyPerSeatAtomic: null },
-        feedbackBonus: { enabled: false, poolAtomic: null, awarderKind: 'requester', awarderAccount: null, awardWindowSeconds: null, agentMayAward: false },
+        feedbackBonus: {
+          enabled: false,
+          poolAtomic: null,
+          awarderKind: 'requester',
+          awarderAccount: null,
+          awardWindowSeconds: null,
+          agentMayAward: false,
+        },
       },
       authority: 'ask_automatically',
       blockingReason: null,
@@ -140,34 +182,88 @@ export function agentContextDoc(f: WorkspaceFixture, workspaceId: string, scopes
       },
       ownerApproval: { available: true },
       autonomousPublishing: { available: true, reason: 'active' },
-      effectiveLane: { available: true, code: 'private_invited_unpaid_lane_ready', lane: 'private_invited_unpaid', message: 'Invited reviewers of the bound cohort review each requested output.' },
+      effectiveLane: {
+        available: true,
+        code: 'private_invited_unpaid_lane_ready',
+        lane: 'private_invited_unpaid',
+        message: 'Invited reviewers of the bound cohort review each requested output.',
+      },
     },
-    safeAccess: { canCheckReviewRequirement: true, canSpend: false, canPublish: true, canReadPrivateArtifacts: false, canAdministerWorkspace: false },
+    safeAccess: {
+      canCheckReviewRequirement: true,
+      canSpend: false,
+      canPublish: true,
+      canReadPrivateArtifacts: false,
+      canAdministerWorkspace: false,
+    },
   };
 }
 
 /** The models behind an execution (its primary span and every contributor). */
 export function executionProfileDoc(exec: Obj): Obj {
   const primary = (exec.generationSpans as Obj[]).find((s) => s.role === 'primary')!;
-  const model = (s: Obj) => ({ provider: s.provider, requestedModel: s.requestedModel, resolvedModel: s.resolvedModel ?? null, modelVersion: s.modelVersion ?? null, reasoningEffort: s.reasoningEffort ?? null, serviceTier: s.serviceTier ?? null });
-  return { schemaVersion: 'rateloop.execution-profile.v2', orchestrationMode: exec.generationSpans.length > 1 ? 'multi_model' : 'single_model', primary: model(primary), contributors: (exec.generationSpans as Obj[]).map(model) };
+  const model = (s: Obj) => ({
+    provider: s.provider,
+    requestedModel: s.requestedModel,
+    resolvedModel: s.resolvedModel ?? null,
+    modelVersion: s.modelVersion ?? null,
+    reasoningEffort: s.reasoningEffort ?? null,
+    serviceTier: s.serviceTier ?? null,
+  });
+  return {
+    schemaVersion: 'rateloop.execution-profile.v2',
+    orchestrationMode: exec.generationSpans.length > 1 ? 'multi_model' : 'single_model',
+    primary: model(primary),
+    contributors: (exec.generationSpans as Obj[]).map(model),
+  };
 }
 
 /** The execution manifest of what the agent reported: each span with nulls for what it left out, and the totals. */
 export function executionManifestDoc(exec: Obj, spans: Obj[]): Obj {
   const spansOut = spans.map((s) => ({
-    spanId: s.spanId, parentSpanId: s.parentSpanId ?? null, role: s.role, provider: s.provider, requestedModel: s.requestedModel, resolvedModel: s.resolvedModel ?? null, modelVersion: s.modelVersion ?? null,
-    reasoningEffort: s.reasoningEffort ?? null, serviceTier: s.serviceTier ?? null, startedAt: s.startedAt ?? null, completedAt: s.completedAt ?? null,
-    durationMs: s.startedAt && s.completedAt ? Date.parse(s.completedAt) - Date.parse(s.startedAt) : null, timeToFirstOutputMs: s.timeToFirstOutputMs ?? null,
-    inputTokens: s.inputTokens ?? null, cachedInputTokens: s.cachedInputTokens ?? null, outputTokens: s.outputTokens ?? null, reasoningOutputTokens: s.reasoningOutputTokens ?? null,
-    responseIdHash: s.responseIdHash ?? null, finishReason: s.finishReason ?? null,
+    spanId: s.spanId,
+    parentSpanId: s.parentSpanId ?? null,
+    role: s.role,
+    provider: s.provider,
+    requestedModel: s.requestedModel,
+    resolvedModel: s.resolvedModel ?? null,
+    modelVersion: s.modelVersion ?? null,
+    reasoningEffort: s.reasoningEffort ?? null,
+    serviceTier: s.serviceTier ?? null,
+    startedAt: s.startedAt ?? null,
+    completedAt: s.completedAt ?? null,
+    durationMs: s.startedAt && s.completedAt ? Date.parse(s.completedAt) - Date.parse(s.startedAt) : null,
+    timeToFirstOutputMs: s.timeToFirstOutputMs ?? null,
+    inputTokens: s.inputTokens ?? null,
+    cachedInputTokens: s.cachedInputTokens ?? null,
+    outputTokens: s.outputTokens ?? null,
+    reasoningOutputTokens: s.reasoningOutputTokens ?? null,
+    responseIdHash: s.responseIdHash ?? null,
+    finishReason: s.finishReason ?? null,
   }));
   const sum = (k: string) => (spansOut.some((s: Obj) => s[k] !== null) ? spansOut.reduce((a: number, s: Obj) => a + (s[k] ?? 0), 0) : null);
   return {
-    schemaVersion: 'rateloop.execution-manifest.v1', externalExecutionId: exec.externalExecutionId, status: exec.status, startedAt: exec.startedAt ?? null, completedAt: exec.completedAt ?? null,
-    durationMs: exec.startedAt && exec.completedAt ? Date.parse(exec.completedAt) - Date.parse(exec.startedAt) : null, toolCallCount: exec.toolCallCount ?? null, toolDurationMs: exec.toolDurationMs ?? null,
-    primarySpanId: exec.primarySpanId, generationSpans: spansOut,
-    totals: { generationSpanCount: spansOut.length, generationDurationMs: sum('durationMs'), toolCallCount: exec.toolCallCount ?? null, toolDurationMs: exec.toolDurationMs ?? null, inputTokens: sum('inputTokens'), cachedInputTokens: sum('cachedInputTokens'), outputTokens: sum('outputTokens'), reasoningOutputTokens: sum('reasoningOutputTokens'), totalTokens: sum('inputTokens') === null ? null : (sum('inputTokens') ?? 0) + (sum('outputTokens') ?? 0) },
+    schemaVersion: 'rateloop.execution-manifest.v1',
+    externalExecutionId: exec.externalExecutionId,
+    status: exec.status,
+    startedAt: exec.startedAt ?? null,
+    completedAt: exec.completedAt ?? null,
+    durationMs: exec.startedAt && exec.completedAt ? Date.parse(exec.completedAt) - Date.parse(exec.startedAt) : null,
+    toolCallCount: exec.toolCallCount ?? null,
+    toolDurationMs: exec.toolDurationMs ?? null,
+    primarySpanId: exec.primarySpanId,
+    generationSpans: spansOut,
+    totals: {
+      generationSpanCount: spansOut.length,
+      generationDurationMs: sum('durationMs'),
+      toolCallCount: exec.toolCallCount ?? null,
+      toolDurationMs: exec.toolDurationMs ?? null,
+      inputTokens: sum('inputTokens'),
+      cachedInputTokens: sum('cachedInputTokens'),
+      outputTokens: sum('outputTokens'),
+      reasoningOutputTokens: sum('reasoningOutputTokens'),
+      totalTokens: sum('inputTokens') === null ? null : (sum('inputTokens') ?? 0) + (sum('outputTokens') ?? 0),
+    },
   };
 }
 
@@ -184,7 +280,13 @@ export function privateReviewDoc(f: WorkspaceFixture, projectId: string, content
       bindingHash: f.bindingHash,
       project: { projectId, hash: commit({ projectId }) },
       requestProfile: { id: f.profile.id, version: f.profile.version, hash: f.profile.hash },
-      privateGroup: { groupId: f.privateGroupId, policyVersion: 1, policyHash: commit({ group: f.privateGroupId }), allowlistHash: commit({ projects: [projectId] }), allowlistStatus: 'allowed' },
+      privateGroup: {
+        groupId: f.privateGroupId,
+        policyVersion: 1,
+        policyHash: commit({ group: f.privateGroupId }),
+        allowlistHash: commit({ projects: [projectId] }),
+        allowlistStatus: 'allowed',
+      },
       cohort: { cohortId: f.cohortId, hash: commit({ cohort: f.cohortId }) },
     },
     artifacts: { sourceArtifactId: `art_${hex(16)}`, suggestionArtifactId: `art_${hex(16)}` },
@@ -198,7 +300,10 @@ export function reviewerAnswers(outcome: ReviewOutcome, t: number): Answer[] {
   const plans: Record<ReviewOutcome, Answer[]> = {
     approved: [60, 120, 180].map((s) => ({ at: t + s, choice: 'positive' })),
     rejected: [60, 120, 180].map((s) => ({ at: t + s, choice: 'negative' })),
-    inconclusive: [{ at: t + 60, choice: 'positive' }, { at: t + 120, choice: 'negative' }],
+    inconclusive: [
+      { at: t + 60, choice: 'positive' },
+      { at: t + 120, choice: 'negative' },
+    ],
     failed: [],
   };
   return plans[outcome];
@@ -206,7 +311,12 @@ export function reviewerAnswers(outcome: ReviewOutcome, t: number): Answer[] {
 
 /** The panel's seats on a delivery: one reserved assignment per invited reviewer until the deadline. */
 export function reviewerAssignments(deliveryId: string, deadline: number): Obj[] {
-  return [0, 1, 2].map((i) => ({ assignmentId: `hpua_${sha(`${deliveryId}:${i}`).slice(0, 40)}`, reviewerAccountAddress: `0x${sha(`reviewer:${i}`).slice(0, 40)}`, reservationExpiresAt: iso(deadline), status: 'reserved' }));
+  return [0, 1, 2].map((i) => ({
+    assignmentId: `hpua_${sha(`${deliveryId}:${i}`).slice(0, 40)}`,
+    reviewerAccountAddress: `0x${sha(`reviewer:${i}`).slice(0, 40)}`,
+    reservationExpiresAt: iso(deadline),
+    status: 'reserved',
+  }));
 }
 
 /** The evaluation the seed-only generation route files for a generated draft (one sandbox model span). */
@@ -221,6 +331,15 @@ export function draftEvaluationArgs(f: WorkspaceFixture, key: string, source: st
     declaredConfidenceBps: null,
     criticalRisk: false,
     metadataComplete: true,
-    execution: { externalExecutionId: `generation:${sha(key).slice(0, 32)}`, status: 'completed', startedAt: null, completedAt: null, toolCallCount: null, toolDurationMs: null, primarySpanId: 'primary', generationSpans: [{ spanId: 'primary', parentSpanId: null, role: 'primary', provider: 'sandbox', requestedModel: 'sandbox-draft-1' }] },
+    execution: {
+      externalExecutionId: `generation:${sha(key).slice(0, 32)}`,
+      status: 'completed',
+      startedAt: null,
+      completedAt: null,
+      toolCallCount: null,
+      toolDurationMs: null,
+      primarySpanId: 'primary',
+      generationSpans: [{ spanId: 'primary', parentSpanId: null, role: 'primary', provider: 'sandbox', requestedModel: 'sandbox-draft-1' }],
+    },
   };
 }

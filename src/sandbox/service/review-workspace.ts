@@ -79,7 +79,12 @@ interface Delivery {
   runId: string;
   /** HTTP-created reviews list their run at once; an opportunity's run appears when the review is terminal. */
   runListedEarly: boolean;
-  final?: { state: 'completed' | 'inconclusive' | 'failed_terminal'; outcome: 'positive' | 'negative' | 'inconclusive' | 'failed'; at: number; responses: Answer[] };
+  final?: {
+    state: 'completed' | 'inconclusive' | 'failed_terminal';
+    outcome: 'positive' | 'negative' | 'inconclusive' | 'failed';
+    at: number;
+    responses: Answer[];
+  };
 }
 
 interface Opportunity {
@@ -188,11 +193,17 @@ export class ReviewWorkspace {
 
   /** Arguments already checked for their keys (MCP) or coming from the sandbox itself (generation). */
   evaluate(args: Obj): Obj {
-    if (args.audiencePolicyHash !== this.fixture.audiencePolicyHash) throw new WsError(409, 'review_policy_mismatch', 'The opportunity audience does not match the frozen review policy.');
-    if (args.workflowKey !== this.fixture.workflowKey) throw new WsError(403, 'workflow_not_allowed', 'This workflow is not allowed for the integration.');
+    if (args.audiencePolicyHash !== this.fixture.audiencePolicyHash)
+      throw new WsError(409, 'review_policy_mismatch', 'The opportunity audience does not match the frozen review policy.');
+    if (args.workflowKey !== this.fixture.workflowKey)
+      throw new WsError(403, 'workflow_not_allowed', 'This workflow is not allowed for the integration.');
     const exec = args.execution as Obj;
     const spans = Array.isArray(exec?.generationSpans) ? (exec.generationSpans as Obj[]) : [];
-    if (spans.length < 1 || spans.length > 64 || spans.filter((s) => s.role === 'primary' && s.spanId === exec.primarySpanId).length !== 1) {
+    if (
+      spans.length < 1 ||
+      spans.length > 64 ||
+      spans.filter((s) => s.role === 'primary' && s.spanId === exec.primarySpanId).length !== 1
+    ) {
       throw new WsError(400, 'invalid_execution_provenance', 'Exactly one primary generation span must match primarySpanId.');
     }
     const opportunityId = this.opportunityIdOf(args.externalOpportunityId);
@@ -201,31 +212,73 @@ export class ReviewWorkspace {
     const executionDigest = commit(exec);
     const existing = this.opportunities.get(opportunityId);
     if (existing) {
-      if (existing.argsDigest !== argsDigest) throw new WsError(409, 'review_opportunity_conflict', 'externalOpportunityId is already bound to different immutable inputs.');
+      if (existing.argsDigest !== argsDigest)
+        throw new WsError(409, 'review_opportunity_conflict', 'externalOpportunityId is already bound to different immutable inputs.');
       return this.envelope(existing, existing.raw);
     }
     const other = [...this.opportunities.values()].find((o) => o.executionId === executionId);
-    if (other && other.executionDigest !== executionDigest) throw new WsError(409, 'execution_provenance_conflict', 'externalExecutionId is already bound to different provenance.');
+    if (other && other.executionDigest !== executionDigest)
+      throw new WsError(409, 'execution_provenance_conflict', 'externalExecutionId is already bound to different provenance.');
     const t = this.now();
     const profile = executionProfileDoc(exec);
     const scopeId = this.scopeOf(args.workflowKey, commit(profile));
-    const metadataCommitment = commit({ opportunityId, workflowKey: args.workflowKey, riskTier: args.riskTier, declaredConfidenceBps: args.declaredConfidenceBps ?? null, criticalRisk: args.criticalRisk ?? false, metadataComplete: args.metadataComplete });
+    const metadataCommitment = commit({
+      opportunityId,
+      workflowKey: args.workflowKey,
+      riskTier: args.riskTier,
+      declaredConfidenceBps: args.declaredConfidenceBps ?? null,
+      criticalRisk: args.criticalRisk ?? false,
+      metadataComplete: args.metadataComplete,
+    });
     const manifest = executionManifestDoc(exec, spans);
     const manifestCommitment = commit(manifest);
     const op: Opportunity = {
-      opportunityId, externalOpportunityId: args.externalOpportunityId, argsDigest, executionId, executionDigest, workflowKey: args.workflowKey, riskTier: args.riskTier, scopeId, raw: {}, createdAt: t,
-      suggestionCommitment: args.suggestionCommitment, sourceHash: args.sourceEvidence.hash, state: 'request_ready', revision: 2, reasonCodes: ['always_review', 'private_invited_unpaid_lane_ready'], stateEnteredAt: t, requested: false, question: null,
+      opportunityId,
+      externalOpportunityId: args.externalOpportunityId,
+      argsDigest,
+      executionId,
+      executionDigest,
+      workflowKey: args.workflowKey,
+      riskTier: args.riskTier,
+      scopeId,
+      raw: {},
+      createdAt: t,
+      suggestionCommitment: args.suggestionCommitment,
+      sourceHash: args.sourceEvidence.hash,
+      state: 'request_ready',
+      revision: 2,
+      reasonCodes: ['always_review', 'private_invited_unpaid_lane_ready'],
+      stateEnteredAt: t,
+      requested: false,
+      question: null,
     };
     this.opportunities.set(opportunityId, op);
     op.raw = {
       ...this.stateFields(scopeId, profile),
       schemaVersion: 'rateloop.review-decision.v1',
-      opportunityId, externalOpportunityId: args.externalOpportunityId, decision: 'required', required: true, reasonCodes: ['always_review'], selectionProbabilityBps: 10000,
-      sampleBucket: parseInt(sha(opportunityId).slice(0, 8), 16) % 10000, policyFrozen: true, suggestionCommitment: args.suggestionCommitment, metadataCommitment,
-      sourceEvidenceHash: args.sourceEvidence.hash, executionId, executionManifestCommitment: manifestCommitment,
+      opportunityId,
+      externalOpportunityId: args.externalOpportunityId,
+      decision: 'required',
+      required: true,
+      reasonCodes: ['always_review'],
+      selectionProbabilityBps: 10000,
+      sampleBucket: parseInt(sha(opportunityId).slice(0, 8), 16) % 10000,
+      policyFrozen: true,
+      suggestionCommitment: args.suggestionCommitment,
+      metadataCommitment,
+      sourceEvidenceHash: args.sourceEvidence.hash,
+      executionId,
+      executionManifestCommitment: manifestCommitment,
       executionEvidence: {
-        schemaVersion: 'rateloop.execution-evidence.v1', executionId, opportunityBinding: { opportunityId, metadataCommitment }, source: { kind: 'host_reported', independentlyVerified: false, attestation: null },
-        manifest, manifestCommitment, executionProfile: profile, executionProfileHash: commit(profile), evidenceCommitment: commit({ executionId, manifestCommitment }),
+        schemaVersion: 'rateloop.execution-evidence.v1',
+        executionId,
+        opportunityBinding: { opportunityId, metadataCommitment },
+        source: { kind: 'host_reported', independentlyVerified: false, attestation: null },
+        manifest,
+        manifestCommitment,
+        executionProfile: profile,
+        executionProfileHash: commit(profile),
+        evidenceCommitment: commit({ executionId, manifestCommitment }),
       },
       createdAt: iso(t),
       lifecycle: { state: op.state, revision: op.revision, terminal: false, reasonCodes: op.reasonCodes, stateEnteredAt: iso(t) },
@@ -244,18 +297,32 @@ export class ReviewWorkspace {
   request(args: Obj, sourcePayload: string, suggestionPayload: string): Obj {
     const op = this.get(args.opportunityId);
     this.settle(op);
-    if (!['approval_required', 'request_ready', 'pending', 'blocked'].includes(op.state)) throw new WsError(409, 'review_routing_binding_mismatch', 'The opportunity no longer matches an open review route.');
-    if (commit(sourcePayload) !== op.sourceHash) throw new WsError(409, 'source_payload_commitment_mismatch', 'sourcePayload does not match the committed source evidence.');
-    if (commit(suggestionPayload) !== op.suggestionCommitment) throw new WsError(409, 'suggestion_payload_commitment_mismatch', 'suggestionPayload does not match the committed suggestion.');
-    if (args.question !== undefined) throw new WsError(400, 'review_question_override_not_allowed', 'The bound request profile does not allow question overrides.');
+    if (!['approval_required', 'request_ready', 'pending', 'blocked'].includes(op.state))
+      throw new WsError(409, 'review_routing_binding_mismatch', 'The opportunity no longer matches an open review route.');
+    if (commit(sourcePayload) !== op.sourceHash)
+      throw new WsError(409, 'source_payload_commitment_mismatch', 'sourcePayload does not match the committed source evidence.');
+    if (commit(suggestionPayload) !== op.suggestionCommitment)
+      throw new WsError(409, 'suggestion_payload_commitment_mismatch', 'suggestionPayload does not match the committed suggestion.');
+    if (args.question !== undefined)
+      throw new WsError(400, 'review_question_override_not_allowed', 'The bound request profile does not allow question overrides.');
     const material = args.material as Obj | undefined;
     if (!material) throw new WsError(400, 'invalid_tool_arguments', 'Review material is required for automatic routing.');
-    if (material.kind !== 'private') throw new WsError(409, 'review_material_lane_mismatch', 'Review material does not match the private invited lane.');
-    if (this.fixture.profile.criterion.length + 163 + JSON.stringify(sourcePayload).length + JSON.stringify(suggestionPayload).length > 4000) throw new WsError(413, 'review_payload_too_large', 'The reviewer prompt exceeds 4000 characters.');
+    if (material.kind !== 'private')
+      throw new WsError(409, 'review_material_lane_mismatch', 'Review material does not match the private invited lane.');
+    if (
+      this.fixture.profile.criterion.length + 163 + JSON.stringify(sourcePayload).length + JSON.stringify(suggestionPayload).length >
+      4000
+    )
+      throw new WsError(413, 'review_payload_too_large', 'The reviewer prompt exceeds 4000 characters.');
     const replayed = op.requested;
     if (!op.requested) {
       const t = this.now();
-      const foundation = this.newPrivateReview(this.projectId, [material.sourceContentType, material.suggestionContentType], [op.sourceHash, op.suggestionCommitment], t);
+      const foundation = this.newPrivateReview(
+        this.projectId,
+        [material.sourceContentType, material.suggestionContentType],
+        [op.sourceHash, op.suggestionCommitment],
+        t,
+      );
       op.delivery = this.newDelivery(op.opportunityId, foundation.privateReviewId, this.projectId, t, false);
       op.requested = true;
       op.state = 'pending';
@@ -273,8 +340,15 @@ export class ReviewWorkspace {
       lane: 'private_invited_unpaid',
       foundation: op.requestRaw!.foundation,
       delivery: {
-        schemaVersion: 'rateloop.private-unpaid-review-delivery.v1', deliveryId: d.deliveryId, opportunityId: op.opportunityId, privateReviewId: d.privateReviewId,
-        operationHash: commit({ deliveryId: d.deliveryId }), membershipSnapshotHash: commit({ cohort: this.fixture.cohortId }), responseDeadline: iso(d.deadline), status: 'pending', replayed,
+        schemaVersion: 'rateloop.private-unpaid-review-delivery.v1',
+        deliveryId: d.deliveryId,
+        opportunityId: op.opportunityId,
+        privateReviewId: d.privateReviewId,
+        operationHash: commit({ deliveryId: d.deliveryId }),
+        membershipSnapshotHash: commit({ cohort: this.fixture.cohortId }),
+        responseDeadline: iso(d.deadline),
+        status: 'pending',
+        replayed,
         assignments: reviewerAssignments(d.deliveryId, d.deadline),
       },
     };
@@ -286,10 +360,26 @@ export class ReviewWorkspace {
   }
 
   /** Three invited reviewers; what they answer, and when, is the test control's choice at assignment. */
-  private newDelivery(opportunityId: string | null, privateReviewId: string, projectId: string, t: number, runListedEarly: boolean): Delivery {
+  private newDelivery(
+    opportunityId: string | null,
+    privateReviewId: string,
+    projectId: string,
+    t: number,
+    runListedEarly: boolean,
+  ): Delivery {
     const deliveryId = `hpud_${sha(`${privateReviewId}\0${opportunityId ?? ''}`).slice(0, 40)}`;
     // The run the service projects from a terminal delivery: hau_ + 40 hex of SHA-256(deliveryId \0).
-    const d: Delivery = { deliveryId, opportunityId, privateReviewId, projectId, createdAt: t, deadline: t + RESPONSE_WINDOW_SECONDS, plan: reviewerAnswers(this.outcome, t), runId: `hau_${sha(`${deliveryId}\0`).slice(0, 40)}`, runListedEarly };
+    const d: Delivery = {
+      deliveryId,
+      opportunityId,
+      privateReviewId,
+      projectId,
+      createdAt: t,
+      deadline: t + RESPONSE_WINDOW_SECONDS,
+      plan: reviewerAnswers(this.outcome, t),
+      runId: `hau_${sha(`${deliveryId}\0`).slice(0, 40)}`,
+      runListedEarly,
+    };
     this.deliveries.set(deliveryId, d);
     return d;
   }
@@ -302,7 +392,14 @@ export class ReviewWorkspace {
     if (d.final && !['completed', 'inconclusive', 'failed_terminal'].includes(op.state)) {
       op.state = d.final.state;
       op.revision += 1;
-      op.reasonCodes = [d.final.state === 'completed' ? 'human_review_completed' : d.final.state === 'inconclusive' ? 'human_review_inconclusive' : 'human_review_failed', ...(d.final.at === d.deadline ? ['response_deadline_elapsed'] : [])];
+      op.reasonCodes = [
+        d.final.state === 'completed'
+          ? 'human_review_completed'
+          : d.final.state === 'inconclusive'
+            ? 'human_review_inconclusive'
+            : 'human_review_failed',
+        ...(d.final.at === d.deadline ? ['response_deadline_elapsed'] : []),
+      ];
       op.stateEnteredAt = d.final.at;
     }
   }
@@ -317,7 +414,8 @@ export class ReviewWorkspace {
     const pos = answered.filter((a) => a.choice === 'positive').length;
     const neg = answered.length - pos;
     // A result needs a majority of the panel (minimum aggregation ⌊3/2⌋+1 = 2) and a winner.
-    const outcome = answered.length === 0 ? 'failed' : answered.length < 2 || pos === neg ? 'inconclusive' : pos > neg ? 'positive' : 'negative';
+    const outcome =
+      answered.length === 0 ? 'failed' : answered.length < 2 || pos === neg ? 'inconclusive' : pos > neg ? 'positive' : 'negative';
     const state = outcome === 'failed' ? 'failed_terminal' : outcome === 'inconclusive' ? 'inconclusive' : 'completed';
     d.final = { state, outcome, at, responses: answered };
   }
@@ -361,13 +459,22 @@ export class ReviewWorkspace {
   }
 
   waitEnvelope(op: Opportunity): Obj {
-    return this.envelope(op, { schemaVersion: 'rateloop.adaptive-review-wait.v1', opportunityId: op.opportunityId, wait: this.waitSnapshot(op) });
+    return this.envelope(op, {
+      schemaVersion: 'rateloop.adaptive-review-wait.v1',
+      opportunityId: op.opportunityId,
+      wait: this.waitSnapshot(op),
+    });
   }
 
   resultEnvelope(op: Opportunity): Obj {
     const d = op.delivery!;
     if (!d.final) throw new WsError(409, 'result_not_ready', 'Human-review result is not ready.', true);
-    return this.envelope(op, { schemaVersion: 'rateloop.adaptive-review-result.v1', opportunityId: op.opportunityId, result: this.humanResult(op), observation: null });
+    return this.envelope(op, {
+      schemaVersion: 'rateloop.adaptive-review-result.v1',
+      opportunityId: op.opportunityId,
+      result: this.humanResult(op),
+      observation: null,
+    });
   }
 
   private humanResult(op: Opportunity): Obj {
@@ -375,19 +482,47 @@ export class ReviewWorkspace {
     const f = d.final!;
     const ref = (id: string, hash: string) => ({ id, version: 1, hash });
     const body: Obj = {
-      schemaVersion: 'rateloop.human-review-result.v1', workspaceId: this.workspaceId, integrationId: this.fixture.integrationId, opportunityId: op.opportunityId, lane: 'private_unpaid',
-      lifecycle: { state: f.state, terminal: true, revision: op.revision, reasonCodes: op.reasonCodes, startedAt: iso(d.createdAt), stateEnteredAt: iso(f.at), finalizedAt: iso(f.at) },
-      frozen: { selectionPolicy: ref(this.fixture.policyId, this.fixture.selectionPolicyHash), binding: ref(this.fixture.bindingId, this.fixture.bindingHash), requestProfile: ref(this.fixture.profile.id, this.fixture.profile.hash), responseDeadline: iso(d.deadline) },
-      panel: { requestedCount: PANEL_SIZE, assignedCount: PANEL_SIZE, responseCount: f.responses.length, cohorts: [{ source: 'invited', requestedCount: PANEL_SIZE, assignedCount: PANEL_SIZE, responseCount: f.responses.length }] },
+      schemaVersion: 'rateloop.human-review-result.v1',
+      workspaceId: this.workspaceId,
+      integrationId: this.fixture.integrationId,
+      opportunityId: op.opportunityId,
+      lane: 'private_unpaid',
+      lifecycle: {
+        state: f.state,
+        terminal: true,
+        revision: op.revision,
+        reasonCodes: op.reasonCodes,
+        startedAt: iso(d.createdAt),
+        stateEnteredAt: iso(f.at),
+        finalizedAt: iso(f.at),
+      },
+      frozen: {
+        selectionPolicy: ref(this.fixture.policyId, this.fixture.selectionPolicyHash),
+        binding: ref(this.fixture.bindingId, this.fixture.bindingHash),
+        requestProfile: ref(this.fixture.profile.id, this.fixture.profile.hash),
+        responseDeadline: iso(d.deadline),
+      },
+      panel: {
+        requestedCount: PANEL_SIZE,
+        assignedCount: PANEL_SIZE,
+        responseCount: f.responses.length,
+        cohorts: [{ source: 'invited', requestedCount: PANEL_SIZE, assignedCount: PANEL_SIZE, responseCount: f.responses.length }],
+      },
       outcome: f.outcome,
       rationale: { mode: 'withheld', summary: null },
       economics: {
-        asset: 'USDC', decimals: 6,
+        asset: 'USDC',
+        decimals: 6,
         guaranteedBase: { mode: 'off', fundedAtomic: '0', paidAtomic: '0', refundedAtomic: '0' },
         automaticQualityAllocation: { mode: 'off', availableAtomic: '0', awardedAtomic: '0', refundedAtomic: '0' },
         feedbackBonus: { mode: 'off', fundedAtomic: '0', awardedAtomic: '0', refundedAtomic: '0', awards: [] },
       },
-      commitments: { sourceArtifact: op.sourceHash, suggestionArtifact: op.suggestionCommitment, responseSet: commit(f.responses), result: '' },
+      commitments: {
+        sourceArtifact: op.sourceHash,
+        suggestionArtifact: op.suggestionCommitment,
+        responseSet: commit(f.responses),
+        result: '',
+      },
       terminalEvidence: null,
     };
     body.commitments.result = commit({ ...body, commitments: { ...body.commitments, result: null } });
@@ -439,7 +574,12 @@ export class ReviewWorkspace {
       issuedAt: iso(op.stateEnteredAt),
     };
     const signature = cryptoSign(null, Buffer.from(JSON.stringify(payload), 'utf8'), this.gateKey.privateKey);
-    return { schemaVersion: 'rateloop.human-review-terminal-evidence.v2', keyId: this.gateKey.keyId, payload, signature: b64url(signature) };
+    return {
+      schemaVersion: 'rateloop.human-review-terminal-evidence.v2',
+      keyId: this.gateKey.keyId,
+      payload,
+      signature: b64url(signature),
+    };
   }
 
   // --- open reviews -----------------------------------------------------------------------------------------------
@@ -467,11 +607,24 @@ export class ReviewWorkspace {
     return {
       schemaVersion: 'rateloop.open-human-reviews.v1',
       items: page.map((o) => ({
-        opportunityId: o.opportunityId, workflowKey: o.workflowKey, riskTier: o.riskTier, createdAt: iso(o.createdAt),
+        opportunityId: o.opportunityId,
+        workflowKey: o.workflowKey,
+        riskTier: o.riskTier,
+        createdAt: iso(o.createdAt),
         lifecycle: { state: o.state, revision: o.revision, stateEnteredAt: iso(o.stateEnteredAt), updatedAt: iso(o.stateEnteredAt) },
-        nextAction: o.state === 'pending' ? 'rateloop_wait_for_review' : o.state === 'blocked' ? 'rateloop_get_agent_context' : 'rateloop_request_review',
+        nextAction:
+          o.state === 'pending'
+            ? 'rateloop_wait_for_review'
+            : o.state === 'blocked'
+              ? 'rateloop_get_agent_context'
+              : 'rateloop_request_review',
       })),
-      nextCursor: more && last ? Buffer.from(JSON.stringify({ version: 1, createdAt: iso(last.createdAt), opportunityId: last.opportunityId })).toString('base64url') : null,
+      nextCursor:
+        more && last
+          ? Buffer.from(JSON.stringify({ version: 1, createdAt: iso(last.createdAt), opportunityId: last.opportunityId })).toString(
+              'base64url',
+            )
+          : null,
     };
   }
 
@@ -483,21 +636,40 @@ export class ReviewWorkspace {
   // --- private reviews over HTTP (review.md §6.4) ----------------------------------------------------------------
 
   createPrivateReview(p: Principal, body: Obj): Obj {
-    if (p.kind !== 'integration') throw new WsError(409, 'private_review_integration_binding_mismatch', 'The agent integration credential does not match this caller.');
-    if (body.integrationId !== this.fixture.integrationId) throw new WsError(409, 'private_review_integration_binding_mismatch', 'The agent integration credential does not match this caller.');
+    if (p.kind !== 'integration')
+      throw new WsError(409, 'private_review_integration_binding_mismatch', 'The agent integration credential does not match this caller.');
+    if (body.integrationId !== this.fixture.integrationId)
+      throw new WsError(409, 'private_review_integration_binding_mismatch', 'The agent integration credential does not match this caller.');
     const project = this.projects.get(body.projectId);
     if (!project || !project.holders.has(p.key)) throw new WsError(404, 'project_not_found', 'Project not found.');
     const rp = body.requestProfile as Obj;
-    if (rp.id !== this.fixture.profile.id || rp.version !== this.fixture.profile.version || rp.hash !== this.fixture.profile.hash) throw new WsError(409, 'private_review_integration_binding_mismatch', 'The integration is not bound to this request profile.');
-    if (body.cohortId !== this.fixture.cohortId) throw new WsError(404, 'private_review_binding_not_found', 'Private review binding not found.');
-    if (body.dataClassification === 'restricted' || body.dataClassification === 'regulated') throw new WsError(403, 'credential_classification_forbidden', 'Credential classification does not permit this request.');
+    if (rp.id !== this.fixture.profile.id || rp.version !== this.fixture.profile.version || rp.hash !== this.fixture.profile.hash)
+      throw new WsError(409, 'private_review_integration_binding_mismatch', 'The integration is not bound to this request profile.');
+    if (body.cohortId !== this.fixture.cohortId)
+      throw new WsError(404, 'private_review_binding_not_found', 'Private review binding not found.');
+    if (body.dataClassification === 'restricted' || body.dataClassification === 'regulated')
+      throw new WsError(403, 'credential_classification_forbidden', 'Credential classification does not permit this request.');
     const bytesCommitment = (b64: string) => `sha256:${createHash('sha256').update(Buffer.from(b64, 'base64')).digest('hex')}`;
     const commitments = [bytesCommitment(body.source.bytesBase64), bytesCommitment(body.suggestion.bytesBase64)];
-    const requestHash = commit({ caller: sha(p.key), cohort: body.cohortId, cls: body.dataClassification, integration: body.integrationId, project: body.projectId, profile: rp, types: [body.source.contentType, body.suggestion.contentType], commitments });
+    const requestHash = commit({
+      caller: sha(p.key),
+      cohort: body.cohortId,
+      cls: body.dataClassification,
+      integration: body.integrationId,
+      project: body.projectId,
+      profile: rp,
+      types: [body.source.contentType, body.suggestion.contentType],
+      commitments,
+    });
     const key = `${body.integrationId}\0${body.idempotencyKey}`;
     const existing = this.privateReviews.get(key);
     if (existing) {
-      if (existing.requestHash !== requestHash) throw new WsError(409, 'private_review_idempotency_conflict', 'This idempotency key was used for a different private review request.');
+      if (existing.requestHash !== requestHash)
+        throw new WsError(
+          409,
+          'private_review_idempotency_conflict',
+          'This idempotency key was used for a different private review request.',
+        );
       return existing.response;
     }
     const t = this.now();
@@ -526,15 +698,30 @@ export class ReviewWorkspace {
 
   runDoc(d: Delivery): Obj {
     return {
-      runId: d.runId, suiteId: `has_${sha(`${d.deliveryId}\0suite`).slice(0, 40)}`, suiteVersion: 1, audiencePolicyId: `haa_${sha(`${d.deliveryId}\0policy`).slice(0, 40)}`, audiencePolicyVersion: 1,
-      status: d.final ? 'completed' : 'collecting', manifestHash: commit({ run: d.runId }), previousRunId: null, createdAt: iso(d.createdAt), updatedAt: iso(d.final?.at ?? d.createdAt), completedAt: d.final ? iso(d.final.at) : null,
+      runId: d.runId,
+      suiteId: `has_${sha(`${d.deliveryId}\0suite`).slice(0, 40)}`,
+      suiteVersion: 1,
+      audiencePolicyId: `haa_${sha(`${d.deliveryId}\0policy`).slice(0, 40)}`,
+      audiencePolicyVersion: 1,
+      status: d.final ? 'completed' : 'collecting',
+      manifestHash: commit({ run: d.runId }),
+      previousRunId: null,
+      createdAt: iso(d.createdAt),
+      updatedAt: iso(d.final?.at ?? d.createdAt),
+      completedAt: d.final ? iso(d.final.at) : null,
     };
   }
 
   project(p: Principal, projectId: string): Obj {
     const project = this.projects.get(projectId);
     if (!project || !project.holders.has(p.key)) throw new WsError(404, 'assurance_project_not_found', 'Assurance project not found.');
-    return { schemaVersion: 'rateloop.human-assurance.v2', projectId, suites: [], policies: [], runs: this.runsOf(projectId).map((d) => this.runDoc(d)) };
+    return {
+      schemaVersion: 'rateloop.human-assurance.v2',
+      projectId,
+      suites: [],
+      policies: [],
+      runs: this.runsOf(projectId).map((d) => this.runDoc(d)),
+    };
   }
 
   runStatus(p: Principal, runId: string): Obj {
@@ -544,7 +731,8 @@ export class ReviewWorkspace {
       if (op) this.settle(op);
     }
     if (d) this.settleDelivery(d);
-    if (!d || !this.projects.get(d.projectId)?.holders.has(p.key) || (!d.runListedEarly && !d.final)) throw new WsError(404, 'assurance_run_not_found', 'Assurance run not found.');
+    if (!d || !this.projects.get(d.projectId)?.holders.has(p.key) || (!d.runListedEarly && !d.final))
+      throw new WsError(404, 'assurance_run_not_found', 'Assurance run not found.');
     const answers = d.final?.responses ?? d.plan.filter((a) => a.at <= this.now());
     const candidate = answers.filter((a) => a.choice === 'positive').length;
     const baseline = answers.length - candidate;
@@ -552,10 +740,19 @@ export class ReviewWorkspace {
     const share = valid > 0 ? Math.floor((candidate * 10000) / valid) : null;
     const passRule = { metric: 'candidate_preference_share_bps', operator: 'gte', thresholdBps: 5001, minimumValidResponses: 2 };
     return {
-      schemaVersion: 'rateloop.human-assurance.v2', runId, runStatus: d.final ? 'completed' : 'collecting', totalCases: 1, totalPanelCases: 1, calibrationCaseCount: 0,
-      roundStates: d.final ? { finalized: 1 } : { open: 1 }, deterministicChecks: { notApplicable: 1, pending: 0, passed: 0, failed: 0 },
-      responses: { baseline, candidate, tie: 0, valid }, candidatePreferenceShareBps: share, passRule,
-      decision: valid < passRule.minimumValidResponses ? 'pending' : share! >= passRule.thresholdBps ? 'passed' : 'failed', rerun: null,
+      schemaVersion: 'rateloop.human-assurance.v2',
+      runId,
+      runStatus: d.final ? 'completed' : 'collecting',
+      totalCases: 1,
+      totalPanelCases: 1,
+      calibrationCaseCount: 0,
+      roundStates: d.final ? { finalized: 1 } : { open: 1 },
+      deterministicChecks: { notApplicable: 1, pending: 0, passed: 0, failed: 0 },
+      responses: { baseline, candidate, tie: 0, valid },
+      candidatePreferenceShareBps: share,
+      passRule,
+      decision: valid < passRule.minimumValidResponses ? 'pending' : share! >= passRule.thresholdBps ? 'passed' : 'failed',
+      rerun: null,
     };
   }
 
@@ -566,7 +763,14 @@ export class ReviewWorkspace {
       this.settleDelivery(d);
       if (!d.final) continue;
       const up = d.final.responses.filter((a) => a.choice === 'positive').length;
-      out.push({ runId: d.runId, contentId: '0', title: `Private review ${d.privateReviewId}`, up, down: d.final.responses.length - up, settledAt: iso(d.final.at) });
+      out.push({
+        runId: d.runId,
+        contentId: '0',
+        title: `Private review ${d.privateReviewId}`,
+        up,
+        down: d.final.responses.length - up,
+        settledAt: iso(d.final.at),
+      });
     }
     return out;
   }
@@ -588,6 +792,13 @@ export class ReviewWorkspace {
   reviewDraft(key: string, source: string, draft: string): Obj {
     const args = draftEvaluationArgs(this.fixture, key, source, draft);
     const env = this.evaluate(args);
-    return this.request({ opportunityId: env.opportunityId, material: { kind: 'private', sourceContentType: 'text/plain', suggestionContentType: 'text/plain' } }, source, draft);
+    return this.request(
+      {
+        opportunityId: env.opportunityId,
+        material: { kind: 'private', sourceContentType: 'text/plain', suggestionContentType: 'text/plain' },
+      },
+      source,
+      draft,
+    );
   }
 }

@@ -41,9 +41,13 @@ export async function openAwsKms(keyId: string, from: Address, label: string, op
       throw kmsFailure(error, label, 'GetPublicKey');
     }
     if (key.KeySpec !== 'ECC_SECG_P256K1' || key.KeyUsage !== 'SIGN_VERIFY') {
-      throw new CredentialError('kms_key_unsuitable', `${label} is a ${key.KeySpec ?? 'unknown'} key for ${key.KeyUsage ?? 'unknown use'}; Ethereum needs ECC_SECG_P256K1 for SIGN_VERIFY`, {
-        hint: 'create one with: aws kms create-key --key-spec ECC_SECG_P256K1 --key-usage SIGN_VERIFY',
-      });
+      throw new CredentialError(
+        'kms_key_unsuitable',
+        `${label} is a ${key.KeySpec ?? 'unknown'} key for ${key.KeyUsage ?? 'unknown use'}; Ethereum needs ECC_SECG_P256K1 for SIGN_VERIFY`,
+        {
+          hint: 'create one with: aws kms create-key --key-spec ECC_SECG_P256K1 --key-usage SIGN_VERIFY',
+        },
+      );
     }
     const publicKey = key.PublicKey && secp256k1KeyFromSpki(key.PublicKey);
     if (!publicKey) throw new CredentialError('kms_key_unsuitable', `${label}: GetPublicKey returned no secp256k1 public key`);
@@ -55,7 +59,9 @@ export async function openAwsKms(keyId: string, from: Address, label: string, op
       signDigest: async (digest) => {
         let out;
         try {
-          out = await client.send(new sdk.SignCommand({ KeyId: keyId, Message: digest, MessageType: 'DIGEST', SigningAlgorithm: 'ECDSA_SHA_256' }));
+          out = await client.send(
+            new sdk.SignCommand({ KeyId: keyId, Message: digest, MessageType: 'DIGEST', SigningAlgorithm: 'ECDSA_SHA_256' }),
+          );
         } catch (error) {
           throw kmsFailure(error, label, 'Sign');
         }

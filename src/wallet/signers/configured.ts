@@ -9,8 +9,18 @@ import { openWallet } from './open.js';
 import type { Address, Wallet } from './types.js';
 import type { ResolvedSigner } from './spec.js';
 
-export function openConfiguredWallet(config: ResolvedConfig, chain: ResolvedChain, out: Output, signer: ResolvedSigner = config.signer): Promise<Wallet> {
-  return openWallet(signer, { config, out, chainId: chain.chain.chainId, ...(chain.chain.batchDelegate ? { delegate: chain.chain.batchDelegate as Address } : {}) });
+export function openConfiguredWallet(
+  config: ResolvedConfig,
+  chain: ResolvedChain,
+  out: Output,
+  signer: ResolvedSigner = config.signer,
+): Promise<Wallet> {
+  return openWallet(signer, {
+    config,
+    out,
+    chainId: chain.chain.chainId,
+    ...(chain.chain.batchDelegate ? { delegate: chain.chain.batchDelegate as Address } : {}),
+  });
 }
 
 /** The signer's address without unlocking or opening anything when it can be known so (a lookup needs no key). */

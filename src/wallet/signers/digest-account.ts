@@ -3,7 +3,17 @@
 // 32 bytes given are signed as they are, so a keccak256 digest works). Every Ethereum signature kind is a digest
 // loopsign computes itself; the key never sees more than 32 bytes.
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { bytesToHex, hashMessage, hashTypedData, hexToBytes, keccak256, serializeSignature, serializeTransaction, type Hex, type LocalAccount } from 'viem';
+import {
+  bytesToHex,
+  hashMessage,
+  hashTypedData,
+  hexToBytes,
+  keccak256,
+  serializeSignature,
+  serializeTransaction,
+  type Hex,
+  type LocalAccount,
+} from 'viem';
 import { publicKeyToAddress, toAccount } from 'viem/accounts';
 import { CredentialError, RefusedError } from '../../errors.js';
 import { sameAddress } from '../../hex.js';
@@ -38,9 +48,13 @@ export function spkiFromPem(pem: string): Uint8Array | undefined {
 export function checkKeyAddress(publicKey: Hex, from: Address, label: string): void {
   const address = publicKeyToAddress(publicKey);
   if (!sameAddress(address, from)) {
-    throw new CredentialError('signer_address_mismatch', `${label} holds the key of ${address}, not --from ${from}; nothing was signed or sent`, {
-      hint: 'pass the address the key stands for as --from, or name the key that holds --from',
-    });
+    throw new CredentialError(
+      'signer_address_mismatch',
+      `${label} holds the key of ${address}, not --from ${from}; nothing was signed or sent`,
+      {
+        hint: 'pass the address the key stands for as --from, or name the key that holds --from',
+      },
+    );
   }
 }
 
@@ -59,11 +73,18 @@ export function digestAccount(signer: DigestSigner): LocalAccount {
     try {
       parsed = secp256k1.Signature.fromBytes(der, 'der');
     } catch {
-      throw new RefusedError('signature_unreadable', `${signer.label} returned a signature that is not DER ECDSA; nothing was signed or sent`);
+      throw new RefusedError(
+        'signature_unreadable',
+        `${signer.label} returned a signature that is not DER ECDSA; nothing was signed or sent`,
+      );
     }
     // Parity by recovery against the key's own address (KMS returns none); the guard checks it all again.
     const settled = await settleSignature(hash, parsed, signer.address);
-    if (!settled) throw new RefusedError('signature_not_from_signer', `${signer.label} returned a signature that does not recover to ${signer.address}; nothing was signed or sent`);
+    if (!settled)
+      throw new RefusedError(
+        'signature_not_from_signer',
+        `${signer.label} returned a signature that does not recover to ${signer.address}; nothing was signed or sent`,
+      );
     return serializeSignature(settled);
   };
   return {
@@ -79,9 +100,18 @@ export function digestAccount(signer: DigestSigner): LocalAccount {
         return serializer(tx, { r, s, yParity, v: 27n + BigInt(yParity) });
       },
       signAuthorization: async (request) => {
-        const tuple: AuthorizationTuple = { address: (request.contractAddress ?? request.address) as Address, chainId: request.chainId, nonce: request.nonce };
+        const tuple: AuthorizationTuple = {
+          address: (request.contractAddress ?? request.address) as Address,
+          chainId: request.chainId,
+          nonce: request.nonce,
+        };
         const signature = await sign({ hash: hashAuthorizationTuple(tuple) });
-        return { ...tuple, r: `0x${signature.slice(2, 66)}` as Hex, s: `0x${signature.slice(66, 130)}` as Hex, yParity: signature.endsWith('1c') ? 1 : 0 };
+        return {
+          ...tuple,
+          r: `0x${signature.slice(2, 66)}` as Hex,
+          s: `0x${signature.slice(66, 130)}` as Hex,
+          yParity: signature.endsWith('1c') ? 1 : 0,
+        };
       },
     }),
     publicKey: signer.publicKey,

@@ -40,14 +40,20 @@ export async function openGcpKms(keyVersion: string, from: Address, label: strin
       throw gcpFailure(error, label, 'GetPublicKey');
     }
     if (String(key.algorithm) !== 'EC_SIGN_SECP256K1_SHA256') {
-      throw new CredentialError('kms_key_unsuitable', `${label} is a ${String(key.algorithm ?? 'unknown')} key; Ethereum needs EC_SIGN_SECP256K1_SHA256`, {
-        hint: 'create one with: gcloud kms keys create NAME --keyring RING --location LOC --purpose asymmetric-signing --default-algorithm ec-sign-secp256k1-sha256 --protection-level hsm',
-      });
+      throw new CredentialError(
+        'kms_key_unsuitable',
+        `${label} is a ${String(key.algorithm ?? 'unknown')} key; Ethereum needs EC_SIGN_SECP256K1_SHA256`,
+        {
+          hint: 'create one with: gcloud kms keys create NAME --keyring RING --location LOC --purpose asymmetric-signing --default-algorithm ec-sign-secp256k1-sha256 --protection-level hsm',
+        },
+      );
     }
     const pem = key.pem ?? '';
     const pemCrc = int64(key.pemCrc32c as Int64);
     if (pemCrc !== undefined && pemCrc !== crc32c(Buffer.from(pem, 'utf8'))) {
-      throw new CredentialError('kms_corrupted', `${label}: the public key arrived corrupted (CRC32C mismatch)`, { hint: 'retry; if it persists, check the network path to Cloud KMS' });
+      throw new CredentialError('kms_corrupted', `${label}: the public key arrived corrupted (CRC32C mismatch)`, {
+        hint: 'retry; if it persists, check the network path to Cloud KMS',
+      });
     }
     const spki = spkiFromPem(pem);
     const publicKey = spki && secp256k1KeyFromSpki(spki);
@@ -66,7 +72,11 @@ export async function openGcpKms(keyVersion: string, from: Address, label: strin
         }
         const signature = out.signature ? new Uint8Array(out.signature as Uint8Array) : undefined;
         if (!signature || out.verifiedDigestCrc32c !== true || int64(out.signatureCrc32c as Int64) !== crc32c(signature)) {
-          throw new CredentialError('kms_corrupted', `${label}: the signing request or its answer arrived corrupted (CRC32C not verified)`, { hint: 'retry; if it persists, check the network path to Cloud KMS' });
+          throw new CredentialError(
+            'kms_corrupted',
+            `${label}: the signing request or its answer arrived corrupted (CRC32C not verified)`,
+            { hint: 'retry; if it persists, check the network path to Cloud KMS' },
+          );
         }
         return signature;
       },

@@ -52,7 +52,9 @@ type SignedAuthorization = AuthorizationTuple & { r: Hex; s: Hex; yParity?: numb
 
 /** keccak256(0x05 ‖ rlp([chainId, address, nonce])): the EIP-7702 authorization digest. */
 export function hashAuthorizationTuple(a: AuthorizationTuple): Hex {
-  return keccak256(concatHex(['0x05', toRlp([a.chainId ? numberToHex(a.chainId) : '0x', a.address, a.nonce ? numberToHex(a.nonce) : '0x'])]));
+  return keccak256(
+    concatHex(['0x05', toRlp([a.chainId ? numberToHex(a.chainId) : '0x', a.address, a.nonce ? numberToHex(a.nonce) : '0x'])]),
+  );
 }
 
 function refuse(code: RefusedCode, message: string, details?: Record<string, unknown>): never {
@@ -65,19 +67,44 @@ function refuse(code: RefusedCode, message: string, details?: Record<string, unk
 /** The authorization checks that come before any signer is asked (and again on a transaction's list). */
 export function checkAuthorizationRequest(a: AuthorizationTuple, options: Pick<GuardOptions, 'chainId' | 'delegate' | 'label'>): void {
   if (!Number.isSafeInteger(a.chainId) || a.chainId === 0) {
-    refuse('authorization_any_chain', `refused an EIP-7702 authorization with chain id ${a.chainId}: chain id 0 makes it valid on every chain`);
+    refuse(
+      'authorization_any_chain',
+      `refused an EIP-7702 authorization with chain id ${a.chainId}: chain id 0 makes it valid on every chain`,
+    );
   }
   if (options.chainId !== undefined && a.chainId !== options.chainId) {
-    refuse('authorization_wrong_chain', `refused an EIP-7702 authorization for chain ${a.chainId}: loopsign is configured for chain ${options.chainId}`);
+    refuse(
+      'authorization_wrong_chain',
+      `refused an EIP-7702 authorization for chain ${a.chainId}: loopsign is configured for chain ${options.chainId}`,
+    );
   }
-  if (!options.delegate) refuse('no_pinned_delegate', `refused an EIP-7702 authorization to ${a.address}: no batch delegate is pinned for this chain`);
+  if (!options.delegate)
+    refuse('no_pinned_delegate', `refused an EIP-7702 authorization to ${a.address}: no batch delegate is pinned for this chain`);
   if (!isAddressEqual(a.address, options.delegate)) {
-    refuse('authorization_foreign_delegate', `refused an EIP-7702 authorization to ${a.address}: the only delegate loopsign authorizes on this chain is the pinned ${options.delegate}`);
+    refuse(
+      'authorization_foreign_delegate',
+      `refused an EIP-7702 authorization to ${a.address}: the only delegate loopsign authorizes on this chain is the pinned ${options.delegate}`,
+    );
   }
 }
 
 // Field by field, through one parser, so the request and the signer's answer are compared in the same form.
-const TX_FIELDS = ['type', 'chainId', 'nonce', 'to', 'value', 'data', 'gas', 'gasPrice', 'maxFeePerGas', 'maxPriorityFeePerGas', 'maxFeePerBlobGas', 'accessList', 'blobVersionedHashes', 'authorizationList'] as const;
+const TX_FIELDS = [
+  'type',
+  'chainId',
+  'nonce',
+  'to',
+  'value',
+  'data',
+  'gas',
+  'gasPrice',
+  'maxFeePerGas',
+  'maxPriorityFeePerGas',
+  'maxFeePerBlobGas',
+  'accessList',
+  'blobVersionedHashes',
+  'authorizationList',
+] as const;
 
 function canonical(value: unknown): string {
   return JSON.stringify(value ?? null, (_k, v) => (typeof v === 'bigint' ? `n${v}` : typeof v === 'string' ? v.toLowerCase() : v));
@@ -92,7 +119,11 @@ export function guardAccount(inner: LocalAccount, options: GuardOptions): LocalA
 
   async function settled(hash: Hex, sig: RS | undefined, what: string) {
     const ok = sig && (await settleSignature(hash, sig, from));
-    if (!ok) refuse('signature_not_from_signer', `${label} returned a ${what} signature that does not recover to ${from} over the digest loopsign computed`);
+    if (!ok)
+      refuse(
+        'signature_not_from_signer',
+        `${label} returned a ${what} signature that does not recover to ${from} over the digest loopsign computed`,
+      );
     return ok;
   }
 
@@ -109,16 +140,33 @@ export function guardAccount(inner: LocalAccount, options: GuardOptions): LocalA
   }
 
   async function signAuthorization(request: AuthorizationRequest) {
-    const tuple: AuthorizationTuple = { address: (request.contractAddress ?? request.address) as Address, chainId: request.chainId, nonce: request.nonce };
+    const tuple: AuthorizationTuple = {
+      address: (request.contractAddress ?? request.address) as Address,
+      chainId: request.chainId,
+      nonce: request.nonce,
+    };
     checkAuthorizationRequest(tuple, options);
     if (!inner.signAuthorization) {
-      throw new RefusedError('signer_cannot_delegate', `${label} cannot sign an EIP-7702 authorization${options.noAuthorizationReason ? ` (${options.noAuthorizationReason})` : ''}; nothing was signed or sent`, {
-        hint: 'run the plan ordered (without --atomic), or delegate this wallet with another signer first',
-      });
+      throw new RefusedError(
+        'signer_cannot_delegate',
+        `${label} cannot sign an EIP-7702 authorization${options.noAuthorizationReason ? ` (${options.noAuthorizationReason})` : ''}; nothing was signed or sent`,
+        {
+          hint: 'run the plan ordered (without --atomic), or delegate this wallet with another signer first',
+        },
+      );
     }
-    const returned = (await inner.signAuthorization({ address: tuple.address, chainId: tuple.chainId, nonce: tuple.nonce })) as SignedAuthorization;
+    const returned = (await inner.signAuthorization({
+      address: tuple.address,
+      chainId: tuple.chainId,
+      nonce: tuple.nonce,
+    })) as SignedAuthorization;
     const returnedAddress = (returned as { contractAddress?: Address }).contractAddress ?? returned.address;
-    if (!returnedAddress || !isAddressEqual(returnedAddress, tuple.address) || Number(returned.chainId) !== tuple.chainId || Number(returned.nonce) !== tuple.nonce) {
+    if (
+      !returnedAddress ||
+      !isAddressEqual(returnedAddress, tuple.address) ||
+      Number(returned.chainId) !== tuple.chainId ||
+      Number(returned.nonce) !== tuple.nonce
+    ) {
       refuse('authorization_changed', `${label} returned an EIP-7702 authorization for another tuple than the one asked for`, {
         asked: { ...tuple },
         returned: { address: returnedAddress, chainId: Number(returned.chainId), nonce: Number(returned.nonce) },
@@ -129,13 +177,24 @@ export function guardAccount(inner: LocalAccount, options: GuardOptions): LocalA
   }
 
   async function signTransaction(tx: TransactionSerializable, opts?: { serializer?: (tx: never, sig?: never) => Hex }): Promise<Hex> {
-    const serializer = (opts?.serializer ?? serializeTransaction) as (tx: TransactionSerializable, sig?: { r: Hex; s: Hex; yParity: number; v?: bigint }) => Hex;
-    if (tx.chainId === undefined || tx.chainId === 0) refuse('transaction_without_chain', 'refused a transaction without a chain id (it could be replayed on any chain)');
+    const serializer = (opts?.serializer ?? serializeTransaction) as (
+      tx: TransactionSerializable,
+      sig?: { r: Hex; s: Hex; yParity: number; v?: bigint },
+    ) => Hex;
+    if (tx.chainId === undefined || tx.chainId === 0)
+      refuse('transaction_without_chain', 'refused a transaction without a chain id (it could be replayed on any chain)');
     if (options.chainId !== undefined && tx.chainId !== options.chainId) {
-      refuse('transaction_wrong_chain', `refused a transaction for chain ${tx.chainId}: loopsign is configured for chain ${options.chainId}`);
+      refuse(
+        'transaction_wrong_chain',
+        `refused a transaction for chain ${tx.chainId}: loopsign is configured for chain ${options.chainId}`,
+      );
     }
     for (const auth of authorizationListOf(tx)) {
-      const tuple = { address: ((auth as { contractAddress?: Address }).contractAddress ?? auth.address) as Address, chainId: Number(auth.chainId), nonce: Number(auth.nonce) };
+      const tuple = {
+        address: ((auth as { contractAddress?: Address }).contractAddress ?? auth.address) as Address,
+        chainId: Number(auth.chainId),
+        nonce: Number(auth.nonce),
+      };
       checkAuthorizationRequest(tuple, options);
       // loopsign only ever delegates the signing wallet itself: every authorization it carries is --from's own.
       await settled(hashAuthorizationTuple(tuple), rsOf(auth), 'carried EIP-7702 authorization');

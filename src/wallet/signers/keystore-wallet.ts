@@ -19,7 +19,12 @@ function mismatch(address: string, from: Address, what: string): CredentialError
   });
 }
 
-export async function openKeystoreWallet(config: ResolvedConfig, out: Output, source: Extract<SignerSource, { kind: 'keystore' | 'env' }>, from?: Address): Promise<Wallet> {
+export async function openKeystoreWallet(
+  config: ResolvedConfig,
+  out: Output,
+  source: Extract<SignerSource, { kind: 'keystore' | 'env' }>,
+  from?: Address,
+): Promise<Wallet> {
   const unlocking = await startUnlock(config, out);
   const what = source.kind === 'env' ? 'LOOPSIGN_PRIVATE_KEY' : `keystore ${config.keystore.value}`;
   if (from && unlocking.address && !sameAddress(unlocking.address, from)) throw mismatch(unlocking.address, from, what);

@@ -4,7 +4,16 @@
 // raw transaction or asks for blind signing, and loopsign's own guards, which ran before, are the real check.
 // Each device action reports its prompt as progress, and waits at most `timeoutMs` (default 120 s) before it is
 // cancelled on the device (exit 7, nothing signed). A rejection on the device is a refusal (exit 5).
-import { getTypesForEIP712Domain, serializeTypedData, serializeTransaction, hexToBytes, serializeSignature, type Hex, type LocalAccount, type SignableMessage } from 'viem';
+import {
+  getTypesForEIP712Domain,
+  serializeTypedData,
+  serializeTransaction,
+  hexToBytes,
+  serializeSignature,
+  type Hex,
+  type LocalAccount,
+  type SignableMessage,
+} from 'viem';
 import { toAccount } from 'viem/accounts';
 import { CredentialError, NotReadyError, RefusedError } from '../../errors.js';
 import { sameAddress } from '../../hex.js';
@@ -13,7 +22,8 @@ import type { OpenedSigner } from './opened.js';
 import type { Address, ProgressSink } from './types.js';
 
 export const LEDGER_SDK = {
-  install: '@ledgerhq/device-management-kit@1.10.0 @ledgerhq/device-signer-kit-ethereum@1.18.1 @ledgerhq/context-module@2.6.0 @ledgerhq/device-transport-kit-node-hid@1.0.1 rxjs@7.8.2',
+  install:
+    '@ledgerhq/device-management-kit@1.10.0 @ledgerhq/device-signer-kit-ethereum@1.18.1 @ledgerhq/context-module@2.6.0 @ledgerhq/device-transport-kit-node-hid@1.0.1 rxjs@7.8.2',
   forWhat: '--signer ledger',
 };
 export const DEFAULT_DEVICE_TIMEOUT_MS = 120_000;
@@ -31,7 +41,10 @@ export interface LedgerOptions {
 
 type DmkSignature = { r: string; s: string; v: number };
 type ActionState = { status: string; output?: unknown; error?: unknown; intermediateValue?: { requiredUserInteraction?: string } };
-type Action = { observable: { subscribe(o: { next(s: ActionState): void; error(e: unknown): void; complete(): void }): { unsubscribe(): void } }; cancel(): void };
+type Action = {
+  observable: { subscribe(o: { next(s: ActionState): void; error(e: unknown): void; complete(): void }): { unsubscribe(): void } };
+  cancel(): void;
+};
 
 /** A clear-signing context module that knows nothing and asks nobody. */
 const offlineContextModule = {
@@ -54,38 +67,59 @@ const PROMPTS: Record<string, string> = {
 };
 
 function errorCodeOf(error: unknown): string | undefined {
-  const code = (error as { errorCode?: unknown })?.errorCode ?? (error as { originalError?: { errorCode?: unknown } })?.originalError?.errorCode;
+  const code =
+    (error as { errorCode?: unknown })?.errorCode ?? (error as { originalError?: { errorCode?: unknown } })?.originalError?.errorCode;
   return typeof code === 'string' ? code.toLowerCase() : undefined;
 }
 
 function deviceFailure(error: unknown, label: string, what: string): Error {
   const code = errorCodeOf(error);
   if (code === '6985' || code === '5501') {
-    return new RefusedError('device_rejected', `${what} was rejected on the Ledger; nothing was signed or sent`, { hint: 'loopsign does not retry a rejection: run the command again to be asked again' });
+    return new RefusedError('device_rejected', `${what} was rejected on the Ledger; nothing was signed or sent`, {
+      hint: 'loopsign does not retry a rejection: run the command again to be asked again',
+    });
   }
   if (code === '6982') {
-    return new RefusedError('device_rejected', `${what} was cancelled on the Ledger; nothing was signed or sent`, { hint: 'loopsign does not retry a rejection: run the command again to be asked again' });
+    return new RefusedError('device_rejected', `${what} was cancelled on the Ledger; nothing was signed or sent`, {
+      hint: 'loopsign does not retry a rejection: run the command again to be asked again',
+    });
   }
   if (code === '6980' && what.includes('delegation')) {
     // The app's COMMAND_NOT_ALLOWED: its EIP-7702 setting is off, or the delegate is not on its whitelist.
-    return new RefusedError('signer_cannot_delegate', `the Ledger's Ethereum app refused ${what}: its EIP-7702 setting is off, or the delegate is not on the app's whitelist; nothing was signed or sent`, {
-      hint: 'turn on the EIP-7702 setting in the Ethereum app, or run the plan ordered (without --atomic)',
-    });
+    return new RefusedError(
+      'signer_cannot_delegate',
+      `the Ledger's Ethereum app refused ${what}: its EIP-7702 setting is off, or the delegate is not on the app's whitelist; nothing was signed or sent`,
+      {
+        hint: 'turn on the EIP-7702 setting in the Ethereum app, or run the plan ordered (without --atomic)',
+      },
+    );
   }
   if (code === '5515') {
-    return new CredentialError('device_locked', `${label}: the Ledger is locked; nothing was signed`, { hint: 'unlock it with its PIN and run the command again' });
+    return new CredentialError('device_locked', `${label}: the Ledger is locked; nothing was signed`, {
+      hint: 'unlock it with its PIN and run the command again',
+    });
   }
   if (code === '6a83' || code === '6d00' || code === '6e00' || code === '6e01' || code === '6d02') {
-    return new CredentialError('device_wrong_app', `${label}: the Ethereum app is not open on the Ledger (or is outdated); nothing was signed`, { hint: 'open the Ethereum app (update it in Ledger Live if needed) and run the command again' });
+    return new CredentialError(
+      'device_wrong_app',
+      `${label}: the Ethereum app is not open on the Ledger (or is outdated); nothing was signed`,
+      { hint: 'open the Ethereum app (update it in Ledger Live if needed) and run the command again' },
+    );
   }
   const message = (error as { message?: string })?.message ?? (error as { _tag?: string })?._tag ?? 'unknown device error';
-  return new CredentialError('device_error', `${label}: ${what} failed on the Ledger (${code ? `status ${code}: ` : ''}${String(message).slice(0, 200)}); nothing was signed`, { cause: error });
+  return new CredentialError(
+    'device_error',
+    `${label}: ${what} failed on the Ledger (${code ? `status ${code}: ` : ''}${String(message).slice(0, 200)}); nothing was signed`,
+    { cause: error },
+  );
 }
 
 export async function openLedger(path: string, from: Address, label: string, options: LedgerOptions = {}): Promise<OpenedSigner> {
   const dmkSdk = await loadSdk(() => import('@ledgerhq/device-management-kit'), LEDGER_SDK);
   const ethSdk = await loadSdk(() => import('@ledgerhq/device-signer-kit-ethereum'), LEDGER_SDK);
-  const transportFactory = options.transportFactory ?? (await loadSdk(() => import('@ledgerhq/device-transport-kit-node-hid'), LEDGER_SDK)).nodeHidTransportFactory;
+  const transportFactory =
+    options.transportFactory ??
+    (await loadSdk(() => import('@ledgerhq/device-transport-kit-node-hid'), LEDGER_SDK)).nodeHidTransportFactory;
   const timeoutMs = options.timeoutMs ?? DEFAULT_DEVICE_TIMEOUT_MS;
   const progress = options.progress ?? (() => undefined);
   const dmkPath = path.replace(/^m\//, '');
@@ -116,7 +150,15 @@ export async function openLedger(path: string, from: Address, label: string, opt
       };
       const timer = setTimeout(() => {
         // Settled first: cancelling makes the action report "stopped", which is this timeout, not another failure.
-        finish(() => reject(new NotReadyError('device_timeout', `no answer from the Ledger within ${Math.round(timeoutMs / 1000)} s for ${what}; it was cancelled and nothing was signed`, { hint: 'dismiss the prompt on the device if it still shows one, then run the command again and confirm on the device' })));
+        finish(() =>
+          reject(
+            new NotReadyError(
+              'device_timeout',
+              `no answer from the Ledger within ${Math.round(timeoutMs / 1000)} s for ${what}; it was cancelled and nothing was signed`,
+              { hint: 'dismiss the prompt on the device if it still shows one, then run the command again and confirm on the device' },
+            ),
+          ),
+        );
         action.cancel();
         // The kit cannot withdraw an APDU the device is still holding: the session is closed so that the device is
         // released and a late confirmation reaches nobody. This wallet signs nothing more.
@@ -140,7 +182,10 @@ export async function openLedger(path: string, from: Address, label: string, opt
           }
         },
         error: (error) => finish(() => reject(deviceFailure(error, label, what))),
-        complete: () => finish(() => reject(new CredentialError('device_error', `${label}: the Ledger ended ${what} without an answer; nothing was signed`))),
+        complete: () =>
+          finish(() =>
+            reject(new CredentialError('device_error', `${label}: the Ledger ended ${what} without an answer; nothing was signed`)),
+          ),
       });
       if (settled) subscription.unsubscribe();
     });
@@ -157,7 +202,11 @@ export async function openLedger(path: string, from: Address, label: string, opt
       };
       const timer = setTimeout(() => {
         stop();
-        reject(new NotReadyError('device_timeout', `no Ledger found within ${Math.round(timeoutMs / 1000)} s; nothing was signed`, { hint: 'plug it in, unlock it, close Ledger Live (it holds the device), and on Linux install Ledger\'s udev rules' }));
+        reject(
+          new NotReadyError('device_timeout', `no Ledger found within ${Math.round(timeoutMs / 1000)} s; nothing was signed`, {
+            hint: "plug it in, unlock it, close Ledger Live (it holds the device), and on Linux install Ledger's udev rules",
+          }),
+        );
       }, timeoutMs);
       sub = dmk.startDiscovering({}).subscribe({
         next: (d: unknown) => {
@@ -169,7 +218,9 @@ export async function openLedger(path: string, from: Address, label: string, opt
         },
         error: (e: unknown) => {
           stop();
-          reject(new CredentialError('device_unavailable', `${label}: cannot look for a Ledger (${(e as Error)?.message ?? e})`, { cause: e }));
+          reject(
+            new CredentialError('device_unavailable', `${label}: cannot look for a Ledger (${(e as Error)?.message ?? e})`, { cause: e }),
+          );
         },
       });
       if (found) stop();
@@ -177,11 +228,18 @@ export async function openLedger(path: string, from: Address, label: string, opt
     sessionId = await dmk.connect({ device: device as never });
     const signer = new ethSdk.SignerEthBuilder({ dmk, sessionId }).withContextModule(offlineContextModule as never).build();
 
-    const got = await run<{ address: string }>(signer.getAddress(dmkPath, { checkOnDevice: false, chainId: options.chainId }) as unknown as Action, 'reading the address');
+    const got = await run<{ address: string }>(
+      signer.getAddress(dmkPath, { checkOnDevice: false, chainId: options.chainId }) as unknown as Action,
+      'reading the address',
+    );
     if (!sameAddress(got.address, from)) {
-      throw new CredentialError('signer_address_mismatch', `${label}: the Ledger holds ${got.address} at ${path}, not --from ${from}; nothing was signed or sent`, {
-        hint: 'pass that address as --from, or give the derivation path of --from (ledger:m/44\'/60\'/0\'/0/N)',
-      });
+      throw new CredentialError(
+        'signer_address_mismatch',
+        `${label}: the Ledger holds ${got.address} at ${path}, not --from ${from}; nothing was signed or sent`,
+        {
+          hint: "pass that address as --from, or give the derivation path of --from (ledger:m/44'/60'/0'/0/N)",
+        },
+      );
     }
 
     const sig = (s: DmkSignature) => {
@@ -193,24 +251,50 @@ export async function openLedger(path: string, from: Address, label: string, opt
         address: from,
         signMessage: async ({ message }: { message: SignableMessage }) => {
           const payload = typeof message === 'string' ? message : typeof message.raw === 'string' ? hexToBytes(message.raw) : message.raw;
-          return serializeSignature(sig(await run<DmkSignature>(signer.signMessage(dmkPath, payload) as unknown as Action, 'a message (EIP-191)')));
+          return serializeSignature(
+            sig(await run<DmkSignature>(signer.signMessage(dmkPath, payload) as unknown as Action, 'a message (EIP-191)')),
+          );
         },
         signTypedData: async (typedData) => {
-          const td = typedData as { domain?: Record<string, unknown>; types: Record<string, unknown>; primaryType: string; message: Record<string, unknown> };
+          const td = typedData as {
+            domain?: Record<string, unknown>;
+            types: Record<string, unknown>;
+            primaryType: string;
+            message: Record<string, unknown>;
+          };
           // The kit takes JSON values (bigints as decimal strings), with the domain's type spelled out.
-          const json = JSON.parse(serializeTypedData({ ...td, types: { EIP712Domain: getTypesForEIP712Domain({ domain: td.domain as never }), ...td.types } } as never));
-          return serializeSignature(sig(await run<DmkSignature>(signer.signTypedData(dmkPath, json) as unknown as Action, `typed data ${td.primaryType} (EIP-712)`)));
+          const json = JSON.parse(
+            serializeTypedData({
+              ...td,
+              types: { EIP712Domain: getTypesForEIP712Domain({ domain: td.domain as never }), ...td.types },
+            } as never),
+          );
+          return serializeSignature(
+            sig(
+              await run<DmkSignature>(signer.signTypedData(dmkPath, json) as unknown as Action, `typed data ${td.primaryType} (EIP-712)`),
+            ),
+          );
         },
         signTransaction: async (tx, opts) => {
           const serializer = (opts?.serializer ?? serializeTransaction) as typeof serializeTransaction;
-          const s = sig(await run<DmkSignature>(signer.signTransaction(dmkPath, hexToBytes(serializer(tx))) as unknown as Action, `a transaction (nonce ${tx.nonce})`));
+          const s = sig(
+            await run<DmkSignature>(
+              signer.signTransaction(dmkPath, hexToBytes(serializer(tx))) as unknown as Action,
+              `a transaction (nonce ${tx.nonce})`,
+            ),
+          );
           return serializer(tx, { ...s, v: 27n + BigInt(s.yParity) });
         },
         ...(options.authorization
           ? {
               signAuthorization: async (request) => {
                 const address = (request.contractAddress ?? request.address) as Address;
-                const s = sig(await run<DmkSignature>(signer.signDelegationAuthorization(dmkPath, request.chainId, address, request.nonce) as unknown as Action, `the EIP-7702 delegation to ${address}`));
+                const s = sig(
+                  await run<DmkSignature>(
+                    signer.signDelegationAuthorization(dmkPath, request.chainId, address, request.nonce) as unknown as Action,
+                    `the EIP-7702 delegation to ${address}`,
+                  ),
+                );
                 return { address, chainId: request.chainId, nonce: request.nonce, ...s };
               },
             }

@@ -16,10 +16,17 @@ export async function loadSdk<T>(load: () => Promise<T>, info: SdkInfo): Promise
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
-      throw new UsageError('signer_sdk_missing', `${info.forWhat} needs ${info.install.split(' ').map((p) => p.replace(/@[~^]?\d[^ ]*$/, '')).join(', ')}, which is not installed`, {
-        // Into loopsign's own folder: a package installed beside a global loopsign (npm i -g …) is not one it can import.
-        hint: `install it into loopsign's folder: npm install --no-save --prefix ${JSON.stringify(fileURLToPath(new URL('../../../', import.meta.url)).replace(/\/$/, ''))} ${info.install}`,
-      });
+      throw new UsageError(
+        'signer_sdk_missing',
+        `${info.forWhat} needs ${info.install
+          .split(' ')
+          .map((p) => p.replace(/@[~^]?\d[^ ]*$/, ''))
+          .join(', ')}, which is not installed`,
+        {
+          // Into loopsign's own folder: a package installed beside a global loopsign (npm i -g …) is not one it can import.
+          hint: `install it into loopsign's folder: npm install --no-save --prefix ${JSON.stringify(fileURLToPath(new URL('../../../', import.meta.url)).replace(/\/$/, ''))} ${info.install}`,
+        },
+      );
     }
     throw error;
   }

@@ -63,7 +63,12 @@ export async function openWallet(resolved: ResolvedSigner, options: OpenWalletOp
       case 'rpc':
         return (await import('./rpc-signer.js')).openRpcSigner(source.url, from, label, options.rpc);
       case 'ledger':
-        return (await import('./ledger.js')).openLedger(source.path, from, label, { ...options.ledger, progress, chainId: options.chainId, authorization: capabilities.authorization });
+        return (await import('./ledger.js')).openLedger(source.path, from, label, {
+          ...options.ledger,
+          progress,
+          chainId: options.chainId,
+          authorization: capabilities.authorization,
+        });
     }
   })();
   opening.catch(() => undefined); // awaited through `account`; an unreachable signer must not be an unhandled rejection meanwhile

@@ -3,7 +3,16 @@
 // authorization (eth_sign prefixes its input, so an authorization digest signed that way authorizes nothing): such a
 // signer runs ordered plans only. Signers that only send (eth_sendTransaction) are not supported: loopsign journals
 // the signed bytes before broadcasting them, and checks them first.
-import { getTypesForEIP712Domain, numberToHex, serializeTypedData, toHex, type Hex, type LocalAccount, type SignableMessage, type TransactionSerializable } from 'viem';
+import {
+  getTypesForEIP712Domain,
+  numberToHex,
+  serializeTypedData,
+  toHex,
+  type Hex,
+  type LocalAccount,
+  type SignableMessage,
+  type TransactionSerializable,
+} from 'viem';
 import { toAccount } from 'viem/accounts';
 import { CredentialError, RefusedError } from '../../errors.js';
 import { sameAddress } from '../../hex.js';
@@ -21,7 +30,17 @@ const quantity = (v: bigint | number | undefined) => (v === undefined ? undefine
 
 /** The transaction as eth_signTransaction takes it (hex quantities, the sender named). */
 export function rpcTransaction(tx: TransactionSerializable, from: Address): Record<string, unknown> {
-  const t = tx as TransactionSerializable & { authorizationList?: Array<{ address?: Address; contractAddress?: Address; chainId: number; nonce: number; r: Hex; s: Hex; yParity?: number }> };
+  const t = tx as TransactionSerializable & {
+    authorizationList?: Array<{
+      address?: Address;
+      contractAddress?: Address;
+      chainId: number;
+      nonce: number;
+      r: Hex;
+      s: Hex;
+      yParity?: number;
+    }>;
+  };
   const type = t.type ?? (t.authorizationList ? 'eip7702' : t.maxFeePerGas !== undefined ? 'eip1559' : t.accessList ? 'eip2930' : 'legacy');
   const out: Record<string, unknown> = {
     from,
@@ -63,28 +82,45 @@ export function rpcClient(rawUrl: string, label: string, timeoutMs: number) {
   return async function request<T>(method: string, params: unknown[]): Promise<T> {
     let res: Response;
     try {
-      res = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }), signal: AbortSignal.timeout(timeoutMs) });
+      res = await fetch(url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
     } catch (error) {
       const timedOut = (error as Error).name === 'TimeoutError';
-      throw new CredentialError('signer_unreachable', `${label}: ${method} ${timedOut ? `got no answer within ${Math.round(timeoutMs / 1000)} s` : `could not reach the signer (${(error as Error).message})`}; nothing was signed`, {
-        hint: 'check that the signer is running and reachable at that URL',
-        cause: error,
-      });
+      throw new CredentialError(
+        'signer_unreachable',
+        `${label}: ${method} ${timedOut ? `got no answer within ${Math.round(timeoutMs / 1000)} s` : `could not reach the signer (${(error as Error).message})`}; nothing was signed`,
+        {
+          hint: 'check that the signer is running and reachable at that URL',
+          cause: error,
+        },
+      );
     }
     let body: { result?: T; error?: { code?: number; message?: string } };
     try {
       body = (await res.json()) as typeof body;
     } catch {
-      throw new CredentialError('signer_unreachable', `${label}: ${method} answered HTTP ${res.status} without a JSON-RPC body; nothing was signed`);
+      throw new CredentialError(
+        'signer_unreachable',
+        `${label}: ${method} answered HTTP ${res.status} without a JSON-RPC body; nothing was signed`,
+      );
     }
     if (body.error) {
       // A signer that declines (a human said no in Clef, a Web3Signer rule) is a refusal, not a retryable fault.
-      throw new RefusedError('signer_declined', `${label} declined ${method}: ${String(body.error.message ?? 'no reason given').slice(0, 200)}; nothing was signed or sent`, {
-        hint: 'check the signer\'s rules and logs; loopsign does not retry a declined request',
-        details: { rpcCode: body.error.code },
-      });
+      throw new RefusedError(
+        'signer_declined',
+        `${label} declined ${method}: ${String(body.error.message ?? 'no reason given').slice(0, 200)}; nothing was signed or sent`,
+        {
+          hint: "check the signer's rules and logs; loopsign does not retry a declined request",
+          details: { rpcCode: body.error.code },
+        },
+      );
     }
-    if (body.result === undefined) throw new CredentialError('signer_unreachable', `${label}: ${method} returned no result; nothing was signed`);
+    if (body.result === undefined)
+      throw new CredentialError('signer_unreachable', `${label}: ${method} returned no result; nothing was signed`);
     return body.result;
   };
 }
@@ -98,23 +134,35 @@ export async function openRpcSigner(url: string, from: Address, label: string, o
   const request = rpcClient(url, label, options.timeoutMs ?? 120_000);
   const accounts = await request<string[]>('eth_accounts', []);
   if (!Array.isArray(accounts) || !accounts.some((a) => sameAddress(a, from))) {
-    throw new CredentialError('signer_address_mismatch', `${label} does not hold --from ${from} (eth_accounts lists ${Array.isArray(accounts) ? accounts.length : 0} other account(s)); nothing was signed or sent`, {
-      hint: 'pass an address the signer holds as --from, or unlock that account in the signer',
-    });
+    throw new CredentialError(
+      'signer_address_mismatch',
+      `${label} does not hold --from ${from} (eth_accounts lists ${Array.isArray(accounts) ? accounts.length : 0} other account(s)); nothing was signed or sent`,
+      {
+        hint: 'pass an address the signer holds as --from, or unlock that account in the signer',
+      },
+    );
   }
   const account: LocalAccount = {
     ...toAccount({
       address: from,
       signMessage: ({ message }) => request<Hex>('personal_sign', [messageHex(message), from]),
       signTypedData: (typedData) => {
-        const td = typedData as { domain?: Record<string, unknown>; types: Record<string, unknown>; primaryType: string; message: Record<string, unknown> };
-        const json = serializeTypedData({ ...td, types: { EIP712Domain: getTypesForEIP712Domain({ domain: td.domain as never }), ...td.types } } as never);
+        const td = typedData as {
+          domain?: Record<string, unknown>;
+          types: Record<string, unknown>;
+          primaryType: string;
+          message: Record<string, unknown>;
+        };
+        const json = serializeTypedData({
+          ...td,
+          types: { EIP712Domain: getTypesForEIP712Domain({ domain: td.domain as never }), ...td.types },
+        } as never);
         return request<Hex>('eth_signTypedData_v4', [from, json]);
       },
       signTransaction: async (tx) => {
         const result = await request<Hex | { raw?: Hex }>('eth_signTransaction', [rpcTransaction(tx as TransactionSerializable, from)]);
         // Clef and geth answer {raw, tx}; anvil and Web3Signer the raw bytes.
-        return (typeof result === 'string' ? result : result.raw ?? '0x') as Hex;
+        return (typeof result === 'string' ? result : (result.raw ?? '0x')) as Hex;
       },
     }),
     publicKey: '0x',

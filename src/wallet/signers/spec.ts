@@ -48,8 +48,10 @@ export function shownSpec(raw: string): string {
   return text.toLowerCase().startsWith('rpc:') ? `rpc:${redactUrl(text.slice(4))}` : text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 
-const AWS_KEY = /^(?:arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(?:key|alias)\/[A-Za-z0-9/_+=,.@-]+|alias\/[A-Za-z0-9/_-]+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|mrk-[0-9a-f]{32})$/;
-const GCP_KEY = /^projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/locations\/[a-z0-9-]+\/keyRings\/[A-Za-z0-9_-]{1,63}\/cryptoKeys\/[A-Za-z0-9_-]{1,63}\/cryptoKeyVersions\/[1-9][0-9]*$/;
+const AWS_KEY =
+  /^(?:arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(?:key|alias)\/[A-Za-z0-9/_+=,.@-]+|alias\/[A-Za-z0-9/_-]+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|mrk-[0-9a-f]{32})$/;
+const GCP_KEY =
+  /^projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/locations\/[a-z0-9-]+\/keyRings\/[A-Za-z0-9_-]{1,63}\/cryptoKeys\/[A-Za-z0-9_-]{1,63}\/cryptoKeyVersions\/[1-9][0-9]*$/;
 const SIGNER_KINDS = 'keystore, aws:<key id or ARN>, gcp:projects/…/cryptoKeyVersions/N, rpc:<url> or ledger[:<path>]';
 
 /** A BIP-32 path for the Ethereum app, as m/44'/60'/…; `h` is accepted for `'`. */
@@ -71,15 +73,21 @@ function parseRpcUrl(raw: string, where: string): SignerSource {
   try {
     url = new URL(raw);
   } catch {
-    throw new UsageError('invalid_signer', `${where}: rpc:${redactUrl(raw)} is not a URL`, { hint: 'for example rpc:https://signer.example:9000' });
+    throw new UsageError('invalid_signer', `${where}: rpc:${redactUrl(raw)} is not a URL`, {
+      hint: 'for example rpc:https://signer.example:9000',
+    });
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new UsageError('invalid_signer', `${where}: rpc:${redactUrl(raw)} must use https (plain http only on a loopback host)`);
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-    throw new UsageError('insecure_signer_url', `${where}: rpc:${redactUrl(raw)} is plain http on a remote host: anyone on the path could read and answer signing requests`, {
-      hint: 'use https, or run the signer on this machine (127.0.0.1)',
-    });
+    throw new UsageError(
+      'insecure_signer_url',
+      `${where}: rpc:${redactUrl(raw)} is plain http on a remote host: anyone on the path could read and answer signing requests`,
+      {
+        hint: 'use https, or run the signer on this machine (127.0.0.1)',
+      },
+    );
   }
   const source = { kind: 'rpc', endpoint: redactUrl(raw) } as { kind: 'rpc'; endpoint: string; url: string };
   // Not enumerable: printing or serialising the source never shows the URL's credentials, path or query.
@@ -133,9 +141,13 @@ export function parseSignerSpec(raw: string, where = '--signer'): SignerSource {
 export function parseFrom(raw: string, where = '--from'): Address {
   const text = raw.trim();
   if (!/^0x[0-9a-fA-F]{40}$/.test(text)) {
-    throw new UsageError('invalid_from', `${where}: "${text.length > 60 ? `${text.slice(0, 60)}…` : text}" is not a 0x-prefixed 20-byte address`, {
-      hint: 'give the address the signer holds, for example --from 0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
-    });
+    throw new UsageError(
+      'invalid_from',
+      `${where}: "${text.length > 60 ? `${text.slice(0, 60)}…` : text}" is not a 0x-prefixed 20-byte address`,
+      {
+        hint: 'give the address the signer holds, for example --from 0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+      },
+    );
   }
   return text as Address;
 }
@@ -152,7 +164,11 @@ function pick(flag: string | undefined, env: string | undefined, file: string | 
  * Which source signs, from the flags, the environment (LOOPSIGN_SIGNER, LOOPSIGN_FROM, LOOPSIGN_KEYSTORE,
  * LOOPSIGN_PRIVATE_KEY) and the config file ("signer", "from", "keystore"). Refuses two sources at once.
  */
-export function resolveSigner(input: { flags: SignerFlags; env: Record<string, string | undefined>; file: SignerFileValues }): ResolvedSigner {
+export function resolveSigner(input: {
+  flags: SignerFlags;
+  env: Record<string, string | undefined>;
+  file: SignerFileValues;
+}): ResolvedSigner {
   const { flags, env, file } = input;
   const signer = pick(flags.signer, env.LOOPSIGN_SIGNER, file.signer);
   const fromRaw = pick(flags.from, env.LOOPSIGN_FROM, file.from);
@@ -176,9 +192,13 @@ export function resolveSigner(input: { flags: SignerFlags; env: Record<string, s
     // A keystore named at the signer's level or above competes with it; one below is only a location.
     if (keystore && ORIGIN_LEVEL[keystore.origin] >= ORIGIN_LEVEL[signer.origin]) conflict(shown, keystoreWhere);
     if (!from) {
-      throw new UsageError('from_required', `${shown} needs --from ADDRESS: the address the signer holds, checked before anything is signed`, {
-        hint: 'pass --from 0x…, or set LOOPSIGN_FROM or "from" in the config file',
-      });
+      throw new UsageError(
+        'from_required',
+        `${shown} needs --from ADDRESS: the address the signer holds, checked before anything is signed`,
+        {
+          hint: 'pass --from 0x…, or set LOOPSIGN_FROM or "from" in the config file',
+        },
+      );
     }
     return { source, from, origin: signer.origin, fromOrigin: fromRaw!.origin };
   }
@@ -189,6 +209,6 @@ export function resolveSigner(input: { flags: SignerFlags; env: Record<string, s
     if (keystore && keystore.origin !== 'config') conflict(keystoreWhere, 'LOOPSIGN_PRIVATE_KEY');
     source = { kind: 'env' };
   }
-  const origin: SettingOrigin = signer?.origin ?? (rawKey ? 'env' : keystore?.origin ?? 'default');
+  const origin: SettingOrigin = signer?.origin ?? (rawKey ? 'env' : (keystore?.origin ?? 'default'));
   return from ? { source, from, origin, fromOrigin: fromRaw!.origin } : { source, origin };
 }
