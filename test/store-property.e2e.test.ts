@@ -134,11 +134,15 @@ afterAll(async () => {
   await s?.sb.stop();
 });
 
-const walletEnv = (w: 0 | 1, rpcUrl: string | undefined): Record<string, string> => ({
-  ...s.sb.env(),
-  ...(w === 1 ? { LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY } : {}),
-  ...(rpcUrl ? { LOOPSIGN_RPC_URL: rpcUrl } : {}),
-});
+// Wallet 1 signs with a raw key: the keystore is left out, since naming both is a signer conflict (exit 2).
+const walletEnv = (w: 0 | 1, rpcUrl: string | undefined): Record<string, string> => {
+  const { LOOPSIGN_KEYSTORE, LOOPSIGN_PASSWORD_FILE, ...rest } = s.sb.env();
+  return {
+    ...rest,
+    ...(w === 1 ? { LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY } : { LOOPSIGN_KEYSTORE, LOOPSIGN_PASSWORD_FILE }),
+    ...(rpcUrl ? { LOOPSIGN_RPC_URL: rpcUrl } : {}),
+  };
+};
 const balance = (token: 'USDC' | 'LREP', w: Hex) =>
   s.pub.readContract({ address: s.sb.info.tokens[token].address, abi: erc20, functionName: 'balanceOf', args: [w] }) as Promise<bigint>;
 
