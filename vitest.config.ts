@@ -1,13 +1,55 @@
 import { defineConfig } from 'vitest/config';
 
+// Three layers, chosen by the file's name (docs/testing.md):
+//   unit  test/**/*.test.ts       in-process: src/ through vitest, no build, no binary
+//   cli   test/**/*.cli.test.ts   the built binary (bin/loopsign.js → dist/), no sandbox
+//   e2e   test/**/*.e2e.test.ts   the built binary against a sandbox (anvil, contracts, the service)
+// `npm run test:unit` runs the first alone; `npm test` runs all three, as CI does.
+const CLI = 'test/**/*.cli.test.ts';
+const E2E = 'test/**/*.e2e.test.ts';
+// Scans everything each project's tests printed and wrote for secrets once its run is over.
+const SECRETS = 'test/setup/secrets-scan.ts';
+// Builds dist/ when src/ is newer than the last build (test/setup/build.ts).
+const BUILD = 'test/setup/build.ts';
+// A timeout here only catches a hang: a slow or loaded machine must never fail a test that would pass (issue 23).
+const HANG = 600_000;
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // Scans everything all tests printed and wrote for secrets once the whole run is over.
-    globalSetup: ['test/setup/secrets-scan.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    // End-to-end suites start real processes (anvil, the sandbox); two cores here.
+    // Two cores here; a binary test spends most of its time waiting on a child process or the chain.
     maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: [CLI, E2E],
+          globalSetup: [SECRETS],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'cli',
+          include: [CLI],
+          globalSetup: [BUILD, SECRETS],
+          testTimeout: HANG,
+          hookTimeout: HANG,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: [E2E],
+          globalSetup: [BUILD, SECRETS],
+          testTimeout: HANG,
+          hookTimeout: HANG,
+        },
+      },
+    ],
   },
 });

@@ -12,18 +12,19 @@ import { countTotals, scanCapture, summaryLines } from '../helpers/capture.js';
 export default function setup(project: TestProject) {
   const dir = mkdtempSync(path.join(tmpdir(), 'loopsign-capture-'));
   project.provide('captureDir', dir);
+  const name = project.name;
   return () => {
     for (const line of summaryLines(dir)) console.log(line);
     const totals = countTotals(dir);
     if (Object.keys(totals).length)
       console.log(
-        `hardening: ${Object.entries(totals)
+        `[${name}] hardening: ${Object.entries(totals)
           .map(([k, n]) => `${k}: ${n}`)
           .join('; ')}`,
       );
     const report = scanCapture(dir);
     console.log(
-      `secrets scan: ${report.runs} runs and ${report.files} files loopsign wrote, checked for ${report.secrets} secrets: ${report.leaks.length} leaks`,
+      `[${name}] secrets scan: ${report.runs} runs and ${report.files} files loopsign wrote, checked for ${report.secrets} secrets: ${report.leaks.length} leaks`,
     );
     if (report.leaks.length > 0) {
       // A throw here is only logged by vitest; the exit code is what CI sees.
