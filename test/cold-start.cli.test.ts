@@ -1,6 +1,7 @@
 // What makes the cold start short must not change what the user sees: the top-level help the bin prints from
 // dist/help.txt is exactly what the program renders, on a pipe and on a terminal of any width; a command that
-// runs loads only its own definition, and each name in cli.ts's list defines the command of that name.
+// runs loads only its own definition (each name in cli.ts's list defining the command of that name, in-process:
+// test/cold-start.test.ts).
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -9,8 +10,6 @@ import path from 'node:path';
 import { BIN, ROOT, VECTORS } from './helpers/cli.js';
 
 const CLI = path.join(ROOT, 'dist', 'cli.js');
-const { buildProgram, COMMAND_NAMES } = await import(CLI);
-const { Output } = await import(path.join(ROOT, 'dist', 'output.js'));
 
 /** The program's own rendering (commander, every definition), not the bin's shortcut. */
 function programSays(args: string[]) {
@@ -75,24 +74,6 @@ describe('the top-level help, answered by the bin', () => {
 });
 
 describe('only the command that runs is defined', () => {
-  const out = () => new Output({ json: false, quiet: true, debug: false });
-
-  it("each name in the list defines the command of that name, and all of them make --help's list, in order", async () => {
-    for (const name of COMMAND_NAMES) {
-      const program = await buildProgram(out(), ['node', 'loopsign', '--json', name, '--help']);
-      expect(program.commands.map((c: any) => c.name())).toEqual([name]);
-    }
-    const all = await buildProgram(out(), ['node', 'loopsign', 'help']);
-    expect(all.commands.map((c: any) => c.name())).toEqual(COMMAND_NAMES);
-  });
-
-  it('global options and their values before the command are skipped; anything else gets every command', async () => {
-    const names = async (args: string[]) => (await buildProgram(out(), ['node', 'loopsign', ...args])).commands.map((c: any) => c.name());
-    expect(await names(['--rpc-url', 'ask', '--chain-id', '31337', 'status'])).toEqual(['status']);
-    expect(await names(['--chain-id=31337', 'quote'])).toEqual(['quote']);
-    for (const args of [[], ['nonsense'], ['--', 'ask'], ['--json']]) expect(await names(args)).toEqual(COMMAND_NAMES);
-  });
-
   it('verify-evidence loads its own definition and no other', () => {
     const urls = importsOf([
       'verify-evidence',
