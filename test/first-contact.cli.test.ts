@@ -1,62 +1,15 @@
-// What a new user meets first (issue 19), offline: usage errors said once, secrets never echoed from argv, flag
-// errors naming the flag, an existing keystore refused before any key derivation, amounts no payment can have and
-// mistyped addresses refused before anything is sent, the question-text rules of the service's parser, ETH_RPC_URL
-// and the workspace-key default in `config show`, `mcp config`, no npx in any document, every exit code in
-// docs/cli.md, and spinners only where a line can be redrawn.
+// What a new user meets first (issue 19), through the built binary: usage errors said once, secrets never echoed from
+// argv, flag errors naming the flag, an existing keystore refused before any key derivation, amounts no payment can
+// have and mistyped addresses refused before anything is sent, ETH_RPC_URL and the workspace-key default in
+// `config show`, and `mcp config`. The question-text rules, the documents and the spinner, in-process:
+// test/first-contact.test.ts.
 import { describe, expect, it } from 'vitest';
-import { readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
-import { checkAskBody } from '../src/ask/ask-body.js';
-import { UsageError } from '../src/errors.js';
-import { AskFieldError, normalizeAsk } from '../src/protocol/ask-normalize.js';
-import { TEMPLATES } from '../src/protocol/templates.js';
-import { BIN, makeHome, registerSecret, ROOT, runCli, TEST_ADDRESS, VECTORS } from './helpers/cli.js';
+import { askBody, refusal } from './helpers/first-contact.js';
+import { BIN, makeHome, registerSecret, runCli, TEST_ADDRESS } from './helpers/cli.js';
 
 const home = makeHome();
-const NOW = Math.floor(Date.now() / 1000);
-
-function askBody(extra: Record<string, unknown> = {}, question: Record<string, unknown> = {}) {
-  return {
-    chainId: 8453,
-    clientRequestId: `first-contact-${process.pid}`,
-    walletAddress: TEST_ADDRESS,
-    maxPaymentAmount: '1500000',
-    bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-    roundConfig: { questionDurationSeconds: '1200', minVoters: '3', maxVoters: '100' },
-    question: {
-      title: 'Should this agent proceed?',
-      contextUrl: 'https://example.com/context',
-      categoryId: '1',
-      tags: ['agent'],
-      ...question,
-    },
-    ...extra,
-  };
-}
-
-/** The refusal of a body by the local parser (as checkAskBody gives it), or undefined when it passes. */
-function refusal(body: unknown): UsageError | undefined {
-  try {
-    checkAskBody(body, 'ask.json', NOW);
-    return undefined;
-  } catch (error) {
-    if (error instanceof UsageError) return error;
-    throw error;
-  }
-}
-
-/** The service's own answer attached to a refusal (what the sandbox replies with). */
-function serviceAnswer(body: unknown): string | undefined {
-  try {
-    normalizeAsk(body, { templates: TEMPLATES });
-  } catch (error) {
-    if (error instanceof AskFieldError) return error.service?.message;
-    throw error;
-  }
-  return undefined;
-}
-
 describe('usage errors', () => {
   it('are printed once: one error line (no literal \\n), the suggestion as the hint, exit 2', async () => {
     const missing = await runCli(['quote'], home);
@@ -199,66 +152,6 @@ describe('refused before anything is sent', () => {
   });
 });
 
-describe('question text: the rules of the service parser, refused locally (exit 2)', () => {
-  const h2h = () => JSON.parse(readFileSync(path.join(VECTORS, 'asks', 'ai-model-preference-head-to-head.json'), 'utf8'));
-
-  it('blocked terms in a title or a tag', () => {
-    expect(refusal(askBody({}, { title: 'Is this NSFW image fine?' }))?.details).toEqual({ field: 'question.title' });
-    expect(serviceAnswer(askBody({}, { title: 'Rate my pornography filter' }))).toBe('Your question contains prohibited content');
-    expect(refusal(askBody({}, { tags: ['agent', ' Rule34 '] }))?.details).toEqual({ field: 'question.tags' });
-    expect(serviceAnswer(askBody({}, { tags: 'ok,onlyfans' }))).toBe('Tags contain prohibited content.');
-    expect(refusal(askBody({}, { title: 'Should this agent ship the XXL plan?' }))).toBeUndefined();
-  });
-
-  it('head-to-head questions: two one-letter options with short labels, a title that names both and asks for a preference', () => {
-    expect(refusal(h2h())).toBeUndefined();
-    const variant = (f: (b: any) => void) => {
-      const b = h2h();
-      f(b);
-      return b;
-    };
-    const cases: [string, any, string, string][] = [
-      [
-        'a title without the option markers',
-        variant((b) => (b.question.title = 'Which model do you prefer?')),
-        'question.title',
-        'Include both option names in the question, e.g. A = OpenAI GPT-5.5 and B = Claude Sonnet 5.',
-      ],
-      [
-        'vote-up-if phrasing',
-        variant((b) => (b.question.title = 'Vote up if A = OpenAI GPT-5.5 beats B = Claude Sonnet 5')),
-        'question.title',
-        'Head-to-head titles should ask which option voters prefer. Avoid vote-up-if phrasing.',
-      ],
-      [
-        'a key that is not one letter',
-        variant((b) => (b.question.templateInputs.optionAKey = 'AA')),
-        'question.templateInputs',
-        'questions[0].templateInputs must include valid optionAKey, optionALabel, optionBKey, and optionBLabel for head_to_head_ab.',
-      ],
-      [
-        'the same key twice',
-        variant((b) => (b.question.templateInputs.optionBKey = 'a')),
-        'question.templateInputs',
-        'questions[0].templateInputs must include valid optionAKey, optionALabel, optionBKey, and optionBLabel for head_to_head_ab.',
-      ],
-      [
-        'a label over 32 characters',
-        variant((b) => (b.question.templateInputs.optionALabel = 'x'.repeat(33))),
-        'question.templateInputs.optionALabel',
-        'questions[0].templateInputs must include valid optionAKey, optionALabel, optionBKey, and optionBLabel for head_to_head_ab.',
-      ],
-    ];
-    for (const [what, body, field, answer] of cases) {
-      const r = refusal(body);
-      expect(r, what).toBeInstanceOf(UsageError);
-      expect(r!.exitCode, what).toBe(2);
-      expect(r!.details, what).toEqual({ field });
-      expect(serviceAnswer(body), what).toBe(answer);
-    }
-  });
-});
-
 describe('conventions', () => {
   it("ETH_RPC_URL is the fallback RPC URL, below loopsign's own, shown with its source (and its key hidden)", async () => {
     const secretPath = '/v2/first-contact-rpc-key-1234567890';
@@ -312,55 +205,5 @@ describe('conventions', () => {
     const bad = await runCli(['--json', 'mcp', 'config', '--host', 'emacs'], home);
     expect(bad.code).toBe(2);
     expect(bad.json().error.code).toBe('invalid_host');
-  });
-
-  it('no document tells a user to run loopsign through npx', () => {
-    const docs = (dir: string): string[] =>
-      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-        e.isDirectory() ? docs(path.join(dir, e.name)) : e.name.endsWith('.md') ? [path.join(dir, e.name)] : [],
-      );
-    for (const file of [path.join(ROOT, 'README.md'), ...docs(path.join(ROOT, 'docs'))]) {
-      const text = readFileSync(file, 'utf8');
-      expect(text, file).not.toMatch(/npx\s+(-y\s+)?loopsign|"command":\s*"npx"|"-y",\s*"loopsign"/);
-    }
-  });
-
-  it('docs/cli.md lists every exit code and the conventions', async () => {
-    const { ExitCode, EXIT_MEANING } = await import('../src/errors.js');
-    const cli = readFileSync(path.join(ROOT, 'docs', 'cli.md'), 'utf8');
-    for (const code of Object.values(ExitCode)) {
-      expect(cli, `exit ${code}`).toMatch(new RegExp(`^\\| ${code} \\|`, 'm'));
-      expect(EXIT_MEANING[code], `exit ${code}`).toBeTruthy();
-    }
-    for (const word of ['LOOPSIGN_API_KEY_FILE', '"apiKeyFile"', 'ETH_RPC_URL', 'sandbox fund', 'display amounts', 'SIGTERM'])
-      expect(cli).toContain(word);
-  });
-});
-
-describe('progress on a terminal', () => {
-  it('a spinner only on a TTY that reports a sane width, not under TERM=dumb or CI', async () => {
-    const { canSpin } = (await import('../src/output.js')) as { canSpin?: (s: object, env?: NodeJS.ProcessEnv) => boolean };
-    expect(typeof canSpin).toBe('function');
-    const tty = (columns: number | undefined) => ({ isTTY: true, columns });
-    expect(canSpin!(tty(0), {})).toBe(false);
-    expect(canSpin!(tty(undefined), {})).toBe(false);
-    expect(canSpin!(tty(19), {})).toBe(false);
-    expect(canSpin!(tty(80), {})).toBe(true);
-    expect(canSpin!(tty(80), { TERM: 'dumb' })).toBe(false);
-    expect(canSpin!(tty(80), { CI: 'true' })).toBe(false);
-    expect(canSpin!({ isTTY: false, columns: 80 }, {})).toBe(false);
-  });
-
-  it('a 0-column TTY gets plain progress lines, one per update', async () => {
-    const { Output } = await import('../src/output.js');
-    const stderr = Object.assign(new PassThrough(), { isTTY: true, columns: 0 });
-    let written = '';
-    stderr.on('data', (d: Buffer) => (written += d.toString()));
-    const out = new Output({ json: false, quiet: false, debug: false }, { stdout: new PassThrough(), stderr });
-    const spinner = await out.spinner('wait', 'waiting');
-    for (let i = 0; i < 3; i++) spinner.update(`poll ${i}`);
-    spinner.stop();
-    expect(written.split('\n').filter(Boolean)).toHaveLength(4);
-    expect(written).not.toMatch(/\u001b\[1A/);
   });
 });
