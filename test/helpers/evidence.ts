@@ -1,14 +1,15 @@
-// What test/evidence.test.ts (the core) and test/evidence.cli.test.ts (the built binary) both use: the shared example
-// packet and its pin, fresh signing keys, and audit exports written out row by row.
+// What the evidence tests share, in-process (test/evidence.test.ts, test/corpus-evidence.test.ts) and through the built
+// binary (their .cli twins): the example packet and its pin, fresh signing keys, audit exports written out row by row,
+// and the live evidence corpus.
 import { generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { sha256EvidenceValue } from '../../src/evidence/packet.js';
 import { GENESIS_DIGEST } from '../../src/evidence/audit.js';
 import { keyIdOf, b64url } from '../../src/evidence/keys.js';
 import { canonicalJson } from '../../src/protocol/canonical.js';
 import { specDigest } from './audit.js';
-import { VECTORS } from './cli.js';
+import { readVector, VECTORS } from './cli.js';
 
 export const PACKET_FILE = path.join(VECTORS, 'synthetic-evidence-v4.json');
 export const PIN_FILE = path.join(VECTORS, 'synthetic-evidence-v4.spki.txt');
@@ -67,5 +68,55 @@ export function auditChain(n: number, camel = false, options: { reason?: string 
     events,
     retention: {},
     workspaceId: 'ws_1',
+  };
+}
+
+/** A verdict of the real verifier (the live corpus), or loopsign's. */
+export interface Verdict {
+  valid: boolean;
+  errors: string[];
+  packetDigest?: string;
+}
+
+/** A packet of the live evidence corpus (test/fixtures/vectors/live/evidence.json), or a tampered copy, with its trust anchor. */
+export interface CorpusEntry {
+  id: string;
+  packet: unknown;
+  verdict: Verdict;
+  pin: string;
+  keyId: string;
+}
+
+/** The live evidence corpus: its packets, their mutations, both, and each packet's verdict with no trust anchor. */
+export function liveEvidence() {
+  const corpus = readVector('live/evidence.json');
+  const packets: CorpusEntry[] = corpus.cases.map((c: any) => ({
+    id: c.id,
+    packet: c.packet,
+    verdict: c.verdict,
+    pin: c.trust.publicKeyPin,
+    keyId: c.trust.keyId,
+  }));
+  const mutations: CorpusEntry[] = corpus.cases.flatMap((c: any) =>
+    c.mutations.map((m: any) => ({ id: m.id, packet: m.packet, verdict: m.verdict, pin: c.trust.publicKeyPin, keyId: c.trust.keyId })),
+  );
+  const noAnchor = new Map<string, Verdict>(corpus.cases.map((c: any) => [c.id, c.noTrustAnchorVerdict]));
+  return { packets, mutations, entries: [...packets, ...mutations], noAnchor };
+}
+
+/** The comparable part of a verdict: validity and the set of codes (the real verifier may repeat one). */
+export const judged = (v: { valid: boolean; errors: string[] }) => ({ valid: v.valid, errors: [...new Set(v.errors)].sort() });
+
+/** Each entry's packet and each pin written to files in dir, as a user saves them: the packet's file, and its pin's. */
+export function corpusFiles(dir: string, packets: CorpusEntry[]) {
+  const pins = new Map(packets.map((p) => [p.pin, path.join(dir, `${p.keyId.replace(':', '_')}.spki.txt`)]));
+  for (const [pin, file] of pins) writeFileSync(file, `${pin}\n`);
+  return {
+    fileOf(e: CorpusEntry): string {
+      const file = path.join(dir, `${e.id.replace(/[^A-Za-z0-9_-]/g, '_')}.json`);
+      writeFileSync(file, JSON.stringify(e.packet));
+      return file;
+    },
+    pinOf: (e: CorpusEntry) => pins.get(e.pin)!,
   };
 }
