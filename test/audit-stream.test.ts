@@ -36,8 +36,11 @@ const kit = streamKit(verifyAuditFile);
 // reads (7-byte chunks were the one slow way on this thread); the property reads in chunks of 1 to 400 bytes.
 const here = { workers: 0 };
 agreementSuites(kit, {
+  everyEvent: [
+    { ...here, ...SMALL },
+    { ...here, ...PARTS },
+  ],
   first: { ...here, ...SMALL },
-  second: { ...here, ...PARTS },
   all: [
     { ...here, ...SMALL },
     { ...here, ...PARTS },
