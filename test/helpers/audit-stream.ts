@@ -174,11 +174,13 @@ export function agreementSuites(kit: StreamKit, ways: Ways): void {
       },
     );
 
+    // The ways the test above reads at every event already read these five.
+    const others = ways.all.filter((way) => !ways.everyEvent.includes(way));
     it.each(TAMPERS)('%s, in every way of reading: guessed or exact cuts, tiny chunks, pretty-printed', async (_name, tamper) => {
       for (const k of [0, 5, 6, 7, 23]) {
         const d = exportOf(N);
         tamper(d, k);
-        await agree(JSON.stringify(d), ways.all);
+        await agree(JSON.stringify(d), others);
         await agree(JSON.stringify(d, null, 2), [ways.first]);
       }
     });
