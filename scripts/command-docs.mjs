@@ -1,5 +1,5 @@
 // npm run docs:commands: one page per command in docs/commands/, generated from the commands' own --help, so the
-// documentation cannot drift from the CLI (test/docs.test.ts runs this with --check).
+// documentation cannot drift from the CLI (test/docs.cli.test.ts runs this with --check).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -1,7 +1,7 @@
 // Part of `npm run build`: renders the top-level help with the real program (commander, every definition) and
 // stores it as dist/help.txt, which bin/loopsign.js prints for `--help`, `-h` and no arguments without loading
 // the program. Rendered through a pipe, so at the 80 columns the program wraps help to at most;
-// test/cold-start.test.ts fails if the stored text differs from what the program renders.
+// test/cold-start.cli.test.ts fails if the stored text differs from what the program renders.
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -1,3 +1,3 @@
-// Types for scripts/package-files.mjs (imported by test/package.test.ts).
+// Types for scripts/package-files.mjs (imported by test/package.cli.test.ts).
 export declare const REQUIRED_FILES: string[];
 export declare function packageProblems(files: string[]): string[];

@@ -1,6 +1,6 @@
 // What the npm tarball must carry to run (the compiled CLI, its help text, the vendored viem bundle, the compiled
 // contract artifacts the sandbox deploys) and what it must not (sources, tests, fixtures, source maps): shared by
-// scripts/smoke-package.mjs (CI) and test/package.test.ts.
+// scripts/smoke-package.mjs (CI) and test/package.cli.test.ts.
 export const REQUIRED_FILES = [
   'bin/loopsign.js',
   'package.json',

@@ -4,7 +4,7 @@
 // uses, `viem` and `viem/accounts`, into dist/vendor/ (code they share is split into common chunks, so there is one
 // copy of each class), and the compiled imports of those two specifiers in dist/ are pointed at the bundles. The
 // sources keep importing `viem`, whose types tsc checks as before; the bundle is built from the installed viem, so
-// its version is package-lock.json's. test/cold-start.test.ts fails if a compiled file still imports viem itself.
+// its version is package-lock.json's. test/cold-start.cli.test.ts fails if a compiled file still imports viem itself.
 import { build } from 'esbuild';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -2,7 +2,7 @@
 // defined beside its handler (src/commands/<name>.def.ts); handlers are imported only when their command runs, so
 // `--help` and `--version` load no viem, tlock-js or undici (bench/ measures this). For speed where users wait:
 // only the definition of the command that runs is imported, and the top-level help is answered by the bin from
-// text rendered by this program at build time (scripts/help-text.mjs; test/cold-start.test.ts compares them).
+// text rendered by this program at build time (scripts/help-text.mjs; test/cold-start.cli.test.ts compares them).
 import { createRequire } from 'node:module';
 import type { Command } from 'commander';
 import { Output } from './output.js';

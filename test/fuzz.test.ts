@@ -1,5 +1,6 @@
 // Bad input, property-based (fast-check): ask files, evidence packets, audit exports, keystores, service responses
-// and CLI arguments. Never an uncaught exception, never a stack trace, always a documented error class / exit code.
+// in-process. Never an uncaught exception, always a documented error class / exit code. Random argv through the built
+// binary (exit codes, no stack trace): test/fuzz.cli.test.ts.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
@@ -18,13 +19,12 @@ import { computeAskHashes } from '../src/protocol/ask-hashes.js';
 import { TEMPLATES, resultSpecHash } from '../src/protocol/templates.js';
 import { chainForProfile } from '../src/chains/index.js';
 import { LoopsignError, ExitCode } from '../src/errors.js';
-import { makeHome, runCli, VECTORS, TEST_ADDRESS } from './helpers/cli.js';
+import { VECTORS, TEST_ADDRESS } from './helpers/cli.js';
 import { capture } from './helpers/capture.js';
 
 export const TRIED: Record<string, number> = {};
 const count = (name: string, n: number) => (TRIED[name] = n);
 const json = fc.jsonValue({ maxDepth: 4 });
-const DOCUMENTED = new Set<number>(Object.values(ExitCode));
 
 describe('fuzzing', () => {
   const example = JSON.parse(readFileSync(path.join(VECTORS, 'asks/world-cup-2026-48-teams.json'), 'utf8'));
@@ -236,58 +236,9 @@ describe('fuzzing', () => {
     count('service responses (x4 guards)', runs);
   });
 
-  it('CLI arguments: random argv gives a documented exit code and no stack trace', async () => {
-    const home = makeHome();
-    const words = [
-      'ask',
-      'quote',
-      'rate',
-      'commit',
-      'status',
-      'wallet',
-      'new',
-      'verify-evidence',
-      'evidence',
-      'pin',
-      'upload-image',
-      '--json',
-      '--file',
-      '--chain-id',
-      '5',
-      '--stake',
-      'NaN',
-      '--up',
-      '--down',
-      '--prediction',
-      '101',
-      '--content-id',
-      '-1',
-      '--timeout',
-      '0',
-      'x.json',
-      '--offline',
-      '--key-id',
-      'ed25519:zz',
-      '--',
-      '--password',
-      '--atomic',
-    ];
-    const samples = fc.sample(fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 6 }), { numRuns: 40, seed: 42 });
-    for (const args of samples) {
-      const r = await runCli(args, home, {
-        env: { LOOPSIGN_CHAIN_ID: '31337', LOOPSIGN_BASE_URL: 'http://127.0.0.1:9', LOOPSIGN_RPC_URL: 'http://127.0.0.1:9' },
-        timeoutMs: 60_000,
-      });
-      expect(DOCUMENTED.has(r.code), `${args.join(' ')} → ${r.code}`).toBe(true);
-      expect(r.code, args.join(' ')).not.toBe(ExitCode.internal);
-      expect(r.stderr, args.join(' ')).not.toMatch(/\n\s+at [\w.<>]+ \(/);
-    }
-    count('CLI argument vectors', samples.length);
-  }, 300_000);
-
   it('reports how many inputs were tried', () => {
     const total = Object.values(TRIED).reduce((a, b) => a + b, 0);
-    capture.count('fuzz inputs tried', 'all', total);
+    capture.count('fuzz inputs tried', 'in-process', total);
     process.stderr.write(
       `fuzzing: ${total} inputs tried (${Object.entries(TRIED)
         .map(([k, v]) => `${k} ${v}`)

@@ -1,0 +1,123 @@
+// The streamed audit verifier on the build, with worker threads: each thread loads dist/evidence/audit-worker.js,
+// which only the build has, and batches are dealt to workers in turn and finish in any order. The cases are
+// test/helpers/audit-stream.ts's, read here in the ways that use workers (each also runs on the calling thread, with
+// the exact cut, in-process in test/audit-stream.test.ts); then the command itself on files beyond the cutter's
+// threshold, the whole-file cap and a 128 MB heap.
+// The property is bounded by case count, not time: LOOPSIGN_PROPERTY_RUNS=N runs N cases (default 50: each starts
+// its workers); LOOPSIGN_PROPERTY_SEED replays a reported seed.
+import { describe, expect, it } from 'vitest';
+import { createWriteStream, readFileSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { GENESIS_DIGEST, verifyAuditExport } from '../src/evidence/audit.js';
+import { makeHome, ROOT, runCli } from './helpers/cli.js';
+import { specDigest } from './helpers/audit.js';
+import {
+  agreementSuites,
+  emptyExport,
+  event,
+  PARTS,
+  SMALL,
+  streamKit,
+  verdictProperty,
+  type VerifyAuditFile,
+} from './helpers/audit-stream.js';
+
+const dist = (m: string) => import(path.join(ROOT, 'dist', 'evidence', m));
+const { verifyAuditFile } = (await dist('audit-stream.js')) as { verifyAuditFile: VerifyAuditFile };
+const { STREAM_MIN_BYTES } = (await dist('detect.js')) as { STREAM_MIN_BYTES: number };
+
+const RUNS = Math.max(1, Number(process.env.LOOPSIGN_PROPERTY_RUNS ?? 50));
+const SEED = process.env.LOOPSIGN_PROPERTY_SEED === undefined ? undefined : Number(process.env.LOOPSIGN_PROPERTY_SEED);
+
+const kit = streamKit(verifyAuditFile);
+// About three events per batch, eight batches dealt to two workers (a break at every event lands in each worker, on
+// both sides of every boundary); batches checked in parts by the workers; one worker, the file read 7 bytes at a time.
+// Parts at every event are checked on this thread in-process (checkBatch is the same function in a worker); here,
+// at the first, last and boundary events.
+const first = { workers: 2, ...SMALL };
+agreementSuites(kit, {
+  everyEvent: [first],
+  first,
+  all: [first, { workers: 2, ...PARTS }, { workers: 1, ...SMALL, chunkBytes: 7 }],
+  many: 2,
+  one: 1,
+});
+
+describe('red team: random exports, mutated at random, read by worker threads (property-based)', () => {
+  it("the streamed verdict is the reference's: the same result, the same strict refusal, and a refusal wherever the reference finds no JSON", async () => {
+    // Which kinds of verdict come up is checked in-process, over ten times the cases.
+    const { runs } = await verdictProperty(kit, { workers: [1, 2], runs: RUNS, seed: SEED });
+    expect(runs).toBe(RUNS);
+  }, 120_000);
+});
+
+describe('red team: an events array of control characters is not an empty one', () => {
+  it('through the built binary: a streamed file of that kind exits 2, not 0', async () => {
+    // Padded with real white space to the size from which the command streams.
+    const text = emptyExport('\x01').replace('{', `{${' '.repeat(STREAM_MIN_BYTES)}`);
+    const r = await runCli(['--json', 'verify-evidence', '--audit', kit.fileOf(text)], makeHome());
+    expect(r.code, r.stdout).toBe(2);
+    expect(r.json().error).toMatchObject({ code: 'invalid_packet_shape', message: expect.stringMatching(/not usable JSON/) });
+  }, 60_000);
+});
+
+describe('the command streams large audit exports', () => {
+  const home = makeHome();
+
+  /** Write an export of `count` events, each padded to about `pad` bytes, without holding it whole. */
+  async function bigExport(name: string, count: number, pad: number, tamperAt?: number): Promise<{ file: string; head: string }> {
+    const file = path.join(kit.dir, name);
+    const out = createWriteStream(file);
+    out.write('{"format":"rateloop-audit-v1","workspaceId":"ws_1","events":[');
+    let previous = GENESIS_DIGEST;
+    for (let i = 1; i <= count; i++) {
+      const e = event(i, previous, { metadata_json: JSON.stringify({ pad: 'p'.repeat(pad) }) });
+      e.event_digest = specDigest(previous, e);
+      previous = e.event_digest;
+      if (i === tamperAt) e.result = 'failure';
+      if (!out.write((i > 1 ? ',' : '') + JSON.stringify(e))) await new Promise((r) => out.once('drain', r));
+    }
+    out.end(`],"integrity":{"eventCount":${count},"headDigest":"${previous}","valid":true}}`);
+    await new Promise((r) => out.on('finish', r));
+    return { file, head: previous };
+  }
+
+  it("an export of STREAM_MIN_BYTES or more gives the reference's verdict through the built binary, valid or broken", async () => {
+    const { file, head } = await bigExport('big.json', 3000, 6000);
+    expect(statSync(file).size).toBeGreaterThanOrEqual(STREAM_MIN_BYTES);
+    const ok = await runCli(['--json', 'verify-evidence', '--audit', file, '--expected-head', head], home);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.json()).toMatchObject({ kind: 'audit', valid: true, eventCount: 3000, headDigest: head });
+    // Detected as an audit export from its first bytes, without --audit.
+    expect((await runCli(['--json', 'verify-evidence', file], home)).json()).toMatchObject({ kind: 'audit', valid: true });
+
+    const broken = await bigExport('broken.json', 3000, 6000, 2222);
+    const bad = await runCli(['--json', 'verify-evidence', '--audit', broken.file], home);
+    expect(bad.code, bad.stderr).toBe(8);
+    const ref = verifyAuditExport(JSON.parse(readFileSync(broken.file, 'utf8')));
+    expect(ref).toMatchObject({ errors: ['event_digest_mismatch'], sequence: 2222 });
+    expect(bad.json().error).toMatchObject({ code: 'evidence_invalid', ...ref });
+    const text = await runCli(['verify-evidence', '--audit', broken.file], home);
+    expect(text.stderr).toContain(`first broken link: event 2222 (${ref.detail})`);
+  }, 120_000);
+
+  it('an export larger than the whole-file cap of 128 MiB verifies with the heap capped at 128 MB', async () => {
+    const { file, head } = await bigExport('huge.json', 36, 3_900_000);
+    expect(statSync(file).size).toBeGreaterThan(128 * 1024 * 1024);
+    const r = await runCli(['--json', 'verify-evidence', '--audit', file], home, { env: { NODE_OPTIONS: '--max-old-space-size=128' } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json()).toMatchObject({ valid: true, eventCount: 36, headDigest: head });
+    rmSync(file);
+  }, 180_000);
+
+  it('an event or the other fields beyond their caps are refused (exit 2), not read whole', async () => {
+    const { file } = await bigExport('fat-event.json', 5, 4_300_000);
+    const r = await runCli(['--json', 'verify-evidence', '--audit', file], home);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.json().error).toMatchObject({ code: 'too_large', message: expect.stringMatching(/an event larger than 4194304 bytes/) });
+    const fields = kit.fileOf(`{"format":"rateloop-audit-v1","retention":"${'r'.repeat(17_000_000)}","events":[]}`);
+    const f = await runCli(['--json', 'verify-evidence', '--audit', fields], home);
+    expect(f.code, f.stderr).toBe(2);
+    expect(f.json().error).toMatchObject({ code: 'too_large', message: expect.stringMatching(/outside its events array/) });
+  }, 120_000);
+});

@@ -1,0 +1,61 @@
+// Bad input, property-based (fast-check): random CLI arguments through the built binary give a documented exit code
+// and no stack trace. The argv is what is fuzzed, so it runs the binary (a fixed seed, a fixed number of samples);
+// ask files, evidence, exports, keystores and service responses are fuzzed in-process in test/fuzz.test.ts.
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { ExitCode } from '../src/errors.js';
+import { makeHome, runCli } from './helpers/cli.js';
+import { capture } from './helpers/capture.js';
+
+const DOCUMENTED = new Set<number>(Object.values(ExitCode));
+
+describe('fuzzing', () => {
+  it('CLI arguments: random argv gives a documented exit code and no stack trace', async () => {
+    const home = makeHome();
+    const words = [
+      'ask',
+      'quote',
+      'rate',
+      'commit',
+      'status',
+      'wallet',
+      'new',
+      'verify-evidence',
+      'evidence',
+      'pin',
+      'upload-image',
+      '--json',
+      '--file',
+      '--chain-id',
+      '5',
+      '--stake',
+      'NaN',
+      '--up',
+      '--down',
+      '--prediction',
+      '101',
+      '--content-id',
+      '-1',
+      '--timeout',
+      '0',
+      'x.json',
+      '--offline',
+      '--key-id',
+      'ed25519:zz',
+      '--',
+      '--password',
+      '--atomic',
+    ];
+    const samples = fc.sample(fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 6 }), { numRuns: 40, seed: 42 });
+    for (const args of samples) {
+      const r = await runCli(args, home, {
+        env: { LOOPSIGN_CHAIN_ID: '31337', LOOPSIGN_BASE_URL: 'http://127.0.0.1:9', LOOPSIGN_RPC_URL: 'http://127.0.0.1:9' },
+        timeoutMs: 60_000,
+      });
+      expect(DOCUMENTED.has(r.code), `${args.join(' ')} → ${r.code}`).toBe(true);
+      expect(r.code, args.join(' ')).not.toBe(ExitCode.internal);
+      expect(r.stderr, args.join(' ')).not.toMatch(/\n\s+at [\w.<>]+ \(/);
+    }
+    capture.count('fuzz inputs tried', 'CLI argument vectors', samples.length);
+  }, 300_000);
+});
