@@ -8,7 +8,7 @@ const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, 'must be 0x-prefixed hex') as u
 const hash = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 32-byte hash') as unknown as z.ZodType<Hex>;
 const decimal = z.string().regex(/^(0|[1-9][0-9]*)$/, 'must be a decimal integer');
 /** A service document, kept as the service sent it (checked where it is used, by the guards). */
-const serviceDoc = z.record(z.string(), z.any());
+const serviceDoc = z.record(z.string(), z.unknown());
 
 export const TX_KINDS = ['call', 'batch', 'batch+authorization'] as const;
 export const TX_STATUSES = ['signed', 'mined', 'reverted', 'dropped'] as const;
