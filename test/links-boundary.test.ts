@@ -2,9 +2,7 @@
 // boundary): the link, its times, its id and its warnings are each read in their form before the one-time token is
 // kept or printed, or refused with the documented code — never a value read as another (an array as its only item),
 // never a parser's exception (exit 1). In process, against a real HTTP server on loopback that answers as told.
-import { createServer, type Server } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,12 +12,11 @@ import { LoopsignError } from '../src/errors.js';
 import { createHandoff, createSigningLink } from '../src/images/links.js';
 import { Output } from '../src/output.js';
 import { Store } from '../src/store/db.js';
+import { answerServer, type AnswerServer } from './helpers/answer-server.js';
 
 const home = mkdtempSync(path.join(tmpdir(), 'loopsign-links-'));
-let server: Server;
+let server: AnswerServer;
 let base: string;
-/** What the server answers next (to either route). */
-let answer: unknown = {};
 
 beforeAll(async () => {
   // This worker's configuration is the test's own: no setting of the developer's shell reaches it.
@@ -27,17 +24,10 @@ beforeAll(async () => {
   process.env.XDG_CONFIG_HOME = path.join(home, 'config');
   process.env.XDG_DATA_HOME = path.join(home, 'data');
   process.env.XDG_STATE_HOME = path.join(home, 'state');
-  server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(answer));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await answerServer();
+  base = server.base;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => server.close());
 
 const askFile = path.join(home, 'ask.json');
 writeFileSync(
@@ -91,12 +81,12 @@ async function outcome(f: () => Promise<unknown>): Promise<{ code: string; exit:
 
 describe('a hand-off the service created (POST /api/agent/handoffs)', () => {
   const create = (patch: Record<string, unknown>) => {
-    answer = { ...handoff(), ...patch };
+    server.answer = { ...handoff(), ...patch };
     return outcome(() => createHandoff(context(), askFile, []));
   };
 
   it('the well-formed answer is kept and reported (the mutations below are what fails)', async () => {
-    answer = handoff();
+    server.answer = handoff();
     const r = await createHandoff(context(), askFile, []);
     expect(r).toMatchObject({ handoffId: HANDOFF_ID, handoffUrl: handoff().handoffUrl, expiresAt: EXPIRES, warnings: [] });
   });
@@ -137,7 +127,7 @@ describe('a hand-off the service created (POST /api/agent/handoffs)', () => {
     ['an object', { a: 'b' }, []],
     ['texts and others', ['one', 7, null, { x: 1 }, 'two'], ['one', 'two']],
   ])('warnings that are %s: only texts are shown and reported', async (_what, warnings, shown) => {
-    answer = { ...handoff(), warnings };
+    server.answer = { ...handoff(), warnings };
     const r = await createHandoff(context(), askFile, []);
     expect(r.warnings).toEqual(shown);
   });
@@ -145,12 +135,12 @@ describe('a hand-off the service created (POST /api/agent/handoffs)', () => {
 
 describe('a signing link the service created (POST /api/agent/signing-intents)', () => {
   const create = (patch: Record<string, unknown>) => {
-    answer = { ...intent(), ...patch };
+    server.answer = { ...intent(), ...patch };
     return outcome(() => createSigningLink(context(), askFile));
   };
 
   it('the well-formed answer is kept and reported', async () => {
-    answer = intent();
+    server.answer = intent();
     expect(await createSigningLink(context(), askFile)).toMatchObject({ intentId: INTENT_ID, expiresAt: EXPIRES, warnings: [] });
   });
 

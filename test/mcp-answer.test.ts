@@ -2,31 +2,22 @@
 // by the SDK, so whatever the body is — null, an array, a result that is not an object, a structuredContent that is an
 // array — it is read as a document or as absent, never dereferenced (exit 1) and never handed on as something else.
 // In process, against a real HTTP server on loopback.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LoopsignError } from '../src/errors.js';
 import { McpClient } from '../src/service/mcp.js';
+import { answerServer, type AnswerServer } from './helpers/answer-server.js';
 
-let server: Server;
+let server: AnswerServer;
 let base: string;
-let body = '';
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await answerServer();
+  base = server.base;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => server.close());
 
 async function upload(reply: string): Promise<unknown> {
-  body = reply;
+  server.answer = reply;
   const mcp = new McpClient(base);
   try {
     return await mcp.callWithBase64('rateloop_upload_image', { attachmentId: 'att_x' }, 'imageBase64', new Uint8Array([1, 2, 3]));
@@ -63,7 +54,7 @@ describe('the streamed upload reply', () => {
     ['an error that is a string', JSON.stringify({ error: 'boom' }), /boom/],
     ['an error that is an array', JSON.stringify({ error: ['boom'] }), /boom/],
   ])('%s: the call failed (mcp_error, exit 3), saying what the service said', async (_what, reply, said) => {
-    body = reply;
+    server.answer = reply;
     const mcp = new McpClient(base);
     const e = await mcp.callWithBase64('rateloop_upload_image', {}, 'imageBase64', new Uint8Array([1])).catch((x: unknown) => x);
     await mcp.close();

@@ -80,6 +80,16 @@ const link = z.object({
   baseUrl: z.string().optional(),
 });
 
+/** A generation request as `generate` built it (journaled so that --retry repeats it exactly). */
+const generationRequest = z.object({
+  agentId: z.string(),
+  clientRequestId: z.string(),
+  workflowKey: z.string(),
+  messages: z.array(z.object({ role: z.string(), content: z.string() })),
+  maxOutputTokens: z.number().int(),
+});
+export type GenerationRequest = z.infer<typeof generationRequest>;
+
 /** Each kind's own fields. Optional ones arrive as the operation goes on. */
 export const KIND_DATA = {
   ask: z.object({
@@ -118,7 +128,7 @@ export const KIND_DATA = {
     .passthrough(),
   handoff: link.extend({ handoffId: z.string().optional() }).passthrough(),
   'signing-intent': link.extend({ intentId: z.string().optional() }).passthrough(),
-  generation: z.object({ request: serviceDoc.optional() }).passthrough(),
+  generation: z.object({ request: generationRequest.optional() }).passthrough(),
   'review-opportunity': z.object({ baseUrl: z.string().optional(), record: serviceDoc.optional() }).passthrough(),
   'review-evaluation': z
     .object({
