@@ -10,9 +10,6 @@ import type { ServiceDoc } from './doc.js';
 import { DEFAULT_PROFILE, getProfile } from '../protocol/profiles/index.js';
 import type { KnownFailure, ServiceProfile, ServiceRoutes } from '../protocol/profiles/types.js';
 
-/** The old untyped document (issue 23 removes its users one area at a time; it goes with the last). */
-export type Json = Record<string, any>;
-
 export class ServiceClient {
   readonly routes: ServiceRoutes;
 
