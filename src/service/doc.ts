@@ -3,7 +3,11 @@
 // a document do, each with its own error code — but the compiler now sees every check they make: a field that is
 // used as a string, a number or an object must have been shown to be one first.
 
-/** A document the service returned (a JSON object): every field unknown until a guard or a parser has checked it. */
+/**
+ * A document the service returned (a JSON object): every field unknown until a guard or a parser has checked it.
+ * HttpClient refuses an answer that is not an object but lets a top-level array through (the evidence verifiers judge
+ * those themselves); typed as a ServiceDoc, an array reads as a document without any of the fields asked for.
+ */
 export type ServiceDoc = { readonly [key: string]: unknown };
 
 /** Whether a value is a JSON object (not null, not an array). */
