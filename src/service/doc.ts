@@ -27,12 +27,6 @@ export function arrayField(doc: unknown, key: string): readonly unknown[] | unde
   return Array.isArray(value) ? value : undefined;
 }
 
-/** A field that must be a string, or undefined when it is anything else. */
-export function stringField(doc: unknown, key: string): string | undefined {
-  const value = isDoc(doc) ? doc[key] : undefined;
-  return typeof value === 'string' ? value : undefined;
-}
-
 /** A field that must be a safe integer (a JSON number without a fraction), or undefined when it is anything else. */
 export function integerField(doc: unknown, key: string): number | undefined {
   const value = isDoc(doc) ? doc[key] : undefined;
