@@ -3,7 +3,7 @@
 // decimal strings of a token loopsign knows (its decimals are loopsign's, never the service's `decimals` field).
 import { displayAmount } from '../amounts.js';
 import type { NormalizedAsk } from '../protocol/ask-normalize.js';
-import type { Json } from '../service/client.js';
+import { objectField, type ServiceDoc } from '../service/doc.js';
 
 export interface AmountView {
   atomic: string;
@@ -31,8 +31,8 @@ export function askAmounts(ask: Pick<NormalizedAsk, 'bounty' | 'feedbackBonus' |
 }
 
 /** A quote's total and the service's max payment hint, as display amounts (only of a checked form). */
-export function quoteAmounts(q: Json): Record<string, AmountView> {
-  const p = (q.payment ?? {}) as Json;
+export function quoteAmounts(q: ServiceDoc): Record<string, AmountView> {
+  const p = objectField(q, 'payment') ?? {};
   const out: Record<string, AmountView> = {};
   const total = view(p.totalAmount ?? p.amount, p.asset);
   if (total) out.total = total;

@@ -6,7 +6,7 @@ import type { Hex, Log } from 'viem';
 import { RefusedError, ServiceError } from '../errors.js';
 import { sameAddress } from '../hex.js';
 import type { ChainConfig } from '../chains/table.js';
-import { objectField, type ServiceDoc } from '../service/client.js';
+import { objectField, type ServiceDoc } from '../service/doc.js';
 import { checkBonusPlan, refuse, type BonusTarget, type GuardContext } from '../wallet/plan-guard.js';
 import type { ExecutionMode } from '../wallet/executor.js';
 import { bonusPoolsCreated } from '../protocol/submission.js';

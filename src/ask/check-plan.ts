@@ -27,16 +27,19 @@ import {
 } from '../wallet/plan-guard.js';
 import { checkRatingPlan } from '../wallet/rating-guard.js';
 import { checkAskBody } from './ask-body.js';
-
-type Json = Record<string, any>;
-const isObj = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+import { arrayField, isDoc, objectField, type ServiceDoc } from '../service/doc.js';
 
 /** Result-spec hashes per template, each recomputed from the template's own fields (a mismatch is refused). */
 export function templateResolverFrom(list: unknown): ResultSpecResolver {
   const byId = new Map<string, Hex>();
-  for (const t of Array.isArray(list) ? (list as Json[]) : []) {
-    if (!isObj(t) || typeof t.id !== 'string' || !isObj(t.voteSemantics)) continue;
-    const recomputed = resultSpecHash(t.id, Number(t.version ?? 1), t.voteSemantics as { up: string; down: string });
+  for (const t of Array.isArray(list) ? list : []) {
+    // An entry without an id or vote semantics offers no template loopsign could use; semantics that are not two
+    // texts cannot be what the service hashed.
+    const semantics = objectField(t, 'voteSemantics');
+    if (!isDoc(t) || typeof t.id !== 'string' || !semantics) continue;
+    if (typeof semantics.up !== 'string' || typeof semantics.down !== 'string')
+      refuse('template_inconsistent', `template ${t.id}: its vote semantics are not an {up, down} pair of texts`);
+    const recomputed = resultSpecHash(t.id, templateVersion(t, t.id), { up: semantics.up, down: semantics.down });
     if (t.resultSpecHash !== undefined && String(t.resultSpecHash).toLowerCase() !== recomputed) {
       refuse('template_inconsistent', `template ${t.id}: its resultSpecHash does not match its own vote semantics`);
     }
@@ -47,6 +50,15 @@ export function templateResolverFrom(list: unknown): ResultSpecResolver {
     if (!h) throw new UsageError('unknown_template', `the service does not offer template "${id}"`, { hint: 'see `loopsign templates`' });
     return h;
   };
+}
+
+/** A template's version: an integer (a number or its digits), 1 when absent; anything else is refused (exit 5). */
+function templateVersion(t: ServiceDoc, id: string): number {
+  const v = t.version ?? 1;
+  const n = typeof v === 'string' && /^[0-9]{1,15}$/.test(v) ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0)
+    refuse('malformed_response', `template ${id}: its version ${JSON.stringify(v)} is not an integer`);
+  return n;
 }
 
 /** The profile's own template table, for offline checks without the service's list. */
@@ -115,10 +127,10 @@ export interface CheckPlanResult {
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
-const isRatingRequest = (ask: Json) => typeof ask.commitHash === 'string' && ask.ciphertext !== undefined;
+const isRatingRequest = (ask: ServiceDoc) => typeof ask.commitHash === 'string' && ask.ciphertext !== undefined;
 
 /** A service error envelope is not a plan: nothing to check (unusable input, exit 2). */
-function rejectErrorEnvelope(response: Json): void {
+function rejectErrorEnvelope(response: ServiceDoc): void {
   if (typeof response.code === 'string' && typeof response.message === 'string' && response.transactionPlan === undefined) {
     throw new UsageError(
       'not_a_plan',
@@ -127,13 +139,12 @@ function rejectErrorEnvelope(response: Json): void {
   }
 }
 
-function kindOf(response: Json): AnswerKind {
+function kindOf(response: ServiceDoc): AnswerKind {
   rejectErrorEnvelope(response);
-  if (isObj(response.feedbackBonus) && isObj(response.feedbackBonus.transactionPlan)) return 'bonus_plan';
-  const calls = response.transactionPlan?.calls;
-  if (Array.isArray(calls) && calls.length > 0)
-    return calls.some((c: Json) => c?.phase === 'submit_x402_question') ? 'x402_plan' : 'wallet_plan';
-  if (isObj(response.x402AuthorizationRequest)) return 'x402_request';
+  if (objectField(objectField(response, 'feedbackBonus'), 'transactionPlan')) return 'bonus_plan';
+  const calls = arrayField(objectField(response, 'transactionPlan'), 'calls');
+  if (calls && calls.length > 0) return calls.some((c) => isDoc(c) && c.phase === 'submit_x402_question') ? 'x402_plan' : 'wallet_plan';
+  if (objectField(response, 'x402AuthorizationRequest')) return 'x402_request';
   throw new UsageError(
     'not_a_plan',
     'the answer is neither an ask plan, an x402 authorization request, a bonus confirmation nor a rating prepare',
@@ -155,7 +166,7 @@ function run<T>(checks: Check[], name: string, ok: string, fn: () => T): T | und
   }
 }
 
-function walletOf(input: CheckPlanInput, ask: Json): string {
+function walletOf(input: CheckPlanInput, ask: ServiceDoc): string {
   const w = input.wallet ?? ask.walletAddress ?? ask.agentWalletAddress;
   if (typeof w !== 'string' || !ADDRESS.test(w))
     throw new UsageError('wallet_required', 'name the signing wallet: --wallet <address> (or walletAddress in the ask file)');
@@ -165,42 +176,51 @@ function walletOf(input: CheckPlanInput, ask: Json): string {
   return w.toLowerCase();
 }
 
-function checkRating(input: CheckPlanInput, args: Json, response: Json, wallet: string): CheckPlanResult {
+function checkRating(input: CheckPlanInput, args: ServiceDoc, response: ServiceDoc, wallet: string): CheckPlanResult {
   const checks: Check[] = [];
-  const field = (name: string, ok: boolean) => {
-    if (!ok) throw new UsageError('invalid_rating_request', `the rating request's ${name} is missing or malformed`);
+  /** A field of the rating request in its form (a JSON number is read as its digits), or a refusal (exit 2). */
+  const field = (name: string, form: RegExp): string => {
+    const v = args[name];
+    const text = typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '';
+    if (!form.test(text)) throw new UsageError('invalid_rating_request', `the rating request's ${name} is missing or malformed`);
+    return text;
   };
-  for (const k of ['contentId', 'roundId', 'targetRound', 'stakeWei']) field(k, /^\d+$/.test(String(args[k] ?? '')));
-  field('roundReferenceRatingBps', Number.isSafeInteger(Number(args.roundReferenceRatingBps)));
-  for (const k of ['commitHash', 'drandChainHash']) field(k, /^0x[0-9a-fA-F]{64}$/.test(String(args[k] ?? '')));
-  field('ciphertext', /^0x([0-9a-fA-F]{2})+$/.test(String(args.ciphertext ?? '')));
-  field('frontend', ADDRESS.test(String(args.frontend ?? '')));
+  const [contentId, roundId, targetRound, stakeWei] = ['contentId', 'roundId', 'targetRound', 'stakeWei'].map((k) => field(k, /^\d+$/)) as [
+    string,
+    string,
+    string,
+    string,
+  ];
+  const bps = Number(field('roundReferenceRatingBps', /^\d{1,15}$/));
+  const [commitHash, drandChainHash] = ['commitHash', 'drandChainHash'].map((k) => field(k, /^0x[0-9a-fA-F]{64}$/) as Hex) as [Hex, Hex];
+  const ciphertext = field('ciphertext', /^0x([0-9a-fA-F]{2})+$/) as Hex;
+  const frontend = field('frontend', ADDRESS) as Hex;
   const commit: BuiltCommit = {
-    roundId: String(args.roundId),
-    roundReferenceRatingBps: Number(args.roundReferenceRatingBps),
-    targetRound: String(args.targetRound),
-    drandChainHash: args.drandChainHash,
-    commitHash: args.commitHash,
-    ciphertext: args.ciphertext,
-    stakeWei: String(args.stakeWei),
-    stakeAtomicUnits: String(args.stakeWei),
-    frontend: args.frontend,
+    roundId,
+    roundReferenceRatingBps: bps,
+    targetRound,
+    drandChainHash,
+    commitHash,
+    ciphertext,
+    stakeWei,
+    stakeAtomicUnits: stakeWei,
+    frontend,
     // Only the round context is public; the vote itself stays with the voter.
     secret: {
       isUp: false,
       predictedUpBps: 0,
       salt: '0x',
       commitKey: '0x',
-      ciphertextHash: keccak256(args.ciphertext as Hex),
-      roundContext: roundContext(BigInt(args.roundId), Number(args.roundReferenceRatingBps)).toString(),
+      ciphertextHash: keccak256(ciphertext),
+      roundContext: roundContext(BigInt(roundId), bps).toString(),
     },
   };
   run(checks, 'drand_network', `the commit targets the pinned ${input.chain.drand.name} network`, () => {
-    if (String(args.drandChainHash).replace(/^0x/, '').toLowerCase() !== input.chain.drand.chainHash)
-      refuse('untrusted_drand', `the commit names drand chain ${args.drandChainHash}, not the pinned ${input.chain.drand.name}`);
+    if (drandChainHash.replace(/^0x/, '').toLowerCase() !== input.chain.drand.chainHash)
+      refuse('untrusted_drand', `the commit names drand chain ${drandChainHash}, not the pinned ${input.chain.drand.name}`);
   });
   const calls = run(checks, 'rating_plan', 'every call is the trusted contract with exactly the commit sent (stake approval exact)', () =>
-    checkRatingPlan(input.chain, response, commit, BigInt(args.contentId)),
+    checkRatingPlan(input.chain, response, commit, BigInt(contentId)),
   );
   return {
     passed: checks.every((c) => c.ok),
@@ -217,34 +237,42 @@ function checkRating(input: CheckPlanInput, args: Json, response: Json, wallet: 
 }
 
 /** The signed authorization a follow-up embeds, from the ask body's paymentAuthorization. */
-function signedAuthorization(ask: Json): { message: X402Message; signature: Hex } {
-  const a = ask.paymentAuthorization;
-  if (!isObj(a) || typeof a.signature !== 'string' || !/^0x[0-9a-fA-F]{130}$/.test(a.signature)) {
+function signedAuthorization(ask: ServiceDoc): { message: X402Message; signature: Hex } {
+  const a = objectField(ask, 'paymentAuthorization');
+  if (!a || typeof a.signature !== 'string' || !/^0x[0-9a-fA-F]{130}$/.test(a.signature)) {
     throw new UsageError(
       'authorization_required',
       'an x402 plan embeds a signed authorization: give the ask body that was sent with it (with paymentAuthorization {from, to, value, validAfter, validBefore, nonce, signature})',
     );
   }
-  try {
-    return {
-      message: {
-        from: a.from,
-        to: a.to,
-        value: BigInt(a.value),
-        validAfter: BigInt(a.validAfter),
-        validBefore: BigInt(a.validBefore),
-        nonce: a.nonce,
-      },
-      signature: a.signature as Hex,
-    };
-  } catch {
+  const integer = (v: unknown): bigint => {
+    if ((typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) || (typeof v === 'string' && /^(0|[1-9][0-9]{0,77})$/.test(v)))
+      return BigInt(v);
     throw new UsageError('authorization_required', 'paymentAuthorization amounts and times must be integers');
-  }
+  };
+  const hex = (v: unknown, form: RegExp, what: string): Hex => {
+    if (typeof v === 'string' && form.test(v)) return v as Hex;
+    throw new UsageError(
+      'authorization_required',
+      `paymentAuthorization.${what} must be ${form === ADDRESS ? 'an address' : '0x + 64 hex'}`,
+    );
+  };
+  return {
+    message: {
+      from: hex(a.from, ADDRESS, 'from'),
+      to: hex(a.to, ADDRESS, 'to'),
+      value: integer(a.value),
+      validAfter: integer(a.validAfter),
+      validBefore: integer(a.validBefore),
+      nonce: hex(a.nonce, /^0x[0-9a-fA-F]{64}$/, 'nonce'),
+    },
+    signature: a.signature as Hex,
+  };
 }
 
 export async function checkPlan(input: CheckPlanInput): Promise<CheckPlanResult> {
-  if (!isObj(input.ask)) throw new UsageError('invalid_ask', 'the ask must be a JSON object');
-  if (!isObj(input.response)) throw new UsageError('not_a_plan', 'the answer must be a JSON object');
+  if (!isDoc(input.ask)) throw new UsageError('invalid_ask', 'the ask must be a JSON object');
+  if (!isDoc(input.response)) throw new UsageError('not_a_plan', 'the answer must be a JSON object');
   const askJson = input.ask;
   const response = input.response;
   const wallet = walletOf(input, askJson);
@@ -264,13 +292,13 @@ export async function checkPlan(input: CheckPlanInput): Promise<CheckPlanResult>
   const resolver =
     input.templates === undefined
       ? builtinTemplateResolver
-      : templateResolverFrom(isObj(input.templates) ? input.templates.templates : input.templates);
+      : templateResolverFrom(isDoc(input.templates) ? input.templates.templates : input.templates);
   const g = askGuardContext(
     input.chain,
     wallet,
     ask,
     resolver,
-    publicMetadataBase(response.questionMetadataBaseUrl ?? response.x402AuthorizationRequest?.questionMetadataBaseUrl),
+    publicMetadataBase(response.questionMetadataBaseUrl ?? objectField(response, 'x402AuthorizationRequest')?.questionMetadataBaseUrl),
   );
   const checks: Check[] = [];
   const needsChain: string[] = [];
@@ -326,7 +354,7 @@ export async function checkPlan(input: CheckPlanInput): Promise<CheckPlanResult>
       checkX402Plan(g, response, signed.message, signed.signature),
     );
   } else {
-    const bonus = response.feedbackBonus as Json;
+    const bonus = objectField(response, 'feedbackBonus') ?? {};
     const target = offlineBonusTarget(response, bonus, ask, input.now);
     calls = run(
       checks,
@@ -362,7 +390,7 @@ export async function checkPlan(input: CheckPlanInput): Promise<CheckPlanResult>
  * only come from the answer itself and the given clock: the round is assumed to have started one question duration
  * before the close time the answer reports. Reported as needing the chain.
  */
-function offlineBonusTarget(response: Json, bonus: Json, ask: NormalizedAsk, now: number): BonusTarget {
+function offlineBonusTarget(response: ServiceDoc, bonus: ServiceDoc, ask: NormalizedAsk, now: number): BonusTarget {
   const contentId = String(
     (Array.isArray(response.contentIds) ? response.contentIds[0] : undefined) ?? response.contentId ?? bonus.contentId ?? '',
   );

@@ -19,7 +19,8 @@ import {
   type NormalizedAsk,
   type PaymentMode,
 } from '../protocol/ask-normalize.js';
-import type { ServiceClient, ServiceDoc } from '../service/client.js';
+import type { ServiceClient } from '../service/client.js';
+import type { ServiceDoc } from '../service/doc.js';
 import type { GuardContext } from '../wallet/plan-guard.js';
 import type { Wallet } from '../wallet/signers/types.js';
 import { isExternal } from '../wallet/signers/types.js';

@@ -2,7 +2,7 @@
 import type { Context } from '../context.js';
 import { ServiceError, UsageError } from '../errors.js';
 import { findByOperationKey } from '../store/operation.js';
-import type { Json } from '../service/client.js';
+import { objectField, type ServiceDoc } from '../service/doc.js';
 import { loadAsk, outgoingBody, type AskSource } from './prepare.js';
 import type { PaymentMode } from '../protocol/ask-normalize.js';
 import { waitForReady } from './wait.js';
@@ -16,7 +16,7 @@ export function checkOperationKey(key: string): string {
 }
 
 /** An operationKey the service returned, used only in its exact form (it ends up in hints and commands). */
-function serviceOperationKey(doc: Json): string {
+function serviceOperationKey(doc: ServiceDoc): string {
   const key = doc.operationKey;
   if (typeof key !== 'string' || !HASH.test(key))
     throw new ServiceError('malformed_response', 'the service returned an operationKey that is not 0x + 64 hex');
@@ -35,9 +35,8 @@ export async function lookupWallet(ctx: Context, given?: string): Promise<string
  * The service answers an unknown operation with a `not_found` document (HTTP 200), not an error. To a script that is
  * not a result: a mistyped key or id is refused (exit 2) with what to check.
  */
-function unlessNotFound(doc: Json, o: LookupOptions, wallet?: string, chainId?: number): Json {
-  const operation = (doc.operation ?? {}) as Json;
-  if (doc.status !== 'not_found' && doc.answer !== 'not_found' && operation.status !== 'not_found') return doc;
+function unlessNotFound(doc: ServiceDoc, o: LookupOptions, wallet?: string, chainId?: number): ServiceDoc {
+  if (doc.status !== 'not_found' && doc.answer !== 'not_found' && objectField(doc, 'operation')?.status !== 'not_found') return doc;
   if (o.operationKey) {
     throw new UsageError('unknown_operation', `the service knows no ask with operation key ${o.operationKey.toLowerCase()} (not_found)`, {
       hint: 'check the key (copy it from the output of `loopsign ask`), or look the ask up with --client-request-id',
@@ -63,7 +62,10 @@ export interface LookupOptions {
   timeoutSeconds: number;
 }
 
-export async function status(ctx: Context, o: LookupOptions): Promise<Json> {
+// The lookups return the service's documents as they came (ServiceDoc): the commands print them under `service`,
+// unread, beside loopsign's own checked summary (src/commands/lookups.ts).
+
+export async function status(ctx: Context, o: LookupOptions): Promise<ServiceDoc> {
   const env = { service: await ctx.service(), chain: await ctx.chainSettings() };
   let key = o.operationKey ? checkOperationKey(o.operationKey) : undefined;
   if (!key) {
@@ -85,7 +87,7 @@ export async function status(ctx: Context, o: LookupOptions): Promise<Json> {
   return waitForReady(env.service, key, ctx.out, { timeoutSeconds: o.timeoutSeconds, signal: ctx.signal });
 }
 
-export async function result(ctx: Context, o: LookupOptions): Promise<Json> {
+export async function result(ctx: Context, o: LookupOptions): Promise<ServiceDoc> {
   const env = { service: await ctx.service(), chain: await ctx.chainSettings() };
   if (o.contentId !== undefined && !/^[1-9][0-9]*$/.test(o.contentId))
     throw new UsageError('invalid_content_id', `--content-id ${o.contentId} must be a positive integer`);
@@ -112,7 +114,7 @@ export async function result(ctx: Context, o: LookupOptions): Promise<Json> {
 }
 
 /** The service's quote for an ask (a file, or inline), checked locally first exactly as `ask` checks it. */
-export async function quote(ctx: Context, source: AskSource, paymentMode?: PaymentMode): Promise<Json> {
+export async function quote(ctx: Context, source: AskSource, paymentMode?: PaymentMode): Promise<ServiceDoc> {
   const config = await ctx.config();
   const loaded = await loadAsk(source, config.chainId.value, undefined, config.profile.value, ctx.clock);
   const env = { service: await ctx.service(), chain: await ctx.chainSettings() };
@@ -123,13 +125,13 @@ export async function quote(ctx: Context, source: AskSource, paymentMode?: Payme
   return env.service.quote(body);
 }
 
-export async function templates(ctx: Context): Promise<Json> {
+export async function templates(ctx: Context): Promise<ServiceDoc> {
   const env = { service: await ctx.service(), chain: await ctx.chainSettings() };
   return env.service.templates();
 }
 
 /** Confirm transactions already sent: the given hashes, or the ones the journal recorded. */
-export async function confirm(ctx: Context, operationKey: string, txs: string[], feedbackBonus: boolean): Promise<Json> {
+export async function confirm(ctx: Context, operationKey: string, txs: string[], feedbackBonus: boolean): Promise<ServiceDoc> {
   const key = checkOperationKey(operationKey);
   for (const t of txs) if (!HASH.test(t)) throw new UsageError('invalid_tx_hash', `--tx ${t} must be 0x followed by 64 hex characters`);
   const env = { service: await ctx.service({ spends: true }) };

@@ -7,7 +7,7 @@ import { ServiceError } from '../errors.js';
 import { sameHex } from '../hex.js';
 import { isLive } from '../store/records.js';
 import { authorizationUsed } from '../store/ledger.js';
-import { objectField, type ServiceDoc } from '../service/client.js';
+import { objectField, type ServiceDoc } from '../service/doc.js';
 import { checkAskEnvelope, checkWalletPlan, checkX402Plan, refuse, type GuardContext, type PlanCall } from '../wallet/plan-guard.js';
 import type { ExecutionMode } from '../wallet/executor.js';
 import { publicMetadataBase } from './check-plan.js';

@@ -4,7 +4,8 @@
 // running the same command again picks the ask up where it is.
 import { NotReadyError, ServiceError } from '../errors.js';
 import type { Output } from '../output.js';
-import type { Json, ServiceClient } from '../service/client.js';
+import type { ServiceClient } from '../service/client.js';
+import type { ServiceDoc } from '../service/doc.js';
 
 export interface WaitOptions {
   timeoutSeconds: number;
@@ -34,7 +35,15 @@ function cancelled(operationKey: string): NotReadyError {
   });
 }
 
-export async function waitForReady(service: ServiceClient, operationKey: string, out: Output, options: WaitOptions): Promise<Json> {
+/** How long the service asks to wait before the next poll: a whole number of milliseconds, else the 5 s default. */
+export function pollAfterMs(status: ServiceDoc): number {
+  const v = status.pollAfterMs;
+  const ms = typeof v === 'string' && /^[0-9]{1,9}$/.test(v) ? Number(v) : v;
+  // NaN, a negative or fractional number, an array or true would make the wait a busy loop (or no wait at all).
+  return typeof ms === 'number' && Number.isSafeInteger(ms) && ms >= 0 ? ms : 5000;
+}
+
+export async function waitForReady(service: ServiceClient, operationKey: string, out: Output, options: WaitOptions): Promise<ServiceDoc> {
   const deadline = Date.now() + options.timeoutSeconds * 1000;
   const spinner = await out.spinner('wait', `waiting for ${operationKey.slice(0, 10)}… to settle`);
   try {
@@ -43,16 +52,16 @@ export async function waitForReady(service: ServiceClient, operationKey: string,
         out.progress('wait.cancelled', `stopped waiting for ${operationKey.slice(0, 10)}…: the call was cancelled`);
         throw cancelled(operationKey);
       }
-      let status: Json;
+      let status: ServiceDoc;
       let pollMs: number;
       try {
         status = await service.status(operationKey);
         if (status.ready === true || status.terminal === true) {
-          spinner.succeed(status.ready ? 'the round has settled' : `the ask is ${status.status}`);
+          spinner.succeed(status.ready ? 'the round has settled' : `the ask is ${String(status.status)}`);
           return status;
         }
-        pollMs = Math.max(options.minPollMs ?? 0, Number(status.pollAfterMs ?? 5000));
-        spinner.update(`status ${status.status}; next check in ${(pollMs / 1000).toFixed(1)} s`);
+        pollMs = Math.max(options.minPollMs ?? 0, pollAfterMs(status));
+        spinner.update(`status ${String(status.status)}; next check in ${(pollMs / 1000).toFixed(1)} s`);
       } catch (error) {
         const retryAfter = (error as ServiceError).details?.retryAfterSeconds;
         if (!(error instanceof ServiceError) || retryAfter === undefined) throw error;

@@ -2,7 +2,7 @@
 // in full, admitted by the spend ledger, signed and recorded in one write transaction — or the one already signed for
 // this ask while it stays valid for two more minutes (same nonce, so it can pay only once).
 import { formatUnits, type Hex } from 'viem';
-import type { ServiceDoc } from '../service/client.js';
+import type { ServiceDoc } from '../service/doc.js';
 import { checkX402Request, refuse, type GuardContext, type X402Message } from '../wallet/plan-guard.js';
 import type { Run } from './run.js';
 

@@ -4,7 +4,7 @@ import { UsageError } from '../errors.js';
 import { dryRunAsk, runAsk, type AskOptions as AskRequest, type AskOutcome } from '../ask/flow.js';
 import type { AskSource } from '../ask/prepare.js';
 import type { AmountView } from '../ask/amounts-view.js';
-import type { ServiceDoc } from '../service/client.js';
+import type { ServiceDoc } from '../service/doc.js';
 import { renderResult } from './render.js';
 import { serviceDocument } from '../output.js';
 import type { AskOptions } from './ask.def.js';

@@ -1,7 +1,7 @@
 // loopsign status | result | quote | templates | confirm
 import type { Context } from '../context.js';
 import { NotReadyError, UsageError } from '../errors.js';
-import type { Json } from '../service/client.js';
+import { arrayField, isDoc, objectField, type ServiceDoc } from '../service/doc.js';
 import type { AmountView } from '../ask/amounts-view.js';
 import * as core from '../ask/lookups.js';
 import { timeoutOf } from './ask.js';
@@ -23,16 +23,16 @@ function lookup(options: StatusOptions & { contentId?: string }): core.LookupOpt
 // The documents `--json` prints, one function each, which the MCP tools return too (src/mcp/tools/asks.ts).
 
 /** `status --json`: the service's status document with loopsign's checked summary. */
-export const statusDocument = (s: Json): Record<string, unknown> => serviceDocument(s);
+export const statusDocument = (s: ServiceDoc): Record<string, unknown> => serviceDocument(s);
 /** `result --json`. */
-export const resultDocument = (r: Json): Record<string, unknown> => serviceDocument(r);
+export const resultDocument = (r: ServiceDoc): Record<string, unknown> => serviceDocument(r);
 /** `templates --json`. */
-export const templatesDocument = (t: Json): Record<string, unknown> => serviceDocument(t);
+export const templatesDocument = (t: ServiceDoc): Record<string, unknown> => serviceDocument(t);
 /** `confirm --json`. */
-export const confirmDocument = (r: Json): Record<string, unknown> => serviceDocument(r);
+export const confirmDocument = (r: ServiceDoc): Record<string, unknown> => serviceDocument(r);
 
 /** `quote --json`: the quote with its amounts in display units beside the atomic ones. */
-export async function quoteDocument(q: Json): Promise<Record<string, unknown>> {
+export async function quoteDocument(q: ServiceDoc): Promise<Record<string, unknown>> {
   const { quoteAmounts } = await import('../ask/amounts-view.js');
   return serviceDocument(q, { amounts: quoteAmounts(q) });
 }
@@ -59,7 +59,7 @@ export async function quote(ctx: Context, options: QuoteOptions): Promise<void> 
   const doc = await quoteDocument(q);
   const amounts = doc.amounts as Record<string, AmountView>;
   ctx.out.result(doc, () => {
-    const p = (q.payment ?? {}) as Record<string, unknown>;
+    const p = objectField(q, 'payment') ?? {};
     const total = amounts.total
       ? `${amounts.total.display} (${amounts.total.atomic} atomic units)`
       : `${String(p.totalAmount ?? p.amount)} ${String(p.asset)} atomic units`;
@@ -77,19 +77,23 @@ export async function quote(ctx: Context, options: QuoteOptions): Promise<void> 
 
 export async function templates(ctx: Context): Promise<void> {
   const t = await core.templates(ctx);
-  ctx.out.result(templatesDocument(t), () =>
-    ((t.templates as Record<string, unknown>[]) ?? [])
-      .map(
-        (x) =>
-          `${String(x.id).padEnd(28)} ${String(x.title)}${(x.templateInputsSchema as { required?: string[] })?.required?.length ? `  (inputs: ${(x.templateInputsSchema as { required: string[] }).required.join(', ')})` : ''}`,
-      )
-      .join('\n'),
-  );
+  ctx.out.result(templatesDocument(t), () => renderTemplates(t));
+}
+
+/** `templates` for people: one line per template (an entry that is not an object is shown only under --json). */
+export function renderTemplates(t: ServiceDoc): string {
+  return (arrayField(t, 'templates') ?? [])
+    .filter(isDoc)
+    .map((x) => {
+      const inputs = (arrayField(objectField(x, 'templateInputsSchema'), 'required') ?? []).filter((k) => typeof k === 'string');
+      return `${String(x.id).padEnd(28)} ${String(x.title)}${inputs.length ? `  (inputs: ${inputs.join(', ')})` : ''}`;
+    })
+    .join('\n');
 }
 
 export async function confirm(ctx: Context, options: ConfirmOptions): Promise<void> {
   const r = await core.confirm(ctx, String(options.operationKey), options.tx ?? [], options.feedbackBonus === true);
   ctx.out.result(confirmDocument(r), () =>
-    options.feedbackBonus === true ? `feedback bonus: ${String((r.feedbackBonus as Record<string, unknown>)?.status)}` : renderStatus(r),
+    options.feedbackBonus === true ? `feedback bonus: ${String(objectField(r, 'feedbackBonus')?.status)}` : renderStatus(r),
   );
 }

@@ -1,13 +1,13 @@
 // Readable renderings of service documents. Untrusted rater text keeps its markers; the service's next action is
 // shown only as a service word (an agent may act on a line labelled "next"). Terminal controls are made inert by Output.
-import type { Json } from '../service/client.js';
+import { arrayField, objectField, type ServiceDoc } from '../service/doc.js';
 import { serviceWord } from '../output.js';
 
-export function renderResult(r: Json): string {
-  const d = (r.distribution ?? {}) as Json;
+export function renderResult(r: ServiceDoc): string {
+  const d = objectField(r, 'distribution') ?? {};
   const lines = [
     `answer: ${String(r.answer)}${r.ready ? '' : ' (not final)'}`,
-    `  rating        ${d.ratingBps !== undefined ? `${(Number(d.ratingBps) / 100).toFixed(2)} % up` : 'n/a'} (${String(d.up?.count ?? 0)} up, ${String(d.down?.count ?? 0)} down, ${String(d.revealedCount ?? 0)} revealed)`,
+    `  rating        ${d.ratingBps !== undefined ? `${(Number(d.ratingBps) / 100).toFixed(2)} % up` : 'n/a'} (${String(objectField(d, 'up')?.count ?? 0)} up, ${String(objectField(d, 'down')?.count ?? 0)} down, ${String(d.revealedCount ?? 0)} revealed)`,
     `  votes         ${String(r.voteCount ?? 0)}`,
     `  finality      ${String(r.finalityStatus ?? 'n/a')}`,
     `  next          ${serviceWord(r.recommendedNextAction) ?? 'n/a'}`,
@@ -16,11 +16,12 @@ export function renderResult(r: Json): string {
   return lines.join('\n');
 }
 
-export function renderStatus(s: Json): string {
+export function renderStatus(s: ServiceDoc): string {
+  const contentIds = (arrayField(s, 'contentIds') ?? []).filter((id) => typeof id === 'string' || typeof id === 'number');
   return [
     `status: ${String(s.status)}${s.ready ? ' (ready)' : s.terminal ? ' (terminal)' : ''}`,
     `  operation     ${String(s.operationKey ?? 'n/a')}`,
-    `  content       ${((s.contentIds as string[] | undefined) ?? []).join(', ') || 'n/a'}`,
+    `  content       ${contentIds.join(', ') || 'n/a'}`,
     `  next          ${serviceWord(s.nextAction) ?? 'n/a'}`,
   ].join('\n');
 }

@@ -12,8 +12,8 @@ import { isId } from '../review/ids.js';
 import { sha256Text } from '../review/records.js';
 import { reviewRecords } from '../review/session.js';
 import { serviceWord } from '../output.js';
-
-type Json = Record<string, any>;
+import { objectField, type ServiceDoc } from '../service/doc.js';
+import type { GenerationRequest } from '../store/records.js';
 
 export interface GenerateOptions {
   workflow?: string;
@@ -34,7 +34,7 @@ export function checkedOpportunityId(value: unknown): string | null {
   return value;
 }
 
-export function buildRequest(o: GenerateOptions): Json {
+export function buildRequest(o: GenerateOptions): GenerationRequest {
   if (!o.workflow) throw new UsageError('usage', '--workflow is required');
   if (!o.agent) throw new UsageError('usage', '--agent is required');
   const messages = (o.messages ?? []).map((m) => {
@@ -53,8 +53,22 @@ export function buildRequest(o: GenerateOptions): Json {
   return { agentId: o.agent, clientRequestId, workflowKey: o.workflow, messages, maxOutputTokens: max };
 }
 
-export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> {
-  let request: Json;
+/**
+ * What `generate` reports: the draft (never approval), the review it opened and the next step. `service` is the
+ * service's whole answer, passed through unread; `model`, `usage` and `reviewSetup` are its words too.
+ */
+export type GenerateOutcome = {
+  clientRequestId: string;
+  draft: { text: string; model: unknown; usage: unknown; approved: false };
+  opportunityId: string | null;
+  reviewState: string | null;
+  reviewSetup: unknown;
+  next: string[];
+  service: ServiceDoc;
+};
+
+export async function generate(ctx: Context, o: GenerateOptions): Promise<GenerateOutcome> {
+  let request: GenerationRequest;
   if (o.retry !== undefined) {
     const saved = readOperation(await ctx.store(), 'generation', operationId('generation', [o.retry]))?.data;
     if (!saved?.request)
@@ -74,9 +88,9 @@ export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> 
     data: { request },
   });
   try {
-    let res: Json;
+    let res: ServiceDoc;
     try {
-      res = await env.service.http.request<Json>({
+      res = await env.service.http.request<ServiceDoc>({
         method: 'POST',
         path: '/api/agent/v1/generations',
         body: request,
@@ -102,8 +116,10 @@ export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> 
     await journal.setStep('answered', { response: { opportunityId, reviewSetup: res.reviewSetup ?? null } });
     const text = typeof res.text === 'string' ? res.text : '';
     if (opportunityId) await (await reviewRecords(ctx)).saveOpportunity({ opportunityId, outputCommitment: sha256Text(text) });
-    const reviewState = typeof res.review?.lifecycle?.state === 'string' ? res.review.lifecycle.state : null;
-    const out = {
+    const setup = objectField(res, 'reviewSetup');
+    const state = objectField(objectField(res, 'review'), 'lifecycle')?.state;
+    const reviewState = typeof state === 'string' ? state : null;
+    const out: GenerateOutcome = {
       clientRequestId: request.clientRequestId,
       draft: { text, model: res.model, usage: res.usage, approved: false },
       opportunityId,
@@ -112,9 +128,9 @@ export async function generate(ctx: Context, o: GenerateOptions): Promise<Json> 
       next: opportunityId ? [`loopsign review wait ${opportunityId}`] : [],
       service: res,
     };
-    if (res.reviewSetup?.state === 'retry_required' || res.review === null || !opportunityId) {
+    if (setup?.state === 'retry_required' || res.review === null || !opportunityId) {
       // The condition is printed in a hint: only a service word.
-      const condition = serviceWord(res.reviewSetup?.errorCode) ?? 'review_setup_required';
+      const condition = serviceWord(setup?.errorCode) ?? 'review_setup_required';
       throw new NotReadyError(
         'review_setup_required',
         `the draft was generated but its review could not be set up (${condition}); it is not approved`,

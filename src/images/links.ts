@@ -7,8 +7,7 @@ import { RefusedError, ServiceError, UsageError } from '../errors.js';
 import { Operation, operationId, readOperation } from '../store/operation.js';
 import { loadAskFile } from '../ask/prepare.js';
 import { checkImage } from './check.js';
-
-type Json = Record<string, any>;
+import { arrayField, type ServiceDoc } from '../service/doc.js';
 
 export type LinkKind = 'handoff' | 'signing-intent';
 
@@ -40,11 +39,12 @@ export function parseTtl(value: string | undefined, kind: LinkKind): number | un
  * whose lifetime cannot be read, is refused before its token is kept or printed. Both times are on the
  * service's clock, so they are compared with each other, not with this machine's.
  */
-function checkLifetime(res: Json, kind: LinkKind, askedMs: number | undefined): void {
+function checkLifetime(res: ServiceDoc, kind: LinkKind, askedMs: number | undefined): { createdAt: string; expiresAt: string } {
   const bounds = LINK_TTL[kind];
   const limit = Math.min(askedMs ?? bounds.default, bounds.max);
-  const created = Date.parse(String(res.createdAt));
-  const expires = Date.parse(String(res.expiresAt));
+  // Times are stated as text (ISO 8601): a number, an array or anything else states no time.
+  const created = typeof res.createdAt === 'string' ? Date.parse(res.createdAt) : Number.NaN;
+  const expires = typeof res.expiresAt === 'string' ? Date.parse(res.expiresAt) : Number.NaN;
   const refuse = (why: string): never => {
     throw new RefusedError(
       'link_lifetime_refused',
@@ -59,12 +59,11 @@ function checkLifetime(res: Json, kind: LinkKind, askedMs: number | undefined): 
   if (lifetime <= 0) refuse(`expires (${String(res.expiresAt)}) before it was created (${String(res.createdAt)})`);
   if (lifetime > limit)
     refuse(`lives ${lifetime / 1000} s (${String(res.createdAt)} → ${String(res.expiresAt)}), longer than the ${limit / 1000} s asked`);
-  if (
-    res.effectiveTtlMs !== undefined &&
-    !(Number.isSafeInteger(res.effectiveTtlMs) && res.effectiveTtlMs > 0 && res.effectiveTtlMs <= limit)
-  ) {
-    refuse(`reports effectiveTtlMs ${String(res.effectiveTtlMs)}, not within the ${limit} ms asked`);
+  const ttl = res.effectiveTtlMs;
+  if (ttl !== undefined && !(typeof ttl === 'number' && Number.isSafeInteger(ttl) && ttl > 0 && ttl <= limit)) {
+    refuse(`reports effectiveTtlMs ${String(ttl)}, not within the ${limit} ms asked`);
   }
+  return { createdAt: String(res.createdAt), expiresAt: String(res.expiresAt) };
 }
 
 /**
@@ -92,7 +91,55 @@ function tokenFromLink(url: string, route: string, baseUrl: string): string {
   return token;
 }
 
-export async function createHandoff(ctx: Context, file: string, images: string[], ttl?: string): Promise<Json> {
+/** The link's id in its published form (service-api.md: ahf_ / asi_ + 32 hex): it names the journal and the status command. */
+const LINK_ID = { handoff: /^ahf_[0-9a-f]{32}$/, 'signing-intent': /^asi_[0-9a-f]{32}$/ } as const;
+
+function linkId(value: unknown, kind: LinkKind): string {
+  if (typeof value === 'string' && LINK_ID[kind].test(value)) return value;
+  throw new RefusedError(
+    'malformed_service_id',
+    `the service returned ${kind === 'handoff' ? 'a handoff' : 'a signing intent'} id ${JSON.stringify(String(value).slice(0, 80))}, which is not ${kind === 'handoff' ? 'ahf_' : 'asi_'} + 32 hex; the link was not kept or printed`,
+  );
+}
+
+/** The warnings the service attached: its texts, shown as they are (anything that is not a text is left out). */
+const warningsOf = (res: ServiceDoc): string[] => (arrayField(res, 'warnings') ?? []).filter((w): w is string => typeof w === 'string');
+
+/**
+ * A link the service created, read in the order its checks matter: the token's URL (origin, fragment), its lifetime,
+ * then its id. Only then is the token kept anywhere.
+ */
+function readCreatedLink(
+  res: ServiceDoc,
+  kind: LinkKind,
+  urlField: 'handoffUrl' | 'signingUrl',
+  askedMs: number | undefined,
+  baseUrl: string,
+) {
+  const url = res[urlField];
+  if (typeof url !== 'string') throw new ServiceError('invalid_response', 'the service returned a link that is not a URL');
+  const token = tokenFromLink(url, kind === 'handoff' ? '/agent/handoff/' : '/agent/sign/', baseUrl);
+  const times = checkLifetime(res, kind, askedMs);
+  const id = linkId(kind === 'handoff' ? (res.handoffId ?? res.id) : res.id, kind);
+  return { id, url, token, ...times, warnings: warningsOf(res) };
+}
+
+/** What `handoff` reports (the token only inside the URL). */
+export type CreatedHandoff = {
+  handoffId: string;
+  handoffUrl: string;
+  expiresAt: string;
+  effectiveTtlMs: unknown;
+  /** The service's words, passed through. */
+  status: unknown;
+  assets: unknown;
+  warnings: string[];
+};
+
+/** What `sign-link` reports. */
+export type CreatedSigningLink = { intentId: string; signingUrl: string; expiresAt: string; status: unknown; warnings: string[] };
+
+export async function createHandoff(ctx: Context, file: string, images: string[], ttl?: string): Promise<CreatedHandoff> {
   const config = await ctx.config();
   const loaded = await loadAskFile(file, config.chainId.value);
   if (images.length > 4) throw new UsageError('too_many_images', 'a handoff carries at most 4 generated images');
@@ -108,69 +155,67 @@ export async function createHandoff(ctx: Context, file: string, images: string[]
     sha256: i.sha256,
     sizeBytes: i.sizeBytes,
   }));
-  const res = await service.http.request<Json>({
+  const res = await service.http.request<ServiceDoc>({
     method: 'POST',
     path: '/api/agent/handoffs',
     body: { request: loaded.body, ...(generatedImages.length ? { generatedImages } : {}), ...(ttlMs !== undefined ? { ttlMs } : {}) },
     idempotent: false,
     timeoutMs: 60_000,
   });
-  const token = tokenFromLink(String(res.handoffUrl), '/agent/handoff/', settings.baseUrl.value!);
-  checkLifetime(res, 'handoff', ttlMs);
-  const journal = await Operation.open(await ctx.store(), 'handoff', operationId('handoff', [res.handoffId ?? res.id]), {
+  const link = readCreatedLink(res, 'handoff', 'handoffUrl', ttlMs, settings.baseUrl.value!);
+  const journal = await Operation.open(await ctx.store(), 'handoff', operationId('handoff', [link.id]), {
     chainId: config.chainId.value,
     wallet: '',
     data: {},
   });
   // The origin the token belongs to: status sends it nowhere else (linkStatus).
   await journal.setStep('created', {
-    handoffId: res.handoffId ?? res.id,
-    token,
-    createdAt: res.createdAt,
-    expiresAt: res.expiresAt,
+    handoffId: link.id,
+    token: link.token,
+    createdAt: link.createdAt,
+    expiresAt: link.expiresAt,
     origin: new URL(settings.baseUrl.value!).origin,
   });
   await journal.close();
-  for (const w of (res.warnings ?? []) as string[]) ctx.out.warn(w);
+  for (const w of link.warnings) ctx.out.warn(w);
   return {
-    handoffId: res.handoffId ?? res.id,
-    handoffUrl: res.handoffUrl,
-    expiresAt: res.expiresAt,
+    handoffId: link.id,
+    handoffUrl: link.url,
+    expiresAt: link.expiresAt,
     effectiveTtlMs: res.effectiveTtlMs,
     status: res.status,
     assets: res.assets ?? [],
-    warnings: res.warnings ?? [],
+    warnings: link.warnings,
   };
 }
 
-export async function createSigningLink(ctx: Context, file: string, ttl?: string): Promise<Json> {
+export async function createSigningLink(ctx: Context, file: string, ttl?: string): Promise<CreatedSigningLink> {
   const config = await ctx.config();
   const loaded = await loadAskFile(file, config.chainId.value);
   const ttlMs = parseTtl(ttl, 'signing-intent');
   const settings = await ctx.chainSettings();
   const service = await ctx.service({ spends: true });
-  const res = await service.http.request<Json>({
+  const res = await service.http.request<ServiceDoc>({
     method: 'POST',
     path: '/api/agent/signing-intents',
     body: { request: loaded.body, ...(ttlMs !== undefined ? { ttlMs } : {}) },
     idempotent: false,
   });
-  const token = tokenFromLink(String(res.signingUrl), '/agent/sign/', settings.baseUrl.value!);
-  checkLifetime(res, 'signing-intent', ttlMs);
-  const journal = await Operation.open(await ctx.store(), 'signing-intent', operationId('signing-intent', [res.id]), {
+  const link = readCreatedLink(res, 'signing-intent', 'signingUrl', ttlMs, settings.baseUrl.value!);
+  const journal = await Operation.open(await ctx.store(), 'signing-intent', operationId('signing-intent', [link.id]), {
     chainId: config.chainId.value,
     wallet: '',
     data: {},
   });
   await journal.setStep('created', {
-    intentId: res.id,
-    token,
-    createdAt: res.createdAt,
-    expiresAt: res.expiresAt,
+    intentId: link.id,
+    token: link.token,
+    createdAt: link.createdAt,
+    expiresAt: link.expiresAt,
     origin: new URL(settings.baseUrl.value!).origin,
   });
   await journal.close();
-  return { intentId: res.id, signingUrl: res.signingUrl, expiresAt: res.expiresAt, status: res.status, warnings: res.warnings ?? [] };
+  return { intentId: link.id, signingUrl: link.url, expiresAt: link.expiresAt, status: res.status, warnings: link.warnings };
 }
 
 /** The origin recorded at creation (journals before `origin` kept the base URL, for handoffs only). */
@@ -183,9 +228,9 @@ function journaledOrigin(data: { origin?: string; baseUrl?: string }): string | 
   }
 }
 
-async function linkStatus(ctx: Context, kind: LinkKind, id: string): Promise<Json> {
-  const pattern = kind === 'handoff' ? /^ahf_[0-9a-f]{32}$/ : /^asi_[0-9a-f]{32}$/;
-  if (!pattern.test(id))
+/** A link's status: the service's view, passed through to the output as it came (the caller prints it, unread). */
+async function linkStatus(ctx: Context, kind: LinkKind, id: string): Promise<ServiceDoc> {
+  if (!LINK_ID[kind].test(id))
     throw new UsageError('invalid_id', `${id} is not a ${kind === 'handoff' ? 'handoff (ahf_…)' : 'signing intent (asi_…)'} id`);
   const data = readOperation(await ctx.store(), kind, operationId(kind, [id]))?.data;
   if (!data?.token)
@@ -215,7 +260,12 @@ async function linkStatus(ctx: Context, kind: LinkKind, id: string): Promise<Jso
   const header = kind === 'handoff' ? 'x-rateloop-handoff-token' : 'x-rateloop-signing-intent-token';
   const route = kind === 'handoff' ? `/api/agent/handoffs/${id}` : `/api/agent/signing-intents/${id}`;
   try {
-    return await service.http.request<Json>({ method: 'GET', path: route, headers: { [header]: String(data.token) }, idempotent: true });
+    return await service.http.request<ServiceDoc>({
+      method: 'GET',
+      path: route,
+      headers: { [header]: String(data.token) },
+      idempotent: true,
+    });
   } catch (error) {
     if (error instanceof ServiceError && (error.details as { status?: number })?.status === 410) {
       throw new ServiceError(

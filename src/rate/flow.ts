@@ -10,7 +10,8 @@ import { checkSameChain, setAsideIfStale } from '../store/chain-identity.js';
 import type { Store } from '../store/db.js';
 import type { PolicyGate } from '../policy/gate.js';
 import { advisoryRecorderAbi, votingEngineAbi } from '../protocol/abi.js';
-import type { McpClient } from '../service/mcp.js';
+import type { McpClient, ToolArgs } from '../service/mcp.js';
+import { objectField, type ServiceDoc } from '../service/doc.js';
 import { paidRound, refuseDelegationIfUnsupported } from '../ask/prepare.js';
 import { buildCommitVoteParams, type BuiltCommit } from '../vote/build.js';
 import { roundTime, targetRoundWindow } from '../vote/drand.js';
@@ -18,8 +19,9 @@ import { commitHash } from '../vote/commit.js';
 import { callsOfRawTransaction } from '../wallet/spend-effects.js';
 import { checkStakeBounds, parseStake, predictedUpBps, VoteInputError } from '../vote/stake.js';
 import { Executor } from '../wallet/executor.js';
-import { acceptTermsAndFetch, type TermsRecord } from './gated.js';
+import { acceptTermsAndFetch, type GatedItem, type TermsRecord } from './gated.js';
 import { checkOpenRoundPlan, checkRatingContracts, checkRatingPlan } from '../wallet/rating-guard.js';
+import { refuse } from '../wallet/plan-guard.js';
 import { checkAddress } from '../address.js';
 import { checkRateFunds } from './funds.js';
 
@@ -37,7 +39,41 @@ export interface RateOptions {
   setAsideStale?: boolean;
 }
 
-type Json = Record<string, any>;
+/**
+ * The rating context (rateloop_get_rating_context) as the vote uses it. Only hints come from it — the round, the stake
+ * and the drand network are the chain's and the pinned ones — but a hint that is not of its form is a lying service:
+ * refused (exit 5) before anything is signed, never a parser's exception.
+ */
+export interface RatingContext {
+  /** The document as the service sent it: the gated-context list is read from it (src/rate/gated.ts). */
+  doc: ServiceDoc;
+  contracts: ServiceDoc | undefined;
+  openRoundTransactionPlan: unknown;
+  gated: boolean;
+  /** runtime.targetRound: a suggestion, used only inside the window the round accepts. */
+  targetRound: string | number | undefined;
+  /** runtime.drandChainHash, compared with the pinned network's. */
+  drandChainHash: string | undefined;
+}
+
+export function readRatingContext(doc: ServiceDoc): RatingContext {
+  const runtime = objectField(doc, 'runtime');
+  const target = runtime?.targetRound;
+  // The forms the commit builder reads (src/vote/build.ts): a non-negative safe integer, as a number or in digits.
+  const round = typeof target === 'string' && /^[0-9]+$/.test(target) ? Number(target) : target;
+  if (target !== undefined && target !== null && !(typeof round === 'number' && Number.isSafeInteger(round) && round >= 0))
+    refuse('malformed_response', `the rating context's runtime.targetRound ${JSON.stringify(target)} is not a drand round number`);
+  const hash = runtime?.drandChainHash;
+  return {
+    doc,
+    contracts: objectField(doc, 'contracts'),
+    openRoundTransactionPlan: doc.openRoundTransactionPlan,
+    gated: objectField(doc, 'content')?.contextAccess === 'gated',
+    targetRound: typeof target === 'number' || typeof target === 'string' ? target : undefined,
+    // Any value given is compared as text (a non-string is then another network, refused as one); none is no claim.
+    drandChainHash: hash ? String(hash) : undefined,
+  };
+}
 
 export function parseRateInputs(o: { contentId: string; prediction: string; stake: string; frontend?: string }) {
   if (!/^[1-9][0-9]*$/.test(o.contentId))
@@ -65,7 +101,7 @@ async function onChainRound(client: PublicClient, chain: ChainConfig, contentId:
   return { roundId, reference: Number(reference), startTime: Number(core[0]), epochDuration: Number(config[0]) };
 }
 
-export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
+export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutcome> {
   const input = parseRateInputs(opts);
   const settings = await paidRound(ctx);
   await ctx.service({ spends: true }); // a vote stakes: the service origin must be named, never defaulted
@@ -136,7 +172,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
     if (journal.txs().length === 0 && journal.step !== 'rate:confirmed') await checkRateFunds(client, chain, wallet, input.stake, ctx.out);
     const args = { contentId: opts.contentId, chainId: chain.chainId, walletAddress: wallet };
     ctx.out.progress('rate.context', `reading the rating context of question ${opts.contentId}`);
-    let context = await mcp.call('rateloop_get_rating_context', { ...args, stakeWei: input.stake.toString() });
+    let context = readRatingContext(await mcp.call('rateloop_get_rating_context', { ...args, stakeWei: input.stake.toString() }));
     checkRatingContracts(chain, context.contracts);
 
     let round = current;
@@ -144,12 +180,12 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
       const calls = checkOpenRoundPlan(chain, context.openRoundTransactionPlan, input.contentId);
       ctx.out.progress('rate.open_round', 'the round is not open: opening it (the plan passed its checks)');
       await executor().execute(`open:${Date.now()}`, calls, 'ordered');
-      context = await mcp.call('rateloop_get_rating_context', { ...args, stakeWei: input.stake.toString() });
+      context = readRatingContext(await mcp.call('rateloop_get_rating_context', { ...args, stakeWei: input.stake.toString() }));
       round = await onChainRound(client, chain, input.contentId);
       if (!round) throw new ChainError('round_not_open', 'the round is still not open after openRound');
     }
 
-    const gated = context.content?.contextAccess === 'gated';
+    const gated = context.gated;
     const existing = journal.data.commit;
     const sameRound = existing !== undefined && existing.roundId === round.roundId.toString();
     // A journaled vote is reused only if it is the vote these flags ask for (issue 11 §4): never a different one.
@@ -169,7 +205,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
         resumed: true,
       });
     }
-    let gatedContext: Json[] = [];
+    let gatedContext: GatedItem[] = [];
     let terms: TermsRecord | undefined;
     if (gated) {
       if (input.stake === 0n)
@@ -177,7 +213,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
           'advisory_on_gated',
           'advisory (zero-stake) votes are not allowed on gated content; stake between 1 and 10 LREP',
         );
-      ({ context: gatedContext, terms } = await acceptTermsAndFetch(ctx, mcp, account, wallet, args, context, {
+      ({ context: gatedContext, terms } = await acceptTermsAndFetch(ctx, mcp, account, wallet, args, context.doc, {
         accept: opts.acceptTerms,
         serviceBaseUrl: settings.baseUrl.value!,
       }));
@@ -218,7 +254,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
           roundReferenceRatingBps: round.reference,
           frontend: opts.frontend as Hex | undefined,
           runtime: {
-            targetRound: context.runtime?.targetRound,
+            targetRound: context.targetRound,
             drandChainHash: d.chainHash,
             drandGenesisTimeSeconds: d.genesis,
             drandPeriodSeconds: d.period,
@@ -228,10 +264,10 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<Json> {
         },
         [d],
       );
-      if (context.runtime?.drandChainHash && String(context.runtime.drandChainHash).replace(/^0x/, '').toLowerCase() !== d.chainHash) {
+      if (context.drandChainHash !== undefined && context.drandChainHash.replace(/^0x/, '').toLowerCase() !== d.chainHash) {
         throw new RefusedError(
           'unsupported_drand_chain',
-          `the rating context names drand chain ${String(context.runtime.drandChainHash)}, not the pinned ${d.name} network`,
+          `the rating context names drand chain ${context.drandChainHash}, not the pinned ${d.name} network`,
         );
       }
       // Kept before anything is sent: the only way to prove or re-derive the vote later.
@@ -395,13 +431,32 @@ interface RunFacts {
   hashes: Hex[];
   transactions: number;
   gated: boolean;
-  gatedContext: Json[];
+  gatedContext: GatedItem[];
   terms?: TermsRecord;
   operation: string;
   resumed: boolean;
 }
 
-function rateOutcome(chain: ChainConfig, commit: BuiltCommit, run: RunFacts): Json {
+/** What `rate` reports: the vote committed (or found committed), its reveal time and what was read of gated content. */
+export type RateOutcome = {
+  contentId: string;
+  roundId: string;
+  commitHash: Hex;
+  commitKey: Hex;
+  targetRound: string;
+  revealableAt: string;
+  stakeWei: string;
+  advisory: boolean;
+  gated: boolean;
+  gatedContext: GatedItem[];
+  terms?: TermsRecord;
+  transactionHashes: Hex[];
+  transactions: number;
+  resumed: boolean;
+  operation: string;
+};
+
+function rateOutcome(chain: ChainConfig, commit: BuiltCommit, run: RunFacts): RateOutcome {
   const d = chain.drand;
   return {
     contentId: run.contentId,
@@ -422,7 +477,7 @@ function rateOutcome(chain: ChainConfig, commit: BuiltCommit, run: RunFacts): Js
   };
 }
 
-function prepareRating(ctx: Context, mcp: McpClient, args: Json, commit: BuiltCommit): Promise<Json> {
+function prepareRating(ctx: Context, mcp: McpClient, args: ToolArgs, commit: BuiltCommit): Promise<ServiceDoc> {
   ctx.out.progress('rate.prepare', 'asking the service for the rating plan (only the encrypted commit is sent)');
   return mcp.call('rateloop_prepare_rating_transactions', {
     ...args,

@@ -13,10 +13,9 @@ import { ensurePrivateDir, writeFileAtomically } from '../fsutil.js';
 import { MAX_IMAGE_BYTES } from '../images/check.js';
 import { termsDir } from '../paths.js';
 import { discardBody, readCapped } from '../service/cap.js';
-import type { McpClient } from '../service/mcp.js';
+import { isDoc, objectField, type ServiceDoc } from '../service/doc.js';
+import type { McpClient, ToolArgs } from '../service/mcp.js';
 import { checkTermsMessage, type CheckedTerms } from '../wallet/terms-guard.js';
-
-type Json = Record<string, any>;
 
 /** How long one gated read may take, start to end (a stalled or trickling host is given up on). */
 export const GATED_TIMEOUT_MS = 30_000;
@@ -31,6 +30,27 @@ export interface TermsRecord {
   file: string;
   /** SHA-256 hex of the file's bytes (the UTF-8 text). */
   sha256: string;
+}
+
+/** One gated resource the rating context lists, its URL checked (checkGatedUrl); the rest as the service said it. */
+export interface GatedUrl {
+  kind: 'image' | 'details';
+  url: URL;
+  /** The listed SHA-256 (compared with the bytes read), or null when none is listed. */
+  sha256: string | null;
+  /** The service's own name for it, passed through to the output unread. */
+  resourceId: unknown;
+}
+
+/** What was read of one gated resource: its hash, and for details the text (the service's, marked untrusted). */
+export interface GatedItem {
+  kind: 'image' | 'details';
+  resourceId: unknown;
+  sha256: string;
+  verified: boolean;
+  bytes: number;
+  untrusted: true;
+  text?: string;
 }
 
 export interface GatedOptions {
@@ -70,25 +90,22 @@ export async function acceptTermsAndFetch(
   mcp: McpClient,
   account: LocalAccount,
   wallet: Hex,
-  args: Json,
-  context: Json,
+  args: ToolArgs & { contentId: string },
+  context: ServiceDoc,
   opts: GatedOptions,
-): Promise<{ terms?: TermsRecord; context: Json[] }> {
-  let cookieHeader: string | undefined;
+): Promise<{ terms?: TermsRecord; context: GatedItem[] }> {
+  let session: unknown;
   let terms: TermsRecord | undefined;
   // Where the context will be read from is checked first: a listed URL off the service's origin is refused before
   // any terms are signed or any read session exists.
-  const urls = ((context.content?.gatedContext?.fetch?.urls ?? []) as Json[]).map((u) => ({
-    ...u,
-    checked: checkGatedUrl(u.url, opts.serviceBaseUrl, u.kind === 'image' ? 'image' : 'details'),
-  }));
+  const urls = gatedUrls(context, opts.serviceBaseUrl);
   const first = await mcp.call('rateloop_accept_confidentiality_terms', args);
   if (first.status === 'signature_required') {
     // The payload hash binds the service's stored record of the question (content/details/metadata/media hashes)
     // and its operator frontend, which the challenge does not carry: it is checked for form only (terms-guard.ts).
     const checked = checkTermsMessage(first.message, { wallet, stated: first });
     terms = await saveTerms(checked);
-    const about = `question ${String(args.contentId)} is gated: its context is shared only under the confidentiality terms ${checked.version} (${checked.uri})`;
+    const about = `question ${args.contentId} is gated: its context is shared only under the confidentiality terms ${checked.version} (${checked.uri})`;
     // The whole text, before anything is decided: on a terminal it is printed; under --json it is in the file.
     if (!ctx.out.json) ctx.out.note(`${about}. The full terms (also saved to ${terms.file}):\n\n${checked.text}\n`);
     ctx.out.progress('rate.terms_text', `the full terms text is in ${terms.file} (sha256 ${terms.sha256})`, {
@@ -112,22 +129,46 @@ export async function acceptTermsAndFetch(
         },
       });
     }
-    ctx.out.progress('rate.terms', `accepting the confidentiality terms ${checked.version} for question ${String(args.contentId)}`);
+    ctx.out.progress('rate.terms', `accepting the confidentiality terms ${checked.version} for question ${args.contentId}`);
     const signature = await account.signMessage({ message: checked.message });
     const second = await mcp.call('rateloop_accept_confidentiality_terms', { ...args, challengeId: first.challengeId, signature });
-    cookieHeader = second.signedReadSession?.cookieHeader;
+    session = objectField(second, 'signedReadSession')?.cookieHeader;
   } else {
-    cookieHeader = first.signedReadSession?.cookieHeader;
+    session = objectField(first, 'signedReadSession')?.cookieHeader;
   }
-  if (
-    cookieHeader !== undefined &&
-    (typeof cookieHeader !== 'string' || !/^[A-Za-z0-9_.-]{1,100}=[A-Za-z0-9_.-]{1,200}$/.test(cookieHeader))
-  ) {
-    throw new ServiceError('invalid_read_session', 'the service returned a read session that is not a plain name=value cookie');
-  }
-  const out: Json[] = [];
-  for (const u of urls) out.push(await readGated(u, u.checked, wallet, cookieHeader));
+  const cookieHeader = readSession(session);
+  const out: GatedItem[] = [];
+  for (const u of urls) out.push(await readGated(u, wallet, cookieHeader));
   return { terms, context: out };
+}
+
+/** The read session's cookie: none, or one plain name=value pair (anything else would be sent as a header). */
+function readSession(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'string' && /^[A-Za-z0-9_.-]{1,100}=[A-Za-z0-9_.-]{1,200}$/.test(value)) return value;
+  throw new ServiceError('invalid_read_session', 'the service returned a read session that is not a plain name=value cookie');
+}
+
+/**
+ * The gated resources a rating context lists (content.gatedContext.fetch.urls; none when absent), each URL checked
+ * against the service's origin. A list that is not a list of {url, kind} objects has no URL loopsign could check:
+ * refused as a listed URL that is not one (exit 5), before any terms are signed.
+ */
+export function gatedUrls(context: ServiceDoc, serviceBaseUrl: string): GatedUrl[] {
+  const list = objectField(objectField(objectField(context, 'content'), 'gatedContext'), 'fetch')?.urls;
+  if (list === undefined || list === null) return [];
+  if (!Array.isArray(list)) throw gatedRefused('gated_url_refused', 'the gated context the service listed is not a list of URLs');
+  return list.map((u: unknown) => {
+    if (!isDoc(u))
+      throw gatedRefused('gated_url_refused', 'the gated context the service listed holds an entry that is not a {url, kind} object');
+    const kind = u.kind === 'image' ? 'image' : 'details';
+    return {
+      kind,
+      url: checkGatedUrl(u.url, serviceBaseUrl, kind),
+      sha256: u.sha256 === undefined || u.sha256 === null ? null : String(u.sha256),
+      resourceId: u.resourceId,
+    };
+  });
 }
 
 /**
@@ -159,9 +200,9 @@ function gatedRefused(code: RefusedCode, message: string): RefusedError {
   return new RefusedError(code, message, { hint: 'nothing was read from there and the read session was not sent there; no vote was sent' });
 }
 
-async function readGated(u: Json, checked: URL, wallet: Hex, cookieHeader: string | undefined): Promise<Json> {
-  const kind = u.kind === 'image' ? 'image' : 'details';
-  const url = new URL(checked);
+async function readGated(u: GatedUrl, wallet: Hex, cookieHeader: string | undefined): Promise<GatedItem> {
+  const kind = u.kind;
+  const url = new URL(u.url);
   url.searchParams.set('address', wallet);
   const where = `${url.origin}${url.pathname}`;
   let res;
@@ -207,13 +248,13 @@ async function readGated(u: Json, checked: URL, wallet: Hex, cookieHeader: strin
     });
   }
   const sha = `0x${createHash('sha256').update(bytes).digest('hex')}`;
-  if (u.sha256 !== undefined && u.sha256 !== null && String(u.sha256).toLowerCase() !== sha)
+  if (u.sha256 !== null && u.sha256.toLowerCase() !== sha)
     throw new RefusedError('gated_hash_mismatch', `the gated ${kind} does not match its listed sha256`);
-  const item: Json = {
+  const item: GatedItem = {
     kind,
     resourceId: u.resourceId,
     sha256: sha,
-    verified: u.sha256 !== undefined && u.sha256 !== null,
+    verified: u.sha256 !== null,
     bytes: bytes.length,
     untrusted: true,
   };

@@ -6,10 +6,12 @@
 import { httpStatusCode, serviceCode } from '../error-codes.js';
 import { CredentialError, LoopsignError, RefusedError, ServiceError, UsageError } from '../errors.js';
 import type { Output } from '../output.js';
-import type { Json } from '../service/client.js';
+import { arrayField, integerField, isDoc, objectField, type ServiceDoc } from '../service/doc.js';
 import { HttpClient } from '../service/http.js';
 import { credentialRefused, type Credential } from './credential.js';
 import { isId, serviceId } from './ids.js';
+import type { PrivateReviewBody } from './private-review.js';
+import type { ProjectBody } from './projects.js';
 
 export const ASSURANCE_SCHEMA = 'rateloop.human-assurance.v2';
 export const BODY_CAP = 65_536;
@@ -31,7 +33,8 @@ export interface ProjectSummary {
 }
 
 export interface ProjectList {
-  doc: Json;
+  /** The service's list as it came (printed under `service`). */
+  doc: ServiceDoc;
   workspaceId: string;
   /** Projects whose id is in its exact form (others stay visible, unchecked, in `doc`). */
   projects: ProjectSummary[];
@@ -44,7 +47,7 @@ export interface RunSummary {
   completedAt: string | null;
 }
 
-function schema(doc: Json, route: string): void {
+function schema(doc: ServiceDoc, route: string): void {
   if (doc.schemaVersion !== ASSURANCE_SCHEMA)
     throw new ServiceError(
       'invalid_response',
@@ -52,24 +55,28 @@ function schema(doc: Json, route: string): void {
     );
 }
 
-export function parseProjectList(doc: Json): ProjectList {
+export function parseProjectList(doc: ServiceDoc): ProjectList {
   schema(doc, 'the project list');
-  if (!Array.isArray(doc.projects)) throw new ServiceError('invalid_response', 'the project list has no projects array');
-  const projects = (doc.projects as Json[])
-    .filter((p) => isId('project', p?.projectId))
-    .map((p) => ({
-      projectId: p.projectId as string,
+  const listed = arrayField(doc, 'projects');
+  if (!listed) throw new ServiceError('invalid_response', 'the project list has no projects array');
+  const projects: ProjectSummary[] = [];
+  for (const p of listed) {
+    const projectId = isDoc(p) ? p.projectId : undefined;
+    if (!isDoc(p) || !isId('project', projectId)) continue;
+    projects.push({
+      projectId,
       name: typeof p.name === 'string' ? p.name : '',
       dataClassification: String(p.dataClassification),
       status: String(p.status),
-      retentionDays: Number.isSafeInteger(p.retentionDays) ? p.retentionDays : null,
-      runCount: Number.isSafeInteger(p.runCount) ? p.runCount : null,
+      retentionDays: integerField(p, 'retentionDays') ?? null,
+      runCount: integerField(p, 'runCount') ?? null,
       createdAt: typeof p.createdAt === 'string' ? p.createdAt : null,
-    }));
+    });
+  }
   return { doc, workspaceId: serviceId('workspace', doc.workspaceId, 'the workspaceId of the project list'), projects };
 }
 
-export function parseProjectCreated(doc: Json): { projectId: string; workspaceId: string } {
+export function parseProjectCreated(doc: ServiceDoc): { projectId: string; workspaceId: string } {
   schema(doc, 'project creation');
   return {
     projectId: serviceId('project', doc.projectId, 'the new projectId'),
@@ -77,20 +84,24 @@ export function parseProjectCreated(doc: Json): { projectId: string; workspaceId
   };
 }
 
-export function parseProject(doc: Json, projectId: string): { runs: RunSummary[] } {
+export function parseProject(doc: ServiceDoc, projectId: string): { runs: RunSummary[] } {
   schema(doc, 'the project');
   if (doc.projectId !== projectId)
     throw new RefusedError('other_project', `asked for project ${projectId}, the service answered with ${String(doc.projectId)}: refused`);
-  if (!Array.isArray(doc.runs) || !Array.isArray(doc.suites) || !Array.isArray(doc.policies))
+  const listed = arrayField(doc, 'runs');
+  if (!listed || !Array.isArray(doc.suites) || !Array.isArray(doc.policies))
     throw new ServiceError('invalid_response', 'the project has no suites, policies and runs arrays');
-  const runs = (doc.runs as Json[])
-    .filter((r) => isId('run', r?.runId))
-    .map((r) => ({
-      runId: r.runId as string,
+  const runs: RunSummary[] = [];
+  for (const r of listed) {
+    const runId = isDoc(r) ? r.runId : undefined;
+    if (!isDoc(r) || !isId('run', runId)) continue;
+    runs.push({
+      runId,
       status: String(r.status),
       createdAt: typeof r.createdAt === 'string' ? r.createdAt : null,
       completedAt: typeof r.completedAt === 'string' ? r.completedAt : null,
-    }));
+    });
+  }
   return { runs };
 }
 
@@ -101,20 +112,25 @@ export interface RunStatus {
   terminal: boolean;
 }
 
-export function parseRunStatus(doc: Json, runId: string): RunStatus {
+export function parseRunStatus(doc: ServiceDoc, runId: string): RunStatus {
   schema(doc, 'the run status');
   if (doc.runId !== runId)
     throw new RefusedError('other_run', `asked for run ${runId}, the service answered about ${String(doc.runId)}: refused`);
-  if (!(RUN_STATUSES as readonly unknown[]).includes(doc.runStatus))
+  const runStatus = RUN_STATUSES.find((s) => s === doc.runStatus);
+  if (runStatus === undefined)
     throw new ServiceError('invalid_response', `the run status ${JSON.stringify(doc.runStatus)} is not one of ${RUN_STATUSES.join(', ')}`);
-  const r = doc.responses as Json | undefined;
-  if (r && Number.isSafeInteger(r.valid) && r.valid !== r.baseline + r.candidate + r.tie)
+  // The counts, when the service states a valid total: the three kinds of answer must add up to it (a count that is
+  // not a whole number adds up to nothing).
+  const r = objectField(doc, 'responses');
+  const valid = integerField(r, 'valid');
+  const count = (k: string) => integerField(r, k) ?? Number.NaN;
+  if (valid !== undefined && valid !== count('baseline') + count('candidate') + count('tie'))
     throw new ServiceError('invalid_response', 'the run status counts do not add up (valid ≠ baseline + candidate + tie)');
   return {
     runId,
-    runStatus: doc.runStatus as string,
+    runStatus,
     decision: typeof doc.decision === 'string' ? doc.decision : null,
-    terminal: RUN_TERMINAL.includes(doc.runStatus as string),
+    terminal: RUN_TERMINAL.includes(runStatus),
   };
 }
 
@@ -172,9 +188,9 @@ export class AssuranceClient {
     method: 'GET' | 'POST',
     path: string,
     o: { body?: unknown; idempotent: boolean; headers?: Record<string, string>; query?: Record<string, string | undefined> },
-  ): Promise<Json> {
+  ): Promise<ServiceDoc> {
     try {
-      return await this.http.request<Json>({
+      return await this.http.request<ServiceDoc>({
         method,
         path,
         body: o.body,
@@ -192,34 +208,34 @@ export class AssuranceClient {
   }
 
   /** Not idempotent on the service: never retried here (the caller journals and looks up after a failure). */
-  createProject(body: Json): Promise<Json> {
+  createProject(body: ProjectBody): Promise<ServiceDoc> {
     return this.call('POST', `${BASE}/projects`, { body, idempotent: false });
   }
 
-  getProject(projectId: string): Promise<Json> {
+  getProject(projectId: string): Promise<ServiceDoc> {
     return this.call('GET', `${BASE}/projects/${enc(projectId)}`, { idempotent: true });
   }
 
-  runStatus(runId: string): Promise<Json> {
+  runStatus(runId: string): Promise<ServiceDoc> {
     return this.call('GET', `${BASE}/runs/${enc(runId)}`, { idempotent: true });
   }
 
   /** Idempotent by its key: a retry is the identical body under the identical Idempotency-Key. */
-  createPrivateReview(body: Json): Promise<Json> {
+  createPrivateReview(body: PrivateReviewBody): Promise<ServiceDoc> {
     return this.call('POST', `${BASE}/private-reviews`, {
       body,
       idempotent: true,
-      headers: { 'idempotency-key': String(body.idempotencyKey) },
+      headers: { 'idempotency-key': body.idempotencyKey },
     });
   }
 
   /** The HTTP twin of rateloop_evaluate_review_requirement (raw decision, no envelope; §6.5.2). */
-  reviewDecision(body: Json): Promise<Json> {
+  reviewDecision(body: Record<string, unknown>): Promise<ServiceDoc> {
     return this.call('POST', `${BASE}/review`, { body, idempotent: true });
   }
 
   /** The HTTP twin of rateloop_get_assurance_state (§6.5.1). */
-  assuranceState(scopeId: string): Promise<Json> {
+  assuranceState(scopeId: string): Promise<ServiceDoc> {
     return this.call('GET', `${BASE}/review`, { idempotent: true, query: { scopeId } });
   }
 }

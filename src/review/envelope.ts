@@ -2,7 +2,7 @@
 // in `structuredContent`, read into what loopsign acts on, and the one rule of §5.6.4 for what counts as approval.
 // Everything else the service sent stays, untouched, in the document printed under `service`.
 import { EvidenceInvalidError, RefusedError, ServiceError } from '../errors.js';
-import type { Json } from '../service/client.js';
+import { integerField, isDoc, objectField, type ServiceDoc } from '../service/doc.js';
 import { checkGateEvidence, type GateCheck, type GateTrust } from './gate.js';
 import { isId, serviceId } from './ids.js';
 
@@ -13,7 +13,8 @@ export const TERMINAL_STATES = ['skipped', 'completed', 'inconclusive', 'failed_
 export const WAIT_CURSOR = /^[0-9]{1,16}(?::[0-9]{1,16})?$/;
 
 export interface Envelope {
-  doc: Json;
+  /** The tool's structuredContent as it came: printed under `service`, unread beyond what is parsed here. */
+  doc: ServiceDoc;
   opportunityId: string;
   workspaceId: string;
   integrationId: string;
@@ -38,7 +39,7 @@ function bad(tool: string, what: string): ServiceError {
 const str = (v: unknown): v is string => typeof v === 'string';
 
 /** Reads an envelope; one for another opportunity than asked is refused (exit 5). */
-export function parseEnvelope(doc: Json, tool: string, expectOpportunity?: string): Envelope {
+export function parseEnvelope(doc: ServiceDoc, tool: string, expectOpportunity?: string): Envelope {
   if (doc.schemaVersion !== ENVELOPE_SCHEMA)
     throw bad(tool, `has schemaVersion ${JSON.stringify(doc.schemaVersion)}, not ${ENVELOPE_SCHEMA}`);
   const opportunityId = serviceId('opportunity', doc.opportunityId, 'an opportunityId');
@@ -48,53 +49,61 @@ export function parseEnvelope(doc: Json, tool: string, expectOpportunity?: strin
     });
   }
   const workspaceId = serviceId('workspace', doc.workspaceId, 'a workspaceId');
-  if (!str(doc.integrationId) || !isId('configured', doc.integrationId)) throw bad(tool, 'has no integrationId');
-  const l = doc.lifecycle as Json | undefined;
+  const integrationId = doc.integrationId;
+  if (!isId('configured', integrationId)) throw bad(tool, 'has no integrationId');
+  const l = objectField(doc, 'lifecycle');
+  const state = l?.state;
   const states: readonly string[] = [...OPEN_STATES, ...TERMINAL_STATES];
-  if (!l || !str(l.state) || !states.includes(l.state)) throw bad(tool, `has lifecycle.state ${JSON.stringify(l?.state)}`);
-  if (!Number.isSafeInteger(l.revision) || l.revision < 1) throw bad(tool, 'has no positive lifecycle.revision');
-  const terminal = (TERMINAL_STATES as readonly string[]).includes(l.state);
-  if (l.terminal !== terminal) throw bad(tool, `says terminal=${String(l.terminal)} for state ${l.state}`);
-  const c = doc.continuation as Json | null | undefined;
+  if (!l || !str(state) || !states.includes(state)) throw bad(tool, `has lifecycle.state ${JSON.stringify(state)}`);
+  const revision = integerField(l, 'revision');
+  if (revision === undefined || revision < 1) throw bad(tool, 'has no positive lifecycle.revision');
+  const terminal = (TERMINAL_STATES as readonly string[]).includes(state);
+  if (l.terminal !== terminal) throw bad(tool, `says terminal=${String(l.terminal)} for state ${state}`);
+  const c = doc.continuation;
   let continuation: Envelope['continuation'] = null;
   if (c !== null && c !== undefined) {
-    if (!str(c.cursor) || !Number.isSafeInteger(c.retryAfterMs) || !str(c.expiresAt)) throw bad(tool, 'has a malformed continuation');
-    continuation = { cursor: c.cursor, retryAfterMs: c.retryAfterMs, expiresAt: c.expiresAt };
+    const retryAfterMs = integerField(c, 'retryAfterMs');
+    if (!isDoc(c) || !str(c.cursor) || retryAfterMs === undefined || !str(c.expiresAt)) throw bad(tool, 'has a malformed continuation');
+    continuation = { cursor: c.cursor, retryAfterMs, expiresAt: c.expiresAt };
   }
   if (terminal && continuation) throw bad(tool, 'is terminal but carries a continuation');
-  const frozen = doc.frozen as Json | undefined;
-  const rp = frozen?.requestProfile as Json | undefined;
-  if (!rp || !str(rp.id) || !Number.isSafeInteger(rp.version) || !isId('sha256', rp.hash))
+  const frozen = objectField(doc, 'frozen');
+  const rp = objectField(frozen, 'requestProfile');
+  const rpVersion = integerField(rp, 'version');
+  if (!rp || !str(rp.id) || rpVersion === undefined || !isId('sha256', rp.hash))
     throw bad(tool, 'has no frozen.requestProfile {id, version, hash}');
-  const bindingHash = (frozen?.binding as Json | undefined)?.hash;
+  const bindingHash = objectField(frozen, 'binding')?.hash;
   if (!isId('sha256', bindingHash)) throw bad(tool, 'has no frozen.binding.hash');
-  if (!isId('sha256', frozen?.evaluationCommitment)) throw bad(tool, 'has no frozen.evaluationCommitment');
+  const evaluationCommitment = frozen?.evaluationCommitment;
+  if (!isId('sha256', evaluationCommitment)) throw bad(tool, 'has no frozen.evaluationCommitment');
+  const reasonCodes = Array.isArray(l.reasonCodes) ? l.reasonCodes.filter(str) : [];
   const env: Envelope = {
     doc,
     opportunityId,
     workspaceId,
-    integrationId: doc.integrationId,
+    integrationId,
     decision: String(doc.decision),
-    state: l.state,
-    revision: l.revision,
+    state,
+    revision,
     terminal,
-    reasonCodes: Array.isArray(l.reasonCodes) ? l.reasonCodes.filter(str) : [],
+    reasonCodes,
     continuation,
-    requestProfile: { id: rp.id, version: rp.version, hash: rp.hash },
+    requestProfile: { id: rp.id, version: rpVersion, hash: rp.hash },
     bindingHash,
-    evaluationCommitment: frozen!.evaluationCommitment as string,
-    lane: String((doc.route as Json | undefined)?.lane ?? 'unknown'),
+    evaluationCommitment,
+    lane: String(objectField(doc, 'route')?.lane ?? 'unknown'),
   };
-  const w = doc.wait as Json | undefined;
-  if (w && typeof w === 'object') {
+  const w = objectField(doc, 'wait');
+  if (w) {
     // Private lanes: wait.cursor ("revision:responseCount"); the public lane: wait.continuation.cursor. Never the
     // top-level continuation.cursor, which is the bare revision (§5.6.3).
-    const raw = str(w.cursor) ? w.cursor : str((w.continuation as Json | undefined)?.cursor) ? (w.continuation as Json).cursor : null;
+    const inner = objectField(w, 'continuation')?.cursor;
+    const raw = str(w.cursor) ? w.cursor : str(inner) ? inner : null;
     env.wait = {
       cursor: raw !== null && WAIT_CURSOR.test(raw) ? raw : null,
       deliveryId: str(w.deliveryId) && /^hp[pu]d_[0-9a-f]{40}$/.test(w.deliveryId) ? w.deliveryId : null,
       status: str(w.status) ? w.status : null,
-      responseCount: Number.isSafeInteger(w.responseCount) ? (w.responseCount as number) : null,
+      responseCount: integerField(w, 'responseCount') ?? null,
     };
   }
   return env;

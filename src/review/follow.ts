@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { NotReadyError, RefusedError, UsageError } from '../errors.js';
 import type { Output } from '../output.js';
-import type { Json } from '../service/client.js';
+import { objectField } from '../service/doc.js';
 import { parseEnvelope, reviewVerdict, verdictSentence, WAIT_CURSOR, type Envelope, type Verdict } from './envelope.js';
 import type { GateTrust } from './gate.js';
 import { userId } from './ids.js';
@@ -20,8 +20,8 @@ export interface Followed {
   verdict: Verdict;
   /** The inner wait cursor to resume from (null when the service gave none). */
   cursor: string | null;
-  /** The HumanReviewResultEnvelope of a private lane (or the public result), when read. */
-  result: Json | null;
+  /** The HumanReviewResultEnvelope of a private lane (or the public result), when read: the service's, passed through. */
+  result: unknown;
 }
 
 export interface FollowOptions {
@@ -51,13 +51,14 @@ export async function reviewResult(mcp: WorkspaceMcp, records: ReviewRecords, id
   const opportunityId = userId('opportunity', id, 'opportunity');
   const doc = await mcp.tool('rateloop_get_review_result', { opportunityId });
   const envelope = parseEnvelope(doc, 'rateloop_get_review_result', opportunityId);
-  const result = (doc.result ?? null) as Json | null;
+  const result = doc.result ?? null;
   // The result inside must be this opportunity's too ("a review result for another opportunity" is refused).
-  if (result && typeof result === 'object' && result.opportunityId !== undefined && result.opportunityId !== opportunityId) {
+  const about = objectField(doc, 'result')?.opportunityId;
+  if (about !== undefined && about !== opportunityId) {
     throw new RefusedError(
       'other_opportunity',
-      `asked for the result of ${opportunityId}, the service answered with the result of ${String(result.opportunityId)}: refused`,
-      { details: { expected: opportunityId, actual: result.opportunityId } },
+      `asked for the result of ${opportunityId}, the service answered with the result of ${String(about)}: refused`,
+      { details: { expected: opportunityId, actual: about } },
     );
   }
   const verdict = reviewVerdict(envelope, o.trust, await localOutput(records, opportunityId, o.outputFile));

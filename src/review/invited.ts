@@ -5,11 +5,12 @@
 import { createHash } from 'node:crypto';
 import { RefusedError, ServiceError, UsageError } from '../errors.js';
 import { canonicalJson } from '../protocol/canonical.js';
-import type { Json } from '../service/client.js';
+import { arrayField, integerField, isDoc, objectField, type ServiceDoc } from '../service/doc.js';
+import type { ToolArgs } from '../service/mcp.js';
 import { mediaTypeOption, readPayload } from './artifacts.js';
 import { parseEnvelope, type Envelope } from './envelope.js';
 import { isId, serviceId, userId } from './ids.js';
-import { sha256Text, type OpportunityRecord, type ReviewRecords } from './records.js';
+import { sha256Text, type OpportunityRecord, type ReviewQuestion, type ReviewRecords } from './records.js';
 import type { WorkspaceMcp } from './workspace-mcp.js';
 import { jsonProblem } from '../json-problem.js';
 
@@ -24,7 +25,8 @@ const RISK_TIER = /^[a-z][a-z0-9_-]{0,63}$/;
 export const PROMPT_BUDGET = 3837;
 
 export interface AgentContext {
-  doc: Json;
+  /** rateloop_get_agent_context's structuredContent as it came (printed under `service`). */
+  doc: ServiceDoc;
   workspaceId: string;
   integrationId: string;
   agentId: string;
@@ -43,39 +45,39 @@ export interface AgentContext {
   } | null;
 }
 
-export function parseAgentContext(doc: Json): AgentContext {
+export function parseAgentContext(doc: ServiceDoc): AgentContext {
   if (doc.schemaVersion !== CONTEXT_SCHEMA)
     throw new ServiceError(
       'invalid_response',
       `the agent context has schemaVersion ${JSON.stringify(doc.schemaVersion)}, not ${CONTEXT_SCHEMA}`,
     );
-  const hash = doc.reviewPolicy?.audiencePolicyHash;
+  const hash = objectField(doc, 'reviewPolicy')?.audiencePolicyHash;
   if (!isId('sha256', hash)) throw new ServiceError('invalid_response', 'the agent context has no reviewPolicy.audiencePolicyHash');
-  if (!isId('configured', doc.integrationId) || !isId('configured', doc.agentId))
+  const { integrationId, agentId } = doc;
+  if (!isId('configured', integrationId) || !isId('configured', agentId))
     throw new ServiceError('invalid_response', 'the agent context has no integrationId or agentId');
-  const hr = (doc.humanReview ?? {}) as Json;
-  const rp = hr.requestProfile as Json | null | undefined;
+  const hr = objectField(doc, 'humanReview') ?? {};
+  const rp = objectField(hr, 'requestProfile');
+  const version = integerField(rp, 'version');
   const profile =
-    rp && typeof rp.profileId === 'string' && Number.isSafeInteger(rp.version) && isId('sha256', rp.hash)
+    rp && typeof rp.profileId === 'string' && version !== undefined && isId('sha256', rp.hash)
       ? {
           id: rp.profileId,
-          version: rp.version,
+          version,
           hash: rp.hash,
           questionAuthority: String(rp.questionAuthority),
           criterion: String(rp.criterion ?? ''),
-          audienceType: String(rp.audience?.type),
+          audienceType: String(objectField(rp, 'audience')?.type),
           resultSemantics: String(rp.resultSemantics),
         }
       : null;
   return {
     doc,
     workspaceId: serviceId('workspace', doc.workspaceId, 'the workspaceId of the agent context'),
-    integrationId: doc.integrationId,
-    agentId: doc.agentId,
+    integrationId,
+    agentId,
     audiencePolicyHash: hash,
-    allowedWorkflowKeys: Array.isArray(doc.allowedWorkflowKeys)
-      ? doc.allowedWorkflowKeys.filter((k: unknown) => typeof k === 'string')
-      : [],
+    allowedWorkflowKeys: (arrayField(doc, 'allowedWorkflowKeys') ?? []).filter((k): k is string => typeof k === 'string'),
     humanReviewStatus: String(hr.status),
     authority: typeof hr.authority === 'string' ? hr.authority : null,
     profile,
@@ -87,7 +89,7 @@ export async function agentContext(mcp: WorkspaceMcp): Promise<AgentContext> {
 }
 
 /** The raw evaluate decision (the HTTP twin's answer, and `rawResult` of the evaluate envelope). */
-export function parseReviewDecision(doc: Json): {
+export function parseReviewDecision(doc: ServiceDoc): {
   opportunityId: string;
   decision: string;
   state: string;
@@ -99,20 +101,23 @@ export function parseReviewDecision(doc: Json): {
       'invalid_response',
       `the review decision has schemaVersion ${JSON.stringify(doc.schemaVersion)}, not ${DECISION_SCHEMA}`,
     );
-  if (!['required', 'recommended', 'skip'].includes(doc.decision))
+  const decision = (['required', 'recommended', 'skip'] as const).find((d) => d === doc.decision);
+  if (decision === undefined)
     throw new ServiceError('invalid_response', `the review decision ${JSON.stringify(doc.decision)} is not required, recommended or skip`);
-  if (!isId('sha256', doc.suggestionCommitment) || typeof doc.lifecycle?.state !== 'string')
+  const { suggestionCommitment } = doc;
+  const state = objectField(doc, 'lifecycle')?.state;
+  if (!isId('sha256', suggestionCommitment) || typeof state !== 'string')
     throw new ServiceError('invalid_response', 'the review decision has no suggestionCommitment or lifecycle');
   return {
     opportunityId: serviceId('opportunity', doc.opportunityId, 'an opportunityId'),
-    decision: doc.decision,
-    state: doc.lifecycle.state,
-    suggestionCommitment: doc.suggestionCommitment,
+    decision,
+    state,
+    suggestionCommitment,
     scopeId: serviceId('scope', doc.scopeId, 'a scopeId'),
   };
 }
 
-export function parseAssuranceState(doc: Json, scopeId?: string): { scopeId: string; stage: string; reviewRateBps: number } {
+export function parseAssuranceState(doc: ServiceDoc, scopeId?: string): { scopeId: string; stage: string; reviewRateBps: number } {
   if (doc.schemaVersion !== STATE_SCHEMA)
     throw new ServiceError(
       'invalid_response',
@@ -121,8 +126,9 @@ export function parseAssuranceState(doc: Json, scopeId?: string): { scopeId: str
   const id = serviceId('scope', doc.scopeId, 'a scopeId');
   if (scopeId !== undefined && id !== scopeId)
     throw new RefusedError('other_scope', `asked for scope ${scopeId}, the service answered about ${id}: refused`);
-  if (!Number.isSafeInteger(doc.reviewRateBps)) throw new ServiceError('invalid_response', 'the assurance state has no reviewRateBps');
-  return { scopeId: id, stage: String(doc.stage), reviewRateBps: doc.reviewRateBps };
+  const reviewRateBps = integerField(doc, 'reviewRateBps');
+  if (reviewRateBps === undefined) throw new ServiceError('invalid_response', 'the assurance state has no reviewRateBps');
+  return { scopeId: id, stage: String(doc.stage), reviewRateBps };
 }
 
 /** The opportunity id the service derives (§1.2): `aop_` + 40 hex of SHA-256(workspace \0 agent \0 external id). */
@@ -181,7 +187,7 @@ const SPAN_KEYS = [
 ];
 
 /** The execution provenance (§5.5.4): from a JSON file, checked for the rules the service enforces, or one span from --model. */
-async function execution(o: EvaluateInput, externalId: string): Promise<Json> {
+async function execution(o: EvaluateInput, externalId: string): Promise<ServiceDoc> {
   if ((o.execution === undefined) === (o.model === undefined))
     throw new UsageError('usage', 'give the execution provenance once: --execution FILE (JSON) or --model PROVIDER/MODEL');
   if (o.model !== undefined) {
@@ -199,7 +205,7 @@ async function execution(o: EvaluateInput, externalId: string): Promise<Json> {
     };
   }
   const { promises: fs } = await import('node:fs');
-  let doc: Json;
+  let doc: unknown;
   let text: string;
   try {
     text = await fs.readFile(o.execution!, 'utf8');
@@ -215,7 +221,7 @@ async function execution(o: EvaluateInput, externalId: string): Promise<Json> {
     throw new UsageError('invalid_execution', `--execution ${o.execution} is ${jsonProblem(error, text)}`);
   }
   const fail = (why: string) => new UsageError('invalid_execution', `--execution ${o.execution}: ${why}`);
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw fail('not a JSON object');
+  if (!isDoc(doc)) throw fail('not a JSON object');
   const unknown = Object.keys(doc).filter((k) => !EXECUTION_KEYS.includes(k));
   if (unknown.length) throw fail(`unknown member ${unknown[0]} (the service takes only ${EXECUTION_KEYS.join(', ')})`);
   if (typeof doc.externalExecutionId !== 'string' || !doc.externalExecutionId.trim() || doc.externalExecutionId.length > 160)
@@ -224,13 +230,12 @@ async function execution(o: EvaluateInput, externalId: string): Promise<Json> {
   const spans = doc.generationSpans;
   if (!Array.isArray(spans) || spans.length < 1 || spans.length > 64) throw fail('generationSpans must hold 1 … 64 spans');
   for (const s of spans) {
-    const extra = Object.keys(s ?? {}).filter((k) => !SPAN_KEYS.includes(k));
+    if (!isDoc(s)) throw fail('every span must be a JSON object');
+    const extra = Object.keys(s).filter((k) => !SPAN_KEYS.includes(k));
     if (extra.length) throw fail(`span member ${extra[0]} is not one the service takes`);
   }
-  if (
-    spans.filter((s: Json) => s.role === 'primary' && s.spanId === doc.primarySpanId).length !== 1 ||
-    spans.filter((s: Json) => s.role === 'primary').length !== 1
-  )
+  const primary = spans.filter((s) => isDoc(s) && s.role === 'primary');
+  if (primary.length !== 1 || !isDoc(primary[0]) || primary[0].spanId !== doc.primarySpanId)
     throw fail('exactly one span must have role primary and the spanId of primarySpanId');
   return doc;
 }
@@ -312,7 +317,7 @@ export async function evaluate(mcp: WorkspaceMcp, records: ReviewRecords, input:
 
   const journal = await records.openEvaluation(externalId);
   try {
-    const j = journal.data as Json;
+    const j = journal.data;
     if (typeof j.inputsDigest === 'string' && j.inputsDigest !== inputsDigest) {
       throw new UsageError(
         'opportunity_inputs_changed',
@@ -347,7 +352,7 @@ export async function evaluate(mcp: WorkspaceMcp, records: ReviewRecords, input:
     }
     const repeated = j.args !== undefined;
     // A retry repeats the journaled arguments byte for byte (execution included).
-    const args: Json = (j.args as Json | undefined) ?? {
+    const args: ToolArgs = j.args ?? {
       externalOpportunityId: externalId,
       workflowKey: input.workflow,
       riskTier: input.riskTier,
@@ -373,7 +378,7 @@ export async function evaluate(mcp: WorkspaceMcp, records: ReviewRecords, input:
     const expected = expectedOpportunityId(context.workspaceId, context.agentId, externalId);
     const env = parseEnvelope(doc, 'rateloop_evaluate_review_requirement', expected);
     checkBinding(env, context);
-    const raw = parseReviewDecision((doc.rawResult ?? {}) as Json);
+    const raw = parseReviewDecision(objectField(doc, 'rawResult') ?? {});
     if (
       env.evaluationCommitment !== args.suggestionCommitment ||
       raw.suggestionCommitment !== args.suggestionCommitment ||
@@ -387,7 +392,8 @@ export async function evaluate(mcp: WorkspaceMcp, records: ReviewRecords, input:
     await records.saveOpportunity({
       opportunityId: env.opportunityId,
       externalOpportunityId: externalId,
-      outputCommitment: args.suggestionCommitment,
+      // The frozen commitment, which the check above proved equal to the one this output was evaluated with.
+      outputCommitment: env.evaluationCommitment,
       sourcePayload,
       suggestionPayload,
       sourceContentType,
@@ -401,9 +407,14 @@ export async function evaluate(mcp: WorkspaceMcp, records: ReviewRecords, input:
   }
 }
 
-function questionOf(o: EvaluateInput): Json | undefined {
+function questionOf(o: EvaluateInput): ReviewQuestion | undefined {
   if (o.question === undefined && o.positiveLabel === undefined && o.negativeLabel === undefined) return undefined;
-  const q = { kind: 'binary', prompt: o.question ?? '', positiveLabel: o.positiveLabel ?? '', negativeLabel: o.negativeLabel ?? '' };
+  const q: ReviewQuestion = {
+    kind: 'binary',
+    prompt: o.question ?? '',
+    positiveLabel: o.positiveLabel ?? '',
+    negativeLabel: o.negativeLabel ?? '',
+  };
   // eslint-disable-next-line no-control-regex
   const control = /[\u0000-\u001f\u007f]/;
   if (q.prompt.length < 1 || q.prompt.length > 500 || control.test(q.prompt))
@@ -463,7 +474,7 @@ export async function requestReview(mcp: WorkspaceMcp, records: ReviewRecords, i
     );
   }
   const context = await agentContext(mcp);
-  const args: Json = { opportunityId, sourcePayload, suggestionPayload };
+  const args: Record<string, unknown> = { opportunityId, sourcePayload, suggestionPayload };
   if (record.question) args.question = record.question;
   const audience = context.profile?.audienceType;
   if (audience === 'private_invited') {
@@ -493,10 +504,12 @@ export async function requestReview(mcp: WorkspaceMcp, records: ReviewRecords, i
   const env = parseEnvelope(doc, 'rateloop_request_review', opportunityId);
   checkBinding(env, context);
   let privateReviewId: string | null = null;
-  const foundation = doc.foundation as Json | undefined;
-  if (foundation) {
-    privateReviewId = serviceId('privateReview', foundation.privateReviewId, 'the private review');
-    const rp = foundation.bindings?.requestProfile as Json | undefined;
+  // Any foundation the service names must be a private review of this request profile (one that is not an object
+  // names no private review id in its form).
+  if (doc.foundation) {
+    const foundation = objectField(doc, 'foundation');
+    privateReviewId = serviceId('privateReview', foundation?.privateReviewId, 'the private review');
+    const rp = objectField(objectField(foundation, 'bindings'), 'requestProfile');
     if (!rp || rp.id !== env.requestProfile.id || rp.version !== env.requestProfile.version || rp.hash !== env.requestProfile.hash) {
       throw refuseBinding(
         'private review request profile',
@@ -505,7 +518,7 @@ export async function requestReview(mcp: WorkspaceMcp, records: ReviewRecords, i
       );
     }
   }
-  const d = (doc.delivery as Json | undefined)?.deliveryId;
+  const d = objectField(doc, 'delivery')?.deliveryId;
   const deliveryId = typeof d === 'string' && /^hp[pu]d_[0-9a-f]{40}$/.test(d) ? d : null;
   if (deliveryId)
     await records.saveOpportunity({
@@ -525,29 +538,32 @@ export interface OpenReview {
 export async function listOpenReviews(
   mcp: WorkspaceMcp,
   o: { limit?: string; cursor?: string; all?: boolean },
-): Promise<{ docs: Json[]; items: OpenReview[]; nextCursor: string | null }> {
+): Promise<{ docs: ServiceDoc[]; items: OpenReview[]; nextCursor: string | null }> {
   const limit = o.limit === undefined ? undefined : Number(o.limit);
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1 || limit > 50))
     throw new UsageError('invalid_limit', '--limit must be 1 … 50');
   if (o.cursor !== undefined && (o.cursor.length < 1 || o.cursor.length > 1024))
     throw new UsageError('invalid_cursor', '--cursor must be the nextCursor of an earlier listing');
-  const docs: Json[] = [];
+  const docs: ServiceDoc[] = [];
   const items: OpenReview[] = [];
   let cursor: string | null = o.cursor ?? null;
   for (let page = 0; page < 100; page++) {
     const doc = await mcp.tool('rateloop_list_open_reviews', { ...(cursor ? { cursor } : {}), ...(limit ? { limit } : {}) });
-    if (doc.schemaVersion !== OPEN_REVIEWS_SCHEMA || !Array.isArray(doc.items))
+    const listed = arrayField(doc, 'items');
+    if (doc.schemaVersion !== OPEN_REVIEWS_SCHEMA || !listed)
       throw new ServiceError(
         'invalid_response',
         `the open reviews have schemaVersion ${JSON.stringify(doc.schemaVersion)}, not ${OPEN_REVIEWS_SCHEMA}`,
       );
     docs.push(doc);
-    for (const it of doc.items as Json[]) {
+    for (const it of listed) {
       // An item whose id is not in its form is left out of the next steps (it stays visible under `service`).
-      if (isId('opportunity', it?.opportunityId))
-        items.push({ opportunityId: it.opportunityId, state: String(it.lifecycle?.state), nextAction: String(it.nextAction) });
+      const id = isDoc(it) ? it.opportunityId : undefined;
+      if (isDoc(it) && isId('opportunity', id))
+        items.push({ opportunityId: id, state: String(objectField(it, 'lifecycle')?.state), nextAction: String(it.nextAction) });
     }
-    cursor = typeof doc.nextCursor === 'string' && doc.nextCursor.length <= 1024 ? doc.nextCursor : null;
+    const next = doc.nextCursor;
+    cursor = typeof next === 'string' && next.length <= 1024 ? next : null;
     if (!o.all || cursor === null) break;
   }
   return { docs, items, nextCursor: cursor };
@@ -556,7 +572,7 @@ export async function listOpenReviews(
 export async function assuranceState(
   mcp: WorkspaceMcp,
   scope: string,
-): Promise<{ doc: Json; state: ReturnType<typeof parseAssuranceState> }> {
+): Promise<{ doc: ServiceDoc; state: ReturnType<typeof parseAssuranceState> }> {
   const scopeId = userId('scope', scope, 'scope');
   const doc = await mcp.tool('rateloop_get_assurance_state', { scopeId });
   return { doc, state: parseAssuranceState(doc, scopeId) };

@@ -9,7 +9,7 @@ import { RefusedError, ServiceError, UsageError } from '../errors.js';
 import type { Store } from '../store/db.js';
 import { Operation, operationId } from '../store/operation.js';
 import { canonicalJson } from '../protocol/canonical.js';
-import type { Json } from '../service/client.js';
+import { objectField, type ServiceDoc } from '../service/doc.js';
 import { detectMediaType, mediaTypeOption, readArtifact } from './artifacts.js';
 import { ASSURANCE_SCHEMA, BODY_CAP, type AssuranceClient } from './assurance.js';
 import { isId, serviceId, userId } from './ids.js';
@@ -31,8 +31,25 @@ export interface PrivateReviewInput {
   idempotencyKey?: string;
 }
 
+/** An artifact as the request carries it. */
+export type PrivateArtifact = { contentType: string; bytesBase64: string };
+
+/** What a private review asks for (§6.4), without its idempotency key: what the key is bound to. */
+export type PrivateReviewPayload = {
+  integrationId: string;
+  projectId: string;
+  requestProfile: { id: string; version: number; hash: string };
+  cohortId: string;
+  dataClassification: string;
+  source: PrivateArtifact;
+  suggestion: PrivateArtifact;
+};
+
+/** The exact request body: the payload under its idempotency key. */
+export type PrivateReviewBody = PrivateReviewPayload & { idempotencyKey: string };
+
 export interface PreparedPrivateReview {
-  body: Json;
+  body: PrivateReviewBody;
   /** sha256 of everything but the key: what the key is bound to. */
   payloadDigest: string;
   /** sha256 of the exact bytes sent. */
@@ -49,7 +66,7 @@ function need(value: string | undefined, flag: string): string {
 }
 
 /** The request body, from the user's options and files (exit 2 on anything malformed). */
-export async function privateReviewBody(o: PrivateReviewInput): Promise<Omit<Json, 'idempotencyKey'>> {
+export async function privateReviewBody(o: PrivateReviewInput): Promise<PrivateReviewPayload> {
   const projectId = userId('project', need(o.project, '--project'), '--project');
   const integrationId = userId('configured', need(o.integration, '--integration'), '--integration');
   const m = /^(.+)@([1-9][0-9]{0,8})$/.exec(need(o.profile, '--profile <id>@<version>'));
@@ -87,8 +104,8 @@ export async function privateReviewBody(o: PrivateReviewInput): Promise<Omit<Jso
 }
 
 /** The exact body with its key, and its size checked against the cap before anything else happens. */
-export function withKey(payload: Json, idempotencyKey: string, keyGenerated: boolean): PreparedPrivateReview {
-  const body = { idempotencyKey, ...payload };
+export function withKey(payload: PrivateReviewPayload, idempotencyKey: string, keyGenerated: boolean): PreparedPrivateReview {
+  const body: PrivateReviewBody = { idempotencyKey, ...payload };
   const text = JSON.stringify(body);
   const bodyBytes = Buffer.byteLength(text);
   if (bodyBytes > BODY_CAP) {
@@ -105,7 +122,8 @@ export function withKey(payload: Json, idempotencyKey: string, keyGenerated: boo
 }
 
 export interface CreatedPrivateReview {
-  doc: Json;
+  /** The service's answer as it came (printed under `service`). */
+  doc: ServiceDoc;
   privateReviewId: string;
   status: string;
   responseDeadline: string;
@@ -117,30 +135,38 @@ export interface CreatedPrivateReview {
 }
 
 /** The answer must be the review that was asked for (§6.4 response). */
-export function checkPrivateReviewResponse(doc: Json, body: Json): { privateReviewId: string; status: string; responseDeadline: string } {
+export function checkPrivateReviewResponse(
+  doc: ServiceDoc,
+  body: PrivateReviewPayload,
+): { privateReviewId: string; status: string; responseDeadline: string } {
   if (doc.schemaVersion !== ASSURANCE_SCHEMA)
     throw new ServiceError('invalid_response', `the private review answer has schemaVersion ${JSON.stringify(doc.schemaVersion)}`);
   const privateReviewId = serviceId('privateReview', doc.privateReviewId, 'a privateReviewId');
-  const b = (doc.bindings ?? {}) as Json;
-  const rp = (b.requestProfile ?? {}) as Json;
-  const asked = body.requestProfile as Json;
+  const b = objectField(doc, 'bindings');
+  const rp = objectField(b, 'requestProfile') ?? {};
+  const asked = body.requestProfile;
+  const project = objectField(b, 'project')?.projectId;
+  const cohort = objectField(b, 'cohort')?.cohortId;
   const mismatch: string[] = [];
-  if (b.project?.projectId !== body.projectId) mismatch.push(`project ${String(b.project?.projectId)} (asked ${body.projectId})`);
+  if (project !== body.projectId) mismatch.push(`project ${String(project)} (asked ${body.projectId})`);
   if (rp.id !== asked.id || rp.version !== asked.version || rp.hash !== asked.hash)
     mismatch.push(
       `request profile ${String(rp.id)}@${String(rp.version)} ${String(rp.hash)} (asked ${asked.id}@${asked.version} ${asked.hash})`,
     );
-  if (b.cohort?.cohortId !== body.cohortId) mismatch.push(`cohort ${String(b.cohort?.cohortId)} (asked ${body.cohortId})`);
+  if (cohort !== body.cohortId) mismatch.push(`cohort ${String(cohort)} (asked ${body.cohortId})`);
   if (mismatch.length > 0)
     throw new RefusedError('binding_mismatch', `the service's answer binds the review to another ${mismatch.join(' and ')}: refused`, {
       details: { privateReviewId, mismatch },
     });
-  if (!['ready_for_assignment', 'awaiting_owner_rebind'].includes(doc.status))
+  const status = (['ready_for_assignment', 'awaiting_owner_rebind'] as const).find((s) => s === doc.status);
+  if (status === undefined)
     throw new ServiceError('invalid_response', `the private review status ${JSON.stringify(doc.status)} is not one the service documents`);
-  if (typeof doc.responseDeadline !== 'string' || Number.isNaN(Date.parse(doc.responseDeadline)))
+  const { responseDeadline } = doc;
+  if (typeof responseDeadline !== 'string' || Number.isNaN(Date.parse(responseDeadline)))
     throw new ServiceError('invalid_response', 'the private review has no responseDeadline timestamp');
-  for (const a of ['sourceArtifactId', 'suggestionArtifactId']) serviceId('artifact', doc.artifacts?.[a], `artifacts.${a}`);
-  return { privateReviewId, status: doc.status, responseDeadline: doc.responseDeadline };
+  const artifacts = objectField(doc, 'artifacts');
+  for (const a of ['sourceArtifactId', 'suggestionArtifactId']) serviceId('artifact', artifacts?.[a], `artifacts.${a}`);
+  return { privateReviewId, status, responseDeadline };
 }
 
 /**

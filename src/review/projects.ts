@@ -7,7 +7,7 @@ import { LoopsignError, ServiceError, UsageError } from '../errors.js';
 import type { Store } from '../store/db.js';
 import { Operation, operationId } from '../store/operation.js';
 import { canonicalJson } from '../protocol/canonical.js';
-import type { Json } from '../service/client.js';
+import type { ServiceDoc } from '../service/doc.js';
 import { parseProject, parseProjectCreated, type AssuranceClient, type ProjectSummary, type RunSummary } from './assurance.js';
 import { userId } from './ids.js';
 
@@ -20,8 +20,11 @@ export interface ProjectRequest {
   retentionDays?: string;
 }
 
+/** A project as §6.2 creates it. */
+export type ProjectBody = { name: string; dataClassification: string; retentionDays: number; description?: string };
+
 /** The body §6.2 accepts, checked here (exit 2) so a malformed request is never sent. Private projects only. */
-export function projectBody(o: ProjectRequest): Json {
+export function projectBody(o: ProjectRequest): ProjectBody {
   const name = (o.name ?? '').trim();
   if (!name || name.length > 160) throw new UsageError('invalid_name', '--name must be 1 … 160 characters');
   if (!(CLASSIFICATIONS as readonly string[]).includes(String(o.dataClassification))) {
@@ -30,7 +33,7 @@ export function projectBody(o: ProjectRequest): Json {
   const days = Number(o.retentionDays);
   if (!/^[0-9]+$/.test(String(o.retentionDays)) || !Number.isSafeInteger(days) || days < 1 || days > 3650)
     throw new UsageError('invalid_retention_days', '--retention-days must be a whole number of days, 1 … 3650');
-  const body: Json = { name, dataClassification: o.dataClassification, retentionDays: days };
+  const body: ProjectBody = { name, dataClassification: String(o.dataClassification), retentionDays: days };
   if (o.description !== undefined) {
     const d = o.description.trim();
     if (!d || d.length > 2000) throw new UsageError('invalid_description', '--description must be 1 … 2000 characters');
@@ -48,7 +51,7 @@ export interface CreatedProject {
   source: 'created' | 'journal' | 'found_after_ambiguous_failure';
 }
 
-const matches = (p: ProjectSummary, body: Json) =>
+const matches = (p: ProjectSummary, body: ProjectBody) =>
   p.name === body.name && p.dataClassification === body.dataClassification && p.retentionDays === body.retentionDays;
 
 /** A 4xx is a definite refusal (nothing was created); a lost answer or a 5xx may have created the project. */
@@ -59,7 +62,7 @@ function ambiguous(error: unknown): boolean {
   return status === undefined || status >= 500;
 }
 
-export async function createProject(store: Store, client: AssuranceClient, body: Json): Promise<CreatedProject> {
+export async function createProject(store: Store, client: AssuranceClient, body: ProjectBody): Promise<CreatedProject> {
   const digest = createHash('sha256').update(canonicalJson(body)).digest('hex');
   const journal = await Operation.open(store, 'project-create', operationId('project-create', [client.baseUrl, digest]), {
     chainId: 0,
@@ -88,7 +91,7 @@ export async function createProject(store: Store, client: AssuranceClient, body:
     }
     const before = list ?? (await client.listProjects());
     await journal.setStep('sending', { knownBefore: before.projects.map((p) => p.projectId), sentAt: new Date().toISOString() });
-    let doc: Json;
+    let doc: ServiceDoc;
     try {
       doc = await client.createProject(body);
     } catch (error) {
@@ -114,7 +117,10 @@ export async function createProject(store: Store, client: AssuranceClient, body:
   }
 }
 
-export async function showProject(client: AssuranceClient, id: string): Promise<{ doc: Json; projectId: string; runs: RunSummary[] }> {
+export async function showProject(
+  client: AssuranceClient,
+  id: string,
+): Promise<{ doc: ServiceDoc; projectId: string; runs: RunSummary[] }> {
   const projectId = userId('project', id, 'project');
   const doc = await client.getProject(projectId);
   return { doc, projectId, ...parseProject(doc, projectId) };

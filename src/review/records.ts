@@ -3,9 +3,16 @@
 // retry repeats byte-identical inputs, `review request` sends the very text that was committed to, and the result's
 // evidence is compared with the local hash of the output to release. No credential is ever written here.
 import { createHash } from 'node:crypto';
-import type { Json } from '../service/client.js';
 import type { Store } from '../store/db.js';
 import { Operation, operationId, readOperation } from '../store/operation.js';
+
+/** The question an agent writes for a profile whose question authority is agent_per_request (review.md §5.5.4). */
+export interface ReviewQuestion {
+  kind: 'binary';
+  prompt: string;
+  positiveLabel: string;
+  negativeLabel: string;
+}
 
 export interface OpportunityRecord {
   opportunityId: string;
@@ -17,7 +24,7 @@ export interface OpportunityRecord {
   sourceContentType?: string;
   suggestionContentType?: string;
   /** The agent-written question, for profiles whose question authority is agent_per_request. */
-  question?: Json;
+  question?: ReviewQuestion;
   /** The private delivery, once known (its run is where the evidence packet comes from). */
   deliveryId?: string;
   /** The last inner wait cursor. */
@@ -49,7 +56,7 @@ export class ReviewRecords {
       data: { baseUrl: this.baseUrl },
     });
     try {
-      const merged: Json = { ...(journal.data.record ?? {}) };
+      const merged: Record<string, unknown> = { ...(journal.data.record ?? {}) };
       for (const [k, v] of Object.entries(record)) if (v !== undefined) merged[k] = v;
       await journal.save({ record: merged });
     } finally {

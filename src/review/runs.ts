@@ -2,13 +2,13 @@
 // loopsign still polls only every few seconds.
 import { NotReadyError } from '../errors.js';
 import type { Output } from '../output.js';
-import type { Json } from '../service/client.js';
+import type { ServiceDoc } from '../service/doc.js';
 import { parseRunStatus, type AssuranceClient, type RunStatus } from './assurance.js';
 import { userId } from './ids.js';
 
 export const RUN_POLL_MS = 2000;
 
-export async function runStatus(client: AssuranceClient, id: string): Promise<{ doc: Json; status: RunStatus }> {
+export async function runStatus(client: AssuranceClient, id: string): Promise<{ doc: ServiceDoc; status: RunStatus }> {
   const runId = userId('run', id, 'run');
   const doc = await client.runStatus(runId);
   return { doc, status: parseRunStatus(doc, runId) };
@@ -20,7 +20,7 @@ export async function waitForRun(
   timeoutSeconds: number,
   out: Output,
   sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
-): Promise<{ doc: Json; status: RunStatus }> {
+): Promise<{ doc: ServiceDoc; status: RunStatus }> {
   const deadline = Date.now() + timeoutSeconds * 1000;
   const spinner = await out.spinner('run.wait', `waiting for run ${id}`);
   try {

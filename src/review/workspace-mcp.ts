@@ -12,8 +12,8 @@
 import { LoopsignError, NotReadyError, ServiceError, UsageError } from '../errors.js';
 import { httpStatusCode, serviceCode, type ServiceCode, type ServiceWord } from '../error-codes.js';
 import type { Output } from '../output.js';
-import { McpClient, type FetchLike } from '../service/mcp.js';
-import type { Json } from '../service/client.js';
+import { McpClient, type FetchLike, type ToolArgs } from '../service/mcp.js';
+import { isDoc, objectField, type ServiceDoc } from '../service/doc.js';
 import { credentialRefused, type Credential } from './credential.js';
 
 export const WORKSPACE_MCP_PATH = '/api/agent/v1/mcp';
@@ -175,7 +175,7 @@ export class WorkspaceMcp {
   }
 
   /** One review tool: its `structuredContent`, or the service's refusal as a loopsign error. */
-  async tool(name: string, args: Json = {}, timeoutMs = 30_000): Promise<Json> {
+  async tool(name: string, args: ToolArgs = {}, timeoutMs = 30_000): Promise<ServiceDoc> {
     for (let attempt = 1; ; attempt++) {
       let result;
       try {
@@ -189,7 +189,7 @@ export class WorkspaceMcp {
           throw await this.unknownTool(name);
         throw error;
       }
-      const value = result.structuredContent as Json | undefined;
+      const value = isDoc(result.structuredContent) ? result.structuredContent : undefined;
       if (result.isError) {
         // A code is something an agent branches on: only a service word.
         const code = serviceCode(value?.code) ?? 'tool_error';
@@ -201,7 +201,7 @@ export class WorkspaceMcp {
         }
         throw toolError(name, code, message, value?.retryable === true);
       }
-      if (!value || typeof value !== 'object' || Array.isArray(value))
+      if (!value)
         throw new ServiceError('invalid_response', `the service answered ${name} without structuredContent`, { details: { tool: name } });
       return value;
     }
@@ -242,14 +242,16 @@ function credentialRefusedPairing(status: string | undefined): LoopsignError {
 }
 
 /** The answer of rateloop_register_agent / rateloop_get_registration_status (review.md §5.5.8). */
-export function parseRegistration(doc: Json): { status: string; workspaceId: string | null; integrationId: string | null } {
-  const status = doc.registration?.status;
+export function parseRegistration(doc: ServiceDoc): { status: string; workspaceId: string | null; integrationId: string | null } {
+  const registration = objectField(doc, 'registration');
+  const integration = objectField(doc, 'integration');
+  const status = registration?.status;
   if (typeof status !== 'string') throw new ServiceError('invalid_response', 'the registration status has no registration.status');
-  const ws = doc.registration?.workspaceId ?? doc.integration?.workspaceId;
+  const ws = registration?.workspaceId ?? integration?.workspaceId;
   return {
     status,
     workspaceId: typeof ws === 'string' && /^ws_[0-9a-f]{32}$/.test(ws) ? ws : null,
-    integrationId: typeof doc.integration?.integrationId === 'string' ? doc.integration.integrationId : null,
+    integrationId: typeof integration?.integrationId === 'string' ? integration.integrationId : null,
   };
 }
 

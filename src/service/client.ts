@@ -1,27 +1,14 @@
-// The paid-feedback JSON routes (service-api.md §5), typed loosely: the guards, not these types, decide what
-// is trusted. Every call here is idempotent on the service side (asks by clientRequestId + payload, confirms by
+// The paid-feedback JSON routes (service-api.md §5). Answers are ServiceDoc (src/service/doc.ts): every field unknown,
+// so the guards, not these types, decide what is trusted. Every call here is idempotent on the service side (asks by clientRequestId + payload, confirms by
 // operation), so transient failures are retried.
 import type { ResolvedConfig } from '../config.js';
 import type { ResolvedChain } from '../chains/index.js';
 import { ServiceError, UsageError } from '../errors.js';
 import type { Output } from '../output.js';
 import { HttpClient } from './http.js';
+import type { ServiceDoc } from './doc.js';
 import { DEFAULT_PROFILE, getProfile } from '../protocol/profiles/index.js';
 import type { KnownFailure, ServiceProfile, ServiceRoutes } from '../protocol/profiles/types.js';
-
-export type Json = Record<string, any>;
-
-/**
- * A document the service returned: every field unknown until a guard or a parser has checked it. The compiler then
- * sees what the guards already do — nothing from the service is used as a type it was never shown to have.
- */
-export type ServiceDoc = { readonly [key: string]: unknown };
-
-/** A field of a service document that must be an object (a plan, a bonus), or undefined when it is anything else. */
-export function objectField(doc: unknown, key: string): ServiceDoc | undefined {
-  const value = doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? (doc as ServiceDoc)[key] : undefined;
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as ServiceDoc) : undefined;
-}
 
 export class ServiceClient {
   readonly routes: ServiceRoutes;

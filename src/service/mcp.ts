@@ -6,13 +6,15 @@
 import { LoopsignError, ServiceError } from '../errors.js';
 import { serviceCode } from '../error-codes.js';
 import { serviceWord } from '../output.js';
-import type { Json } from './client.js';
+import { isDoc, objectField, type ServiceDoc } from './doc.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readCapped, responseTooLarge } from './cap.js';
 
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 type CallToolResult = Awaited<ReturnType<import('@modelcontextprotocol/sdk/client/index.js').Client['callTool']>>;
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+/** A tool's arguments: what loopsign sends (its own values, or a service value it passes back unread). */
+export type ToolArgs = Record<string, unknown>;
 
 export interface McpClientOptions {
   /** The endpoint's path (default the public endpoint). */
@@ -108,7 +110,7 @@ export class McpClient {
   }
 
   /** tools/call, the result as the SDK returns it (`structuredContent`, `content`, `isError`). */
-  async callTool(name: string, args: Json, timeoutMs?: number): Promise<CallToolResult> {
+  async callTool(name: string, args: ToolArgs, timeoutMs?: number): Promise<CallToolResult> {
     const client = await this.connect();
     try {
       return await client.callTool({ name, arguments: args }, undefined, {
@@ -136,9 +138,10 @@ export class McpClient {
     return (await client.listTools(undefined, { signal: this.abort.signal })).tools;
   }
 
-  async call(name: string, args: Json): Promise<Json> {
+  /** A tool's `structuredContent` (an empty document when it sent none, or something that is not an object). */
+  async call(name: string, args: ToolArgs): Promise<ServiceDoc> {
     const result = await this.callTool(name, args);
-    const value = (result.structuredContent ?? {}) as Json;
+    const value = isDoc(result.structuredContent) ? result.structuredContent : {};
     if (result.isError) {
       // As over HTTP: the code and the suggestion only as service words.
       const code = serviceCode(value.code) ?? 'tool_error';
@@ -157,7 +160,7 @@ export class McpClient {
    * prefix, the base64 of the bytes in slices, and a suffix — no full base64 string and no JSON copy of it is ever
    * held, so a 10 MB image costs about one copy of memory, not five. Same endpoint and headers as the SDK client.
    */
-  async callWithBase64(name: string, args: Json, field: string, bytes: Uint8Array): Promise<Json> {
+  async callWithBase64(name: string, args: ToolArgs, field: string, bytes: Uint8Array): Promise<ServiceDoc> {
     const { request } = await import('undici');
     const { Readable } = await import('node:stream');
     const marker = '__loopsign_streamed_base64__';
@@ -204,18 +207,20 @@ export class McpClient {
       });
     }
     const answer = await readCapped(res.body, this.maxBytes, `the service's answer to ${name}`, res.headers['content-length']);
-    let reply: Json;
+    let reply: unknown;
     try {
-      reply = JSON.parse(answer.toString('utf8')) as Json;
+      reply = JSON.parse(answer.toString('utf8'));
     } catch {
       reply = {};
     }
-    if (reply.error)
-      throw new ServiceError('mcp_error', `the MCP call ${name} failed: ${String(reply.error.message)}`, {
+    // A JSON-RPC error, a result or neither; whatever is not an object is read as absent.
+    const rpcError = isDoc(reply) ? reply.error : undefined;
+    if (rpcError)
+      throw new ServiceError('mcp_error', `the MCP call ${name} failed: ${String(isDoc(rpcError) ? rpcError.message : rpcError)}`, {
         details: { status: res.statusCode },
       });
-    const result = (reply.result ?? {}) as Json;
-    const value = (result.structuredContent ?? {}) as Json;
+    const result = objectField(reply, 'result') ?? {};
+    const value = objectField(result, 'structuredContent') ?? {};
     if (result.isError) {
       throw new ServiceError(serviceCode(value.code) ?? 'tool_error', `the service refused ${name}: ${String(value.message ?? 'error')}`, {
         details: { status: value.status, retryable: value.retryable === true, tool: name },

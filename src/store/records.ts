@@ -8,7 +8,7 @@ const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, 'must be 0x-prefixed hex') as u
 const hash = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 32-byte hash') as unknown as z.ZodType<Hex>;
 const decimal = z.string().regex(/^(0|[1-9][0-9]*)$/, 'must be a decimal integer');
 /** A service document, kept as the service sent it (checked where it is used, by the guards). */
-const serviceDoc = z.record(z.string(), z.any());
+const serviceDoc = z.record(z.string(), z.unknown());
 
 export const TX_KINDS = ['call', 'batch', 'batch+authorization'] as const;
 export const TX_STATUSES = ['signed', 'mined', 'reverted', 'dropped'] as const;
@@ -80,6 +80,16 @@ const link = z.object({
   baseUrl: z.string().optional(),
 });
 
+/** A generation request as `generate` built it (journaled so that --retry repeats it exactly). */
+const generationRequest = z.object({
+  agentId: z.string(),
+  clientRequestId: z.string(),
+  workflowKey: z.string(),
+  messages: z.array(z.object({ role: z.string(), content: z.string() })),
+  maxOutputTokens: z.number().int(),
+});
+export type GenerationRequest = z.infer<typeof generationRequest>;
+
 /** Each kind's own fields. Optional ones arrive as the operation goes on. */
 export const KIND_DATA = {
   ask: z.object({
@@ -118,7 +128,7 @@ export const KIND_DATA = {
     .passthrough(),
   handoff: link.extend({ handoffId: z.string().optional() }).passthrough(),
   'signing-intent': link.extend({ intentId: z.string().optional() }).passthrough(),
-  generation: z.object({ request: serviceDoc.optional() }).passthrough(),
+  generation: z.object({ request: generationRequest.optional() }).passthrough(),
   'review-opportunity': z.object({ baseUrl: z.string().optional(), record: serviceDoc.optional() }).passthrough(),
   'review-evaluation': z
     .object({

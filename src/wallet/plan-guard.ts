@@ -5,7 +5,7 @@ import { decodeFunctionData, encodeFunctionData, hexToSignature, type Hex } from
 import { RefusedError } from '../errors.js';
 import { guardRefusal, type Refuse } from './guard-refusal.js';
 import { sameAddress, sameHex } from '../hex.js';
-import { objectField, type ServiceDoc } from '../service/client.js';
+import { objectField, type ServiceDoc } from '../service/doc.js';
 import type { ChainConfig } from '../chains/table.js';
 import {
   RECEIVE_WITH_AUTHORIZATION,

@@ -7,6 +7,7 @@ import type { ChainConfig } from '../chains/table.js';
 import { advisoryRecorderAbi, votingEngineAbi } from '../protocol/abi.js';
 import type { BuiltCommit } from '../vote/build.js';
 import { sameAddress, sameHex } from '../hex.js';
+import { isDoc, objectField } from '../service/doc.js';
 import { checkPlanShape, decode, expectApprove, expectTo, refuse, tokenAddress, trusted, type PlanCall } from './plan-guard.js';
 
 /** contentId, roundContext, targetRound, drandChainHash, commitHash, ciphertext. */
@@ -39,12 +40,13 @@ export function checkOpenRoundPlan(chain: ChainConfig, plan: unknown, contentId:
   return calls;
 }
 
-export function checkRatingPlan(chain: ChainConfig, prepared: Record<string, any>, commit: BuiltCommit, contentId: bigint): PlanCall[] {
-  if (prepared === null || typeof prepared !== 'object') refuse('malformed_response', 'the rating plan response is not a JSON object');
+export function checkRatingPlan(chain: ChainConfig, prepared: unknown, commit: BuiltCommit, contentId: bigint): PlanCall[] {
+  if (!isDoc(prepared)) refuse('malformed_response', 'the rating plan response is not a JSON object');
   const stake = BigInt(commit.stakeWei);
   const advisory = stake === 0n;
   const calls = checkPlanShape(prepared.transactionPlan, advisory ? 1 : [1, 2], 'rating');
-  if (prepared.commit?.ciphertextHash !== undefined && !sameHex(prepared.commit.ciphertextHash, keccak256(commit.ciphertext))) {
+  const ciphertextHash = objectField(prepared, 'commit')?.ciphertextHash;
+  if (ciphertextHash !== undefined && !sameHex(ciphertextHash, keccak256(commit.ciphertext))) {
     refuse('ciphertext_mismatch', 'the service reports another ciphertext hash than the one built here');
   }
   const roundContext = BigInt(commit.secret.roundContext);

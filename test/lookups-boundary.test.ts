@@ -1,0 +1,125 @@
+// The read-only lookups and their views (status, result, templates, confirm, quote) with a lying service (issue 23:
+// `unknown` and parsers at the boundary): the documents are passed through to --json as they came, and what is read
+// of them for people or for the wait is read field by field — a field of the wrong shape is shown as absent, never a
+// TypeError (exit 1), and a poll interval that is not a number never turns the wait into a busy loop. In process,
+// against a real HTTP server on loopback.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { quoteAmounts } from '../src/ask/amounts-view.js';
+import { waitForReady } from '../src/ask/wait.js';
+import { templates } from '../src/commands/lookups.js';
+import { renderResult, renderStatus } from '../src/commands/render.js';
+import type { Context } from '../src/context.js';
+import { LoopsignError } from '../src/errors.js';
+import { Output } from '../src/output.js';
+import { ServiceClient } from '../src/service/client.js';
+import { HttpClient } from '../src/service/http.js';
+import { answerServer, type AnswerServer } from './helpers/answer-server.js';
+
+let server: AnswerServer;
+beforeAll(async () => {
+  server = await answerServer();
+});
+afterAll(() => server.close());
+
+const named = (values: unknown[]) => values.map((v) => [JSON.stringify(v) ?? 'undefined', v] as const);
+const KEY = `0x${'ab'.repeat(32)}`;
+
+function quietOut(json: boolean) {
+  const printed: string[] = [];
+  const sink = { write: (s: string) => (printed.push(s), true) } as unknown as NodeJS.WritableStream;
+  const none = { write: () => true } as unknown as NodeJS.WritableStream;
+  return { out: new Output({ json, quiet: true, debug: false }, { stdout: sink, stderr: none }), printed };
+}
+
+function attempt(f: () => unknown): string {
+  try {
+    return String(f());
+  } catch (error) {
+    return error instanceof LoopsignError ? error.code : `exception: ${(error as Error).message}`;
+  }
+}
+
+describe('the status and result views (for people; --json passes the document through)', () => {
+  it.each(named(['abc', 7, {}, true, [{ id: 1 }], [['7']]]))('contentIds = %s: shown as n/a, never a TypeError', (_, bad) => {
+    const text = attempt(() => renderStatus({ status: 'submitted', operationKey: KEY, contentIds: bad }));
+    expect(text).toMatch(/content {7}n\/a/);
+  });
+
+  it('contentIds that are ids are listed', () => {
+    expect(renderStatus({ status: 'submitted', contentIds: ['7', 8] })).toMatch(/content {7}7, 8/);
+  });
+
+  it.each(named([{ up: null, down: 'x' }, { up: [], down: 7 }, 'distribution', 7, null]))(
+    'distribution = %s: the counts read as 0',
+    (_, bad) => {
+      expect(attempt(() => renderResult({ answer: 'up', ready: true, distribution: bad }))).toMatch(/\(0 up, 0 down, 0 revealed\)/);
+    },
+  );
+});
+
+describe('the quote amounts', () => {
+  it.each(named(['payment', 7, null, [{ totalAmount: '1000000', asset: 'USDC' }], { totalAmount: ['1000000'], asset: 'USDC' }]))(
+    'payment = %s: no amount shown',
+    (_, bad) => {
+      expect(quoteAmounts({ payment: bad })).toEqual({});
+    },
+  );
+});
+
+describe('`templates` for people', () => {
+  const list = async (answer: unknown) => {
+    server.answer = answer;
+    const { out, printed } = quietOut(false);
+    // templates() reads nothing of the chain's settings but asks for them.
+    const ctx = {
+      out,
+      chainSettings: async () => ({}),
+      service: async () => new ServiceClient(new HttpClient({ baseUrl: server.base, retries: 0 })),
+    } as unknown as Context;
+    try {
+      await templates(ctx);
+      return printed.join('');
+    } catch (error) {
+      return error instanceof LoopsignError ? error.code : `exception: ${(error as Error).message}`;
+    }
+  };
+
+  it('the templates are listed with their required inputs', async () => {
+    const text = await list({ templates: [{ id: 'go_no_go', title: 'Go?', templateInputsSchema: { required: ['action'] } }] });
+    expect(text).toMatch(/go_no_go +Go\? {2}\(inputs: action\)/);
+  });
+
+  it.each(named(['abc', 7, { id: 'x' }, true]))('templates = %s: nothing listed, never a TypeError', async (_, bad) => {
+    expect(await list({ templates: bad })).not.toMatch(/exception/);
+  });
+
+  it.each(named([[null], [7, 'x'], [[{ id: 'x' }]]]))('entries %s that are not objects are left out', async (_, bad) => {
+    expect(await list({ templates: [...(bad as unknown[]), { id: 'generic_rating', title: 'Generic' }] })).toMatch(
+      /^generic_rating +Generic/,
+    );
+  });
+
+  it.each(named(['action', 7, [7, { k: 1 }], { 0: 'action' }]))(
+    'templateInputsSchema.required = %s: only texts are named',
+    async (_, bad) => {
+      expect(await list({ templates: [{ id: 'go_no_go', title: 'Go?', templateInputsSchema: { required: bad } }] })).toMatch(
+        /^go_no_go +Go\?\n?$/,
+      );
+    },
+  );
+});
+
+describe('waiting for an ask', () => {
+  it.each(named(['abc', [], true, -5, 1.5, { ms: 1000 }]))(
+    'pollAfterMs = %s: the default interval, not a busy loop (one poll, then not ready within 1 s: exit 7)',
+    async (_, bad) => {
+      server.answer = { status: 'submitted', ready: false, terminal: false, pollAfterMs: bad };
+      const before = server.requests.length;
+      const { out } = quietOut(true);
+      const service = new ServiceClient(new HttpClient({ baseUrl: server.base, retries: 0 }));
+      const e = await waitForReady(service, KEY, out, { timeoutSeconds: 1 }).catch((x: unknown) => x);
+      expect(e).toMatchObject({ code: 'wait_timeout', exitCode: 7 });
+      expect(server.requests.length - before).toBe(1);
+    },
+  );
+});
