@@ -6,7 +6,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { toHex } from 'viem';
+import { decodeFunctionData, encodeFunctionData, erc20Abi, toHex } from 'viem';
+import { votingEngineAbi } from '../src/protocol/abi.js';
 import { chainForProfile } from '../src/chains/index.js';
 import { checkPlan } from '../src/ask/check-plan.js';
 import { LoopsignError } from '../src/errors.js';
@@ -120,6 +121,35 @@ describe('the rating request check-plan is given', () => {
     ['drandChainHash', [ratingArgs.drandChainHash]],
   ])('%s = %j: unusable input (invalid_rating_request, exit 2)', async (field, bad) => {
     expect(await run({ ...ratingArgs, [field]: bad })).toEqual({ code: 'invalid_rating_request', exit: 2 });
+  });
+});
+
+describe('a rating request whose numbers are JSON numbers beyond 2^53', () => {
+  // JSON.parse rounds 10000000000000000001 to 1e19, whose digits pass /^\d+$/: a plan staking 1e19 (approval and
+  // commit re-encoded for it) was "exactly the commit sent" for a request that asked for 1e19 + 1.
+  const rounded = 10_000_000_000_000_000_000n;
+  const body = structuredClone(staked.response.body);
+  const [approve, commit] = body.transactionPlan.calls;
+  const a = decodeFunctionData({ abi: erc20Abi, data: approve.data });
+  approve.data = encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [a.args[0], rounded] });
+  const c = decodeFunctionData({ abi: votingEngineAbi, data: commit.data });
+  const args = [...(c.args as unknown[])];
+  args[6] = rounded;
+  commit.data = encodeFunctionData({ abi: votingEngineAbi, functionName: 'commitVote', args: args as never });
+  const request = (field: string, digits: string) =>
+    JSON.parse(JSON.stringify({ ...ratingArgs, [field]: 0 }).replace(`"${field}":0`, `"${field}":${digits}`));
+
+  it('the plan re-encoded for the rounded stake passes a request that gives it in digits', async () => {
+    expect(await verdict({ ask: { ...ratingArgs, stakeWei: rounded.toString() }, response: body })).toEqual({ code: 'passed', exit: 0 });
+  });
+
+  it.each([
+    ['stakeWei', '10000000000000000001'],
+    ['contentId', '9007199254740993'],
+    ['roundId', '9007199254740993'],
+    ['targetRound', '9007199254740993'],
+  ])('%s = %s (a JSON number): unusable input (invalid_rating_request, exit 2), not read as another number', async (field, digits) => {
+    expect(await verdict({ ask: request(field, digits), response: body })).toEqual({ code: 'invalid_rating_request', exit: 2 });
   });
 });
 

@@ -178,10 +178,13 @@ function walletOf(input: CheckPlanInput, ask: ServiceDoc): string {
 
 function checkRating(input: CheckPlanInput, args: ServiceDoc, response: ServiceDoc, wallet: string): CheckPlanResult {
   const checks: Check[] = [];
-  /** A field of the rating request in its form (a JSON number is read as its digits), or a refusal (exit 2). */
+  /**
+   * A field of the rating request in its form (a JSON number is read as its digits, only when it is a safe integer:
+   * beyond 2^53 JSON.parse has already rounded it to another number whose digits pass), or a refusal (exit 2).
+   */
   const field = (name: string, form: RegExp): string => {
     const v = args[name];
-    const text = typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '';
+    const text = typeof v === 'string' ? v : typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : '';
     if (!form.test(text)) throw new UsageError('invalid_rating_request', `the rating request's ${name} is missing or malformed`);
     return text;
   };
