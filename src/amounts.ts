@@ -27,7 +27,8 @@ export function formatUnits(atomic: bigint, decimals: number): string {
 
 /** "2.5 USDC" for 2500000n USDC; undefined for an asset whose decimals loopsign does not know. */
 export function displayAmount(atomic: bigint | string, asset: string): string | undefined {
-  const decimals = TOKEN_DECIMALS[asset];
+  // Own entries only: an asset a service names 'constructor' or '__proto__' is no token, not Object.prototype's member.
+  const decimals = Object.hasOwn(TOKEN_DECIMALS, asset) ? TOKEN_DECIMALS[asset] : undefined;
   if (decimals === undefined) return undefined;
   const value = typeof atomic === 'bigint' ? atomic : /^[0-9]{1,100}$/.test(atomic) ? BigInt(atomic) : undefined;
   return value === undefined ? undefined : `${formatUnits(value, decimals)} ${asset}`;
@@ -45,7 +46,7 @@ export function parseDisplayAmount(text: string, decimals: number, what: string)
 
 /** Refuses (exit 2) an amount no payment can have: above uint256, or above MAX_TOKEN_AMOUNT tokens. */
 export function checkPayable(atomic: bigint, asset: string, field: string, where?: string): void {
-  const decimals = TOKEN_DECIMALS[asset] ?? 6;
+  const decimals = (Object.hasOwn(TOKEN_DECIMALS, asset) ? TOKEN_DECIMALS[asset] : undefined) ?? 6;
   const named = where === undefined ? field : `${where}: ${field}`;
   if (atomic > UINT256_MAX) {
     throw new UsageError(

@@ -66,6 +66,14 @@ describe('the quote amounts', () => {
   );
 });
 
+describe('the quote amounts of an asset named like an Object.prototype member', () => {
+  // TOKEN_DECIMALS[asset] read an inherited member ('constructor' is a function, '__proto__' an object): formatUnits
+  // then threw, and `quote` ended as an internal error (exit 1) on a lying service's answer.
+  it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'])('asset = %s: no amount shown', (asset) => {
+    expect(quoteAmounts({ payment: { totalAmount: '1000000', asset }, maxPaymentAmountHint: '1000000' })).toEqual({});
+  });
+});
+
 describe('`templates` for people', () => {
   const list = async (answer: unknown) => {
     server.answer = answer;
