@@ -159,6 +159,24 @@ describe('limits, before anything is signed', () => {
     expect(await nonce()).toBe(n0);
   });
 
+  it('rolling24h counts the earlier round when a wallet votes again (--new-round): refused at the preflight, before the rating context is read, anything built or anything sent', async () => {
+    // The preflight excluded the operation it was given from the window — the earlier round's vote, whose stake the
+    // new vote does not replace — so a vote the window cannot take passed it, read the context, built and journaled
+    // a commit (and would have opened the round or signed gated terms) before the ledger refused it at signing.
+    const home = homeWithPolicy({ version: 1, rolling24h: { '31337': { maxLrep: '2500000' } } });
+    const id = String((await sb.control('/__sandbox/content', { durationSeconds: 60 })).contentId);
+    const first = await run(home, ['--json', 'rate', '--content-id', id, '--up', '--prediction', '60', '--stake', '1']);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    await sb.control('/__sandbox/time', { advanceSeconds: 700 });
+    for (let i = 0; i < 4; i++) await sb.control('/__sandbox/keeper/tick', {});
+    const n0 = await nonce();
+    const again = await run(home, ['--json', 'rate', '--content-id', id, '--down', '--prediction', '30', '--stake', '2', '--new-round']);
+    expect(again.code, again.stdout).toBe(5);
+    expect(again.json().error).toMatchObject({ code: 'policy_limit', limit: 'the last 24 hours', left: '1500000', amount: '2000000' });
+    expect(again.stderr).not.toMatch(/rating context|rating plan/);
+    expect(await nonce()).toBe(n0);
+  });
+
   it('perRating caps the stake', async () => {
     const home = homeWithPolicy({ version: 1, perRating: { maxStakeLrep: '2000000' } });
     const id = String((await sb.control('/__sandbox/content', {})).contentId);

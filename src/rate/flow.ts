@@ -123,7 +123,9 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
     id = latestVote(store, chain.chainId, wallet, opts.contentId);
   }
   const policy = await ctx.policy();
-  await policy.preflightRating(chain, opts.contentId, input.stake, id);
+  // The preflight leaves out of the windows only what the operation this vote will be recorded under has signed: with
+  // --new-round after a vote of an earlier round, that is the next operation, and the earlier vote's stake still counts.
+  await policy.preflightRating(chain, opts.contentId, input.stake, await preflightOperation(store, client, chain, wallet, opts, id));
   const account = await signer.account;
   const mcp = await ctx.mcp();
   let journal = await Operation.open(store, 'rate', id, { chainId: chain.chainId, wallet, data: { contentId: opts.contentId } });
@@ -161,7 +163,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
         'rate.new_round',
         `voting again on question ${opts.contentId}: a new operation (the round ${earlier.roundId} vote stays in ${previous})`,
       );
-      journal = await Operation.open(store, 'rate', operationId('rate', [chain.chainId, wallet, opts.contentId, 'after', previous]), {
+      journal = await Operation.open(store, 'rate', nextVote(chain, wallet, opts.contentId, previous), {
         chainId: chain.chainId,
         wallet,
         data: { contentId: opts.contentId, previous },
@@ -314,6 +316,30 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
     await journal.close();
     await mcp.close();
   }
+}
+
+/** The operation a vote in a later round takes (--new-round), after the vote recorded as `previous`. */
+function nextVote(chain: ChainConfig, wallet: string, contentId: string, previous: string): string {
+  return operationId('rate', [chain.chainId, wallet, contentId, 'after', previous]);
+}
+
+/**
+ * The operation the policy's preflight takes this vote for: `id`, unless --new-round will move it to the next one (its
+ * journaled vote is of a round other than the question's current one), as the flow decides once the journal is open.
+ */
+async function preflightOperation(
+  store: Store,
+  client: PublicClient,
+  chain: ChainConfig,
+  wallet: string,
+  opts: RateOptions,
+  id: string,
+): Promise<string> {
+  if (!opts.newRound) return id;
+  const earlier = operationsOf(store, 'rate', chain.chainId, wallet).find((o) => o.id === id)?.data.commit;
+  if (!earlier) return id;
+  const current = await onChainRound(client, chain, BigInt(opts.contentId));
+  return earlier.roundId === current?.roundId.toString() ? id : nextVote(chain, wallet, opts.contentId, id);
 }
 
 /**
