@@ -134,9 +134,10 @@ afterAll(async () => {
   await s?.sb.stop();
 });
 
-const walletEnv = (w: 0 | 1, rpcUrl: string | undefined): Record<string, string> => ({
+// The second wallet's key replaces the keystore: both named at once is a signer conflict (exit 2), not a choice.
+const walletEnv = (w: 0 | 1, rpcUrl: string | undefined): Record<string, string | undefined> => ({
   ...s.sb.env(),
-  ...(w === 1 ? { LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY } : {}),
+  ...(w === 1 ? { LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY } : {}),
   ...(rpcUrl ? { LOOPSIGN_RPC_URL: rpcUrl } : {}),
 });
 const balance = (token: 'USDC' | 'LREP', w: Hex) =>
@@ -146,7 +147,7 @@ const balance = (token: 'USDC' | 'LREP', w: Hex) =>
 interface Planned {
   proc: Proc;
   args: string[];
-  env: Record<string, string>;
+  env: Record<string, string | undefined>;
   clientRequestId?: string;
   contentId?: string;
 }
