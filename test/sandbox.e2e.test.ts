@@ -64,6 +64,8 @@ const usdcBalance = async () =>
   (await pub.readContract({ address: sb.info.tokens.USDC.address, abi: erc20, functionName: 'balanceOf', args: [TEST_ADDRESS] })) as bigint;
 
 beforeAll(async () => {
+  // Its own sandbox: this file tests the sandbox process itself (its stop by SIGTERM, exit 143 and anvil gone; a second
+  // one beside it; the reset control other files rely on) and drives a fixed anvil account by hand.
   sb = await startSandbox();
   base = sb.info.baseUrl;
   pub = createPublicClient({ transport: http(sb.info.rpcUrl), pollingInterval: 50 });
