@@ -29,11 +29,13 @@ interface Slot {
 
 const slots = new Map<string, Slot>();
 const started: SandboxHandle[] = [];
-const counts = { started: 0, handedOut: 0, resetOnReturn: 0, resetForNext: 0 };
+const counts = { started: 0, handedOut: 0, resetOnReturn: 0, resetForNext: 0, startMs: 0 };
 
 function start(): Promise<SandboxHandle> {
   counts.started++;
+  const t0 = Date.now();
   return startSandbox().then((sb) => {
+    counts.startMs += Date.now() - t0;
     started.push(sb);
     return sb;
   });
@@ -119,7 +121,8 @@ export default async function setup(project: TestProject) {
     for (const pid of left) process.kill(pid, 'SIGKILL');
     if (counts.started > 0)
       console.log(
-        `sandbox pool: ${counts.started} sandboxes started (${sandboxes.filter(Boolean).length} workers) for ${counts.handedOut} files; ` +
+        `sandbox pool: ${counts.started} sandboxes started (${sandboxes.filter(Boolean).length} workers, ${(counts.startMs / 1000).toFixed(1)} s ` +
+          `starting them) for ${counts.handedOut} files; ` +
           `reset ${counts.resetOnReturn} times when given back, ${counts.resetForNext} times for a file that did not give it back`,
       );
     if (left.length > 0) {
