@@ -11,6 +11,9 @@ const E2E = 'test/**/*.e2e.test.ts';
 const SECRETS = 'test/setup/secrets-scan.ts';
 // Builds dist/ when src/ is newer than the last build (test/setup/build.ts).
 const BUILD = 'test/setup/build.ts';
+// One sandbox per worker, started when a file first asks for it, shared by the files that worker runs
+// (test/setup/sandbox-pool.ts; LOOPSIGN_TEST_SANDBOX=per-file gives each file its own).
+const SANDBOXES = 'test/setup/sandbox-pool.ts';
 // A timeout here only catches a hang: a slow or loaded machine must never fail a test that would pass (issue 23).
 const HANG = 600_000;
 
@@ -45,7 +48,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: [E2E],
-          globalSetup: [BUILD, SECRETS],
+          globalSetup: [BUILD, SANDBOXES, SECRETS],
           testTimeout: HANG,
           hookTimeout: HANG,
         },

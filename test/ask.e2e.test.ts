@@ -4,10 +4,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { createPublicClient, decodeFunctionData, http, parseAbi, type Hex } from 'viem';
+import { createPublicClient, decodeFunctionData, parseAbi, type Hex } from 'viem';
 import { contentRegistryAbi, x402SubmitterAbi } from '../src/protocol/abi.js';
-import { filesUnder, findSecret, makeHome, registerSecret, runCli, VECTORS, type Home } from './helpers/cli.js';
-import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import { filesUnder, findSecret, runCli, VECTORS, type Home } from './helpers/cli.js';
+import type { SandboxHandle } from './helpers/sandbox.js';
+import { openSession } from './helpers/chain.js';
 import { capture } from './helpers/capture.js';
 import { recorded } from './helpers/store.js';
 
@@ -43,11 +44,7 @@ const balance = async (asset: 'USDC' | 'LREP') =>
 const nonce = () => pub.getTransactionCount({ address: dev });
 
 beforeAll(async () => {
-  sb = await startSandbox(['--auto-advance']);
-  await sb.control('/__sandbox/settings', { pollAfterMs: 200, rateLimits: { write: 10_000, read: 10_000 } });
-  home = makeHome();
-  registerSecret(readFileSync(sb.info.devWallet.passwordFile, 'utf8').trim());
-  pub = createPublicClient({ transport: http(sb.info.rpcUrl), pollingInterval: 50 });
+  ({ sb, home, pub } = await openSession({ autoAdvance: true, pollAfterMs: 200, rateLimits: { write: 10_000, read: 10_000 } }));
   dev = sb.info.devWallet.address;
 }, 60_000);
 

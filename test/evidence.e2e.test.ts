@@ -5,9 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { makeHome, registerSecret, runCli, type Home } from './helpers/cli.js';
+import { registerSecret, runCli, type Home } from './helpers/cli.js';
 import { capture } from './helpers/capture.js';
-import { api, startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import { api, type SandboxHandle } from './helpers/sandbox.js';
+import { openSession } from './helpers/chain.js';
 
 let sb: SandboxHandle;
 let home: Home;
@@ -22,10 +23,7 @@ const ws = () => workspace().workspace.id;
 const mode = (file: string) => statSync(file).mode & 0o777;
 
 beforeAll(async () => {
-  sb = await startSandbox(['--auto-advance']);
-  await sb.control('/__sandbox/settings', { pollAfterMs: 200 });
-  home = makeHome();
-  registerSecret(readFileSync(sb.info.devWallet.passwordFile, 'utf8').trim());
+  ({ sb, home } = await openSession({ autoAdvance: true, pollAfterMs: 200 }));
   apiKey = readFileSync(workspace().workspace.apiKeyFile, 'utf8').trim();
   registerSecret(apiKey);
   cookieFile = workspace().workspace.sessionCookieFile;

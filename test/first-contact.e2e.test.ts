@@ -5,14 +5,14 @@
 // workspace commands' credential default and `next:` lines that run as printed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { createPublicClient, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { BIN, childEnv, makeHome, registerSecret, runCli, type Home } from './helpers/cli.js';
+import { BIN, childEnv, registerSecret, runCli, type Home } from './helpers/cli.js';
 import { runOnPty, until } from './helpers/pty.js';
-import { alive, startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import { alive, type SandboxHandle } from './helpers/sandbox.js';
+import { openSession } from './helpers/chain.js';
 
 let sb: SandboxHandle;
 let home: Home;
@@ -49,10 +49,7 @@ function throwaway() {
 }
 
 beforeAll(async () => {
-  sb = await startSandbox(['--auto-advance']);
-  await sb.control('/__sandbox/settings', { pollAfterMs: 200, rateLimits: { write: 10_000, read: 10_000, mcp: 10_000 } });
-  home = makeHome();
-  registerSecret(readFileSync(sb.info.devWallet.passwordFile, 'utf8').trim());
+  ({ sb, home } = await openSession({ autoAdvance: true, pollAfterMs: 200, rateLimits: { write: 10_000, read: 10_000, mcp: 10_000 } }));
 }, 60_000);
 
 afterAll(async () => {

@@ -4,8 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { makeHome, registerSecret, runCli, type Home } from './helpers/cli.js';
-import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import { registerSecret, runCli, type Home } from './helpers/cli.js';
+import type { SandboxHandle } from './helpers/sandbox.js';
+import { openSession } from './helpers/chain.js';
 
 let sb: SandboxHandle;
 let home: Home;
@@ -35,8 +36,7 @@ const wait = (id: string, timeout: string) =>
   run(['--json', 'review', 'wait', id, '--timeout', timeout, '--trusted-keys', trustedKeys, ...key()]);
 
 beforeAll(async () => {
-  sb = await startSandbox();
-  home = makeHome();
+  ({ sb, home } = await openSession());
   keyFile = (sb.info as unknown as { workspace: { apiKeyFile: string } }).workspace.apiKeyFile;
   registerSecret(readFileSync(keyFile, 'utf8').trim());
   env = sb.env();

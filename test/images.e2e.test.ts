@@ -10,8 +10,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import sharp from 'sharp';
-import { makeHome, readVector, registerSecret, runCli, type Home } from './helpers/cli.js';
-import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import { readVector, runCli, type Home } from './helpers/cli.js';
+import type { SandboxHandle } from './helpers/sandbox.js';
+import { openSession } from './helpers/chain.js';
 import { capture } from './helpers/capture.js';
 import { recordedOfKind, storeFile } from './helpers/store.js';
 import Database from 'better-sqlite3';
@@ -39,9 +40,7 @@ function imageJournals(): Record<string, unknown>[] {
 }
 
 beforeAll(async () => {
-  sb = await startSandbox();
-  home = makeHome();
-  registerSecret(readFileSync(sb.info.devWallet.passwordFile, 'utf8').trim());
+  ({ sb, home } = await openSession());
 }, 60_000);
 afterAll(async () => {
   await sb.stop();

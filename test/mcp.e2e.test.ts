@@ -11,11 +11,10 @@ import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 import { capture } from './helpers/capture.js';
 import path from 'node:path';
-import { filesUnder, findSecret, makeHome, readVector, registerSecret, ROOT, runCli, VECTORS, type Home } from './helpers/cli.js';
-import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import { filesUnder, findSecret, makeHome, readVector, ROOT, runCli, VECTORS, type Home } from './helpers/cli.js';
+import type { SandboxHandle } from './helpers/sandbox.js';
 import { nonProtocolLines, startMcp, type McpOptions, type McpSession } from './helpers/mcp.js';
-import { tokenBalance, type Session } from './helpers/chain.js';
-import { createPublicClient, http } from 'viem';
+import { openSession, tokenBalance, type Session } from './helpers/chain.js';
 import sharp from 'sharp';
 
 let sb: SandboxHandle;
@@ -25,10 +24,8 @@ const homes: Home[] = [];
 let n = 0;
 
 beforeAll(async () => {
-  sb = await startSandbox(['--auto-advance']);
-  await sb.control('/__sandbox/settings', { pollAfterMs: 200, rateLimits: { write: 10_000, read: 10_000 } });
-  registerSecret(readFileSync(sb.info.devWallet.passwordFile, 'utf8').trim());
-  s = { sb, home: makeHome(), pub: createPublicClient({ transport: http(sb.info.rpcUrl), pollingInterval: 50 }) };
+  s = await openSession({ autoAdvance: true, pollAfterMs: 200, rateLimits: { write: 10_000, read: 10_000 } });
+  sb = s.sb;
 }, 60_000);
 afterAll(async () => {
   for (const m of sessions) if (m.child.exitCode === null) await m.stop().catch(() => undefined);

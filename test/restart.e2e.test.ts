@@ -10,6 +10,7 @@ import { createPublicClient, http, parseAbi } from 'viem';
 const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
 
 async function fundedSandbox(): Promise<SandboxHandle> {
+  // Sandboxes of its own: the test stops one and starts another (a chain restarted under the same journal).
   const sb = await startSandbox();
   await sb.control('/__sandbox/fund', { address: TEST_ADDRESS, usdc: '10000000', eth: '10' });
   return sb;

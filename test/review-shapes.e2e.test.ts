@@ -104,6 +104,8 @@ async function compare(id: string): Promise<any> {
 const control = (p: string, b?: unknown) => sb.control(p, b);
 
 beforeAll(async () => {
+  // Its own sandbox: the corpus cases compare whole-workspace answers (the projects a key holds, every open review
+  // page by page), which the other files' projects and reviews on a shared sandbox would change.
   sb = await startSandbox();
   w = await control('/__sandbox/workspace');
   const integrationKey = readFileSync((sb.info as any).workspace.apiKeyFile, 'utf8').trim();

@@ -93,6 +93,8 @@ async function requested(externalId: string, suggestion = `Reply for ${externalI
 }
 
 beforeAll(async () => {
+  // Its own sandbox: `projects list` must show exactly the projects of a new workspace, which the projects other files
+  // create on a shared sandbox would change.
   sb = await startSandbox(['--auto-advance']);
   home = makeHome();
   const ws = sb.info as unknown as { workspace: { apiKeyFile: string; sessionCookieFile: string } };

@@ -6,14 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { api, startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import { api, type SandboxHandle } from './helpers/sandbox.js';
+import { openSession } from './helpers/chain.js';
 
 let sb: SandboxHandle;
 let base: string;
 let key: string;
 
 beforeAll(async () => {
-  sb = await startSandbox();
+  ({ sb } = await openSession());
   base = sb.info.baseUrl;
   key = readFileSync((sb.info as any).workspace.apiKeyFile, 'utf8').trim();
   await sb.control('/__sandbox/settings', { workspaceMcpLimit: 10_000, rateLimits: { mcp: 10_000 } });

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, createWalletClient, decodeFunctionData, http, type Hex } from 'viem';
 import { contentRegistryAbi } from '../src/protocol/abi.js';
 import { privateKeyToAccount } from 'viem/accounts';
-import { api, startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import { api, type SandboxHandle } from './helpers/sandbox.js';
+import { openSession } from './helpers/chain.js';
 import { readVector, TEST_ADDRESS, TEST_PRIVATE_KEY } from './helpers/cli.js';
 
 const keys = (o: Record<string, unknown>) => Object.keys(o).sort();
@@ -83,7 +84,7 @@ const RESULT_KEYS = [
 ];
 
 beforeAll(async () => {
-  sb = await startSandbox();
+  ({ sb } = await openSession());
   base = sb.info.baseUrl;
   await sb.control('/__sandbox/fund', { address: TEST_ADDRESS, usdc: '100000000' });
 }, 60_000);

@@ -64,6 +64,8 @@ const usdcBalance = async () =>
   (await pub.readContract({ address: sb.info.tokens.USDC.address, abi: erc20, functionName: 'balanceOf', args: [TEST_ADDRESS] })) as bigint;
 
 beforeAll(async () => {
+  // Its own sandbox: this file tests the sandbox process itself (its stop by SIGTERM, exit 143 and anvil gone; a second
+  // one beside it; the reset control other files rely on) and drives a fixed anvil account by hand.
   sb = await startSandbox();
   base = sb.info.baseUrl;
   pub = createPublicClient({ transport: http(sb.info.rpcUrl), pollingInterval: 50 });
@@ -632,6 +634,61 @@ describe('faults and hostile scenarios (test controls)', () => {
     const templates = (await client.callTool({ name: 'rateloop_list_result_templates', arguments: {} })).structuredContent;
     expect(templates).toEqual((await api(base, 'GET', '/api/agent/templates')).body);
     await client.close();
+  });
+});
+
+describe('the reset control (test files taking turns on one sandbox)', () => {
+  it('restores the start-up settings, disarms faults and hostile scenarios, forgets rate-limit counts and the rounds asked before', async () => {
+    const startup = await sb.control('/__sandbox/settings', {});
+    await sb.control('/__sandbox/settings', {
+      raters: false,
+      keeperBackground: false,
+      atomicPlans: true,
+      reveals: false,
+      pollAfterMs: 7,
+      rateLimits: { read: 1 },
+      reviewOutcome: 'rejected',
+      workspaceMcpLimit: 3,
+      reviewSetupFailures: 2,
+    });
+    // A question asked while raters are off: nobody votes on it yet.
+    const contentId = BigInt((await sb.control('/__sandbox/content', {})).contentId);
+    await sb.control('/__sandbox/hostile', { scenario: 'wrong_target', count: 3 });
+    await sb.control('/__sandbox/faults', { route: 'GET /api/agent/templates', kind: 'status', status: 503, count: 3 });
+    const limited = `/api/agent/asks/0x${'ab'.repeat(31)}${Date.now().toString(16).slice(-2).padStart(2, '0')}`;
+    expect((await api(base, 'GET', limited)).status).toBe(200);
+    expect((await api(base, 'GET', limited)).status).toBe(429);
+
+    const reset = await sb.control('/__sandbox/reset', {});
+    expect(reset.settings).toEqual(startup);
+    expect(await sb.control('/__sandbox/settings', {})).toEqual(startup);
+    expect((await sb.control('/__sandbox/hostile')).armed).toEqual({});
+    expect((await sb.control('/__sandbox/faults')).faults).toEqual([]);
+    expect((await api(base, 'GET', '/api/agent/templates')).status).toBe(200);
+    // The counts are gone, not only the limit: the same path under the same tight limit passes once again.
+    await sb.control('/__sandbox/settings', { rateLimits: { read: 1 } });
+    expect((await api(base, 'GET', limited)).status).toBe(200);
+    await sb.control('/__sandbox/settings', { rateLimits: startup.rateLimits });
+    // Raters are back on, but the question asked before the reset is no longer followed: it gets no votes.
+    const tick = await sb.control('/__sandbox/keeper/tick', {});
+    expect(tick.keeper.raterVotes).toBe(0);
+    const core = (await pub.readContract({
+      address: sb.info.contracts.roundVotingEngine,
+      abi: votingEngineAbi,
+      functionName: 'roundCore',
+      args: [contentId, 1n],
+    })) as readonly [number, number, number, number];
+    expect(core[2]).toBe(0);
+    // Questions asked from now on are followed as before.
+    const next = BigInt((await sb.control('/__sandbox/content', {})).contentId);
+    await sb.control('/__sandbox/keeper/tick', {});
+    const nextCore = (await pub.readContract({
+      address: sb.info.contracts.roundVotingEngine,
+      abi: votingEngineAbi,
+      functionName: 'roundCore',
+      args: [next, 1n],
+    })) as readonly [number, number, number, number];
+    expect(nextCore[2]).toBe(3);
   });
 });
 

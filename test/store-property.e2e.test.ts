@@ -150,7 +150,7 @@ const balance = (token: 'USDC' | 'LREP', w: Hex) =>
 interface Planned {
   proc: Proc;
   args: string[];
-  env: Record<string, string>;
+  env: Record<string, string | undefined>;
   clientRequestId?: string;
   contentId?: string;
 }

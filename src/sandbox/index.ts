@@ -134,6 +134,46 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     const limiter = new RateLimiter({ ...SPEC_RATE_LIMITS });
     const faults = new Faults();
     const k = keeper;
+    const applySettings = (b: Record<string, unknown>): void => {
+      if (typeof b.atomicPlans === 'boolean') asks.settings.atomicPlans = b.atomicPlans;
+      if (typeof b.autoAdvance === 'boolean') k.autoAdvance = b.autoAdvance;
+      if (typeof b.raters === 'boolean') k.ratersEnabled = b.raters;
+      if (typeof b.reveals === 'boolean') k.revealsEnabled = b.reveals;
+      if (typeof b.keeperBackground === 'boolean') k.background = b.keeperBackground;
+      if (typeof b.reviewSetupFailures === 'number') generation.reviewSetupFailures = b.reviewSetupFailures;
+      // How the next requested reviews end (the reviewers' answers are fixed when a review is assigned).
+      if (b.reviewOutcome === 'failed_terminal') w.outcome = 'failed';
+      else if (
+        b.reviewOutcome === 'approved' ||
+        b.reviewOutcome === 'rejected' ||
+        b.reviewOutcome === 'inconclusive' ||
+        b.reviewOutcome === 'failed'
+      )
+        w.outcome = b.reviewOutcome;
+      if (typeof b.unsignedReviewEvidence === 'boolean') w.unsignedEvidence = b.unsignedReviewEvidence;
+      if (typeof b.workspaceMcpLimit === 'number' && b.workspaceMcpLimit > 0) review.limiter.limit = b.workspaceMcpLimit;
+      if (typeof b.workspaceMcpWindowSeconds === 'number' && b.workspaceMcpWindowSeconds >= 1 && b.workspaceMcpWindowSeconds <= 60)
+        review.limiter.windowSeconds = b.workspaceMcpWindowSeconds;
+      if (typeof b.pollAfterMs === 'number' && b.pollAfterMs >= 0) asks.settings.pollAfterMs = b.pollAfterMs;
+      if (b.rateLimits && typeof b.rateLimits === 'object') limiter.limits = { ...limiter.limits, ...(b.rateLimits as object) };
+    };
+    // Every setting the control can change, as it stands: what the settings control answers, and (taken at start-up)
+    // what a reset restores.
+    const currentSettings = () => ({
+      atomicPlans: asks.settings.atomicPlans,
+      autoAdvance: k.autoAdvance,
+      raters: k.ratersEnabled,
+      reveals: k.revealsEnabled,
+      keeperBackground: k.background,
+      pollAfterMs: asks.settings.pollAfterMs,
+      rateLimits: { ...limiter.limits },
+      reviewOutcome: w.outcome,
+      unsignedReviewEvidence: w.unsignedEvidence,
+      workspaceMcpLimit: review.limiter.limit,
+      workspaceMcpWindowSeconds: review.limiter.windowSeconds,
+      reviewSetupFailures: generation.reviewSetupFailures,
+    });
+    const startupSettings = currentSettings();
     const app = buildApp(
       asks,
       hostile,
@@ -206,38 +246,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
           return { funded: b.address };
         },
         settings: (b) => {
-          if (typeof b.atomicPlans === 'boolean') asks.settings.atomicPlans = b.atomicPlans;
-          if (typeof b.autoAdvance === 'boolean') k.autoAdvance = b.autoAdvance;
-          if (typeof b.raters === 'boolean') k.ratersEnabled = b.raters;
-          if (typeof b.reveals === 'boolean') k.revealsEnabled = b.reveals;
-          if (typeof b.keeperBackground === 'boolean') k.background = b.keeperBackground;
-          if (typeof b.reviewSetupFailures === 'number') generation.reviewSetupFailures = b.reviewSetupFailures;
-          // How the next requested reviews end (the reviewers' answers are fixed when a review is assigned).
-          if (b.reviewOutcome === 'failed_terminal') w.outcome = 'failed';
-          else if (
-            b.reviewOutcome === 'approved' ||
-            b.reviewOutcome === 'rejected' ||
-            b.reviewOutcome === 'inconclusive' ||
-            b.reviewOutcome === 'failed'
-          )
-            w.outcome = b.reviewOutcome;
-          if (typeof b.unsignedReviewEvidence === 'boolean') w.unsignedEvidence = b.unsignedReviewEvidence;
-          if (typeof b.workspaceMcpLimit === 'number' && b.workspaceMcpLimit > 0) review.limiter.limit = b.workspaceMcpLimit;
-          if (typeof b.workspaceMcpWindowSeconds === 'number' && b.workspaceMcpWindowSeconds >= 1 && b.workspaceMcpWindowSeconds <= 60)
-            review.limiter.windowSeconds = b.workspaceMcpWindowSeconds;
-          if (typeof b.pollAfterMs === 'number' && b.pollAfterMs >= 0) asks.settings.pollAfterMs = b.pollAfterMs;
-          if (b.rateLimits && typeof b.rateLimits === 'object') limiter.limits = { ...limiter.limits, ...(b.rateLimits as object) };
-          return {
-            atomicPlans: asks.settings.atomicPlans,
-            autoAdvance: k.autoAdvance,
-            raters: k.ratersEnabled,
-            keeperBackground: k.background,
-            pollAfterMs: asks.settings.pollAfterMs,
-            rateLimits: limiter.limits,
-            reviewOutcome: w.outcome,
-            unsignedReviewEvidence: w.unsignedEvidence,
-            workspaceMcpLimit: review.limiter.limit,
-          };
+          applySettings(b);
+          return currentSettings();
+        },
+        reset: async () => {
+          applySettings(startupSettings);
+          hostile.clear();
+          faults.clear();
+          limiter.clear();
+          review.limiter.clear();
+          await k.forget();
+          return { reset: true, settings: currentSettings() };
         },
       },
       limiter,

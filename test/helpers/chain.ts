@@ -1,9 +1,12 @@
 // What end-to-end suites read from the sandbox's chain to prove what moved: token balances, submitted questions,
-// stored vote commits. And the usual session: a sandbox, an isolated home, a public client on its RPC.
+// stored vote commits. And the usual session: a sandbox, an isolated home, a public client on its RPC. The sandbox
+// is the worker's shared one (test/setup/sandbox-pool.ts) with a wallet of the file's own; LOOPSIGN_TEST_SANDBOX=per-file
+// (or a run without the pool's global setup) starts one for the file, as every file once did.
 import { readFileSync } from 'node:fs';
 import { createPublicClient, http, parseAbi, parseAbiItem, type Hex } from 'viem';
 import { makeHome, registerSecret, type Home } from './cli.js';
 import { startSandbox, type SandboxHandle } from './sandbox.js';
+import { poolBroker, sharedSandbox } from './sandbox-pool.js';
 
 export type Pub = ReturnType<typeof createPublicClient>;
 
@@ -21,9 +24,13 @@ export interface Session {
   pub: Pub;
 }
 
-/** A sandbox (settings applied), a fresh home and a public client; the dev wallet's password is a known secret. */
+/**
+ * A sandbox (settings applied), a fresh home and a public client; the dev wallet's password is a known secret. Its
+ * stop() in afterAll gives a shared sandbox back, reset to its start-up settings for the next file.
+ */
 export async function openSession(settings: Record<string, unknown> = {}): Promise<Session> {
-  const sb = await startSandbox();
+  const broker = poolBroker();
+  const sb = broker ? await sharedSandbox(broker) : await startSandbox();
   if (Object.keys(settings).length) await sb.control('/__sandbox/settings', settings);
   registerSecret(readFileSync(sb.info.devWallet.passwordFile, 'utf8').trim());
   return { sb, home: makeHome(), pub: createPublicClient({ transport: http(sb.info.rpcUrl), pollingInterval: 50 }) };

@@ -23,7 +23,9 @@ export interface SandboxInfo {
 export interface SandboxHandle {
   info: SandboxInfo;
   stateDir: string;
-  child: ChildProcess;
+  /** The sandbox's process, when this handle started it (a shared one belongs to the pool: test/setup/sandbox-pool.ts). */
+  child?: ChildProcess;
+  /** Stops a sandbox this handle started (its exit code); gives a shared one back to the pool, reset (null). */
   stop(): Promise<number | null>;
   control(pathname: string, body?: unknown, method?: string): Promise<any>;
   /** Environment that points loopsign at this sandbox with its dev wallet. */
@@ -38,7 +40,8 @@ export async function startSandbox(args: string[] = []): Promise<SandboxHandle> 
   });
   let stdout = '';
   let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  // The tail only: a sandbox shared by a worker's files lives as long as the whole run.
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-65_536)));
   const info = await new Promise<SandboxInfo>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`sandbox did not start in 30 s:\n${stderr}`)), 30_000);
     child.stdout!.setEncoding('utf8').on('data', (d: string) => {
@@ -65,24 +68,34 @@ export async function startSandbox(args: string[] = []): Promise<SandboxHandle> 
       if (child.exitCode === null) child.kill('SIGTERM');
       return exited;
     },
-    control: async (pathname, body, method) => {
-      const res = await fetch(`${info.baseUrl}${pathname}`, {
-        method: method ?? (body === undefined ? 'GET' : 'POST'),
-        headers: { 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const doc = await res.json();
-      // A control that failed (a keeper pass that threw, a bad setting) fails the test here, with its reason,
-      // rather than later as a result that never became ready.
-      if (!res.ok) throw new Error(`sandbox control ${pathname} failed (${res.status}): ${JSON.stringify(doc)}\n${stderr.slice(-2000)}`);
-      return doc;
-    },
-    env: () => ({
-      LOOPSIGN_CHAIN_ID: '31337',
-      LOOPSIGN_SANDBOX_MANIFEST: info.manifest,
-      LOOPSIGN_KEYSTORE: info.devWallet.keystore,
-      LOOPSIGN_PASSWORD_FILE: info.devWallet.passwordFile,
-    }),
+    control: controlClient(info.baseUrl, () => stderr.slice(-2000)),
+    env: () => sandboxEnv(info),
+  };
+}
+
+/** A client for a sandbox's test controls; `tail` is what to quote of its log when a control fails. */
+export function controlClient(baseUrl: string, tail: () => string = () => ''): SandboxHandle['control'] {
+  return async (pathname, body, method) => {
+    const res = await fetch(`${baseUrl}${pathname}`, {
+      method: method ?? (body === undefined ? 'GET' : 'POST'),
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const doc = await res.json();
+    // A control that failed (a keeper pass that threw, a bad setting) fails the test here, with its reason,
+    // rather than later as a result that never became ready.
+    if (!res.ok) throw new Error(`sandbox control ${pathname} failed (${res.status}): ${JSON.stringify(doc)}\n${tail()}`);
+    return doc;
+  };
+}
+
+/** Environment that points loopsign at this sandbox with the wallet its info names. */
+export function sandboxEnv(info: SandboxInfo): Record<string, string> {
+  return {
+    LOOPSIGN_CHAIN_ID: '31337',
+    LOOPSIGN_SANDBOX_MANIFEST: info.manifest,
+    LOOPSIGN_KEYSTORE: info.devWallet.keystore,
+    LOOPSIGN_PASSWORD_FILE: info.devWallet.passwordFile,
   };
 }
 

@@ -77,6 +77,12 @@ export const HONEST: AskDecorator = {
 
 const nowIso = () => new Date().toISOString();
 
+interface SettledRun {
+  up: number;
+  down: number;
+  settledAt: string;
+}
+
 export class AskService {
   /** The live rule for question.imageUrls (approved uploads of this wallet, stored digest); set by the image side. */
   imagesError: (imageUrls: string[], wallet: string) => string | null = () => null;
@@ -504,24 +510,50 @@ export class AskService {
     return String(confirmed.contentId);
   }
 
-  /** Settled questions, as evidence runs (run_<contentId>). */
-  async settledRuns(): Promise<{ runId: string; contentId: string; title: string; up: number; down: number; settledAt: string }[]> {
+  /**
+   * Settled questions, as evidence runs (run_<contentId>). Every question the sandbox ever took is looked at (a sandbox
+   * shared by many test files holds hundreds), so the reads go out in parallel, a question whose round is not settled
+   * costs two reads, and a settled round (final: it never changes) is read in full only once.
+   */
+  async settledRuns(): Promise<(SettledRun & { runId: string; contentId: string; title: string })[]> {
+    const questions = this.store.all().flatMap((op) => op.contentIds.map((id, i) => ({ id, title: op.ask.questions[i]?.title ?? '' })));
     const out = [];
-    for (const op of this.store.all()) {
-      for (const [i, id] of op.contentIds.entries()) {
-        const r = await this.roundOf(BigInt(id));
-        if (r.state !== 1) continue;
-        out.push({
-          runId: `run_${id}`,
-          contentId: id,
-          title: op.ask.questions[i]?.title ?? '',
-          up: r.upCount,
-          down: r.downCount,
-          settledAt: new Date(r.settledAt * 1000).toISOString(),
-        });
-      }
+    for (let i = 0; i < questions.length; i += 32) {
+      const chunk = questions.slice(i, i + 32);
+      const runs = await Promise.all(chunk.map((q) => this.settledRunOf(q.id)));
+      for (const [j, run] of runs.entries())
+        if (run) out.push({ runId: `run_${chunk[j]!.id}`, contentId: chunk[j]!.id, title: chunk[j]!.title, ...run });
     }
     return out;
+  }
+
+  private readonly settledSeen = new Map<string, { roundId: bigint; run: SettledRun }>();
+
+  /** The current round's tally when it is settled. */
+  private async settledRunOf(id: string): Promise<SettledRun | undefined> {
+    const engine = { address: this.addresses.roundVotingEngine, abi: RoundVotingEngine.abi } as const;
+    const contentId = BigInt(id);
+    const roundId = (await this.chain.publicClient.readContract({
+      ...engine,
+      functionName: 'currentRoundId',
+      args: [contentId],
+    })) as bigint;
+    const seen = this.settledSeen.get(id);
+    if (seen?.roundId === roundId) return seen.run;
+    const core = (await this.chain.publicClient.readContract({
+      ...engine,
+      functionName: 'roundCore',
+      args: [contentId, roundId],
+    })) as readonly [number, number, number, number, bigint, number, number, number];
+    if (core[1] !== 1) return undefined;
+    const tally = (await this.chain.publicClient.readContract({
+      ...engine,
+      functionName: 'sandboxRoundTally',
+      args: [contentId, roundId],
+    })) as readonly [number, number, number, bigint, bigint, number];
+    const run = { up: tally[1], down: tally[2], settledAt: new Date(core[6] * 1000).toISOString() };
+    this.settledSeen.set(id, { roundId, run });
+    return run;
   }
 
   async readyOf(op: Operation): Promise<boolean> {

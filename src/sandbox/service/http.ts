@@ -39,6 +39,11 @@ export class RateLimiter {
     if (this.buckets.size > 10_000) this.buckets.clear();
     return count > this.limits[cls] ? Math.max(1, windowStart + this.limits.windowSeconds - now) : 0;
   }
+
+  /** Forget every count (a reset: the next client must not pay for the requests of the one before). */
+  clear(): void {
+    this.buckets.clear();
+  }
 }
 
 export interface Fault {
@@ -90,6 +95,7 @@ export interface ControlHooks {
   fund(body: Record<string, unknown>): Promise<Record<string, unknown>>;
   content(body: Record<string, unknown>): Promise<Record<string, unknown>>;
   settings(body: Record<string, unknown>): Record<string, unknown>;
+  reset(): Promise<Record<string, unknown>>;
 }
 
 function errorResponse(c: Context, error: ApiError, headers: Record<string, string> = {}): Response {
@@ -377,6 +383,10 @@ export function buildApp(
   app.post(
     '/__sandbox/settings',
     ctl((b) => control.settings(b)),
+  );
+  app.post(
+    '/__sandbox/reset',
+    ctl(() => control.reset()),
   );
   app.get(
     '/__sandbox/faults',

@@ -179,6 +179,10 @@ class McpLimiter {
     if (this.counts.size > 10_000) this.counts.clear();
     return n > this.limit ? Math.max(1, start + this.windowSeconds - now) : 0;
   }
+
+  clear(): void {
+    this.counts.clear();
+  }
 }
 
 export class ReviewRoutes {
