@@ -8,33 +8,13 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeFunctionData, encodeFunctionData, erc20Abi, toHex } from 'viem';
 import { votingEngineAbi } from '../src/protocol/abi.js';
-import { chainForProfile } from '../src/chains/index.js';
 import { checkPlan } from '../src/ask/check-plan.js';
 import { LoopsignError } from '../src/errors.js';
 import { readVector, VECTORS } from './helpers/cli.js';
+import { corpus, corpusChain, NOW, rating } from './helpers/corpus-asks.js';
 
-const corpus = readVector('live/asks.json');
 const templates = readVector('live/templates.json').body.templates;
-const rating = readVector('live/rating.json');
-const NOW = Date.parse(corpus.meta.fixedClock) / 1000;
-const chain = (() => {
-  const m = corpus.meta.contracts;
-  const r = rating.meta.contracts;
-  const c = chainForProfile(8453);
-  c.contracts = {
-    ...c.contracts,
-    contentRegistry: m.contentRegistry,
-    questionRewardPoolEscrow: m.questionRewardPoolEscrow,
-    x402QuestionSubmitter: m.x402QuestionSubmitter,
-    feedbackBonusEscrow: m.feedbackBonusEscrow,
-    protocolConfig: m.protocolConfig,
-    roundVotingEngine: r.roundVotingEngine,
-    advisoryVoteRecorder: r.advisoryVoteRecorder,
-  };
-  c.tokens.USDC.address = m.usdc;
-  c.tokens.LREP.address = r.lrep;
-  return c;
-})();
+const chain = corpusChain();
 const walletCase = corpus.cases.find((c: { id: string }) => c.id === 'baseline-wallet-calls');
 const x402Case = corpus.cases.find((c: { x402?: unknown; verdict: { accepted: boolean } }) => c.verdict.accepted && c.x402 !== undefined);
 const staked = rating.cases.find((c: { id: string }) => c.id === 'staked-no-allowance');

@@ -23,30 +23,23 @@ import { checkAskEnvelope, checkWalletPlan, checkX402Plan, checkX402Request } fr
 import { checkRatingPlan } from '../src/wallet/rating-guard.js';
 import { capture } from './helpers/capture.js';
 import { readVector, TEST_PRIVATE_KEY } from './helpers/cli.js';
-import { acceptedAnswers, ciphertext, corpus, NOW, rating, ratingArgs, serviceField, type Case } from './helpers/corpus-asks.js';
+import {
+  acceptedAnswers,
+  ciphertext,
+  commitOf,
+  corpus,
+  corpusChain,
+  NOW,
+  rating,
+  ratingArgs,
+  serviceField,
+  type Case,
+} from './helpers/corpus-asks.js';
 
 const templatesDoc = readVector('live/templates.json');
 const resolver = templateResolverFrom(templatesDoc.body.templates);
 const account = privateKeyToAccount(TEST_PRIVATE_KEY as Hex);
 
-/** The corpus's chain: 8453 with exactly the contract addresses the service used (meta.contracts). */
-function corpusChain(): ChainConfig {
-  const m = corpus.meta.contracts;
-  const chain = chainForProfile(8453);
-  chain.contracts = {
-    ...chain.contracts,
-    contentRegistry: m.contentRegistry,
-    questionRewardPoolEscrow: m.questionRewardPoolEscrow,
-    x402QuestionSubmitter: m.x402QuestionSubmitter,
-    feedbackBonusEscrow: m.feedbackBonusEscrow,
-    protocolConfig: m.protocolConfig,
-    roundVotingEngine: m.roundVotingEngine,
-    advisoryVoteRecorder: m.advisoryVoteRecorder,
-  };
-  chain.tokens.USDC.address = m.usdc;
-  chain.tokens.LREP.address = m.lrep;
-  return chain;
-}
 const chain = corpusChain();
 
 /** Refusals at the service's request stage that depend only on the input: loopsign gives them itself. */
@@ -311,30 +304,6 @@ describe('templates', () => {
     expect(() => templateResolverFrom(bad)).toThrow(RefusedError);
   });
 });
-
-/** The commit the guard compares with, from what the rating request carried (the vote itself stays local). */
-function commitOf(c: any): BuiltCommit {
-  const a = ratingArgs(c);
-  return {
-    roundId: a.roundId,
-    roundReferenceRatingBps: a.roundReferenceRatingBps,
-    targetRound: a.targetRound,
-    drandChainHash: a.drandChainHash,
-    commitHash: a.commitHash,
-    ciphertext: a.ciphertext,
-    stakeWei: a.stakeWei,
-    stakeAtomicUnits: a.stakeWei,
-    frontend: a.frontend,
-    secret: {
-      isUp: true,
-      predictedUpBps: 0,
-      salt: '0x',
-      commitKey: '0x',
-      ciphertextHash: keccak256(a.ciphertext),
-      roundContext: roundContext(BigInt(a.roundId), a.roundReferenceRatingBps).toString(),
-    },
-  };
-}
 
 describe('rating plans', () => {
   it('the sample ciphertext is the one the service hashed', () => {

@@ -2,29 +2,10 @@
 // parsers at the service boundary, so the compiler sees the checks). Every such answer is refused by a named check —
 // never a parser's exception turned into "internal error" (exit 1), never passed. In process, on the live corpus.
 import { describe, expect, it } from 'vitest';
-import { chainForProfile } from '../src/chains/index.js';
 import { checkPlan } from '../src/ask/check-plan.js';
-import { readVector } from './helpers/cli.js';
+import { corpus, corpusChain, NOW } from './helpers/corpus-asks.js';
 
-const corpus = readVector('live/asks.json');
-const NOW = Date.parse(corpus.meta.fixedClock) / 1000;
-const chain = (() => {
-  const m = corpus.meta.contracts;
-  const c = chainForProfile(8453);
-  c.contracts = {
-    ...c.contracts,
-    contentRegistry: m.contentRegistry,
-    questionRewardPoolEscrow: m.questionRewardPoolEscrow,
-    x402QuestionSubmitter: m.x402QuestionSubmitter,
-    feedbackBonusEscrow: m.feedbackBonusEscrow,
-    protocolConfig: m.protocolConfig,
-    roundVotingEngine: m.roundVotingEngine,
-    advisoryVoteRecorder: m.advisoryVoteRecorder,
-  };
-  c.tokens.USDC.address = m.usdc;
-  c.tokens.LREP.address = m.lrep;
-  return c;
-})();
+const chain = corpusChain();
 const accepted = corpus.cases.filter((c: { verdict: { accepted: boolean } }) => c.verdict.accepted);
 const walletCase = accepted.find((c: { ask: { body: { paymentMode: string } } }) => c.ask.body.paymentMode === 'wallet_calls');
 const x402Case = accepted.find((c: { x402?: unknown }) => c.x402 !== undefined);

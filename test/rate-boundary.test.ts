@@ -15,39 +15,11 @@ import type { BuiltCommit } from '../src/vote/build.js';
 import { roundContext } from '../src/vote/commit.js';
 import { checkRatingPlan } from '../src/wallet/rating-guard.js';
 import { readVector, VECTORS } from './helpers/cli.js';
+import { commitOf, corpusChain, rating } from './helpers/corpus-asks.js';
 
-const rating = readVector('live/rating.json');
-const chain = (() => {
-  const m = rating.meta.contracts;
-  const c = chainForProfile(8453);
-  c.contracts = { ...c.contracts, roundVotingEngine: m.roundVotingEngine, advisoryVoteRecorder: m.advisoryVoteRecorder };
-  c.tokens.LREP.address = m.lrep;
-  return c;
-})();
+const chain = corpusChain();
 const staked = rating.cases.find((c: { id: string }) => c.id === 'staked-no-allowance');
-const ciphertext = toHex(readFileSync(path.join(VECTORS, 'sample-quicknet-round403.age')));
-const commit: BuiltCommit = (() => {
-  const a = { ...staked.request.arguments, ciphertext };
-  return {
-    roundId: a.roundId,
-    roundReferenceRatingBps: a.roundReferenceRatingBps,
-    targetRound: a.targetRound,
-    drandChainHash: a.drandChainHash,
-    commitHash: a.commitHash,
-    ciphertext: a.ciphertext,
-    stakeWei: a.stakeWei,
-    stakeAtomicUnits: a.stakeWei,
-    frontend: a.frontend,
-    secret: {
-      isUp: true,
-      predictedUpBps: 0,
-      salt: '0x',
-      commitKey: '0x',
-      ciphertextHash: keccak256(a.ciphertext),
-      roundContext: roundContext(BigInt(a.roundId), a.roundReferenceRatingBps).toString(),
-    },
-  };
-})();
+const commit: BuiltCommit = commitOf(staked);
 
 /** The code and exit code a call fails with ('passed' when it does not fail; a non-loopsign exception is exit 1). */
 async function outcome(f: () => unknown): Promise<{ code: string; exit: number }> {

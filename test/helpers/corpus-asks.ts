@@ -1,10 +1,15 @@
 // What test/corpus-asks.test.ts (in-process) and test/corpus-asks.cli.test.ts (the built check-plan) both use: the live
 // ask and rating corpora, their fixed clock, the field a service refusal names, the rating request's arguments, and
-// the corpus's accepted answers as check-plan jobs.
+// the corpus's accepted answers as check-plan jobs; also the corpus's chain and the commit a rating request carries, for
+// the boundary tests (check-plan-input, plan-guard-input, rate-boundary).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { toHex } from 'viem';
+import { keccak256, toHex } from 'viem';
 import type { AnswerKind } from '../../src/ask/check-plan.js';
+import { chainForProfile } from '../../src/chains/index.js';
+import type { ChainConfig } from '../../src/chains/table.js';
+import type { BuiltCommit } from '../../src/vote/build.js';
+import { roundContext } from '../../src/vote/commit.js';
 import { readVector, VECTORS } from './cli.js';
 
 export const corpus = readVector('live/asks.json');
@@ -31,4 +36,47 @@ export function acceptedAnswers(): [string, unknown, unknown, AnswerKind][] {
     if (c.x402) jobs.push([`${c.id}-follow-up`, c.x402.signedFollowUp.request.body, c.x402.signedFollowUp.body, 'x402_plan']);
   }
   return jobs;
+}
+
+/** The corpus's chain: 8453 with exactly the contract addresses the service used (meta.contracts). */
+export function corpusChain(): ChainConfig {
+  const m = corpus.meta.contracts;
+  const chain = chainForProfile(8453);
+  chain.contracts = {
+    ...chain.contracts,
+    contentRegistry: m.contentRegistry,
+    questionRewardPoolEscrow: m.questionRewardPoolEscrow,
+    x402QuestionSubmitter: m.x402QuestionSubmitter,
+    feedbackBonusEscrow: m.feedbackBonusEscrow,
+    protocolConfig: m.protocolConfig,
+    roundVotingEngine: m.roundVotingEngine,
+    advisoryVoteRecorder: m.advisoryVoteRecorder,
+  };
+  chain.tokens.USDC.address = m.usdc;
+  chain.tokens.LREP.address = m.lrep;
+  return chain;
+}
+
+/** The commit the guard compares with, from what a rating request carried (the vote itself stays local). */
+export function commitOf(c: any): BuiltCommit {
+  const a = ratingArgs(c);
+  return {
+    roundId: a.roundId,
+    roundReferenceRatingBps: a.roundReferenceRatingBps,
+    targetRound: a.targetRound,
+    drandChainHash: a.drandChainHash,
+    commitHash: a.commitHash,
+    ciphertext: a.ciphertext,
+    stakeWei: a.stakeWei,
+    stakeAtomicUnits: a.stakeWei,
+    frontend: a.frontend,
+    secret: {
+      isUp: true,
+      predictedUpBps: 0,
+      salt: '0x',
+      commitKey: '0x',
+      ciphertextHash: keccak256(a.ciphertext),
+      roundContext: roundContext(BigInt(a.roundId), a.roundReferenceRatingBps).toString(),
+    },
+  };
 }
