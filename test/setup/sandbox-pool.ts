@@ -25,6 +25,8 @@ interface Slot {
   sandbox: Promise<SandboxHandle>;
   /** The file holding it (undefined once given back, reset). */
   holder?: string;
+  /** The files it was handed to, in turn (printed at the end: what ran before a file that failed on it). */
+  files: string[];
 }
 
 const slots = new Map<string, Slot>();
@@ -57,20 +59,23 @@ async function reset(sb: SandboxHandle): Promise<boolean> {
 async function acquire(pool: string, file: string): Promise<SandboxHandle> {
   let slot = slots.get(pool);
   if (!slot) {
-    slot = { sandbox: start() };
+    slot = { sandbox: start(), files: [] };
     slots.set(pool, slot);
   }
   let sb = await slot.sandbox.catch(() => undefined);
   if (sb && sb.child?.exitCode === null && slot.holder !== undefined) {
     counts.resetForNext++;
+    slot.files.push('(reset: not given back)');
     if (!(await reset(sb))) sb = undefined;
   }
   if (!sb || sb.child?.exitCode !== null) {
     slot.sandbox = start();
     slot.holder = undefined;
+    slot.files.push('(a new sandbox)');
     sb = await slot.sandbox;
   }
   slot.holder = file;
+  slot.files.push(file.replace(/ \(\w+\)$/, '').replace(/^test\//, ''));
   counts.handedOut++;
   return sb;
 }
@@ -125,6 +130,7 @@ export default async function setup(project: TestProject) {
           `starting them) for ${counts.handedOut} files; ` +
           `reset ${counts.resetOnReturn} times when given back, ${counts.resetForNext} times for a file that did not give it back`,
       );
+    for (const [pool, slot] of slots) console.log(`sandbox pool: worker ${pool}: ${slot.files.join(' → ')}`);
     if (left.length > 0) {
       console.error(`sandbox pool: processes left after SIGTERM (killed): ${left.join(', ')}`);
       process.exitCode = 1;
