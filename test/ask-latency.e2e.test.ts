@@ -84,7 +84,7 @@ describe('instant blocks', () => {
   let c: Chain;
   beforeAll(async () => {
     c = await chain([]);
-  }, 90_000);
+  });
   afterAll(async () => {
     await c.sb.stop();
   });
@@ -95,7 +95,7 @@ describe('instant blocks', () => {
       expect(a.submit.hash).not.toBe(a.reserve.hash);
       expect(a.submitTs).toBeGreaterThanOrEqual(a.reserveTs + 1n);
     }
-  }, 180_000);
+  });
 
   it('LOOPSIGN_TIMINGS=1 reports every phase on stderr, once, and leaves stdout one JSON document; off by default', async () => {
     const on = await ask(c, true, { LOOPSIGN_TIMINGS: '1' });
@@ -108,7 +108,7 @@ describe('instant blocks', () => {
     expect(on.r.json()).toMatchObject({ ok: true, status: 'submitted' });
     const off = await ask(c, true);
     expect(off.r.stderr).not.toContain('"timings"');
-  }, 120_000);
+  });
 
   it('a keystore that does not unlock, or unlocks to another address than its file names, signs nothing (exit 6)', async () => {
     const dev = c.sb.info.devWallet.address as Hex;
@@ -138,7 +138,7 @@ describe('instant blocks', () => {
     expect(other.code, other.stderr).toBe(6);
     expect(other.json().error.code).toBe('keystore_address_mismatch');
     expect(await nonce()).toBe(before);
-  }, 120_000);
+  });
 
   // On the same chain as the tests above: the red team's reruns go through a proxy in front of its node.
   describe('red team: a run that stopped between the approval and the submit', () => {
@@ -180,7 +180,7 @@ describe('instant blocks', () => {
       expect(first.json().error.code).toBe('call_would_revert');
       // Resumed at once through an honest node: the submit is sent only after the chain's clock passed the reservation's.
       await resumeHonestly(file, 'eth_estimateGas');
-    }, 120_000);
+    });
 
     it("a submit signed and journaled but never broadcast (killed) is broadcast again only after the reservation's age", async () => {
       const file = askFile(c.home, 'rebroadcast');
@@ -195,7 +195,7 @@ describe('instant blocks', () => {
       // Resumed at once through an honest node: the journaled bytes go out again only after the chain's clock passed
       // the reservation's (the pending block is looked at before the broadcast).
       await resumeHonestly(file, 'eth_sendRawTransaction');
-    }, 120_000);
+    });
   });
 });
 
@@ -241,7 +241,7 @@ describe('2-second blocks (sandbox --block-time 2)', () => {
   let c: Chain;
   beforeAll(async () => {
     c = await chain(['--block-time', '2']);
-  }, 90_000);
+  });
   afterAll(async () => {
     await c.sb.stop();
   });
@@ -253,13 +253,13 @@ describe('2-second blocks (sandbox --block-time 2)', () => {
     const b = await c.pub.getBlock({ blockTag: 'latest' });
     expect(b.number - a.number).toBeGreaterThanOrEqual(2n);
     expect(b.timestamp).toBeGreaterThan(a.timestamp);
-  }, 30_000);
+  });
 
   it('an --atomic ask with a USDC bonus: three transactions, the submit at least 1 s after its reservation', async () => {
     const a = await ask(c, true);
     expect(a.transactions).toBe(3);
     expect(a.submitTs).toBeGreaterThanOrEqual(a.reserveTs + 1n);
-  }, 120_000);
+  });
 
   it('--block-time must be a whole number of seconds from 1 to 3600', async () => {
     const home = makeHome();

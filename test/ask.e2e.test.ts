@@ -46,7 +46,7 @@ const nonce = () => pub.getTransactionCount({ address: dev });
 beforeAll(async () => {
   ({ sb, home, pub } = await openSession({ autoAdvance: true, pollAfterMs: 200, rateLimits: { write: 10_000, read: 10_000 } }));
   dev = sb.info.devWallet.address;
-}, 60_000);
+});
 
 afterAll(async () => {
   await sb.stop();
@@ -297,7 +297,7 @@ describe('asks as the live service takes them (issue 12 §3)', () => {
     expect(await balance('USDC')).toBe(usdc);
     expect(await nonce()).toBe(n0);
     capture.count('hostile scenarios refused with exit 5', 'bundle_internal_error (exit 3)');
-  }, 120_000);
+  });
 
   it('84532: no trusted deployment of the paid-round contracts, said before anything is sent (exit 2, what to configure)', async () => {
     const r = await run(
@@ -440,7 +440,7 @@ describe('faults: retried only where safe, with a clear outcome', () => {
     const r = await run(['--json', '--base-url', 'http://127.0.0.1:9', 'status', '--operation-key', `0x${'11'.repeat(32)}`]);
     expect(r.code).toBe(3);
     expect(r.json().error.code).toBe('service_unreachable');
-  }, 60_000);
+  });
 });
 
 describe('confirm, status and result', () => {

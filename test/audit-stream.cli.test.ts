@@ -48,7 +48,7 @@ describe('red team: random exports, mutated at random, read by worker threads (p
     // Which kinds of verdict come up is checked in-process, over ten times the cases.
     const { runs } = await verdictProperty(kit, { workers: [1, 2], runs: RUNS, seed: SEED });
     expect(runs).toBe(RUNS);
-  }, 120_000);
+  });
 });
 
 describe('red team: an events array of control characters is not an empty one', () => {
@@ -58,7 +58,7 @@ describe('red team: an events array of control characters is not an empty one', 
     const r = await runCli(['--json', 'verify-evidence', '--audit', kit.fileOf(text)], makeHome());
     expect(r.code, r.stdout).toBe(2);
     expect(r.json().error).toMatchObject({ code: 'invalid_packet_shape', message: expect.stringMatching(/not usable JSON/) });
-  }, 60_000);
+  });
 });
 
 describe('the command streams large audit exports', () => {
@@ -99,7 +99,7 @@ describe('the command streams large audit exports', () => {
     expect(bad.json().error).toMatchObject({ code: 'evidence_invalid', ...ref });
     const text = await runCli(['verify-evidence', '--audit', broken.file], home);
     expect(text.stderr).toContain(`first broken link: event 2222 (${ref.detail})`);
-  }, 120_000);
+  });
 
   it('an export larger than the whole-file cap of 128 MiB verifies with the heap capped at 128 MB', async () => {
     const { file, head } = await bigExport('huge.json', 36, 3_900_000);
@@ -108,7 +108,7 @@ describe('the command streams large audit exports', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.json()).toMatchObject({ valid: true, eventCount: 36, headDigest: head });
     rmSync(file);
-  }, 180_000);
+  });
 
   it('an event or the other fields beyond their caps are refused (exit 2), not read whole', async () => {
     const { file } = await bigExport('fat-event.json', 5, 4_300_000);
@@ -119,5 +119,5 @@ describe('the command streams large audit exports', () => {
     const f = await runCli(['--json', 'verify-evidence', '--audit', fields], home);
     expect(f.code, f.stderr).toBe(2);
     expect(f.json().error).toMatchObject({ code: 'too_large', message: expect.stringMatching(/outside its events array/) });
-  }, 120_000);
+  });
 });

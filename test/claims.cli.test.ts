@@ -72,7 +72,6 @@ describe('claims across processes', () => {
       expect(overlaps(spans), JSON.stringify(spans)).toBe(false);
       capture.count('claim trials: six waiters on a dead holder', String(trial));
     },
-    60_000,
   );
 
   it('a holder killed with SIGKILL is taken over; a live holder is not', async () => {
@@ -91,7 +90,7 @@ describe('claims across processes', () => {
     expect(late).toBe('waiting');
     await taken!.release();
     expect((await other.done).code).toBe(0);
-  }, 30_000);
+  });
 
   // A process killed whose parent has not collected it yet (a harness that never waits, a container whose first
   // process does not reap orphans) stays in the process table as a zombie: signalable, with its start time. It runs
@@ -120,7 +119,7 @@ describe('claims across processes', () => {
     expect(taken, 'a zombie holds nothing').toBeDefined();
     await taken!.release();
     parent.kill('SIGKILL');
-  }, 60_000);
+  });
 
   it.each([0, 1, 2, 3])(
     'trial %i: six processes opening a new database at once all open it (switching it to WAL waits, it does not fail)',
@@ -143,6 +142,5 @@ describe('claims across processes', () => {
       );
       expect(results).toEqual(Array(6).fill('opened'));
     },
-    30_000,
   );
 });

@@ -11,5 +11,5 @@ describe('sandbox contract artifacts', () => {
   it('are byte-identical to a fresh solc-js compile', () => {
     const out = execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-contracts.mjs'), '--check'], { encoding: 'utf8' });
     expect(out).toMatch(/up to date/);
-  }, 120_000);
+  });
 });

@@ -40,7 +40,7 @@ describe('the built check-plan on the corpus', () => {
       expect(r.json()).toMatchObject({ ok: true, passed: true, kind });
       count('check-plan-ok');
     }
-  }, 60_000);
+  });
 
   it('refuses a tampered plan (exit 5, the failed check named) and a parse-rejected ask (exit 2, the field named)', async () => {
     const c = corpus.cases.find((x: Case) => x.id === 'baseline-wallet-calls');
@@ -58,7 +58,7 @@ describe('the built check-plan on the corpus', () => {
       expect(res.json().error.field).toBe(serviceField(p));
       count('check-plan-refused');
     }
-  }, 60_000);
+  });
 
   it('a bonus confirmation: checked offline against the file, with what only the chain proves named; a foreign awarder refused', async () => {
     const c = corpus.cases.find((x: Case) => x.id === 'bonus-usdc-wallet-calls');

@@ -53,7 +53,7 @@ describe('the built binary reaches the real verdict', () => {
       if (e.verdict.packetDigest) expect(v.packetDigest, e.id).toBe(e.verdict.packetDigest);
       agreed++;
     }
-  }, 120_000);
+  });
 
   it('a packet and a mutation with --public-key alone: the key id derives from the pin', async () => {
     const keyChanged = verdictKinds.find((m) => m.id.endsWith('/key-id-changed'))!;

@@ -42,7 +42,7 @@ const RATE_POINTS = ['rate:built', 'rate:planned', 'rate:1:signed:0', 'rate:1:mi
 beforeAll(async () => {
   s = await openSession({ rateLimits: { write: 10_000, read: 10_000 }, raters: false });
   ({ sb, home, pub } = s);
-}, 60_000);
+});
 afterAll(async () => {
   await sb.stop();
 });

@@ -9,5 +9,5 @@ describe('docs', () => {
   it("docs/commands matches every command's --help", () => {
     const out = execFileSync(process.execPath, [path.join(ROOT, 'scripts/command-docs.mjs'), '--check'], { encoding: 'utf8' });
     expect(out).toMatch(/up to date \(\d+ pages\)/);
-  }, 120_000);
+  });
 });

@@ -258,7 +258,7 @@ describe('reading within the cap of each kind of evidence file', () => {
       message: expect.stringMatching(new RegExp(`an audit export may be at most ${KIND_MAX_BYTES.audit} bytes`)),
     });
     rmSync(file);
-  }, 120_000);
+  });
 
   it('a file that starts like a packet is read only up to the 2 MB packet cap, from a file or from stdin', async () => {
     const file = await bigFile('packet-like.json', '{"payload":{"x":[', '[[]],', 30_000_000, '[]]}}');
@@ -272,7 +272,7 @@ describe('reading within the cap of each kind of evidence file', () => {
     const s = await runCli(['--json', 'verify-evidence', '-', '--public-key', PIN_FILE], home, { ...smallHeap, input });
     expect(s.code, s.stderr).toBe(2);
     expect(s.json().error).toMatchObject({ code: 'too_large', message: expect.stringMatching(/stdin is more than 2000000 bytes/) });
-  }, 60_000);
+  });
 
   it('within its cap, an export with far more objects and arrays than evidence has is refused before it is parsed', async () => {
     const file = await bigFile('audit-arrays.json', '{"format":"rateloop-audit-v1","integrity":{},"events":[', '[],', 30_000_000, '[]]}');
@@ -282,5 +282,5 @@ describe('reading within the cap of each kind of evidence file', () => {
       code: 'invalid_packet_shape',
       message: expect.stringMatching(new RegExp(`objects and arrays for ${statSync(file).size} characters`)),
     });
-  }, 60_000);
+  });
 });

@@ -42,7 +42,7 @@ beforeAll(async () => {
   const r = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--wait', '--timeout', '120']);
   expect(r.code, r.stderr).toBe(0);
   runId = `run_${r.json().contentIds[0]}`;
-}, 120_000);
+});
 afterAll(async () => {
   await sb.stop();
 });

@@ -10,7 +10,7 @@ import { startStallProxy } from './helpers/stall-proxy.js';
 let s: Session;
 beforeAll(async () => {
   s = await openSession({ raters: false });
-}, 60_000);
+});
 afterAll(async () => {
   await s.sb.stop();
 });

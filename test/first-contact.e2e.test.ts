@@ -50,7 +50,7 @@ function throwaway() {
 
 beforeAll(async () => {
   ({ sb, home } = await openSession({ autoAdvance: true, pollAfterMs: 200, rateLimits: { write: 10_000, read: 10_000, mcp: 10_000 } }));
-}, 60_000);
+});
 
 afterAll(async () => {
   await sb?.stop();
@@ -60,28 +60,24 @@ describe('a terminal that never runs away', () => {
   it.each([
     ['0 columns', {}],
     ['0 columns and TERM=dumb', { TERM: 'dumb' }],
-  ])(
-    'ask --wait on a pseudo-terminal with %s: it finishes, and its output stays small',
-    async (_what, env) => {
-      const pty = runOnPty(['ask', '--file', askFile(), '--wait', '--timeout', '120'], home, {
-        ...sb.env(),
-        TERM: 'xterm-256color',
-        ...env,
-      });
-      try {
-        const code = await Promise.race([pty.exited, new Promise<number>((r) => setTimeout(() => r(-2), 150_000))]);
-        expect(pty.bytes(), pty.output().slice(0, 2000)).toBeLessThan(64 * 1024);
-        expect(code, pty.output().slice(-2000)).toBe(0);
-        expect(pty.output()).toMatch(/answer: /);
-        expect(pty.output()).toMatch(/pays\s+1\.5 USDC \(1500000\)/);
-        // Plain progress lines: no cursor movement.
-        expect(pty.output()).not.toMatch(/\u001b\[1A/);
-      } finally {
-        pty.kill();
-      }
-    },
-    180_000,
-  );
+  ])('ask --wait on a pseudo-terminal with %s: it finishes, and its output stays small', async (_what, env) => {
+    const pty = runOnPty(['ask', '--file', askFile(), '--wait', '--timeout', '120'], home, {
+      ...sb.env(),
+      TERM: 'xterm-256color',
+      ...env,
+    });
+    try {
+      const code = await Promise.race([pty.exited, new Promise<number>((r) => setTimeout(() => r(-2), 150_000))]);
+      expect(pty.bytes(), pty.output().slice(0, 2000)).toBeLessThan(64 * 1024);
+      expect(code, pty.output().slice(-2000)).toBe(0);
+      expect(pty.output()).toMatch(/answer: /);
+      expect(pty.output()).toMatch(/pays\s+1\.5 USDC \(1500000\)/);
+      // Plain progress lines: no cursor movement.
+      expect(pty.output()).not.toMatch(/\u001b\[1A/);
+    } finally {
+      pty.kill();
+    }
+  });
 });
 
 describe('signals end a wait: exit 143 / 130 and how to resume', () => {
@@ -93,7 +89,7 @@ describe('signals end a wait: exit 143 / 130 and how to resume', () => {
     const r = await run(['--json', 'ask', '--file', askFile()]);
     expect(r.code, r.stderr).toBe(0);
     operationKey = r.json().operationKey;
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await sb.control('/__sandbox/settings', { autoAdvance: true, keeperBackground: true });
@@ -118,7 +114,7 @@ describe('signals end a wait: exit 143 / 130 and how to resume', () => {
     } finally {
       pty.kill();
     }
-  }, 120_000);
+  });
 
   it.each([
     ['SIGTERM', 143, 'terminated'],
@@ -155,7 +151,6 @@ describe('signals end a wait: exit 143 / 130 and how to resume', () => {
         if (child.exitCode === null) child.kill('SIGKILL');
       }
     },
-    120_000,
   );
 });
 
@@ -223,7 +218,7 @@ describe('the truth about lookups, inputs and funds', () => {
     expect(b.code, b.stdout).toBe(4);
     expect(b.json().error.message).toMatch(/2 LREP for the stake \(has 0, needs 2\)/);
     expect(await pub.getTransactionCount({ address: noLrep.address })).toBe(0);
-  }, 60_000);
+  });
 
   it('absurd amounts are refused locally (exit 2), not quoted', async () => {
     const r = await run(['--json', 'quote', '--file', askFile({ maxPaymentAmount: `1${'0'.repeat(69)}` })]);

@@ -57,5 +57,5 @@ describe('fuzzing', () => {
       expect(r.stderr, args.join(' ')).not.toMatch(/\n\s+at [\w.<>]+ \(/);
     }
     capture.count('fuzz inputs tried', 'CLI argument vectors', samples.length);
-  }, 300_000);
+  });
 });

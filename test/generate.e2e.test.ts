@@ -42,7 +42,7 @@ beforeAll(async () => {
   env = sb.env();
   trustedKeys = path.join(home.dir, 'trusted-keys.json');
   expect((await run(['evidence', 'keys', '--out', trustedKeys])).code).toBe(0);
-}, 60_000);
+});
 afterAll(async () => {
   await sb.stop();
 });

@@ -41,7 +41,7 @@ function imageJournals(): Record<string, unknown>[] {
 
 beforeAll(async () => {
   ({ sb, home } = await openSession());
-}, 60_000);
+});
 afterAll(async () => {
   await sb.stop();
 });

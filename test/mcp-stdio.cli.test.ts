@@ -42,5 +42,5 @@ describe('loopsign mcp over stdio', () => {
     expect(await m.stop()).toBe(0);
     expect(nonProtocolLines(m.stdout())).toEqual([]);
     expect(m.stderr()).toMatch(/spending policy the built-in default, as no policy file is set \(at most 5 USDC per ask/);
-  }, 60_000);
+  });
 });

@@ -26,7 +26,7 @@ let n = 0;
 beforeAll(async () => {
   s = await openSession({ autoAdvance: true, pollAfterMs: 200, rateLimits: { write: 10_000, read: 10_000 } });
   sb = s.sb;
-}, 60_000);
+});
 afterAll(async () => {
   for (const m of sessions) if (m.child.exitCode === null) await m.stop().catch(() => undefined);
   await sb?.stop();
@@ -178,7 +178,7 @@ describe('asking through MCP', () => {
     const c = await m.call('loopsign_confirm', { operationKey: a.doc.operationKey });
     expect(c.doc).toMatchObject({ ok: true, operationKey: a.doc.operationKey, status: 'submitted' });
     expect(await m.stop()).toBe(0);
-  }, 300_000);
+  });
 
   it('a hostile plan is refused through MCP exactly as through the CLI, and nothing moves', async () => {
     const h = home();
@@ -199,7 +199,7 @@ describe('asking through MCP', () => {
     expect(await balance()).toBe(usdc);
     expect(await nonce()).toBe(n0);
     expect(await m.stop()).toBe(0);
-  }, 120_000);
+  });
 
   it('a cancelled wait stops waiting and leaves the ask resumable: asked again, it resumes and pays once', async () => {
     // No clock jumps: the round stays open, so the wait can only end by the cancellation.
@@ -228,7 +228,7 @@ describe('asking through MCP', () => {
       expect(await balance()).toBe(before - 1_500_000n);
       expect(await m.stop()).toBe(0);
     });
-  }, 180_000);
+  });
 });
 
 describe('check plan through MCP, offline', () => {
@@ -316,7 +316,7 @@ describe('the spending policy through MCP', () => {
     ]);
     expect(await first.stop()).toBe(0);
     expect(await second.stop()).toBe(0);
-  }, 120_000);
+  });
 
   it('two calls at once in one server against one window: only one pays, the other is refused', async () => {
     const h = home({ version: 1, rolling24h: { '31337': { maxUsdc: '2000000' } } });
@@ -327,7 +327,7 @@ describe('the spending policy through MCP', () => {
     expect(both.find((r) => r.isError)!.doc.error).toMatchObject({ code: 'policy_limit', exitCode: 5 });
     expect(await balance()).toBe(before - 1_500_000n);
     expect(await m.stop()).toBe(0);
-  }, 120_000);
+  });
 
   it('above the approval threshold: the human approves through elicitation and the spend goes through; a no refuses it', async () => {
     const h = home({ version: 1, approvalThreshold: { maxUsdc: '1000000' } });
@@ -348,7 +348,7 @@ describe('the spending policy through MCP', () => {
     expect(m.elicitations).toHaveLength(2);
     expect(await nonce()).toBe(n0);
     expect(await m.stop()).toBe(0);
-  }, 120_000);
+  });
 
   it('a host declaring elicitation as the older protocol did (an empty capability: form mode) is asked too', async () => {
     const h = home({ version: 1, approvalThreshold: { maxUsdc: '1000000' } });
@@ -359,7 +359,7 @@ describe('the spending policy through MCP', () => {
     expect(m.elicitations).toHaveLength(1);
     expect(await nonce()).toBe(n0);
     expect(await m.stop()).toBe(0);
-  }, 120_000);
+  });
 
   it('above the approval threshold without elicitation support: refused, and no argument the agent adds can approve it', async () => {
     const h = home({ version: 1, approvalThreshold: { maxUsdc: '1000000' } });
@@ -393,7 +393,7 @@ describe('rating through MCP', () => {
       expect(m.stderr() + JSON.stringify(r.doc)).not.toMatch(/"isUp"|"salt"|"predictedUpBps"/);
       expect(await m.stop()).toBe(0);
     });
-  }, 120_000);
+  });
 });
 
 describe('confidentiality terms over MCP: the person accepts them, never the agent', () => {
@@ -446,7 +446,7 @@ describe('confidentiality terms over MCP: the person accepts them, never the age
       expect(await balance('LREP')).toBe(before - 2_000_000n);
       expect(await m.stop()).toBe(0);
     });
-  }, 180_000);
+  });
 });
 
 describe('every other tool returns the document its command prints with --json', () => {
@@ -544,7 +544,7 @@ describe('every other tool returns the document its command prints with --json',
     expect(image.viaMcp.images[0]).toMatchObject({ file: shot, ok: true, imageUrl: expect.stringMatching(/#sha256=0x[0-9a-f]{64}$/) });
     expect(image.viaCli.images[0]).toMatchObject({ reused: true, imageUrl: image.viaMcp.images[0].imageUrl });
     expect(await m.stop()).toBe(0);
-  }, 180_000);
+  });
 });
 
 describe("files a tool may read (issue 20 §3): the host's roots, never loopsign's own secrets", () => {
@@ -600,7 +600,7 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
     // The password file lives in the root only for this test; the final scan of every home must not meet it.
     rmSync(link);
     rmSync(pwFile);
-  }, 120_000);
+  });
 
   // Inside the root, three things that are not what a path check sees: another name of the password file (a hard
   // link: its path is in the root, its content is the secret's), a FIFO (a read would wait for a writer for ever,
@@ -647,7 +647,7 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
     expect((await m.call('loopsign_policy', {})).isError).toBe(false);
     await m.stop();
     for (const f of [hard, fifo, stdin, pwFile]) rmSync(f);
-  }, 300_000);
+  });
 
   // The images an ask file names are files the agent names too: each goes through the same gate, after the ask file
   // itself (the server here unlocks the sandbox's wallet, so the ask gets as far as its images).
@@ -676,7 +676,7 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
     expect(await nonce()).toBe(before);
     await m.stop();
     for (const f of [hard, fifo]) rmSync(f);
-  }, 180_000);
+  });
 
   // A file the server may read, named where a JSON file belongs: the answer says what is wrong, never what it says.
   // (The evidence reader's strict pass once quoted a number-like run: "number 4111-1111-1111-1111… is out of range".)
@@ -702,7 +702,7 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
       for (const part of ['4111', '1111-', '2468', '1357']) expect(text, `${tool} ${JSON.stringify(args)}`).not.toContain(part);
     }
     await m.stop();
-  }, 120_000);
+  });
 
   it('a host that declares no roots, and a server started without --root, reads no file at all; --root opens one folder', async () => {
     const h = home();
@@ -716,7 +716,7 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
     const q = await opened.call('loopsign_quote', { file });
     expect(q.isError, JSON.stringify(q.doc)).toBe(false);
     await opened.stop();
-  }, 60_000);
+  });
 });
 
 describe('what the servers printed and wrote', () => {

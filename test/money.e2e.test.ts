@@ -45,7 +45,7 @@ beforeAll(async () => {
   ({ sb, home, pub } = s);
   // Another wallet's question: what a lying service passes off as this wallet's.
   await sb.control('/__sandbox/content', {});
-}, 60_000);
+});
 afterAll(async () => {
   await sb.stop();
 });

@@ -70,5 +70,5 @@ describe('the npm package', () => {
       valid: true,
     });
     expect(JSON.parse(run('--json', 'config', 'show')).settings.chainId.value).toBe(8453);
-  }, 300_000);
+  });
 });

@@ -18,7 +18,7 @@ let n = 0;
 beforeAll(async () => {
   s = await openSession({ rateLimits: { write: 10_000, read: 10_000 } });
   ({ sb, pub } = s);
-}, 60_000);
+});
 afterAll(async () => {
   await sb.stop();
 });

@@ -42,7 +42,7 @@ let n = 0;
 
 beforeAll(async () => {
   s = await openSession({ rateLimits: { write: 10_000, read: 10_000 }, raters: false });
-}, 60_000);
+});
 afterAll(async () => {
   await s.sb.stop();
 });
@@ -77,53 +77,49 @@ async function together(count: number, args: string[], home: Home, env: Record<s
 
 describe('a killed ask with a bonus, rerun by several processes at once', () => {
   const cases = BONUS_POINTS.flatMap((point) => Array.from({ length: TRIALS }, (_, trial) => [point, trial] as const));
-  it.each(cases)(
-    'killed after %s (trial %i): one submission, one bonus, exactly bounty + bonus paid',
-    async (point) => {
-      const home = s.home;
-      const title = `Race ${point} ${n}`;
-      const file = askFile(home, title, { bounty: '1500000', bonus: '1000000', max: '2500000' });
-      const args = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
-      const before = await usdc();
-      const killed = await runCli(args, home, { env: { ...s.sb.env(), LOOPSIGN_CRASH_AFTER: point } });
-      expect(killed.code, `${point}: the first run must be killed, got ${killed.code}\n${killed.stderr}`).toBe(-1);
+  it.each(cases)('killed after %s (trial %i): one submission, one bonus, exactly bounty + bonus paid', async (point) => {
+    const home = s.home;
+    const title = `Race ${point} ${n}`;
+    const file = askFile(home, title, { bounty: '1500000', bonus: '1000000', max: '2500000' });
+    const args = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
+    const before = await usdc();
+    const killed = await runCli(args, home, { env: { ...s.sb.env(), LOOPSIGN_CRASH_AFTER: point } });
+    expect(killed.code, `${point}: the first run must be killed, got ${killed.code}\n${killed.stderr}`).toBe(-1);
 
-      const runs = await together(RERUNS, args, home, s.sb.env());
-      for (const r of runs) {
-        if (r.code === 0) continue;
-        // The only other answer: another process is working on this operation (exit 2), nothing sent.
-        expect(r.code, r.stdout + r.stderr).toBe(2);
-        expect(r.json().error.code).toBe('journal_locked');
-      }
-      expect(
-        runs.some((r) => r.code === 0),
-        runs.map((r) => r.stdout + r.stderr).join('\n'),
-      ).toBe(true);
-      const done = runs.find((r) => r.code === 0)!.json();
-      expect(done.feedbackBonus.status).toBe('funded');
+    const runs = await together(RERUNS, args, home, s.sb.env());
+    for (const r of runs) {
+      if (r.code === 0) continue;
+      // The only other answer: another process is working on this operation (exit 2), nothing sent.
+      expect(r.code, r.stdout + r.stderr).toBe(2);
+      expect(r.json().error.code).toBe('journal_locked');
+    }
+    expect(
+      runs.some((r) => r.code === 0),
+      runs.map((r) => r.stdout + r.stderr).join('\n'),
+    ).toBe(true);
+    const done = runs.find((r) => r.code === 0)!.json();
+    expect(done.feedbackBonus.status).toBe('funded');
 
-      expect(await submissionsTitled(s, title), 'one submission').toBe(1);
-      expect(await bonusPoolsFunded(s, done.contentIds[0]), 'one bonus pool').toBe(1);
-      expect(before - (await usdc()), 'exactly the bounty and the bonus left the wallet').toBe(2_500_000n);
-      // Every transaction that moved money is in the database, mined, under this one operation.
-      const op = recorded(home, done.operation);
-      expect(
-        op.txs.every((t) => t.status === 'mined'),
-        JSON.stringify(op.txs),
-      ).toBe(true);
-      expect(op.txs.filter((t) => t.stage === 'bonus').length).toBeGreaterThan(0);
-      const pulled = withStore(
-        home,
-        (db) =>
-          db
-            .prepare("SELECT COALESCE(SUM(amount), 0) AS p FROM effects WHERE operation_id = ? AND live = 1 AND kind = 'pull'")
-            .get(done.operation) as { p: number },
-      );
-      expect(pulled.p).toBe(2_500_000);
-      capture.count('race trials: killed ask rerun by 4 processes at once', `${point}`);
-    },
-    120_000,
-  );
+    expect(await submissionsTitled(s, title), 'one submission').toBe(1);
+    expect(await bonusPoolsFunded(s, done.contentIds[0]), 'one bonus pool').toBe(1);
+    expect(before - (await usdc()), 'exactly the bounty and the bonus left the wallet').toBe(2_500_000n);
+    // Every transaction that moved money is in the database, mined, under this one operation.
+    const op = recorded(home, done.operation);
+    expect(
+      op.txs.every((t) => t.status === 'mined'),
+      JSON.stringify(op.txs),
+    ).toBe(true);
+    expect(op.txs.filter((t) => t.stage === 'bonus').length).toBeGreaterThan(0);
+    const pulled = withStore(
+      home,
+      (db) =>
+        db
+          .prepare("SELECT COALESCE(SUM(amount), 0) AS p FROM effects WHERE operation_id = ? AND live = 1 AND kind = 'pull'")
+          .get(done.operation) as { p: number },
+    );
+    expect(pulled.p).toBe(2_500_000);
+    capture.count('race trials: killed ask rerun by 4 processes at once', `${point}`);
+  });
 });
 
 describe('two wallets under one window, through a slow node', () => {
@@ -179,7 +175,6 @@ describe('two wallets under one window, through a slow node', () => {
       expect(shown.json().windows.find((w: { window: string }) => w.window === 'the last 24 hours').amount).toBe('2000000');
       capture.count('race trials: two wallets under one window', 'slow node');
     },
-    120_000,
   );
 });
 
@@ -226,7 +221,6 @@ describe('two votes from one wallet, one allowance', () => {
       expect(before - (await tokenBalance(s, 'LREP'))).toBe(2_000_000n);
       capture.count('race trials: two votes from one wallet, one allowance', 'slow node');
     },
-    120_000,
   );
 
   it('the vote whose journaled plan counted on an allowance the other spent plans again on its rerun, and both are cast once', async () => {
@@ -247,5 +241,5 @@ describe('two votes from one wallet, one allowance', () => {
     const rerun = await runCli(a.args, s.home, { env: s.sb.env() });
     expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
     expect(before - (await lrep()), 'two stakes, each once').toBe(2_000_000n);
-  }, 120_000);
+  });
 });

@@ -63,7 +63,7 @@ async function decryptJournal(operation: string) {
 beforeAll(async () => {
   // Many rating runs a minute: the spec's MCP rate limit (120 a minute) is for one agent, not a test suite.
   ({ sb, home, pub } = await openSession({ rateLimits: { mcp: 10_000 } }));
-}, 60_000);
+});
 afterAll(async () => {
   await sb.stop();
   // The database holds the vote secrets, but never the wallet key or password, and is private.

@@ -41,7 +41,7 @@ const calm = () => sb.control('/__sandbox/hostile', undefined, 'DELETE');
 beforeAll(async () => {
   s = await openSession({ rateLimits: { write: 10_000, read: 10_000 }, raters: false });
   ({ sb, home, pub } = s);
-}, 60_000);
+});
 afterAll(async () => {
   await sb.stop();
 });

@@ -68,5 +68,5 @@ describe('the same ask on a restarted chain', () => {
     } finally {
       await second.stop();
     }
-  }, 120_000);
+  });
 });

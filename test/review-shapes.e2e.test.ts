@@ -150,7 +150,7 @@ beforeAll(async () => {
   );
   // Each tool call the recording made counts against the limit of one client; only the rate-limit case tests it.
   await control('/__sandbox/settings', { workspaceMcpLimit: 100_000 });
-}, 60_000);
+});
 afterAll(async () => {
   await sb?.stop();
   console.log(
@@ -328,7 +328,7 @@ describe('the sandbox answers the recorded requests like the service', () => {
     }
     await compare('mcp/rate-limit/61st');
     await control('/__sandbox/settings', { workspaceMcpLimit: 100_000 });
-  }, 120_000);
+  });
 
   it('/assurance/review, projects, runs and private reviews over HTTP', async () => {
     for (const id of [

@@ -107,7 +107,7 @@ beforeAll(async () => {
   await settings({ workspaceMcpLimit: 100_000 });
   trustedKeys = path.join(home.dir, 'trusted-keys.json');
   expect((await run(['evidence', 'keys', '--out', trustedKeys])).code).toBe(0);
-}, 60_000);
+});
 afterAll(async () => {
   await sb.stop();
 });

@@ -18,7 +18,7 @@ beforeAll(async () => {
   base = sb.info.baseUrl;
   key = readFileSync((sb.info as any).workspace.apiKeyFile, 'utf8').trim();
   await sb.control('/__sandbox/settings', { workspaceMcpLimit: 10_000, rateLimits: { mcp: 10_000 } });
-}, 60_000);
+});
 afterAll(async () => {
   await sb?.stop();
 });

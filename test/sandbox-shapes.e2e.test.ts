@@ -87,7 +87,7 @@ beforeAll(async () => {
   ({ sb } = await openSession());
   base = sb.info.baseUrl;
   await sb.control('/__sandbox/fund', { address: TEST_ADDRESS, usdc: '100000000' });
-}, 60_000);
+});
 afterAll(async () => {
   await sb.stop();
 });

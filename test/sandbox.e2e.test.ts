@@ -71,7 +71,7 @@ beforeAll(async () => {
   pub = createPublicClient({ transport: http(sb.info.rpcUrl), pollingInterval: 50 });
   wallet = createWalletClient({ account, transport: http(sb.info.rpcUrl) });
   await sb.control('/__sandbox/fund', { address: TEST_ADDRESS, usdc: '100000000', lrep: '100000000' });
-}, 60_000);
+});
 
 afterAll(async () => {
   const anvilPid = sb.info.pids.anvil;

@@ -26,7 +26,7 @@ beforeAll(async () => {
   ]);
   await s.sb.control('/__sandbox/fund', { address: FROM, usdc: '10000000', eth: '10' });
   home = makeHome();
-}, 60_000);
+});
 afterAll(async () => {
   await Promise.all([s?.sb.stop(), kms?.stop()]);
 });
@@ -69,7 +69,7 @@ describe('--signer aws through the binary', () => {
     expect(shown.json().settings.signer).toMatchObject({ value: `aws:${KEY_ID}`, source: 'flag', from: FROM });
     const address = await runCli(['--json', ...signer, 'wallet', 'address'], home, { env: awsEnv() });
     expect(address.json()).toMatchObject({ address: FROM, signer: `aws:${KEY_ID}`, keystore: null });
-  }, 120_000);
+  });
 });
 
 describe('refused before anything is signed', () => {

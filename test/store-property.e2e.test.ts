@@ -129,7 +129,7 @@ const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
 beforeAll(async () => {
   s = await openSession({ rateLimits: { write: 100_000, read: 100_000 }, raters: false });
   wallets = [s.sb.info.devWallet.address.toLowerCase() as Hex, TEST_ADDRESS.toLowerCase() as Hex];
-}, 60_000);
+});
 afterAll(async () => {
   await s?.sb.stop();
 });
