@@ -17,24 +17,11 @@ import { contentRegistryAbi } from '../src/protocol/abi.js';
 import { bundleRevealCommitment, onChainQuestion, questionMetadata, revealCommitment, tagsString } from '../src/protocol/ask-hashes.js';
 import { contentHash } from '../src/protocol/submission.js';
 import { TEMPLATES, resultSpecHash } from '../src/protocol/templates.js';
-import { roundContext } from '../src/vote/commit.js';
-import type { BuiltCommit } from '../src/vote/build.js';
 import { checkAskEnvelope, checkWalletPlan, checkX402Plan, checkX402Request } from '../src/wallet/plan-guard.js';
 import { checkRatingPlan } from '../src/wallet/rating-guard.js';
 import { capture } from './helpers/capture.js';
 import { readVector, TEST_PRIVATE_KEY } from './helpers/cli.js';
-import {
-  acceptedAnswers,
-  ciphertext,
-  commitOf,
-  corpus,
-  corpusChain,
-  NOW,
-  rating,
-  ratingArgs,
-  serviceField,
-  type Case,
-} from './helpers/corpus-asks.js';
+import { acceptedAnswers, ciphertext, commitOf, corpus, corpusChain, NOW, rating, serviceField, type Case } from './helpers/corpus-asks.js';
 
 const templatesDoc = readVector('live/templates.json');
 const resolver = templateResolverFrom(templatesDoc.body.templates);

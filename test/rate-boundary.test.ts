@@ -1,20 +1,12 @@
-// What a lying service may send where a vote reads the service (issue 23: `unknown` and parsers at the boundary): the
-// rating plan, the rating context's hints, the gated-context list and the read session. Each is refused by a named
-// check with its documented code and exit code — never a parser's exception (exit 1), never passed. In process.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { keccak256, toHex, type Hex, type LocalAccount } from 'viem';
-import { chainForProfile } from '../src/chains/index.js';
+import { type Hex, type LocalAccount } from 'viem';
 import type { Context } from '../src/context.js';
 import { LoopsignError } from '../src/errors.js';
 import { readRatingContext } from '../src/rate/flow.js';
 import { acceptTermsAndFetch } from '../src/rate/gated.js';
 import type { McpClient } from '../src/service/mcp.js';
 import type { BuiltCommit } from '../src/vote/build.js';
-import { roundContext } from '../src/vote/commit.js';
 import { checkRatingPlan } from '../src/wallet/rating-guard.js';
-import { readVector, VECTORS } from './helpers/cli.js';
 import { commitOf, corpusChain, rating } from './helpers/corpus-asks.js';
 
 const chain = corpusChain();
