@@ -1,10 +1,11 @@
 // npm run demo: a guided run of loopsign with the built binary, in a throwaway home, against a fresh sandbox.
 // It stops the sandbox (and so anvil) at the end, leaving nothing running.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = path.join(root, 'bin', 'loopsign.js');
@@ -52,19 +53,35 @@ function stepJson(title, args, extraEnv = {}) {
   return doc;
 }
 
-// Transactions the last ask or vote sent, from its journal (the newest journal file).
+// Transactions the last ask or vote sent, from loopsign's database (docs/store.md), opened read-only.
+function storeDb() {
+  return new Database(path.join(home, 'state', 'loopsign', 'loopsign.db'), { readonly: true, fileMustExist: true });
+}
 function lastJournalTxs() {
-  const dir = path.join(home, 'state', 'loopsign', 'journal');
-  let newest;
+  let db;
   try {
-    for (const f of readdirSync(dir).filter((x) => x.endsWith('.json'))) {
-      const full = path.join(dir, f);
-      if (!newest || statSync(full).mtimeMs > statSync(newest).mtimeMs) newest = full;
-    }
+    db = storeDb();
+    const op = db.prepare('SELECT id FROM operations ORDER BY updated_at DESC LIMIT 1').get();
+    return op ? db.prepare("SELECT count(*) AS n FROM transactions WHERE operation_id = ? AND status = 'mined'").get(op.id).n : 0;
   } catch {
     return 0;
+  } finally {
+    db?.close();
   }
-  return newest ? JSON.parse(readFileSync(newest, 'utf8')).txs.filter((t) => t.status === 'mined').length : 0;
+}
+
+/** The question id the ask with this clientRequestId was confirmed with (its journal's confirmation). */
+function contentIdOf(clientRequestId) {
+  const db = storeDb();
+  try {
+    for (const { data } of db.prepare("SELECT data FROM operations WHERE kind = 'ask'").all()) {
+      const d = JSON.parse(data);
+      if (d.clientRequestId === clientRequestId) return d.confirm.contentIds[0];
+    }
+  } finally {
+    db.close();
+  }
+  throw new Error(`no confirmed ask ${clientRequestId} in the database`);
 }
 
 async function control(base, route, body, method = 'POST') {
@@ -97,7 +114,7 @@ async function startSandbox() {
 // policy written while the server runs applies to its next call: the ask is refused before anything is signed.
 async function mcpStep(sbEnv, file) {
   const title = 'an agent host over MCP: `loopsign mcp` on stdio, the same guards and spending policy';
-  console.log(`\n== ${title}\n$ loopsign mcp   (started by the MCP client)`);
+  console.log(`\n== ${title}\n$ loopsign mcp --root <demo home>   (started by the MCP client)`);
   const t0 = Date.now();
   const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
   const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
@@ -105,7 +122,8 @@ async function mcpStep(sbEnv, file) {
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: [bin, 'mcp'],
+      // The server reads files only under the folders it is given (never the keystore, password, config or state).
+      args: [bin, 'mcp', '--root', home],
       env: { ...env, ...sbEnv },
       stderr: process.env.LOOPSIGN_DEMO_DEBUG ? 'inherit' : 'ignore',
     }),
@@ -246,25 +264,7 @@ try {
   // The workspace evidence routes take the owner's browser session cookie (never an API key, never argv).
   const cookieArgs = ['--session-cookie-file', sandbox.info.workspace.sessionCookieFile];
   step('download the public trusted keys (no account)', ['evidence', 'keys', '--out', keysFile], sbEnv);
-  const runId = `run_${
-    JSON.parse(
-      readFileSync(
-        path.join(
-          home,
-          'state',
-          'loopsign',
-          'journal',
-          readdirSync(path.join(home, 'state', 'loopsign', 'journal')).find(
-            (f) =>
-              f.startsWith('ask-') &&
-              JSON.parse(readFileSync(path.join(home, 'state', 'loopsign', 'journal', f), 'utf8')).clientRequestId ===
-                'demo-release-go-no-go',
-          ),
-        ),
-        'utf8',
-      ),
-    ).confirm.contentIds[0]
-  }`;
+  const runId = `run_${contentIdOf('demo-release-go-no-go')}`;
   step(
     'fetch the evidence packet of the settled round and verify it against the pinned keys',
     [
