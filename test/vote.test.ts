@@ -8,7 +8,7 @@ import { parseStake, predictedUpBps } from '../src/vote/stake.js';
 import { roundTime, targetRoundWindow, sdkCommitWindow, drandChainHash } from '../src/vote/drand.js';
 import { parseArmoredCiphertext, checkCiphertextTarget } from '../src/vote/ciphertext.js';
 import { buildCommitVoteParams } from '../src/vote/build.js';
-import { tlockDecrypt } from '../src/vote/tlock.js';
+import { tlockDecrypt, tlockEncrypt } from '../src/vote/tlock.js';
 import { SandboxBeacon } from '../src/sandbox/beacon.js';
 import { QUICKNET } from '../src/chains/table.js';
 import { readVector, VECTORS } from './helpers/cli.js';
@@ -174,6 +174,24 @@ describe('tlock round trip with the sandbox beacon', () => {
         ciphertext: built.ciphertext,
       }),
     );
+  });
+
+  it("checks the beacon's signature unless it is the caller's own; a wrong beacon decrypts nothing either way", async () => {
+    const now = 1_800_000_000;
+    const beacon = new SandboxBeacon(now - 300, () => now);
+    const network = beacon.network;
+    const armored = await tlockEncrypt(network, 50, votePlaintext({ isUp: false, predictedUpBps: 1200, salt: `0x${'55'.repeat(32)}` }));
+    const right = beacon.round(50)!;
+    const other = beacon.round(51)!;
+    // Round 50's number with round 51's signature (and randomness): a beacon the network never signed.
+    const forged = async () => ({ ...other, round: 50 });
+    const skew = now - Math.floor(Date.now() / 1000); // the beacon's clock runs on chain time
+    await expect(tlockDecrypt(network, armored, forged, skew)).rejects.toThrow(/verif|signature|beacon/i);
+    await expect(tlockDecrypt(network, armored, forged, skew, 'own')).rejects.toThrow();
+    for (const mode of ['verify', 'own'] as const) {
+      const plain = await tlockDecrypt(network, armored, async () => right, skew, mode);
+      expect(decodeVotePlaintext(plain)).toEqual({ isUp: false, predictedUpBps: 1200, salt: `0x${'55'.repeat(32)}` });
+    }
   });
 
   it('refuses a runtime naming an unpinned drand chain', async () => {
