@@ -81,7 +81,7 @@ export async function buildProgram(out: Output, argv?: string[]): Promise<Comman
       installShutdown(out);
       // Parents' options included: `rate commit` and `rate status` take --content-id … from `rate`. The definition's
       // interface types them; commander's values are not checked against it.
-      await handler(createContext({ flags, out, signal: shutdownSignal }), cmd.optsWithGlobals() as O, args.slice(0, -2));
+      await handler(createContext({ flags, out, env: process.env, signal: shutdownSignal }), cmd.optsWithGlobals() as O, args.slice(0, -2));
     };
 
   // Set before any subcommand exists: commander copies these settings into each subcommand as it is created.
@@ -143,7 +143,13 @@ export async function main(argv: string[]): Promise<number> {
     throw error;
   });
   const has = (flag: string): boolean => argv.slice(2).includes(flag);
-  const out = new Output({ json: has('--json'), quiet: has('--quiet'), debug: has('--debug') });
+  // The one place the process's environment is read (and the MCP server's, which this process runs): every run gets
+  // it as a value through its Context (src/env.ts), by reference — nothing is copied out of it, secrets included.
+  const env = process.env;
+  const out = new Output({ json: has('--json'), quiet: has('--quiet'), debug: has('--debug') }, undefined, env);
+  // Off unless asked for, and then their modules only: --help and --version load nothing new (bench/cold-start.mjs).
+  if (env.LOOPSIGN_TIMINGS === '1') (await import('./timings.js')).enableTimings();
+  if (env.LOOPSIGN_CRASH_AFTER) (await import('./store/crash-hook.js')).armCrashHook(env.LOOPSIGN_CRASH_AFTER);
   const program = await buildProgram(out, argv);
   try {
     if (argv.length <= 2) {

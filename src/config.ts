@@ -3,7 +3,8 @@
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { UsageError } from './errors.js';
-import { defaultConfigFile, defaultKeystorePath, expandHome } from './paths.js';
+import { defaultConfigFile, defaultKeystorePath, expandHome, loopsignPaths, type LoopsignPaths } from './paths.js';
+import type { Env } from './env.js';
 import { SUPPORTED_CHAIN_IDS } from './chains/table.js';
 import { hideUrlInOutput, redactUrl } from './output.js';
 import { DEFAULT_PROFILE_ID } from './protocol/profiles/index.js';
@@ -140,15 +141,19 @@ export async function loadConfigFile(file: string): Promise<{ found: boolean; da
   return { found: true, data: parsed.data };
 }
 
-function pick<T>(flag: T | undefined, envName: string | undefined, fileValue: T | undefined, fallback: T): Setting<T> {
-  if (flag !== undefined) return { value: flag, source: 'flag' };
-  if (envName !== undefined) {
-    const env = process.env[envName];
-    if (env !== undefined && env !== '') return { value: env as T, source: 'env' };
-  }
-  if (fileValue !== undefined) return { value: fileValue, source: 'config' };
-  return { value: fallback, source: 'default' };
-}
+/** Reads one setting: flag, then the variable `envName` of the run's environment, then the config file, then default. */
+type Pick = <T>(flag: T | undefined, envName: string | undefined, fileValue: T | undefined, fallback: T) => Setting<T>;
+
+const picker = (vars: Env): Pick =>
+  function pick<T>(flag: T | undefined, envName: string | undefined, fileValue: T | undefined, fallback: T): Setting<T> {
+    if (flag !== undefined) return { value: flag, source: 'flag' };
+    if (envName !== undefined) {
+      const env = vars[envName];
+      if (env !== undefined && env !== '') return { value: env as T, source: 'env' };
+    }
+    if (fileValue !== undefined) return { value: fileValue, source: 'config' };
+    return { value: fallback, source: 'default' };
+  };
 
 function positiveMs(setting: Setting<string | number>, what: string): Setting<number> {
   const text = String(setting.value).trim();
@@ -249,9 +254,17 @@ export function productionOverrideKeys(file: ConfigFile): string[] {
   return keys.map((k) => `chains.8453.${k}`);
 }
 
-export async function resolveConfig(flags: GlobalFlags): Promise<ResolvedConfig> {
+/**
+ * The settings of a run, from its flags and its environment (the Context's `env`: the process's in the CLI, a test's
+ * own in tests) — this is where loopsign's variables are read; `paths` defaults to the XDG folders of that environment.
+ */
+export async function resolveConfig(flags: GlobalFlags, env: Env, paths: LoopsignPaths = loopsignPaths(env)): Promise<ResolvedConfig> {
+  const pick = picker(env);
+  // An empty LOOPSIGN_CONFIG names no file (the default's source, but the empty path: none is read), as before.
   const configFile = pathSetting<string>(
-    process.env.LOOPSIGN_CONFIG ? { value: process.env.LOOPSIGN_CONFIG, source: 'env' } : { value: defaultConfigFile(), source: 'default' },
+    env.LOOPSIGN_CONFIG
+      ? { value: env.LOOPSIGN_CONFIG, source: 'env' }
+      : { value: env.LOOPSIGN_CONFIG ?? defaultConfigFile(paths), source: 'default' },
     'config file',
   );
   const { found, data } = await loadConfigFile(configFile.value);
@@ -285,7 +298,7 @@ export async function resolveConfig(flags: GlobalFlags): Promise<ResolvedConfig>
     baseUrl,
     rpcUrl,
     chainId,
-    keystore: pathSetting(pick(flags.keystore, 'LOOPSIGN_KEYSTORE', data.keystore, defaultKeystorePath()), 'keystore path'),
+    keystore: pathSetting(pick(flags.keystore, 'LOOPSIGN_KEYSTORE', data.keystore, defaultKeystorePath(paths)), 'keystore path'),
     passwordFile: pathSetting(
       pick<string | undefined>(flags.passwordFile, 'LOOPSIGN_PASSWORD_FILE', data.passwordFile, undefined),
       'password file',
@@ -302,7 +315,7 @@ export async function resolveConfig(flags: GlobalFlags): Promise<ResolvedConfig>
     allowWeakKdf: flags.allowWeakKdf === true,
     signer: resolveSigner({
       flags: { signer: flags.signer, from: flags.from, keystore: flags.keystore },
-      env: process.env,
+      env,
       file: { signer: data.signer, from: data.from, keystore: data.keystore },
     }),
     file: data,

@@ -1,7 +1,8 @@
 // What every command handler and every core flow receives: the output channel and each effect the run may need —
 // configuration, spending policy, database, chain, service, wallet, clock, paths — each created lazily, at most once
 // per run, from one options object. Tests replace any of them (a fixed clock, a client on a shared anvil, a service
-// answering in-process, a wallet of their own); the core never reads the environment or builds a client itself.
+// answering in-process, a wallet of their own); the core never reads the environment or builds a client itself: the
+// environment is a value here too (`env`), taken from the process by the CLI and given by tests.
 // Nothing here is imported before it is used: `--help` and `--version` load none of it (bench/cold-start.mjs).
 import type { PublicClient } from 'viem';
 import type { Output } from './output.js';
@@ -15,6 +16,7 @@ import type { Wallet } from './wallet/signers/types.js';
 import type { ResolvedSigner } from './wallet/signers/spec.js';
 import { loopsignPaths, type LoopsignPaths } from './paths.js';
 import { ANY_FILE, type FileGate } from './files.js';
+import type { Env } from './env.js';
 
 /** Time, as the flows read it: milliseconds since the epoch. */
 export interface Clock {
@@ -30,6 +32,8 @@ export interface CheckedChain {
 export interface Context {
   out: Output;
   flags: GlobalFlags;
+  /** The run's environment variables (the process's in the CLI and its MCP server; a test's own in tests). */
+  env: Env;
   config(): Promise<ResolvedConfig>;
   /** The spending policy that applies to this run. */
   policy(): Promise<PolicyGate>;
@@ -68,6 +72,8 @@ type Lazy<T> = () => Promise<T>;
 export interface ContextOptions {
   flags: GlobalFlags;
   out: Output;
+  /** Where every variable is read: the CLI passes its process's environment, once; a test passes its own. */
+  env: Env;
   /**
    * Asks a human to approve a spend above the policy's threshold: the MCP server passes one that uses elicitation;
    * the CLI asks on a terminal, and nowhere else.
@@ -101,12 +107,15 @@ function once<T>(make: Lazy<T>): Lazy<T> {
 }
 
 export function createContext(o: ContextOptions): Context {
-  const { flags, out } = o;
-  const config = once(o.config ?? (() => import('./config.js').then((m) => m.resolveConfig(flags))));
-  const paths = o.paths;
+  const { flags, out, env } = o;
   let resolvedPaths: LoopsignPaths | undefined;
-  const store = once(o.store ?? (() => import('./store/open.js').then((m) => m.openStateStore(out, paths?.state))));
-  const chainSettings = once(o.chainSettings ?? (async () => (await import('./chains/index.js')).resolveChain(await config())));
+  // The XDG folders of this run's environment, read when first asked for.
+  const paths = (): LoopsignPaths => (resolvedPaths ??= o.paths ?? loopsignPaths(env));
+  const config = once(o.config ?? (() => import('./config.js').then((m) => m.resolveConfig(flags, env, paths()))));
+  const store = once(o.store ?? (() => import('./store/open.js').then((m) => m.openStateStore(out, paths()))));
+  const chainSettings = once(
+    o.chainSettings ?? (async () => (await import('./chains/index.js')).resolveChain(await config(), env, paths())),
+  );
   const chain = once(
     o.chain ??
       (async () => {
@@ -136,26 +145,27 @@ export function createContext(o: ContextOptions): Context {
     o.wallet ??
       (async () => {
         const { openConfiguredWallet } = await import('./wallet/signers/configured.js');
-        return openConfiguredWallet(await config(), await chainSettings(), out, o.signer);
+        return openConfiguredWallet(await config(), await chainSettings(), out, env, o.signer);
       }),
   );
   const walletAddress = once(
     o.walletAddress ??
       (async () => {
         const { configuredAddress } = await import('./wallet/signers/configured.js');
-        return configuredAddress(await config(), out, o.signer);
+        return configuredAddress(await config(), out, env, o.signer);
       }),
   );
   const policy = once(
     o.policy ??
       (async () => {
         const [g, p] = await Promise.all([import('./policy/gate.js'), import('./policy/prompt.js')]);
-        return g.PolicyGate.load(out, flags.policy, store, o.approver ?? p.terminalApprover(out));
+        return g.PolicyGate.load(out, { flag: flags.policy, env, paths: paths() }, store, o.approver ?? p.terminalApprover(out));
       }),
   );
   return {
     out,
     flags,
+    env,
     signal: o.signal,
     askPerson: o.askPerson,
     files: o.files ?? ANY_FILE,
@@ -169,9 +179,8 @@ export function createContext(o: ContextOptions): Context {
     wallet,
     walletAddress,
     clock: o.clock ?? SYSTEM_CLOCK,
-    // The XDG folders, read when first asked for.
     get paths(): LoopsignPaths {
-      return (resolvedPaths ??= paths ?? loopsignPaths());
+      return paths();
     },
   };
 }

@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { styleText } from 'node:util';
 import { LoopsignError, exitCodeOf, ExitCode } from './errors.js';
+import type { Env } from './env.js';
 
 export interface OutputOptions {
   json: boolean;
@@ -28,7 +29,7 @@ export const MIN_SPINNER_COLUMNS = 20;
  * the cursor. A pseudo-terminal without a size (under `script`, some CI runners) reports 0 columns, which made the
  * spinner's line count infinite: it redrew without end and blocked the event loop, so even SIGTERM went unanswered.
  */
-export function canSpin(stream: Streams['stderr'], env: NodeJS.ProcessEnv = process.env): boolean {
+export function canSpin(stream: Streams['stderr'], env: Env): boolean {
   if (stream.isTTY !== true) return false;
   if (env.TERM === 'dumb' || env.CI !== undefined) return false;
   const columns = stream.columns;
@@ -174,6 +175,8 @@ export class Output {
   constructor(
     readonly options: OutputOptions,
     private readonly streams: Streams = { stdout: process.stdout, stderr: process.stderr },
+    /** The run's environment (NO_COLOR, TERM, CI): the CLI passes the process's; without one, none is set. */
+    private readonly env: Env = {},
   ) {}
 
   get json(): boolean {
@@ -183,7 +186,7 @@ export class Output {
   /** Colour text for stdout when it is a TTY and NO_COLOR is unset. */
   style(style: Style, text: string, stream: 'stdout' | 'stderr' = 'stdout'): string {
     const tty = this.streams[stream].isTTY === true;
-    if (!tty || process.env.NO_COLOR !== undefined || process.env.TERM === 'dumb') return text;
+    if (!tty || this.env.NO_COLOR !== undefined || this.env.TERM === 'dumb') return text;
     const placeholder = `\uE000${this.styleToken}.${this.styled.size}\uE001`;
     // Whether to colour was decided above, for this stream; styleText would otherwise look at process.stdout.
     this.styled.set(placeholder, styleText(style, inert(text), { validateStream: false }));
@@ -276,7 +279,7 @@ export class Output {
   /** A spinner on a TTY of a sane width (canSpin); progress lines otherwise. ora is loaded only for a real spinner. */
   async spinner(event: string, message: string): Promise<Spinner> {
     const stderr = this.streams.stderr;
-    if (!this.options.json && !this.options.quiet && canSpin(stderr)) {
+    if (!this.options.json && !this.options.quiet && canSpin(stderr, this.env)) {
       const { default: ora } = await import('ora');
       const clean = (m: string | undefined) => (m === undefined ? undefined : hideUrls(inert(m, true)));
       const s = ora({ text: clean(message), stream: stderr as NodeJS.WriteStream }).start();

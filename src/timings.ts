@@ -1,8 +1,13 @@
 // LOOPSIGN_TIMINGS=1: how long each phase of a run took — unlocking the keystore, service calls, signing, waiting
 // for blocks, the reservation's minimum age, confirmation — written to stderr as one JSON line when the process
 // exits (never stdout; off by default, and then nothing is measured). Phases done concurrently each count in
-// full, so their sum can exceed the total. bench/ask.mjs prints the breakdown.
-const enabled = process.env.LOOPSIGN_TIMINGS === '1';
+// full, so their sum can exceed the total. bench/ask.mjs prints the breakdown. The CLI turns it on from its
+// environment when it starts (src/cli.ts).
+let enabled = false;
+
+export function enableTimings(): void {
+  enabled = true;
+}
 const phases = new Map<string, { ms: number; count: number }>();
 
 export type Phase = 'unlock' | 'service' | 'confirmation' | 'signing' | 'blocks' | 'reservation age';

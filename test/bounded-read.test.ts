@@ -31,7 +31,7 @@ async function refusal(p: Promise<unknown>): Promise<{ code: string; message: st
 
 describe('reading a small file a user names', () => {
   it('the session cookie file', async () => {
-    const read = (f: string) => sessionCookieHeader({ file: f });
+    const read = (f: string) => sessionCookieHeader({ file: f }, {});
     expect(await refusal(read(missing))).toMatchObject({
       code: 'session_cookie_unreadable',
       message: `cannot read the session cookie file ${missing} (ENOENT)`,
@@ -49,7 +49,7 @@ describe('reading a small file a user names', () => {
   });
 
   it('the workspace API key file', async () => {
-    const read = (f: string) => readCredential({ apiKeyFile: f });
+    const read = (f: string) => readCredential({ apiKeyFile: f }, {});
     const r = await refusal(read(missing));
     expect(r).toMatchObject({ code: 'api_key_unreadable', message: `cannot read the key file ${missing} (ENOENT)` });
     expect(r.hint).toMatch(/--api-key-file FILE/);

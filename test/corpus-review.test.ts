@@ -39,8 +39,7 @@ const sleeps: number[] = [];
 
 beforeAll(async () => {
   replay = await replayServer();
-  process.env.LOOPSIGN_CORPUS_KEY = meta.apiKey.value;
-  credential = await readCredential({ apiKeyEnv: 'LOOPSIGN_CORPUS_KEY' });
+  credential = await readCredential({ apiKeyEnv: 'LOOPSIGN_CORPUS_KEY' }, { LOOPSIGN_CORPUS_KEY: meta.apiKey.value });
   const dir = mkdtempSync(path.join(tmpdir(), 'loopsign-corpus-review-'));
   const pin = path.join(dir, 'gate.spki.txt');
   writeFileSync(pin, meta.gateSigningKey.publicKeySpkiBase64url + '\n');

@@ -18,12 +18,15 @@ import { answerServer, type AnswerServer } from './helpers/answer-server.js';
 const home = mkdtempSync(path.join(tmpdir(), 'loopsign-generate-'));
 let server: AnswerServer;
 
+// The contexts' whole environment (no setting of the developer's shell reaches them; process.env is not touched).
+const env = {
+  XDG_CONFIG_HOME: path.join(home, 'config'),
+  XDG_DATA_HOME: path.join(home, 'data'),
+  XDG_STATE_HOME: path.join(home, 'state'),
+  GENERATE_BOUNDARY_KEY: `rlk_${'0123456789abcdef'}_${'A'.repeat(40)}`,
+};
+
 beforeAll(async () => {
-  for (const k of Object.keys(process.env)) if (/^(LOOPSIGN_|ETH_RPC_URL$)/.test(k)) delete process.env[k];
-  process.env.XDG_CONFIG_HOME = path.join(home, 'config');
-  process.env.XDG_DATA_HOME = path.join(home, 'data');
-  process.env.XDG_STATE_HOME = path.join(home, 'state');
-  process.env.GENERATE_BOUNDARY_KEY = `rlk_${'0123456789abcdef'}_${'A'.repeat(40)}`;
   server = await answerServer();
 });
 afterAll(() => server.close());
@@ -35,7 +38,8 @@ function run(o: Partial<GenerateOptions> = {}, storeDir = mkdtempSync(path.join(
   const ctx = createContext({
     flags,
     out: new Output({ json: true, quiet: true, debug: false }, { stdout: sink, stderr: sink }),
-    config: () => resolveConfig(flags),
+    env,
+    config: () => resolveConfig(flags, env),
     store: () => Store.open(storeDir),
   });
   return generate(ctx, {

@@ -187,7 +187,7 @@ describe('wallet rekey', () => {
       'rekey pw one',
       await encryptKeystore(parsePrivateKey(TEST_PRIVATE_KEY), 'rekey pw one', { n: 2, id: '11111111-2222-4333-8444-555555555555' }),
     );
-    const out = await rekeyWallet(config);
+    const out = await rekeyWallet(config, {});
     expect(out).toMatchObject({
       address: TEST_ADDRESS,
       before: { kdf: 'scrypt', n: 2 },
@@ -203,19 +203,14 @@ describe('wallet rekey', () => {
 
   it('rekeys a pbkdf2 c=1 keystore under a new password from a file, or from a named environment variable', async () => {
     const { home, file, config } = setup('old pbkdf2 pw', pbkdf2Keystore(TEST_PRIVATE_KEY, 'old pbkdf2 pw', 1));
-    const out = await rekeyWallet(config, { newPasswordFile: home.passwordFile('new rekey pw') });
+    const out = await rekeyWallet(config, {}, { newPasswordFile: home.passwordFile('new rekey pw') });
     expect(out).toMatchObject({ before: { kdf: 'pbkdf2', c: 1 }, passwordChanged: true });
     expect(await codeOf(decryptKeystore(JSON.parse(readFileSync(file, 'utf8')), 'old pbkdf2 pw'))).toBe('wrong_password');
     expect((await decryptKeystore(JSON.parse(readFileSync(file, 'utf8')), 'new rekey pw')).address).toBe(TEST_ADDRESS);
 
     registerSecret('env rekey pw');
-    process.env.LOOPSIGN_TEST_NEW_PW = 'env rekey pw';
     const again = { ...config, passwordFile: { value: home.passwordFile('new rekey pw'), source: 'flag' } } as unknown as ResolvedConfig;
-    try {
-      await rekeyWallet(again, { newPasswordEnv: 'LOOPSIGN_TEST_NEW_PW' });
-    } finally {
-      delete process.env.LOOPSIGN_TEST_NEW_PW;
-    }
+    await rekeyWallet(again, { LOOPSIGN_TEST_NEW_PW: 'env rekey pw' }, { newPasswordEnv: 'LOOPSIGN_TEST_NEW_PW' });
     expect((await decryptKeystore(JSON.parse(readFileSync(file, 'utf8')), 'env rekey pw')).address).toBe(TEST_ADDRESS);
   });
 
@@ -224,8 +219,8 @@ describe('wallet rekey', () => {
     const { home, file, config } = setup('right pw', ks);
     const before = readFileSync(file, 'utf8');
     const wrong = { ...config, passwordFile: { value: home.passwordFile('wrong pw'), source: 'flag' } } as unknown as ResolvedConfig;
-    expect(await codeOf(rekeyWallet(wrong))).toBe('wrong_password');
-    expect(await codeOf(rekeyWallet(config, { newPasswordEnv: 'LOOPSIGN_TEST_UNSET_PW' }))).toBe('password_required');
+    expect(await codeOf(rekeyWallet(wrong, {}))).toBe('wrong_password');
+    expect(await codeOf(rekeyWallet(config, {}, { newPasswordEnv: 'LOOPSIGN_TEST_UNSET_PW' }))).toBe('password_required');
     expect(readFileSync(file, 'utf8')).toBe(before);
   });
 });

@@ -18,12 +18,14 @@ const home = mkdtempSync(path.join(tmpdir(), 'loopsign-links-'));
 let server: AnswerServer;
 let base: string;
 
+// The contexts' whole environment: no setting of the developer's shell reaches it (process.env is not touched).
+const env = {
+  XDG_CONFIG_HOME: path.join(home, 'config'),
+  XDG_DATA_HOME: path.join(home, 'data'),
+  XDG_STATE_HOME: path.join(home, 'state'),
+};
+
 beforeAll(async () => {
-  // This worker's configuration is the test's own: no setting of the developer's shell reaches it.
-  for (const k of Object.keys(process.env)) if (/^(LOOPSIGN_|ETH_RPC_URL$)/.test(k)) delete process.env[k];
-  process.env.XDG_CONFIG_HOME = path.join(home, 'config');
-  process.env.XDG_DATA_HOME = path.join(home, 'data');
-  process.env.XDG_STATE_HOME = path.join(home, 'state');
   server = await answerServer();
   base = server.base;
 });
@@ -48,7 +50,8 @@ function context() {
   return createContext({
     flags,
     out: new Output({ json: true, quiet: true, debug: false }, { stdout: sink, stderr: sink }),
-    config: () => resolveConfig(flags),
+    env,
+    config: () => resolveConfig(flags, env),
     store: () => Store.open(storeDir),
   });
 }

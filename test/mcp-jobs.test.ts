@@ -23,6 +23,8 @@ import * as walletCommands from '../src/commands/wallet.js';
 import * as checkPlanCommand from '../src/commands/check-plan.js';
 
 let env: InProcess;
+/** The server's environment, as `loopsign mcp` takes it from its process at start: the harness's, plus the chain. */
+let serverEnv: Record<string, string | undefined>;
 let pub: PublicClient;
 let n = 0;
 const open: { client: Client; server: McpServer }[] = [];
@@ -30,7 +32,7 @@ const open: { client: Client; server: McpServer }[] = [];
 beforeAll(async () => {
   env = await startInProcess();
   pub = createPublicClient({ transport: http(env.sb.manifest.rpcUrl), pollingInterval: 50 }) as PublicClient;
-  process.env.LOOPSIGN_CHAIN_ID = '31337';
+  serverEnv = { ...env.env, LOOPSIGN_CHAIN_ID: '31337' };
 }, 120_000);
 beforeEach(async () => {
   // The round of a new ask stays open until a test lets the clock jump (the raters vote meanwhile).
@@ -38,7 +40,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   for (const c of open.splice(0)) await c.client.close().catch(() => undefined);
-  delete process.env.LOOPSIGN_PRIVATE_KEY;
+  delete serverEnv.LOOPSIGN_PRIVATE_KEY;
 });
 afterAll(async () => {
   await env?.stop();
@@ -49,7 +51,7 @@ async function wallet(): Promise<`0x${string}`> {
   const key = generatePrivateKey();
   const { address } = privateKeyToAccount(key);
   await env.control('/__sandbox/fund', { address, usdc: '50000000', lrep: '50000000', eth: '10' });
-  process.env.LOOPSIGN_PRIVATE_KEY = key;
+  serverEnv.LOOPSIGN_PRIVATE_KEY = key;
   return address;
 }
 
@@ -58,9 +60,12 @@ const usdc = (address: Hex) =>
 const nonce = (address: Hex) => pub.getTransactionCount({ address });
 
 /** The server as `loopsign mcp` builds it, and the SDK client a host runs, linked in memory. */
-async function connect(setup: McpSetup = {}, flags: Record<string, string> = {}): Promise<{ client: Client; server: McpServer }> {
+async function connect(
+  setup: Omit<McpSetup, 'env'> = {},
+  flags: Record<string, string> = {},
+): Promise<{ client: Client; server: McpServer }> {
   // Quiet: progress reaches the client, not this test's stderr.
-  const server = await buildMcpServer({ quiet: true, ...flags }, setup);
+  const server = await buildMcpServer({ quiet: true, ...flags }, { env: serverEnv, ...setup });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: 'loopsign-test-host', version: '1.0.0' });
@@ -297,7 +302,7 @@ describe('with no policy file, the built-in default applies', () => {
 
   it('a policy file replaces the default whole', async () => {
     await wallet();
-    const dir = path.join(process.env.XDG_CONFIG_HOME!, 'loopsign');
+    const dir = env.paths.config;
     mkdirSync(dir, { recursive: true });
     const file = path.join(dir, 'policy.json');
     writeFileSync(file, JSON.stringify({ version: 1, perAsk: { maxUsdc: '7000000' } }));
@@ -439,7 +444,7 @@ async function printedBy(
     string,
     (...a: unknown[]) => Promise<void>
   >;
-  await m[handler]!(createContext({ flags: { json: true, ...flags }, out }), options, []);
+  await m[handler]!(createContext({ flags: { json: true, ...flags }, out, env: serverEnv }), options, []);
   return JSON.parse(stdout);
 }
 

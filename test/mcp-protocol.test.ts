@@ -43,7 +43,7 @@ afterAll(() => {
 });
 
 async function connect(): Promise<{ client: Client; logs: LoggingMessageNotification['params'][] }> {
-  const server = await buildMcpServer({});
+  const server = await buildMcpServer({}, { env: process.env });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: 'loopsign-test', version: '0.0.0' });

@@ -81,18 +81,18 @@ describe('credential forms', () => {
   };
   it('an rlk_ key or an rlo_at_ token; the assurance routes take only the key', async () => {
     const key = `rlk_${'a'.repeat(16)}_${'B'.repeat(43)}`;
-    expect((await readCredential({ apiKeyFile: file(key + '\n') })).kind).toBe('api_key');
+    expect((await readCredential({ apiKeyFile: file(key + '\n') }, {})).kind).toBe('api_key');
     const token = `rlo_at_${'c'.repeat(43)}`;
-    expect((await readCredential({ apiKeyFile: file(token) })).kind).toBe('agent_token');
-    await expect(readCredential({ apiKeyFile: file(token) }, ['api_key'])).rejects.toMatchObject({
+    expect((await readCredential({ apiKeyFile: file(token) }, {})).kind).toBe('agent_token');
+    await expect(readCredential({ apiKeyFile: file(token) }, {}, ['api_key'])).rejects.toMatchObject({
       code: 'credential_not_accepted',
       exitCode: 6,
     });
-    await expect(readCredential({ apiKeyFile: file(`rlk_${'A'.repeat(16)}_${'B'.repeat(43)}`) })).rejects.toMatchObject({
+    await expect(readCredential({ apiKeyFile: file(`rlk_${'A'.repeat(16)}_${'B'.repeat(43)}`) }, {})).rejects.toMatchObject({
       code: 'api_key_invalid',
       exitCode: 6,
     });
-    await expect(readCredential({ apiKeyFile: file(key), apiKeyEnv: 'X' })).rejects.toMatchObject({ exitCode: 2 });
+    await expect(readCredential({ apiKeyFile: file(key), apiKeyEnv: 'X' }, {})).rejects.toMatchObject({ exitCode: 2 });
   });
 });
 

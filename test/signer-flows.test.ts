@@ -68,9 +68,10 @@ afterAll(async () => {
 type Source = 'aws' | 'gcp' | 'rpc';
 
 async function wallet(source: Source): Promise<Wallet> {
-  const settings = await resolveChain(await env.context(privateKeyToAccount(AWS_KEY)).config());
+  const settings = await resolveChain(await env.context(privateKeyToAccount(AWS_KEY)).config(), env.env, env.paths);
   const options: OpenWalletOptions = {
     config: {} as never,
+    env: {},
     out: { progress: () => undefined, warn: () => undefined } as never,
     chainId: 31337,
     delegate: settings.chain.batchDelegate as Address,
@@ -173,7 +174,7 @@ describe.each(['aws', 'gcp', 'rpc'] as const)('through the %s signer', (source) 
       const r = await ask(ctx, askFile(), { atomic: true });
       expect(r).toMatchObject({ status: 'submitted', feedbackBonus: { status: 'funded' } });
       expect(before - (await token('USDC', from))).toBe(2_500_000n);
-      const settings = await resolveChain(await ctx.config());
+      const settings = await resolveChain(await ctx.config(), ctx.env, ctx.paths);
       expect(((await pub.getCode({ address: from })) ?? '').toLowerCase()).toBe(
         `0xef0100${settings.chain.batchDelegate!.slice(2).toLowerCase()}`,
       );
@@ -221,7 +222,7 @@ describe('a remote signer once the wallet is delegated', () => {
     // The key holder delegates the wallet once, with a signer that can (here: the key itself, as a keystore would).
     const key = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 1 });
     expect(key.address.toLowerCase()).toBe(rpcFrom.toLowerCase());
-    const settings = await resolveChain(await env.context(key).config());
+    const settings = await resolveChain(await env.context(key).config(), env.env, env.paths);
     const delegate = settings.chain.batchDelegate as Address;
     const walletClient = createWalletClient({
       account: key,

@@ -1,6 +1,6 @@
 // The keystore source behind the wallet shape: startUnlock unchanged underneath (its address known before scrypt
 // ends), the key bytes zeroed once the viem account is built, and a --from the keystore does not hold refused (exit 6).
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -33,23 +33,21 @@ registerSecret(KEY);
 registerSecret(PASSWORD);
 let dir: string;
 let keystore: string;
+/** The environment the wallet is opened with (process.env is not read). */
+let env: Record<string, string>;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'loopsign-signers-'));
   keystore = path.join(dir, 'keystore.json');
   writeFileSync(keystore, JSON.stringify(await encryptKeystore(hexToBytes(KEY), PASSWORD, { n: 8192 })));
-  process.env.LOOPSIGN_CONFIG = path.join(dir, 'none.json');
-  process.env.LOOPSIGN_PASSWORD = PASSWORD;
-});
-afterAll(() => {
-  delete process.env.LOOPSIGN_PASSWORD;
-  delete process.env.LOOPSIGN_PRIVATE_KEY;
+  env = { LOOPSIGN_CONFIG: path.join(dir, 'none.json'), LOOPSIGN_PASSWORD: PASSWORD };
 });
 
 async function open(from?: Hex) {
-  const config = await resolveConfig({ keystore });
+  const config = await resolveConfig({ keystore }, env);
   return openWallet({ source: { kind: 'keystore' }, origin: 'flag', ...(from ? { from } : {}) } as never, {
     config,
+    env,
     out: quietOut(),
     chainId: CHAIN_ID,
     delegate: DELEGATE,
@@ -78,15 +76,14 @@ describe('keystore wallet', () => {
   });
 
   it('LOOPSIGN_PRIVATE_KEY is its own source, as today', async () => {
-    process.env.LOOPSIGN_PRIVATE_KEY = KEY;
-    try {
-      const config = await resolveConfig({});
-      const wallet = await openWallet({ source: { kind: 'env' }, origin: 'env' }, { config, out: quietOut(), chainId: CHAIN_ID });
-      expect(wallet.source).toEqual({ kind: 'env' });
-      expect((await wallet.account).address).toBe(ADDRESS);
-      expect(handed.at(-1)!.privateKey.every((b) => b === 0)).toBe(true);
-    } finally {
-      delete process.env.LOOPSIGN_PRIVATE_KEY;
-    }
+    const withKey = { ...env, LOOPSIGN_PRIVATE_KEY: KEY };
+    const config = await resolveConfig({}, withKey);
+    const wallet = await openWallet(
+      { source: { kind: 'env' }, origin: 'env' },
+      { config, env: withKey, out: quietOut(), chainId: CHAIN_ID },
+    );
+    expect(wallet.source).toEqual({ kind: 'env' });
+    expect((await wallet.account).address).toBe(ADDRESS);
+    expect(handed.at(-1)!.privateKey.every((b) => b === 0)).toBe(true);
   });
 });

@@ -5,7 +5,8 @@ import { promises as fs } from 'node:fs';
 import { parseGwei } from 'viem';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
-import { defaultSandboxDir } from '../paths.js';
+import { defaultSandboxDir, type LoopsignPaths } from '../paths.js';
+import type { Env } from '../env.js';
 import { checkRpcUrl, type ResolvedConfig, type Setting } from '../config.js';
 import { BUILTIN_CHAINS, type Address, type ChainConfig, type ChainContracts } from './table.js';
 import { DEFAULT_PROFILE, getProfile, type ServiceProfile } from '../protocol/profiles/index.js';
@@ -89,8 +90,8 @@ export const sandboxManifestSchema = z.object({
 });
 export type SandboxManifest = z.infer<typeof sandboxManifestSchema>;
 
-export function sandboxManifestPath(config: ResolvedConfig): string {
-  return config.sandboxManifest.value ?? path.join(defaultSandboxDir(), 'manifest.json');
+export function sandboxManifestPath(config: ResolvedConfig, paths: LoopsignPaths): string {
+  return config.sandboxManifest.value ?? path.join(defaultSandboxDir(paths), 'manifest.json');
 }
 
 export async function readSandboxManifest(file: string): Promise<SandboxManifest | undefined> {
@@ -127,7 +128,8 @@ export interface ResolvedChain {
 }
 
 /** The chain the config selects, with overrides and sandbox values applied. */
-export async function resolveChain(config: ResolvedConfig): Promise<ResolvedChain> {
+/** `env` is the run's environment (ETH_RPC_URL), `paths` its folders (the sandbox's default manifest). */
+export async function resolveChain(config: ResolvedConfig, env: Env, paths: LoopsignPaths): Promise<ResolvedChain> {
   const id = config.chainId.value;
   const chain = chainForProfile(id, getProfile(config.profile.value, `profile (from ${config.profile.source})`));
   let rpcUrl = config.rpcUrl;
@@ -135,7 +137,7 @@ export async function resolveChain(config: ResolvedConfig): Promise<ResolvedChai
   let manifest: SandboxManifest | undefined;
 
   if (id === 31337) {
-    const file = sandboxManifestPath(config);
+    const file = sandboxManifestPath(config, paths);
     manifest = await readSandboxManifest(file);
     if (manifest) {
       chain.contracts = { ...(manifest.contracts as ChainContracts) };
@@ -164,7 +166,7 @@ export async function resolveChain(config: ResolvedConfig): Promise<ResolvedChai
   }
   // Foundry's convention, below loopsign's own flag, variable, config key and the sandbox manifest. Its eth_chainId
   // is checked like any RPC's before use, so a node of another chain is refused, naming this source.
-  const ethRpcUrl = process.env.ETH_RPC_URL;
+  const ethRpcUrl = env.ETH_RPC_URL;
   if (rpcUrl.value === undefined && ethRpcUrl !== undefined && ethRpcUrl !== '') {
     checkRpcUrl(ethRpcUrl, 'RPC URL (from ETH_RPC_URL)', config.file.allowInsecureRpc === true);
     rpcUrl = { value: ethRpcUrl, source: 'env ETH_RPC_URL' };

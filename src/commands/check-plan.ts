@@ -50,7 +50,7 @@ export async function checkPlanDocument(
     import('../chains/index.js'),
   ]);
   const config = await ctx.config();
-  const resolved = await resolveChain(config);
+  const resolved = await resolveChain(config, ctx.env, ctx.paths);
   assertPaidRoundDeployment(resolved.chain);
   if (request.wallet !== undefined) checkAddress(request.wallet, '--wallet', 'invalid_wallet');
   const result = await run({ ...request, chain: resolved.chain, now: request.now ?? Math.floor(Date.now() / 1000) });

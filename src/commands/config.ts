@@ -1,13 +1,15 @@
 // loopsign config show: every resolved value and where it came from. Secrets are reported only as set/unset.
 import type { Context } from '../context.js';
+import type { Env } from '../env.js';
 import { formatGwei } from 'viem';
 import { resolveChain } from '../chains/index.js';
 import type { ChainConfig } from '../chains/table.js';
 import type { PolicyGate } from '../policy/gate.js';
 import { describeSource } from '../wallet/signers/types.js';
 
-function masked(name: string): { value: string; source: string } {
-  const set = process.env[name] !== undefined && process.env[name] !== '';
+/** Whether the run's environment `env` sets the variable `name`; its value is never read out. */
+function masked(env: Env, name: string): { value: string; source: string } {
+  const set = env[name] !== undefined && env[name] !== '';
   return { value: set ? '[set, masked]' : '[unset]', source: set ? 'env' : 'default' };
 }
 
@@ -26,7 +28,7 @@ export async function policyView(gate: PolicyGate, chain: ChainConfig) {
 
 export async function configShow(ctx: Context): Promise<void> {
   const config = await ctx.config();
-  const resolved = await resolveChain(config);
+  const resolved = await resolveChain(config, ctx.env, ctx.paths);
   const settings = {
     configFile: { value: config.configFile.value, source: config.configFile.source, found: config.configFileFound },
     chainId: config.chainId,
@@ -37,9 +39,9 @@ export async function configShow(ctx: Context): Promise<void> {
     keystore: config.keystore,
     passwordFile: config.passwordFile,
     passwordEnv: config.passwordEnv,
-    passwordStatus: masked(config.passwordEnv.value),
+    passwordStatus: masked(ctx.env, config.passwordEnv.value),
     apiKeyFile: config.apiKeyFile,
-    privateKeyEnv: masked('LOOPSIGN_PRIVATE_KEY'),
+    privateKeyEnv: masked(ctx.env, 'LOOPSIGN_PRIVATE_KEY'),
     signer: { value: describeSource(config.signer.source), source: config.signer.origin, from: config.signer.from ?? null },
     profile: config.profile,
   };

@@ -66,7 +66,7 @@ export function evidenceDocument(ctx: Context, outcome: ev.VerifyOutcome): Recor
 async function serviceHttp(ctx: Context) {
   const config = await ctx.config();
   const { resolveChain } = await import('../chains/index.js');
-  const chain = await resolveChain(config);
+  const chain = await resolveChain(config, ctx.env, ctx.paths);
   const { DEFAULT_BASE_URL } = await import('../service/client.js');
   const dl = await import('../evidence/download.js');
   return { http: dl.evidenceHttp(chain.baseUrl.value ?? DEFAULT_BASE_URL), config, dl };
@@ -112,7 +112,7 @@ export async function evidenceFetch(ctx: Context, options: EvidenceFetchOptions,
   const out = options.out ?? route.defaultName;
   await ev.checkEvidenceOut(out, force);
   const { sessionCookieHeader } = await import('../evidence/session-cookie.js');
-  const cookie = await sessionCookieHeader({ file: options.sessionCookieFile, env: options.sessionCookieEnv });
+  const cookie = await sessionCookieHeader({ file: options.sessionCookieFile, env: options.sessionCookieEnv }, ctx.env);
   const fetched = await dl.fetchEvidence(http, route, cookie);
   const { outcome, mismatch } = await dl.verifyFetched(fetched, trust, options.expectedHead);
   if (!outcome.result.valid) {

@@ -46,7 +46,7 @@ export async function mcpConfig(ctx: Context, options: McpConfigOptions): Promis
     env.LOOPSIGN_SANDBOX_MANIFEST = abs(config.sandboxManifest.value);
   if (config.configFile.source !== 'default') env.LOOPSIGN_CONFIG = abs(config.configFile.value);
   if (typeof ctx.flags.policy === 'string') env.LOOPSIGN_POLICY = abs(ctx.flags.policy);
-  else if (process.env.LOOPSIGN_POLICY) env.LOOPSIGN_POLICY = abs(process.env.LOOPSIGN_POLICY);
+  else if (ctx.env.LOOPSIGN_POLICY) env.LOOPSIGN_POLICY = abs(ctx.env.LOOPSIGN_POLICY);
   const server = { ...(host === 'vscode' ? { type: 'stdio' } : {}), command: process.execPath, args: [bin, 'mcp'], env };
   const document = { [HOSTS[host].key]: { loopsign: server } };
   if (config.passwordFile.value === undefined) {

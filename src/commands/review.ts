@@ -242,6 +242,7 @@ async function verifyRun(
     runId,
     { publicKey: o.publicKey, keyId: o.keyId, trustedKeys: o.trustedKeys },
     { file: o.sessionCookieFile, env: o.sessionCookieEnv },
+    ctx.env,
   );
   return { runId: v.runId, workspaceId: v.workspaceId, packetDigest: v.packetDigest, keyId: v.keyId, valid: true };
 }

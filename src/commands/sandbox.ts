@@ -140,7 +140,7 @@ export async function sandboxFund(ctx: Context, options: SandboxFundOptions, arg
   }
   const config = await ctx.config();
   const { readSandboxManifest, sandboxManifestPath } = await import('../chains/index.js');
-  const file = sandboxManifestPath(config);
+  const file = sandboxManifestPath(config, ctx.paths);
   const manifest = await readSandboxManifest(file);
   if (!manifest) {
     throw new UsageError('no_sandbox', `no sandbox manifest at ${file}: no sandbox is running there`, {

@@ -43,7 +43,7 @@ async function writeNew(ctx: Context, privateKey: Uint8Array, force: boolean, ho
   const config = await ctx.config();
   const file = config.keystore.value;
   await refuseExisting(file, force);
-  const password = await obtainPassword(config, { purpose: `the new keystore ${file}`, confirm: true });
+  const password = await obtainPassword(config, ctx.env, { purpose: `the new keystore ${file}`, confirm: true });
   ctx.out.progress('keystore.encrypt', 'encrypting the key (scrypt n=2^18)');
   const keystore = await encryptKeystore(privateKey, password);
   await saveKeystore(file, keystore, force);
@@ -63,7 +63,7 @@ export async function walletImport(ctx: Context, options: WalletImportOptions): 
     parseKeystore(json);
     const config = await ctx.config();
     await refuseExisting(config.keystore.value, force);
-    const password = await obtainPassword(config, { purpose: `the keystore ${source}` });
+    const password = await obtainPassword(config, ctx.env, { purpose: `the keystore ${source}` });
     ctx.out.progress('keystore.decrypt', `unlocking ${source}`);
     // A weak KDF is fine here: the key is re-encrypted with loopsign's parameters (n=2^18, address and id present)
     // under the same password.
@@ -153,7 +153,7 @@ export async function walletBalanceDocument(ctx: Context, other?: string) {
 export async function walletRekey(ctx: Context, options: WalletRekeyOptions): Promise<void> {
   const config = await ctx.config();
   ctx.out.progress('keystore.rekey', 'unlocking the keystore and re-encrypting it (scrypt n=2^18)');
-  const r = await rekeyWallet(config, { newPasswordFile: options.newPasswordFile, newPasswordEnv: options.newPasswordEnv });
+  const r = await rekeyWallet(config, ctx.env, { newPasswordFile: options.newPasswordFile, newPasswordEnv: options.newPasswordEnv });
   ctx.out.result(
     { ...r },
     () => `re-encrypted wallet ${r.address}

@@ -4,6 +4,7 @@
 // No message ever contains the cookie's value.
 import { readBoundedFile } from '../bounded-read.js';
 import { CredentialError, UsageError } from '../errors.js';
+import type { Env } from '../env.js';
 
 /** The service's cookie names: production, then other environments (packages/nextjs/lib/auth/session.ts). */
 export const SESSION_COOKIE_NAMES = ['__Host-rateloop-session', 'rateloop-session'] as const;
@@ -21,8 +22,8 @@ const HOW =
 const COOKIE_VALUE = /^[\x21\x23-\x2B\x2D-\x3A\x3C-\x5B\x5D-\x7E]{16,4096}$/;
 const MAX_FILE_BYTES = 16 * 1024;
 
-/** The `Cookie` header for the evidence routes, from the user's file or named variable. */
-export async function sessionCookieHeader(source: SessionCookieSource): Promise<string> {
+/** The `Cookie` header for the evidence routes, from the user's file or the named variable of the run's environment `env`. */
+export async function sessionCookieHeader(source: SessionCookieSource, env: Env): Promise<string> {
   if (source.file !== undefined && source.env !== undefined) {
     throw new UsageError('usage', 'give the session cookie once: --session-cookie-file or --session-cookie-env, not both');
   }
@@ -40,7 +41,7 @@ export async function sessionCookieHeader(source: SessionCookieSource): Promise<
         },
       );
     }
-    const value = process.env[source.env];
+    const value = env[source.env];
     if (!value || !value.trim()) throw new CredentialError('session_cookie_missing', `${shown} is not set or empty`, { hint: HOW });
     return parseSessionCookie(value, shown);
   }

@@ -80,7 +80,7 @@ export async function generate(ctx: Context, o: GenerateOptions): Promise<Genera
     request = buildRequest(o);
   }
   const { credentialSource } = await import('../review/session.js');
-  const credential = await readCredential(await credentialSource(ctx, o.credential));
+  const credential = await readCredential(await credentialSource(ctx, o.credential), ctx.env);
   const env = { service: await ctx.service() };
   const journal = await Operation.open(await ctx.store(), 'generation', operationId('generation', [request.clientRequestId]), {
     chainId: 0,

@@ -4,6 +4,7 @@
 // the document that command prints with --json (the same pure function builds both: src/commands/*). Every path an
 // agent names goes through the run's file gate (ctx.files) first. The server (server.ts) turns the fields into the
 // printed document, or a failure into loopsign's error document (tool-errors.ts).
+import type { Env } from '../env.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -106,9 +107,10 @@ export class RunOutput extends Output {
   constructor(
     flags: GlobalFlags,
     private readonly audience: Audience,
+    env: Env,
     private readonly onProgress: (event: string, message: string) => void = () => undefined,
   ) {
-    super({ json: true, quiet: flags.quiet === true, debug: flags.debug === true }, { stdout: NOWHERE, stderr: process.stderr });
+    super({ json: true, quiet: flags.quiet === true, debug: flags.debug === true }, { stdout: NOWHERE, stderr: process.stderr }, env);
   }
 
   override progress(event: string, message: string, data: Record<string, unknown> = {}): void {
@@ -130,6 +132,8 @@ export interface ServerRun {
   server: McpServer;
   flags: GlobalFlags;
   files: FileGate;
+  /** The environment taken when the server started (its process's): every run reads its variables here. */
+  env: Env;
   /** The signer fixed when the server started. */
   signer?: ResolvedSigner;
 }
@@ -149,10 +153,11 @@ export function runContext(s: ServerRun, out: Output, asking: AskingFor): Contex
     signal: asking.signal,
     askPerson: ask,
     files: s.files,
+    env: s.env,
     ...(s.signer ? { signer: s.signer } : {}),
     policy: async () => {
       const [{ PolicyGate }, { builtInPolicy }] = await Promise.all([import('../policy/gate.js'), import('../policy/default.js')]);
-      return PolicyGate.load(out, s.flags.policy, () => ctx.store(), approver, builtInPolicy);
+      return PolicyGate.load(out, { flag: s.flags.policy, env: s.env, paths: ctx.paths }, () => ctx.store(), approver, builtInPolicy);
     },
   });
   return ctx;

@@ -28,6 +28,7 @@ import { RootsGate } from './file-roots.js';
 import type { FileGate } from '../files.js';
 import type { ResolvedConfig } from '../config.js';
 import { loopsignPaths } from '../paths.js';
+import type { Env } from '../env.js';
 import { fileURLToPath } from 'node:url';
 import { errorDocument, exactlyOneIssues, invalidArguments, toolError, unknownTool } from './tool-errors.js';
 import { jsonText } from '../output.js';
@@ -48,6 +49,8 @@ const INSTRUCTIONS = [
 
 /** What a server is started with: the folders tools may read besides the host's roots, and what they may never read. */
 export interface McpSetup {
+  /** The server's environment, taken once at start (the CLI's process's; a test's own): every call reads it. */
+  env: Env;
   roots?: string[];
   config?: ResolvedConfig;
   policyFiles?: string[];
@@ -58,7 +61,7 @@ export interface McpSetup {
 }
 
 /** The server with its tools, not yet connected (`serveMcp` connects it to stdio; tests connect it in process). */
-export async function buildMcpServer(flags: GlobalFlags, setup: McpSetup = {}): Promise<McpServer> {
+export async function buildMcpServer(flags: GlobalFlags, setup: McpSetup): Promise<McpServer> {
   const [{ McpServer }, { CallToolRequestSchema, ErrorCode }] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/mcp.js'),
     import('@modelcontextprotocol/sdk/types.js'),
@@ -71,7 +74,7 @@ export async function buildMcpServer(flags: GlobalFlags, setup: McpSetup = {}): 
   logs.install(server.server);
   const tools = new Map<string, Tool<any>>();
   const debug = flags.debug === true;
-  const run: ServerRun = { server, flags, files: fileGate(server, setup), signer: setup.signer };
+  const run: ServerRun = { server, flags, env: setup.env, files: fileGate(server, setup), signer: setup.signer };
   const jobs = new Jobs(() => new Audience(server, logs));
   // The host went away: every job's waits end; what is being signed or sent finishes and is journaled.
   server.server.onclose = chain(server.server.onclose, () => jobs.stopAll());
@@ -80,7 +83,10 @@ export async function buildMcpServer(flags: GlobalFlags, setup: McpSetup = {}): 
   const direct = async (t: Tool<any>, input: Record<string, unknown>, extra: Extra) => {
     const audience = new Audience(server, logs);
     audience.join(extra);
-    return t.run(runContext(run, new RunOutput(flags, audience), { signal: extra.signal, relatedRequestId: extra.requestId }), input);
+    return t.run(
+      runContext(run, new RunOutput(flags, audience, setup.env), { signal: extra.signal, relatedRequestId: extra.requestId }),
+      input,
+    );
   };
 
   /** A call that runs as a job: the fields when it ends within the budget, else the pending answer. */
@@ -88,7 +94,7 @@ export async function buildMcpServer(flags: GlobalFlags, setup: McpSetup = {}): 
     const { replyWithinSeconds, ...rest } = input as { replyWithinSeconds?: number };
     const budgetMs = (replyWithinSeconds ?? setup.replyWithinSeconds ?? REPLY_WITHIN_DEFAULT_SECONDS) * 1000;
     const start = (job: Job) => {
-      const out = new RunOutput(flags, job.audience, (_event, message) => job.noteProgress(message));
+      const out = new RunOutput(flags, job.audience, setup.env, (_event, message) => job.noteProgress(message));
       job.ctx = runContext(run, out, { signal: job.stop.signal, relatedRequestId: extra.requestId });
       return t.run(job.ctx, input);
     };
@@ -179,8 +185,8 @@ async function pendingAnswer(t: Tool<any>, input: Record<string, unknown>, job: 
  * Where tools may read: under the folders named at start (--root) and the host's roots (asked at each check: they may
  * change), never loopsign's own keystore, password file, configuration, policies, data or state.
  */
-function fileGate(server: McpServer, { roots: fixedRoots = [], config, policyFiles = [] }: McpSetup): FileGate {
-  const paths = loopsignPaths();
+function fileGate(server: McpServer, { env, roots: fixedRoots = [], config, policyFiles = [] }: McpSetup): FileGate {
+  const paths = loopsignPaths(env);
   const denied = [paths.config, paths.data, paths.state, ...policyFiles];
   if (config) denied.push(config.keystore.value, config.configFile.value);
   if (config?.passwordFile.value) denied.push(config.passwordFile.value);
@@ -196,7 +202,7 @@ export async function serveMcp(ctx: Context, options: { roots?: string[] } = {})
   const flags = ctx.flags;
   // A bad configuration or policy fails here, with its one-line error, before a host believes the server is up.
   const config = await ctx.config();
-  const policies = await loadPolicies(flags.policy);
+  const policies = await loadPolicies({ flag: flags.policy, env: ctx.env, paths: ctx.paths });
   // A KMS key, a remote signer or a device signs whatever reaches it without asking again: an agent may use one only
   // under limits the user wrote down.
   if (isExternal(config.signer.source) && policies.length === 0) {
@@ -210,6 +216,7 @@ export async function serveMcp(ctx: Context, options: { roots?: string[] } = {})
   }
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   const server = await buildMcpServer(flags, {
+    env: ctx.env,
     roots: options.roots ?? [],
     config,
     policyFiles: policies.map((p) => p.file),

@@ -6,7 +6,8 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
-import { loopsignPaths } from '../paths.js';
+import type { LoopsignPaths } from '../paths.js';
+import type { Env } from '../env.js';
 import { jsonProblem } from '../json-problem.js';
 
 const atomic = z.string().regex(/^(0|[1-9][0-9]{0,30})$/, 'must be a decimal string of atomic units (6 decimals), e.g. "2500000" for 2.5');
@@ -47,8 +48,15 @@ export interface LoadedPolicy {
   policy: PolicyFile;
 }
 
-export function defaultPolicyFile(): string {
-  return path.join(loopsignPaths().config, 'policy.json');
+export function defaultPolicyFile(paths: LoopsignPaths): string {
+  return path.join(paths.config, 'policy.json');
+}
+
+/** Where a run's policies are named: --policy, else LOOPSIGN_POLICY of the run's environment; the config folder. */
+export interface PolicySources {
+  flag: string | undefined;
+  env: Env;
+  paths: LoopsignPaths;
 }
 
 /** Reads and validates one policy file; undefined when it does not exist. One clear line for every bad field. */
@@ -88,17 +96,17 @@ export async function readPolicyFile(file: string, source: LoadedPolicy['source'
 }
 
 /** Every policy that applies to this run (see the header); empty when none is set. */
-export async function loadPolicies(flag?: string): Promise<LoadedPolicy[]> {
+export async function loadPolicies({ flag, env, paths }: PolicySources): Promise<LoadedPolicy[]> {
   const out: LoadedPolicy[] = [];
-  const base = await readPolicyFile(defaultPolicyFile(), 'config folder');
+  const base = await readPolicyFile(defaultPolicyFile(paths), 'config folder');
   if (base) out.push(base);
   const extra =
     flag !== undefined
       ? { file: flag, source: 'flag' as const }
-      : process.env.LOOPSIGN_POLICY
-        ? { file: process.env.LOOPSIGN_POLICY, source: 'env' as const }
+      : env.LOOPSIGN_POLICY
+        ? { file: env.LOOPSIGN_POLICY, source: 'env' as const }
         : undefined;
-  if (extra && path.resolve(extra.file) !== path.resolve(defaultPolicyFile())) {
+  if (extra && path.resolve(extra.file) !== path.resolve(defaultPolicyFile(paths))) {
     const p = await readPolicyFile(extra.file, extra.source);
     if (p) out.push(p);
   }

@@ -13,7 +13,7 @@ import type { Kind } from '../store/records.js';
 import type { NormalizedAsk } from '../protocol/ask-normalize.js';
 import type { Output } from '../output.js';
 import type { Asset, SpendEffect } from '../wallet/spend-effects.js';
-import { loadPolicies, type LoadedPolicy } from './file.js';
+import { loadPolicies, type LoadedPolicy, type PolicySources } from './file.js';
 import { BUILT_IN_POLICY, CHANGE_DEFAULT_POLICY } from './default.js';
 import { calendarMonth, increment, operationEffects, operationUsage, rolling24h, sum, windowUsage, type Window } from './usage.js';
 
@@ -79,12 +79,12 @@ export class PolicyGate {
    */
   static async load(
     out: Output,
-    flag: string | undefined,
+    where: PolicySources,
     store: () => Promise<Store>,
     approver?: Approver,
     fallback?: () => LoadedPolicy,
   ): Promise<PolicyGate> {
-    const files = await loadPolicies(flag);
+    const files = await loadPolicies(where);
     return new PolicyGate(files.length === 0 && fallback ? [fallback()] : files, out, approver, store);
   }
 

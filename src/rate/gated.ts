@@ -11,7 +11,7 @@ import type { RefusedCode } from '../error-codes.js';
 import { RefusedError, ServiceError, UsageError } from '../errors.js';
 import { ensurePrivateDir, writeFileAtomically } from '../fsutil.js';
 import { MAX_IMAGE_BYTES } from '../images/check.js';
-import { termsDir } from '../paths.js';
+import { termsDir, type LoopsignPaths } from '../paths.js';
 import { discardBody, readCapped } from '../service/cap.js';
 import { isDoc, objectField, type ServiceDoc } from '../service/doc.js';
 import type { McpClient, ToolArgs } from '../service/mcp.js';
@@ -59,8 +59,8 @@ export interface GatedOptions {
   serviceBaseUrl: string;
 }
 
-async function saveTerms(t: CheckedTerms): Promise<TermsRecord> {
-  const dir = termsDir();
+async function saveTerms(t: CheckedTerms, paths: LoopsignPaths): Promise<TermsRecord> {
+  const dir = termsDir(paths);
   await ensurePrivateDir(dir);
   const file = path.join(dir, `confidentiality-terms-${t.version}-${t.docHash.slice(0, 16)}.txt`);
   await writeFileAtomically(file, t.text);
@@ -104,7 +104,7 @@ export async function acceptTermsAndFetch(
     // The payload hash binds the service's stored record of the question (content/details/metadata/media hashes)
     // and its operator frontend, which the challenge does not carry: it is checked for form only (terms-guard.ts).
     const checked = checkTermsMessage(first.message, { wallet, stated: first });
-    terms = await saveTerms(checked);
+    terms = await saveTerms(checked, ctx.paths);
     const about = `question ${args.contentId} is gated: its context is shared only under the confidentiality terms ${checked.version} (${checked.uri})`;
     // The whole text, before anything is decided: on a terminal it is printed; under --json it is in the file.
     if (!ctx.out.json) ctx.out.note(`${about}. The full terms (also saved to ${terms.file}):\n\n${checked.text}\n`);

@@ -26,7 +26,7 @@ async function knownNetworks(ctx: Context): Promise<DrandNetwork[]> {
   try {
     const config = await ctx.config();
     const { readSandboxManifest, sandboxManifestPath } = await import('../chains/index.js');
-    const m = await readSandboxManifest(sandboxManifestPath(config));
+    const m = await readSandboxManifest(sandboxManifestPath(config, ctx.paths));
     if (m) networks.push(m.drand);
   } catch {
     // no sandbox configured

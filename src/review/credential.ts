@@ -5,6 +5,7 @@
 import { readBoundedFile } from '../bounded-read.js';
 import type { CredentialCode, ServiceWord } from '../error-codes.js';
 import { CredentialError, UsageError } from '../errors.js';
+import type { Env } from '../env.js';
 
 export const API_KEY = /^rlk_[a-f0-9]{16}_[A-Za-z0-9_-]{32,128}$/;
 // `Bearer` + one space + 32–256 characters of [A-Za-z0-9_-] (agentOAuth.ts), issued as rlo_at_ + base64url.
@@ -33,9 +34,13 @@ function kindName(kind: CredentialKind): string {
   return kind === 'api_key' ? 'a workspace API key (rlk_<16 hex>_<32–128 base64url>)' : 'a connected agent token (rlo_at_…)';
 }
 
-/** The credential, checked for its form; `accepts` lists what the route takes (the assurance routes take only API keys). */
+/**
+ * The credential, checked for its form; `accepts` lists what the route takes (the assurance routes take only API keys).
+ * `env` is the run's environment, where --api-key-env's variable is read.
+ */
 export async function readCredential(
   source: CredentialSource,
+  env: Env,
   accepts: CredentialKind[] = ['api_key', 'agent_token'],
 ): Promise<Credential> {
   if (source.apiKeyFile !== undefined && source.apiKeyEnv !== undefined)
@@ -54,7 +59,7 @@ export async function readCredential(
     where = /^[A-Z_][A-Z0-9_]{0,63}$/.test(source.apiKeyEnv)
       ? `the environment variable ${source.apiKeyEnv}`
       : 'the environment variable named by --api-key-env';
-    const value = process.env[source.apiKeyEnv];
+    const value = env[source.apiKeyEnv];
     if (!value || !value.trim()) throw new CredentialError('api_key_missing', `${where} is not set or empty`, { hint: HOW });
     text = value;
   } else if (source.apiKeyFile !== undefined) {

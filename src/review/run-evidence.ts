@@ -10,6 +10,7 @@ import type { SessionCookieSource } from '../evidence/session-cookie.js';
 import type { AssuranceClient } from './assurance.js';
 import { isId } from './ids.js';
 import { runStatus } from './runs.js';
+import type { Env } from '../env.js';
 
 export function runIdOfDelivery(deliveryId: string): string {
   return `hau_${createHash('sha256').update(`${deliveryId}\0`).digest('hex').slice(0, 40)}`;
@@ -28,13 +29,15 @@ export async function verifyRunPacket(
   runId: string,
   trust: PacketTrust,
   cookie: SessionCookieSource,
+  /** The run's environment, where the cookie's named variable is read. */
+  env: Env,
 ): Promise<VerifiedRun> {
   if (!isId('workspace', workspaceId) || !isId('run', runId))
     throw new UsageError('invalid_id', `cannot build the evidence route for workspace ${workspaceId} and run ${runId}`);
   const ev = await import('../evidence/files.js');
   ev.requireTrust(trust);
   const { sessionCookieHeader } = await import('../evidence/session-cookie.js');
-  const header = await sessionCookieHeader(cookie);
+  const header = await sessionCookieHeader(cookie, env);
   const { status } = await runStatus(client, runId);
   if (status.runStatus !== 'completed') {
     throw new NotReadyError('run_not_completed', `run ${runId} is ${status.runStatus}; only a completed run has an evidence packet`, {

@@ -9,7 +9,7 @@ import { ReviewRecords } from './records.js';
 export async function reviewBaseUrl(ctx: Context): Promise<string> {
   const config = await ctx.config();
   const { resolveChain } = await import('../chains/index.js');
-  const chain = await resolveChain(config);
+  const chain = await resolveChain(config, ctx.env, ctx.paths);
   const { DEFAULT_BASE_URL } = await import('../service/client.js');
   // One spelling of the origin: it keys the journals.
   return (chain.baseUrl.value ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
@@ -33,12 +33,12 @@ export async function openAssurance(
   source: CredentialSource,
   accepts: CredentialKind[] = ['api_key'],
 ): Promise<AssuranceClient> {
-  const credential = await readCredential(await credentialSource(ctx, source), accepts);
+  const credential = await readCredential(await credentialSource(ctx, source), ctx.env, accepts);
   return new AssuranceClient(await reviewBaseUrl(ctx), credential, ctx.out);
 }
 
 export async function openWorkspace(ctx: Context, source: CredentialSource): Promise<WorkspaceMcp> {
-  const credential = await readCredential(await credentialSource(ctx, source));
+  const credential = await readCredential(await credentialSource(ctx, source), ctx.env);
   return new WorkspaceMcp(await reviewBaseUrl(ctx), credential, ctx.out);
 }
 

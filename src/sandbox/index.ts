@@ -5,7 +5,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { serve, type ServerType } from '@hono/node-server';
 import { ensurePrivateDir, writeFileAtomically } from '../fsutil.js';
-import { defaultSandboxDir } from '../paths.js';
+import { defaultSandboxDir, loopsignPaths } from '../paths.js';
 import { addressOfPrivateKey, decryptKeystore, encryptKeystore, generatePrivateKey } from '../wallet/keystore.js';
 import type { SandboxManifest } from '../chains/index.js';
 import { startAnvil, freePort, type AnvilProcess } from './anvil.js';
@@ -70,7 +70,8 @@ async function devWallet(stateDir: string): Promise<{ address: `0x${string}`; ke
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   const log = options.log ?? (() => undefined);
-  const stateDir = path.resolve(options.stateDir ?? defaultSandboxDir());
+  // The sandbox is its own program (the service's local stand-in), not the core: its default folder is the process's.
+  const stateDir = path.resolve(options.stateDir ?? defaultSandboxDir(loopsignPaths(process.env)));
   await ensurePrivateDir(stateDir);
   const port = options.port ?? (await freePort());
   const baseUrl = `http://127.0.0.1:${port}`;

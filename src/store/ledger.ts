@@ -13,7 +13,8 @@ import { erc20Abi } from '../protocol/abi.js';
 import { callEffects, callsOfRawTransaction, type Asset, type SpendEffect } from '../wallet/spend-effects.js';
 import type { PolicyGate } from '../policy/gate.js';
 import type { Db } from './db.js';
-import { crashHook, type Operation } from './operation.js';
+import { crashHook } from './crash-hook.js';
+import type { Operation } from './operation.js';
 import { isLive, type AuthorizationRecord, type Kind, type TxRecord } from './records.js';
 import { timed } from '../timings.js';
 

@@ -8,6 +8,7 @@ import type { Hex } from 'viem';
 import { RefusedError, UsageError } from '../errors.js';
 import type { Db, Store } from './db.js';
 import { claim, type Claim } from './claims.js';
+import { crashHook } from './crash-hook.js';
 import {
   corrupt,
   isKind,
@@ -346,13 +347,4 @@ export class Operation<K extends Kind> {
   async close(): Promise<void> {
     await this.held.release().catch(() => undefined);
   }
-}
-
-/**
- * Test hook for the crash-recovery suite: LOOPSIGN_CRASH_AFTER=<step> makes the process SIGKILL itself right after
- * that step is committed. It can only make loopsign stop; it never changes what is sent.
- */
-export function crashHook(step: string): void {
-  const want = process.env.LOOPSIGN_CRASH_AFTER;
-  if (want && want === step) process.kill(process.pid, 'SIGKILL');
 }

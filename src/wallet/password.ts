@@ -3,6 +3,7 @@
 import { promises as fs } from 'node:fs';
 import { CredentialError } from '../errors.js';
 import type { ResolvedConfig } from '../config.js';
+import type { Env } from '../env.js';
 
 export interface PasswordRequest {
   /** Ask twice and compare (new keystores). */
@@ -28,12 +29,13 @@ export async function readPasswordFile(file: string): Promise<string> {
   return password;
 }
 
-export async function obtainPassword(config: ResolvedConfig, request: PasswordRequest): Promise<string> {
+/** The password from the config's file, else the variable it names in the run's environment `env`, else a prompt. */
+export async function obtainPassword(config: ResolvedConfig, env: Env, request: PasswordRequest): Promise<string> {
   const file = config.passwordFile.value;
   if (file !== undefined) return readPasswordFile(file);
 
   const envName = config.passwordEnv.value;
-  const fromEnv = process.env[envName];
+  const fromEnv = env[envName];
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
 
   if (process.stdin.isTTY === true && process.stderr.isTTY === true) {

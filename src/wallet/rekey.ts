@@ -3,6 +3,7 @@
 // it replaces the old one, and a new password comes only from a file or an environment variable, never argv.
 import { CredentialError } from '../errors.js';
 import type { ResolvedConfig } from '../config.js';
+import type { Env } from '../env.js';
 import { writeFileAtomically } from '../fsutil.js';
 import { decryptKeystore, encryptKeystore, parseKeystore, type KdfSetting } from './keystore.js';
 import { obtainPassword, readPasswordFile } from './password.js';
@@ -23,13 +24,13 @@ export interface RekeyOutcome {
   passwordChanged: boolean;
 }
 
-async function newPassword(options: RekeyOptions): Promise<string | undefined> {
+async function newPassword(options: RekeyOptions, env: Env): Promise<string | undefined> {
   if (options.newPasswordFile !== undefined && options.newPasswordEnv !== undefined) {
     throw new CredentialError('password_source_conflict', 'give the new password by --new-password-file or --new-password-env, not both');
   }
   if (options.newPasswordFile !== undefined) return readPasswordFile(options.newPasswordFile);
   if (options.newPasswordEnv !== undefined) {
-    const value = process.env[options.newPasswordEnv];
+    const value = env[options.newPasswordEnv];
     if (value === undefined || value === '')
       throw new CredentialError('password_required', `the environment variable ${options.newPasswordEnv} (the new password) is not set`);
     return value;
@@ -37,12 +38,13 @@ async function newPassword(options: RekeyOptions): Promise<string | undefined> {
   return undefined;
 }
 
-export async function rekeyWallet(config: ResolvedConfig, options: RekeyOptions = {}): Promise<RekeyOutcome> {
+/** `env` is the run's environment: the current and the new password's variables are read there. */
+export async function rekeyWallet(config: ResolvedConfig, env: Env, options: RekeyOptions = {}): Promise<RekeyOutcome> {
   const file = config.keystore.value;
   const json = await readKeystoreFile(file);
   const before = parseKeystore(json).kdf;
-  const replacement = await newPassword(options);
-  const password = await obtainPassword(config, { purpose: `keystore ${file}` });
+  const replacement = await newPassword(options, env);
+  const password = await obtainPassword(config, env, { purpose: `keystore ${file}` });
   const { privateKey, address } = await decryptKeystore(json, password, { allowWeakKdf: true });
   const target = replacement ?? password;
   const id = (json as { id?: unknown }).id;

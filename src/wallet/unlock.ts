@@ -4,6 +4,7 @@ import path from 'node:path';
 import { CredentialError } from '../errors.js';
 import { productionOverrideKeys, type ResolvedConfig } from '../config.js';
 import type { Output } from '../output.js';
+import type { Env } from '../env.js';
 import { createFileAtomically, ensurePrivateDir, writeFileAtomically } from '../fsutil.js';
 import {
   checkKdfStrength,
@@ -72,8 +73,8 @@ export interface Signer extends UnlockedKey {
  * Unlock the configured wallet. LOOPSIGN_PRIVATE_KEY (throwaway CI wallets) wins over the keystore and is
  * announced with a warning so nobody relies on it by accident.
  */
-export async function unlockWallet(config: ResolvedConfig, out: Output): Promise<Signer> {
-  return (await startUnlock(config, out)).signer;
+export async function unlockWallet(config: ResolvedConfig, out: Output, env: Env): Promise<Signer> {
+  return (await startUnlock(config, out, env)).signer;
 }
 
 export interface Unlocking {
@@ -86,9 +87,10 @@ export interface Unlocking {
  * Unlocking that overlaps other work: the checks, warnings and password (a prompt included) come first; the key
  * derivation (scrypt, in libuv's thread pool, about a second at n=2^18) then runs while the caller does what
  * needs only the address — the ask flow asks the service and checks the plan meanwhile, and awaits `signer`
- * only to sign.
+ * only to sign. `env` is the run's environment: LOOPSIGN_PRIVATE_KEY and the password's variable are read there, and
+ * nowhere else.
  */
-export async function startUnlock(config: ResolvedConfig, out: Output): Promise<Unlocking> {
+export async function startUnlock(config: ResolvedConfig, out: Output, env: Env): Promise<Unlocking> {
   // Every signing command unlocks here, so this is where replaced production trust anchors are announced.
   const overrides = config.chainId.value === 8453 ? productionOverrideKeys(config.file) : [];
   if (overrides.length > 0) {
@@ -97,7 +99,7 @@ export async function startUnlock(config: ResolvedConfig, out: Output): Promise<
       { overrides },
     );
   }
-  const raw = process.env.LOOPSIGN_PRIVATE_KEY;
+  const raw = env.LOOPSIGN_PRIVATE_KEY;
   if (raw !== undefined && raw !== '') {
     out.warn('using the raw private key from LOOPSIGN_PRIVATE_KEY; keep this for throwaway CI wallets only');
     const privateKey = parsePrivateKey(raw);
@@ -109,7 +111,7 @@ export async function startUnlock(config: ResolvedConfig, out: Output): Promise<
   // Structure and KDF strength are checked before a password is asked for.
   const parsed = parseKeystore(json);
   checkKdfStrength(parsed.kdf, config.allowWeakKdf);
-  const password = await obtainPassword(config, { purpose: `keystore ${file}` });
+  const password = await obtainPassword(config, env, { purpose: `keystore ${file}` });
   const signer = timed('unlock', () => decryptKeystore(json, password, { allowWeakKdf: config.allowWeakKdf })).then(
     (key): Signer => ({ ...key, source: 'keystore' }),
   );

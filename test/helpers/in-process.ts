@@ -1,7 +1,9 @@
 // The money flows in this process (issue 21): the sandbox started in-process (its anvil, contracts and service on
 // loopback), and loopsign's core functions called directly with a Context whose effects are the test's own — a
 // store in a temporary folder, a wallet from a fresh funded key, a fixed clock, and any chain client or service the
-// test wants instead. No binary, no subprocess of loopsign.
+// test wants instead. No binary, no subprocess of loopsign. Its environment is a value too (`env`: the XDG folders
+// of its temporary home and the sandbox's manifest), given to every context: this worker's process.env is not
+// touched, and no setting of the developer's shell reaches the configuration.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,12 +12,18 @@ import type { LocalAccount } from 'viem';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { createContext, type Clock, type Context, type ContextOptions } from '../../src/context.js';
 import { resolveConfig } from '../../src/config.js';
+import type { Env } from '../../src/env.js';
+import { loopsignPaths, type LoopsignPaths } from '../../src/paths.js';
 import { Store } from '../../src/store/db.js';
 import { Output } from '../../src/output.js';
 import type { Wallet } from '../../src/wallet/signers/types.js';
 
 export interface InProcess {
   sb: RunningSandbox;
+  /** The environment every context of this harness reads (a value: process.env is left alone). */
+  env: Env;
+  /** The loopsign folders of that environment. */
+  paths: LoopsignPaths;
   /** POST (or GET without a body) to the sandbox's test controls. */
   control(pathname: string, body?: unknown, method?: string): Promise<any>;
   /** A fresh key, funded on the sandbox chain. */
@@ -45,14 +53,16 @@ export function walletOf(account: LocalAccount): Wallet {
 
 export async function startInProcess(options: { raters?: boolean } = {}): Promise<InProcess> {
   const home = mkdtempSync(path.join(tmpdir(), 'loopsign-inproc-'));
-  // This worker's environment is the test's: no setting of the developer's shell reaches the configuration.
-  for (const k of Object.keys(process.env)) if (/^(LOOPSIGN_|ETH_RPC_URL$)/.test(k)) delete process.env[k];
-  process.env.XDG_CONFIG_HOME = path.join(home, 'config');
-  process.env.XDG_DATA_HOME = path.join(home, 'data');
-  process.env.XDG_STATE_HOME = path.join(home, 'state');
   const sb = await startSandbox({ stateDir: path.join(home, 'sandbox'), raters: options.raters });
-  process.env.LOOPSIGN_SANDBOX_MANIFEST = sb.manifestPath;
-  const config = await resolveConfig({ chainId: '31337' });
+  // The whole environment of these contexts: nothing of this worker's own (the developer's shell) reaches them.
+  const env: Env = {
+    XDG_CONFIG_HOME: path.join(home, 'config'),
+    XDG_DATA_HOME: path.join(home, 'data'),
+    XDG_STATE_HOME: path.join(home, 'state'),
+    LOOPSIGN_SANDBOX_MANIFEST: sb.manifestPath,
+  };
+  const paths = loopsignPaths(env);
+  const config = await resolveConfig({ chainId: '31337' }, env, paths);
   const control = async (pathname: string, body?: unknown, method?: string) => {
     const res = await fetch(`${sb.manifest.baseUrl}${pathname}`, {
       method: method ?? (body === undefined ? 'GET' : 'POST'),
@@ -67,6 +77,8 @@ export async function startInProcess(options: { raters?: boolean } = {}): Promis
   const clock: Clock = { now: () => start };
   return {
     sb,
+    env,
+    paths,
     control,
     async fundedAccount(amounts = {}) {
       const account = privateKeyToAccount(generatePrivateKey());
@@ -84,6 +96,8 @@ export async function startInProcess(options: { raters?: boolean } = {}): Promis
       const ctx = createContext({
         flags: { chainId: '31337', json: true },
         out,
+        env,
+        paths,
         config: async () => config,
         store: overrides.store ?? (() => Store.open(storeDir)),
         wallet: async () => walletOf(account),

@@ -30,7 +30,9 @@ export async function openAwsKms(keyId: string, from: Address, label: string, op
   // A key ARN names its region; anything else uses the default chain's (AWS_REGION, ~/.aws/config).
   const arnRegion = /^arn:aws[a-z-]*:kms:([a-z0-9-]+):/.exec(keyId)?.[1];
   // The SDK warns on Node 20 about its own future releases as multi-line text on stderr, which would break the
-  // output contract (--json: one JSON line per stderr event); the version loopsign pins runs on Node 20.
+  // output contract (--json: one JSON line per stderr event); the version loopsign pins runs on Node 20. The SDK
+  // reads this switch from the process's own environment (not from anything loopsign could hand it), so this is the
+  // one place the core writes process.env (an allowed exception in test/env-boundary.test.ts); it reads nothing there.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const client: KMSClient = new sdk.KMSClient({ ...(arnRegion ? { region: arnRegion } : {}), ...options.clientConfig });
   try {

@@ -3,6 +3,7 @@
 import type { ResolvedConfig } from '../../config.js';
 import type { ResolvedChain } from '../../chains/index.js';
 import type { Output } from '../../output.js';
+import type { Env } from '../../env.js';
 import { addressOfPrivateKey, claimedAddress, parsePrivateKey } from '../keystore.js';
 import { readKeystoreFile, unlockWallet } from '../unlock.js';
 import { openWallet } from './open.js';
@@ -13,23 +14,30 @@ export function openConfiguredWallet(
   config: ResolvedConfig,
   chain: ResolvedChain,
   out: Output,
+  env: Env,
   signer: ResolvedSigner = config.signer,
 ): Promise<Wallet> {
   return openWallet(signer, {
     config,
     out,
+    env,
     chainId: chain.chain.chainId,
     ...(chain.chain.batchDelegate ? { delegate: chain.chain.batchDelegate as Address } : {}),
   });
 }
 
 /** The signer's address without unlocking or opening anything when it can be known so (a lookup needs no key). */
-export async function configuredAddress(config: ResolvedConfig, out: Output, signer: ResolvedSigner = config.signer): Promise<Address> {
+export async function configuredAddress(
+  config: ResolvedConfig,
+  out: Output,
+  env: Env,
+  signer: ResolvedSigner = config.signer,
+): Promise<Address> {
   const { source, from } = signer;
   if (from) return from;
   if (source.kind === 'env') {
     out.warn('using the raw private key from LOOPSIGN_PRIVATE_KEY; keep this for throwaway CI wallets only');
-    return addressOfPrivateKey(parsePrivateKey(process.env.LOOPSIGN_PRIVATE_KEY ?? '')) as Address;
+    return addressOfPrivateKey(parsePrivateKey(env.LOOPSIGN_PRIVATE_KEY ?? '')) as Address;
   }
-  return (claimedAddress(await readKeystoreFile(config.keystore.value)) ?? (await unlockWallet(config, out)).address) as Address;
+  return (claimedAddress(await readKeystoreFile(config.keystore.value)) ?? (await unlockWallet(config, out, env)).address) as Address;
 }

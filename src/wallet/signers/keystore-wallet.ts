@@ -8,6 +8,7 @@ import { CredentialError } from '../../errors.js';
 import { sameAddress } from '../../hex.js';
 import type { ResolvedConfig } from '../../config.js';
 import type { Output } from '../../output.js';
+import type { Env } from '../../env.js';
 import { startUnlock } from '../unlock.js';
 import type { Address, SignerSource, Wallet } from './types.js';
 
@@ -22,10 +23,11 @@ function mismatch(address: string, from: Address, what: string): CredentialError
 export async function openKeystoreWallet(
   config: ResolvedConfig,
   out: Output,
+  env: Env,
   source: Extract<SignerSource, { kind: 'keystore' | 'env' }>,
   from?: Address,
 ): Promise<Wallet> {
-  const unlocking = await startUnlock(config, out);
+  const unlocking = await startUnlock(config, out, env);
   const what = source.kind === 'env' ? 'LOOPSIGN_PRIVATE_KEY' : `keystore ${config.keystore.value}`;
   if (from && unlocking.address && !sameAddress(unlocking.address, from)) throw mismatch(unlocking.address, from, what);
   const account: Promise<LocalAccount> = unlocking.signer.then((signer) => {

@@ -4,6 +4,7 @@
 import type { LocalAccount } from 'viem';
 import type { ResolvedConfig } from '../../config.js';
 import type { Output } from '../../output.js';
+import type { Env } from '../../env.js';
 import { guardAccount } from './guard.js';
 import { openKeystoreWallet } from './keystore-wallet.js';
 import { ledgerAuthorizationCapability } from './ledger-whitelist.js';
@@ -20,6 +21,8 @@ export interface OpenWalletOptions {
   config: ResolvedConfig;
   /** Warnings (keystore), and device prompts when no `progress` sink is given. */
   out: Output;
+  /** The run's environment: LOOPSIGN_PRIVATE_KEY and the password's variable (keystore and env sources only). */
+  env: Env;
   /** The configured chain: signatures for another chain are refused. */
   chainId: number;
   /** The chain's pinned batch delegate (chain.batchDelegate): the only one an authorization may name. */
@@ -48,7 +51,8 @@ export function capabilitiesOf(source: SignerSource, delegate: Address | undefin
 
 export async function openWallet(resolved: ResolvedSigner, options: OpenWalletOptions): Promise<Wallet> {
   const { source } = resolved;
-  if (source.kind === 'keystore' || source.kind === 'env') return openKeystoreWallet(options.config, options.out, source, resolved.from);
+  if (source.kind === 'keystore' || source.kind === 'env')
+    return openKeystoreWallet(options.config, options.out, options.env, source, resolved.from);
   const from = resolved.from!;
   const label = describeSource(source);
   const progress: ProgressSink = options.progress ?? ((p) => options.out.progress(p.event, p.message));
