@@ -42,6 +42,9 @@ beforeAll(async () => {
   const r = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--wait', '--timeout', '120']);
   expect(r.code, r.stderr).toBe(0);
   runId = `run_${r.json().contentIds[0]}`;
+  // The trusted keys every test below reads, so that none depends on another having run first.
+  const keys = await run(['--json', 'evidence', 'keys', '--out', path.join(home.dir, 'trusted-keys.json')]);
+  expect(keys.code, keys.stderr).toBe(0);
 });
 afterAll(async () => {
   await sb.stop();
@@ -49,7 +52,7 @@ afterAll(async () => {
 
 describe('trusted keys and pins', () => {
   it('downloads the public keys (no account): one current, one retired; the workspace pin route takes the session cookie', async () => {
-    const out = path.join(home.dir, 'trusted-keys.json');
+    const out = path.join(home.dir, 'downloaded-keys.json');
     const r = await run(['--json', 'evidence', 'keys', '--out', out]);
     expect(r.code, r.stderr).toBe(0);
     expect(

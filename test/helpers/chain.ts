@@ -46,6 +46,23 @@ export async function tokenBalance(s: Session, token: 'USDC' | 'LREP'): Promise<
   })) as bigint;
 }
 
+const transfer = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
+
+/**
+ * What the dev wallet sent of a sandbox token in the blocks after `afterBlock`: what it paid, exactly, even while the
+ * keeper refunds an earlier stake into the same balance (a balance read would count that refund against the payment).
+ */
+export async function tokenSentAfter(s: Session, token: 'USDC' | 'LREP', afterBlock: bigint): Promise<bigint> {
+  const logs = await s.pub.getLogs({
+    address: s.sb.info.tokens[token].address,
+    event: transfer,
+    args: { from: s.sb.info.devWallet.address },
+    fromBlock: afterBlock + 1n,
+    toBlock: 'latest',
+  });
+  return logs.reduce((sum, l) => sum + (l.args.value ?? 0n), 0n);
+}
+
 /** How many questions with this title the dev wallet has submitted on chain. */
 export async function submissionsTitled(s: Session, title: string): Promise<number> {
   const logs = await s.pub.getLogs({
