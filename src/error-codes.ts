@@ -506,7 +506,9 @@ const RATE = {
   invalid_voter: usage("--voter is not an address; give the voting wallet's address."),
   invalid_frontend: usage("--frontend is not an address; give the frontend's address, or leave it out."),
   invalid_salt: usage('--salt must be 0x followed by 64 hex characters (32 bytes).'),
-  invalid_runtime: usage("the --runtime file lacks a field of the rating context's runtime object (named); give the whole object."),
+  invalid_runtime: usage(
+    "the --runtime file lacks a field of the rating context's runtime object, or has one of the wrong type (named); give the whole object.",
+  ),
   advisory_on_gated: usage('advisory (zero-stake) votes are not allowed on gated questions; stake between 1 and 10 LREP.'),
   voted_in_earlier_round: usage(
     "this wallet's vote on the question is journaled for an earlier round; a vote in the new round is a new vote, rerun as the hint says.",

@@ -4,6 +4,7 @@
 import { UsageError } from '../errors.js';
 import { checkPayable } from '../amounts.js';
 import { checkAddress } from '../address.js';
+import { arrayField, isDoc } from '../service/doc.js';
 import { AskFieldError, normalizeAsk, translateAsk, type NormalizedAsk } from '../protocol/ask-normalize.js';
 import { DEFAULT_PROFILE, type ServiceProfile } from '../protocol/profiles/index.js';
 import type { Translation } from '../protocol/profiles/types.js';
@@ -52,17 +53,20 @@ function checkPayableAmounts(ask: NormalizedAsk, where: string): void {
 
 /** Local image files (question.imageFiles) count as images for validation; they become real URLs on upload. */
 function withPlaceholderImages(body: object): object {
-  const b = structuredClone(body) as Record<string, any>;
-  const questions = Array.isArray(b.questions) ? b.questions : b.question ? [b.question] : [];
+  const b: unknown = structuredClone(body);
+  const questions = arrayField(b, 'questions') ?? (isDoc(b) && b.question ? [b.question] : []);
   for (const q of questions) {
-    if (!Array.isArray(q?.imageFiles)) continue;
-    q.imageUrls = [
-      ...(q.imageUrls ?? []),
-      ...q.imageFiles.map(
-        (_: unknown, i: number) =>
+    const files = arrayField(q, 'imageFiles');
+    if (!isDoc(q) || files === undefined) continue;
+    // Already in the copy: the question is the clone's own object, so it is written in place.
+    const urls = q.imageUrls ?? [];
+    (q as Record<string, unknown>).imageUrls = [
+      ...(Array.isArray(urls) ? urls : [urls]),
+      ...files.map(
+        (_, i) =>
           `https://placeholder.invalid/api/attachments/images/att_localimagefile${String(i).padStart(4, '0')}.webp#sha256=0x${'0'.repeat(64)}`,
       ),
     ];
   }
-  return b;
+  return b as object;
 }

@@ -27,14 +27,17 @@ function renderChecks(checks: Check[]): string {
 }
 
 function render(outcome: ev.VerifyOutcome): string {
-  const r = outcome.result as Record<string, any>;
+  // Narrowed by kind: each verifier's own result type, no field read that its type lacks.
+  const r = outcome.result;
   const head = `${outcome.kind}: ${r.valid ? 'VALID' : 'INVALID'}${r.errors.length ? ` (${r.errors.join(', ')})` : ''}`;
-  if (outcome.kind === 'packet') return `${head}\n  digest ${r.packetDigest ?? 'n/a'}\n${renderChecks(r.checks)}`;
+  if (outcome.kind === 'packet') return `${head}\n  digest ${outcome.result.packetDigest ?? 'n/a'}\n${renderChecks(outcome.result.checks)}`;
   if (outcome.kind === 'audit') {
+    const r = outcome.result;
     const broken = r.sequence ? `\n  first broken link: event ${r.sequence}${r.detail ? ` (${r.detail})` : ''}` : '';
     return `${head}\n  events ${r.eventCount ?? 'n/a'}, head ${r.headDigest ?? 'n/a'}${broken}${r.note ? `\n  note: ${r.note}` : ''}`;
   }
-  return `${head}\n  exportDigest ${r.exportDigest ?? 'n/a'}${r.expected ? ` (recomputed ${r.expected})` : ''}`;
+  const c = outcome.result;
+  return `${head}\n  exportDigest ${c.exportDigest ?? 'n/a'}${c.expected ? ` (recomputed ${c.expected})` : ''}`;
 }
 
 export async function verifyEvidence(ctx: Context, options: VerifyEvidenceOptions, args: unknown[]): Promise<void> {

@@ -5,6 +5,7 @@
 // general canonicalizer, and the hash is node's one-shot SHA-256.
 import { hash } from 'node:crypto';
 import { canonicalJson, canonicalString, legacyCompare } from '../protocol/canonical.js';
+import { isDoc, type ServiceDoc } from '../service/doc.js';
 
 export const GENESIS_DIGEST = `sha256:${'0'.repeat(64)}`;
 export const AUDIT_FORMAT = 'rateloop-audit-v1';
@@ -20,7 +21,10 @@ export interface AuditResult {
   note?: string;
 }
 
-type Obj = Record<string, any>;
+// An event or export as read: every field unknown until checked (src/service/doc.ts).
+type Obj = ServiceDoc;
+/** An event's payload, as it is hashed. */
+type Payload = Record<string, unknown>;
 
 // Already in the form toISOString() produces: no need to re-format (it is the common case, and it is hot).
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -30,7 +34,7 @@ function col(e: Obj, snake: string, camel: string): unknown {
   return e[snake] !== undefined ? e[snake] : e[camel];
 }
 
-export function auditEventPayload(e: Obj): Obj {
+export function auditEventPayload(e: Obj): Payload {
   const metaRaw = col(e, 'metadata_json', 'metadataJson');
   const metadata = typeof metaRaw === 'string' ? JSON.parse(metaRaw) : (metaRaw ?? e.metadata ?? {});
   const occurred = col(e, 'occurred_at', 'occurredAt');
@@ -78,7 +82,7 @@ const PAYLOAD_ORDER = [
   .map((key) => ({ key, prefix: `"${key}":` }));
 
 /** legacyCanonical(P): the same text as canonicalJson(payload, 'locale-en-US'), without sorting keys per event. */
-function legacyCanonicalPayload(payload: Obj): string {
+function legacyCanonicalPayload(payload: Payload): string {
   let out = '{';
   for (const { key, prefix } of PAYLOAD_ORDER) {
     const value = payload[key];
@@ -89,7 +93,7 @@ function legacyCanonicalPayload(payload: Obj): string {
   return out + '}';
 }
 
-function digestOf(previousDigest: string, payload: Obj): string {
+function digestOf(previousDigest: string, payload: Payload): string {
   return `sha256:${hash('sha256', `${previousDigest}\n${legacyCanonicalPayload(payload)}`, 'hex')}`;
 }
 
@@ -101,26 +105,25 @@ export function auditEventDigest(previousDigest: string, event: Obj): string {
 // String(); the server keeps null, and so does loopsign. The difference is reported, never silently absorbed.
 const STRINGIFIED_BY_SERVICE_CHECKER = ['purpose', 'reason', 'targetId'] as const;
 
-function hasNullColumn(payload: Obj): boolean {
+function hasNullColumn(payload: Payload): boolean {
   // A plain loop over the one list: this runs once per event and allocates nothing.
   for (const k of STRINGIFIED_BY_SERVICE_CHECKER) if (payload[k] === null) return true;
   return false;
 }
 
-function nullColumns(payload: Obj): string[] {
+function nullColumns(payload: Payload): string[] {
   return STRINGIFIED_BY_SERVICE_CHECKER.filter((k) => payload[k] === null);
 }
 
-function stringified(payload: Obj): Obj {
+function stringified(payload: Payload): Payload {
   const copy = { ...payload };
   for (const k of STRINGIFIED_BY_SERVICE_CHECKER) if (copy[k] === null) copy[k] = 'null';
   return copy;
 }
 
 /** Why a document is no audit export at all, checked before any event (the service verifier's order). */
-export function exportShapeFailure(d: Obj): AuditResult | undefined {
-  if (!d || typeof d !== 'object' || Array.isArray(d))
-    return { valid: false, errors: ['invalid_export_shape'], detail: 'an audit export is a JSON object' };
+export function exportShapeFailure(d: unknown): AuditResult | undefined {
+  if (!isDoc(d)) return { valid: false, errors: ['invalid_export_shape'], detail: 'an audit export is a JSON object' };
   // Another format is refused before anything else, with the service verifier's code (evidence.md §11.3).
   if (d.format !== AUDIT_FORMAT) {
     return {
@@ -214,7 +217,11 @@ export function checkRun(
     for (let k = 0; k < events.length; k++) {
       i = start + k;
       step = 0;
-      const e = events[k] as Obj;
+      const item = events[k];
+      // No event can be null (reading it was always a verification failure); any other non-object has none of an
+      // event's fields, as {} has none.
+      if (item === null || item === undefined) throw new Error(`event ${i + 1} is ${String(item)}, not an object`);
+      const e: Obj = isDoc(item) ? item : {};
       if (e.sequence !== i + 1) return fail(e, 'sequence_mismatch', `event ${i + 1} has sequence ${String(e.sequence)}`);
       step = 1;
       const ws = col(e, 'workspace_id', 'workspaceId');
@@ -265,7 +272,9 @@ export function chainResult(
   expectedHead?: string,
 ): AuditResult {
   const errors: string[] = [];
-  if (d.integrity.valid !== true || d.integrity.headDigest !== head || d.integrity.eventCount !== eventCount) errors.push('head_mismatch');
+  // exportShapeFailure let through an integrity that is an object or an array: an array has none of these fields.
+  const integrity: Obj = isDoc(d.integrity) ? d.integrity : {};
+  if (integrity.valid !== true || integrity.headDigest !== head || integrity.eventCount !== eventCount) errors.push('head_mismatch');
   if (expectedHead !== undefined && expectedHead !== head) errors.push('expected_head_mismatch');
   const note =
     withNulls > 0
@@ -277,13 +286,16 @@ export function chainResult(
 /** The reference implementation: the whole export in memory, every link checked in order on this thread. */
 export function verifyAuditExport(doc: unknown, expectedHead?: string): AuditResult {
   try {
-    const d = doc as Obj;
-    const shape = exportShapeFailure(d);
+    const shape = exportShapeFailure(doc);
     if (shape) return shape;
-    const events = d.events as unknown[];
-    const run = checkRun(events, 0, GENESIS_DIGEST, d.workspaceId);
+    // What exportShapeFailure has just checked, said again for the compiler.
+    if (!isDoc(doc)) throw new Error('unreachable: the export shape was checked');
+    const events: unknown = doc.events;
+    const workspaceId = doc.workspaceId;
+    if (!Array.isArray(events) || typeof workspaceId !== 'string') throw new Error('unreachable: the export shape was checked');
+    const run = checkRun(events, 0, GENESIS_DIGEST, workspaceId);
     if (run.failure) return failureResult(run.failure, events.length);
-    return chainResult(d, run.head, events.length, run.withNulls, run.firstWithNulls, expectedHead);
+    return chainResult(doc, run.head, events.length, run.withNulls, run.firstWithNulls, expectedHead);
   } catch (error) {
     return { valid: false, errors: ['verification_failed'], detail: (error as Error).message };
   }

@@ -3,6 +3,7 @@
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { UsageError } from '../errors.js';
+import { arrayField, isDoc, objectField } from '../service/doc.js';
 
 export const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 export const KEY_ID = /^(ed25519|p256):[0-9a-f]{24}$/;
@@ -71,49 +72,59 @@ export interface TrustedKey {
   uses: string[];
 }
 
-/** A listed key is consistent: its id derives from its SPKI, and (Ed25519) the SPKI is the prefix plus the JWK's x. */
-export function checkListedKey(k: Record<string, any>): TrustedKey {
-  if (typeof k.keyId !== 'string' || !KEY_ID.test(k.keyId))
-    throw new UsageError('invalid_trusted_keys', `trusted key ${String(k.keyId)}: malformed key id`);
-  if (typeof k.publicKeySpki !== 'string') throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: no publicKeySpki`);
-  const der = fromB64url(k.publicKeySpki);
-  if (keyIdOf(der, k.algorithm) !== k.keyId)
-    throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: the key id does not derive from its SPKI`);
-  if (k.algorithm === 'Ed25519') {
-    const x = k.publicKeyJwk?.x;
-    if (typeof x !== 'string' || !Buffer.concat([ED25519_SPKI_PREFIX, fromB64url(x)]).equals(der)) {
-      throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: publicKeySpki is not the SPKI of publicKeyJwk.x`);
-    }
-  } else if (k.algorithm !== 'ECDSA-SHA256') {
-    throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: unsupported algorithm ${String(k.algorithm)}`);
+/** Base64url text as bytes, or undefined when it is not base64url (a malformed key is the document's fault, not a crash). */
+function bytesOf(text: string): Buffer | undefined {
+  try {
+    return fromB64url(text);
+  } catch {
+    return undefined;
   }
-  if (k.status !== 'current' && k.status !== 'retired')
-    throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: status must be current or retired`);
-  // An array of strings, as the service's own verifier requires: a string would be matched by substring
-  // ("not_decision_packet".includes("decision_packet")), and a missing list would allow every use.
-  if (!Array.isArray(k.uses) || k.uses.some((u: unknown) => typeof u !== 'string')) {
-    throw new UsageError('invalid_trusted_keys', `trusted key ${k.keyId}: uses must be an array of strings`);
-  }
-  return { algorithm: k.algorithm, keyId: k.keyId, publicKeySpki: k.publicKeySpki, status: k.status, uses: k.uses };
 }
 
+/** A listed key is consistent: its id derives from its SPKI, and (Ed25519) the SPKI is the prefix plus the JWK's x. */
+export function checkListedKey(k: unknown): TrustedKey {
+  if (!isDoc(k)) throw new UsageError('invalid_trusted_keys', `a trusted key is ${JSON.stringify(k ?? null).slice(0, 40)}, not an object`);
+  const { keyId, publicKeySpki, algorithm, status, uses } = k;
+  if (typeof keyId !== 'string' || !KEY_ID.test(keyId))
+    throw new UsageError('invalid_trusted_keys', `trusted key ${JSON.stringify(keyId ?? null).slice(0, 60)}: malformed key id`);
+  if (typeof publicKeySpki !== 'string') throw new UsageError('invalid_trusted_keys', `trusted key ${keyId}: no publicKeySpki`);
+  const der = bytesOf(publicKeySpki);
+  if (der === undefined) throw new UsageError('invalid_trusted_keys', `trusted key ${keyId}: publicKeySpki is not base64url`);
+  if (keyIdOf(der, typeof algorithm === 'string' ? algorithm : undefined) !== keyId)
+    throw new UsageError('invalid_trusted_keys', `trusted key ${keyId}: the key id does not derive from its SPKI`);
+  if (algorithm === 'Ed25519') {
+    const x = objectField(k, 'publicKeyJwk')?.x;
+    const xBytes = typeof x === 'string' ? bytesOf(x) : undefined;
+    if (xBytes === undefined || !Buffer.concat([ED25519_SPKI_PREFIX, xBytes]).equals(der)) {
+      throw new UsageError('invalid_trusted_keys', `trusted key ${keyId}: publicKeySpki is not the SPKI of publicKeyJwk.x`);
+    }
+  } else if (algorithm !== 'ECDSA-SHA256') {
+    throw new UsageError(
+      'invalid_trusted_keys',
+      `trusted key ${keyId}: unsupported algorithm ${JSON.stringify(algorithm ?? null).slice(0, 40)}`,
+    );
+  }
+  if (status !== 'current' && status !== 'retired')
+    throw new UsageError('invalid_trusted_keys', `trusted key ${keyId}: status must be current or retired`);
+  // An array of strings, as the service's own verifier requires: a string would be matched by substring
+  // ("not_decision_packet".includes("decision_packet")), and a missing list would allow every use.
+  if (!Array.isArray(uses) || !uses.every((u: unknown): u is string => typeof u === 'string')) {
+    throw new UsageError('invalid_trusted_keys', `trusted key ${keyId}: uses must be an array of strings`);
+  }
+  return { algorithm, keyId, publicKeySpki, status, uses };
+}
+
+const TRUSTED_KEYS_SCHEMAS: readonly unknown[] = ['rateloop.evidence-public-trusted-keys.v1', 'rateloop.evidence-trusted-key-history.v1'];
+
 export function checkTrustedKeysDocument(doc: unknown): TrustedKey[] {
-  const d = doc as Record<string, any>;
-  const schemas = ['rateloop.evidence-public-trusted-keys.v1', 'rateloop.evidence-trusted-key-history.v1'];
-  if (
-    !d ||
-    typeof d !== 'object' ||
-    !schemas.includes(d.schemaVersion) ||
-    !Array.isArray(d.keys) ||
-    d.keys.length === 0 ||
-    d.keys.length > 256
-  ) {
+  const keys = arrayField(doc, 'keys');
+  if (!isDoc(doc) || !TRUSTED_KEYS_SCHEMAS.includes(doc.schemaVersion) || keys === undefined || keys.length === 0 || keys.length > 256) {
     throw new UsageError(
       'invalid_trusted_keys',
       'not a trusted-keys document (schemaVersion rateloop.evidence-public-trusted-keys.v1 with 1 … 256 keys)',
     );
   }
-  return d.keys.map((k: Record<string, any>) => checkListedKey(k));
+  return keys.map((k) => checkListedKey(k));
 }
 
 /** The SPKI pin file format: one base64url line and a newline. */

@@ -4,6 +4,7 @@
 // key the user pinned is trusted: a packet is valid only when its key equals the pin (or derives the given id).
 import { createHash, verify as cryptoVerify } from 'node:crypto';
 import { canonicalJson, type KeyOrder } from '../protocol/canonical.js';
+import { isDoc, type ServiceDoc } from '../service/doc.js';
 import { KEY_ID, fromB64url, keyIdOf, keyIdOfPin, publicKeyObject } from './keys.js';
 
 export const SCHEMAS = {
@@ -35,15 +36,22 @@ export interface TrustAnchor {
   anchorName?: string;
 }
 
-type Obj = Record<string, any>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+// Every field of a packet is unknown until a check below has shown what it is (src/service/doc.ts).
+type Obj = ServiceDoc;
+const isObj = isDoc;
+/** Array.isArray, but its items stay unknown (Array.isArray would make them any). */
+const isList = (v: unknown): v is readonly unknown[] => Array.isArray(v);
+const allStrings = (list: readonly unknown[]): list is readonly string[] => list.every((x) => typeof x === 'string');
+const oneOf = (list: readonly unknown[], value: unknown): boolean => list.includes(value);
+/** What `value?.[0]` reads: an array's first item, a string's first character, an object's "0" key. */
+const firstOf = (value: unknown): unknown => (value === null || value === undefined ? undefined : (value as { 0?: unknown })[0]);
 
 export function sha256EvidenceValue(value: unknown, order: KeyOrder = 'code-unit'): string {
   return `sha256:${createHash('sha256').update(canonicalJson(value, order), 'utf8').digest('hex')}`;
 }
 
 /** evidence.md §4: sorted leaves, pairwise sha256EvidenceValue([l, r]), odd last paired with itself. */
-export function evidenceMerkleRoot(leaves: string[]): string {
+export function evidenceMerkleRoot(leaves: readonly string[]): string {
   if (leaves.length === 0) return sha256EvidenceValue([]);
   let level = [...leaves].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   while (level.length > 1) {
@@ -76,7 +84,39 @@ const SOURCE_COUNTS = [
 
 // The real verifier requires the three choice counts on every cell that is not suppressed, copies the pass
 // rule's minimum as it is (no check of its own), and names a source only when it has one.
-function cell(input: Obj, minimum: number, passRule: Obj): Obj {
+interface PassRule extends Obj {
+  readonly minimumValidResponses: number;
+  readonly thresholdBps: number;
+}
+
+/** The pass rule is copied as it is, but what it is compared with must be a number (null >= 0 would pass). */
+function passRuleOf(v: unknown): PassRule {
+  if (!isObj(v)) throw new Error('aggregation.passRule must be an object');
+  const { minimumValidResponses, thresholdBps } = v;
+  if (!Number.isSafeInteger(minimumValidResponses) || !Number.isSafeInteger(thresholdBps))
+    throw new Error('passRule.minimumValidResponses and passRule.thresholdBps must be safe integers');
+  return v as PassRule;
+}
+
+interface Cell {
+  source?: unknown;
+  targetReviewerCount: number;
+  assignedReviewerCount: number;
+  submittedJudgmentCount: number;
+  validReviewerCount: number;
+  invalidJudgmentCount: number;
+  pendingJudgmentCount: number;
+  missingTargetJudgmentCount: number;
+  missingAssignedJudgmentCount: number;
+  suppressed: boolean;
+  quorum: { requiredValidReviewers: number; met: boolean };
+  preference: { candidate: number; baseline: number; tie: number; candidateShareBps: number; method: string } | null;
+  disagreement: { nonCandidateCount: number; rateBps: number; method: string } | null;
+  outcome: 'pass' | 'fail' | 'insufficient';
+}
+
+function cell(input: unknown, minimum: number, passRule: PassRule): Cell {
+  if (!isObj(input)) throw new Error('a case count cell must be an object');
   const [target, assigned, valid, invalid, pending] = CELL_COUNTS.map((k) => count(input[k], k)) as [
     number,
     number,
@@ -86,8 +126,8 @@ function cell(input: Obj, minimum: number, passRule: Obj): Obj {
   ];
   const submitted = valid + invalid + pending;
   const suppressed = valid < minimum;
-  let preference: Obj | null = null;
-  let disagreement: Obj | null = null;
+  let preference: Cell['preference'] = null;
+  let disagreement: Cell['disagreement'] = null;
   if (suppressed) {
     if (input.candidate !== undefined || input.baseline !== undefined || input.tie !== undefined)
       throw new Error('suppressed cells must not carry preferences');
@@ -126,32 +166,42 @@ function cell(input: Obj, minimum: number, passRule: Obj): Obj {
 }
 
 /** evidence.md §6: the aggregation recomputed from the packet's recomputation inputs. */
-export function recomputeAggregation(recomputation: Obj, minimum: unknown, passRule: Obj): Obj {
+export function recomputeAggregation(recomputation: Obj, minimum: unknown, rule: unknown): Record<string, unknown> {
+  const passRule = passRuleOf(rule);
   if (typeof minimum !== 'number' || !Number.isSafeInteger(minimum) || minimum < 1)
     throw new Error('minimumAggregationSize must be a positive integer');
-  if (!Array.isArray(recomputation.reviewerSources) || !Array.isArray(recomputation.cases))
-    throw new Error('reviewerSources and cases must be arrays');
-  const sources = recomputation.reviewerSources as Obj[];
-  const coverage: Obj = {};
-  for (const k of SOURCE_COUNTS) coverage[k] = sources.reduce((s, x) => s + count(x[k], k), 0);
-  coverage.sourceSubpanels = sources.map((x) => ({ source: x.source, ...Object.fromEntries(SOURCE_COUNTS.map((k) => [k, x[k]])) }));
-  const cases = (recomputation.cases as Obj[]).map((c) => {
-    const overall = cell(c.overall, minimum, passRule);
-    const subs: Obj[] = (c.sourceCounts as Obj[]).map((s) => cell(s, minimum, passRule));
-    for (const k of CELL_COUNTS) {
-      if (subs.reduce((sum, s) => sum + (s[k] as number), 0) !== overall[k])
-        throw new Error(`case ${c.caseId}: source ${k} does not reconcile with the overall count`);
-    }
-    return { caseId: c.caseId, ...overall, sourceSubpanels: subs } as Obj;
+  if (!isList(recomputation.reviewerSources) || !isList(recomputation.cases)) throw new Error('reviewerSources and cases must be arrays');
+  const sources = recomputation.reviewerSources.map((x) => {
+    if (!isObj(x)) throw new Error('a reviewer source must be an object');
+    return x;
   });
-  const sum = (k: string) => cases.reduce((s, c) => s + (c[k] as number), 0);
+  const totals = Object.fromEntries(SOURCE_COUNTS.map((k) => [k, sources.reduce((s, x) => s + count(x[k], k), 0)])) as Record<
+    (typeof SOURCE_COUNTS)[number],
+    number
+  >;
+  const coverage = {
+    ...totals,
+    sourceSubpanels: sources.map((x) => ({ source: x.source, ...Object.fromEntries(SOURCE_COUNTS.map((k) => [k, x[k]])) })),
+  };
+  const cases = recomputation.cases.map((c: unknown) => {
+    if (!isObj(c) || !isList(c.sourceCounts)) throw new Error('a case must be an object with sourceCounts[]');
+    const overall = cell(c.overall, minimum, passRule);
+    const subs = c.sourceCounts.map((s: unknown) => cell(s, minimum, passRule));
+    for (const k of CELL_COUNTS) {
+      if (subs.reduce((sum, s) => sum + s[k], 0) !== overall[k])
+        throw new Error(`case ${String(c.caseId)}: source ${k} does not reconcile with the overall count`);
+    }
+    return { caseId: c.caseId, ...overall, sourceSubpanels: subs };
+  });
+  type Summed = 'targetReviewerCount' | 'assignedReviewerCount' | 'submittedJudgmentCount' | (typeof CELL_COUNTS)[number];
+  const sum = (k: Summed | 'missingTargetJudgmentCount' | 'missingAssignedJudgmentCount') => cases.reduce((s, c) => s + c[k], 0);
   if (
     sum('targetReviewerCount') !== coverage.targetReviewerCount * cases.length ||
     sum('assignedReviewerCount') !== coverage.assignedReviewerCount * cases.length
   ) {
     throw new Error('the per-case targets do not reconcile with the reviewer coverage');
   }
-  const outcomes = cases.map((c) => c.outcome as string);
+  const outcomes = cases.map((c) => c.outcome);
   const pass = outcomes.filter((o) => o === 'pass').length;
   const fail = outcomes.filter((o) => o === 'fail').length;
   const insufficient = outcomes.filter((o) => o === 'insufficient').length;
@@ -196,7 +246,7 @@ export function reviewContextProblems(payload: Obj): string[] {
   const gate = rc.gate;
   const v = rc.versions;
   if (!isObj(t) || !isObj(gate) || !isObj(v)) return ['selectionTrigger, gate and versions are required'];
-  if (!Array.isArray(t.reasonCodes) || t.reasonCodes.length === 0 || t.reasonCodes.some((x: unknown) => typeof x !== 'string'))
+  if (!isList(t.reasonCodes) || t.reasonCodes.length === 0 || t.reasonCodes.some((x: unknown) => typeof x !== 'string'))
     p.push('reasonCodes must be a non-empty array of strings');
   if (t.source === 'explicit_workspace_assurance_run') {
     if (t.kind !== 'owner_required') p.push('a manual run has kind owner_required');
@@ -213,7 +263,7 @@ export function reviewContextProblems(payload: Obj): string[] {
     // Integers are safe integers, as the real verifier requires (1.5 or 2^53 are not versions).
     const int = (x: unknown, min: number, max = Number.MAX_SAFE_INTEGER) =>
       Number.isSafeInteger(x) && (x as number) >= min && (x as number) <= max;
-    if (!['adaptive_sample', 'critical_risk', 'guardrail_escalation', 'maximum_gap', 'owner_required', 'policy_rule'].includes(t.kind))
+    if (!oneOf(['adaptive_sample', 'critical_risk', 'guardrail_escalation', 'maximum_gap', 'owner_required', 'policy_rule'], t.kind))
       p.push('unknown selection kind');
     if (typeof t.opportunityId !== 'string') p.push('opportunityId must be a string');
     if (!int(t.selectionProbabilityBps, 0, 10000)) p.push('selectionProbabilityBps out of range');
@@ -233,7 +283,7 @@ export function reviewContextProblems(payload: Obj): string[] {
       !isObj(sp) ||
       typeof sp.id !== 'string' ||
       !int(sp.version, 1) ||
-      !['manual', 'always', 'fixed', 'rules', 'adaptive'].includes(sp.mode)
+      !oneOf(['manual', 'always', 'fixed', 'rules', 'adaptive'], sp.mode)
     )
       p.push('selectionPolicy id/mode/version invalid');
     const rp = v.requestProfile;
@@ -244,7 +294,7 @@ export function reviewContextProblems(payload: Obj): string[] {
       !isObj(s) ||
       s.kind !== 'human_review_lifecycle_transition' ||
       s.opportunityId !== t.opportunityId ||
-      !['completed', 'inconclusive', 'failed_terminal', 'cancelled_before_commit'].includes(s.lifecycleState) ||
+      !oneOf(['completed', 'inconclusive', 'failed_terminal', 'cancelled_before_commit'], s.lifecycleState) ||
       !int(s.lifecycleRevision, 1) ||
       typeof s.transitionEventId !== 'string' ||
       typeof s.transitionCommitment !== 'string' ||
@@ -255,19 +305,19 @@ export function reviewContextProblems(payload: Obj): string[] {
     p.push(`unknown selection source ${String(t.source)}`);
   }
   const ap = v.admissionPolicies;
-  if (!Array.isArray(ap) || ap.length !== 1 || canonicalJson(ap) !== canonicalJson(frozen.admissionPolicies))
+  if (!isList(ap) || ap.length !== 1 || canonicalJson(ap) !== canonicalJson(frozen.admissionPolicies))
     p.push('versions.admissionPolicies must have one entry equal to frozen.admissionPolicies');
-  if (!Array.isArray(frozen.admissionPolicyHashes) || frozen.admissionPolicyHashes.length !== 1)
+  if (!isList(frozen.admissionPolicyHashes) || frozen.admissionPolicyHashes.length !== 1)
     p.push('frozen.admissionPolicyHashes must have one entry');
-  const a = Array.isArray(ap) ? ap[0] : undefined;
+  const a = isList(ap) ? ap[0] : undefined;
   if (
     !isObj(a) ||
     typeof a.admissionPolicyHash !== 'string' ||
     !/^0x[0-9a-f]{64}$/.test(a.admissionPolicyHash) ||
-    a.admissionPolicyHash !== frozen.admissionPolicyHashes?.[0]
+    a.admissionPolicyHash !== firstOf(frozen.admissionPolicyHashes)
   )
     p.push('admission policy hash invalid or not frozen');
-  const d = a?.derivedFrom;
+  const d = isObj(a) ? a.derivedFrom : undefined;
   const aud = v.audiencePolicy;
   if (
     !isObj(d) ||
@@ -394,30 +444,27 @@ export function verifyPacket(packet: unknown, anchor: TrustAnchor): PacketResult
       'packet_digest_mismatch',
     );
     // 8. Roots.
-    const rec = isObj(payload.recomputation) ? payload.recomputation : {};
-    const roots = isObj(payload.roots) ? payload.roots : {};
-    const caseRoot = evidenceMerkleRoot(Array.isArray(rec.caseLeaves) ? rec.caseLeaves : []);
-    check(
-      {
-        id: 'case_root',
-        label: 'Content / case root',
-        status: caseRoot === roots.caseRoot ? 'pass' : 'fail',
-        expected: caseRoot,
-        actual: roots.caseRoot,
-      },
-      'case_root_mismatch',
-    );
-    const responseRoot = evidenceMerkleRoot(Array.isArray(rec.responseLeaves) ? rec.responseLeaves : []);
-    check(
-      {
-        id: 'response_root',
-        label: 'Review / response root',
-        status: responseRoot === roots.responseRoot ? 'pass' : 'fail',
-        expected: responseRoot,
-        actual: roots.responseRoot,
-      },
-      'response_root_mismatch',
-    );
+    const rec: Obj = isObj(payload.recomputation) ? payload.recomputation : {};
+    const roots: Obj = isObj(payload.roots) ? payload.roots : {};
+    for (const [id, label, leavesKey, rootKey, code] of [
+      ['case_root', 'Content / case root', 'caseLeaves', 'caseRoot', 'case_root_mismatch'],
+      ['response_root', 'Review / response root', 'responseLeaves', 'responseRoot', 'response_root_mismatch'],
+    ] as const) {
+      // Leaves are hashes (strings): a root over anything else proves nothing, so it never matches.
+      const leaves = rec[leavesKey];
+      const root = !isList(leaves) ? evidenceMerkleRoot([]) : allStrings(leaves) ? evidenceMerkleRoot(leaves) : undefined;
+      check(
+        {
+          id,
+          label,
+          status: root !== undefined && root === roots[rootKey] ? 'pass' : 'fail',
+          expected: root,
+          actual: roots[rootKey],
+          detail: root === undefined ? `${leavesKey} must be strings` : undefined,
+        },
+        code,
+      );
+    }
     // 9. Aggregation.
     const agg = isObj(payload.aggregation) ? payload.aggregation : {};
     const recomputed = recomputeAggregation(rec, agg.minimumAggregationSize, agg.passRule);

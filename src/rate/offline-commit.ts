@@ -5,7 +5,8 @@ import { UsageError } from '../errors.js';
 import { readUserJson } from '../fsutil.js';
 import { QUICKNET, QUICKNET_T, type DrandNetwork } from '../chains/table.js';
 import { Operation, operationId } from '../store/operation.js';
-import { buildCommitVoteParams } from '../vote/build.js';
+import { buildCommitVoteParams, type CommitRuntime } from '../vote/build.js';
+import { isDoc, objectField } from '../service/doc.js';
 import { VoteInputError, checkStakeBounds, parseStake, predictedUpBps } from '../vote/stake.js';
 import { checkAddress } from '../address.js';
 
@@ -34,6 +35,63 @@ async function knownNetworks(ctx: Context): Promise<DrandNetwork[]> {
   return networks;
 }
 
+/** What the runtime file gives buildCommitVoteParams, each field shown to be of its type. */
+interface OfflineRuntime extends CommitRuntime {
+  roundId: bigint;
+  roundReferenceRatingBps: number;
+  epochDuration: string | number;
+}
+
+const REQUIRED = [
+  'roundId',
+  'roundReferenceRatingBps',
+  'epochDuration',
+  'drandChainHash',
+  'drandGenesisTimeSeconds',
+  'drandPeriodSeconds',
+] as const;
+
+/**
+ * The --runtime file: the rating context's runtime object, or a document holding it under "runtime". Every field
+ * buildCommitVoteParams reads is checked for its type here (it checks the values): an integer is a decimal string
+ * or a safe integer, never a number JSON has already rounded (above 2^53) nor hex, so that no round id is silently
+ * another one.
+ */
+function readRuntime(doc: unknown, file: string): OfflineRuntime {
+  const inner = objectField(doc, 'runtime');
+  const r = inner ?? doc;
+  if (!isDoc(r))
+    throw new UsageError('invalid_runtime', `${file}: a runtime file holds a JSON object (the rating context's runtime object)`);
+  for (const k of REQUIRED) {
+    if (r[k] === undefined || r[k] === null)
+      throw new UsageError('invalid_runtime', `${file}: runtime.${k} is required (the rating context's runtime object)`);
+  }
+  const wrong = (k: string, what: string) => new UsageError('invalid_runtime', `${file}: runtime.${k} must be ${what}`);
+  /** A non-negative integer: a decimal string, or a JSON number that is a safe integer. */
+  const integer = (k: string): string | number => {
+    const v = r[k];
+    if ((typeof v === 'string' && /^[0-9]{1,78}$/.test(v)) || (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0)) return v;
+    throw wrong(k, 'a non-negative integer (a decimal string, or a number below 2^53)');
+  };
+  const optional = (k: string): string | number | undefined => (r[k] === undefined || r[k] === null ? undefined : integer(k));
+  const roundId = BigInt(integer('roundId'));
+  if (roundId === 0n) throw wrong('roundId', 'positive');
+  const bps = Number(integer('roundReferenceRatingBps'));
+  if (!Number.isSafeInteger(bps)) throw wrong('roundReferenceRatingBps', 'a number below 2^53');
+  const hash = r.drandChainHash;
+  if (typeof hash !== 'string') throw wrong('drandChainHash', 'a hex string (the drand chain hash)');
+  return {
+    roundId,
+    roundReferenceRatingBps: bps,
+    epochDuration: integer('epochDuration'),
+    drandChainHash: hash,
+    drandGenesisTimeSeconds: integer('drandGenesisTimeSeconds'),
+    drandPeriodSeconds: integer('drandPeriodSeconds'),
+    targetRound: optional('targetRound'),
+    roundStartTimeSeconds: optional('roundStartTimeSeconds'),
+  };
+}
+
 /** buildCommitVoteParams with no network: the interface document's input and output objects. */
 export async function offlineCommit(ctx: Context, o: OfflineOptions): Promise<Record<string, unknown>> {
   checkAddress(o.voter, '--voter', 'invalid_voter');
@@ -51,19 +109,7 @@ export async function offlineCommit(ctx: Context, o: OfflineOptions): Promise<Re
       });
     throw error;
   }
-  const runtime = (await readUserJson(o.runtime, 'runtime file')) as Record<string, any>;
-  const r = runtime.runtime && typeof runtime.runtime === 'object' ? runtime.runtime : runtime;
-  for (const k of [
-    'roundId',
-    'roundReferenceRatingBps',
-    'epochDuration',
-    'drandChainHash',
-    'drandGenesisTimeSeconds',
-    'drandPeriodSeconds',
-  ]) {
-    if (r[k] === undefined || r[k] === null)
-      throw new UsageError('invalid_runtime', `${o.runtime}: runtime.${k} is required (the rating context's runtime object)`);
-  }
+  const r = readRuntime(await readUserJson(o.runtime, 'runtime file'), o.runtime);
   try {
     const built = await buildCommitVoteParams(
       {
@@ -73,8 +119,8 @@ export async function offlineCommit(ctx: Context, o: OfflineOptions): Promise<Re
         predictedUpPercent: o.prediction,
         stakeAmount: o.stake,
         epochDuration: r.epochDuration,
-        roundId: BigInt(r.roundId),
-        roundReferenceRatingBps: Number(r.roundReferenceRatingBps),
+        roundId: r.roundId,
+        roundReferenceRatingBps: r.roundReferenceRatingBps,
         frontend: o.frontend as Hex | undefined,
         salt: o.salt as Hex | undefined,
         runtime: {
