@@ -281,6 +281,15 @@ describe('the runtime file of rate commit --offline', () => {
     usage(await commit({ runtime: { ...runtime, targetRound: bad } }), 'targetRound');
   });
 
+  // A "runtime" field that is there but is no object is a malformed file: the fields beside it are not read instead
+  // (the code before read an array there, and refused the file).
+  it.each(named(['x', 7, true, [], [runtime]]))(
+    '{ "runtime": %s, ...the fields beside it }: refused (invalid_runtime, exit 2)',
+    async (_, bad) => {
+      usage(await commit({ ...runtime, runtime: bad }), 'runtime');
+    },
+  );
+
   it('a runtime behind "__proto__" is no runtime: refused (invalid_runtime, exit 2)', async () => {
     const file = fileOf(`{"__proto__":${JSON.stringify(runtime)}}`);
     usage(await outcome(() => offlineCommit(ctx, options(file))), 'roundId');

@@ -59,6 +59,9 @@ const REQUIRED = [
  */
 function readRuntime(doc: unknown, file: string): OfflineRuntime {
   const inner = objectField(doc, 'runtime');
+  // A "runtime" field that is no object is a malformed file, not a sign to read the fields beside it instead.
+  if (inner === undefined && isDoc(doc) && doc.runtime !== undefined && doc.runtime !== null)
+    throw new UsageError('invalid_runtime', `${file}: runtime.runtime must be an object (the rating context's runtime object)`);
   const r = inner ?? doc;
   if (!isDoc(r))
     throw new UsageError('invalid_runtime', `${file}: a runtime file holds a JSON object (the rating context's runtime object)`);
