@@ -78,3 +78,27 @@ describe("a Context's env", () => {
     expect(gate.policies.map((p) => [p.file, p.source])).toEqual([[policyFile, 'env']]);
   });
 });
+
+describe('mcp config', () => {
+  // The host starts the server with the env written here and nothing of this shell's: had the folders been left
+  // out, the server would read another config folder's policy.json (or none: the built-in default) and keep its
+  // spending in another database than the CLI's, whose limits and claims it would then not see.
+  it("writes the run's XDG folders (absolute), so that the host's server shares this run's policy folder and database", async () => {
+    let text = '';
+    const sink = { write: (chunk: string) => ((text += chunk), true) } as unknown as NodeJS.WritableStream;
+    const quiet = { write: () => true } as unknown as NodeJS.WritableStream;
+    const ctx = createContext({
+      flags: { json: true },
+      out: new Output({ json: true, quiet: true, debug: false }, { stdout: sink, stderr: quiet }),
+      env: { ...env, XDG_STATE_HOME: 'relative-state', XDG_DATA_HOME: '' },
+    });
+    const { mcpConfig } = await import('../src/commands/mcp.js');
+    await mcpConfig(ctx, { host: 'claude' });
+    const written = JSON.parse(text).config.mcpServers.loopsign.env;
+    expect(written.XDG_CONFIG_HOME).toBe(env.XDG_CONFIG_HOME);
+    expect(written.XDG_STATE_HOME).toBe(path.resolve('relative-state'));
+    // An empty variable names no folder (the default's): nothing to carry over.
+    expect(written).not.toHaveProperty('XDG_DATA_HOME');
+    expect(written.LOOPSIGN_POLICY).toBe(policyFile);
+  });
+});

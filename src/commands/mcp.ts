@@ -47,6 +47,13 @@ export async function mcpConfig(ctx: Context, options: McpConfigOptions): Promis
   if (config.configFile.source !== 'default') env.LOOPSIGN_CONFIG = abs(config.configFile.value);
   if (typeof ctx.flags.policy === 'string') env.LOOPSIGN_POLICY = abs(ctx.flags.policy);
   else if (ctx.env.LOOPSIGN_POLICY) env.LOOPSIGN_POLICY = abs(ctx.env.LOOPSIGN_POLICY);
+  // The folders (src/paths.ts): the host starts the server without this shell's variables, and without them it would
+  // read another config folder (its policy.json, its config file) and keep its spending in another database, whose
+  // limits and claims the CLI's runs would not see. An empty one names the default folder: nothing to carry.
+  for (const name of ['XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME'] as const) {
+    const value = ctx.env[name];
+    if (value) env[name] = abs(value);
+  }
   const server = { ...(host === 'vscode' ? { type: 'stdio' } : {}), command: process.execPath, args: [bin, 'mcp'], env };
   const document = { [HOSTS[host].key]: { loopsign: server } };
   if (config.passwordFile.value === undefined) {
