@@ -8,7 +8,12 @@ import path from 'node:path';
 import { median } from './lib.mjs';
 
 const root = mkdtempSync(path.join(tmpdir(), 'loopsign-bench-policy-'));
-process.env.XDG_CONFIG_HOME = path.join(root, 'config');
+// The run's environment names the config folder holding the policy (loopsign reads none from the process's).
+const env = {
+  XDG_CONFIG_HOME: path.join(root, 'config'),
+  XDG_DATA_HOME: path.join(root, 'data'),
+  XDG_STATE_HOME: path.join(root, 'state'),
+};
 mkdirSync(path.join(root, 'config', 'loopsign'), { recursive: true });
 writeFileSync(
   path.join(root, 'config', 'loopsign', 'policy.json'),
@@ -25,6 +30,7 @@ const { Operation } = await import('../dist/store/operation.js');
 const { PolicyGate } = await import('../dist/policy/gate.js');
 const { BUILTIN_CHAINS } = await import('../dist/chains/table.js');
 const { Output } = await import('../dist/output.js');
+const { loopsignPaths } = await import('../dist/paths.js');
 const { recomputeUsage } = await import('../dist/store/usage.js');
 
 const chain = BUILTIN_CHAINS[31337];
@@ -128,7 +134,8 @@ export async function run({ sizes = [100, 1000, 10_000] } = {}) {
     const dir = path.join(root, `state-${count}`);
     const store = await Store.open(dir);
     fill(store, count);
-    const gate = await PolicyGate.load(out, undefined, async () => store);
+    const gate = await PolicyGate.load(out, { flag: undefined, env, paths: loopsignPaths(env) }, async () => store);
+    if (gate.policies.length === 0) throw new Error('bench: the policy file was not loaded');
     const op = await Operation.open(store, 'ask', `ask-${'f'.repeat(32)}`, {
       chainId: 31337,
       wallet: hex(99, 40),
