@@ -23,7 +23,8 @@ export default defineConfig({
     // More workers than cores: a worker mostly waits (on a loopsign child, the chain, a sandbox's keeper), so with one
     // worker per core the machine idled about 15 % of a run. Four on this 2-core machine kept it busy (99 %) and ran
     // `npm test` in 451 s against 490 s with two (docs/testing.md); the suite is CPU-bound beyond that.
-    maxWorkers: Math.max(4, availableParallelism()),
+    // LOOPSIGN_TEST_WORKERS=N sets it (vitest's --maxWorkers does not reach the projects, which inherit this value).
+    maxWorkers: Number(process.env.LOOPSIGN_TEST_WORKERS) || Math.max(4, availableParallelism()),
     projects: [
       {
         extends: true,
