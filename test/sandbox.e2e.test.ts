@@ -24,6 +24,16 @@ let pub: ReturnType<typeof createPublicClient>;
 let wallet: ReturnType<typeof createWalletClient>;
 let idCounter = 0;
 
+/** A round's core record on the voting engine: its start time, state, commits and reveals. */
+async function roundCore(contentId: bigint, roundId: bigint): Promise<readonly [number, number, number, number]> {
+  return (await pub.readContract({
+    address: sb.info.contracts.roundVotingEngine,
+    abi: votingEngineAbi,
+    functionName: 'roundCore',
+    args: [contentId, roundId],
+  })) as readonly [number, number, number, number];
+}
+
 function askBody(extra: Record<string, unknown> = {}): Record<string, any> {
   return {
     chainId: 31337,
@@ -296,12 +306,7 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
       functionName: 'previewCommitContext',
       args: [contentId],
     })) as [bigint, number];
-    const core = (await pub.readContract({
-      address: engine,
-      abi: votingEngineAbi,
-      functionName: 'roundCore',
-      args: [contentId, roundId],
-    })) as readonly [number, ...unknown[]];
+    const core = await roundCore(contentId, roundId);
     const state = await sb.control('/__sandbox/state');
     const network = {
       name: 'sandbox',
@@ -392,12 +397,7 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
     );
     const again = await sb.control('/__sandbox/keeper/tick', {});
     expect(again.keeper).toMatchObject({ reveals: 0 });
-    const core = (await pub.readContract({
-      address: sb.info.contracts.roundVotingEngine,
-      abi: votingEngineAbi,
-      functionName: 'roundCore',
-      args: [contentId, roundId],
-    })) as readonly [number, number, number, number];
+    const core = await roundCore(contentId, roundId);
     expect([core[2], core[3]]).toEqual([4, 3]); // four commits, the three honest ones revealed
     const stored = (await pub.readContract({
       address: sb.info.contracts.roundVotingEngine,
@@ -672,22 +672,12 @@ describe('the reset control (test files taking turns on one sandbox)', () => {
     // Raters are back on, but the question asked before the reset is no longer followed: it gets no votes.
     const tick = await sb.control('/__sandbox/keeper/tick', {});
     expect(tick.keeper.raterVotes).toBe(0);
-    const core = (await pub.readContract({
-      address: sb.info.contracts.roundVotingEngine,
-      abi: votingEngineAbi,
-      functionName: 'roundCore',
-      args: [contentId, 1n],
-    })) as readonly [number, number, number, number];
+    const core = await roundCore(contentId, 1n);
     expect(core[2]).toBe(0);
     // Questions asked from now on are followed as before.
     const next = BigInt((await sb.control('/__sandbox/content', {})).contentId);
     await sb.control('/__sandbox/keeper/tick', {});
-    const nextCore = (await pub.readContract({
-      address: sb.info.contracts.roundVotingEngine,
-      abi: votingEngineAbi,
-      functionName: 'roundCore',
-      args: [next, 1n],
-    })) as readonly [number, number, number, number];
+    const nextCore = await roundCore(next, 1n);
     expect(nextCore[2]).toBe(3);
   });
 });
