@@ -1,9 +1,9 @@
 // One cold verification of an audit export in a fresh process, for bench/evidence.mjs: `whole` reads the file
 // whole and checks it on this thread (the reference path), `streamed` streams it to worker threads. Prints one
 // JSON line: the verification's wall time and the process's CPU time (all threads), in ms.
-import { readEvidenceFile } from '../dist/evidence/files.js';
-import { verifyAuditExport } from '../dist/evidence/audit.js';
-import { verifyAuditFile } from '../dist/evidence/audit-stream.js';
+import { readEvidenceFile } from '../build/evidence/files.js';
+import { verifyAuditExport } from '../build/evidence/audit.js';
+import { verifyAuditFile } from '../build/evidence/audit-stream.js';
 
 const [how, file] = process.argv.slice(2);
 const cpu = process.cpuUsage();

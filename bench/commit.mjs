@@ -3,10 +3,10 @@
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildCommitVoteParams } from '../dist/vote/build.js';
-import { tlockEncrypt } from '../dist/vote/tlock.js';
-import { votePlaintext } from '../dist/vote/commit.js';
-import { QUICKNET } from '../dist/chains/table.js';
+import { buildCommitVoteParams } from '../build/vote/build.js';
+import { tlockEncrypt } from '../build/vote/tlock.js';
+import { votePlaintext } from '../build/vote/commit.js';
+import { QUICKNET } from '../build/chains/table.js';
 import { BIN, median, medianOfInterleaved } from './lib.mjs';
 
 export async function run({ runs = 25 } = {}) {

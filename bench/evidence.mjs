@@ -11,8 +11,8 @@ import { spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { auditEventDigest, verifyAuditExport, GENESIS_DIGEST } from '../dist/evidence/audit.js';
-import { STREAM_MIN_BYTES } from '../dist/evidence/detect.js';
+import { auditEventDigest, verifyAuditExport, GENESIS_DIGEST } from '../build/evidence/audit.js';
+import { STREAM_MIN_BYTES } from '../build/evidence/detect.js';
 import { BIN, ROOT, median } from './lib.mjs';
 
 function event(i, previous) {

@@ -1,7 +1,7 @@
 // Keystore unlock at loopsign's parameters (scrypt n=2^18, r=8, p=1): node:crypto scrypt, as used,
 // against the pure-JS scrypt of @noble/hashes as the baseline.
 import { scryptAsync } from '@noble/hashes/scrypt.js';
-import { encryptKeystore, decryptKeystore, parsePrivateKey } from '../dist/wallet/keystore.js';
+import { encryptKeystore, decryptKeystore, parsePrivateKey } from '../build/wallet/keystore.js';
 import { medianAsync } from './lib.mjs';
 
 export async function run({ runs = 5 } = {}) {

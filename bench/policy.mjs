@@ -25,13 +25,13 @@ writeFileSync(
   }),
 );
 
-const { Store } = await import('../dist/store/db.js');
-const { Operation } = await import('../dist/store/operation.js');
-const { PolicyGate } = await import('../dist/policy/gate.js');
-const { BUILTIN_CHAINS } = await import('../dist/chains/table.js');
-const { Output } = await import('../dist/output.js');
-const { loopsignPaths } = await import('../dist/paths.js');
-const { recomputeUsage } = await import('../dist/store/usage.js');
+const { Store } = await import('../build/store/db.js');
+const { Operation } = await import('../build/store/operation.js');
+const { PolicyGate } = await import('../build/policy/gate.js');
+const { BUILTIN_CHAINS } = await import('../build/chains/table.js');
+const { Output } = await import('../build/output.js');
+const { loopsignPaths } = await import('../build/paths.js');
+const { recomputeUsage } = await import('../build/store/usage.js');
 
 const chain = BUILTIN_CHAINS[31337];
 const hex = (n, width) => `0x${n.toString(16).padStart(width, '0')}`;
@@ -153,7 +153,7 @@ export async function run({ sizes = [100, 1000, 10_000] } = {}) {
     }
     const db = median(samples);
     // Not vacuous: the windows see every operation.
-    const { windowUsage } = await import('../dist/policy/usage.js');
+    const { windowUsage } = await import('../build/policy/usage.js');
     if (windowUsage(store.db, 31337, new Date(0)).USDC !== BigInt(count) * 3_000_000n)
       throw new Error('the bench database does not hold what it should');
     await op.close();

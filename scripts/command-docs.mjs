@@ -4,8 +4,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildProgram } from '../dist/cli.js';
-import { Output } from '../dist/output.js';
+import { buildProgram } from '../build/cli.js';
+import { Output } from '../build/output.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dir = path.join(root, 'docs', 'commands');

@@ -71,8 +71,8 @@ export function renderErrorDocs({ areas, families, exitMeaning }) {
 async function main() {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
   const file = path.join(root, 'docs', 'errors.md');
-  const { ERROR_AREAS, SERVICE_FAMILIES } = await import(pathToFileURL(path.join(root, 'dist', 'error-codes.js')).href);
-  const { EXIT_MEANING } = await import(pathToFileURL(path.join(root, 'dist', 'errors.js')).href);
+  const { ERROR_AREAS, SERVICE_FAMILIES } = await import(pathToFileURL(path.join(root, 'build', 'error-codes.js')).href);
+  const { EXIT_MEANING } = await import(pathToFileURL(path.join(root, 'build', 'errors.js')).href);
   const text = renderErrorDocs({ areas: ERROR_AREAS, families: SERVICE_FAMILIES, exitMeaning: EXIT_MEANING });
   if (process.argv.includes('--check')) {
     let current = '';

@@ -1,17 +1,15 @@
-// What the npm tarball must carry to run (the compiled CLI, its help text, the vendored viem bundle, the compiled
-// contract artifacts the sandbox deploys) and what it must not (sources, tests, fixtures, source maps): shared by
-// scripts/smoke-package.mjs (CI) and test/package.cli.test.ts.
+// What the npm tarball must carry to run (the bundled program with its worker and version entry, its help text, the
+// licences of the packages bundled into it) and what it must not (sources, tests, fixtures, source maps, tsc's
+// build/): shared by scripts/smoke-package.mjs (CI) and test/package.cli.test.ts.
 export const REQUIRED_FILES = [
   'bin/loopsign.js',
   'package.json',
   'README.md',
   'dist/cli.js',
+  'dist/version.js',
+  'dist/evidence/audit-worker.js',
   'dist/help.txt',
-  'dist/shutdown.js',
-  'dist/vendor/viem.js',
-  'dist/vendor/viem-accounts.js',
-  'dist/sandbox/index.js',
-  'dist/sandbox/contracts/artifacts.js',
+  'dist/THIRD-PARTY-LICENSES.txt',
   'docs/cli.md',
 ];
 
@@ -19,7 +17,7 @@ export const REQUIRED_FILES = [
 export function packageProblems(files) {
   const problems = REQUIRED_FILES.filter((f) => !files.includes(f)).map((f) => `lacks ${f}`);
   const stray = files.filter(
-    (f) => /^(src|test|scripts|bench|coverage|\.ci|node_modules)\//.test(f) || /\.(map|ts|mts|tsbuildinfo|sol)$/.test(f),
+    (f) => /^(src|test|scripts|bench|coverage|build|\.ci|node_modules)\//.test(f) || /\.(map|ts|mts|tsbuildinfo|sol)$/.test(f),
   );
   if (stray.length) problems.push(`carries files that do not run: ${stray.slice(0, 5).join(', ')}${stray.length > 5 ? ', …' : ''}`);
   return problems;

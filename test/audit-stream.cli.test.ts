@@ -22,9 +22,9 @@ import {
   type VerifyAuditFile,
 } from './helpers/audit-stream.js';
 
-const dist = (m: string) => import(path.join(ROOT, 'dist', 'evidence', m));
-const { verifyAuditFile } = (await dist('audit-stream.js')) as { verifyAuditFile: VerifyAuditFile };
-const { STREAM_MIN_BYTES } = (await dist('detect.js')) as { STREAM_MIN_BYTES: number };
+const built = (m: string) => import(path.join(ROOT, 'build', 'evidence', m));
+const { verifyAuditFile } = (await built('audit-stream.js')) as { verifyAuditFile: VerifyAuditFile };
+const { STREAM_MIN_BYTES } = (await built('detect.js')) as { STREAM_MIN_BYTES: number };
 
 const RUNS = Math.max(1, Number(process.env.LOOPSIGN_PROPERTY_RUNS ?? 50));
 const SEED = process.env.LOOPSIGN_PROPERTY_SEED === undefined ? undefined : Number(process.env.LOOPSIGN_PROPERTY_SEED);

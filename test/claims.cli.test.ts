@@ -1,7 +1,7 @@
 // One run at a time across processes (src/store/claims.ts), with real processes on one database: waiters that all
 // find a dead holder never hold the claim together (the lock files of earlier versions let two waiters both "take
 // over" a dead owner's lock in 2 of 20 trials), a killed holder's claim is taken over, and a live holder's is not.
-// Needs the build (dist/): the claimants are separate node processes (the cli layer; two holders in one process:
+// Needs the build (build/store/): the claimants are separate node processes (the cli layer; two holders in one process:
 // test/claims.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
@@ -13,11 +13,11 @@ import { ROOT } from './helpers/cli.js';
 import { Store } from '../src/store/db.js';
 import { capture } from './helpers/capture.js';
 
-const dist = (m: string) => pathToFileURL(path.join(ROOT, 'dist', 'store', m)).href;
+const built = (m: string) => pathToFileURL(path.join(ROOT, 'build', 'store', m)).href;
 // A claimant: waits for the claim, holds it for HOLD ms, prints when it held it, releases it.
 const CLAIMANT = `
-const { Store } = await import(${JSON.stringify(dist('db.js'))});
-const { claim } = await import(${JSON.stringify(dist('claims.js'))});
+const { Store } = await import(${JSON.stringify(built('db.js'))});
+const { claim } = await import(${JSON.stringify(built('claims.js'))});
 const [dir, name, hold] = process.argv.slice(1);
 const store = await Store.open(dir);
 const c = await claim(store, name, { waitMs: 60000, busy: () => new Error('busy') });
@@ -125,7 +125,7 @@ describe('claims across processes', () => {
     'trial %i: six processes opening a new database at once all open it (switching it to WAL waits, it does not fail)',
     async () => {
       const fresh = mkdtempSync(path.join(tmpdir(), 'loopsign-open-'));
-      const OPEN = `const { Store } = await import(${JSON.stringify(dist('db.js'))}); (await Store.open(process.argv[1])).close(); process.stdout.write('opened');`;
+      const OPEN = `const { Store } = await import(${JSON.stringify(built('db.js'))}); (await Store.open(process.argv[1])).close(); process.stdout.write('opened');`;
       const runs = Array.from({ length: 6 }, () =>
         spawn(process.execPath, ['--input-type=module', '-e', OPEN, fresh], { stdio: ['ignore', 'pipe', 'pipe'] }),
       );

@@ -128,7 +128,7 @@ describe('the server', () => {
   });
 
   it('reserves stdout for the protocol: a stray write goes to stderr', () => {
-    const script = `const m = await import(${JSON.stringify(path.join(ROOT, 'dist/mcp/stdio.js'))}); const p = m.reserveStdout(); console.log('stray line'); process.stdout.write('stray write\\n'); p.write('{"jsonrpc":"2.0"}\\n');`;
+    const script = `const m = await import(${JSON.stringify(path.join(ROOT, 'build/mcp/stdio.js'))}); const p = m.reserveStdout(); console.log('stray line'); process.stdout.write('stray write\\n'); p.write('{"jsonrpc":"2.0"}\\n');`;
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toBe('{"jsonrpc":"2.0"}\n');

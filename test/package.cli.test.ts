@@ -41,8 +41,9 @@ describe('the npm package', () => {
     };
     const files = doc.files.map((f) => f.path);
     expect(packageProblems(files)).toEqual([]);
-    // Lean: well under a megabyte packed (about 0.7 MiB today: dist/ with the viem bundle, the contract artifacts, the docs).
-    expect(doc.size).toBeLessThan(1.5 * 1024 * 1024);
+    // Lean: about 1.6 MiB packed today: dist/ is the program bundled with the packages it runs on (viem, zod, undici,
+    // the MCP SDK…), which an install then no longer fetches, the contract artifacts and the docs.
+    expect(doc.size).toBeLessThan(2 * 1024 * 1024);
 
     const extracted = path.join(tmp, 'installed');
     mkdirSync(extracted);

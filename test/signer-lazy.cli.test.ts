@@ -1,5 +1,6 @@
 // Signer SDKs are optional and heavy: loading the wallet factory loads none of them, and opening one source loads
-// only its own (the compiled modules, as the CLI runs them: needs `npm run build`). A missing SDK is one usage line:
+// only its own (tsc's output in build/, the modules the bundle is made of, which leaves the SDKs to node_modules:
+// needs `npm run build`). A missing SDK is one usage line:
 // test/signer-lazy.test.ts.
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
@@ -25,23 +26,23 @@ function importsOf(script: string): string[] {
   return readFileSync(log, 'utf8').trim().split('\n');
 }
 const sdkUrls = (urls: string[]) => urls.filter((u) => SDKS.some((s) => u.includes(`/node_modules/${s}/`)));
-const dist = (file: string) => pathToFileURL(path.join(ROOT, 'dist', file)).href;
+const built = (file: string) => pathToFileURL(path.join(ROOT, 'build', file)).href;
 
 describe('signer SDKs load lazily', () => {
   it('the factory, the grammar and an RPC wallet load no SDK', () => {
     const urls = importsOf(`
-      const { openWallet } = await import('${dist('wallet/signers/open.js')}');
-      const { resolveSigner } = await import('${dist('wallet/signers/spec.js')}');
+      const { openWallet } = await import('${built('wallet/signers/open.js')}');
+      const { resolveSigner } = await import('${built('wallet/signers/spec.js')}');
       const r = resolveSigner({ flags: { signer: 'rpc:http://127.0.0.1:9', from: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' }, env: {}, file: {} });
       const w = await openWallet(r, { config: {}, out: { progress() {}, warn() {} }, chainId: 31337 });
       await w.account.catch((e) => { if (e.code !== 'signer_unreachable') throw e; });`);
-    expect(urls.some((u) => u.endsWith('/dist/wallet/signers/open.js'))).toBe(true);
+    expect(urls.some((u) => u.endsWith('/build/wallet/signers/open.js'))).toBe(true);
     expect(sdkUrls(urls)).toEqual([]);
   });
 
   it('an AWS wallet loads the AWS SDK and no other', () => {
     const urls = importsOf(`
-      const { openWallet } = await import('${dist('wallet/signers/open.js')}');
+      const { openWallet } = await import('${built('wallet/signers/open.js')}');
       const w = await openWallet({ source: { kind: 'aws', keyId: 'alias/x' }, from: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' }, { config: {}, out: { progress() {}, warn() {} }, chainId: 31337, aws: { clientConfig: { endpoint: 'http://127.0.0.1:9', region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } } } });
       await w.account.catch((e) => { if (e.code !== 'kms_unavailable') throw e; });`);
     expect(sdkUrls(urls).some((u) => u.includes('/@aws-sdk/client-kms/'))).toBe(true);

@@ -2,9 +2,9 @@
 // configuration for this very installation.
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import { packageFile } from '../package-root.js';
 import type { McpConfigOptions } from './mcp.def.js';
 
 export async function mcp(ctx: Context, options: { root?: string[] }): Promise<void> {
@@ -36,7 +36,7 @@ export async function mcpConfig(ctx: Context, options: McpConfigOptions): Promis
   const host = String(options.host) as keyof typeof HOSTS;
   if (!Object.hasOwn(HOSTS, host)) throw new UsageError('invalid_host', `--host ${String(options.host)} must be claude, cursor or vscode`);
   const config = await ctx.config();
-  const bin = realpathSync(fileURLToPath(new URL('../../bin/loopsign.js', import.meta.url)));
+  const bin = realpathSync(packageFile('bin', 'loopsign.js'));
   const env: Record<string, string> = { LOOPSIGN_CHAIN_ID: String(config.chainId.value) };
   const abs = (p: string) => path.resolve(p);
   if (config.baseUrl.value !== undefined) env.LOOPSIGN_BASE_URL = config.baseUrl.value;

@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { checkBatch, type BatchReport, type BatchTask } from './audit-batch.js';
 import { ExportSplitter, type Checker, type Verdict } from './audit-split.js';
+import { packageFile } from '../package-root.js';
 
 const MiB = 1024 * 1024;
 const BATCH_BYTES = 1 * MiB;
@@ -90,7 +91,7 @@ class Pool implements Checker {
     for (let k = 0; k < count; k++) {
       // A bounded young generation: a batch's events die young. 16 MB keeps a million-event export near 185 MB
       // peak (with two workers and 32 MB: 285 MB, of the 300 MB allowed); 8 MB cost more CPU in scavenges.
-      const worker = new Worker(new URL('./audit-worker.js', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: 16 } });
+      const worker = new Worker(packageFile('dist', 'evidence', 'audit-worker.js'), { resourceLimits: { maxYoungGenerationSizeMb: 16 } });
       const pending = new Map<number, Pending>();
       worker.on('message', ({ id, report, buffer }: { id: number; report: BatchReport; buffer: ArrayBuffer }) => {
         this.recycle(buffer);

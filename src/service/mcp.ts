@@ -161,7 +161,7 @@ export class McpClient {
    * held, so a 10 MB image costs about one copy of memory, not five. Same endpoint and headers as the SDK client.
    */
   async callWithBase64(name: string, args: ToolArgs, field: string, bytes: Uint8Array): Promise<ServiceDoc> {
-    const { request } = await import('undici');
+    const { request } = (await import('undici')).default; // CommonJS: its exports are the `default` of import()
     const { Readable } = await import('node:stream');
     const marker = '__loopsign_streamed_base64__';
     const text = JSON.stringify({

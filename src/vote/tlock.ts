@@ -33,7 +33,9 @@ function client(network: DrandNetwork, get: (round: number) => Promise<Beacon>, 
 }
 
 export async function tlockEncrypt(network: DrandNetwork, round: number, plaintext: Uint8Array): Promise<string> {
-  const { timelockEncrypt, Buffer: TBuffer } = await import('tlock-js');
+  // tlock-js is CommonJS: its exports are the `default` of import(), under node and in the bundle alike (the bundle
+  // gives them by name nowhere else: scripts/bundle.mjs).
+  const { timelockEncrypt, Buffer: TBuffer } = (await import('tlock-js')).default;
   const offline = client(network, async () => {
     throw new Error('encryption needs no beacon');
   });
@@ -55,7 +57,7 @@ export async function tlockDecrypt(
   clockSkewSeconds = 0,
   beacons: 'verify' | 'own' = 'verify',
 ): Promise<Uint8Array> {
-  const { timelockDecrypt } = await import('tlock-js');
+  const { timelockDecrypt } = (await import('tlock-js')).default; // CommonJS: see tlockEncrypt
   const c = client(network, getBeacon, network.genesis - Math.ceil(clockSkewSeconds), beacons === 'verify');
   const log = console.log;
   console.log = () => undefined;

@@ -15,7 +15,7 @@ import { parseStrictJson } from '../../src/evidence/strict-json.js';
 import type { StreamOptions, StreamedAudit } from '../../src/evidence/audit-stream.js';
 import { specDigest } from './audit.js';
 
-/** verifyAuditFile, from src/ or from dist/. */
+/** verifyAuditFile, from src/ or from build/. */
 export type VerifyAuditFile = (file: string, options: StreamOptions) => Promise<StreamedAudit>;
 
 /** An event whose strings exercise the cutter: escapes, backslashes before quotes, `},{` inside a string, non-ASCII. */

@@ -10,8 +10,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 // Written after a build that succeeded, dated when that build started: a file saved during the build is newer.
 const STAMP = path.join(ROOT, 'dist', '.build-stamp');
 // Everything `npm run build` reads (package.json script "build"): the sources, the compiler settings, the scripts that
-// vendor viem and render the help text, and the lock file that fixes viem's version.
-const INPUTS = ['src', 'tsconfig.json', 'package.json', 'package-lock.json', 'scripts/vendor-viem.mjs', 'scripts/help-text.mjs'];
+// bundle the program and render the help text, and the lock file that fixes the bundled packages' versions.
+const INPUTS = ['src', 'tsconfig.json', 'package.json', 'package-lock.json', 'scripts/bundle.mjs', 'scripts/help-text.mjs'];
 
 function newest(p: string): number {
   const full = path.join(ROOT, p);

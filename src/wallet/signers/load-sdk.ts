@@ -1,6 +1,6 @@
 // Signer SDKs are optional peer dependencies, loaded only when a run uses that signer (cold start is benchmarked,
 // and most users never install them): a missing one is one line saying what to install.
-import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../../package-root.js';
 import { UsageError } from '../../errors.js';
 
 export interface SdkInfo {
@@ -24,7 +24,7 @@ export async function loadSdk<T>(load: () => Promise<T>, info: SdkInfo): Promise
           .join(', ')}, which is not installed`,
         {
           // Into loopsign's own folder: a package installed beside a global loopsign (npm i -g …) is not one it can import.
-          hint: `install it into loopsign's folder: npm install --no-save --prefix ${JSON.stringify(fileURLToPath(new URL('../../../', import.meta.url)).replace(/\/$/, ''))} ${info.install}`,
+          hint: `install it into loopsign's folder: npm install --no-save --prefix ${JSON.stringify(packageRoot())} ${info.install}`,
         },
       );
     }

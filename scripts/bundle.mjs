@@ -1,0 +1,139 @@
+// Part of `npm run build`, after tsc: bundles the program into dist/, the folder the package ships and
+// bin/loopsign.js runs. tsc compiles src/ into build/ (one file per module: what tests, bench and scripts import when
+// they need a module of their own); esbuild then bundles build/'s entry points with everything they import, npm
+// packages included, into a few dozen files. Node opens, reads and links ES modules one by one: the program was some
+// 300 of them for a paid ask (95 of zod, 120 of its own) and loading them was most of a command's CPU; bundled, every
+// command costs about 15 % less (docs/testing.md). Lazy imports stay lazy: each `import()` is a split point, so a
+// command loads only the chunks it reaches, and code two chunks share sits in a third, once (one zod, one viem: the
+// MCP SDK and loopsign build their schemas with the same zod).
+// Left to node_modules: native addons (better-sqlite3, sharp), the optional signer SDKs a user installs beside
+// loopsign, commander (required at run time through createRequire) and the anvil package (a binary, looked up).
+// build/bundle-meta.json maps each file of dist/ to the modules in it and what it imports from node_modules: test/cold-start.cli.test.ts and
+// test/lazy-imports.cli.test.ts read what a run loaded through it. dist/THIRD-PARTY-LICENSES.txt carries the licence
+// of every package bundled.
+import { build } from 'esbuild';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const from = path.join(root, 'build');
+const dist = path.join(root, 'dist');
+
+// What runs on its own: the program, the version (bin/loopsign.js answers --version with it alone) and the audit
+// verifier's worker thread (started from its file).
+const ENTRIES = ['cli', 'version', 'evidence/audit-worker'];
+const EXTERNAL = [
+  'better-sqlite3',
+  'sharp',
+  'commander',
+  '@foundry-rs/*',
+  '@aws-sdk/*',
+  '@google-cloud/*',
+  '@grpc/*',
+  '@ledgerhq/*',
+  'rxjs',
+];
+
+// import() of a CommonJS package: node's import() gives its exports by name and as `default`; the split bundle gives
+// them as `default` only, so a destructured import() works on the sources and is undefined in the bundle (tlock-js's
+// was: the sandbox's keeper could decrypt no vote). The build refuses such an import() unless the code takes
+// `.default` (`(await import('tlock-js')).default`), which is right in both.
+const commonJsImports = {
+  name: 'commonjs-imports',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, async (args) => {
+      if (args.kind !== 'dynamic-import' || args.pluginData === 'checked') return undefined;
+      const r = await b.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        importer: args.importer,
+        pluginData: 'checked',
+      });
+      if (r.errors.length || r.external || !isCommonJs(r.path)) return undefined;
+      const text = readFileSync(args.importer, 'utf8');
+      const name = args.path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+      const all = text.match(new RegExp(`import\\((['"])${name}\\1\\)`, 'g'))?.length ?? 0;
+      const taken = text.match(new RegExp(`\\(await import\\((['"])${name}\\1\\)\\)\\.default\\b`, 'g'))?.length ?? 0;
+      if (taken < all)
+        return {
+          errors: [{ text: `import('${args.path}') of a CommonJS package: take its exports from (await import('${args.path}')).default` }],
+        };
+      return undefined;
+    });
+  },
+};
+
+function isCommonJs(file) {
+  if (file.endsWith('.cjs')) return true;
+  if (file.endsWith('.mjs')) return false;
+  for (let dir = path.dirname(file); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    const pkg = path.join(dir, 'package.json');
+    if (existsSync(pkg)) return JSON.parse(readFileSync(pkg, 'utf8')).type !== 'module';
+  }
+  return true;
+}
+
+// A clean dist/ (no chunk of an earlier build left behind), but for the test setup's stamp (test/setup/build.ts): a
+// build by hand from the same sources leaves it valid.
+for (const e of existsSync(dist) ? readdirSync(dist) : [])
+  if (e !== '.build-stamp') rmSync(path.join(dist, e), { recursive: true, force: true });
+const result = await build({
+  absWorkingDir: root,
+  entryPoints: ENTRIES.map((e) => path.join(from, `${e}.js`)),
+  outbase: from,
+  outdir: dist,
+  entryNames: '[dir]/[name]',
+  chunkNames: 'chunks/[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external: EXTERNAL,
+  // Packages written as CommonJS have what an ES module lacks: `require` (undici requires node's own modules) and
+  // `__filename`/`__dirname` (write-file-atomic seeds its temporary names with its own path). Each file of the bundle
+  // defines them for the code in it; `define` renames only the free uses, so a module's own `__dirname` is its own.
+  banner: {
+    js: [
+      "import { createRequire as __loopsignRequire } from 'node:module';",
+      "import { fileURLToPath as __loopsignPath } from 'node:url';",
+      "import { dirname as __loopsignDirnameOf } from 'node:path';",
+      'const require = __loopsignRequire(import.meta.url);',
+      'const __loopsignFilename = __loopsignPath(import.meta.url);',
+      'const __loopsignDirname = __loopsignDirnameOf(__loopsignFilename);',
+    ].join(' '),
+  },
+  define: { __filename: '__loopsignFilename', __dirname: '__loopsignDirname' },
+  legalComments: 'none',
+  metafile: true,
+  plugins: [commonJsImports],
+  logLevel: 'warning',
+});
+
+// For the tests: each output file with the modules in it, relative to the package root (build/… or node_modules/…),
+// and what it imports from outside the bundle.
+const meta = {};
+for (const [file, out] of Object.entries(result.metafile.outputs))
+  meta[file] = { modules: Object.keys(out.inputs), external: [...new Set(out.imports.filter((i) => i.external).map((i) => i.path))] };
+writeFileSync(path.join(from, 'bundle-meta.json'), JSON.stringify(meta, null, 1) + '\n');
+
+// Every npm package with code in the bundle, with its version and its licence text.
+const packages = new Map();
+for (const input of Object.keys(result.metafile.inputs)) {
+  const m = /^(.*node_modules\/((?:@[^/]+\/)?[^/]+))\//.exec(input);
+  if (m && !packages.has(m[2])) packages.set(m[2], path.join(root, m[1]));
+}
+const notices = [...packages]
+  .sort(([a], [b]) => a.localeCompare(b))
+  .map(([name, dir]) => {
+    const { version, license } = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
+    const file = readdirSync(dir).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
+    const text = file ? readFileSync(path.join(dir, file), 'utf8').trim() : `(${license ?? 'no licence named'}; no licence file)`;
+    return `${name} ${version}\n\n${text}\n`;
+  });
+writeFileSync(
+  path.join(dist, 'THIRD-PARTY-LICENSES.txt'),
+  `The npm packages bundled into loopsign's dist/ (scripts/bundle.mjs), each with its licence.\n\n${notices.join(`\n${'-'.repeat(72)}\n\n`)}`,
+);
+if (!existsSync(path.join(dist, 'cli.js'))) throw new Error('bundle: dist/cli.js was not written');
