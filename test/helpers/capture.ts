@@ -52,6 +52,11 @@ export function countTotals(d: string): Record<string, number> {
   return totals;
 }
 
+/** The isolated homes the tests made (test/helpers/cli.ts's makeHome). */
+export function capturedHomes(d: string): string[] {
+  return [...new Set(lines(d, 'homes-') as string[])];
+}
+
 export interface ScanReport {
   runs: number;
   files: number;
@@ -87,7 +92,7 @@ export function scanCapture(d: string): ScanReport {
   for (const r of runs)
     if (find(r.stdout) || find(r.stderr) || find(r.args.join(' '))) leaks.push(`output of loopsign ${r.args.join(' ')}`);
   let files = 0;
-  for (const home of new Set(lines(d, 'homes-') as string[])) {
+  for (const home of capturedHomes(d)) {
     // What loopsign wrote; the test's own inputs (password files, key files) sit at the home's top level.
     for (const f of ['state', 'config', 'data'].flatMap((sub) => filesUnder(path.join(home, sub)))) {
       files++;

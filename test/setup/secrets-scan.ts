@@ -2,12 +2,12 @@
 // run scans everything every test printed and every file loopsign wrote in the test homes (journals, config,
 // keystores) for the private keys and passwords the tests used. A leak fails the run. It also prints the counts
 // the hardening suites recorded (hostile scenarios refused, kill points recovered, fuzz inputs tried) and the
-// summary lines suites wrote (the live corpus replay's counts).
+// summary lines suites wrote (the live corpus replay's counts). A clean run removes the homes it scanned.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { countTotals, scanCapture, summaryLines } from '../helpers/capture.js';
+import { capturedHomes, countTotals, scanCapture, summaryLines } from '../helpers/capture.js';
 
 export default function setup(project: TestProject) {
   const dir = mkdtempSync(path.join(tmpdir(), 'loopsign-capture-'));
@@ -32,6 +32,8 @@ export default function setup(project: TestProject) {
       process.exitCode = 1;
       return;
     }
+    // Scanned and clean: the homes (a few hundred folders a run) go too. After a leak they stay, to be looked at.
+    for (const home of capturedHomes(dir)) rmSync(home, { recursive: true, force: true });
     rmSync(dir, { recursive: true, force: true });
   };
 }
