@@ -8,9 +8,9 @@
 // MCP SDK and loopsign build their schemas with the same zod).
 // Left to node_modules: native addons (better-sqlite3, sharp), the optional signer SDKs a user installs beside
 // loopsign, commander (required at run time through createRequire) and the anvil package (a binary, looked up).
-// build/bundle-meta.json maps each file of dist/ to the modules in it and what it imports from node_modules: test/cold-start.cli.test.ts and
-// test/lazy-imports.cli.test.ts read what a run loaded through it. dist/THIRD-PARTY-LICENSES.txt carries the licence
-// of every package bundled.
+// build/bundle-meta.json maps each file of dist/ to the modules in it and what it imports from node_modules:
+// test/cold-start.cli.test.ts and test/lazy-imports.cli.test.ts read what a run loaded through it.
+// dist/THIRD-PARTY-LICENSES.txt carries the licence of every package bundled.
 import { build } from 'esbuild';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

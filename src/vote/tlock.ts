@@ -33,8 +33,8 @@ function client(network: DrandNetwork, get: (round: number) => Promise<Beacon>, 
 }
 
 export async function tlockEncrypt(network: DrandNetwork, round: number, plaintext: Uint8Array): Promise<string> {
-  // tlock-js is CommonJS: its exports are the `default` of import(), under node and in the bundle alike (the bundle
-  // gives them by name nowhere else: scripts/bundle.mjs).
+  // tlock-js is CommonJS: its exports are taken from import()'s `default`, which node and the bundle both give (the
+  // bundle gives no named exports for it: scripts/bundle.mjs).
   const { timelockEncrypt, Buffer: TBuffer } = (await import('tlock-js')).default;
   const offline = client(network, async () => {
     throw new Error('encryption needs no beacon');
