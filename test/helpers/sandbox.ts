@@ -1,7 +1,7 @@
 // Starts `loopsign --json sandbox` as a subprocess (as a user would), reads its one JSON document, and stops it
 // with SIGTERM. Also: a tiny client for the sandbox's test controls.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BIN } from './cli.js';
@@ -66,7 +66,10 @@ export async function startSandbox(args: string[] = []): Promise<SandboxHandle> 
     child,
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
-      return exited;
+      const code = await exited;
+      // Its state (manifest, dev wallet, the chain's dump) is of no use once it stopped.
+      rmSync(stateDir, { recursive: true, force: true });
+      return code;
     },
     control: controlClient(info.baseUrl, () => stderr.slice(-2000)),
     env: () => sandboxEnv(info),
