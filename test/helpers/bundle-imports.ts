@@ -8,6 +8,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BIN, ROOT } from './cli.js';
 
+/** A command that loads the chain code (viem): `wallet balance` against an RPC that is not there. */
+export const CHAIN_READ = [
+  '--chain-id',
+  '31337',
+  '--rpc-url',
+  'http://127.0.0.1:9',
+  'wallet',
+  'balance',
+  '--address',
+  '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+];
+
 /** Every URL a run of `loopsign args` resolved (test/helpers/record-imports.mjs). */
 export function importsOf(args: string[], env: Record<string, string | undefined> = process.env): string[] {
   const dir = mkdtempSync(path.join(tmpdir(), 'loopsign-imports-'));
