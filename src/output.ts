@@ -282,7 +282,9 @@ export class Output {
     if (!this.options.json && !this.options.quiet && canSpin(stderr, this.env)) {
       const { default: ora } = await import('ora');
       const clean = (m: string | undefined) => (m === undefined ? undefined : hideUrls(inert(m, true)));
-      const s = ora({ text: clean(message), stream: stderr as NodeJS.WriteStream }).start();
+      // stdin stays as it is: ora's default (discardStdin) puts the terminal in raw mode, where Ctrl-C is a byte, not
+      // SIGINT, and the byte is never read (stdin is not flowing), so Ctrl-C did nothing until the wait ended.
+      const s = ora({ text: clean(message), stream: stderr as NodeJS.WriteStream, discardStdin: false }).start();
       const spinner: Spinner = {
         update: (m) => {
           s.text = clean(m)!;

@@ -116,6 +116,30 @@ describe('signals end a wait: exit 143 / 130 and how to resume', () => {
     }
   });
 
+  it('Ctrl-C typed at a terminal while the spinner runs (`status --wait`, 100 columns): exit 130 and how to resume', async () => {
+    const pty = runOnPty(
+      ['status', '--operation-key', operationKey, '--wait', '--timeout', '600'],
+      home,
+      { ...sb.env(), TERM: 'xterm-256color' },
+      1 << 20,
+      { cols: 100, rows: 30 },
+    );
+    try {
+      // A frame of the spinner: progress is drawn in place, as on a person's terminal.
+      await until(pty.output, /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/, 60_000);
+      const pid = await pty.loopsignPid();
+      pty.type('\x03');
+      const code = await Promise.race([pty.exited, new Promise<number>((r) => setTimeout(() => r(-2), 30_000))]);
+      expect(code, pty.output().slice(-2000)).toBe(130);
+      const plain = pty.output().replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '');
+      expect(plain).toMatch(/error: stopped by SIGINT \(Ctrl-C\)/);
+      expect(plain).toMatch(/hint: run the same command again to resume/);
+      expect(alive(pid)).toBe(false);
+    } finally {
+      pty.kill();
+    }
+  });
+
   it.each([
     ['SIGTERM', 143, 'terminated'],
     ['SIGINT', 130, 'interrupted'],

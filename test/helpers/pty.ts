@@ -1,7 +1,8 @@
 // Runs the built binary on a real pseudo-terminal, the way a CI runner or `script` without a terminal does: the pty
-// has no size (0 columns, 0 rows). util-linux `script` when present, else Python's pty module. The output is
-// counted as it comes and the run is killed past a cap, so a command that runs away fails its test instead of
-// filling the disk.
+// has no size (0 columns, 0 rows), unless a test gives one (a person's terminal, where progress is a spinner).
+// util-linux `script` when present, else Python's pty module; what a test types goes to the terminal as keys.
+// The output is counted as it comes and the run is killed past a cap, so a command that runs away fails its test
+// instead of filling the disk.
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { BIN, childEnv, type Home } from './cli.js';
@@ -15,16 +16,24 @@ export interface PtyRun {
   bytes(): number;
   /** Resolves with the exit code of loopsign (or -1 when the run was killed, e.g. past the output cap). */
   exited: Promise<number>;
+  /** Typed at the terminal, as keys: '\x03' is Ctrl-C. */
+  type(keys: string): void;
   kill(): void;
 }
 
 const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-/** `loopsign ARGS` on a 0-column pseudo-terminal. */
-export function runOnPty(args: string[], home: Home, env: Record<string, string | undefined>, maxBytes = 1 << 20): PtyRun {
-  // The size is set to 0x0 explicitly (a runner's pty has none); `exec` makes loopsign the shell's own process.
-  const command = `stty cols 0 rows 0 2>/dev/null; exec ${q(process.execPath)} ${q(BIN)} ${args.map(q).join(' ')}`;
+/** `loopsign ARGS` on a pseudo-terminal: 0 columns and rows, or `size`. */
+export function runOnPty(
+  args: string[],
+  home: Home,
+  env: Record<string, string | undefined>,
+  maxBytes = 1 << 20,
+  size = { cols: 0, rows: 0 },
+): PtyRun {
+  // The size is set explicitly (a runner's pty has none); `exec` makes loopsign the shell's own process.
+  const command = `stty cols ${size.cols} rows ${size.rows} 2>/dev/null; exec ${q(process.execPath)} ${q(BIN)} ${args.map(q).join(' ')}`;
   const runner = hasScript
     ? spawn('script', ['-qfec', command, '/dev/null'], { cwd: home.dir, env: childEnv(home, env), stdio: ['pipe', 'pipe', 'pipe'] })
     : spawn(
@@ -81,6 +90,7 @@ export function runOnPty(args: string[], home: Home, env: Record<string, string 
     output: () => out,
     bytes: () => bytes,
     exited,
+    type: (keys) => void runner.stdin!.write(keys),
     // The runner and, by its PID, the loopsign process under it (which a killed runner would leave behind).
     kill,
   };
