@@ -105,6 +105,43 @@ describe('the program, bundled at build (scripts/bundle.mjs)', () => {
     expect(files.map((e) => path.relative(ROOT, path.join(e.parentPath, e.name))).sort()).toEqual(Object.keys(bundleMeta()).sort());
   });
 
+  it('every package the program loads from node_modules at run time is one an install fetches', () => {
+    // The bundle's own imports, and what tsc's output loads past the bundler (createRequire, for native addons and
+    // commander; the anvil package by path): moving one of them to devDependencies would pass every test run in the
+    // repository, whose node_modules has all of them, and break every install.
+    const fromBundle = Object.values(bundleMeta()).flatMap((f) => f.external);
+    const built = readdirSync(path.join(ROOT, 'build'), { recursive: true, withFileTypes: true }).filter((e) => e.name.endsWith('.js'));
+    const required = built.flatMap((e) =>
+      [
+        ...readFileSync(path.join(e.parentPath, e.name), 'utf8').matchAll(
+          /createRequire\(import\.meta\.url\)(?:\.resolve)?\(['"]([^'"]+)['"]\)/g,
+        ),
+      ].map((m) => m[1]!),
+    );
+    expect(required).toEqual(expect.arrayContaining(['commander', 'better-sqlite3']));
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    const installed = new Set(Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies, ...pkg.peerDependencies }));
+    const packageOf = (s: string) =>
+      s
+        .split('/')
+        .slice(0, s.startsWith('@') ? 2 : 1)
+        .join('/');
+    const needed = [...new Set([...fromBundle, ...required].filter((s) => !nodeOwn.has(s) && !s.startsWith('node:')).map(packageOf))];
+    // ws requires its optional native helpers inside a try, and does without them.
+    expect(needed.filter((p) => !installed.has(p) && p !== 'bufferutil' && p !== 'utf-8-validate')).toEqual([]);
+  });
+
+  it('the files the program starts by path (the audit worker) are files of the build', () => {
+    const sources = readdirSync(path.join(ROOT, 'src'), { recursive: true, withFileTypes: true }).filter((e) => e.name.endsWith('.ts'));
+    const started = sources.flatMap((e) =>
+      [...readFileSync(path.join(e.parentPath, e.name), 'utf8').matchAll(/packageFile\('dist', ([^)]+)\)/g)].map((m) =>
+        path.join(DIST, ...m[1]!.split(',').map((p) => p.trim().replace(/^'|'$/g, ''))),
+      ),
+    );
+    expect(started).toContain(path.join(DIST, 'evidence', 'audit-worker.js'));
+    expect(started.filter((f) => !existsSync(f))).toEqual([]);
+  });
+
   it('a signing command loads no module of the installed viem, ox or abitype, and the bundle is that viem', () => {
     const urls = importsOf(CHAIN_READ);
     expect(urls.filter((u) => /\/node_modules\/(viem|ox|abitype)\//.test(u))).toEqual([]);
