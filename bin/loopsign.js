@@ -17,8 +17,9 @@ if (args.length === 0 || (args.length === 1 && (args[0] === '--help' || args[0] 
   }
 }
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-  const { packageVersion } = await import('../dist/version.js');
-  process.stdout.write(packageVersion() + '\n');
+  // The package's own package.json, beside bin/ (src/version.ts reads the same file for the program).
+  const { readFileSync } = await import('node:fs');
+  process.stdout.write(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version + '\n');
 } else if (help !== undefined) {
   process.stdout.write(help);
   process.exitCode = args.length === 0 ? 2 : 0; // as the program: no command at all is a usage error

@@ -20,9 +20,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const from = path.join(root, 'build');
 const dist = path.join(root, 'dist');
 
-// What runs on its own: the program, the version (bin/loopsign.js answers --version with it alone) and the audit
-// verifier's worker thread (started from its file).
-const ENTRIES = ['cli', 'version', 'evidence/audit-worker'];
+// What runs on its own: the program and the audit verifier's worker thread (started from its file).
+const ENTRIES = ['cli', 'evidence/audit-worker'];
 const EXTERNAL = [
   'better-sqlite3',
   'sharp',

@@ -6,7 +6,6 @@ export const REQUIRED_FILES = [
   'package.json',
   'README.md',
   'dist/cli.js',
-  'dist/version.js',
   'dist/evidence/audit-worker.js',
   'dist/help.txt',
   'dist/THIRD-PARTY-LICENSES.txt',

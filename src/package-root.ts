@@ -1,8 +1,7 @@
 // The folder loopsign is installed in (package.json, bin/, dist/), found from where this code runs. The program is
 // bundled (scripts/bundle.mjs), so a module's code may sit in dist/ or in dist/chunks/, and in tests it runs from
 // src/ or build/: a path written relative to one module's own file would be right in one of those and wrong in
-// another. The nearest folder above with a package.json is the root in all of them. Nothing but node:fs and
-// node:path: bin/loopsign.js reaches this on --version, its fastest path.
+// another. The nearest folder above with a package.json is the root in all of them.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

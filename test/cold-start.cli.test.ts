@@ -41,8 +41,14 @@ describe('the top-level help, answered by the bin', () => {
     expect(program.code).toBe(args.length ? 0 : 2);
   });
 
-  it('without loading the program', () => {
-    const urls = importsOf(['--help']);
+  it("--version from the bin is the program's own", () => {
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    expect(binSays(['--version'])).toEqual({ code: 0, stdout: `${pkg.version}\n` });
+    expect(programSays(['--version'])).toEqual(binSays(['--version']));
+  });
+
+  it.each([['--help'], ['--version']])('%s without loading the program', (arg) => {
+    const urls = importsOf([arg]);
     expect(urls.some((u) => u.includes('/bin/loopsign.js'))).toBe(true);
     expect(urls.filter((u) => u.includes('/dist/') || u.includes('/node_modules/'))).toEqual([]);
   });
