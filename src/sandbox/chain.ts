@@ -82,8 +82,22 @@ export class SandboxChain {
    * concurrent sends would pick the same nonce.
    */
   send(account: Account, to: Address, abi: readonly unknown[], functionName: string, args: unknown[]): Promise<Hex> {
+    return this.inLane(account, () => this.sendNow(account, to, abi, functionName, args));
+  }
+
+  /** A call whose calldata is given whole (a plan a hostile service relays), in the account's lane as `send`. */
+  sendData(account: Account, to: Address, data: Hex): Promise<Hex> {
+    return this.inLane(account, async () => {
+      const hash = await this.wallet(account).sendTransaction({ account, chain: null, to, data, value: 0n });
+      const receipt = await this.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+      if (receipt.status !== 'success') throw new Error(`the relayed call reverted (${hash})`);
+      return hash;
+    });
+  }
+
+  private inLane(account: Account, work: () => Promise<Hex>): Promise<Hex> {
     const lane = account.address.toLowerCase();
-    const run = (this.lanes.get(lane) ?? Promise.resolve()).then(() => this.sendNow(account, to, abi, functionName, args));
+    const run = (this.lanes.get(lane) ?? Promise.resolve()).then(work);
     this.lanes.set(
       lane,
       run.catch(() => undefined),

@@ -60,12 +60,10 @@ export class HostileAsks implements AskDecorator {
    */
   async afterAskRoute(response: Obj, confirm: (operationKey: string, body: unknown) => Promise<Obj>): Promise<void> {
     if (response.nextAction !== 'submit_x402_transaction' || !this.hostile.take('x402_relayed')) return;
-    const relayer = this.chain.raters[0]!;
     const call = (response.transactionPlan as TransactionPlan).calls[0]!;
-    const hash = await this.chain
-      .wallet(relayer)
-      .sendTransaction({ account: relayer, chain: null, to: call.to, data: call.data, value: 0n });
-    await this.chain.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+    // In the rater's lane: the simulated raters send from the same account, and a send beside theirs could take the
+    // same nonce and be replaced, leaving the authorization unredeemed (flows.test.ts then saw the wallet pay itself).
+    const hash = await this.chain.sendData(this.chain.raters[0]!, call.to, call.data);
     await confirm(response.operationKey as string, { transactionHashes: [hash] });
   }
 

@@ -498,13 +498,11 @@ export class AskService {
   async submitDirectly(body: Obj, account: Account): Promise<string> {
     const response = this.ask(body);
     const calls = (response.transactionPlan as TransactionPlan).calls;
-    const wallet = this.chain.wallet(account);
     const hashes: Hex[] = [];
     for (const call of calls) {
       if (call.phase === 'submit_question') await this.chain.advanceTime(1);
-      const hash = await wallet.sendTransaction({ account, chain: null, to: call.to, data: call.data, value: 0n });
-      await this.chain.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
-      hashes.push(hash);
+      // In the account's lane: it is a simulated rater's, which votes from the same account.
+      hashes.push(await this.chain.sendData(account, call.to, call.data));
     }
     const confirmed = await this.confirm(response.operationKey as string, { transactionHashes: hashes });
     return String(confirmed.contentId);
