@@ -21,12 +21,12 @@ export const CHAIN_READ = [
 ];
 
 /** Every URL a run of `loopsign args` resolved (test/helpers/record-imports.mjs). */
-export function importsOf(args: string[], env: Record<string, string | undefined> = process.env): string[] {
+export function importsOf(args: string[]): string[] {
   const dir = mkdtempSync(path.join(tmpdir(), 'loopsign-imports-'));
   const log = path.join(dir, 'imports.log');
   try {
     spawnSync(process.execPath, ['--import', path.join(ROOT, 'test/helpers/record-imports.mjs'), BIN, ...args], {
-      env: { ...env, LOOPSIGN_IMPORT_LOG: log },
+      env: { ...process.env, LOOPSIGN_IMPORT_LOG: log },
       stdio: 'ignore',
     });
     return readFileSync(log, 'utf8').trim().split('\n');
@@ -52,9 +52,4 @@ export function modulesIn(urls: string[]): string[] {
     for (const m of bundleMeta()[file]?.modules ?? [file]) out.add(m);
   }
   return [...out];
-}
-
-/** The source modules a run of `loopsign args` loaded. */
-export function modulesLoadedBy(args: string[]): string[] {
-  return modulesIn(importsOf(args));
 }
