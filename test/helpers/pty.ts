@@ -33,13 +33,16 @@ export function runOnPty(
   size = { cols: 0, rows: 0 },
 ): PtyRun {
   // The size is set explicitly (a runner's pty has none); `exec` makes loopsign the shell's own process.
+  // A terminal's run, whatever runs the tests: CI runners set CI, which turns loopsign's spinner off (src/output.ts),
+  // so a pty test would not see what a person sees. A test that wants CI says so in `env`.
+  const runEnv = childEnv(home, { CI: undefined, ...env });
   const command = `stty cols ${size.cols} rows ${size.rows} 2>/dev/null; exec ${q(process.execPath)} ${q(BIN)} ${args.map(q).join(' ')}`;
   const runner = hasScript
-    ? spawn('script', ['-qfec', command, '/dev/null'], { cwd: home.dir, env: childEnv(home, env), stdio: ['pipe', 'pipe', 'pipe'] })
+    ? spawn('script', ['-qfec', command, '/dev/null'], { cwd: home.dir, env: runEnv, stdio: ['pipe', 'pipe', 'pipe'] })
     : spawn(
         'python3',
         ['-c', 'import os,pty,sys; s=pty.spawn(["sh","-c",sys.argv[1]]); sys.exit(os.waitstatus_to_exitcode(s) & 255)', command],
-        { cwd: home.dir, env: childEnv(home, env), stdio: ['pipe', 'pipe', 'pipe'] },
+        { cwd: home.dir, env: runEnv, stdio: ['pipe', 'pipe', 'pipe'] },
       );
   let out = '';
   let bytes = 0;
