@@ -1,5 +1,5 @@
-// Part of `npm run build`, after tsc: bundles the program into dist/, the folder the package ships and
-// bin/loopsign.js runs. tsc compiles src/ into build/ (one file per module: what tests, bench and scripts import when
+// Part of `npm run build`, after scripts/compile.mjs: bundles the program into dist/, the folder the package ships and
+// bin/loopsign.js runs. compile.mjs transpiles src/ into build/ (one file per module: what tests, bench and scripts import when
 // they need a module of their own); esbuild then bundles build/'s entry points with everything they import, npm
 // packages included, into a few dozen files. Node opens, reads and links ES modules one by one: the program was some
 // 300 of them for a paid ask (95 of zod, 120 of its own) and loading them was most of a command's CPU; bundled, every

@@ -112,7 +112,7 @@ describe('the program, bundled at build (scripts/bundle.mjs)', () => {
   });
 
   it('every package the program loads from node_modules at run time is one an install fetches', () => {
-    // The bundle's own imports, and what tsc's output loads past the bundler (createRequire, for native addons and
+    // The bundle's own imports, and what build/'s modules load past the bundler (createRequire, for native addons and
     // commander; the anvil package by path): moving one of them to devDependencies would pass every test run in the
     // repository, whose node_modules has all of them, and break every install.
     const fromBundle = Object.values(bundleMeta()).flatMap((f) => f.external);

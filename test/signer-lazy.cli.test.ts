@@ -1,5 +1,5 @@
 // Signer SDKs are optional and heavy: loading the wallet factory loads none of them, and opening one source loads
-// only its own (tsc's output in build/, the modules the bundle is made of, which leaves the SDKs to node_modules:
+// only its own (the transpiled modules in build/, the modules the bundle is made of, which leaves the SDKs to node_modules:
 // needs `npm run build`). A missing SDK is one usage line:
 // test/signer-lazy.test.ts.
 import { describe, expect, it } from 'vitest';

@@ -11,7 +11,15 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const STAMP = path.join(ROOT, 'dist', '.build-stamp');
 // Everything `npm run build` reads (package.json script "build"): the sources, the compiler settings, the scripts that
 // bundle the program and render the help text, and the lock file that fixes the bundled packages' versions.
-const INPUTS = ['src', 'tsconfig.json', 'package.json', 'package-lock.json', 'scripts/bundle.mjs', 'scripts/help-text.mjs'];
+const INPUTS = [
+  'src',
+  'tsconfig.json',
+  'package.json',
+  'package-lock.json',
+  'scripts/compile.mjs',
+  'scripts/bundle.mjs',
+  'scripts/help-text.mjs',
+];
 
 function newest(p: string): number {
   const full = path.join(ROOT, p);
