@@ -155,4 +155,17 @@ describe('the program, bundled at build (scripts/bundle.mjs)', () => {
     const installed = JSON.parse(readFileSync(path.join(ROOT, 'node_modules', 'viem', 'package.json'), 'utf8')).version;
     expect(readFileSync(path.join(DIST, 'THIRD-PARTY-LICENSES.txt'), 'utf8')).toContain(`\nviem ${installed}\n`);
   });
+
+  it('the bundle holds one copy of each @noble and @scure package', () => {
+    // loopsign's keystore code, viem, ox, @scure/bip32 and tlock-js all use secp256k1 and keccak: a second copy of a
+    // package is a second curve that precomputes its tables in every signing run (~25 ms each), and more code to
+    // compile. One copy is kept by depending on @noble/curves and @noble/hashes at exactly viem's versions.
+    const copies = new Map<string, Set<string>>();
+    for (const m of Object.values(bundleMeta()).flatMap((f) => f.modules)) {
+      const found = /^((?:.*\/)?node_modules\/(@(?:noble|scure)\/[^/]+))\//.exec(m);
+      if (found) copies.set(found[2]!, (copies.get(found[2]!) ?? new Set()).add(found[1]!));
+    }
+    expect(copies.get('@noble/curves')?.size).toBe(1);
+    expect([...copies].filter(([, dirs]) => dirs.size > 1)).toEqual([]);
+  });
 });

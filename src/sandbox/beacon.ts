@@ -1,14 +1,13 @@
 // A drand-style beacon for the quicknet scheme (bls-unchained-g1-rfc9380): BLS signatures on G1 over
 // sha256(u64be(round)), public key on G2, with the sandbox's own key. Its clock is the chain's clock, so making
 // time pass on the chain also publishes rounds.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { bls12_381 } from '@noble/curves/bls12-381.js';
 import type { DrandNetwork } from '../chains/table.js';
 import { drandChainHash, roundAt } from '../vote/drand.js';
 import type { Beacon } from '../vote/tlock.js';
 
 const DST = 'BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_NUL_';
-const bls = bls12_381.shortSignatures;
 
 export class SandboxBeacon {
   readonly network: DrandNetwork;
@@ -20,10 +19,10 @@ export class SandboxBeacon {
     genesis: number,
     private readonly now: () => number,
     period = 3,
-    secretKey: Uint8Array = bls.keygen(randomBytes(48)).secretKey,
+    secretKey: Uint8Array = bls12_381.utils.randomPrivateKey(),
   ) {
     this.secretKey = secretKey;
-    const publicKey = Buffer.from(bls.getPublicKey(secretKey).toBytes(true)).toString('hex');
+    const publicKey = Buffer.from(bls12_381.getPublicKeyForShortSignatures(secretKey)).toString('hex'); // G2, compressed
     this.groupHash = createHash('sha256').update(`loopsign-sandbox-group:${publicKey}`).digest('hex');
     const beaconId = 'loopsign-sandbox';
     this.network = {
@@ -47,8 +46,8 @@ export class SandboxBeacon {
     let beacon = this.cache.get(round);
     if (!beacon) {
       const message = createHash('sha256').update(u64be(round)).digest();
-      const signature = bls.sign(bls.hash(message, DST), this.secretKey);
-      const sigHex = Buffer.from(signature.toBytes(true)).toString('hex');
+      const signature = bls12_381.signShortSignature(message, this.secretKey, { DST }); // G1, compressed
+      const sigHex = Buffer.from(signature).toString('hex');
       beacon = { round, randomness: createHash('sha256').update(Buffer.from(sigHex, 'hex')).digest('hex'), signature: sigHex };
       this.cache.set(round, beacon);
     }

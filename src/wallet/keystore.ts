@@ -75,14 +75,14 @@ export function parsePrivateKey(text: string): Uint8Array {
     throw new CredentialError('invalid_private_key', 'the private key must be 32 bytes of hex (64 hex digits, optional 0x)');
   }
   const key = Buffer.from(trimmed, 'hex');
-  if (!secp256k1.utils.isValidSecretKey(key)) {
+  if (!secp256k1.utils.isValidPrivateKey(key)) {
     throw new CredentialError('invalid_private_key', 'the private key is not a valid secp256k1 key (zero or above the curve order)');
   }
   return new Uint8Array(key);
 }
 
 export function generatePrivateKey(): Uint8Array {
-  return secp256k1.utils.randomSecretKey();
+  return secp256k1.utils.randomPrivateKey();
 }
 
 function checkScryptParams(kdfparams: Record<string, unknown>): ScryptParams {

@@ -16,12 +16,9 @@ export function spkiOf(privateKey: Hex): Uint8Array {
 
 /** A DER signature over `digest` with s forced into the high half (what half of a real KMS's signatures look like). */
 export function highSDer(privateKey: Hex, digest: Uint8Array): Uint8Array {
-  const sig = secp256k1.Signature.fromBytes(
-    secp256k1.sign(digest, hexToBytes(privateKey), { prehash: false, lowS: false, format: 'compact' }),
-    'compact',
-  );
+  const sig = secp256k1.sign(digest, hexToBytes(privateKey), { prehash: false, lowS: false });
   const high = sig.s > SECP256K1_N / 2n ? sig : new secp256k1.Signature(sig.r, SECP256K1_N - sig.s);
-  return high.toBytes('der');
+  return high.toDERRawBytes();
 }
 
 export interface FakeKmsOptions {

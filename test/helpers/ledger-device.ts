@@ -73,8 +73,10 @@ export function emulatedLedger(privateKey: Hex, options: { whitelist?: string[] 
     transportFactory: () => undefined,
   };
 
-  const sign = (digest: Hex) =>
-    secp256k1.sign(hexToBytes(digest), hexToBytes(device.signWith ?? privateKey), { prehash: false, format: 'recovered' });
+  const sign = (digest: Hex): Uint8Array => {
+    const sig = secp256k1.sign(hexToBytes(digest), hexToBytes(device.signWith ?? privateKey), { prehash: false });
+    return new Uint8Array([sig.recovery, ...sig.toCompactRawBytes()]);
+  };
   /** v ‖ r ‖ s as the app answers (v: 27/28 for messages, the parity for typed transactions). */
   const answer = (digest: Hex, v: (parity: number) => number): Uint8Array => {
     const recovered = sign(digest); // recovery ‖ r ‖ s

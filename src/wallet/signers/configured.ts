@@ -6,17 +6,19 @@ import type { Output } from '../../output.js';
 import type { Env } from '../../env.js';
 import { addressOfPrivateKey, claimedAddress, parsePrivateKey } from '../keystore.js';
 import { readKeystoreFile, unlockWallet } from '../unlock.js';
-import { openWallet } from './open.js';
 import type { Address, Wallet } from './types.js';
 import type { ResolvedSigner } from './spec.js';
 
-export function openConfiguredWallet(
+export async function openConfiguredWallet(
   config: ResolvedConfig,
   chain: ResolvedChain,
   out: Output,
   env: Env,
   signer: ResolvedSigner = config.signer,
 ): Promise<Wallet> {
+  // Loaded here, not at the top: open.js brings viem and every signer's wrapper, which `wallet address` and the
+  // lookups that only need the address (configuredAddress) never use.
+  const { openWallet } = await import('./open.js');
   return openWallet(signer, {
     config,
     out,

@@ -32,7 +32,7 @@ export function secp256k1KeyFromSpki(spki: Uint8Array): Hex | undefined {
   const key = `0x${hex.slice(SPKI_SECP256K1_HEADER.length)}` as Hex;
   if (!key.startsWith('0x04')) return undefined;
   try {
-    secp256k1.Point.fromBytes(hexToBytes(key)); // on the curve
+    secp256k1.ProjectivePoint.fromHex(hexToBytes(key)); // on the curve
   } catch {
     return undefined;
   }
@@ -71,7 +71,7 @@ export function digestAccount(signer: DigestSigner): LocalAccount {
     const der = await signer.signDigest(hexToBytes(hash));
     let parsed: { r: bigint; s: bigint };
     try {
-      parsed = secp256k1.Signature.fromBytes(der, 'der');
+      parsed = secp256k1.Signature.fromDER(der);
     } catch {
       throw new RefusedError(
         'signature_unreadable',
