@@ -6,7 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { capture } from './helpers/capture.js';
-import { makeHome, registerSecret, runCli, type Home, type RunResult } from './helpers/cli.js';
+import { childEnv, makeHome, registerSecret, runCli, type Home, type RunResult } from './helpers/cli.js';
+import { createContext } from '../src/context.js';
+import { Output } from '../src/output.js';
+import { loopsignPaths } from '../src/paths.js';
+import { Store } from '../src/store/db.js';
+import { evaluate, requestReview } from '../src/review/invited.js';
+import { openWorkspace, reviewRecords } from '../src/review/session.js';
 import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
 
 let sb: SandboxHandle;
@@ -58,10 +64,53 @@ const createArgs = (o: Record<string, string> = {}) => {
   return ['review', 'create', ...Object.entries(a).flat(), ...key()];
 };
 
-/** evaluate → request an output; returns the opportunity id. */
-async function requested(externalId: string, suggestion = `Reply for ${externalId}: reset it under Settings.`): Promise<string> {
+/**
+ * evaluate → request an output; returns the opportunity id. For tests whose subject is what comes after (`review
+ * wait`, `review result`), the two steps run in this process by default, through the very functions the commands run
+ * (src/review/invited.ts), in the test home's environment: the journal `review wait` reads is the one `review evaluate`
+ * wrote. `binary` runs them as commands instead (the evaluate → request → wait → result test runs them too).
+ */
+async function requested(
+  externalId: string,
+  suggestion = `Reply for ${externalId}: reset it under Settings.`,
+  how: 'in-process' | 'binary' = 'in-process',
+): Promise<string> {
   const source = file(`Ticket ${externalId}: how do I reset my password?`);
   const out = file(suggestion);
+  if (how === 'in-process') {
+    const sink = { write: () => true } as unknown as NodeJS.WritableStream;
+    const env = childEnv(home, sb.env());
+    // The database the commands open (the home's state folder), opened for this call alone and closed after it.
+    const store = Store.open(loopsignPaths(env).state);
+    const ctx = createContext({
+      flags: { json: true },
+      out: new Output({ json: true, quiet: true, debug: false }, { stdout: sink, stderr: sink }),
+      env,
+      store: () => store,
+    });
+    const mcp = await openWorkspace(ctx, { apiKeyFile: keyFile }).catch(async (error) => {
+      (await store).close();
+      throw error;
+    });
+    try {
+      const records = await reviewRecords(ctx);
+      const e = await evaluate(mcp, records, {
+        externalId,
+        workflow: w.workflowKey,
+        riskTier: 'high',
+        source,
+        suggestion: out,
+        model: 'openai/gpt-5.1',
+      });
+      const id = e.envelope.opportunityId;
+      const r = await requestReview(mcp, records, id, {});
+      expect({ action: r.action, state: r.envelope.state }).toEqual({ action: 'private_review_assigned', state: 'pending' });
+      return id;
+    } finally {
+      await mcp.close();
+      (await store).close();
+    }
+  }
   const e = await run([
     '--json',
     'review',
@@ -468,7 +517,7 @@ describe('the invited-review client (workspace MCP)', () => {
     await settings({ autoAdvance: false });
     let id: string;
     try {
-      id = await requested(`ticket-timeout-${Date.now()}`);
+      id = await requested(`ticket-timeout-${Date.now()}`, undefined, 'binary');
       const r = await run(['--json', 'review', 'wait', id, '--trusted-keys', trustedKeys, '--timeout', '2', ...key()]);
       expect(r.code).toBe(7);
       const e = r.json().error;
