@@ -1,6 +1,6 @@
 // Starts `loopsign --json sandbox` as a subprocess (as a user would), reads its one JSON document, and stops it
 // with SIGTERM. Also: a tiny client for the sandbox's test controls.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -32,9 +32,17 @@ export interface SandboxHandle {
   env(): Record<string, string>;
 }
 
+// A sandbox outlives a test run whose process is killed (a developer's Ctrl-C, a CI timeout): the pool's teardown,
+// which stops it, never runs, and it keeps anvil running. Under util-linux's setpriv it gets SIGTERM when the process
+// that started it dies, and stops as on any SIGTERM (anvil with it). setpriv execs the sandbox, so its PID is the one
+// spawn returns.
+const PDEATHSIG = spawnSync('setpriv', ['--pdeathsig', 'TERM', 'true'], { stdio: 'ignore' }).status === 0;
+
 export async function startSandbox(args: string[] = []): Promise<SandboxHandle> {
   const stateDir = mkdtempSync(path.join(tmpdir(), 'loopsign-sandbox-'));
-  const child = spawn(process.execPath, [BIN, '--json', 'sandbox', '--state-dir', stateDir, ...args], {
+  const argv = [process.execPath, BIN, '--json', 'sandbox', '--state-dir', stateDir, ...args];
+  const [command, ...rest] = PDEATHSIG ? ['setpriv', '--pdeathsig', 'TERM', ...argv] : argv;
+  const child = spawn(command!, rest, {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, XDG_STATE_HOME: path.join(stateDir, 'xdg-state') },
   });
