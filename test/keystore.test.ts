@@ -9,6 +9,8 @@ import { rekeyWallet } from '../src/wallet/rekey.js';
 import type { ResolvedConfig } from '../src/config.js';
 import { makeHome, registerSecret, TEST_ADDRESS, TEST_PRIVATE_KEY, VECTOR_PASSWORD, readVector } from './helpers/cli.js';
 import { LoopsignError } from '../src/errors.js';
+import { SECP256K1_N } from '../src/wallet/signers/signature.js';
+import { privateKeyToAccount } from 'viem/accounts';
 
 const hex = (b: Uint8Array) => '0x' + Buffer.from(b).toString('hex');
 
@@ -84,6 +86,21 @@ describe('keystore v3', () => {
     expect(await codeOf(decryptKeystore(ks, 'pw'))).toBe('keystore_address_mismatch');
   });
 
+  // A file with a valid MAC whose plaintext is no secp256k1 key (made so, or by a tool for another curve): refused as
+  // the user's file, not as an internal error, and the plaintext is never quoted (noble 1.x quotes it in its error).
+  it.each([
+    ['zero', 0n],
+    ['the curve order n', SECP256K1_N],
+    ['2^256 - 1', 2n ** 256n - 1n],
+  ])('refuses a keystore whose key is not a secp256k1 key (%s), exit 6, without quoting it', async (_name, key) => {
+    const plaintext = `0x${key.toString(16).padStart(64, '0')}`;
+    let error: LoopsignError | undefined;
+    await decryptKeystore(pbkdf2Keystore(plaintext, 'pw', 262_144), 'pw').catch((e: LoopsignError) => (error = e));
+    expect({ code: error?.code, exitCode: error?.exitCode }).toEqual({ code: 'keystore_invalid', exitCode: 6 });
+    expect(error?.message).toMatch(/not a valid secp256k1 key/);
+    for (const form of [key.toString(10), key.toString(16)].filter((f) => f.length > 1)) expect(error?.message).not.toContain(form);
+  });
+
   it.each([
     ['not an object', [1, 2]],
     ['version 2', { version: 2, crypto: {} }],
@@ -111,6 +128,13 @@ describe('keystore v3', () => {
     expect(checksumAddress(TEST_ADDRESS.toLowerCase())).toBe(TEST_ADDRESS);
     expect(addressOfPrivateKey(parsePrivateKey(TEST_PRIVATE_KEY.slice(2) + '\n'))).toBe(TEST_ADDRESS);
     expect(() => parsePrivateKey('0x' + '00'.repeat(32))).toThrow(/not a valid secp256k1 key/);
+    const n = SECP256K1_N.toString(16);
+    expect(addressOfPrivateKey(parsePrivateKey((SECP256K1_N - 1n).toString(16)))).toBe(
+      privateKeyToAccount(`0x${(SECP256K1_N - 1n).toString(16)}`).address,
+    );
+    for (const k of [n, (SECP256K1_N + 1n).toString(16), 'f'.repeat(64)])
+      expect(() => parsePrivateKey(k)).toThrow(/not a valid secp256k1 key/);
+    for (const k of ['ab'.repeat(31), 'ab'.repeat(33)]) expect(() => parsePrivateKey(k)).toThrow(/32 bytes of hex/);
     expect(() => parsePrivateKey('0x1234')).toThrow(/32 bytes of hex/);
   });
 });

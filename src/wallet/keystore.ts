@@ -218,6 +218,10 @@ export async function decryptKeystore(json: unknown, password: string, options: 
     if (!timingSafeEqual(macOf(dk, ks.ciphertext), ks.mac)) continue;
     const decipher = createDecipheriv('aes-128-ctr', dk.subarray(0, 16), ks.iv);
     const privateKey = new Uint8Array(Buffer.concat([decipher.update(ks.ciphertext), decipher.final()]));
+    // The MAC proves the password, not the plaintext: a file can hold 32 bytes that are no secp256k1 key (zero or
+    // above the curve order). Refused as the user's file; noble's own error would be an internal error quoting them.
+    if (!secp256k1.utils.isValidPrivateKey(privateKey))
+      throw invalid('its key is not a valid secp256k1 key (zero or above the curve order)');
     const address = addressOfPrivateKey(privateKey);
     if (ks.address !== undefined && ks.address !== address) {
       throw new CredentialError(
