@@ -10,6 +10,8 @@ const CLI = 'test/**/*.cli.test.ts';
 const E2E = 'test/**/*.e2e.test.ts';
 // Scans everything each project's tests printed and wrote for secrets once its run is over.
 const SECRETS = 'test/setup/secrets-scan.ts';
+// The run's temporary folder (test/setup/tmp.ts): first, so that its teardown runs after the secrets scan's.
+const TMP = 'test/setup/tmp.ts';
 // Builds dist/ when src/ is newer than the last build (test/setup/build.ts).
 const BUILD = 'test/setup/build.ts';
 // One sandbox per worker, started when a file first asks for it, shared by the files that worker runs
@@ -32,7 +34,7 @@ export default defineConfig({
           name: 'unit',
           include: ['test/**/*.test.ts'],
           exclude: [CLI, E2E],
-          globalSetup: [SECRETS],
+          globalSetup: [TMP, SECRETS],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -42,7 +44,7 @@ export default defineConfig({
         test: {
           name: 'cli',
           include: [CLI],
-          globalSetup: [BUILD, SECRETS],
+          globalSetup: [TMP, BUILD, SECRETS],
           testTimeout: HANG,
           hookTimeout: HANG,
         },
@@ -52,7 +54,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: [E2E],
-          globalSetup: [BUILD, SANDBOXES, SECRETS],
+          globalSetup: [TMP, BUILD, SANDBOXES, SECRETS],
           testTimeout: HANG,
           hookTimeout: HANG,
         },
