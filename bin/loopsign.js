@@ -24,12 +24,6 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(help);
   process.exitCode = args.length === 0 ? 2 : 0; // as the program: no command at all is a usage error
 } else {
-  // HTTP/1 responses are parsed by llhttp compiled to WebAssembly (undici, and node's own fetch, which viem uses).
-  // V8 compiles it at once with its baseline compiler, then again, optimized, on background threads: that second
-  // compile cost some 50 ms of CPU in every command that talks to the service or the chain (a run parses a few
-  // kilobytes of headers; the baseline code is ample for that). Only WebAssembly is affected, and only code compiled
-  // after this line; the flag is read when a module is compiled, so setting it before anything loads is safe.
-  (await import('node:v8')).setFlagsFromString('--liftoff-only');
   const { main } = await import('../dist/cli.js');
   process.exitCode = await main(process.argv);
 }

@@ -84,6 +84,9 @@ describe('only the command that runs is defined', () => {
     const defs = modules.filter((m) => /^build\/commands\/[\w-]+\.def\.js$/.test(m)).map((m) => path.basename(m));
     expect(defs).toEqual(['evidence.def.js']);
     expect(modules).toContain('build/commands/evidence.js');
+    // It makes no HTTP request, so it leaves V8's flags alone (src/wasm-tier.ts: a changed flag costs node's built-in
+    // modules their code cache, some 10 ms of this command).
+    expect(modules).not.toContain('build/wasm-tier.js');
   });
 
   it("an unknown command still gets commander's suggestion", () => {
@@ -152,6 +155,8 @@ describe('the program, bundled at build (scripts/bundle.mjs)', () => {
     const urls = importsOf(CHAIN_READ);
     expect(urls.filter((u) => /\/node_modules\/(viem|ox|abitype)\//.test(u))).toEqual([]);
     expect(modulesIn(urls).some((m) => m.startsWith('node_modules/viem/'))).toBe(true);
+    // A command that reads the chain keeps the HTTP parser's WebAssembly on V8's baseline tier (src/wasm-tier.ts).
+    expect(modulesIn(urls)).toContain('build/wasm-tier.js');
     const installed = JSON.parse(readFileSync(path.join(ROOT, 'node_modules', 'viem', 'package.json'), 'utf8')).version;
     expect(readFileSync(path.join(DIST, 'THIRD-PARTY-LICENSES.txt'), 'utf8')).toContain(`\nviem ${installed}\n`);
   });

@@ -4,6 +4,7 @@ import { createPublicClient, defineChain, http, type PublicClient } from 'viem';
 import { ChainError, UsageError } from '../errors.js';
 import { redactUrl } from '../output.js';
 import type { ResolvedChain } from './index.js';
+import { beforeHttp } from '../wasm-tier.js';
 
 export function viemChain(resolved: ResolvedChain, rpcUrl: string) {
   return defineChain({
@@ -28,6 +29,7 @@ export function rpcUrlOf(resolved: ResolvedChain): string {
 }
 
 export async function connectChain(resolved: ResolvedChain): Promise<PublicClient> {
+  beforeHttp();
   const url = rpcUrlOf(resolved);
   const client = createPublicClient({
     chain: viemChain(resolved, url),

@@ -154,6 +154,7 @@ export async function sandboxFund(ctx: Context, options: SandboxFundOptions, arg
     ...(lrep > 0n ? { lrep: lrep.toString() } : {}),
   };
   const { ServiceError } = await import('../errors.js');
+  (await import('../wasm-tier.js')).beforeHttp();
   let res: Response;
   try {
     res = await fetch(`${manifest.baseUrl}/__sandbox/fund`, {

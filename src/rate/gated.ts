@@ -16,6 +16,7 @@ import { discardBody, readCapped } from '../service/cap.js';
 import { isDoc, objectField, type ServiceDoc } from '../service/doc.js';
 import type { McpClient, ToolArgs } from '../service/mcp.js';
 import { checkTermsMessage, type CheckedTerms } from '../wallet/terms-guard.js';
+import { beforeHttp } from '../wasm-tier.js';
 
 /** How long one gated read may take, start to end (a stalled or trickling host is given up on). */
 export const GATED_TIMEOUT_MS = 30_000;
@@ -201,6 +202,7 @@ function gatedRefused(code: RefusedCode, message: string): RefusedError {
 }
 
 async function readGated(u: GatedUrl, wallet: Hex, cookieHeader: string | undefined): Promise<GatedItem> {
+  beforeHttp();
   const kind = u.kind;
   const url = new URL(u.url);
   url.searchParams.set('address', wallet);

@@ -26,6 +26,7 @@ import { GenerationService } from './service/generation.js';
 import { ReviewWorkspace } from './service/review-workspace.js';
 import { newApiKey } from './service/review-fixtures.js';
 import { ReviewRoutes } from './service/review-routes.js';
+import { beforeHttp } from '../wasm-tier.js';
 
 export interface SandboxOptions {
   port?: number;
@@ -69,6 +70,7 @@ async function devWallet(stateDir: string): Promise<{ address: `0x${string}`; ke
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  beforeHttp();
   const log = options.log ?? (() => undefined);
   // The sandbox is its own program (the service's local stand-in), not the core: its default folder is the process's.
   const stateDir = path.resolve(options.stateDir ?? defaultSandboxDir(loopsignPaths(process.env)));

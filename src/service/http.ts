@@ -7,6 +7,7 @@ import { ServiceError, UsageError } from '../errors.js';
 import { httpStatusCode, serviceCode } from '../error-codes.js';
 import { serviceWord } from '../output.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readCapped } from './cap.js';
+import { beforeHttp } from '../wasm-tier.js';
 
 export interface ServiceErrorDetails {
   status: number;
@@ -103,6 +104,7 @@ export class HttpClient {
   private readonly sleep: (ms: number) => Promise<void>;
 
   constructor(private readonly options: HttpClientOptions) {
+    beforeHttp();
     this.retries = options.retries ?? 4;
     this.sleep = options.sleep ?? sleepReal;
   }

@@ -8,6 +8,7 @@ import { serviceCode } from '../error-codes.js';
 import { serviceWord } from '../output.js';
 import { isDoc, objectField, type ServiceDoc } from './doc.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readCapped, responseTooLarge } from './cap.js';
+import { beforeHttp } from '../wasm-tier.js';
 
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
@@ -40,6 +41,7 @@ export class McpClient {
     private readonly baseUrl: string,
     options: McpClientOptions | number = {},
   ) {
+    beforeHttp();
     this.options = typeof options === 'number' ? { maxBytes: options } : options;
     this.maxBytes = this.options.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   }

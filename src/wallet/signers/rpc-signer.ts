@@ -18,6 +18,7 @@ import { CredentialError, RefusedError } from '../../errors.js';
 import { sameAddress } from '../../hex.js';
 import type { OpenedSigner } from './opened.js';
 import type { Address } from './types.js';
+import { beforeHttp } from '../../wasm-tier.js';
 
 export const RPC_NO_AUTHORIZATION = 'a JSON-RPC signer has no method to sign an EIP-7702 authorization';
 
@@ -70,6 +71,7 @@ export function rpcTransaction(tx: TransactionSerializable, from: Address): Reco
 }
 
 export function rpcClient(rawUrl: string, label: string, timeoutMs: number) {
+  beforeHttp();
   // fetch refuses URLs with credentials: user:password@ becomes a Basic authorization header.
   const url = new URL(rawUrl);
   const headers: Record<string, string> = { 'content-type': 'application/json' };
