@@ -163,6 +163,34 @@ describe('SIGKILL at every step, then rerun: one submission, one payment', () =>
     expect(await submissionsTitled(title)).toBe(0);
     expect(await usdc()).toBe(before);
   });
+
+  it('a rerun that switches to x402 after a wallet_calls transaction of the ask is on chain is refused before it signs an authorization, and the wallet_calls rerun then pays once', async () => {
+    const title = `Mode switch ${Date.now()}`;
+    const file = home.file(
+      'mode-switch.json',
+      JSON.stringify({
+        chainId: 31337,
+        clientRequestId: `mode-switch-${Date.now()}`,
+        maxPaymentAmount: '2500000',
+        bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+        feedbackBonus: { amount: '1000000', asset: 'USDC' },
+        question: { title, contextUrl: 'https://example.com/mode-switch', categoryId: '1', tags: ['crash'] },
+      }),
+    );
+    const env = sb.env();
+    const before = await usdc();
+    const walletCalls = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
+    expect((await runCli(walletCalls, home, { env: { ...env, LOOPSIGN_CRASH_AFTER: 'ask:mined:0' } })).code).toBe(-1);
+    const x402 = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'x402_authorization'], home, { env });
+    expect(x402.code, x402.stdout).toBe(5);
+    expect(x402.json().error.code).toBe('plan_changed');
+    expect(x402.stderr, 'no authorization may be signed for a plan that cannot be followed').not.toContain('ask.x402');
+    // Without that authorization in the ledger, the ask can still be finished the way it was started.
+    const rerun = await runCli(walletCalls, home, { env });
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    expect(await submissionsTitled(title)).toBe(1);
+    expect(before - (await usdc())).toBe(2_500_000n);
+  });
 });
 
 export const KILL_POINTS = WALLET_POINTS.length + X402_POINTS.length + RATE_POINTS.length;

@@ -3,7 +3,7 @@
 // receipts before it is journaled — a claim the chain does not back must not stop a later honest run. A rerun after
 // the confirmation skips all of it: no plan is executed twice.
 import type { Hex } from 'viem';
-import { ServiceError } from '../errors.js';
+import { RefusedError, ServiceError } from '../errors.js';
 import { sameHex } from '../hex.js';
 import { isLive } from '../store/records.js';
 import { authorizationUsed } from '../store/ledger.js';
@@ -52,6 +52,16 @@ export async function submitAsk(run: Run, options: { confirm: boolean }): Promis
     if (run.mode === 'wallet_calls') {
       calls = checkWalletPlan(g, response);
     } else {
+      // A transaction of a wallet_calls plan of this ask already on chain (or signed) with no authorization ever signed
+      // for it: an x402 plan cannot account for it, so the run would end in plan_changed anyway. Refuse before signing:
+      // an authorization signed now would count against the ask's cap until it expires, barring the wallet_calls rerun.
+      const walletCall = journal.authorizations().length === 0 ? journal.txsFor('ask').find(isLive) : undefined;
+      if (walletCall)
+        throw new RefusedError(
+          'plan_changed',
+          `this ask was started with --payment-mode wallet_calls and its transaction ${walletCall.hash} is ${walletCall.status}: an x402 authorization would be a second way to pay; nothing was signed`,
+          { hint: 'run the same ask again with --payment-mode wallet_calls: it resumes from the journal' },
+        );
       const signed = await signX402(run, g, response);
       response = await service.ask({ ...run.body, paymentAuthorization: signed.payload });
       checkAskEnvelope(g, response);
