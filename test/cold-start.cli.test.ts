@@ -155,10 +155,22 @@ describe('the program, bundled at build (scripts/bundle.mjs)', () => {
     const urls = importsOf(CHAIN_READ);
     expect(urls.filter((u) => /\/node_modules\/(viem|ox|abitype)\//.test(u))).toEqual([]);
     expect(modulesIn(urls).some((m) => m.startsWith('node_modules/viem/'))).toBe(true);
-    // A command that reads the chain keeps the HTTP parser's WebAssembly on V8's baseline tier (src/wasm-tier.ts).
-    expect(modulesIn(urls)).toContain('build/wasm-tier.js');
+    // It reads the chain over node:http (src/service/node-http.ts), so no HTTP parser is compiled to WebAssembly
+    // and V8's flags are left alone (src/wasm-tier.ts is for fetch's users).
+    expect(modulesIn(urls)).toContain('build/service/node-http.js');
+    expect(modulesIn(urls)).not.toContain('build/wasm-tier.js');
     const installed = JSON.parse(readFileSync(path.join(ROOT, 'node_modules', 'viem', 'package.json'), 'utf8')).version;
     expect(readFileSync(path.join(DIST, 'THIRD-PARTY-LICENSES.txt'), 'utf8')).toContain(`\nviem ${installed}\n`);
+  });
+
+  it('a command that asks the service loads neither the undici package nor fetch: it uses node:http', () => {
+    // Loading undici (the package, or node's own behind fetch) and compiling its parser cost some 60-70 ms of CPU per
+    // run (src/service/node-http.ts); only the MCP SDK's transport and an MCP image upload still load one.
+    const urls = importsOf(['--json', '--base-url', 'http://127.0.0.1:1', 'status', '--client-request-id', 'cold-start-1']);
+    const modules = modulesIn(urls);
+    expect(modules).toContain('build/service/node-http.js');
+    expect(modules.filter((m) => m.startsWith('node_modules/undici/'))).toEqual([]);
+    expect(modules).not.toContain('build/wasm-tier.js');
   });
 
   it('the bundle holds one copy of each @noble and @scure package', () => {

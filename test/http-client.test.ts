@@ -17,6 +17,25 @@ beforeAll(async () => {
     const action = plan.shift() ?? 'ok';
     if (action === 'reset') return req.socket.destroy();
     if (action === 'stall') return; // never answers
+    if (action === 'body-stall') {
+      // Headers and the start of a body, then nothing more.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.write('{"ok":');
+    }
+    if (action === 'body-reset') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"ok":');
+      return setTimeout(() => req.socket.destroy(), 20);
+    }
+    if (action === 'redirect') {
+      res.writeHead(307, { location: `${base}/elsewhere` });
+      return res.end();
+    }
+    if (action === 'gzip-offer') {
+      // What the client offered to accept: an answer is only ever the bytes sent.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ acceptEncoding: req.headers['accept-encoding'] ?? null }));
+    }
     if (action === 'endless') {
       // An endless 200 with no content-length: 64 KiB chunks until the client hangs up.
       res.writeHead(200, { 'content-type': req.url?.includes('/mcp/') ? 'text/event-stream' : 'application/json' });
@@ -137,6 +156,49 @@ describe('HttpClient', () => {
     ).toBe('response_too_large');
     expect(hits).toBe(1);
     plan.length = 0;
+  });
+
+  it('retries a body that stalls or is cut off part-way, when the call is idempotent; not otherwise', async () => {
+    const waits: number[] = [];
+    plan.push('body-stall', 'body-reset');
+    hits = 0;
+    expect(await client(waits).request({ method: 'GET', path: '/b', idempotent: true, timeoutMs: 300 })).toEqual({ ok: 1 });
+    expect(hits).toBe(3);
+    expect(waits).toHaveLength(2);
+    plan.push('body-stall');
+    const e = await client([])
+      .request({ method: 'POST', path: '/p', body: {}, idempotent: false, timeoutMs: 300 })
+      .catch((x) => x);
+    expect(e).toMatchObject({ code: 'service_unreachable', exitCode: 3 });
+    expect(e.message).toMatch(/: timeout$/);
+    plan.push('body-reset');
+    const f = await client([])
+      .request({ method: 'POST', path: '/p', body: {}, idempotent: false })
+      .catch((x) => x);
+    expect(f.message).toMatch(/: connection reset$/);
+    plan.length = 0;
+  });
+
+  it('never follows a redirect: the 3xx is the answer, and its target is not asked', async () => {
+    plan.push('redirect');
+    hits = 0;
+    const e = await new HttpClient({ baseUrl: base, retries: 0 }).request({ method: 'GET', path: '/r', idempotent: true }).catch((x) => x);
+    expect(e).toBeInstanceOf(ServiceError);
+    expect(e.details).toMatchObject({ status: 307 });
+    expect(hits).toBe(1);
+  });
+
+  it('offers no compression, and says why a URL cannot be reached', async () => {
+    plan.push('gzip-offer');
+    const offered = await client([]).request<{ acceptEncoding: string | null }>({ method: 'GET', path: '/g', idempotent: true });
+    expect(offered.acceptEncoding ?? 'identity').toBe('identity');
+    // fetch says only "fetch failed": the reason in its cause is what the user sees.
+    const e = await new HttpClient({ baseUrl: 'http://loopsign-test.invalid', retries: 0 })
+      .request({ method: 'GET', path: '/x', idempotent: true })
+      .catch((x) => x);
+    expect(e).toMatchObject({ code: 'service_unreachable', exitCode: 3 });
+    expect(e.message).not.toMatch(/fetch failed/);
+    expect(e.message).toMatch(/ENOTFOUND|EAI_AGAIN/);
   });
 
   it('refuses a declared content-length above the cap before reading', async () => {

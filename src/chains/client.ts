@@ -4,7 +4,7 @@ import { createPublicClient, defineChain, http, type PublicClient } from 'viem';
 import { ChainError, UsageError } from '../errors.js';
 import { redactUrl } from '../output.js';
 import type { ResolvedChain } from './index.js';
-import { beforeHttp } from '../wasm-tier.js';
+import { rpcFetch } from '../service/node-http.js';
 
 export function viemChain(resolved: ResolvedChain, rpcUrl: string) {
   return defineChain({
@@ -29,7 +29,6 @@ export function rpcUrlOf(resolved: ResolvedChain): string {
 }
 
 export async function connectChain(resolved: ResolvedChain): Promise<PublicClient> {
-  beforeHttp();
   const url = rpcUrlOf(resolved);
   const client = createPublicClient({
     chain: viemChain(resolved, url),
@@ -37,8 +36,9 @@ export async function connectChain(resolved: ResolvedChain): Promise<PublicClien
     // within a quarter block (viem's default 4 s, or 2 s, would add up to a block to every wait); the local dev
     // chain mines at once, or as often as `sandbox --block-time` says.
     pollingInterval: resolved.chain.chainId === 31337 ? 100 : 500,
-    // A stalled node fails each request after rpcTimeoutMs; viem retries twice, then the command reports it.
-    transport: http(url, { timeout: resolved.rpcTimeoutMs, retryCount: 2 }),
+    // A stalled node fails each request after rpcTimeoutMs; viem retries twice, then the command reports it. The
+    // requests go over node:http, not fetch (src/service/node-http.ts: fetch cost ~60 ms of CPU per run).
+    transport: http(url, { timeout: resolved.rpcTimeoutMs, retryCount: 2, fetchFn: rpcFetch }),
   }) as PublicClient;
   let reported: number;
   try {

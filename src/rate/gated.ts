@@ -3,7 +3,6 @@
 // before anything is signed; the context read is the service's and stays marked untrusted.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { request } from 'undici';
 import type { Hex, LocalAccount } from 'viem';
 import type { Context } from '../context.js';
 import { isLoopbackHost } from '../config.js';
@@ -13,10 +12,10 @@ import { ensurePrivateDir, writeFileAtomically } from '../fsutil.js';
 import { MAX_IMAGE_BYTES } from '../images/check.js';
 import { termsDir, type LoopsignPaths } from '../paths.js';
 import { discardBody, readCapped } from '../service/cap.js';
+import { failureText, httpRequest } from '../service/node-http.js';
 import { isDoc, objectField, type ServiceDoc } from '../service/doc.js';
 import type { McpClient, ToolArgs } from '../service/mcp.js';
 import { checkTermsMessage, type CheckedTerms } from '../wallet/terms-guard.js';
-import { beforeHttp } from '../wasm-tier.js';
 
 /** How long one gated read may take, start to end (a stalled or trickling host is given up on). */
 export const GATED_TIMEOUT_MS = 30_000;
@@ -202,50 +201,50 @@ function gatedRefused(code: RefusedCode, message: string): RefusedError {
 }
 
 async function readGated(u: GatedUrl, wallet: Hex, cookieHeader: string | undefined): Promise<GatedItem> {
-  beforeHttp();
   const kind = u.kind;
   const url = new URL(u.url);
   url.searchParams.set('address', wallet);
   const where = `${url.origin}${url.pathname}`;
   let res;
   try {
-    // undici's request never follows a redirect; headers and body each have a deadline and the whole read one more.
-    res = await request(url, {
+    // A redirect is never followed (it is the answer, refused below); headers and body each have a deadline and
+    // the whole read one more.
+    res = await httpRequest(url, {
       method: 'GET',
       headers: cookieHeader ? { cookie: cookieHeader } : {},
-      headersTimeout: GATED_TIMEOUT_MS,
-      bodyTimeout: GATED_TIMEOUT_MS,
+      headersTimeoutMs: GATED_TIMEOUT_MS,
+      bodyTimeoutMs: GATED_TIMEOUT_MS,
       signal: AbortSignal.timeout(GATED_TIMEOUT_MS),
     });
   } catch (error) {
-    throw new ServiceError('gated_fetch_failed', `cannot read the gated ${kind} at ${where}: ${(error as Error).message}`, {
+    throw new ServiceError('gated_fetch_failed', `cannot read the gated ${kind} at ${where}: ${failureText(error)}`, {
       cause: error,
     });
   }
-  if (res.statusCode >= 300 && res.statusCode < 400) {
+  if (res.status >= 300 && res.status < 400) {
     discardBody(res.body);
     let target = 'elsewhere';
     try {
-      const to = new URL(String(res.headers.location ?? ''), url);
+      const to = new URL(res.header('location') ?? '', url);
       target = `to ${to.protocol}//${to.host}`;
     } catch {
       // no usable Location: "elsewhere"
     }
     throw gatedRefused(
       'gated_redirect_refused',
-      `the gated ${kind} at ${where} answered ${res.statusCode}, a redirect ${target}; loopsign does not follow redirects for gated context`,
+      `the gated ${kind} at ${where} answered ${res.status}, a redirect ${target}; loopsign does not follow redirects for gated context`,
     );
   }
-  if (res.statusCode < 200 || res.statusCode >= 300) {
+  if (res.status < 200 || res.status >= 300) {
     discardBody(res.body);
-    throw new ServiceError('gated_fetch_failed', `the gated ${kind} at ${where} answered ${res.statusCode}`);
+    throw new ServiceError('gated_fetch_failed', `the gated ${kind} at ${where} answered ${res.status}`);
   }
   let bytes: Buffer;
   try {
-    bytes = await readCapped(res.body, GATED_MAX_BYTES[kind]!, `the gated ${kind} at ${where}`, res.headers['content-length']);
+    bytes = await readCapped(res.body, GATED_MAX_BYTES[kind]!, `the gated ${kind} at ${where}`, res.header('content-length'));
   } catch (error) {
     if (error instanceof ServiceError) throw error;
-    throw new ServiceError('gated_fetch_failed', `reading the gated ${kind} at ${where} failed: ${(error as Error).message}`, {
+    throw new ServiceError('gated_fetch_failed', `reading the gated ${kind} at ${where} failed: ${failureText(error)}`, {
       cause: error,
     });
   }

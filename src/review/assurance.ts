@@ -1,4 +1,4 @@
-// The assurance HTTP routes /api/agent/v1/assurance/… (review.md §6, §7.3) with undici (src/service/http.ts).
+// The assurance HTTP routes /api/agent/v1/assurance/… (review.md §6, §7.3) over the service client (src/service/http.ts).
 // They take only a workspace API key (`rlk_…`) — the private-review route also a connected agent token — answer in
 // the tokenless envelope {code, message, retryable[, field]} (a missing `retryable` is false) and have no rate
 // limit. Reads are retried; creating a project is not (the service has no idempotency for it); a private review is

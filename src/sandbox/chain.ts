@@ -13,6 +13,7 @@ import {
 import { mnemonicToAccount } from 'viem/accounts';
 import * as A from './contracts/artifacts.js';
 import type { Address } from '../chains/table.js';
+import { rpcFetch } from '../service/node-http.js';
 
 export const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk';
 
@@ -50,13 +51,13 @@ export class SandboxChain {
     raterCount = 10,
   ) {
     const chain = sandboxChainDef(rpcUrl);
-    this.publicClient = createPublicClient({ chain, transport: http(rpcUrl), pollingInterval: 50 }) as PublicClient;
+    this.publicClient = createPublicClient({ chain, transport: http(rpcUrl, { fetchFn: rpcFetch }), pollingInterval: 50 }) as PublicClient;
     this.deployer = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: 0 });
     this.raters = Array.from({ length: raterCount }, (_, i) => mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: i + 2 }));
   }
 
   wallet(account: Account): WalletClient {
-    return createWalletClient({ account, chain: sandboxChainDef(this.rpcUrl), transport: http(this.rpcUrl) });
+    return createWalletClient({ account, chain: sandboxChainDef(this.rpcUrl), transport: http(this.rpcUrl, { fetchFn: rpcFetch }) });
   }
 
   /** The chain's clock, in seconds. */

@@ -16,7 +16,11 @@ function formatBytes(n: number): string {
   return n >= 1024 * 1024 ? `${+(n / (1024 * 1024)).toFixed(1)} MiB` : n >= 1024 ? `${+(n / 1024).toFixed(1)} KiB` : `${n} bytes`;
 }
 
-type Body = AsyncIterable<Uint8Array> & { destroy?: (error?: Error) => unknown; on?: (event: 'error', listener: () => void) => unknown };
+/** A response body as undici's request and loopsign's fetch (src/service/fetch.ts) give it. */
+export type Body = AsyncIterable<Uint8Array> & {
+  destroy?: (error?: Error) => unknown;
+  on?: (event: 'error', listener: () => void) => unknown;
+};
 
 /** Drop a body unread and close its connection (an error the stream raises for it is expected, not a crash). */
 export function discardBody(body: Body): void {

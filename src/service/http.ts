@@ -1,13 +1,12 @@
-// HTTP to the service with undici. Errors come back as ServiceError carrying the service envelope
+// HTTP to the service (node:http, with deadlines: src/service/node-http.ts). Errors come back as ServiceError carrying the service envelope
 // (code, recoverWith, retryable, status). Only idempotent calls are retried, with backoff, and 429 waits for
 // Retry-After; a 4xx is never retried. No answer is read past a byte cap (an endless body would fill memory).
-import { request, errors as undiciErrors } from 'undici';
 import { timed, type Phase } from '../timings.js';
 import { ServiceError, UsageError } from '../errors.js';
 import { httpStatusCode, serviceCode } from '../error-codes.js';
 import { serviceWord } from '../output.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readCapped } from './cap.js';
-import { beforeHttp } from '../wasm-tier.js';
+import { failureText, httpRequest } from './node-http.js';
 
 export interface ServiceErrorDetails {
   status: number;
@@ -78,9 +77,9 @@ function hintFor(code: string, recoverWith: string | undefined): string | undefi
 
 function networkReason(error: unknown): string | undefined {
   const e = error as { code?: string; name?: string; message?: string; cause?: { code?: string } };
-  if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError) return 'timeout';
-  if (error instanceof undiciErrors.SocketError) return 'connection reset';
   const code = e.code ?? e.cause?.code;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'timeout';
+  if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE') return 'connection reset';
   if (
     code &&
     [
@@ -104,7 +103,6 @@ export class HttpClient {
   private readonly sleep: (ms: number) => Promise<void>;
 
   constructor(private readonly options: HttpClientOptions) {
-    beforeHttp();
     this.retries = options.retries ?? 4;
     this.sleep = options.sleep ?? sleepReal;
   }
@@ -127,7 +125,7 @@ export class HttpClient {
       let failure: ServiceError;
       let waitMs: number;
       try {
-        const res = await request(url, {
+        const res = await httpRequest(url, {
           method: opts.method,
           headers: {
             accept: 'application/json',
@@ -135,11 +133,11 @@ export class HttpClient {
             ...opts.headers,
           },
           body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-          headersTimeout: opts.timeoutMs ?? 30_000,
-          bodyTimeout: opts.timeoutMs ?? 30_000,
+          headersTimeoutMs: opts.timeoutMs ?? 30_000,
+          bodyTimeoutMs: opts.timeoutMs ?? 30_000,
         });
         const maxBytes = opts.maxBytes ?? this.options.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-        const text = (await readCapped(res.body, maxBytes, `the service's answer to ${opts.path}`, res.headers['content-length'])).toString(
+        const text = (await readCapped(res.body, maxBytes, `the service's answer to ${opts.path}`, res.header('content-length'))).toString(
           'utf8',
         );
         let parsed: unknown = text;
@@ -148,16 +146,15 @@ export class HttpClient {
         } catch {
           // not JSON: kept as text for the error message
         }
-        if (res.statusCode >= 200 && res.statusCode < 300) {
+        if (res.status >= 200 && res.status < 300) {
           if (typeof parsed !== 'object' || parsed === null) {
             throw new ServiceError('invalid_response', `the service answered ${opts.path} with something that is not a JSON object`, {
-              details: { status: res.statusCode },
+              details: { status: res.status },
             });
           }
           return parsed as T;
         }
-        const retryAfter = res.headers['retry-after'];
-        failure = serviceErrorFrom(res.statusCode, parsed, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, opts.path);
+        failure = serviceErrorFrom(res.status, parsed, res.header('retry-after'), opts.path);
         const d = failure.details as unknown as ServiceErrorDetails;
         if (!opts.idempotent || !d.retryable || attempt > this.retries) throw failure;
         const ra = d.retryAfterSeconds;
@@ -166,15 +163,11 @@ export class HttpClient {
       } catch (error) {
         if (error instanceof ServiceError || error instanceof UsageError) throw error;
         const reason = networkReason(error);
-        const wrapped = new ServiceError(
-          'service_unreachable',
-          `cannot reach the service at ${url}: ${reason ?? (error as Error).message}`,
-          {
-            hint: 'check --base-url and your connection; the command is safe to run again',
-            details: { retryable: true, path: opts.path },
-            cause: error,
-          },
-        );
+        const wrapped = new ServiceError('service_unreachable', `cannot reach the service at ${url}: ${reason ?? failureText(error)}`, {
+          hint: 'check --base-url and your connection; the command is safe to run again',
+          details: { retryable: true, path: opts.path },
+          cause: error,
+        });
         if (!opts.idempotent || attempt > this.retries || reason === undefined) throw wrapped;
         failure = wrapped;
         waitMs = backoff(attempt);

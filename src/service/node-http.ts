@@ -1,0 +1,138 @@
+// HTTP requests over node's own http and https modules, with the deadlines loopsign needs. Not fetch, nor the undici
+// package: both load undici and compile its HTTP parser (llhttp) to WebAssembly in every run that makes a request,
+// where node:http's parser is native. One GET to a local server cost a fresh node process 0.068 CPU-s more with fetch
+// (0.11 without the baseline-only WebAssembly flag), 0.075 with the undici package, and 0.008 with node:http
+// (issue 23: loopsign runs a request or two in most commands, and the test suite runs it some 900 times). The service
+// client, the gated reads and viem's RPC transport (src/chains/client.ts, `fetchFn`) use it; the MCP SDK's transport
+// and the JSON-RPC signer still use fetch.
+//
+// node's global agents keep connections alive (an idle one closed after 5 s, and never holding the process open).
+// Redirects are never followed: the 3xx is the answer. No compression is offered, so a byte cap counts what arrived.
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { Body } from './cap.js';
+
+export interface HttpInit {
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** Longest wait for the answer's status and headers (the request's body sent included). */
+  headersTimeoutMs: number;
+  /** Longest wait for each next piece of the body: a stalled answer is given up on, a slow one that keeps coming is not. */
+  bodyTimeoutMs: number;
+  /** Ends the request, and the read of its body, when it aborts. */
+  signal?: AbortSignal;
+}
+
+export interface HttpAnswer {
+  status: number;
+  statusText: string;
+  headers: IncomingHttpHeaders;
+  /** A header's value (several joined with ", "), or undefined when absent. */
+  header(name: string): string | undefined;
+  /** The body, read once; leaving the read early, or discardBody, closes the connection. */
+  body: Body;
+}
+
+/** A deadline that passed: named as a timeout, with undici's codes, which the retry rules read as a network failure. */
+function deadline(what: 'headers' | 'body', ms: number): Error {
+  const error = new Error(`no ${what === 'headers' ? 'answer' : 'more of the answer'} within ${ms / 1000} s`);
+  error.name = 'TimeoutError';
+  (error as Error & { code: string }).code = what === 'headers' ? 'UND_ERR_HEADERS_TIMEOUT' : 'UND_ERR_BODY_TIMEOUT';
+  return error;
+}
+
+export async function httpRequest(url: string | URL, init: HttpInit): Promise<HttpAnswer> {
+  const target = new URL(url);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error(`not an http(s) URL: ${target.protocol}`);
+  const { request } = target.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  return new Promise<HttpAnswer>((resolve, reject) => {
+    const headers: Record<string, string> = { 'accept-encoding': 'identity', ...init.headers };
+    if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
+    const req = request(target, { method: init.method, headers, signal: init.signal });
+    let timer = setTimeout(() => req.destroy(deadline('headers', init.headersTimeoutMs)), init.headersTimeoutMs);
+    req.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    req.on('response', (res: IncomingMessage) => {
+      clearTimeout(timer);
+      const arm = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => res.destroy(deadline('body', init.bodyTimeoutMs)), init.bodyTimeoutMs);
+      };
+      async function* chunks(): AsyncGenerator<Uint8Array> {
+        arm();
+        try {
+          // Leaving this loop early (a byte cap, an error) destroys the response, closing its connection.
+          for await (const chunk of res) {
+            clearTimeout(timer);
+            yield chunk as Buffer;
+            arm();
+          }
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+      const body: Body = Object.assign(chunks(), {
+        destroy: (error?: Error) => res.destroy(error),
+        on: (event: 'error', listener: () => void) => res.on(event, listener),
+      });
+      resolve({
+        status: res.statusCode ?? 0,
+        statusText: res.statusMessage ?? '',
+        headers: res.headers,
+        header: (name) => {
+          const value = res.headers[name.toLowerCase()];
+          return Array.isArray(value) ? value.join(', ') : value;
+        },
+        body,
+      });
+    });
+    req.end(init.body);
+  });
+}
+
+/** What went wrong in words (fetch's "fetch failed" keeps its reason in the cause). */
+export function failureText(error: unknown): string {
+  const e = error as { message?: string; cause?: { message?: string } };
+  if (e?.message === 'fetch failed' && typeof e.cause?.message === 'string') return e.cause.message;
+  return typeof e?.message === 'string' ? e.message : String(error);
+}
+
+/** The most of one RPC answer read: viem's own cap (10 MiB) and a byte, so that viem refuses a larger one itself. */
+const RPC_READ_CAP = 10 * 1024 * 1024 + 1;
+
+/**
+ * fetch for viem's http transport, over httpRequest: the answer is read whole (never past the cap) and handed to
+ * viem as a standard Response, which viem reads as it reads fetch's. viem's own timeout still applies (its signal).
+ */
+export async function rpcFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
+  const url = typeof input === 'string' || input instanceof URL ? input : input.url;
+  // viem gives a plain object of headers; anything else is read through Headers.
+  const headers: Record<string, string> = {};
+  if (init.headers && !Array.isArray(init.headers) && !(init.headers instanceof Headers)) Object.assign(headers, init.headers);
+  else new Headers(init.headers).forEach((value, key) => void (headers[key] = value));
+  const res = await httpRequest(url, {
+    method: init.method ?? 'POST',
+    headers,
+    body: typeof init.body === 'string' ? init.body : undefined,
+    headersTimeoutMs: 120_000,
+    bodyTimeoutMs: 120_000,
+    signal: init.signal ?? undefined,
+  });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    const take = Math.min(chunk.byteLength, RPC_READ_CAP - size);
+    chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, take));
+    size += take;
+    if (size >= RPC_READ_CAP) break;
+  }
+  const pairs: [string, string][] = [];
+  for (const [key, value] of Object.entries(res.headers)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) pairs.push([key, v]);
+  }
+  const empty = res.status === 204 || res.status === 205 || res.status === 304;
+  return new Response(empty ? null : Buffer.concat(chunks, size), { status: res.status, statusText: res.statusText, headers: pairs });
+}
