@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import { HttpClient } from '../src/service/http.js';
 import { McpClient } from '../src/service/mcp.js';
+import { rpcFetch } from '../src/service/node-http.js';
+import { createPublicClient, http } from 'viem';
 import { ServiceError } from '../src/errors.js';
 
 let server: Server;
@@ -30,6 +32,10 @@ beforeAll(async () => {
     if (action === 'redirect') {
       res.writeHead(307, { location: `${base}/elsewhere` });
       return res.end();
+    }
+    if (action === 'rpc-chain-id') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: '0x7a69' }));
     }
     if (action === 'gzip-offer') {
       // What the client offered to accept: an answer is only ever the bytes sent.
@@ -207,6 +213,20 @@ describe('HttpClient', () => {
       .request({ method: 'GET', path: '/huge', idempotent: true })
       .catch((x) => x);
     expect(e).toMatchObject({ code: 'response_too_large', exitCode: 3 });
+  });
+
+  it("viem's RPC over node:http: answers read as fetch's, an endless one cut off after viem's cap", async () => {
+    const rpc = createPublicClient({ transport: http(base, { fetchFn: rpcFetch, retryCount: 0 }) });
+    plan.push('rpc-chain-id');
+    expect(await rpc.getChainId()).toBe(31337);
+    plan.push('endless');
+    const e = await rpc.getChainId().catch((x) => x);
+    expect(String(e?.shortMessage ?? e)).toMatch(/exceeded the size/);
+    expect(await endlessClosed).toBeLessThan(64 * 1024 * 1024);
+    plan.push('503');
+    const f = await rpc.getChainId().catch((x) => x);
+    expect(f?.status ?? f?.cause?.status).toBe(503);
+    plan.length = 0;
   });
 
   it('caps MCP answers the same way (the SDK transport reads through the cap)', async () => {
