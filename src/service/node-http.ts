@@ -46,7 +46,9 @@ export async function httpRequest(url: string | URL, init: HttpInit): Promise<Ht
   if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error(`not an http(s) URL: ${target.protocol}`);
   const { request } = target.protocol === 'https:' ? await import('node:https') : await import('node:http');
   return new Promise<HttpAnswer>((resolve, reject) => {
-    const headers: Record<string, string> = { 'accept-encoding': 'identity', ...init.headers };
+    const headers: Record<string, string> = { 'accept-encoding': 'identity' };
+    // A header whose value is absent is not sent (node:http would refuse the whole request).
+    for (const [name, value] of Object.entries(init.headers)) if (value !== undefined && value !== null) headers[name] = value;
     if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
     const req = request(target, { method: init.method, headers, signal: init.signal });
     let timer = setTimeout(() => req.destroy(deadline('headers', init.headersTimeoutMs)), init.headersTimeoutMs);
