@@ -1,7 +1,7 @@
 // Resolved settings. Precedence for every value: flag, then environment, then the config file, then default.
 // Each value remembers where it came from so `loopsign config show` can say so.
 import { promises as fs } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { UsageError } from './errors.js';
 import { defaultConfigFile, defaultKeystorePath, expandHome, loopsignPaths, type LoopsignPaths } from './paths.js';
 import type { Env } from './env.js';

@@ -29,6 +29,16 @@ describe('lazy command loading', () => {
     expect(modules.filter((m) => m.startsWith('build/commands/') && !/\/commands\/(define|[\w-]+\.def)\.js$/.test(m))).toEqual([]);
   });
 
+  it('status loads only what a lookup needs: not the ask flow, the store, nor zod beyond its English messages', () => {
+    // A service that is not there: the run fails after its handler's modules are loaded, which is what is checked.
+    const args = ['--base-url', 'http://127.0.0.1:9', '--chain-id', '31337', 'status', '--operation-key', `0x${'1'.repeat(64)}`];
+    const modules = modulesIn(importsOf(args));
+    expect(modules).toContain('build/commands/lookups.js');
+    const askFlow = /^build\/(ask\/flow|store\/|wallet\/(plan-guard|executor|keystore|unlock))/;
+    expect(modules.filter((m) => askFlow.test(m))).toEqual([]);
+    expect(modules.filter((m) => m.includes('node_modules/zod/v4/locales/') && !m.endsWith('/en.js'))).toEqual([]);
+  });
+
   it('the recorder does see heavy modules when a command really needs them', () => {
     const modules = modulesIn(importsOf(CHAIN_READ));
     expect(modules.some((m) => m.startsWith('node_modules/viem/'))).toBe(true);

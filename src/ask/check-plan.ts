@@ -6,6 +6,7 @@ import type { ChainConfig } from '../chains/table.js';
 import { RECEIVE_WITH_AUTHORIZATION } from '../protocol/abi.js';
 import { RefusedError, UsageError } from '../errors.js';
 import { sameAddress } from '../hex.js';
+import { fewBasePointMultiplications } from '../wallet/base-point.js';
 import { defaultPaymentMode, type NormalizedAsk } from '../protocol/ask-normalize.js';
 import { getProfile } from '../protocol/profiles/index.js';
 import { computeAskHashes, normalizeMetadataBase, type ResultSpecResolver } from '../protocol/ask-hashes.js';
@@ -339,6 +340,7 @@ export async function checkPlan(input: CheckPlanInput): Promise<CheckPlanResult>
       'the signed ReceiveWithAuthorization moves exactly the ask total to the trusted submitter, nonce bound to this ask, valid at most 24 h',
       () => checkX402Request(g, { x402AuthorizationRequest: { eip712: x402TypedData(input.chain, signed.message) } }, input.now),
     );
+    fewBasePointMultiplications(); // the recovery multiplies by the base point
     const signer = await verifyTypedData({
       address: wallet as Hex,
       ...x402TypedData(input.chain, signed.message),

@@ -1,7 +1,6 @@
 // Read-only lookups and the confirm step for already-sent transactions.
 import type { Context } from '../context.js';
 import { ServiceError, UsageError } from '../errors.js';
-import { findByOperationKey } from '../store/operation.js';
 import { objectField, type ServiceDoc } from '../service/doc.js';
 import { loadAsk, outgoingBody, type AskSource } from './prepare.js';
 import type { PaymentMode } from '../protocol/ask-normalize.js';
@@ -137,6 +136,8 @@ export async function confirm(ctx: Context, operationKey: string, txs: string[],
   const env = { service: await ctx.service({ spends: true }) };
   let hashes = txs;
   if (hashes.length === 0) {
+    // Only confirm reads the journal: status, result and quote do not load the store's modules.
+    const { findByOperationKey } = await import('../store/operation.js');
     const journal = findByOperationKey(await ctx.store(), key);
     const stage = feedbackBonus ? 'bonus' : 'ask';
     hashes = (journal?.txs ?? []).filter((t) => t.stage === stage && t.status === 'mined').map((t) => t.hash);

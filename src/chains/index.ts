@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { promises as fs } from 'node:fs';
 import { parseGwei } from 'viem';
-import { z } from 'zod';
+import * as z from 'zod';
 import { UsageError } from '../errors.js';
 import { defaultSandboxDir, type LoopsignPaths } from '../paths.js';
 import type { Env } from '../env.js';

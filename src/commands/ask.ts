@@ -8,14 +8,7 @@ import type { ServiceDoc } from '../service/doc.js';
 import { renderResult } from './render.js';
 import { serviceDocument } from '../output.js';
 import type { AskOptions } from './ask.def.js';
-
-export function timeoutOf(value: unknown, fallback = 1800): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0)
-    throw new UsageError('invalid_timeout', `--timeout ${String(value)} must be a positive number of seconds`);
-  return n;
-}
+import { timeoutOf } from './timeout.js';
 
 export async function ask(ctx: Context, options: AskOptions): Promise<void> {
   const mode = options.paymentMode;

@@ -4,7 +4,7 @@ import { NotReadyError, UsageError } from '../errors.js';
 import { arrayField, isDoc, objectField, type ServiceDoc } from '../service/doc.js';
 import type { AmountView } from '../ask/amounts-view.js';
 import * as core from '../ask/lookups.js';
-import { timeoutOf } from './ask.js';
+import { timeoutOf } from './timeout.js';
 import { renderResult, renderStatus } from './render.js';
 import { serviceDocument } from '../output.js';
 import type { ConfirmOptions, QuoteOptions, ResultOptions, StatusOptions } from './lookups.def.js';

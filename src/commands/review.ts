@@ -1,7 +1,7 @@
 // loopsign review create | policy | evaluate | request | wait | result | list | state
 import type { Context } from '../context.js';
 import { serviceDocument } from '../output.js';
-import { timeoutOf } from './ask.js';
+import { timeoutOf } from './timeout.js';
 import type { CredentialOptions } from './define.js';
 import type {
   GateOptions,

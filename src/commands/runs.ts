@@ -1,7 +1,7 @@
 // loopsign runs status [--wait]
 import type { Context } from '../context.js';
 import { serviceDocument } from '../output.js';
-import { timeoutOf } from './ask.js';
+import { timeoutOf } from './timeout.js';
 import { sleepUnlessAborted } from '../sleep.js';
 import type { RunsStatusOptions } from './runs.def.js';
 import { withRerun } from './rerun.js';

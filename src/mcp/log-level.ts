@@ -3,7 +3,7 @@
 // leaves the default to the server). Kept apart from the tools so that tools rebuilt on the core keep using it.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, McpError, type LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** RFC 5424 severities, least severe first (the order the spec gives). */
 const SEVERITY: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];

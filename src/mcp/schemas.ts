@@ -1,7 +1,7 @@
 // Zod pieces shared by the tools' input and output schemas. Inputs are checked here for their form only; the
 // command handlers check their meaning exactly as for the CLI. Outputs describe the command's `--json` document:
 // loose objects, because a document may carry more fields than the ones named here.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const operationKey = z
   .string()

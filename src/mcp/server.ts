@@ -7,7 +7,7 @@
 // tools get loopsign's error document too (the SDK answers them with bare text).
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { GlobalFlags } from '../config.js';
 import type { Context } from '../context.js';
 import { packageVersion } from '../version.js';

@@ -4,7 +4,7 @@
 // policy changes only when its file is edited. Amounts are decimal strings of atomic units (6 decimals), like ask files.
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { UsageError } from '../errors.js';
 import type { LoopsignPaths } from '../paths.js';
 import type { Env } from '../env.js';

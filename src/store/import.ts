@@ -5,7 +5,7 @@
 // a signature that still counts.
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Hex } from 'viem';
 import type { Output } from '../output.js';
 import type { Store } from './db.js';

@@ -1,6 +1,6 @@
 // What the database holds, as typed records. Every read goes through a parser here (zod): a row edited by hand or
 // written by a broken version is a clear error naming the operation, never an `as` cast that hides it.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Hex } from 'viem';
 import { UsageError } from '../errors.js';
 

@@ -16,6 +16,7 @@ import {
   type UnlockedKey,
 } from './keystore.js';
 import { obtainPassword } from './password.js';
+import { fewBasePointMultiplications } from './base-point.js';
 import { timed } from '../timings.js';
 
 export async function readKeystoreFile(file: string): Promise<unknown> {
@@ -99,6 +100,8 @@ export async function startUnlock(config: ResolvedConfig, out: Output, env: Env)
       { overrides },
     );
   }
+  // The key's address, then the run's signatures, multiply by the base point: a small table first.
+  fewBasePointMultiplications();
   const raw = env.LOOPSIGN_PRIVATE_KEY;
   if (raw !== undefined && raw !== '') {
     out.warn('using the raw private key from LOOPSIGN_PRIVATE_KEY; keep this for throwaway CI wallets only');

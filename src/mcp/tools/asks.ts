@@ -1,7 +1,7 @@
 // Asking: templates, quote, ask, confirm, status, result, check plan — the core calls of `loopsign templates|quote|
 // ask|confirm|status|result|check-plan` (src/ask/flow.ts, src/ask/lookups.ts), with the documents those commands
 // print (src/commands/ask.ts, lookups.ts, check-plan.ts). An ask is a file or inline (`ask`), checked alike.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Context } from '../../context.js';
 import { readUserJson } from '../../fsutil.js';
 import type { AskSource } from '../../ask/prepare.js';

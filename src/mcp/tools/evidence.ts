@@ -1,6 +1,6 @@
 // Evidence: `loopsign verify-evidence`, offline — verifyEvidenceFile (src/evidence/files.ts) and the document the
 // command prints.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { PacketTrust } from '../../evidence/files.js';
 import { tool } from '../call.js';
 import { document, filePath } from '../schemas.js';

@@ -1,5 +1,5 @@
 // Images: `loopsign upload-image` — uploadImages (src/images/upload.ts) and the document the command prints.
-import { z } from 'zod';
+import * as z from 'zod';
 import { tool } from '../call.js';
 import { document, filePath, pendingFields, replyWithinSeconds } from '../schemas.js';
 

@@ -1,6 +1,6 @@
 // Rating: `loopsign rate` and `loopsign rate commit --offline` — runRate (src/rate/flow.ts) and offlineCommit
 // (src/rate/offline-commit.ts) with their checked request types; both commands print what these return.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RateOptions } from '../../rate/flow.js';
 import type { OfflineOptions } from '../../rate/offline-commit.js';
 import { tool } from '../call.js';

@@ -1,7 +1,7 @@
 // The wallet and the spending policy: `loopsign wallet address|balance` (their documents, src/commands/wallet.ts),
 // and the policy part of `config show` (read-only: no tool can change a policy; only a person editing its file can).
 // With no policy file, the server enforces its built-in default (src/policy/default.ts), and says so here.
-import { z } from 'zod';
+import * as z from 'zod';
 import { tool } from '../call.js';
 import { address, document } from '../schemas.js';
 

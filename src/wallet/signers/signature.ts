@@ -4,6 +4,7 @@
 // the parity is always found after normalising, never carried over.
 import { isAddressEqual, recoverAddress, type Hex } from 'viem';
 import type { Address } from './types.js';
+import { fewBasePointMultiplications } from '../base-point.js';
 
 export const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const HALF_N = SECP256K1_N >> 1n;
@@ -41,6 +42,7 @@ export function lowS(sig: RS): RS {
 export async function settleSignature(hash: Hex, sig: RS, from: Address): Promise<SettledSignature | undefined> {
   if (sig.r <= 0n || sig.r >= SECP256K1_N || sig.s <= 0n || sig.s >= SECP256K1_N) return undefined;
   const { r, s } = lowS(sig);
+  fewBasePointMultiplications(); // each recovery multiplies by the base point
   for (const yParity of [0, 1] as const) {
     const signature = { r: hex32(r), s: hex32(s), yParity };
     try {
