@@ -1,4 +1,4 @@
-// The streamed audit verifier on the build, with worker threads: each thread loads dist/evidence/audit-worker.js,
+// The streamed audit verifier on the build, with worker threads: each thread loads dist/evidence/audit-worker.cjs,
 // which only the build has, and batches are dealt to workers in turn and finish in any order. The cases are
 // test/helpers/audit-stream.ts's, read here in the ways that use workers (each also runs on the calling thread, with
 // the exact cut, in-process in test/audit-stream.test.ts); then the command itself on files beyond the cutter's
