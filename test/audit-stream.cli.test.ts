@@ -7,6 +7,7 @@
 // its workers); LOOPSIGN_PROPERTY_SEED replays a reported seed.
 import { describe, expect, it } from 'vitest';
 import { createWriteStream, readFileSync, rmSync, statSync } from 'node:fs';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { GENESIS_DIGEST, verifyAuditExport } from '../src/evidence/audit.js';
 import { makeHome, ROOT, runCli } from './helpers/cli.js';
@@ -15,6 +16,7 @@ import {
   agreementSuites,
   emptyExport,
   event,
+  exportOf,
   PARTS,
   SMALL,
   streamKit,
@@ -41,6 +43,40 @@ agreementSuites(kit, {
   all: [first, { workers: 2, ...PARTS }, { workers: 1, ...SMALL, chunkBytes: 7 }],
   many: 2,
   one: 1,
+});
+
+describe('worker threads are started for batches, not for files', () => {
+  // Counted by wrapping node's Worker: the build's live binding to it follows syncBuiltinESMExports.
+  async function started(run: () => Promise<unknown>): Promise<number> {
+    const threads = createRequire(import.meta.url)('node:worker_threads');
+    const Real = threads.Worker;
+    let count = 0;
+    threads.Worker = class extends Real {
+      constructor(...args: ConstructorParameters<typeof Real>) {
+        super(...args);
+        count++;
+      }
+    };
+    syncBuiltinESMExports();
+    try {
+      await run();
+    } finally {
+      threads.Worker = Real;
+      syncBuiltinESMExports();
+    }
+    return count;
+  }
+
+  it('a file refused before its events starts none; one batch starts one of two; eight batches both', async () => {
+    const notJson = kit.fileOf(`\ufeff${JSON.stringify(exportOf(24))}`);
+    expect(await started(async () => expect(await kit.streamed(notJson, first)).toMatchObject({ jsonError: expect.any(String) }))).toBe(0);
+    const none = kit.fileOf(emptyExport(''));
+    expect(await started(async () => expect(await kit.streamed(none, first)).toMatchObject({ result: { valid: true } }))).toBe(0);
+    const one = kit.fileOf(JSON.stringify(exportOf(1)));
+    expect(await started(async () => expect(await kit.streamed(one, first)).toMatchObject({ result: { valid: true } }))).toBe(1);
+    const eight = kit.fileOf(JSON.stringify(exportOf(24)));
+    expect(await started(async () => expect(await kit.streamed(eight, first)).toMatchObject({ result: { valid: true } }))).toBe(2);
+  });
 });
 
 describe('red team: random exports, mutated at random, read by worker threads (property-based)', () => {
