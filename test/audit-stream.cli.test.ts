@@ -100,26 +100,37 @@ describe('red team: an events array of control characters is not an empty one', 
 describe('the command streams large audit exports', () => {
   const home = makeHome();
 
-  /** Write an export of `count` events, each padded to about `pad` bytes, without holding it whole. */
-  async function bigExport(name: string, count: number, pad: number, tamperAt?: number): Promise<{ file: string; head: string }> {
-    const file = path.join(kit.dir, name);
-    const out = createWriteStream(file);
-    out.write('{"format":"rateloop-audit-v1","workspaceId":"ws_1","events":[');
+  /**
+   * Write an export of `count` events, each padded to about `pad` bytes, without holding it whole; and, in the same
+   * pass (the digests are the costly part), a copy named `broken` whose event `at` is changed after its digest.
+   */
+  async function bigExport(
+    name: string,
+    count: number,
+    pad: number,
+    broken?: { name: string; at: number },
+  ): Promise<{ file: string; head: string; broken: string }> {
+    const files = [name, ...(broken ? [broken.name] : [])].map((n) => path.join(kit.dir, n));
+    const outs = files.map((f) => createWriteStream(f));
+    const write = (out: (typeof outs)[number], text: string) => (out.write(text) ? undefined : new Promise((r) => out.once('drain', r)));
+    for (const out of outs) out.write('{"format":"rateloop-audit-v1","workspaceId":"ws_1","events":[');
+    const metadata = JSON.stringify({ pad: 'p'.repeat(pad) });
     let previous = GENESIS_DIGEST;
     for (let i = 1; i <= count; i++) {
-      const e = event(i, previous, { metadata_json: JSON.stringify({ pad: 'p'.repeat(pad) }) });
+      const e = event(i, previous, { metadata_json: metadata });
       e.event_digest = specDigest(previous, e);
       previous = e.event_digest;
-      if (i === tamperAt) e.result = 'failure';
-      if (!out.write((i > 1 ? ',' : '') + JSON.stringify(e))) await new Promise((r) => out.once('drain', r));
+      const text = (i > 1 ? ',' : '') + JSON.stringify(e);
+      await write(outs[0]!, text);
+      if (outs[1]) await write(outs[1], i === broken!.at ? text.replace('"result":"success"', '"result":"failure"') : text);
     }
-    out.end(`],"integrity":{"eventCount":${count},"headDigest":"${previous}","valid":true}}`);
-    await new Promise((r) => out.on('finish', r));
-    return { file, head: previous };
+    for (const out of outs) out.end(`],"integrity":{"eventCount":${count},"headDigest":"${previous}","valid":true}}`);
+    await Promise.all(outs.map((out) => new Promise((r) => out.on('finish', r))));
+    return { file: files[0]!, head: previous, broken: files[1] ?? '' };
   }
 
   it("an export of STREAM_MIN_BYTES or more gives the reference's verdict through the built binary, valid or broken", async () => {
-    const { file, head } = await bigExport('big.json', 3000, 6000);
+    const { file, head, broken } = await bigExport('big.json', 3000, 6000, { name: 'broken.json', at: 2222 });
     expect(statSync(file).size).toBeGreaterThanOrEqual(STREAM_MIN_BYTES);
     const ok = await runCli(['--json', 'verify-evidence', '--audit', file, '--expected-head', head], home);
     expect(ok.code, ok.stderr).toBe(0);
@@ -127,13 +138,12 @@ describe('the command streams large audit exports', () => {
     // Detected as an audit export from its first bytes, without --audit.
     expect((await runCli(['--json', 'verify-evidence', file], home)).json()).toMatchObject({ kind: 'audit', valid: true });
 
-    const broken = await bigExport('broken.json', 3000, 6000, 2222);
-    const bad = await runCli(['--json', 'verify-evidence', '--audit', broken.file], home);
+    const bad = await runCli(['--json', 'verify-evidence', '--audit', broken], home);
     expect(bad.code, bad.stderr).toBe(8);
-    const ref = verifyAuditExport(JSON.parse(readFileSync(broken.file, 'utf8')));
+    const ref = verifyAuditExport(JSON.parse(readFileSync(broken, 'utf8')));
     expect(ref).toMatchObject({ errors: ['event_digest_mismatch'], sequence: 2222 });
     expect(bad.json().error).toMatchObject({ code: 'evidence_invalid', ...ref });
-    const text = await runCli(['verify-evidence', '--audit', broken.file], home);
+    const text = await runCli(['verify-evidence', '--audit', broken], home);
     expect(text.stderr).toContain(`first broken link: event 2222 (${ref.detail})`);
   });
 
