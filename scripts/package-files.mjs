@@ -6,7 +6,7 @@ export const REQUIRED_FILES = [
   'package.json',
   'README.md',
   'dist/cli.js',
-  'dist/evidence/audit-worker.js',
+  'dist/evidence/audit-worker.cjs',
   'dist/help.txt',
   'dist/THIRD-PARTY-LICENSES.txt',
   'docs/cli.md',

@@ -1,4 +1,4 @@
-// The streamed audit verifier on the build, with worker threads: each thread loads dist/evidence/audit-worker.js,
+// The streamed audit verifier on the build, with worker threads: each thread loads dist/evidence/audit-worker.cjs,
 // which only the build has, and batches are dealt to workers in turn and finish in any order. The cases are
 // test/helpers/audit-stream.ts's, read here in the ways that use workers (each also runs on the calling thread, with
 // the exact cut, in-process in test/audit-stream.test.ts); then the command itself on files beyond the cutter's
@@ -7,6 +7,7 @@
 // its workers); LOOPSIGN_PROPERTY_SEED replays a reported seed.
 import { describe, expect, it } from 'vitest';
 import { createWriteStream, readFileSync, rmSync, statSync } from 'node:fs';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { GENESIS_DIGEST, verifyAuditExport } from '../src/evidence/audit.js';
 import { makeHome, ROOT, runCli } from './helpers/cli.js';
@@ -15,6 +16,7 @@ import {
   agreementSuites,
   emptyExport,
   event,
+  exportOf,
   PARTS,
   SMALL,
   streamKit,
@@ -43,6 +45,40 @@ agreementSuites(kit, {
   one: 1,
 });
 
+describe('worker threads are started for batches, not for files', () => {
+  // Counted by wrapping node's Worker: the build's live binding to it follows syncBuiltinESMExports.
+  async function started(run: () => Promise<unknown>): Promise<number> {
+    const threads = createRequire(import.meta.url)('node:worker_threads');
+    const Real = threads.Worker;
+    let count = 0;
+    threads.Worker = class extends Real {
+      constructor(...args: ConstructorParameters<typeof Real>) {
+        super(...args);
+        count++;
+      }
+    };
+    syncBuiltinESMExports();
+    try {
+      await run();
+    } finally {
+      threads.Worker = Real;
+      syncBuiltinESMExports();
+    }
+    return count;
+  }
+
+  it('a file refused before its events starts none; one batch starts one of two; eight batches both', async () => {
+    const notJson = kit.fileOf(`\ufeff${JSON.stringify(exportOf(24))}`);
+    expect(await started(async () => expect(await kit.streamed(notJson, first)).toMatchObject({ jsonError: expect.any(String) }))).toBe(0);
+    const none = kit.fileOf(emptyExport(''));
+    expect(await started(async () => expect(await kit.streamed(none, first)).toMatchObject({ result: { valid: true } }))).toBe(0);
+    const one = kit.fileOf(JSON.stringify(exportOf(1)));
+    expect(await started(async () => expect(await kit.streamed(one, first)).toMatchObject({ result: { valid: true } }))).toBe(1);
+    const eight = kit.fileOf(JSON.stringify(exportOf(24)));
+    expect(await started(async () => expect(await kit.streamed(eight, first)).toMatchObject({ result: { valid: true } }))).toBe(2);
+  });
+});
+
 describe('red team: random exports, mutated at random, read by worker threads (property-based)', () => {
   it("the streamed verdict is the reference's: the same result, the same strict refusal, and a refusal wherever the reference finds no JSON", async () => {
     // Which kinds of verdict come up is checked in-process, over ten times the cases.
@@ -64,26 +100,37 @@ describe('red team: an events array of control characters is not an empty one', 
 describe('the command streams large audit exports', () => {
   const home = makeHome();
 
-  /** Write an export of `count` events, each padded to about `pad` bytes, without holding it whole. */
-  async function bigExport(name: string, count: number, pad: number, tamperAt?: number): Promise<{ file: string; head: string }> {
-    const file = path.join(kit.dir, name);
-    const out = createWriteStream(file);
-    out.write('{"format":"rateloop-audit-v1","workspaceId":"ws_1","events":[');
+  /**
+   * Write an export of `count` events, each padded to about `pad` bytes, without holding it whole; and, in the same
+   * pass (the digests are the costly part), a copy named `broken` whose event `at` is changed after its digest.
+   */
+  async function bigExport(
+    name: string,
+    count: number,
+    pad: number,
+    broken?: { name: string; at: number },
+  ): Promise<{ file: string; head: string; broken: string }> {
+    const files = [name, ...(broken ? [broken.name] : [])].map((n) => path.join(kit.dir, n));
+    const outs = files.map((f) => createWriteStream(f));
+    const write = (out: (typeof outs)[number], text: string) => (out.write(text) ? undefined : new Promise((r) => out.once('drain', r)));
+    for (const out of outs) out.write('{"format":"rateloop-audit-v1","workspaceId":"ws_1","events":[');
+    const metadata = JSON.stringify({ pad: 'p'.repeat(pad) });
     let previous = GENESIS_DIGEST;
     for (let i = 1; i <= count; i++) {
-      const e = event(i, previous, { metadata_json: JSON.stringify({ pad: 'p'.repeat(pad) }) });
+      const e = event(i, previous, { metadata_json: metadata });
       e.event_digest = specDigest(previous, e);
       previous = e.event_digest;
-      if (i === tamperAt) e.result = 'failure';
-      if (!out.write((i > 1 ? ',' : '') + JSON.stringify(e))) await new Promise((r) => out.once('drain', r));
+      const text = (i > 1 ? ',' : '') + JSON.stringify(e);
+      await write(outs[0]!, text);
+      if (outs[1]) await write(outs[1], i === broken!.at ? text.replace('"result":"success"', '"result":"failure"') : text);
     }
-    out.end(`],"integrity":{"eventCount":${count},"headDigest":"${previous}","valid":true}}`);
-    await new Promise((r) => out.on('finish', r));
-    return { file, head: previous };
+    for (const out of outs) out.end(`],"integrity":{"eventCount":${count},"headDigest":"${previous}","valid":true}}`);
+    await Promise.all(outs.map((out) => new Promise((r) => out.on('finish', r))));
+    return { file: files[0]!, head: previous, broken: files[1] ?? '' };
   }
 
   it("an export of STREAM_MIN_BYTES or more gives the reference's verdict through the built binary, valid or broken", async () => {
-    const { file, head } = await bigExport('big.json', 3000, 6000);
+    const { file, head, broken } = await bigExport('big.json', 3000, 6000, { name: 'broken.json', at: 2222 });
     expect(statSync(file).size).toBeGreaterThanOrEqual(STREAM_MIN_BYTES);
     const ok = await runCli(['--json', 'verify-evidence', '--audit', file, '--expected-head', head], home);
     expect(ok.code, ok.stderr).toBe(0);
@@ -91,13 +138,12 @@ describe('the command streams large audit exports', () => {
     // Detected as an audit export from its first bytes, without --audit.
     expect((await runCli(['--json', 'verify-evidence', file], home)).json()).toMatchObject({ kind: 'audit', valid: true });
 
-    const broken = await bigExport('broken.json', 3000, 6000, 2222);
-    const bad = await runCli(['--json', 'verify-evidence', '--audit', broken.file], home);
+    const bad = await runCli(['--json', 'verify-evidence', '--audit', broken], home);
     expect(bad.code, bad.stderr).toBe(8);
-    const ref = verifyAuditExport(JSON.parse(readFileSync(broken.file, 'utf8')));
+    const ref = verifyAuditExport(JSON.parse(readFileSync(broken, 'utf8')));
     expect(ref).toMatchObject({ errors: ['event_digest_mismatch'], sequence: 2222 });
     expect(bad.json().error).toMatchObject({ code: 'evidence_invalid', ...ref });
-    const text = await runCli(['verify-evidence', '--audit', broken.file], home);
+    const text = await runCli(['verify-evidence', '--audit', broken], home);
     expect(text.stderr).toContain(`first broken link: event 2222 (${ref.detail})`);
   });
 

@@ -110,7 +110,7 @@ describe('the program, bundled at build (scripts/bundle.mjs)', () => {
     expect(imports).toContain('sharp');
     expect([...new Set(imports.filter((s) => !nodeOwn.has(s) && !s.startsWith('node:') && !LEFT_OUT.test(s)))]).toEqual([]);
     // And the meta describes this build: every file it names is in dist/.
-    const files = readdirSync(DIST, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith('.js'));
+    const files = readdirSync(DIST, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && /\.c?js$/.test(e.name));
     expect(files.map((e) => path.relative(ROOT, path.join(e.parentPath, e.name))).sort()).toEqual(Object.keys(bundleMeta()).sort());
   });
 
@@ -147,7 +147,7 @@ describe('the program, bundled at build (scripts/bundle.mjs)', () => {
         path.join(DIST, ...m[1]!.split(',').map((p) => p.trim().replace(/^'|'$/g, ''))),
       ),
     );
-    expect(started).toContain(path.join(DIST, 'evidence', 'audit-worker.js'));
+    expect(started).toContain(path.join(DIST, 'evidence', 'audit-worker.cjs'));
     expect(started.filter((f) => !existsSync(f))).toEqual([]);
   });
 

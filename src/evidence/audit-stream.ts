@@ -75,7 +75,9 @@ const BATCH_SLACK = 64 * 1024;
 
 /** Worker threads checking batches, and this thread when they are all busy; batch buffers go round, not to the collector. */
 class Pool implements Checker {
-  private workers: { worker: Worker; pending: Map<number, Pending> }[] = [];
+  // A worker is started when the first batch is dealt to it: a file refused before its events array (not JSON, a
+  // field over its cap, no events) starts none, where each would cost ~25 ms of CPU for nothing.
+  private workers: { worker?: Worker; pending: Map<number, Pending> }[];
   private readonly started: Worker[] = [];
   private next = 0;
   // Buffers of batches already checked, handed back by the workers (transferred, not copied).
@@ -88,27 +90,30 @@ class Pool implements Checker {
     private readonly capacity: number,
     private readonly partBytes: number | undefined,
   ) {
-    for (let k = 0; k < count; k++) {
-      // A bounded young generation: a batch's events die young. 16 MB keeps a million-event export near 185 MB
-      // peak (with two workers and 32 MB: 285 MB, of the 300 MB allowed); 8 MB cost more CPU in scavenges.
-      const worker = new Worker(packageFile('dist', 'evidence', 'audit-worker.js'), { resourceLimits: { maxYoungGenerationSizeMb: 16 } });
-      const pending = new Map<number, Pending>();
-      worker.on('message', ({ id, report, buffer }: { id: number; report: BatchReport; buffer: ArrayBuffer }) => {
-        this.recycle(buffer);
-        pending.get(id)?.resolve(report);
-        pending.delete(id);
-      });
-      // A worker that fails takes its batches with it (the verification fails) and gets no more.
-      const failAll = (error: Error): void => {
-        for (const p of pending.values()) p.reject(error);
-        pending.clear();
-        this.workers = this.workers.filter((w) => w.worker !== worker);
-      };
-      worker.on('error', failAll);
-      worker.on('exit', (code) => failAll(new Error(`an audit worker stopped (exit ${code})`)));
-      this.workers.push({ worker, pending });
-      this.started.push(worker);
-    }
+    this.workers = Array.from({ length: count }, () => ({ pending: new Map<number, Pending>() }));
+  }
+
+  private start(slot: Pool['workers'][number]): Worker {
+    // A bounded young generation: a batch's events die young. 16 MB keeps a million-event export near 185 MB
+    // peak (with two workers and 32 MB: 285 MB, of the 300 MB allowed); 8 MB cost more CPU in scavenges. The file is
+    // one CommonJS bundle, which a worker starts faster than an ES module (scripts/bundle.mjs).
+    const worker = new Worker(packageFile('dist', 'evidence', 'audit-worker.cjs'), { resourceLimits: { maxYoungGenerationSizeMb: 16 } });
+    const { pending } = slot;
+    worker.on('message', ({ id, report, buffer }: { id: number; report: BatchReport; buffer: ArrayBuffer }) => {
+      this.recycle(buffer);
+      pending.get(id)?.resolve(report);
+      pending.delete(id);
+    });
+    // A worker that fails takes its batches with it (the verification fails) and gets no more.
+    const failAll = (error: Error): void => {
+      for (const p of pending.values()) p.reject(error);
+      pending.clear();
+      this.workers = this.workers.filter((w) => w !== slot);
+    };
+    worker.on('error', failAll);
+    worker.on('exit', (code) => failAll(new Error(`an audit worker stopped (exit ${code})`)));
+    this.started.push(worker);
+    return worker;
   }
 
   buffer(size: number): Buffer {
@@ -133,10 +138,11 @@ class Pool implements Checker {
       this.recycle(task.bytes.buffer as ArrayBuffer);
       return { report: Promise.resolve(report) };
     }
+    const worker = (least.worker ??= this.start(least));
     const id = this.next++;
     const report = new Promise<BatchReport>((resolve, reject) => least.pending.set(id, { resolve, reject }));
     report.catch(() => undefined); // awaited later, in order; an early failure must not go unhandled meanwhile
-    least.worker.postMessage({ id, ...task }, [task.bytes.buffer as ArrayBuffer]);
+    worker.postMessage({ id, ...task }, [task.bytes.buffer as ArrayBuffer]);
     return { report };
   }
 

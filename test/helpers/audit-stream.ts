@@ -3,7 +3,7 @@
 // boundaries, at the first and last event — every export-level failure and every strict-JSON refusal must come out
 // identical, whether the events array was cut by guessing or exactly, in chunks of any size. The same cases run twice:
 // in-process on src/ with every batch checked on the calling thread (test/audit-stream.test.ts, the unit layer), and on
-// the build with worker threads (test/audit-stream.cli.test.ts): a worker loads dist/evidence/audit-worker.js, which
+// the build with worker threads (test/audit-stream.cli.test.ts): a worker loads dist/evidence/audit-worker.cjs, which
 // only the build has. The reference is always the sources' (it is the oracle, not what is tested).
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
