@@ -19,18 +19,20 @@ const BUILD = 'test/setup/build.ts';
 const SANDBOXES = 'test/setup/sandbox-pool.ts';
 // A timeout here only catches a hang: a slow or loaded machine must never fail a test that would pass (issue 23).
 const HANG = 600_000;
-// isolate: false (cli, e2e): a worker runs its files one after another in one process, sharing its module graph,
-// instead of each file in a new process that loads vitest, viem, the helpers and the src/ they import again; their
-// tests' work is the binary's and the sandbox's, in other processes. Collecting every file without running a test
-// (`-t` matching none; user + sys of vitest and its children; 3 runs each, interleaved, on the loaded 2-core machine)
-// cost cli 6.2-6.7 CPU-s isolated, 3.6-3.7 not; e2e 13.8-14.3, 5.2-5.3: about 11 CPU-s a run (threads instead of
-// forks: within 0.5). What a file leaves in its worker: the secrets test/helpers/cli.ts checks output for only grow (an
-// earlier file's secret is still one; the scan after the run checks every run against all of them anyway); memo
-// caches in src/; process.env, which the one test that sets it restores. The unit project stays isolated: files that
-// vi.mock a module depend on a fresh module graph.
+// isolate: false (every project): a worker runs its files one after another in one process, sharing its module
+// graph, instead of each file in a new process that loads vitest, viem, the helpers and the src/ they import again.
+// Collecting every file without running a test (`-t` matching none; user + sys of vitest and its children; 3 runs each,
+// interleaved, on the loaded 2-core machine) cost cli 6.2-6.7 CPU-s isolated, 3.6-3.7 not; e2e 13.8-14.3, 5.2-5.3
+// (threads instead of forks: within 0.5). The unit project, which imports src/ itself, went from 64-67 user + 10-12
+// sys CPU-s to 47 + 7 (2 runs each, idle machine), 39-41 s to 28 s. What a file leaves in its worker: the secrets
+// test/helpers/cli.ts checks output for only grow (an earlier file's secret is still one; the scan after the run checks
+// every run against all of them anyway); memo caches in src/; process.env, which the one test that sets it restores. So
+// no file may mock a module, stub a global or fake timers (test/layers.test.ts): the next files would inherit it. A
+// test that needs a different effect takes it as a parameter or from its Context (src/context.ts).
 
 export default defineConfig({
   test: {
+    isolate: false,
     // More workers than cores: a worker mostly waits (on a loopsign child, the chain, a sandbox's keeper), so with one
     // worker per core the machine idled about 15 % of a run. Four on this 2-core machine kept it busy (99 %) and ran
     // `npm test` in 451 s against 490 s with two (docs/testing.md); the suite is CPU-bound beyond that.
@@ -52,7 +54,6 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'cli',
-          isolate: false,
           include: [CLI],
           globalSetup: [TMP, BUILD, SECRETS],
           testTimeout: HANG,
@@ -63,7 +64,6 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'e2e',
-          isolate: false,
           include: [E2E],
           globalSetup: [TMP, BUILD, SANDBOXES, SECRETS],
           testTimeout: HANG,

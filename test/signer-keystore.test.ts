@@ -1,6 +1,6 @@
 // The keystore source behind the wallet shape: startUnlock unchanged underneath (its address known before scrypt
 // ends), the key bytes zeroed once the viem account is built, and a --from the keystore does not hold refused (exit 6).
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,23 +8,18 @@ import { hexToBytes, keccak256, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { encryptKeystore } from '../src/wallet/keystore.js';
 import { resolveConfig } from '../src/config.js';
-import type { Signer } from '../src/wallet/unlock.js';
+import { startUnlock, type Signer } from '../src/wallet/unlock.js';
 import { openWallet } from '../src/wallet/signers/open.js';
+import { openKeystoreWallet } from '../src/wallet/signers/keystore-wallet.js';
 import { CHAIN_ID, DELEGATE, expectExit, expectTypedDataAndMessage, quietOut } from './helpers/signers.js';
 import { registerSecret } from './helpers/cli.js';
 
-// Every key startUnlock hands out, to see what the wallet leaves of it.
+// Every key the unlock hands out, to see what the wallet leaves of it (no module mock: the wallet takes its unlock).
 const handed: Signer[] = [];
-vi.mock('../src/wallet/unlock.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../src/wallet/unlock.js')>();
-  return {
-    ...real,
-    startUnlock: async (...args: Parameters<typeof real.startUnlock>) => {
-      const unlocking = await real.startUnlock(...args);
-      return { ...unlocking, signer: unlocking.signer.then((s) => (handed.push(s), s)) };
-    },
-  };
-});
+const recordingUnlock: typeof startUnlock = async (...args) => {
+  const unlocking = await startUnlock(...args);
+  return { ...unlocking, signer: unlocking.signer.then((s) => (handed.push(s), s)) };
+};
 
 const KEY = keccak256(toHex('loopsign keystore wallet test key'));
 const ADDRESS = privateKeyToAccount(KEY).address;
@@ -54,24 +49,35 @@ async function open(from?: Hex) {
   });
 }
 
+/** The keystore wallet as openWallet opens it, with the recording unlock. */
+async function openRecorded(from?: Hex, source: { kind: 'keystore' | 'env' } = { kind: 'keystore' }, extra: Record<string, string> = {}) {
+  const withExtra = { ...env, ...extra };
+  const config = await resolveConfig(source.kind === 'keystore' ? { keystore } : {}, withExtra);
+  return openKeystoreWallet(config, quietOut(), withExtra, source, from as never, recordingUnlock);
+}
+
 describe('keystore wallet', () => {
   it('knows its address before the key is derived, signs every kind, and zeroes the key bytes', async () => {
+    const recorded = await openRecorded();
+    expect(recorded.address).toBe(ADDRESS);
+    expect((await recorded.account).address).toBe(ADDRESS);
+    expect(handed).toHaveLength(1);
+    expect(handed[0]!.privateKey.every((b) => b === 0)).toBe(true);
     const wallet = await open();
     expect(wallet.address).toBe(ADDRESS);
     expect(wallet.source).toEqual({ kind: 'keystore' });
     expect(wallet.capabilities.authorization).toBe(true);
     const account = await wallet.account;
     expect(account.address).toBe(ADDRESS);
-    expect(handed).toHaveLength(1);
-    expect(handed[0]!.privateKey.every((b) => b === 0)).toBe(true);
     await expectTypedDataAndMessage(account);
     expect((await account.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATE, nonce: 1 })).address).toBe(DELEGATE);
   });
 
   it('refuses a --from the keystore does not hold (exit 6), before scrypt runs', async () => {
     const before = handed.length;
-    await expectExit(open('0x000000000000000000000000000000000000dEaD'), 6, 'signer_address_mismatch');
+    await expectExit(openRecorded('0x000000000000000000000000000000000000dEaD'), 6, 'signer_address_mismatch');
     expect(handed.length).toBe(before);
+    await expectExit(open('0x000000000000000000000000000000000000dEaD'), 6, 'signer_address_mismatch');
     expect((await open(ADDRESS)).address).toBe(ADDRESS);
   });
 
@@ -84,6 +90,10 @@ describe('keystore wallet', () => {
     );
     expect(wallet.source).toEqual({ kind: 'env' });
     expect((await wallet.account).address).toBe(ADDRESS);
+    const before = handed.length;
+    const recorded = await openRecorded(undefined, { kind: 'env' }, { LOOPSIGN_PRIVATE_KEY: KEY });
+    expect((await recorded.account).address).toBe(ADDRESS);
+    expect(handed.length).toBe(before + 1);
     expect(handed.at(-1)!.privateKey.every((b) => b === 0)).toBe(true);
   });
 });

@@ -26,8 +26,10 @@ export async function openKeystoreWallet(
   env: Env,
   source: Extract<SignerSource, { kind: 'keystore' | 'env' }>,
   from?: Address,
+  // The unlock itself; a test passes one that records the key it hands out, to see what the wallet leaves of it.
+  unlock: typeof startUnlock = startUnlock,
 ): Promise<Wallet> {
-  const unlocking = await startUnlock(config, out, env);
+  const unlocking = await unlock(config, out, env);
   const what = source.kind === 'env' ? 'LOOPSIGN_PRIVATE_KEY' : `keystore ${config.keystore.value}`;
   if (from && unlocking.address && !sameAddress(unlocking.address, from)) throw mismatch(unlocking.address, from, what);
   const account: Promise<LocalAccount> = unlocking.signer.then((signer) => {
