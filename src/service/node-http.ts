@@ -52,11 +52,28 @@ export async function httpRequest(url: string | URL, init: HttpInit): Promise<Ht
     if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
     const req = request(target, { method: init.method, headers, signal: init.signal });
     let timer = setTimeout(() => req.destroy(deadline('headers', init.headersTimeoutMs)), init.headersTimeoutMs);
+    let answered = false;
     req.on('error', (error) => {
       clearTimeout(timer);
       reject(error);
     });
+    // A 101 (a protocol switch nobody asked for) is no 'response': without this listener node:http destroys the
+    // socket and the request ends with neither an answer nor an error, so the promise would never settle (and a
+    // deadline's destroy of a request already destroyed does nothing).
+    req.on('upgrade', (res: IncomingMessage, socket) => {
+      answered = true;
+      clearTimeout(timer);
+      socket.destroy();
+      reject(new Error(`the server answered ${res.statusCode} ${res.statusMessage ?? ''}, a switch of protocol that was not asked for`));
+    });
+    // Any other way the request ends without an answer or an error.
+    req.on('close', () => {
+      if (answered) return;
+      clearTimeout(timer);
+      reject(Object.assign(new Error('the connection closed before an answer came'), { code: 'ECONNRESET' }));
+    });
     req.on('response', (res: IncomingMessage) => {
+      answered = true;
       clearTimeout(timer);
       const arm = () => {
         clearTimeout(timer);
