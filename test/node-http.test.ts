@@ -3,8 +3,9 @@
 // so it can say what a well-behaved HTTP server never would.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server, type Socket } from 'node:net';
+import { createPublicClient, http } from 'viem';
 import { HttpClient } from '../src/service/http.js';
-import { httpRequest } from '../src/service/node-http.js';
+import { httpRequest, rpcFetch } from '../src/service/node-http.js';
 import { ServiceError } from '../src/errors.js';
 
 let server: Server;
@@ -86,5 +87,14 @@ describe('an answer node:http gives no response for', () => {
     expect(s).toMatchObject({ code: 'service_unreachable', exitCode: 3 });
     expect((s as Error).message).toMatch(/101/);
     expect(hits).toBe(1);
+  });
+});
+
+describe("viem's RPC transport over node:http", () => {
+  it('a body that stalls past viem\'s timeout is viem\'s timeout ("took too long"), as it was with fetch', async () => {
+    const rpc = createPublicClient({ transport: http(`${base}/body-stall`, { fetchFn: rpcFetch, retryCount: 0, timeout: 300 }) });
+    const e = await rpc.getChainId().catch((x) => x);
+    expect(e?.name).toBe('TimeoutError');
+    expect(e?.shortMessage).toMatch(/took too long/);
   });
 });

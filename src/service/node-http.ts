@@ -131,21 +131,31 @@ export async function rpcFetch(input: string | URL | Request, init: RequestInit 
   const headers: Record<string, string> = {};
   if (init.headers && !Array.isArray(init.headers) && !(init.headers instanceof Headers)) Object.assign(headers, init.headers);
   else new Headers(init.headers).forEach((value, key) => void (headers[key] = value));
-  const res = await httpRequest(url, {
-    method: init.method ?? 'POST',
-    headers,
-    body: typeof init.body === 'string' ? init.body : undefined,
-    headersTimeoutMs: 120_000,
-    bodyTimeoutMs: 120_000,
-    signal: init.signal ?? undefined,
-  });
+  const signal = init.signal ?? undefined;
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of res.body) {
-    const take = Math.min(chunk.byteLength, RPC_READ_CAP - size);
-    chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, take));
-    size += take;
-    if (size >= RPC_READ_CAP) break;
+  let res: HttpAnswer;
+  try {
+    res = await httpRequest(url, {
+      method: init.method ?? 'POST',
+      headers,
+      body: typeof init.body === 'string' ? init.body : undefined,
+      headersTimeoutMs: 120_000,
+      bodyTimeoutMs: 120_000,
+      signal,
+    });
+    for await (const chunk of res.body) {
+      const take = Math.min(chunk.byteLength, RPC_READ_CAP - size);
+      chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, take));
+      size += take;
+      if (size >= RPC_READ_CAP) break;
+    }
+  } catch (error) {
+    // As fetch does: an aborted request fails with the signal's reason (an AbortError), in the body's read too,
+    // where node:http says only "aborted" (ECONNRESET). viem reads an AbortError as its own timeout; any other
+    // error, as a failed request ("HTTP request failed", not "took too long").
+    if (signal?.aborted) throw signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+    throw error;
   }
   const pairs: [string, string][] = [];
   for (const [key, value] of Object.entries(res.headers)) {
