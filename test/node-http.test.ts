@@ -7,6 +7,8 @@ import { createPublicClient, http } from 'viem';
 import { HttpClient } from '../src/service/http.js';
 import { httpRequest, rpcFetch } from '../src/service/node-http.js';
 import { ServiceError } from '../src/errors.js';
+import { connectChain } from '../src/chains/client.js';
+import type { ResolvedChain } from '../src/chains/index.js';
 
 let server: Server;
 let base: string;
@@ -96,5 +98,30 @@ describe("viem's RPC transport over node:http", () => {
     const e = await rpc.getChainId().catch((x) => x);
     expect(e?.name).toBe('TimeoutError');
     expect(e?.shortMessage).toMatch(/took too long/);
+  });
+});
+
+/** connectChain's refusal for an RPC at this URL (the local dev chain's id, as the raw server answers). */
+async function connectError(url: string): Promise<{ code?: string; message: string }> {
+  const resolved = {
+    chain: { chainId: 31337, name: 'local' },
+    rpcUrl: { value: url, source: 'flag' },
+    rpcTimeoutMs: 20_000,
+  } as unknown as ResolvedChain;
+  return connectChain(resolved).then(
+    () => ({ message: 'connected' }),
+    (x) => x,
+  );
+}
+
+describe('why an RPC could not be used is said, not only "HTTP request failed."', () => {
+  it('a refused connection names the refusal', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const e = await connectError(`http://127.0.0.1:${port}`);
+    expect(e.code).toBe('rpc_unreachable');
+    expect(e.message).toMatch(/did not answer eth_chainId: HTTP request failed: connect ECONNREFUSED/);
   });
 });
