@@ -3,6 +3,7 @@
 // so it can say what a well-behaved HTTP server never would.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server, type Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { createPublicClient, http } from 'viem';
 import { HttpClient } from '../src/service/http.js';
 import { httpRequest, rpcFetch } from '../src/service/node-http.js';
@@ -16,6 +17,7 @@ const sockets = new Set<Socket>();
 let hits = 0;
 
 const RPC_OK = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result: '0x7a69' }));
+const GZIPPED = gzipSync(RPC_OK);
 
 // What the server does, by the request's path: /<mode>.
 function answer(sock: Socket, mode: string): void {
@@ -24,6 +26,20 @@ function answer(sock: Socket, mode: string): void {
     case 'upgrade':
       // 101 to a request that asked for no upgrade: node:http hands the socket to an 'upgrade' listener, or destroys it.
       sock.write('HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n');
+      return;
+    case 'gzip':
+      // Compressed although the request accepted identity only (fetch asked for gzip and decoded it).
+      sock.write(
+        `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\ncontent-length: ${GZIPPED.length}\r\n\r\n`,
+      );
+      sock.write(GZIPPED);
+      return;
+    case 'status-600':
+      sock.write(`HTTP/1.1 600 Odd\r\ncontent-type: application/json\r\ncontent-length: ${RPC_OK.length}\r\n\r\n`);
+      sock.write(RPC_OK);
+      return;
+    case 'redirect':
+      sock.write('HTTP/1.1 307 Temporary Redirect\r\nlocation: https://other.example/v2/key-do-not-print\r\ncontent-length: 0\r\n\r\n');
       return;
     case 'body-stall':
       // Headers and the start of a body, then nothing more.
@@ -123,5 +139,16 @@ describe('why an RPC could not be used is said, not only "HTTP request failed."'
     const e = await connectError(`http://127.0.0.1:${port}`);
     expect(e.code).toBe('rpc_unreachable');
     expect(e.message).toMatch(/did not answer eth_chainId: HTTP request failed: connect ECONNREFUSED/);
+  });
+
+  it.each([
+    ['gzip', /HTTP request failed: the RPC answered in content-encoding gzip, which loopsign did not accept/],
+    ['status-600', /HTTP request failed: the RPC answered with HTTP status 600, which is not a valid status/],
+    ['redirect', /HTTP request failed: the RPC answered 307, a redirect to https:\/\/other\.example; loopsign does not follow/],
+  ])('an answer viem cannot be handed as fetch would (%s) is named', async (mode, words) => {
+    const e = await connectError(`${base}/${mode}`);
+    expect(e.code).toBe('rpc_unreachable');
+    expect(e.message).toMatch(words);
+    expect(e.message).not.toContain('key-do-not-print');
   });
 });

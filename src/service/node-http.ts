@@ -9,7 +9,7 @@
 // node's global agents keep connections alive (an idle one closed after 5 s, and never holding the process open).
 // Redirects are never followed: the 3xx is the answer. No compression is offered, so a byte cap counts what arrived.
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { Body } from './cap.js';
+import { discardBody, type Body } from './cap.js';
 
 export interface HttpInit {
   method: string;
@@ -118,6 +118,31 @@ export function failureText(error: unknown): string {
   return typeof e?.message === 'string' ? e.message : String(error);
 }
 
+/**
+ * What makes an RPC's answer one that viem cannot be handed as fetch would have, in words (undefined when none):
+ * a status outside 200-599 (no Response can carry it), a body compressed although only identity was accepted (fetch
+ * asked for compression and decoded it), and a redirect (fetch followed it; loopsign never does).
+ */
+function refusedAnswer(res: HttpAnswer, url: string | URL): string | undefined {
+  if (res.status < 200 || res.status > 599) return `the RPC answered with HTTP status ${res.status}, which is not a valid status`;
+  const encoding = res.header('content-encoding')?.trim().toLowerCase();
+  if (encoding && encoding !== 'identity') {
+    return `the RPC answered in content-encoding ${encoding.slice(0, 40)}, which loopsign did not accept (it asks for identity)`;
+  }
+  const location = res.header('location');
+  if ([301, 302, 303, 307, 308].includes(res.status) && location !== undefined) {
+    let target = 'elsewhere';
+    try {
+      const to = new URL(location, url);
+      target = `to ${to.protocol}//${to.host}`;
+    } catch {
+      // no usable Location: "elsewhere"
+    }
+    return `the RPC answered ${res.status}, a redirect ${target}; loopsign does not follow an RPC's redirects: give the URL it redirects to`;
+  }
+  return undefined;
+}
+
 /** The most of one RPC answer read: viem's own cap (10 MiB) and a byte, so that viem refuses a larger one itself. */
 const RPC_READ_CAP = 10 * 1024 * 1024 + 1;
 
@@ -144,6 +169,11 @@ export async function rpcFetch(input: string | URL | Request, init: RequestInit 
       bodyTimeoutMs: 120_000,
       signal,
     });
+    const refusal = refusedAnswer(res, url);
+    if (refusal) {
+      discardBody(res.body);
+      throw new Error(refusal);
+    }
     for await (const chunk of res.body) {
       const take = Math.min(chunk.byteLength, RPC_READ_CAP - size);
       chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, take));
