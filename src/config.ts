@@ -204,6 +204,13 @@ export function checkBaseUrl(raw: string, where: string): string {
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
     throw new UsageError('insecure_base_url', `${where}: ${raw} must use https (plain http only on a loopback host)`);
   }
+  // Credentials in it would be sent to the service as Basic auth (node:http sends a URL's userinfo) and printed with
+  // every message naming the URL; the service takes none this way. Refused without echoing them.
+  if (url.username || url.password) {
+    throw new UsageError('invalid_base_url', `${where}: ${url.protocol}//${url.host} must not carry a user name or password`, {
+      hint: 'give the bare origin, e.g. https://www.rateloop.ai; a workspace credential goes in --api-key-file',
+    });
+  }
   if (url.search || url.hash) throw new UsageError('invalid_base_url', `${where}: ${raw} must not carry a query or fragment`);
   return url.toString().replace(/\/+$/, '');
 }

@@ -101,7 +101,7 @@ const CONFIGURATION = {
   invalid_chain_id: usage('the chain id is not a positive integer; use 8453 (Base), 84532 (Base Sepolia) or 31337 (the sandbox).'),
   unsupported_chain: usage('loopsign does not support this chain id; use 8453 (Base), 84532 (Base Sepolia) or 31337 (the sandbox).'),
   invalid_base_url: usage(
-    'the service base URL is not a URL, or carries a query or fragment; give the bare origin, e.g. https://www.rateloop.ai.',
+    'the service base URL is not a URL, or carries a user name, password, query or fragment; give the bare origin, e.g. https://www.rateloop.ai.',
   ),
   insecure_base_url: usage(
     'the service base URL is plain http on a remote host; use https (plain http is accepted on a loopback host only).',

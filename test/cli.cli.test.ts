@@ -82,6 +82,13 @@ describe('loopsign CLI contract', () => {
     expect(r.json().error.code).toBe('insecure_base_url');
   });
 
+  it('refuses a base URL with credentials in it, without printing them (node:http would send them to the service)', async () => {
+    const r = await runCli(['--json', '--base-url', 'http://agent:pw-do-not-print@127.0.0.1:9', 'templates'], home);
+    expect(r.code).toBe(2);
+    expect(r.json().error.code).toBe('invalid_base_url');
+    expect(r.stdout + r.stderr).not.toContain('pw-do-not-print');
+  });
+
   it('resolves settings flag > env > config file > default and says where each came from', async () => {
     const h = makeHome();
     mkdirSync(path.join(h.env.XDG_CONFIG_HOME!, 'loopsign'), { recursive: true });

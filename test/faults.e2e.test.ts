@@ -1,7 +1,8 @@
 // A stalled RPC, as a user meets it: a node that accepts the connection and never answers. loopsign gives up
 // after the configured RPC timeout with exit 4 and one clear line; when the stall hits right after a transaction
 // reached the chain, rerunning the same command against a healthy node finishes the ask with exactly one
-// submission and one payment. (429, 5xx, service timeouts and connection resets: http-client.test.ts, ask.e2e.)
+// submission and one payment; so does a connection dropped right after the send (viem never resends a raw
+// transaction itself). (429, 5xx, service timeouts and connection resets: http-client.test.ts, ask.e2e.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { openSession, submissionsTitled as titled, tokenBalance, type Session } from './helpers/chain.js';
@@ -62,6 +63,30 @@ describe('a stalled RPC', () => {
       expect(r.json().error.code).toBe('broadcast_failed');
       expect(r.json().error.hint).toMatch(/journaled; run the same command again/);
       expect(proxy.forwarded).toContain('eth_sendRawTransaction');
+    } finally {
+      await proxy.close();
+    }
+    const resumed = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'], s.home, { env: s.sb.env() });
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    expect(resumed.json().status).toBe('submitted');
+    expect(await submissionsTitled(title)).toBe(1);
+    expect(await usdc()).toBe(before - 1_500_000n);
+  });
+
+  it('a connection dropped right after the transaction reached the chain: exit 4 (not sent again, nor signed anew), then a rerun pays once', async () => {
+    const title = `Reset after send ${Date.now()}`;
+    const file = askFile(title);
+    const proxy = await startStallProxy(s.sb.info.rpcUrl, 'reset-after-send');
+    const before = await usdc();
+    try {
+      const r = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], s.home, {
+        env: s.sb.env(),
+      });
+      expect(r.code, r.stdout + r.stderr).toBe(4);
+      expect(r.json().error.code).toBe('broadcast_failed');
+      // Why, in words (viem's "HTTP request failed." alone said nothing).
+      expect(r.json().error.message).toMatch(/HTTP request failed: socket hang up/);
+      expect(proxy.sent).toHaveLength(1);
     } finally {
       await proxy.close();
     }

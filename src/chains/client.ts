@@ -72,6 +72,12 @@ export async function connectChain(resolved: ResolvedChain): Promise<PublicClien
 }
 
 export function shortMessage(error: unknown): string {
-  const e = error as { shortMessage?: string; message?: string };
-  return (e.shortMessage ?? e.message ?? String(error)).split('\n')[0]!;
+  const e = error as { name?: string; shortMessage?: string; message?: string; details?: unknown; status?: unknown };
+  const short = (e.shortMessage ?? e.message ?? String(error)).split('\n')[0]!;
+  if (e.name !== 'HttpRequestError') return short;
+  // viem's "HTTP request failed." alone says nothing of why; its status and details do (a certificate the node's TLS
+  // does not pass, a refused connection, a redirect, a proxy's error page).
+  const status = typeof e.status === 'number' ? ` (HTTP ${e.status})` : '';
+  const details = typeof e.details === 'string' ? e.details.split('\n')[0]!.slice(0, 300) : '';
+  return `${short.replace(/\.$/, '')}${status}${details ? `: ${details}` : ''}`;
 }

@@ -9,7 +9,7 @@
 // node's global agents keep connections alive (an idle one closed after 5 s, and never holding the process open).
 // Redirects are never followed: the 3xx is the answer. No compression is offered, so a byte cap counts what arrived.
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { Body } from './cap.js';
+import { discardBody, type Body } from './cap.js';
 
 export interface HttpInit {
   method: string;
@@ -52,11 +52,28 @@ export async function httpRequest(url: string | URL, init: HttpInit): Promise<Ht
     if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
     const req = request(target, { method: init.method, headers, signal: init.signal });
     let timer = setTimeout(() => req.destroy(deadline('headers', init.headersTimeoutMs)), init.headersTimeoutMs);
+    let answered = false;
     req.on('error', (error) => {
       clearTimeout(timer);
       reject(error);
     });
+    // A 101 (a protocol switch nobody asked for) is no 'response': without this listener node:http destroys the
+    // socket and the request ends with neither an answer nor an error, so the promise would never settle (and a
+    // deadline's destroy of a request already destroyed does nothing).
+    req.on('upgrade', (res: IncomingMessage, socket) => {
+      answered = true;
+      clearTimeout(timer);
+      socket.destroy();
+      reject(new Error(`the server answered ${res.statusCode} ${res.statusMessage ?? ''}, a switch of protocol that was not asked for`));
+    });
+    // Any other way the request ends without an answer or an error.
+    req.on('close', () => {
+      if (answered) return;
+      clearTimeout(timer);
+      reject(Object.assign(new Error('the connection closed before an answer came'), { code: 'ECONNRESET' }));
+    });
     req.on('response', (res: IncomingMessage) => {
+      answered = true;
       clearTimeout(timer);
       const arm = () => {
         clearTimeout(timer);
@@ -101,6 +118,31 @@ export function failureText(error: unknown): string {
   return typeof e?.message === 'string' ? e.message : String(error);
 }
 
+/**
+ * What makes an RPC's answer one that viem cannot be handed as fetch would have, in words (undefined when none):
+ * a status outside 200-599 (no Response can carry it), a body compressed although only identity was accepted (fetch
+ * asked for compression and decoded it), and a redirect (fetch followed it; loopsign never does).
+ */
+function refusedAnswer(res: HttpAnswer, url: string | URL): string | undefined {
+  if (res.status < 200 || res.status > 599) return `the RPC answered with HTTP status ${res.status}, which is not a valid status`;
+  const encoding = res.header('content-encoding')?.trim().toLowerCase();
+  if (encoding && encoding !== 'identity') {
+    return `the RPC answered in content-encoding ${encoding.slice(0, 40)}, which loopsign did not accept (it asks for identity)`;
+  }
+  const location = res.header('location');
+  if ([301, 302, 303, 307, 308].includes(res.status) && location !== undefined) {
+    let target = 'elsewhere';
+    try {
+      const to = new URL(location, url);
+      target = `to ${to.protocol}//${to.host}`;
+    } catch {
+      // no usable Location: "elsewhere"
+    }
+    return `the RPC answered ${res.status}, a redirect ${target}; loopsign does not follow an RPC's redirects: give the URL it redirects to`;
+  }
+  return undefined;
+}
+
 /** The most of one RPC answer read: viem's own cap (10 MiB) and a byte, so that viem refuses a larger one itself. */
 const RPC_READ_CAP = 10 * 1024 * 1024 + 1;
 
@@ -114,21 +156,36 @@ export async function rpcFetch(input: string | URL | Request, init: RequestInit 
   const headers: Record<string, string> = {};
   if (init.headers && !Array.isArray(init.headers) && !(init.headers instanceof Headers)) Object.assign(headers, init.headers);
   else new Headers(init.headers).forEach((value, key) => void (headers[key] = value));
-  const res = await httpRequest(url, {
-    method: init.method ?? 'POST',
-    headers,
-    body: typeof init.body === 'string' ? init.body : undefined,
-    headersTimeoutMs: 120_000,
-    bodyTimeoutMs: 120_000,
-    signal: init.signal ?? undefined,
-  });
+  const signal = init.signal ?? undefined;
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of res.body) {
-    const take = Math.min(chunk.byteLength, RPC_READ_CAP - size);
-    chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, take));
-    size += take;
-    if (size >= RPC_READ_CAP) break;
+  let res: HttpAnswer;
+  try {
+    res = await httpRequest(url, {
+      method: init.method ?? 'POST',
+      headers,
+      body: typeof init.body === 'string' ? init.body : undefined,
+      headersTimeoutMs: 120_000,
+      bodyTimeoutMs: 120_000,
+      signal,
+    });
+    const refusal = refusedAnswer(res, url);
+    if (refusal) {
+      discardBody(res.body);
+      throw new Error(refusal);
+    }
+    for await (const chunk of res.body) {
+      const take = Math.min(chunk.byteLength, RPC_READ_CAP - size);
+      chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, take));
+      size += take;
+      if (size >= RPC_READ_CAP) break;
+    }
+  } catch (error) {
+    // As fetch does: an aborted request fails with the signal's reason (an AbortError), in the body's read too,
+    // where node:http says only "aborted" (ECONNRESET). viem reads an AbortError as its own timeout; any other
+    // error, as a failed request ("HTTP request failed", not "took too long").
+    if (signal?.aborted) throw signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+    throw error;
   }
   const pairs: [string, string][] = [];
   for (const [key, value] of Object.entries(res.headers)) {

@@ -3,23 +3,27 @@
 // - 'pass': forward everything;
 // - 'stall': answer nothing;
 // - 'stall-after-send': forward requests, including the first eth_sendRawTransaction (so the transaction does
-//   reach the chain), but never answer that one or anything after it.
+//   reach the chain), but never answer that one or anything after it;
+// - 'reset-after-send': forward everything, but drop the connection instead of answering the first
+//   eth_sendRawTransaction (which did reach the chain); answer everything after it.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type StallMode = 'pass' | 'stall' | 'stall-after-send';
+export type StallMode = 'pass' | 'stall' | 'stall-after-send' | 'reset-after-send';
 
 export interface StallProxy {
   url: string;
   mode: StallMode;
   forwarded: string[];
+  /** The raw transactions of the eth_sendRawTransaction requests forwarded, in order. */
+  sent: string[];
   close(): Promise<void>;
 }
 
 export async function startStallProxy(target: string, mode: StallMode): Promise<StallProxy> {
   const held: ServerResponse[] = [];
   let stalled = mode === 'stall';
-  const proxy: StallProxy = { url: '', mode, forwarded: [], close: async () => {} };
+  const proxy: StallProxy = { url: '', mode, forwarded: [], sent: [], close: async () => {} };
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -28,10 +32,16 @@ export async function startStallProxy(target: string, mode: StallMode): Promise<
       held.push(res);
       return;
     }
-    const method = (JSON.parse(body) as { method?: string }).method ?? '?';
+    const call = JSON.parse(body) as { method?: string; params?: unknown[] };
+    const method = call.method ?? '?';
     proxy.forwarded.push(method);
+    if (method === 'eth_sendRawTransaction') proxy.sent.push(String(call.params?.[0]));
     const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     const text = await answer.text();
+    if (proxy.mode === 'reset-after-send' && method === 'eth_sendRawTransaction') {
+      proxy.mode = 'pass';
+      return req.socket.destroy();
+    }
     if (proxy.mode === 'stall-after-send' && method === 'eth_sendRawTransaction') {
       stalled = true;
       held.push(res);

@@ -1,0 +1,154 @@
+// node:http as a hostile or broken server answers it (src/service/node-http.ts): answers that node:http itself gives
+// no 'response' for, and the RPC transport's answers as viem reads fetch's. The server writes raw bytes on a socket,
+// so it can say what a well-behaved HTTP server never would.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type Server, type Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { createPublicClient, http } from 'viem';
+import { HttpClient } from '../src/service/http.js';
+import { httpRequest, rpcFetch } from '../src/service/node-http.js';
+import { ServiceError } from '../src/errors.js';
+import { connectChain } from '../src/chains/client.js';
+import type { ResolvedChain } from '../src/chains/index.js';
+
+let server: Server;
+let base: string;
+const sockets = new Set<Socket>();
+let hits = 0;
+
+const RPC_OK = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result: '0x7a69' }));
+const GZIPPED = gzipSync(RPC_OK);
+
+// What the server does, by the request's path: /<mode>.
+function answer(sock: Socket, mode: string): void {
+  hits++;
+  switch (mode) {
+    case 'upgrade':
+      // 101 to a request that asked for no upgrade: node:http hands the socket to an 'upgrade' listener, or destroys it.
+      sock.write('HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n');
+      return;
+    case 'gzip':
+      // Compressed although the request accepted identity only (fetch asked for gzip and decoded it).
+      sock.write(
+        `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\ncontent-length: ${GZIPPED.length}\r\n\r\n`,
+      );
+      sock.write(GZIPPED);
+      return;
+    case 'status-600':
+      sock.write(`HTTP/1.1 600 Odd\r\ncontent-type: application/json\r\ncontent-length: ${RPC_OK.length}\r\n\r\n`);
+      sock.write(RPC_OK);
+      return;
+    case 'redirect':
+      sock.write('HTTP/1.1 307 Temporary Redirect\r\nlocation: https://other.example/v2/key-do-not-print\r\ncontent-length: 0\r\n\r\n');
+      return;
+    case 'body-stall':
+      // Headers and the start of a body, then nothing more.
+      sock.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"jsonrpc":');
+      return;
+    default:
+      sock.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${RPC_OK.length}\r\n\r\n`);
+      sock.write(RPC_OK);
+  }
+}
+
+beforeAll(async () => {
+  server = createServer((sock) => {
+    sockets.add(sock);
+    sock.on('close', () => sockets.delete(sock));
+    sock.on('error', () => undefined);
+    let buf = Buffer.alloc(0);
+    sock.on('data', (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      for (;;) {
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const head = buf.subarray(0, end).toString('latin1');
+        const length = Number(/content-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
+        if (buf.length < end + 4 + length) return;
+        buf = buf.subarray(end + 4 + length);
+        answer(sock, head.split(' ')[1]!.slice(1));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+
+afterAll(async () => {
+  for (const s of sockets) s.destroy();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+/** Settles within the test's own timeout, or says it never did (a hang is what these tests look for). */
+function settled<T>(p: Promise<T>, ms = 20_000): Promise<T | 'never settled'> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([p, new Promise<'never settled'>((r) => (timer = setTimeout(() => r('never settled'), ms)))]).finally(() =>
+    clearTimeout(timer),
+  );
+}
+
+describe('an answer node:http gives no response for', () => {
+  it('101 Switching Protocols (no upgrade was asked for): a clear failure, not a request that never settles', async () => {
+    const e = await settled(
+      httpRequest(`${base}/upgrade`, { method: 'GET', headers: {}, headersTimeoutMs: 60_000, bodyTimeoutMs: 60_000 }).catch((x) => x),
+    );
+    expect(e).toBeInstanceOf(Error);
+    expect((e as Error).message).toMatch(/101/);
+    // The service client: one line, exit 3, and not retried (the same server would answer the same).
+    hits = 0;
+    const s = await settled(
+      new HttpClient({ baseUrl: base, retries: 2, sleep: async () => undefined })
+        .request({ method: 'GET', path: '/upgrade', idempotent: true, timeoutMs: 60_000 })
+        .catch((x) => x),
+    );
+    expect(s).toBeInstanceOf(ServiceError);
+    expect(s).toMatchObject({ code: 'service_unreachable', exitCode: 3 });
+    expect((s as Error).message).toMatch(/101/);
+    expect(hits).toBe(1);
+  });
+});
+
+describe("viem's RPC transport over node:http", () => {
+  it('a body that stalls past viem\'s timeout is viem\'s timeout ("took too long"), as it was with fetch', async () => {
+    const rpc = createPublicClient({ transport: http(`${base}/body-stall`, { fetchFn: rpcFetch, retryCount: 0, timeout: 300 }) });
+    const e = await rpc.getChainId().catch((x) => x);
+    expect(e?.name).toBe('TimeoutError');
+    expect(e?.shortMessage).toMatch(/took too long/);
+  });
+});
+
+/** connectChain's refusal for an RPC at this URL (the local dev chain's id, as the raw server answers). */
+async function connectError(url: string): Promise<{ code?: string; message: string }> {
+  const resolved = {
+    chain: { chainId: 31337, name: 'local' },
+    rpcUrl: { value: url, source: 'flag' },
+    rpcTimeoutMs: 20_000,
+  } as unknown as ResolvedChain;
+  return connectChain(resolved).then(
+    () => ({ message: 'connected' }),
+    (x) => x,
+  );
+}
+
+describe('why an RPC could not be used is said, not only "HTTP request failed."', () => {
+  it('a refused connection names the refusal', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const e = await connectError(`http://127.0.0.1:${port}`);
+    expect(e.code).toBe('rpc_unreachable');
+    expect(e.message).toMatch(/did not answer eth_chainId: HTTP request failed: connect ECONNREFUSED/);
+  });
+
+  it.each([
+    ['gzip', /HTTP request failed: the RPC answered in content-encoding gzip, which loopsign did not accept/],
+    ['status-600', /HTTP request failed: the RPC answered with HTTP status 600, which is not a valid status/],
+    ['redirect', /HTTP request failed: the RPC answered 307, a redirect to https:\/\/other\.example; loopsign does not follow/],
+  ])('an answer viem cannot be handed as fetch would (%s) is named', async (mode, words) => {
+    const e = await connectError(`${base}/${mode}`);
+    expect(e.code).toBe('rpc_unreachable');
+    expect(e.message).toMatch(words);
+    expect(e.message).not.toContain('key-do-not-print');
+  });
+});
