@@ -45,6 +45,12 @@ function answer(sock: Socket, mode: string): void {
       // Headers and the start of a body, then nothing more.
       sock.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"jsonrpc":');
       return;
+    case 'close-after':
+      // Says keep-alive, then closes the connection as soon as the answer is written.
+      sock.end(
+        `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: keep-alive\r\ncontent-length: ${RPC_OK.length}\r\n\r\n${RPC_OK}`,
+      );
+      return;
     default:
       sock.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${RPC_OK.length}\r\n\r\n`);
       sock.write(RPC_OK);
@@ -105,6 +111,18 @@ describe('an answer node:http gives no response for', () => {
     expect(s).toMatchObject({ code: 'service_unreachable', exitCode: 3 });
     expect((s as Error).message).toMatch(/101/);
     expect(hits).toBe(1);
+  });
+});
+
+describe('a kept-alive connection the server closes as it is reused', () => {
+  it('never costs a request that is not retried: it goes on a connection of its own', async () => {
+    const client = new HttpClient({ baseUrl: base, retries: 0 });
+    let failed = 0;
+    for (let i = 0; i < 20; i++) {
+      await client.request({ method: 'GET', path: '/close-after', idempotent: true });
+      await client.request({ method: 'POST', path: '/ok', body: {}, idempotent: false }).catch(() => failed++);
+    }
+    expect(failed).toBe(0);
   });
 });
 

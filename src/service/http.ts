@@ -135,6 +135,8 @@ export class HttpClient {
           body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
           headersTimeoutMs: opts.timeoutMs ?? 30_000,
           bodyTimeoutMs: opts.timeoutMs ?? 30_000,
+          // A request that is not retried never rides a kept-alive connection the server may be closing.
+          freshConnection: !opts.idempotent,
         });
         const maxBytes = opts.maxBytes ?? this.options.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
         const text = (await readCapped(res.body, maxBytes, `the service's answer to ${opts.path}`, res.header('content-length'))).toString(

@@ -21,6 +21,12 @@ export interface HttpInit {
   bodyTimeoutMs: number;
   /** Ends the request, and the read of its body, when it aborts. */
   signal?: AbortSignal;
+  /**
+   * On a connection of its own, never a kept-alive one: for a request that is not safe to send twice. A server may
+   * close a kept-alive connection just as it is reused; the request then fails unsent-or-not, and one that must not
+   * be repeated cannot be retried (undici opened a new connection there; node's agent reuses the closing one).
+   */
+  freshConnection?: boolean;
 }
 
 export interface HttpAnswer {
@@ -50,7 +56,7 @@ export async function httpRequest(url: string | URL, init: HttpInit): Promise<Ht
     // A header whose value is absent is not sent (node:http would refuse the whole request).
     for (const [name, value] of Object.entries(init.headers)) if (value !== undefined && value !== null) headers[name] = value;
     if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
-    const req = request(target, { method: init.method, headers, signal: init.signal });
+    const req = request(target, { method: init.method, headers, signal: init.signal, ...(init.freshConnection ? { agent: false } : {}) });
     let timer = setTimeout(() => req.destroy(deadline('headers', init.headersTimeoutMs)), init.headersTimeoutMs);
     let answered = false;
     req.on('error', (error) => {
@@ -143,6 +149,9 @@ function refusedAnswer(res: HttpAnswer, url: string | URL): string | undefined {
   return undefined;
 }
 
+/** A deadline that never comes first (setTimeout's longest, about 24.8 days). */
+const NO_DEADLINE = 2 ** 31 - 1;
+
 /** The most of one RPC answer read: viem's own cap (10 MiB) and a byte, so that viem refuses a larger one itself. */
 const RPC_READ_CAP = 10 * 1024 * 1024 + 1;
 
@@ -165,8 +174,10 @@ export async function rpcFetch(input: string | URL | Request, init: RequestInit 
       method: init.method ?? 'POST',
       headers,
       body: typeof init.body === 'string' ? init.body : undefined,
-      headersTimeoutMs: 120_000,
-      bodyTimeoutMs: 120_000,
+      // viem's signal ends a request at its own timeout (rpcTimeoutMs, which has no upper bound): these deadlines
+      // only stand in when there is no signal.
+      headersTimeoutMs: signal ? NO_DEADLINE : 120_000,
+      bodyTimeoutMs: signal ? NO_DEADLINE : 120_000,
       signal,
     });
     const refusal = refusedAnswer(res, url);
