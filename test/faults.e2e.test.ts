@@ -31,6 +31,15 @@ function askFile(title: string): string {
   );
 }
 
+/** The same ask run again, against the sandbox itself: it finishes, one submission with its title, paid once. */
+async function rerunPaysOnce(file: string, title: string, before: bigint): Promise<void> {
+  const resumed = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'], s.home, { env: s.sb.env() });
+  expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+  expect(resumed.json().status).toBe('submitted');
+  expect(await submissionsTitled(title)).toBe(1);
+  expect(await usdc()).toBe(before - 1_500_000n);
+}
+
 describe('a stalled RPC', () => {
   it('that never answers: exit 4 after the configured timeout, one clear line, nothing paid', async () => {
     const proxy = await startStallProxy(s.sb.info.rpcUrl, 'stall');
@@ -66,11 +75,7 @@ describe('a stalled RPC', () => {
     } finally {
       await proxy.close();
     }
-    const resumed = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'], s.home, { env: s.sb.env() });
-    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
-    expect(resumed.json().status).toBe('submitted');
-    expect(await submissionsTitled(title)).toBe(1);
-    expect(await usdc()).toBe(before - 1_500_000n);
+    await rerunPaysOnce(file, title, before);
   });
 
   it('a connection dropped right after the transaction reached the chain: exit 4 (not sent again, nor signed anew), then a rerun pays once', async () => {
@@ -90,11 +95,7 @@ describe('a stalled RPC', () => {
     } finally {
       await proxy.close();
     }
-    const resumed = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'], s.home, { env: s.sb.env() });
-    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
-    expect(resumed.json().status).toBe('submitted');
-    expect(await submissionsTitled(title)).toBe(1);
-    expect(await usdc()).toBe(before - 1_500_000n);
+    await rerunPaysOnce(file, title, before);
   });
 
   it('an RPC timeout that is not a positive number of milliseconds is a usage error', async () => {
