@@ -51,19 +51,24 @@ const usdc = () => tokenBalance(s, 'USDC');
 const lrep = () => tokenBalance(s, 'LREP');
 const submissionsTitled = (title: string) => titled(s, title);
 
-async function crashThenResume(point: string, mode: 'wallet_calls' | 'x402_authorization'): Promise<void> {
-  const title = `Crash test ${point} ${mode} ${n++}`;
-  const file = home.file(
-    `crash-${n}.json`,
+/** An ask file in the test home: a 1.5 USDC bounty, and with `bonus` a 1 USDC feedback bonus (the cap covers both). */
+function askFile(name: string, title: string, tag: string, bonus = false): string {
+  return home.file(
+    `${name}.json`,
     JSON.stringify({
       chainId: 31337,
-      clientRequestId: `crash-${process.pid}-${n}-${Date.now()}`,
-      maxPaymentAmount: '2500000',
+      clientRequestId: `${name}-${process.pid}-${Date.now()}`,
+      maxPaymentAmount: bonus ? '2500000' : '1500000',
       bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-      feedbackBonus: { amount: '1000000', asset: 'USDC' },
-      question: { title, contextUrl: 'https://example.com/crash', categoryId: '1', tags: ['crash'] },
+      ...(bonus ? { feedbackBonus: { amount: '1000000', asset: 'USDC' } } : {}),
+      question: { title, contextUrl: `https://example.com/${tag}`, categoryId: '1', tags: [tag] },
     }),
   );
+}
+
+async function crashThenResume(point: string, mode: 'wallet_calls' | 'x402_authorization'): Promise<void> {
+  const title = `Crash test ${point} ${mode} ${n++}`;
+  const file = askFile(`crash-${n}`, title, 'crash', true);
   const env = sb.env();
   const before = await usdc();
   const killed = await runCli(['--json', 'ask', '--file', file, '--payment-mode', mode], home, {
@@ -115,16 +120,7 @@ describe('SIGKILL at every step, then rerun: one submission, one payment', () =>
   it.each(X402_POINTS)('x402 one-shot with a bonus, killed after %s', (point) => crashThenResume(point, 'x402_authorization'));
 
   it('a second loopsign on the same ask is refused while the first holds the journal', async () => {
-    const file = home.file(
-      'lock.json',
-      JSON.stringify({
-        chainId: 31337,
-        clientRequestId: `lock-${Date.now()}`,
-        maxPaymentAmount: '1500000',
-        bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-        question: { title: `Lock test ${Date.now()}`, contextUrl: 'https://example.com/lock', categoryId: '1', tags: ['lock'] },
-      }),
-    );
+    const file = askFile('lock', `Lock test ${Date.now()}`, 'lock');
     const env = sb.env();
     await sb.control('/__sandbox/faults', { route: 'POST /api/agent/asks', kind: 'timeout', delayMs: 4000, count: 1 });
     const first = runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'], home, { env });
@@ -137,16 +133,7 @@ describe('SIGKILL at every step, then rerun: one submission, one payment', () =>
 
   it('a transaction sent from the wallet by other software takes the journaled nonce: the rerun says so at once and pays nothing', async () => {
     const title = `Nonce taken ${Date.now()}`;
-    const file = home.file(
-      'nonce-taken.json',
-      JSON.stringify({
-        chainId: 31337,
-        clientRequestId: `nonce-taken-${Date.now()}`,
-        maxPaymentAmount: '1500000',
-        bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-        question: { title, contextUrl: 'https://example.com/nonce', categoryId: '1', tags: ['nonce'] },
-      }),
-    );
+    const file = askFile('nonce-taken', title, 'nonce');
     const env = sb.env();
     const before = await usdc();
     const args = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
@@ -166,17 +153,7 @@ describe('SIGKILL at every step, then rerun: one submission, one payment', () =>
 
   it('a rerun that switches to x402 after a wallet_calls transaction of the ask is on chain is refused before it signs an authorization, and the wallet_calls rerun then pays once', async () => {
     const title = `Mode switch ${Date.now()}`;
-    const file = home.file(
-      'mode-switch.json',
-      JSON.stringify({
-        chainId: 31337,
-        clientRequestId: `mode-switch-${Date.now()}`,
-        maxPaymentAmount: '2500000',
-        bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-        feedbackBonus: { amount: '1000000', asset: 'USDC' },
-        question: { title, contextUrl: 'https://example.com/mode-switch', categoryId: '1', tags: ['crash'] },
-      }),
-    );
+    const file = askFile('mode-switch', title, 'crash', true);
     const env = sb.env();
     const before = await usdc();
     const walletCalls = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
