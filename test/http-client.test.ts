@@ -198,7 +198,7 @@ describe('HttpClient', () => {
     plan.push('gzip-offer');
     const offered = await client([]).request<{ acceptEncoding: string | null }>({ method: 'GET', path: '/g', idempotent: true });
     expect(offered.acceptEncoding ?? 'identity').toBe('identity');
-    // fetch says only "fetch failed": the reason in its cause is what the user sees.
+    // The reason is what the user sees (fetch said only "fetch failed", and kept it in its cause).
     const e = await new HttpClient({ baseUrl: 'http://loopsign-test.invalid', retries: 0 })
       .request({ method: 'GET', path: '/x', idempotent: true })
       .catch((x) => x);

@@ -12,7 +12,7 @@ import { ensurePrivateDir, writeFileAtomically } from '../fsutil.js';
 import { MAX_IMAGE_BYTES } from '../images/check.js';
 import { termsDir, type LoopsignPaths } from '../paths.js';
 import { discardBody, readCapped } from '../service/cap.js';
-import { failureText, httpRequest } from '../service/node-http.js';
+import { httpRequest } from '../service/node-http.js';
 import { isDoc, objectField, type ServiceDoc } from '../service/doc.js';
 import type { McpClient, ToolArgs } from '../service/mcp.js';
 import { checkTermsMessage, type CheckedTerms } from '../wallet/terms-guard.js';
@@ -217,7 +217,7 @@ async function readGated(u: GatedUrl, wallet: Hex, cookieHeader: string | undefi
       signal: AbortSignal.timeout(GATED_TIMEOUT_MS),
     });
   } catch (error) {
-    throw new ServiceError('gated_fetch_failed', `cannot read the gated ${kind} at ${where}: ${failureText(error)}`, {
+    throw new ServiceError('gated_fetch_failed', `cannot read the gated ${kind} at ${where}: ${(error as Error).message}`, {
       cause: error,
     });
   }
@@ -244,7 +244,7 @@ async function readGated(u: GatedUrl, wallet: Hex, cookieHeader: string | undefi
     bytes = await readCapped(res.body, GATED_MAX_BYTES[kind]!, `the gated ${kind} at ${where}`, res.header('content-length'));
   } catch (error) {
     if (error instanceof ServiceError) throw error;
-    throw new ServiceError('gated_fetch_failed', `reading the gated ${kind} at ${where} failed: ${failureText(error)}`, {
+    throw new ServiceError('gated_fetch_failed', `reading the gated ${kind} at ${where} failed: ${(error as Error).message}`, {
       cause: error,
     });
   }

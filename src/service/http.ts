@@ -6,7 +6,7 @@ import { ServiceError, UsageError } from '../errors.js';
 import { httpStatusCode, serviceCode } from '../error-codes.js';
 import { serviceWord } from '../output.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readCapped } from './cap.js';
-import { failureText, httpRequest } from './node-http.js';
+import { httpRequest } from './node-http.js';
 
 export interface ServiceErrorDetails {
   status: number;
@@ -165,11 +165,15 @@ export class HttpClient {
       } catch (error) {
         if (error instanceof ServiceError || error instanceof UsageError) throw error;
         const reason = networkReason(error);
-        const wrapped = new ServiceError('service_unreachable', `cannot reach the service at ${url}: ${reason ?? failureText(error)}`, {
-          hint: 'check --base-url and your connection; the command is safe to run again',
-          details: { retryable: true, path: opts.path },
-          cause: error,
-        });
+        const wrapped = new ServiceError(
+          'service_unreachable',
+          `cannot reach the service at ${url}: ${reason ?? (error as Error).message}`,
+          {
+            hint: 'check --base-url and your connection; the command is safe to run again',
+            details: { retryable: true, path: opts.path },
+            cause: error,
+          },
+        );
         if (!opts.idempotent || attempt > this.retries || reason === undefined) throw wrapped;
         failure = wrapped;
         waitMs = backoff(attempt);

@@ -117,13 +117,6 @@ export async function httpRequest(url: string | URL, init: HttpInit): Promise<Ht
   });
 }
 
-/** What went wrong in words (fetch's "fetch failed" keeps its reason in the cause). */
-export function failureText(error: unknown): string {
-  const e = error as { message?: string; cause?: { message?: string } };
-  if (e?.message === 'fetch failed' && typeof e.cause?.message === 'string') return e.cause.message;
-  return typeof e?.message === 'string' ? e.message : String(error);
-}
-
 /**
  * What makes an RPC's answer one that viem cannot be handed as fetch would have, in words (undefined when none):
  * a status outside 200-599 (no Response can carry it), a body compressed although only identity was accepted (fetch
