@@ -167,6 +167,11 @@ describe('SIGKILL at every step, then rerun: one submission, one payment', () =>
     expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
     expect(await submissionsTitled(title)).toBe(1);
     expect(before - (await usdc())).toBe(2_500_000n);
+    // A finished ask rerun with the other mode pays nothing more, and reports the mode it was paid in, not the flag's.
+    const again = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'x402_authorization'], home, { env });
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.json()).toMatchObject({ resumed: true, paymentMode: 'wallet_calls' });
+    expect(before - (await usdc())).toBe(2_500_000n);
   });
 });
 

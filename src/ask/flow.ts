@@ -194,9 +194,12 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
   const prepared = await prepareAsk(ctx, opts);
   const { run, resumed } = await openAsk(ctx, prepared, opts);
   const { journal, ask, mode, service } = run;
-  const base = { clientRequestId: ask.clientRequestId, paymentMode: mode, resumed, operation: journal.id };
   try {
     const submitted = await submitAsk(run, { confirm: opts.confirm });
+    // The mode the ask was paid in (journaled when planned): a finished ask rerun with the other flag pays nothing
+    // more, and must not be reported as paid the other way.
+    const paymentMode = journal.data.paymentMode ?? mode;
+    const base = { clientRequestId: ask.clientRequestId, paymentMode, resumed, operation: journal.id };
     if (submitted.state === 'executed_not_confirmed') {
       const { operationKey, hashes, transactions } = submitted;
       return {
