@@ -36,7 +36,7 @@ async function broker(url: string, route: string, body: unknown): Promise<any> {
   return doc;
 }
 
-/** A keystore and password file for a new random key, as the sandbox writes its dev wallet (scrypt n=2^14). */
+/** A keystore and password file for a new random key, as the sandbox writes its dev wallet (scrypt n=2^13). */
 async function freshWallet(): Promise<{ dir: string; wallet: SandboxInfo['devWallet'] }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'loopsign-wallet-'));
   const key = generatePrivateKey();
@@ -46,7 +46,7 @@ async function freshWallet(): Promise<{ dir: string; wallet: SandboxInfo['devWal
   const keystore = path.join(dir, 'dev-wallet.json');
   const passwordFile = path.join(dir, 'dev-wallet.password');
   writeFileSync(passwordFile, password + '\n', { mode: 0o600 });
-  writeFileSync(keystore, JSON.stringify(await encryptKeystore(key, password, { n: 16384 }), null, 2) + '\n', { mode: 0o600 });
+  writeFileSync(keystore, JSON.stringify(await encryptKeystore(key, password, { n: 8192 }), null, 2) + '\n', { mode: 0o600 });
   return { dir, wallet: { address: addressOfPrivateKey(key), keystore, passwordFile } };
 }
 
