@@ -197,7 +197,85 @@ describe('instant blocks', () => {
       await resumeHonestly(file, 'eth_sendRawTransaction');
     });
   });
+
+  describe("red team: a node that fails or stalls its block reads during the reservation's wait", () => {
+    /** The ask through `node`; it must pay once, its submit at least 1 s after its reservation on the chain's clock. */
+    async function askThrough(node: { url: string }, env: Record<string, string> = {}) {
+      const r = await runCli(
+        ['--json', 'ask', '--file', askFile(c.home, 'wait'), '--payment-mode', 'wallet_calls', '--rpc-url', node.url],
+        c.home,
+        {
+          env: { ...c.sb.env(), ...env },
+        },
+      );
+      return r;
+    }
+
+    it('one failed read of the latest block does not end the ask as an internal error after the reservation was mined', async () => {
+      const node = await waitProxy(c.sb.info.rpcUrl, 'latest-fails-once');
+      const r = await askThrough(node);
+      await node.close();
+      expect(node.failed).toBe(1);
+      expect(r.code, r.stdout).toBe(0);
+      expect(r.json()).toMatchObject({ status: 'submitted' });
+      const asked = recorded(c.home, r.json().operation).txs.filter((t: any) => t.stage === 'ask');
+      expect(asked.map((t: any) => t.status)).toEqual(['mined', 'mined', 'mined']);
+      expect(await stamp(c, asked[2])).toBeGreaterThanOrEqual((await stamp(c, asked[0])) + 1n);
+    });
+
+    it('a pending block that never comes does not hold the submit until the RPC timeout gives up on it', async () => {
+      const node = await waitProxy(c.sb.info.rpcUrl, 'pending-hangs');
+      const r = await askThrough(node, { LOOPSIGN_RPC_TIMEOUT_MS: '4000' });
+      await node.close();
+      expect(r.code, r.stdout).toBe(0);
+      expect(r.json()).toMatchObject({ status: 'submitted' });
+      // The transaction after the reservation went out while a read of the pending block was still unanswered (and
+      // not yet given up on): the wait ended on its own clock, not on the node's silence.
+      expect(node.openPendingAtSends.length).toBeGreaterThanOrEqual(2);
+      expect(node.openPendingAtSends[1]).toBeGreaterThan(0);
+      const asked = recorded(c.home, r.json().operation).txs.filter((t: any) => t.stage === 'ask');
+      expect(await stamp(c, asked[2])).toBeGreaterThanOrEqual((await stamp(c, asked[0])) + 1n);
+    });
+  });
 });
+
+/**
+ * A JSON-RPC proxy in front of the sandbox's node that, once a transaction went through it, either fails the next
+ * read of the latest block once (`latest-fails-once`) or never answers a read of the pending block
+ * (`pending-hangs`, counting at each broadcast how many such reads are still open).
+ */
+async function waitProxy(target: string, mode: 'latest-fails-once' | 'pending-hangs') {
+  let sent = 0;
+  let open = 0;
+  const state = { url: '', failed: 0, openPendingAtSends: [] as number[], close: async () => undefined as void };
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const ch of req) chunks.push(ch as Buffer);
+    const m = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    const tag = m.method === 'eth_getBlockByNumber' ? String(m.params?.[0]) : '';
+    if (m.method === 'eth_sendRawTransaction') {
+      state.openPendingAtSends.push(open);
+      sent++;
+    }
+    if (mode === 'pending-hangs' && sent > 0 && tag === 'pending') {
+      open++;
+      res.on('close', () => open--);
+      return;
+    }
+    if (mode === 'latest-fails-once' && sent > 0 && tag === 'latest' && state.failed === 0) {
+      state.failed++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'header not found' } }));
+      return;
+    }
+    const a = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(m) });
+    res.writeHead(200, { 'content-type': 'application/json' }).end(await a.text());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  state.close = () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve())));
+  return state;
+}
 
 /**
  * A JSON-RPC proxy in front of the sandbox's node that records every method (with the block asked for) and, when

@@ -330,21 +330,38 @@ export class Executor {
    * is: a live chain stamps every later block later still, and an automining dev chain (anvil), which can stamp
    * two blocks alike, stamps its next one at its clock, which the pending block shows. So on such a chain the
    * wait ends when its clock passes the next second (half a second on average) instead of after a fixed 1.25 s;
-   * a node that shows neither still gets that one wall-clock wait, as before.
+   * a node that shows neither still gets that one wall-clock wait, as before. A node that fails or never answers a
+   * read here shows nothing: the wait still ends at RESERVATION_WAIT_MS (the reservation is mined and journaled, and
+   * a node that stays broken fails the next step, which says so), never with a read's raw error (an "internal error"
+   * with the reservation paid for) nor after the RPC timeout's retries (a minute at the default 20 s).
    */
   private async waitReservationAge(reserve: TransactionReceipt): Promise<void> {
-    const due = (await this.client.getBlock({ blockNumber: reserve.blockNumber })).timestamp + 1n;
     const start = Date.now();
+    // A read's answer, or undefined when it fails or does not come before the wait's end.
+    const read = <T>(request: () => Promise<T>): Promise<T | undefined> => {
+      let timer: NodeJS.Timeout | undefined;
+      const end = new Promise<undefined>(
+        (r) => (timer = setTimeout(() => r(undefined), Math.max(0, start + RESERVATION_WAIT_MS - Date.now()))),
+      );
+      return Promise.race([request().catch(() => undefined), end]).finally(() => clearTimeout(timer));
+    };
+    const reserved = await read(() => this.client.getBlock({ blockNumber: reserve.blockNumber }));
+    const due = reserved === undefined ? undefined : reserved.timestamp + 1n;
     for (;;) {
-      const [latest, pending] = await Promise.all([
-        this.client.getBlock({ blockTag: 'latest' }),
-        this.client.getBlock({ blockTag: 'pending' }).catch(() => undefined),
-      ]);
-      if (latest.timestamp >= due || (pending !== undefined && pending.timestamp >= due)) return;
       if (Date.now() - start >= RESERVATION_WAIT_MS) return;
+      if (due !== undefined) {
+        const [latest, pending] = await Promise.all([
+          read(() => this.client.getBlock({ blockTag: 'latest' })),
+          read(() => this.client.getBlock({ blockTag: 'pending' })),
+        ]);
+        if ((latest !== undefined && latest.timestamp >= due) || (pending !== undefined && pending.timestamp >= due)) return;
+        if (Date.now() - start >= RESERVATION_WAIT_MS) return;
+      }
       // One look per polling interval (100 ms on the sandbox's local node), at most one every 250 ms: each look is two
       // block reads, and looking four times as often cost an ask about 24 reads (some 40 ms of CPU) to gain 37 ms.
-      await new Promise((r) => setTimeout(r, Math.min(250, this.client.pollingInterval)));
+      await new Promise((r) =>
+        setTimeout(r, Math.min(250, this.client.pollingInterval, Math.max(0, start + RESERVATION_WAIT_MS - Date.now()))),
+      );
     }
   }
 
