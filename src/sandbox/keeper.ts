@@ -89,6 +89,9 @@ export class Keeper {
   /** Something reached the sandbox (a request): keep passes at the fast rate, and run one soon if they had slowed. */
   nudge(): void {
     this.lastNudge = Date.now();
+    // A stopped keeper stays stopped: the sandbox stops it before closing its server and anvil, and a request that
+    // arrives meanwhile must not start a pass against a node that is going away.
+    if (this.stopped) return;
     if (this.timer && this.sleepingIdle) {
       clearTimeout(this.timer);
       this.schedule(this.intervals.fast);
