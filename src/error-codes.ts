@@ -148,6 +148,9 @@ const CHAIN = {
     'the RPC did not answer eth_chainId; check --rpc-url (or ETH_RPC_URL, which loopsign falls back to) and the network, then run again.',
   ),
   rpc_chain_mismatch: chain('the RPC is on another chain than the one configured; point --rpc-url at this chain or change --chain-id.'),
+  rpc_failed: chain(
+    'a request to the RPC failed (an error answer, none in time, or a broken connection) at a step with no error of its own; what was signed is journaled: check the node and run the same command again.',
+  ),
   no_trusted_deployment: usage(
     'loopsign has no trusted contracts for a paid round on this chain; configure the deployment you trust in the config file (chains.<id>.contracts, tokens).',
   ),

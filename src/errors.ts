@@ -160,5 +160,34 @@ export class InterruptedError extends LoopsignError {
 }
 
 export function exitCodeOf(error: unknown): ExitCodeValue {
-  return error instanceof LoopsignError ? error.exitCode : ExitCode.internal;
+  const known = asKnownError(error);
+  return known instanceof LoopsignError ? known.exitCode : ExitCode.internal;
+}
+
+// viem's errors that come from a request to the node: its transports' (HttpRequestError, WebSocketRequestError,
+// TimeoutError, SocketClosedError), a JSON-RPC error answer (RpcRequestError, and its typed kinds, all named …RpcError),
+// and the node's own words for a transaction it refused (named …Error by viem, under TransactionExecutionError).
+const NODE_FAILURES = /^(HttpRequestError|WebSocketRequestError|TimeoutError|SocketClosedError|RpcRequestError|\w+RpcError)$/;
+
+/**
+ * An error loopsign did not make itself, as the error it is when it is one loopsign knows: a viem error from a
+ * request to the RPC that no step wrapped is the chain's failure (exit 4, `rpc_failed`), never "loopsign hit a bug".
+ * Anything else is returned as it is (an internal error). viem's errors are recognised by their shape (their name,
+ * `walk` and `shortMessage`), so that rendering an error never loads viem.
+ */
+export function asKnownError(error: unknown): unknown {
+  if (error instanceof LoopsignError || !(error instanceof Error)) return error;
+  const v = error as Error & { walk?: (fn: (e: unknown) => boolean) => unknown; shortMessage?: string };
+  if (typeof v.walk !== 'function' || typeof v.shortMessage !== 'string') return error;
+  const failure = v.walk((e) => e instanceof Error && NODE_FAILURES.test(e.name));
+  if (!failure) return error;
+  // viem's short message names the kind ("An internal error was received."); the node's own words are its details.
+  const first = (text: unknown) => (typeof text === 'string' ? text.split('\n')[0]!.trim().slice(0, 300) : '');
+  const short = first(v.shortMessage);
+  const details = first((failure as { details?: unknown }).details);
+  const said = details && !short.includes(details) ? `${short.replace(/\.$/, '')}: ${details}` : short;
+  return new ChainError('rpc_failed', `a request to the RPC failed: ${said}`, {
+    hint: 'check the RPC (--rpc-url) and run the same command again: what was signed is journaled, and a rerun resumes it',
+    cause: error,
+  });
 }

@@ -7,7 +7,7 @@
 // - URLs that may carry credentials (RPC URLs) are shown as scheme and host only, in every mode.
 import { randomBytes } from 'node:crypto';
 import { styleText } from 'node:util';
-import { LoopsignError, exitCodeOf, ExitCode } from './errors.js';
+import { LoopsignError, asKnownError, exitCodeOf, ExitCode } from './errors.js';
 import type { Env } from './env.js';
 
 export interface OutputOptions {
@@ -327,7 +327,8 @@ export interface ErrorBody {
   [key: string]: unknown;
 }
 
-export function errorBody(error: unknown, debug: boolean): ErrorBody {
+export function errorBody(raw: unknown, debug: boolean): ErrorBody {
+  const error = asKnownError(raw);
   if (error instanceof LoopsignError) {
     const body: ErrorBody = { code: error.code, message: error.message };
     if (error.hint) body.hint = error.hint;

@@ -417,3 +417,27 @@ describe('the compiler', () => {
     expect(ts.getPreEmitDiagnostics(bad).length).toBe(1);
   }, 60_000);
 });
+
+describe("viem's errors from a request to the node", () => {
+  it('are the chain failure rpc_failed (exit 4) in one line with the node words; any other error stays internal_error', async () => {
+    const { BaseError, HttpRequestError, InternalRpcError, RpcRequestError } = await import('viem');
+    const url = 'http://127.0.0.1:9/key-in-path';
+    const rpc = new InternalRpcError(
+      new RpcRequestError({ body: { method: 'eth_getBlockByNumber' }, error: { code: -32603, message: 'overloaded' }, url }),
+    );
+    const wrapped = new BaseError('reading the latest block', { cause: rpc });
+    for (const e of [rpc, wrapped]) {
+      const body = errorBody(e, false);
+      expect(body).toMatchObject({ code: 'rpc_failed', exitCode: 4 });
+      expect(body.message).toMatch(/^a request to the RPC failed: .*overloaded$/);
+      expect(body.message).not.toMatch(/\n|key-in-path/);
+    }
+    expect(errorBody(new HttpRequestError({ url, details: 'connect ECONNREFUSED 127.0.0.1:9' }), false)).toMatchObject({
+      code: 'rpc_failed',
+      message: 'a request to the RPC failed: HTTP request failed: connect ECONNREFUSED 127.0.0.1:9',
+    });
+    // A viem error that is not a request to the node (loopsign's own use of viem) is a bug, as any other error.
+    expect(errorBody(new BaseError('an encoding went wrong'), false)).toMatchObject({ code: 'internal_error', exitCode: 1 });
+    expect(errorBody(Object.assign(new Error('t'), { name: 'TimeoutError' }), false)).toMatchObject({ code: 'internal_error' });
+  });
+});

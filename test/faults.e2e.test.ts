@@ -98,6 +98,31 @@ describe('a stalled RPC', () => {
     await rerunPaysOnce(file, title, before);
   });
 
+  it('a node that fails its reads of the latest block: exit 4 rpc_failed in one line (not a loopsign bug), nothing paid; a rerun on a healthy node pays once', async () => {
+    const title = `Failing reads ${Date.now()}`;
+    const file = askFile(title);
+    const proxy = await startStallProxy(s.sb.info.rpcUrl, 'latest-fails');
+    const before = await usdc();
+    try {
+      const r = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], s.home, {
+        env: s.sb.env(),
+      });
+      expect(r.code, r.stdout + r.stderr).toBe(4);
+      const err = r.json().error;
+      expect(err.code).toBe('rpc_failed');
+      expect(err.message).toMatch(/^a request to the RPC failed: .*the node is overloaded \(test\)/);
+      expect(err.message).not.toMatch(/\n/);
+      expect(err.hint).toMatch(/journaled/);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(proxy.forwarded).toContain('eth_getBlockByNumber (failed)');
+      expect(proxy.forwarded).not.toContain('eth_sendRawTransaction');
+      expect(await usdc()).toBe(before);
+    } finally {
+      await proxy.close();
+    }
+    await rerunPaysOnce(file, title, before);
+  });
+
   it('an RPC timeout that is not a positive number of milliseconds is a usage error', async () => {
     const r = await runCli(['--json', 'config', 'show'], s.home, { env: { ...s.sb.env(), LOOPSIGN_RPC_TIMEOUT_MS: 'soon' } });
     expect(r.code).toBe(2);

@@ -5,11 +5,13 @@
 // - 'stall-after-send': forward requests, including the first eth_sendRawTransaction (so the transaction does
 //   reach the chain), but never answer that one or anything after it;
 // - 'reset-after-send': forward everything, but drop the connection instead of answering the first
-//   eth_sendRawTransaction (which did reach the chain); answer everything after it.
+//   eth_sendRawTransaction (which did reach the chain); answer everything after it;
+// - 'latest-fails': answer every read of the latest block with a JSON-RPC error (as an overloaded provider fails
+//   some requests), forward everything else.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type StallMode = 'pass' | 'stall' | 'stall-after-send' | 'reset-after-send';
+export type StallMode = 'pass' | 'stall' | 'stall-after-send' | 'reset-after-send' | 'latest-fails';
 
 export interface StallProxy {
   url: string;
@@ -32,8 +34,15 @@ export async function startStallProxy(target: string, mode: StallMode): Promise<
       held.push(res);
       return;
     }
-    const call = JSON.parse(body) as { method?: string; params?: unknown[] };
+    const call = JSON.parse(body) as { id?: unknown; method?: string; params?: unknown[] };
     const method = call.method ?? '?';
+    if (proxy.mode === 'latest-fails' && method === 'eth_getBlockByNumber' && call.params?.[0] === 'latest') {
+      proxy.forwarded.push(`${method} (failed)`);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(
+        JSON.stringify({ jsonrpc: '2.0', id: call.id ?? null, error: { code: -32603, message: 'the node is overloaded (test)' } }),
+      );
+    }
     proxy.forwarded.push(method);
     if (method === 'eth_sendRawTransaction') proxy.sent.push(String(call.params?.[0]));
     const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
