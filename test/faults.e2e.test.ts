@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { openSession, submissionsTitled as titled, tokenBalance, type Session } from './helpers/chain.js';
-import { startStallProxy } from './helpers/stall-proxy.js';
+import { startStallProxy, type StallMode } from './helpers/stall-proxy.js';
 
 let s: Session;
 beforeAll(async () => {
@@ -40,6 +40,21 @@ async function rerunPaysOnce(file: string, title: string, before: bigint): Promi
   expect(await usdc()).toBe(before - 1_500_000n);
 }
 
+/** An ask (wallet_calls) through a proxy in `mode` in front of the sandbox's node, closed once the run is over. */
+async function askThrough(mode: StallMode, title: string, env: Record<string, string> = {}) {
+  const file = askFile(title);
+  const proxy = await startStallProxy(s.sb.info.rpcUrl, mode);
+  const before = await usdc();
+  try {
+    const r = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], s.home, {
+      env: { ...s.sb.env(), ...env },
+    });
+    return { r, proxy, file, before };
+  } finally {
+    await proxy.close();
+  }
+}
+
 describe('a stalled RPC', () => {
   it('that never answers: exit 4 after the configured timeout, one clear line, nothing paid', async () => {
     const proxy = await startStallProxy(s.sb.info.rpcUrl, 'stall');
@@ -61,65 +76,38 @@ describe('a stalled RPC', () => {
 
   it('right after a transaction reached the chain: exit 4, then a rerun on a healthy node pays once', async () => {
     const title = `Stalled after send ${Date.now()}`;
-    const file = askFile(title);
-    const proxy = await startStallProxy(s.sb.info.rpcUrl, 'stall-after-send');
-    const before = await usdc();
-    try {
-      const r = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], s.home, {
-        env: { ...s.sb.env(), LOOPSIGN_RPC_TIMEOUT_MS: '400' },
-      });
-      expect(r.code, r.stdout + r.stderr).toBe(4);
-      expect(r.json().error.code).toBe('broadcast_failed');
-      expect(r.json().error.hint).toMatch(/journaled; run the same command again/);
-      expect(proxy.forwarded).toContain('eth_sendRawTransaction');
-    } finally {
-      await proxy.close();
-    }
+    const { r, proxy, file, before } = await askThrough('stall-after-send', title, { LOOPSIGN_RPC_TIMEOUT_MS: '400' });
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    expect(r.json().error.code).toBe('broadcast_failed');
+    expect(r.json().error.hint).toMatch(/journaled; run the same command again/);
+    expect(proxy.forwarded).toContain('eth_sendRawTransaction');
     await rerunPaysOnce(file, title, before);
   });
 
   it('a connection dropped right after the transaction reached the chain: exit 4 (not sent again, nor signed anew), then a rerun pays once', async () => {
     const title = `Reset after send ${Date.now()}`;
-    const file = askFile(title);
-    const proxy = await startStallProxy(s.sb.info.rpcUrl, 'reset-after-send');
-    const before = await usdc();
-    try {
-      const r = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], s.home, {
-        env: s.sb.env(),
-      });
-      expect(r.code, r.stdout + r.stderr).toBe(4);
-      expect(r.json().error.code).toBe('broadcast_failed');
-      // Why, in words (viem's "HTTP request failed." alone said nothing).
-      expect(r.json().error.message).toMatch(/HTTP request failed: socket hang up/);
-      expect(proxy.sent).toHaveLength(1);
-    } finally {
-      await proxy.close();
-    }
+    const { r, proxy, file, before } = await askThrough('reset-after-send', title);
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    expect(r.json().error.code).toBe('broadcast_failed');
+    // Why, in words (viem's "HTTP request failed." alone said nothing).
+    expect(r.json().error.message).toMatch(/HTTP request failed: socket hang up/);
+    expect(proxy.sent).toHaveLength(1);
     await rerunPaysOnce(file, title, before);
   });
 
   it('a node that fails its reads of the latest block: exit 4 rpc_failed in one line (not a loopsign bug), nothing paid; a rerun on a healthy node pays once', async () => {
     const title = `Failing reads ${Date.now()}`;
-    const file = askFile(title);
-    const proxy = await startStallProxy(s.sb.info.rpcUrl, 'latest-fails');
-    const before = await usdc();
-    try {
-      const r = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], s.home, {
-        env: s.sb.env(),
-      });
-      expect(r.code, r.stdout + r.stderr).toBe(4);
-      const err = r.json().error;
-      expect(err.code).toBe('rpc_failed');
-      expect(err.message).toMatch(/^a request to the RPC failed: .*the node is overloaded \(test\)/);
-      expect(err.message).not.toMatch(/\n/);
-      expect(err.hint).toMatch(/journaled/);
-      expect(r.stderr).not.toMatch(/\n\s+at /);
-      expect(proxy.forwarded).toContain('eth_getBlockByNumber (failed)');
-      expect(proxy.forwarded).not.toContain('eth_sendRawTransaction');
-      expect(await usdc()).toBe(before);
-    } finally {
-      await proxy.close();
-    }
+    const { r, proxy, file, before } = await askThrough('latest-fails', title);
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    const err = r.json().error;
+    expect(err.code).toBe('rpc_failed');
+    expect(err.message).toMatch(/^a request to the RPC failed: .*the node is overloaded \(test\)/);
+    expect(err.message).not.toMatch(/\n/);
+    expect(err.hint).toMatch(/journaled/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(proxy.forwarded).toContain('eth_getBlockByNumber (failed)');
+    expect(proxy.forwarded).not.toContain('eth_sendRawTransaction');
+    expect(await usdc()).toBe(before);
     await rerunPaysOnce(file, title, before);
   });
 
