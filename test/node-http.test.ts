@@ -41,6 +41,12 @@ function answer(sock: Socket, mode: string): void {
     case 'redirect':
       sock.write('HTTP/1.1 307 Temporary Redirect\r\nlocation: https://other.example/v2/key-do-not-print\r\ncontent-length: 0\r\n\r\n');
       return;
+    case 'no-content':
+      sock.write('HTTP/1.1 204 No Content\r\n\r\n');
+      return;
+    case 'empty-200':
+      sock.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 0\r\n\r\n');
+      return;
     case 'body-stall':
       // Headers and the start of a body, then nothing more.
       sock.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"jsonrpc":');
@@ -163,6 +169,8 @@ describe('why an RPC could not be used is said, not only "HTTP request failed."'
     ['gzip', /HTTP request failed: the RPC answered in content-encoding gzip, which loopsign did not accept/],
     ['status-600', /HTTP request failed: the RPC answered with HTTP status 600, which is not a valid status/],
     ['redirect', /HTTP request failed: the RPC answered 307, a redirect to https:\/\/other\.example; loopsign does not follow/],
+    ['no-content', /HTTP request failed: the RPC answered 204 with an empty body, which is no JSON-RPC answer/],
+    ['empty-200', /HTTP request failed: the RPC answered 200 with an empty body, which is no JSON-RPC answer/],
   ])('an answer viem cannot be handed as fetch would (%s) is named', async (mode, words) => {
     const e = await connectError(`${base}/${mode}`);
     expect(e.code).toBe('rpc_unreachable');

@@ -191,6 +191,9 @@ export async function rpcFetch(input: string | URL | Request, init: RequestInit 
     if (signal?.aborted) throw signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
     throw error;
   }
+  // An empty answer (a 204, or a 200 with no body) is no JSON-RPC answer. Handed on, viem reads it as `{}`, and the
+  // caller failed on a missing result ("Cannot convert undefined to a BigInt", fetch's answer did the same).
+  if (size === 0 && res.status < 300) throw new Error(`the RPC answered ${res.status} with an empty body, which is no JSON-RPC answer`);
   const pairs: [string, string][] = [];
   for (const [key, value] of Object.entries(res.headers)) {
     if (value === undefined) continue;
