@@ -234,8 +234,10 @@ export class Output {
   /** Render a failure. Returns the exit code to use. */
   error(error: unknown): number {
     this.stopSpinner();
-    const code = exitCodeOf(error);
-    const body = errorBody(error, this.options.debug);
+    // A foreign error loopsign knows (an RPC failure from viem) is taken for what it is once, for both.
+    const known = asKnownError(error);
+    const code = exitCodeOf(known);
+    const body = errorBody(known, this.options.debug);
     if (this.options.json && !this.written) {
       this.written = true;
       this.write('stdout', jsonText({ ok: false, error: body }) + '\n');

@@ -19,14 +19,25 @@ let hits = 0;
 const RPC_OK = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result: '0x7a69' }));
 const GZIPPED = gzipSync(RPC_OK);
 
+// Answers that are one fixed piece of raw HTTP, by mode.
+const FIXED: Record<string, string> = {
+  // 101 to a request that asked for no upgrade: node:http hands the socket to an 'upgrade' listener, or destroys it.
+  upgrade: 'HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n',
+  redirect: 'HTTP/1.1 307 Temporary Redirect\r\nlocation: https://other.example/v2/key-do-not-print\r\ncontent-length: 0\r\n\r\n',
+  // Empty answers, which are no JSON-RPC answer.
+  'no-content': 'HTTP/1.1 204 No Content\r\n\r\n',
+  'empty-200': 'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 0\r\n\r\n',
+};
+
 // What the server does, by the request's path: /<mode>.
 function answer(sock: Socket, mode: string): void {
   hits++;
+  const fixed = FIXED[mode];
+  if (fixed !== undefined) {
+    sock.write(fixed);
+    return;
+  }
   switch (mode) {
-    case 'upgrade':
-      // 101 to a request that asked for no upgrade: node:http hands the socket to an 'upgrade' listener, or destroys it.
-      sock.write('HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n');
-      return;
     case 'gzip':
       // Compressed although the request accepted identity only (fetch asked for gzip and decoded it).
       sock.write(
@@ -37,15 +48,6 @@ function answer(sock: Socket, mode: string): void {
     case 'status-600':
       sock.write(`HTTP/1.1 600 Odd\r\ncontent-type: application/json\r\ncontent-length: ${RPC_OK.length}\r\n\r\n`);
       sock.write(RPC_OK);
-      return;
-    case 'redirect':
-      sock.write('HTTP/1.1 307 Temporary Redirect\r\nlocation: https://other.example/v2/key-do-not-print\r\ncontent-length: 0\r\n\r\n');
-      return;
-    case 'no-content':
-      sock.write('HTTP/1.1 204 No Content\r\n\r\n');
-      return;
-    case 'empty-200':
-      sock.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 0\r\n\r\n');
       return;
     case 'body-stall':
       // Headers and the start of a body, then nothing more.
