@@ -13,6 +13,7 @@ import { makeHome, registerSecret, runCli, TEST_ADDRESS, type Home } from './hel
 import { startSandbox, type SandboxHandle } from './helpers/sandbox.js';
 import { recorded } from './helpers/store.js';
 import { openSession } from './helpers/chain.js';
+import { startStallProxy } from './helpers/stall-proxy.js';
 
 let n = 0;
 const PHASES = ['unlock', 'service', 'signing', 'blocks', 'reservation age', 'confirmation'];
@@ -212,7 +213,7 @@ describe('instant blocks', () => {
     }
 
     it('one failed read of the latest block does not end the ask as an internal error after the reservation was mined', async () => {
-      const node = await waitProxy(c.sb.info.rpcUrl, 'latest-fails-once');
+      const node = await startStallProxy(c.sb.info.rpcUrl, 'latest-fails-once-after-send');
       const r = await askThrough(node);
       await node.close();
       expect(node.failed).toBe(1);
@@ -224,7 +225,7 @@ describe('instant blocks', () => {
     });
 
     it('a pending block that never comes does not hold the submit until the RPC timeout gives up on it', async () => {
-      const node = await waitProxy(c.sb.info.rpcUrl, 'pending-hangs');
+      const node = await startStallProxy(c.sb.info.rpcUrl, 'pending-hangs-after-send');
       const r = await askThrough(node, { LOOPSIGN_RPC_TIMEOUT_MS: '4000' });
       await node.close();
       expect(r.code, r.stdout).toBe(0);
@@ -238,44 +239,6 @@ describe('instant blocks', () => {
     });
   });
 });
-
-/**
- * A JSON-RPC proxy in front of the sandbox's node that, once a transaction went through it, either fails the next
- * read of the latest block once (`latest-fails-once`) or never answers a read of the pending block
- * (`pending-hangs`, counting at each broadcast how many such reads are still open).
- */
-async function waitProxy(target: string, mode: 'latest-fails-once' | 'pending-hangs') {
-  let sent = 0;
-  let open = 0;
-  const state = { url: '', failed: 0, openPendingAtSends: [] as number[], close: async () => undefined as void };
-  const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const ch of req) chunks.push(ch as Buffer);
-    const m = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    const tag = m.method === 'eth_getBlockByNumber' ? String(m.params?.[0]) : '';
-    if (m.method === 'eth_sendRawTransaction') {
-      state.openPendingAtSends.push(open);
-      sent++;
-    }
-    if (mode === 'pending-hangs' && sent > 0 && tag === 'pending') {
-      open++;
-      res.on('close', () => open--);
-      return;
-    }
-    if (mode === 'latest-fails-once' && sent > 0 && tag === 'latest' && state.failed === 0) {
-      state.failed++;
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'header not found' } }));
-      return;
-    }
-    const a = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(m) });
-    res.writeHead(200, { 'content-type': 'application/json' }).end(await a.text());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  state.close = () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve())));
-  return state;
-}
 
 /**
  * A JSON-RPC proxy in front of the sandbox's node that records every method (with the block asked for) and, when

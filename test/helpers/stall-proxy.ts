@@ -7,11 +7,21 @@
 // - 'reset-after-send': forward everything, but drop the connection instead of answering the first
 //   eth_sendRawTransaction (which did reach the chain); answer everything after it;
 // - 'latest-fails': answer every read of the latest block with a JSON-RPC error (as an overloaded provider fails
-//   some requests), forward everything else.
+//   some requests), forward everything else;
+// - 'latest-fails-once-after-send': once a transaction went through, fail the next read of the latest block, once;
+// - 'pending-hangs-after-send': once a transaction went through, never answer a read of the pending block (counting,
+//   at each eth_sendRawTransaction, how many such reads are still open).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type StallMode = 'pass' | 'stall' | 'stall-after-send' | 'reset-after-send' | 'latest-fails';
+export type StallMode =
+  | 'pass'
+  | 'stall'
+  | 'stall-after-send'
+  | 'reset-after-send'
+  | 'latest-fails'
+  | 'latest-fails-once-after-send'
+  | 'pending-hangs-after-send';
 
 export interface StallProxy {
   url: string;
@@ -19,13 +29,23 @@ export interface StallProxy {
   forwarded: string[];
   /** The raw transactions of the eth_sendRawTransaction requests forwarded, in order. */
   sent: string[];
+  /** Reads failed on purpose ('latest-fails-once-after-send'). */
+  failed: number;
+  /** At each eth_sendRawTransaction, how many reads of the pending block were held unanswered. */
+  openPendingAtSends: number[];
   close(): Promise<void>;
 }
 
 export async function startStallProxy(target: string, mode: StallMode): Promise<StallProxy> {
   const held: ServerResponse[] = [];
   let stalled = mode === 'stall';
-  const proxy: StallProxy = { url: '', mode, forwarded: [], sent: [], close: async () => {} };
+  const proxy: StallProxy = { url: '', mode, forwarded: [], sent: [], failed: 0, openPendingAtSends: [], close: async () => {} };
+  let openPending = 0;
+  // A JSON-RPC error answer. -32603 (internal error) is one viem retries; -32000 (a node's own error) is not.
+  const fail = (res: ServerResponse, id: unknown, code: number, message: string) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code, message } }));
+  };
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -36,13 +56,23 @@ export async function startStallProxy(target: string, mode: StallMode): Promise<
     }
     const call = JSON.parse(body) as { id?: unknown; method?: string; params?: unknown[] };
     const method = call.method ?? '?';
-    if (proxy.mode === 'latest-fails' && method === 'eth_getBlockByNumber' && call.params?.[0] === 'latest') {
+    const block = method === 'eth_getBlockByNumber' ? String(call.params?.[0]) : '';
+    if (proxy.mode === 'latest-fails' && block === 'latest') {
       proxy.forwarded.push(`${method} (failed)`);
-      res.writeHead(200, { 'content-type': 'application/json' });
-      return res.end(
-        JSON.stringify({ jsonrpc: '2.0', id: call.id ?? null, error: { code: -32603, message: 'the node is overloaded (test)' } }),
-      );
+      return fail(res, call.id, -32603, 'the node is overloaded (test)');
     }
+    if (proxy.mode === 'latest-fails-once-after-send' && proxy.sent.length > 0 && block === 'latest' && proxy.failed === 0) {
+      proxy.failed++;
+      proxy.forwarded.push(`${method} (failed)`);
+      return fail(res, call.id, -32000, 'header not found');
+    }
+    if (proxy.mode === 'pending-hangs-after-send' && proxy.sent.length > 0 && block === 'pending') {
+      openPending++;
+      res.on('close', () => openPending--);
+      held.push(res);
+      return;
+    }
+    if (method === 'eth_sendRawTransaction') proxy.openPendingAtSends.push(openPending);
     proxy.forwarded.push(method);
     if (method === 'eth_sendRawTransaction') proxy.sent.push(String(call.params?.[0]));
     const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
