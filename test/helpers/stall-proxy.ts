@@ -7,11 +7,13 @@
 // - 'reset-after-send': forward everything, but drop the connection instead of answering the first
 //   eth_sendRawTransaction (which did reach the chain); answer everything after it;
 // - 'latest-fails': answer every read of the latest block with a JSON-RPC error (as an overloaded provider fails
-//   some requests), forward everything else.
+//   some requests), forward everything else;
+// - 'receipts-empty-after-send': forward everything, but answer the first six receipt reads after the first
+//   eth_sendRawTransaction with an empty 204 (as a flaky load balancer does), more than the transport retries.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type StallMode = 'pass' | 'stall' | 'stall-after-send' | 'reset-after-send' | 'latest-fails';
+export type StallMode = 'pass' | 'stall' | 'stall-after-send' | 'reset-after-send' | 'latest-fails' | 'receipts-empty-after-send';
 
 export interface StallProxy {
   url: string;
@@ -25,6 +27,7 @@ export interface StallProxy {
 export async function startStallProxy(target: string, mode: StallMode): Promise<StallProxy> {
   const held: ServerResponse[] = [];
   let stalled = mode === 'stall';
+  let emptied = 0;
   const proxy: StallProxy = { url: '', mode, forwarded: [], sent: [], close: async () => {} };
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -42,6 +45,11 @@ export async function startStallProxy(target: string, mode: StallMode): Promise<
       return res.end(
         JSON.stringify({ jsonrpc: '2.0', id: call.id ?? null, error: { code: -32603, message: 'the node is overloaded (test)' } }),
       );
+    }
+    if (proxy.mode === 'receipts-empty-after-send' && method === 'eth_getTransactionReceipt' && proxy.sent.length > 0 && emptied < 6) {
+      emptied++;
+      proxy.forwarded.push(`${method} (empty)`);
+      return res.writeHead(204).end();
     }
     proxy.forwarded.push(method);
     if (method === 'eth_sendRawTransaction') proxy.sent.push(String(call.params?.[0]));
