@@ -111,6 +111,16 @@ describe('a stalled RPC', () => {
     await rerunPaysOnce(file, title, before);
   });
 
+  it('a node answering empty receipt reads while the transaction is mined: the wait goes on (as for a receipt not there yet), paid once', async () => {
+    const title = `Empty receipts ${Date.now()}`;
+    const { r, proxy, file, before } = await askThrough('receipts-empty-after-send', title);
+    expect(proxy.forwarded.filter((m) => m === 'eth_getTransactionReceipt (empty)')).toHaveLength(6);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.json().status).toBe('submitted');
+    expect(await submissionsTitled(title)).toBe(1);
+    expect(await usdc()).toBe(before - 1_500_000n);
+  });
+
   it('an RPC timeout that is not a positive number of milliseconds is a usage error', async () => {
     const r = await runCli(['--json', 'config', 'show'], s.home, { env: { ...s.sb.env(), LOOPSIGN_RPC_TIMEOUT_MS: 'soon' } });
     expect(r.code).toBe(2);

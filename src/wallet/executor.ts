@@ -21,7 +21,7 @@ import {
   type PublicClient,
   type TransactionReceipt,
 } from 'viem';
-import { ChainError, RefusedError } from '../errors.js';
+import { ChainError, RefusedError, asKnownError } from '../errors.js';
 import type { SpendLedger } from '../store/ledger.js';
 import { callEffects, callsOfRawTransaction, type CallLike } from './spend-effects.js';
 import type { ChainConfig } from '../chains/table.js';
@@ -34,6 +34,9 @@ import type { Output } from '../output.js';
 import type { PlanCall } from './plan-guard.js';
 import { revertReason } from './revert-reason.js';
 import { timed } from '../timings.js';
+
+/** How many times a receipt wait cut short by a failed RPC read starts again (pauses of 0.5, 1, 2 and 4 s). */
+const RECEIPT_WAIT_RESTARTS = 4;
 
 export type ExecutionMode = 'ordered' | 'atomic' | 'segmented';
 
@@ -287,12 +290,29 @@ export class Executor {
   }
 
   private async waitReceipt(hash: Hex): Promise<TransactionReceipt> {
-    try {
-      return await timed('blocks', () => this.client.waitForTransactionReceipt({ hash, timeout: 180_000 }));
-    } catch (error) {
-      throw new ChainError('receipt_timeout', `no receipt for ${hash}: ${shortMessage(error)}`, {
-        hint: 'the transaction is journaled; run the same command again to resume',
-      });
+    // viem's wait gives up at the first failed receipt read (a JSON-RPC error, an empty answer, a dropped
+    // connection, each after the transport's own retries). A flaky node's failure is no word on the transaction:
+    // the wait starts again a few times (within the same deadline) before a node that keeps failing is reported.
+    const deadline = Date.now() + 180_000;
+    for (let failures = 0; ; failures++) {
+      try {
+        return await timed('blocks', () => this.client.waitForTransactionReceipt({ hash, timeout: Math.max(1, deadline - Date.now()) }));
+      } catch (error) {
+        const pause = 500 * 2 ** failures;
+        const known = asKnownError(error);
+        if (
+          failures < RECEIPT_WAIT_RESTARTS &&
+          known instanceof ChainError &&
+          known.code === 'rpc_failed' &&
+          Date.now() + pause < deadline
+        ) {
+          await new Promise((r) => setTimeout(r, pause));
+          continue;
+        }
+        throw new ChainError('receipt_timeout', `no receipt for ${hash}: ${shortMessage(error)}`, {
+          hint: 'the transaction is journaled; run the same command again to resume',
+        });
+      }
     }
   }
 

@@ -10,7 +10,9 @@
 //   some requests), forward everything else;
 // - 'latest-fails-once-after-send': once a transaction went through, fail the next read of the latest block, once;
 // - 'pending-hangs-after-send': once a transaction went through, never answer a read of the pending block (counting,
-//   at each eth_sendRawTransaction, how many such reads are still open).
+//   at each eth_sendRawTransaction, how many such reads are still open);
+// - 'receipts-empty-after-send': forward everything, but answer the first six receipt reads after the first
+//   eth_sendRawTransaction with an empty 204 (as a flaky load balancer does), more than the transport retries.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -21,7 +23,8 @@ export type StallMode =
   | 'reset-after-send'
   | 'latest-fails'
   | 'latest-fails-once-after-send'
-  | 'pending-hangs-after-send';
+  | 'pending-hangs-after-send'
+  | 'receipts-empty-after-send';
 
 export interface StallProxy {
   url: string;
@@ -39,6 +42,7 @@ export interface StallProxy {
 export async function startStallProxy(target: string, mode: StallMode): Promise<StallProxy> {
   const held: ServerResponse[] = [];
   let stalled = mode === 'stall';
+  let emptied = 0;
   const proxy: StallProxy = { url: '', mode, forwarded: [], sent: [], failed: 0, openPendingAtSends: [], close: async () => {} };
   let openPending = 0;
   // A JSON-RPC error answer. -32603 (internal error) is one viem retries; -32000 (a node's own error) is not.
@@ -60,6 +64,11 @@ export async function startStallProxy(target: string, mode: StallMode): Promise<
     if (proxy.mode === 'latest-fails' && block === 'latest') {
       proxy.forwarded.push(`${method} (failed)`);
       return fail(res, call.id, -32603, 'the node is overloaded (test)');
+    }
+    if (proxy.mode === 'receipts-empty-after-send' && method === 'eth_getTransactionReceipt' && proxy.sent.length > 0 && emptied < 6) {
+      emptied++;
+      proxy.forwarded.push(`${method} (empty)`);
+      return res.writeHead(204).end();
     }
     if (proxy.mode === 'latest-fails-once-after-send' && proxy.sent.length > 0 && block === 'latest' && proxy.failed === 0) {
       proxy.failed++;
