@@ -78,7 +78,7 @@ class Pool implements Checker {
   // A worker is started when the first batch is dealt to it: a file refused before its events array (not JSON, a
   // field over its cap, no events) starts none, where each would cost ~25 ms of CPU for nothing.
   private workers: { worker?: Worker; pending: Map<number, Pending> }[];
-  private readonly started: Worker[] = [];
+  private readonly started: { worker: Worker; release: () => boolean }[] = [];
   private next = 0;
   // Buffers of batches already checked, handed back by the workers (transferred, not copied).
   private readonly spare: ArrayBuffer[] = [];
@@ -94,25 +94,34 @@ class Pool implements Checker {
   }
 
   private start(slot: Pool['workers'][number]): Worker {
-    // A bounded young generation: a batch's events die young. 16 MB keeps a million-event export near 185 MB
-    // peak (with two workers and 32 MB: 285 MB, of the 300 MB allowed); 8 MB cost more CPU in scavenges. The file is
-    // one CommonJS bundle, which a worker starts faster than an ES module (scripts/bundle.mjs).
-    const worker = new Worker(packageFile('dist', 'evidence', 'audit-worker.cjs'), { resourceLimits: { maxYoungGenerationSizeMb: 16 } });
+    const worker = idleWorkers.take() ?? newWorker();
     const { pending } = slot;
-    worker.on('message', ({ id, report, buffer }: { id: number; report: BatchReport; buffer: ArrayBuffer }) => {
+    const onMessage = ({ id, report, buffer }: { id: number; report: BatchReport; buffer: ArrayBuffer }) => {
       this.recycle(buffer);
       pending.get(id)?.resolve(report);
       pending.delete(id);
-    });
+    };
     // A worker that fails takes its batches with it (the verification fails) and gets no more.
     const failAll = (error: Error): void => {
       for (const p of pending.values()) p.reject(error);
       pending.clear();
       this.workers = this.workers.filter((w) => w !== slot);
     };
+    const onExit = (code: number) => failAll(new Error(`an audit worker stopped (exit ${code})`));
+    worker.on('message', onMessage);
     worker.on('error', failAll);
-    worker.on('exit', (code) => failAll(new Error(`an audit worker stopped (exit ${code})`)));
-    this.started.push(worker);
+    worker.on('exit', onExit);
+    this.started.push({
+      worker,
+      // Handed back only when it is sound and idle: still dealt to (no error, no exit) and no batch of this file in
+      // it, so that no report of this file can ever reach the next one.
+      release: () => {
+        worker.off('message', onMessage);
+        worker.off('error', failAll);
+        worker.off('exit', onExit);
+        return this.workers.includes(slot) && pending.size === 0;
+      },
+    });
     return worker;
   }
 
@@ -146,7 +155,71 @@ class Pool implements Checker {
     return { report };
   }
 
+  /** Sound, idle workers wait for the next file (idleWorkers); any other is stopped. */
   async close(): Promise<void> {
-    await Promise.all(this.started.map((worker) => worker.terminate()));
+    await Promise.all(this.started.map(({ worker, release }) => (release() ? idleWorkers.keep(worker) : worker.terminate())));
   }
+}
+
+function newWorker(): Worker {
+  // A bounded young generation: a batch's events die young. 16 MB keeps a million-event export near 185 MB
+  // peak (with two workers and 32 MB: 285 MB, of the 300 MB allowed); 8 MB cost more CPU in scavenges. The file is
+  // one CommonJS bundle, which a worker starts faster than an ES module (scripts/bundle.mjs).
+  return new Worker(packageFile('dist', 'evidence', 'audit-worker.cjs'), { resourceLimits: { maxYoungGenerationSizeMb: 16 } });
+}
+
+/**
+ * Workers between files, kept for a short while: a worker costs ~24 ms of CPU to start and stop, more than checking a
+ * small export, and a process that verifies one file after another (the MCP server's loopsign_verify_evidence, the
+ * tests) would otherwise pay it for every file. A worker holds nothing between batches (audit-worker.ts checks each
+ * batch on its own), and only one that finished every batch it was given comes back (Pool.close). Waiting, a worker
+ * keeps no process alive, and is stopped after IDLE_MS.
+ */
+const IDLE_MS = 5000;
+// More than a file's workers are kept only when files were verified at once; the rest are stopped.
+const IDLE_MAX = 4;
+const idleWorkers = new (class {
+  // Each waiting worker with the listener that drops it should it stop on its own.
+  private readonly waiting = new Map<Worker, () => void>();
+  private timer: NodeJS.Timeout | undefined;
+
+  take(): Worker | undefined {
+    const [worker, onExit] = [...this.waiting][0] ?? [];
+    if (!worker || !onExit) return undefined;
+    this.waiting.delete(worker);
+    worker.off('exit', onExit);
+    worker.ref();
+    return worker;
+  }
+
+  async keep(worker: Worker): Promise<void> {
+    if (this.waiting.size >= IDLE_MAX) {
+      await worker.terminate();
+      return;
+    }
+    const onExit = () => void this.waiting.delete(worker);
+    worker.once('exit', onExit);
+    worker.unref();
+    this.waiting.set(worker, onExit);
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.stop(), IDLE_MS).unref();
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    const all = [...this.waiting];
+    this.waiting.clear();
+    await Promise.all(all.map(([worker, onExit]) => (worker.off('exit', onExit), worker.terminate())));
+  }
+
+  get count(): number {
+    return this.waiting.size;
+  }
+})();
+
+/** Stops the workers waiting for another file; how many were waiting. For tests that count the workers a file starts. */
+export async function stopIdleAuditWorkers(): Promise<number> {
+  const n = idleWorkers.count;
+  await idleWorkers.stop();
+  return n;
 }
