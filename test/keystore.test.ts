@@ -227,14 +227,16 @@ describe('wallet rekey', () => {
 
   it('rekeys a pbkdf2 c=1 keystore under a new password from a file, or from a named environment variable', async () => {
     const { home, file, config } = setup('old pbkdf2 pw', pbkdf2Keystore(TEST_PRIVATE_KEY, 'old pbkdf2 pw', 1));
-    const out = await rekeyWallet(config, {}, { newPasswordFile: home.passwordFile('new rekey pw') });
-    expect(out).toMatchObject({ before: { kdf: 'pbkdf2', c: 1 }, passwordChanged: true });
+    // At n=2^13: the test above proves loopsign's own setting; here it is the passwords that matter.
+    const cheap = { scryptN: 1 << 13 };
+    const out = await rekeyWallet(config, {}, { newPasswordFile: home.passwordFile('new rekey pw'), ...cheap });
+    expect(out).toMatchObject({ before: { kdf: 'pbkdf2', c: 1 }, after: { kdf: 'scrypt', n: 8192 }, passwordChanged: true });
     expect(await codeOf(decryptKeystore(JSON.parse(readFileSync(file, 'utf8')), 'old pbkdf2 pw'))).toBe('wrong_password');
     expect((await decryptKeystore(JSON.parse(readFileSync(file, 'utf8')), 'new rekey pw')).address).toBe(TEST_ADDRESS);
 
     registerSecret('env rekey pw');
     const again = { ...config, passwordFile: { value: home.passwordFile('new rekey pw'), source: 'flag' } } as unknown as ResolvedConfig;
-    await rekeyWallet(again, { LOOPSIGN_TEST_NEW_PW: 'env rekey pw' }, { newPasswordEnv: 'LOOPSIGN_TEST_NEW_PW' });
+    await rekeyWallet(again, { LOOPSIGN_TEST_NEW_PW: 'env rekey pw' }, { newPasswordEnv: 'LOOPSIGN_TEST_NEW_PW', ...cheap });
     expect((await decryptKeystore(JSON.parse(readFileSync(file, 'utf8')), 'env rekey pw')).address).toBe(TEST_ADDRESS);
   });
 
