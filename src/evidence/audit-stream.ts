@@ -36,6 +36,8 @@ export interface StreamOptions {
   exact?: boolean;
   /** The file's name in messages. */
   name?: string;
+  /** How long this file's workers wait for the next file's batches once it is done (default IDLE_MS). */
+  keepWorkersMs?: number;
 }
 
 export interface StreamedAudit extends Verdict {
@@ -44,7 +46,12 @@ export interface StreamedAudit extends Verdict {
 }
 
 export async function verifyAuditFile(file: string, options: StreamOptions = {}): Promise<StreamedAudit> {
-  const pool = new Pool(options.workers ?? defaultWorkers(), (options.batchBytes ?? BATCH_BYTES) + BATCH_SLACK, options.partBytes);
+  const pool = new Pool(
+    options.workers ?? defaultWorkers(),
+    (options.batchBytes ?? BATCH_BYTES) + BATCH_SLACK,
+    options.partBytes,
+    options.keepWorkersMs ?? IDLE_MS,
+  );
   try {
     if (!options.exact) {
       const guessed = await pass(file, options, pool, true);
@@ -89,6 +96,7 @@ class Pool implements Checker {
     count: number,
     private readonly capacity: number,
     private readonly partBytes: number | undefined,
+    private readonly keepWorkersMs: number,
   ) {
     this.workers = Array.from({ length: count }, () => ({ pending: new Map<number, Pending>() }));
   }
@@ -157,7 +165,9 @@ class Pool implements Checker {
 
   /** Sound, idle workers wait for the next file (idleWorkers); any other is stopped. */
   async close(): Promise<void> {
-    await Promise.all(this.started.map(({ worker, release }) => (release() ? idleWorkers.keep(worker) : worker.terminate())));
+    await Promise.all(
+      this.started.map(({ worker, release }) => (release() ? idleWorkers.keep(worker, this.keepWorkersMs) : worker.terminate())),
+    );
   }
 }
 
@@ -173,7 +183,7 @@ function newWorker(): Worker {
  * small export, and a process that verifies one file after another (the MCP server's loopsign_verify_evidence, the
  * tests) would otherwise pay it for every file. A worker holds nothing between batches (audit-worker.ts checks each
  * batch on its own), and only one that finished every batch it was given comes back (Pool.close). Waiting, a worker
- * keeps no process alive, and is stopped after IDLE_MS.
+ * keeps no process alive, and is stopped after IDLE_MS (or the last file's keepWorkersMs).
  */
 const IDLE_MS = 5000;
 // More than a file's workers are kept only when files were verified at once; the rest are stopped.
@@ -192,7 +202,7 @@ const idleWorkers = new (class {
     return worker;
   }
 
-  async keep(worker: Worker): Promise<void> {
+  async keep(worker: Worker, ms: number): Promise<void> {
     if (this.waiting.size >= IDLE_MAX) {
       await worker.terminate();
       return;
@@ -202,7 +212,7 @@ const idleWorkers = new (class {
     worker.unref();
     this.waiting.set(worker, onExit);
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.stop(), IDLE_MS).unref();
+    this.timer = setTimeout(() => void this.stop(), ms).unref();
   }
 
   async stop(): Promise<void> {
