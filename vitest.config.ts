@@ -1,6 +1,5 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
-import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // Three layers, chosen by the file's name (docs/testing.md):
 //   unit  test/**/*.test.ts       in-process: src/ through vitest, no build, no binary
@@ -31,22 +30,8 @@ const HANG = 600_000;
 // no file may mock a module, stub a global or fake timers (test/layers.test.ts): the next files would inherit it. A
 // test that needs a different effect takes it as a parameter or from its Context (src/context.ts).
 
-// The order files start in: e2e, cli, then unit; within a layer vitest's own (longest first when it has timed them
-// before, else largest). Vitest's default runs the projects in the order of their names, cli, e2e, unit, so the e2e
-// files, the longest by far (a minute or more each, much of it waiting on a chain), started after the cli layer and the
-// run ended on one of them with the other workers idle. Started first, they overlap each other and the unit layer's
-// short files fill the end.
-const LAYERS = ['e2e', 'cli', 'unit'];
-class LongestLayersFirst extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const rank = (f: TestSpecification) => LAYERS.indexOf(f.project.name);
-    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b)); // stable: vitest's order within a layer
-  }
-}
-
 export default defineConfig({
   test: {
-    sequence: { sequencer: LongestLayersFirst },
     isolate: false,
     // More workers than cores: a worker mostly waits (on a loopsign child, the chain, a sandbox's keeper), so with one
     // worker per core the machine idled about 15 % of a run. Four on this 2-core machine kept it busy (99 %) and ran
