@@ -104,6 +104,45 @@ describe('worker threads are started for batches, and kept for the next file onl
   });
 });
 
+describe('red team: workers that fail while their file is refused', () => {
+  it('are stopped without ending the process, and the next file gets its verdict', async () => {
+    await stopIdleAuditWorkers();
+    // Every batch dealt to a worker while `fail` makes it fail there (checkBatch throws on a BigInt start), as a
+    // worker out of memory on a hostile batch would; the workers are node's, wrapped before they start.
+    let fail = false;
+    const threads = createRequire(import.meta.url)('node:worker_threads');
+    const Real = threads.Worker;
+    threads.Worker = class extends Real {
+      postMessage(message: any, transfer?: any) {
+        return super.postMessage(fail && typeof message?.id === 'number' ? { ...message, start: 1n } : message, transfer);
+      }
+    };
+    syncBuiltinESMExports();
+    try {
+      // Read in one chunk and cut exactly: the two workers get four batches and fail on them while this thread checks
+      // a large fifth itself, then an event over its cap refuses the file before the workers' errors are heard.
+      const way = { ...first, exact: true, chunkBytes: 16 * 1024 * 1024, keepWorkersMs: 600_000 };
+      await kit.streamed(kit.fileOf(JSON.stringify(exportOf(24))), way); // both workers started, and waiting
+      const events = JSON.stringify(exportOf(8).events).slice(1, -1);
+      const large = JSON.stringify({ a: Array.from({ length: 30_000 }, (_, i) => ({ i })) });
+      const fat = JSON.stringify({ a: 'f'.repeat(4 * 1024 * 1024 + 10) });
+      const refused = kit.fileOf(`{"format":"rateloop-audit-v1","events":[${events},${large},${fat}]}`);
+      fail = true;
+      await expect(kit.streamed(refused, way)).rejects.toMatchObject({ code: 'too_large' });
+      fail = false;
+      // Both were stopped (they had batches in them); the next file starts its own and gets the reference's verdict.
+      expect(await stopIdleAuditWorkers()).toBe(0);
+      const broken = exportOf(24);
+      broken.events[9].result = 'failure';
+      const text = JSON.stringify(broken);
+      expect(await kit.streamed(kit.fileOf(text), first)).toMatchObject(reference(text));
+    } finally {
+      threads.Worker = Real;
+      syncBuiltinESMExports();
+    }
+  });
+});
+
 describe('red team: random exports, mutated at random, read by worker threads (property-based)', () => {
   it("the streamed verdict is the reference's: the same result, the same strict refusal, and a refusal wherever the reference finds no JSON", async () => {
     // Which kinds of verdict come up is checked in-process, over ten times the cases.

@@ -127,6 +127,9 @@ class Pool implements Checker {
         worker.off('message', onMessage);
         worker.off('error', failAll);
         worker.off('exit', onExit);
+        // Its failure from now on concerns no file, but must still be heard: an 'error' no one listens for ends the
+        // process, and a worker stopped with batches in it may already have failed on one, its error not yet delivered.
+        worker.on('error', unheard);
         return this.workers.includes(slot) && pending.size === 0;
       },
     });
@@ -171,6 +174,9 @@ class Pool implements Checker {
   }
 }
 
+/** The 'error' listener of a worker no file deals to any more (Pool.close), waiting or being stopped. */
+const unheard = (): void => undefined;
+
 function newWorker(): Worker {
   // A bounded young generation: a batch's events die young. 16 MB keeps a million-event export near 185 MB
   // peak (with two workers and 32 MB: 285 MB, of the 300 MB allowed); 8 MB cost more CPU in scavenges. The file is
@@ -198,6 +204,7 @@ const idleWorkers = new (class {
     if (!worker || !onExit) return undefined;
     this.waiting.delete(worker);
     worker.off('exit', onExit);
+    worker.off('error', unheard);
     worker.ref();
     return worker;
   }
