@@ -10,11 +10,9 @@ import type { SandboxChain } from '../src/sandbox/chain.js';
 function quietChain() {
   const seen = { reads: 0 };
   const chain = {
-    publicClient: {
-      getBlockNumber: async () => {
-        seen.reads++;
-        return 0n;
-      },
+    blockNumber: async () => {
+      seen.reads++;
+      return 0n;
     },
     now: () => Math.floor(Date.now() / 1000),
   } as unknown as SandboxChain;

@@ -14,7 +14,7 @@ import { pbkdf2Sync } from 'node:crypto';
 import { HDKey, hdKeyToAccount } from 'viem/accounts';
 import * as A from './contracts/artifacts.js';
 import type { Address } from '../chains/table.js';
-import { rpcFetch } from '../service/node-http.js';
+import { httpRequest, rpcFetch } from '../service/node-http.js';
 
 export const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk';
 
@@ -78,6 +78,39 @@ export class SandboxChain {
 
   async rpc(method: string, params: unknown[] = []): Promise<unknown> {
     return this.publicClient.request({ method: method as never, params: params as never });
+  }
+
+  /**
+   * anvil's newest block number, as one bare JSON-RPC request: the keeper asks it every pass, mostly of a chain that
+   * has not moved, and through viem (its retry, dedupe and timeout layers, and fetch's Headers and Response, which
+   * load node's fetch) a poll on cold code cost ~50 ms of CPU against ~20 ms.
+   */
+  async blockNumber(): Promise<bigint> {
+    // A read, safe to send again: a kept-alive connection anvil closed just as it was reused fails the first try.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.blockNumberOnce();
+      } catch (error) {
+        if (attempt >= 3) throw error;
+      }
+    }
+  }
+
+  private async blockNumberOnce(): Promise<bigint> {
+    const res = await httpRequest(this.rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}',
+      headersTimeoutMs: 10_000,
+      bodyTimeoutMs: 10_000,
+    });
+    let text = '';
+    for await (const chunk of res.body) text += Buffer.from(chunk).toString('utf8');
+    const answer = JSON.parse(text) as { result?: unknown; error?: { message?: string } };
+    if (res.status !== 200 || typeof answer.result !== 'string') {
+      throw new Error(`anvil did not answer eth_blockNumber: ${answer.error?.message ?? `HTTP ${res.status}`}`);
+    }
+    return BigInt(answer.result);
   }
 
   /** Make time pass on the chain (and therefore for the beacon); mines a block at the new time. */

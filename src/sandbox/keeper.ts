@@ -202,8 +202,9 @@ export class Keeper {
   }
 
   private async scanLogs(): Promise<void> {
-    // cacheTime 0: a block number cached from just before the newest block would hide that block's events.
-    const latest = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+    // Never cached (as viem's getBlockNumber would within its cacheTime): a number from just before the newest block
+    // would hide that block's events.
+    const latest = await this.chain.blockNumber();
     if (latest <= this.lastBlock) return;
     const logs = await this.chain.publicClient.getLogs({
       address: [this.chain.addresses.contentRegistry, this.chain.addresses.roundVotingEngine, this.chain.addresses.advisoryVoteRecorder],
