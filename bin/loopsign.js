@@ -24,6 +24,9 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(help);
   process.exitCode = args.length === 0 ? 2 : 0; // as the program: no command at all is a usage error
 } else {
-  const { main } = await import('../dist/cli.js');
+  // The program's files, each with its code cache (bin/load-chunks.cjs).
+  const { createRequire } = await import('node:module');
+  const { loadProgram } = createRequire(import.meta.url)('./load-chunks.cjs');
+  const { main } = loadProgram(new URL('../dist', import.meta.url).pathname);
   process.exitCode = await main(process.argv);
 }

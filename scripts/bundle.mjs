@@ -91,20 +91,12 @@ const result = await build({
   platform: 'node',
   target: 'node20',
   external: EXTERNAL,
-  // Packages written as CommonJS have what an ES module lacks: `require` (undici requires node's own modules) and
-  // `__filename`/`__dirname` (write-file-atomic seeds its temporary names with its own path). Each file of the bundle
-  // defines them for the code in it; `define` renames only the free uses, so a module's own `__dirname` is its own.
-  banner: {
-    js: [
-      "import { createRequire as __loopsignRequire } from 'node:module';",
-      "import { fileURLToPath as __loopsignPath } from 'node:url';",
-      "import { dirname as __loopsignDirnameOf } from 'node:path';",
-      'const require = __loopsignRequire(import.meta.url);',
-      'const __loopsignFilename = __loopsignPath(import.meta.url);',
-      'const __loopsignDirname = __loopsignDirnameOf(__loopsignFilename);',
-    ].join(' '),
-  },
-  define: { __filename: '__loopsignFilename', __dirname: '__loopsignDirname' },
+  // Split as ES modules, then each file turned into a CommonJS module below (toCommonJs): CommonJS modules have
+  // `require`, `__filename` and `__dirname` of their own, which the bundled CommonJS packages use (undici requires
+  // node's modules; write-file-atomic seeds its temporary names with its own path); `import.meta.url` becomes the
+  // file's URL.
+  banner: { js: 'const __loopsignUrl = require("node:url").pathToFileURL(__filename).href;' },
+  define: { 'import.meta.url': '__loopsignUrl' },
   legalComments: 'none',
   metafile: true,
   plugins: [commonJsImports],
@@ -131,6 +123,30 @@ const worker = await build({
   logLevel: 'warning',
 });
 
+// Each file of the split bundle as a CommonJS module (.cjs), which bin/load-chunks.cjs compiles with the V8 code cache
+// scripts/code-cache.mjs makes for it: node 20 gives no code cache to ES modules. `import()` of another file becomes a
+// `require` when it runs, so a command still loads only the files it reaches.
+const { transform } = await import('esbuild');
+const renamed = {};
+for (const file of Object.keys(result.metafile.outputs)) {
+  if (!file.endsWith('.js')) continue;
+  const full = path.join(root, file);
+  const { code } = await transform(readFileSync(full, 'utf8'), {
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    supported: { 'dynamic-import': false },
+    logLevel: 'warning',
+  });
+  writeFileSync(full.replace(/\.js$/, '.cjs'), code.replace(/require\("(\.{1,2}\/[^"]*)\.js"\)/g, 'require("$1.cjs")'));
+  rmSync(full);
+  renamed[file] = file.replace(/\.js$/, '.cjs');
+}
+for (const [from, to] of Object.entries(renamed)) {
+  result.metafile.outputs[to] = result.metafile.outputs[from];
+  delete result.metafile.outputs[from];
+}
+
 // For the tests: each output file with the modules in it, relative to the package root (build/… or node_modules/…),
 // and what it imports from outside the bundle.
 const meta = {};
@@ -156,4 +172,4 @@ writeFileSync(
   path.join(dist, 'THIRD-PARTY-LICENSES.txt'),
   `The npm packages bundled into loopsign's dist/ (scripts/bundle.mjs), each with its licence.\n\n${notices.join(`\n${'-'.repeat(72)}\n\n`)}`,
 );
-if (!existsSync(path.join(dist, 'cli.js'))) throw new Error('bundle: dist/cli.js was not written');
+if (!existsSync(path.join(dist, 'cli.cjs'))) throw new Error('bundle: dist/cli.cjs was not written');

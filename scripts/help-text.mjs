@@ -8,13 +8,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const cli = path.join(root, 'dist', 'cli.js');
+const cli = path.join(root, 'dist', 'cli.cjs');
 const r = spawnSync(
   process.execPath,
   [
     '--input-type=module',
     '-e',
-    `const { main } = await import(${JSON.stringify(cli)}); process.exitCode = await main([process.argv0, 'loopsign', '--help']);`,
+    `const { createRequire } = await import('node:module'); const { main } = createRequire(${JSON.stringify(cli)})(${JSON.stringify(cli)}); process.exitCode = await main([process.argv0, 'loopsign', '--help']);`,
   ],
   {
     encoding: 'utf8',
