@@ -109,7 +109,7 @@ function cliPeak(file) {
     [
       '--input-type=module',
       '-e',
-      `process.argv = [process.argv[0], ${JSON.stringify(BIN)}, ...${JSON.stringify(args.slice(1))}]; const { main } = await import(${JSON.stringify(path.join(ROOT, 'dist', 'cli.js'))}); await main(process.argv); process.stderr.write('maxrss=' + process.resourceUsage().maxRSS + '\\n');`,
+      `process.argv = [process.argv[0], ${JSON.stringify(BIN)}, ...${JSON.stringify(args.slice(1))}]; const { main } = await import(${JSON.stringify(path.join(ROOT, 'dist', 'cli.cjs'))}); await main(process.argv); process.stderr.write('maxrss=' + process.resourceUsage().maxRSS + '\\n');`,
     ],
     { encoding: 'utf8', maxBuffer: 1 << 24 },
   );

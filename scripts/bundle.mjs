@@ -138,7 +138,9 @@ for (const file of Object.keys(result.metafile.outputs)) {
     supported: { 'dynamic-import': false },
     logLevel: 'warning',
   });
-  writeFileSync(full.replace(/\.js$/, '.cjs'), code.replace(/require\("(\.{1,2}\/[^"]*)\.js"\)/g, 'require("$1.cjs")'));
+  // 'use strict': the code was written, and bundled, as ES modules, which are strict; a CommonJS file is not unless it says so.
+  const cjs = code.replace(/require\("(\.{1,2}\/[^"]*)\.js"\)/g, 'require("$1.cjs")');
+  writeFileSync(full.replace(/\.js$/, '.cjs'), cjs.startsWith('"use strict";') ? cjs : `"use strict";\n${cjs}`);
   rmSync(full);
   renamed[file] = file.replace(/\.js$/, '.cjs');
 }

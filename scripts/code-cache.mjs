@@ -7,7 +7,10 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const r = spawnSync(
   process.execPath,
-  ['-e', `const r = require(${JSON.stringify(path.join(root, 'bin', 'load-chunks.cjs'))}).writeCaches(${JSON.stringify(path.join(root, 'dist'))}); console.log(JSON.stringify(r));`],
+  [
+    '-e',
+    `const r = require(${JSON.stringify(path.join(root, 'bin', 'load-chunks.cjs'))}).writeCaches(${JSON.stringify(path.join(root, 'dist'))}); console.log(JSON.stringify(r));`,
+  ],
   { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
 );
 if (r.status !== 0) throw new Error(`code-cache: exit ${r.status}`);

@@ -3,9 +3,11 @@
 // build/): shared by scripts/smoke-package.mjs (CI) and test/package.cli.test.ts.
 export const REQUIRED_FILES = [
   'bin/loopsign.js',
+  'bin/load-chunks.cjs',
   'package.json',
   'README.md',
-  'dist/cli.js',
+  'dist/cli.cjs',
+  'dist/cli.cjs.v8',
   'dist/evidence/audit-worker.cjs',
   'dist/help.txt',
   'dist/THIRD-PARTY-LICENSES.txt',

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { bundleMeta, CHAIN_READ, importsOf, modulesIn } from './helpers/bundle-imports.js';
 import { BIN, ROOT, VECTORS } from './helpers/cli.js';
 
-const CLI = path.join(ROOT, 'dist', 'cli.js');
+const CLI = path.join(ROOT, 'dist', 'cli.cjs');
 
 /** The program's own rendering (commander, every definition), not the bin's shortcut. */
 function programSays(args: string[]) {

@@ -1,5 +1,5 @@
 // Documentation that cannot drift: the per-command pages are regenerated from --help and compared. The script runs
-// the built program (dist/cli.js and the bin), so this needs the build: the cli layer.
+// the built program (dist/cli.cjs and the bin), so this needs the build: the cli layer.
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';

@@ -22,7 +22,7 @@ describe('lazy command loading', () => {
     const urls = importsOf(args);
     const modules = modulesIn(urls);
     // --version and the top-level --help are answered by the bin itself; everything else goes through the commander program.
-    expect(urls.some((u) => u.includes('/dist/cli.js'))).toBe(args.length > 1 || (args[0] !== '--version' && args[0] !== '--help'));
+    expect(urls.some((u) => u.includes('/dist/cli.cjs'))).toBe(args.length > 1 || (args[0] !== '--version' && args[0] !== '--help'));
     expect(urls.some((u) => u.includes('/bin/loopsign.js'))).toBe(true);
     expect(modules.filter(isHeavy)).toEqual([]);
     // Command definitions (commands/define.js, commands/*.def.js) are the help text; no handler module is loaded.

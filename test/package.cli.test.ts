@@ -41,9 +41,10 @@ describe('the npm package', () => {
     };
     const files = doc.files.map((f) => f.path);
     expect(packageProblems(files)).toEqual([]);
-    // Lean: about 1.6 MiB packed today: dist/ is the program bundled with the packages it runs on (viem, zod, undici,
-    // the MCP SDK…), which an install then no longer fetches, the contract artifacts and the docs.
-    expect(doc.size).toBeLessThan(2 * 1024 * 1024);
+    // Lean: about 2.5 MiB packed today: dist/ is the program bundled with the packages it runs on (viem, zod, undici,
+    // the MCP SDK…), which an install then no longer fetches, the contract artifacts and the docs; and the V8 code
+    // cache of each of its files (bin/load-chunks.cjs), about 1.2 MiB of it.
+    expect(doc.size).toBeLessThan(3 * 1024 * 1024);
 
     const extracted = path.join(tmp, 'installed');
     mkdirSync(extracted);
