@@ -13,13 +13,17 @@ const vm = require('node:vm');
 
 const loaded = new Map();
 const compiled = [];
+// Set while the caches are written: each file is compiled under its name in the package (dist/chunks/…). A script
+// made from a code cache keeps the name it was compiled under (V8 restores it with the code), so a cache compiled
+// under the build's absolute path would put the builder's folder in every stack trace of an installed package.
+let packageRoot;
 
 function load(file) {
   const known = loaded.get(file);
   if (known) return known.exports;
   const source = readFileSync(file, 'utf8');
   const script = new vm.Script(Module.wrap(source), {
-    filename: file,
+    filename: packageRoot ? path.relative(packageRoot, file) : file,
     cachedData: cacheFor(file, source),
     importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
@@ -51,6 +55,7 @@ exports.loadProgram = (dist) => load(path.join(dist, 'cli.cjs'));
 
 /** Build time: load every file of the program (each module's own code runs, no command), then write each one's cache. */
 exports.writeCaches = (dist) => {
+  packageRoot = path.dirname(dist);
   load(path.join(dist, 'cli.cjs'));
   for (const f of readdirSync(path.join(dist, 'chunks'))) if (f.endsWith('.cjs')) load(path.join(dist, 'chunks', f));
   let bytes = 0;

@@ -4,8 +4,8 @@
 // packet from a folder outside the repository. CI (.ci/run → scripts/smoke-package.mjs) also installs it with
 // `npm i -g --prefix` from the registry and runs the sandbox and a quote.
 import { afterAll, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ROOT, VECTORS } from './helpers/cli.js';
@@ -72,5 +72,20 @@ describe('the npm package', () => {
       valid: true,
     });
     expect(JSON.parse(run('--json', 'config', 'show')).settings.chainId.value).toBe(8453);
+    // --debug's stack trace names the package's files, never the folder the package was built in (a code cache
+    // carries the name its file was compiled under: bin/load-chunks.cjs).
+    writeFileSync(path.join(outside, 'bad.json'), '{"bad":');
+    const debug = spawnSync(
+      process.execPath,
+      [path.join(pkg, 'bin', 'loopsign.js'), '--debug', 'verify-evidence', 'bad.json', '--public-key', 'key.spki.txt'],
+      {
+        cwd: outside,
+        env,
+        encoding: 'utf8',
+      },
+    );
+    expect(debug.status).toBe(2);
+    expect(debug.stderr).toMatch(/\n {4}at .*dist\/chunks\/[^/]+\.cjs:\d+:\d+/);
+    expect(debug.stderr).not.toContain(copy);
   });
 });
