@@ -35,7 +35,13 @@ function load(file) {
   // The program's own files through this loader, everything else (node's modules, the native addons, the optional
   // signer SDKs) through node's require from the file's place.
   const requireHere = (id) => (id.startsWith('./') || id.startsWith('../') ? load(path.resolve(dir, id)) : nodeRequire(id));
-  script.runInThisContext().call(module.exports, module.exports, requireHere, module, file, dir);
+  try {
+    script.runInThisContext().call(module.exports, module.exports, requireHere, module, file, dir);
+  } catch (error) {
+    // As node's require: a file whose code threw is not kept half-made; the next require runs it again and throws again.
+    loaded.delete(file);
+    throw error;
+  }
   return module.exports;
 }
 
