@@ -231,7 +231,12 @@ export class ReviewRoutes {
       route((c) => {
         const p = this.assuranceAuth(c);
         ws.requireScope(p, 'evaluation:read');
-        const projects = [...ws.projects.values()].filter((x) => x.holders.has(p.key)).sort((a, b) => b.updatedAt - a.updatedAt);
+        // Newest first, as the service lists them; within one second (the times are whole seconds), the one made later
+        // first: a list must not change its order with where a second boundary fell between two creations.
+        const made = [...ws.projects.values()];
+        const projects = made
+          .filter((x) => x.holders.has(p.key))
+          .sort((a, b) => b.updatedAt - a.updatedAt || made.indexOf(b) - made.indexOf(a));
         return ok({
           schemaVersion: 'rateloop.human-assurance.v2',
           workspaceId: ws.workspaceId,
