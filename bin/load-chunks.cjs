@@ -27,7 +27,8 @@ function load(file) {
     cachedData: cacheFor(file, source),
     importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
-  compiled.push({ file, source, script });
+  // Kept only while the caches are written: a command has no use for its files' sources once they are compiled.
+  if (packageRoot) compiled.push({ file, source, script });
   const module = { exports: {} };
   loaded.set(file, module);
   const nodeRequire = Module.createRequire(file);
