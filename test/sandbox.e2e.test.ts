@@ -1,6 +1,7 @@
 // The sandbox, driven over its real HTTP, MCP and RPC interfaces (no loopsign client code on the request path):
 // the ask lifecycle with viem step by step, x402 with a signed ReceiveWithAuthorization, a bonus pool, a tlock
 // vote revealed by the keeper, the spec's error envelope, and process hygiene.
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createPublicClient, createWalletClient, http, parseAbi, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -683,15 +684,32 @@ describe('the reset control (test files taking turns on one sandbox)', () => {
 });
 
 describe('two sandboxes at once', () => {
-  it('run side by side on different ports and stop cleanly', async () => {
+  it('run side by side on different ports and stop cleanly, even with a keeper pass waiting on a frozen anvil', async () => {
     const second = await startSandbox();
     expect(second.info.baseUrl).not.toBe(base);
     expect(second.info.rpcUrl).not.toBe(sb.info.rpcUrl);
     const t = await api(second.info.baseUrl, 'GET', '/api/agent/templates');
     expect(t.status).toBe(200);
     const anvilPid = second.info.pids.anvil;
-    // SIGTERM ends the sandbox as it ends every command: cleanly, with exit 143 (issue 19).
-    expect(await second.stop()).toBe(143);
+    onTestFinished(() => {
+      if (alive(anvilPid)) process.kill(anvilPid, 'SIGKILL');
+    });
+    expect(existsSync(second.info.manifest)).toBe(true);
+    // anvil answers nothing (SIGSTOP), and a keeper pass is asked for: its first read of the chain waits on it.
+    process.kill(anvilPid, 'SIGSTOP');
+    void fetch(`${second.info.baseUrl}/__sandbox/keeper/tick`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    // SIGTERM ends the sandbox as it ends every command: cleanly, with exit 143 (issue 19), anvil gone, and the
+    // manifest (which says a sandbox answers there) removed although the pass could not end.
+    const exited = new Promise<number | null>((resolve) => second.child!.on('exit', (code) => resolve(code)));
+    second.child!.kill('SIGTERM');
+    expect(await exited).toBe(143);
+    expect(existsSync(second.info.manifest)).toBe(false);
     expect(alive(anvilPid)).toBe(false);
+    await second.stop();
   });
 });

@@ -329,12 +329,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       stop: async () => {
         if (stopped) return;
         stopped = true;
+        // The manifest goes first: it says a sandbox answers here, and from now on none does. Stopped by a signal,
+        // the process exits when its hooks' deadline passes (src/shutdown.ts), and a keeper pass still waiting on a
+        // node that is going away (anvil's own hook stops it at the same time) must not leave the manifest behind.
+        await fs.rm(manifestPath, { force: true });
         await k.stop();
         const closed = new Promise<void>((resolve) => srv.close(() => resolve()));
         (srv as { closeAllConnections?: () => void }).closeAllConnections?.();
         await closed;
         await a.stop();
-        await fs.rm(manifestPath, { force: true });
       },
     };
   } catch (error) {

@@ -112,7 +112,8 @@ export class Keeper {
           },
           (e) => {
             this.quietPasses = 0;
-            this.log(`keeper: ${(e as Error).message}`);
+            // A pass cut short by the sandbox stopping (anvil gone under it) is no news.
+            if (!this.stopped) this.log(`keeper: ${(e as Error).message}`);
           },
         )
         .finally(() => {
