@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import { HttpClient } from '../src/service/http.js';
 import { McpClient } from '../src/service/mcp.js';
-import { rpcFetch } from '../src/service/node-http.js';
-import { createPublicClient, http } from 'viem';
+import { rpcTransport } from '../src/chains/rpc-transport.js';
+import { createPublicClient } from 'viem';
 import { ServiceError } from '../src/errors.js';
 
 let server: Server;
@@ -215,8 +215,8 @@ describe('HttpClient', () => {
     expect(e).toMatchObject({ code: 'response_too_large', exitCode: 3 });
   });
 
-  it("viem's RPC over node:http: answers read as fetch's, an endless one cut off after viem's cap", async () => {
-    const rpc = createPublicClient({ transport: http(base, { fetchFn: rpcFetch, retryCount: 0 }) });
+  it("the RPC transport over node:http: answers read as viem reads them, an endless one cut off after viem's cap", async () => {
+    const rpc = createPublicClient({ transport: rpcTransport(base, { retryCount: 0, timeout: 10_000 }) });
     plan.push('rpc-chain-id');
     expect(await rpc.getChainId()).toBe(31337);
     plan.push('endless');

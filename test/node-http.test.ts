@@ -1,12 +1,12 @@
 // node:http as a hostile or broken server answers it (src/service/node-http.ts): answers that node:http itself gives
-// no 'response' for, and the RPC transport's answers as viem reads fetch's. The server writes raw bytes on a socket,
+// no 'response' for, and the RPC's answers that fetch would have handled otherwise (test/rpc-transport.test.ts holds
+// the transport to viem's own over fetch). The server writes raw bytes on a socket,
 // so it can say what a well-behaved HTTP server never would.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { createPublicClient, http } from 'viem';
 import { HttpClient } from '../src/service/http.js';
-import { httpRequest, rpcFetch } from '../src/service/node-http.js';
+import { httpRequest } from '../src/service/node-http.js';
 import { ServiceError } from '../src/errors.js';
 import { connectChain } from '../src/chains/client.js';
 import type { ResolvedChain } from '../src/chains/index.js';
@@ -48,10 +48,6 @@ function answer(sock: Socket, mode: string): void {
     case 'status-600':
       sock.write(`HTTP/1.1 600 Odd\r\ncontent-type: application/json\r\ncontent-length: ${RPC_OK.length}\r\n\r\n`);
       sock.write(RPC_OK);
-      return;
-    case 'body-stall':
-      // Headers and the start of a body, then nothing more.
-      sock.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"jsonrpc":');
       return;
     case 'close-after':
       // Says keep-alive, then closes the connection as soon as the answer is written.
@@ -131,15 +127,6 @@ describe('a kept-alive connection the server closes as it is reused', () => {
       await client.request({ method: 'POST', path: '/ok', body: {}, idempotent: false }).catch(() => failed++);
     }
     expect(failed).toBe(0);
-  });
-});
-
-describe("viem's RPC transport over node:http", () => {
-  it('a body that stalls past viem\'s timeout is viem\'s timeout ("took too long"), as it was with fetch', async () => {
-    const rpc = createPublicClient({ transport: http(`${base}/body-stall`, { fetchFn: rpcFetch, retryCount: 0, timeout: 300 }) });
-    const e = await rpc.getChainId().catch((x) => x);
-    expect(e?.name).toBe('TimeoutError');
-    expect(e?.shortMessage).toMatch(/took too long/);
   });
 });
 

@@ -1,10 +1,10 @@
 // A viem public client for the configured chain. The RPC's eth_chainId is checked before anything else is done
 // with it: an RPC for another chain is a refusal, not a warning.
-import { createPublicClient, defineChain, http, type PublicClient } from 'viem';
+import { createPublicClient, defineChain, type PublicClient } from 'viem';
 import { ChainError, UsageError } from '../errors.js';
 import { redactUrl } from '../output.js';
 import type { ResolvedChain } from './index.js';
-import { rpcFetch } from '../service/node-http.js';
+import { rpcTransport } from './rpc-transport.js';
 
 export function viemChain(resolved: ResolvedChain, rpcUrl: string) {
   return defineChain({
@@ -38,7 +38,7 @@ export async function connectChain(resolved: ResolvedChain): Promise<PublicClien
     pollingInterval: resolved.chain.chainId === 31337 ? 100 : 500,
     // A stalled node fails each request after rpcTimeoutMs; viem retries twice, then the command reports it. The
     // requests go over node:http, not fetch (src/service/node-http.ts: fetch cost ~60 ms of CPU per run).
-    transport: http(url, { timeout: resolved.rpcTimeoutMs, retryCount: 2, fetchFn: rpcFetch }),
+    transport: rpcTransport(url, { timeout: resolved.rpcTimeoutMs, retryCount: 2 }),
   }) as PublicClient;
   let reported: number;
   try {

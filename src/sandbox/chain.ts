@@ -1,20 +1,15 @@
 // The sandbox's chain side: deploys the contracts to anvil, funds accounts, and owns the chain clock.
 // Chain time = wall time + an offset that only the sandbox's time control changes (evm_increaseTime).
-import {
-  createPublicClient,
-  createWalletClient,
-  http,
-  parseEther,
-  type Account,
-  type Hex,
-  type PublicClient,
-  type WalletClient,
-} from 'viem';
+import { createPublicClient, createWalletClient, parseEther, type Account, type Hex, type PublicClient, type WalletClient } from 'viem';
 import { pbkdf2Sync } from 'node:crypto';
 import { HDKey, hdKeyToAccount } from 'viem/accounts';
 import * as A from './contracts/artifacts.js';
 import type { Address } from '../chains/table.js';
-import { httpRequest, rpcFetch } from '../service/node-http.js';
+import { httpRequest } from '../service/node-http.js';
+import { rpcTransport } from '../chains/rpc-transport.js';
+
+/** viem's own defaults for its http transport: a request waits 10 s, and a failed one is sent again up to 3 times. */
+const RPC = { timeout: 10_000, retryCount: 3 };
 
 export const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk';
 
@@ -61,14 +56,14 @@ export class SandboxChain {
     raterCount = 10,
   ) {
     const chain = sandboxChainDef(rpcUrl);
-    this.publicClient = createPublicClient({ chain, transport: http(rpcUrl, { fetchFn: rpcFetch }), pollingInterval: 50 }) as PublicClient;
+    this.publicClient = createPublicClient({ chain, transport: rpcTransport(rpcUrl, RPC), pollingInterval: 50 }) as PublicClient;
     const root = anvilRootKey();
     this.deployer = hdKeyToAccount(root, { addressIndex: 0 });
     this.raters = Array.from({ length: raterCount }, (_, i) => hdKeyToAccount(root, { addressIndex: i + 2 }));
   }
 
   wallet(account: Account): WalletClient {
-    return createWalletClient({ account, chain: sandboxChainDef(this.rpcUrl), transport: http(this.rpcUrl, { fetchFn: rpcFetch }) });
+    return createWalletClient({ account, chain: sandboxChainDef(this.rpcUrl), transport: rpcTransport(this.rpcUrl, RPC) });
   }
 
   /** The chain's clock, in seconds. */
@@ -82,8 +77,7 @@ export class SandboxChain {
 
   /**
    * anvil's newest block number, as one bare JSON-RPC request: the keeper asks it every pass, mostly of a chain that
-   * has not moved, and through viem (its retry, dedupe and timeout layers, and fetch's Headers and Response, which
-   * load node's fetch) a poll on cold code cost ~50 ms of CPU against ~20 ms.
+   * has not moved, and viem's getBlockNumber (its cache, retry and dedupe layers) cost more than the request itself.
    */
   async blockNumber(): Promise<bigint> {
     // A read, safe to send again: a kept-alive connection anvil closed just as it was reused fails the first try.

@@ -3,13 +3,13 @@
 // where node:http's parser is native. One GET to a local server cost a fresh node process 0.068 CPU-s more with fetch
 // (0.11 without the baseline-only WebAssembly flag), 0.075 with the undici package, and 0.008 with node:http
 // (issue 23: loopsign runs a request or two in most commands, and the test suite runs it some 900 times). The service
-// client, the gated reads and viem's RPC transport (src/chains/client.ts, `fetchFn`) use it; the MCP SDK's transport
-// and the JSON-RPC signer still use fetch.
+// client, the gated reads and loopsign's viem transport for the RPC (src/chains/rpc-transport.ts) use it; the MCP
+// SDK's transport and the JSON-RPC signer still use fetch.
 //
 // node's global agents keep connections alive (an idle one closed after 5 s, and never holding the process open).
 // Redirects are never followed: the 3xx is the answer. No compression is offered, so a byte cap counts what arrived.
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { discardBody, type Body } from './cap.js';
+import type { Body } from './cap.js';
 
 export interface HttpInit {
   method: string;
@@ -122,7 +122,7 @@ export async function httpRequest(url: string | URL, init: HttpInit): Promise<Ht
  * a status outside 200-599 (no Response can carry it), a body compressed although only identity was accepted (fetch
  * asked for compression and decoded it), and a redirect (fetch followed it; loopsign never does).
  */
-function refusedAnswer(res: HttpAnswer, url: string | URL): string | undefined {
+export function refusedAnswer(res: HttpAnswer, url: string | URL): string | undefined {
   if (res.status < 200 || res.status > 599) return `the RPC answered with HTTP status ${res.status}, which is not a valid status`;
   const encoding = res.header('content-encoding')?.trim().toLowerCase();
   if (encoding && encoding !== 'identity') {
@@ -143,62 +143,4 @@ function refusedAnswer(res: HttpAnswer, url: string | URL): string | undefined {
 }
 
 /** A deadline that never comes first (setTimeout's longest, about 24.8 days). */
-const NO_DEADLINE = 2 ** 31 - 1;
-
-/** The most of one RPC answer read: viem's own cap (10 MiB) and a byte, so that viem refuses a larger one itself. */
-const RPC_READ_CAP = 10 * 1024 * 1024 + 1;
-
-/**
- * fetch for viem's http transport, over httpRequest: the answer is read whole (never past the cap) and handed to
- * viem as a standard Response, which viem reads as it reads fetch's. viem's own timeout still applies (its signal).
- */
-export async function rpcFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
-  const url = typeof input === 'string' || input instanceof URL ? input : input.url;
-  // viem gives a plain object of headers; anything else is read through Headers.
-  const headers: Record<string, string> = {};
-  if (init.headers && !Array.isArray(init.headers) && !(init.headers instanceof Headers)) Object.assign(headers, init.headers);
-  else new Headers(init.headers).forEach((value, key) => void (headers[key] = value));
-  const signal = init.signal ?? undefined;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let res: HttpAnswer;
-  try {
-    res = await httpRequest(url, {
-      method: init.method ?? 'POST',
-      headers,
-      body: typeof init.body === 'string' ? init.body : undefined,
-      // viem's signal ends a request at its own timeout (rpcTimeoutMs, which has no upper bound): these deadlines
-      // only stand in when there is no signal.
-      headersTimeoutMs: signal ? NO_DEADLINE : 120_000,
-      bodyTimeoutMs: signal ? NO_DEADLINE : 120_000,
-      signal,
-    });
-    const refusal = refusedAnswer(res, url);
-    if (refusal) {
-      discardBody(res.body);
-      throw new Error(refusal);
-    }
-    for await (const chunk of res.body) {
-      const take = Math.min(chunk.byteLength, RPC_READ_CAP - size);
-      chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, take));
-      size += take;
-      if (size >= RPC_READ_CAP) break;
-    }
-  } catch (error) {
-    // As fetch does: an aborted request fails with the signal's reason (an AbortError), in the body's read too,
-    // where node:http says only "aborted" (ECONNRESET). viem reads an AbortError as its own timeout; any other
-    // error, as a failed request ("HTTP request failed", not "took too long").
-    if (signal?.aborted) throw signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
-    throw error;
-  }
-  // An empty answer (a 204, or a 200 with no body) is no JSON-RPC answer. Handed on, viem reads it as `{}`, and the
-  // caller failed on a missing result ("Cannot convert undefined to a BigInt", fetch's answer did the same).
-  if (size === 0 && res.status < 300) throw new Error(`the RPC answered ${res.status} with an empty body, which is no JSON-RPC answer`);
-  const pairs: [string, string][] = [];
-  for (const [key, value] of Object.entries(res.headers)) {
-    if (value === undefined) continue;
-    for (const v of Array.isArray(value) ? value : [value]) pairs.push([key, v]);
-  }
-  const empty = res.status === 204 || res.status === 205 || res.status === 304;
-  return new Response(empty ? null : Buffer.concat(chunks, size), { status: res.status, statusText: res.statusText, headers: pairs });
-}
+export const NO_DEADLINE = 2 ** 31 - 1;
