@@ -13,6 +13,8 @@ import { normalizeAsk } from '../src/protocol/ask-normalize.js';
 import { computeAskHashes } from '../src/protocol/ask-hashes.js';
 import { TEMPLATES, resultSpecHash } from '../src/protocol/templates.js';
 import { buildCommitVoteParams } from '../src/vote/build.js';
+import { commitKey, decodeVotePlaintext } from '../src/vote/commit.js';
+import { tlockDecrypt } from '../src/vote/tlock.js';
 import { votingEngineAbi } from '../src/protocol/abi.js';
 
 const account = privateKeyToAccount(TEST_PRIVATE_KEY as Hex);
@@ -197,6 +199,49 @@ describe('a wallet-call ask, executed step by step with viem', () => {
     expect(result.body.voteCount).toBe(3);
     expect(result.body.distribution.up.count + result.body.distribution.down.count).toBe(3);
     expect(result.body.distribution.revealedCount).toBe(3);
+    // The raters' votes are real tlock: each ciphertext on chain decrypts, with the sandbox's beacon, to the vote the
+    // keeper revealed (which it reveals from what its raters committed, without decrypting).
+    const contentId = BigInt(c.body.contentIds[0]);
+    const commits = await pub.getContractEvents({
+      address: sb.info.contracts.roundVotingEngine,
+      abi: parseAbi([
+        'event VoteCommitted(uint256 indexed contentId, uint256 indexed roundId, address indexed voter, bytes32 commitHash, uint16 roundReferenceRatingBps, uint64 targetRound, bytes32 drandChainHash, uint256 stake, bytes32 ciphertextHash, bytes ciphertext)',
+      ]),
+      eventName: 'VoteCommitted',
+      args: { contentId },
+      fromBlock: 0n,
+    });
+    expect(commits).toHaveLength(3);
+    const state = await sb.control('/__sandbox/state');
+    const drand = (await api(base, 'GET', `/drand/${sb.info.drand.chainHash}/info`)).body;
+    const network = {
+      name: 'sandbox',
+      chainHash: drand.hash,
+      genesis: drand.genesis_time,
+      period: drand.period,
+      publicKey: drand.public_key,
+      scheme: drand.schemeID,
+    };
+    for (const { args } of commits) {
+      const plain = decodeVotePlaintext(
+        await tlockDecrypt(
+          network,
+          Buffer.from(args.ciphertext!.slice(2), 'hex').toString('utf8'),
+          async (round) => (await api(base, 'GET', `/drand/${sb.info.drand.chainHash}/public/${round}`)).body,
+          state.now - Math.floor(Date.now() / 1000),
+        ),
+      );
+      const key = commitKey(args.voter!, args.commitHash!);
+      const onChain = await pub.readContract({
+        address: sb.info.contracts.roundVotingEngine,
+        abi: parseAbi([
+          'function sandboxCommitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
+        ]),
+        functionName: 'sandboxCommitOf',
+        args: [contentId, args.roundId!, key],
+      });
+      expect(onChain).toMatchObject({ revealed: true, isUp: plain.isUp, predictedUpBps: plain.predictedUpBps });
+    }
     expect(result.body.rationaleSummary).toMatch(/^\[RATELOOP_UNTRUSTED_DATA_BEGIN source="rater_feedback"\]/);
     const byClient = await api(
       base,
