@@ -149,7 +149,7 @@ const CHAIN = {
   ),
   rpc_chain_mismatch: chain('the RPC is on another chain than the one configured; point --rpc-url at this chain or change --chain-id.'),
   rpc_failed: chain(
-    'a request to the RPC failed (an error answer, none in time, or a broken connection) at a step with no error of its own; what was signed is journaled: check the node and run the same command again.',
+    'a request to the RPC failed (an error answer, none in time, one too large, or a broken connection) at a step with no error of its own; what was signed is journaled: check the node and run the same command again.',
   ),
   no_trusted_deployment: usage(
     'loopsign has no trusted contracts for a paid round on this chain; configure the deployment you trust in the config file (chains.<id>.contracts, tokens).',

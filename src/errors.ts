@@ -165,9 +165,11 @@ export function exitCodeOf(error: unknown): ExitCodeValue {
 }
 
 // viem's errors that come from a request to the node: its transports' (HttpRequestError, WebSocketRequestError,
-// TimeoutError, SocketClosedError), a JSON-RPC error answer (RpcRequestError, and its typed kinds, all named …RpcError),
-// and the node's own words for a transaction it refused (named …Error by viem, under TransactionExecutionError).
-const NODE_FAILURES = /^(HttpRequestError|WebSocketRequestError|TimeoutError|SocketClosedError|RpcRequestError|\w+RpcError)$/;
+// TimeoutError, SocketClosedError, and ResponseBodyTooLargeError for an answer over its 10 MiB cap), a JSON-RPC error
+// answer (RpcRequestError, and its typed kinds, all named …RpcError), and the node's own words for a transaction it
+// refused (named …Error by viem, under TransactionExecutionError).
+const NODE_FAILURES =
+  /^(HttpRequestError|WebSocketRequestError|TimeoutError|SocketClosedError|ResponseBodyTooLargeError|RpcRequestError|\w+RpcError)$/;
 
 /**
  * An error loopsign did not make itself, as the error it is when it is one loopsign knows: a viem error from a

@@ -436,6 +436,13 @@ describe("viem's errors from a request to the node", () => {
       code: 'rpc_failed',
       message: 'a request to the RPC failed: HTTP request failed: connect ECONNREFUSED 127.0.0.1:9',
     });
+    // An answer over viem's cap (a node or proxy that sends megabytes, or never stops) is the node's failure too.
+    const { ResponseBodyTooLargeError } = await import('viem');
+    expect(errorBody(new ResponseBodyTooLargeError({ maxSize: 10_485_760, size: 99_999_999 }), false)).toMatchObject({
+      code: 'rpc_failed',
+      exitCode: 4,
+      message: 'a request to the RPC failed: HTTP response body exceeded the size limit.',
+    });
     // A viem error that is not a request to the node (loopsign's own use of viem) is a bug, as any other error.
     expect(errorBody(new BaseError('an encoding went wrong'), false)).toMatchObject({ code: 'internal_error', exitCode: 1 });
     expect(errorBody(Object.assign(new Error('t'), { name: 'TimeoutError' }), false)).toMatchObject({ code: 'internal_error' });
