@@ -50,6 +50,14 @@ const MODES: Record<string, (id: unknown) => string | 'stall' | 'reset' | 'stall
   'text-500': () => json('500 Internal Server Error', 'oops', 'text/plain'),
   'json-503': () => json('503 Service Unavailable', '{"message":"down"}'),
   'retry-after': () => json('429 Too Many Requests', '', 'text/plain', 'retry-after: 0\r\n'),
+  // fetch's Headers join a repeated header ("0, 1"), where node:http keeps only the first Retry-After.
+  'retry-after-twice': () => json('429 Too Many Requests', '', 'text/plain', 'retry-after: 0\r\nretry-after: 1\r\n'),
+  // A UTF-8 byte order mark: fetch's decoder drops it, JSON.parse does not.
+  bom: (id) => json('200 OK', `\ufeff${JSON.stringify({ jsonrpc: '2.0', id, result: '0x3' })}`),
+  'bom-text': (id) => json('200 OK', `\ufeff${JSON.stringify({ jsonrpc: '2.0', id, result: '0x4' })}`, 'text/plain'),
+  // A reason phrase in UTF-8 (the error's details when the body says nothing): fetch reads it as UTF-8, node:http as
+  // Latin-1.
+  'utf8-reason': () => json('503 Indisponible — réessayez', '', 'text/plain'),
   'empty-404': () => 'HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n',
   'bad-json': () => json('200 OK', '{"jsonrpc":"2.0","result":'),
   'text-garbage': () => json('200 OK', 'garbage', 'text/plain'),

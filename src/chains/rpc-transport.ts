@@ -102,7 +102,7 @@ async function post(
     const ok = res.status >= 200 && res.status < 300;
     if (text === '' && ok) throw new Error(`the RPC answered ${res.status} with an empty body, which is no JSON-RPC answer`);
     let data: any;
-    if (res.header('content-type')?.startsWith('application/json')) data = JSON.parse(text);
+    if (joined(res, 'content-type')?.startsWith('application/json')) data = JSON.parse(text);
     else {
       try {
         data = JSON.parse(text || '{}');
@@ -117,7 +117,9 @@ async function post(
       if (typeof data?.error?.code === 'number' && typeof data?.error?.message === 'string') {
         throw new RpcRequestError({ body, error: data.error, headers, status: res.status, url });
       }
-      throw new HttpRequestError({ body, details: stringify(data.error) || res.statusText, headers, status: res.status, url });
+      // fetch reads the reason phrase's bytes as UTF-8, node:http as Latin-1: read back as fetch gives it.
+      const statusText = Buffer.from(res.statusText, 'latin1').toString('utf8');
+      throw new HttpRequestError({ body, details: stringify(data.error) || statusText, headers, status: res.status, url });
     }
     return data as RpcAnswer;
   } catch (error) {
@@ -153,14 +155,21 @@ async function readWhole(res: HttpAnswer): Promise<string> {
     if (size > MAX_BODY) throw new ResponseBodyTooLargeError({ maxSize: MAX_BODY, size });
     chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
   }
-  return Buffer.concat(chunks, size).toString('utf8');
+  // Decoded as fetch's body is (viem reads it with a TextDecoder): a leading byte order mark is dropped, where
+  // Buffer's toString keeps it and JSON.parse then fails on it.
+  return new TextDecoder().decode(Buffer.concat(chunks, size));
 }
 
+/** A header's value as fetch's Headers give it: every line of that name, joined with ", " (node:http keeps the first). */
+function joined(res: HttpAnswer, name: string): string | undefined {
+  const values: string[] = [];
+  for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) if (res.rawHeaders[i]!.toLowerCase() === name) values.push(res.rawHeaders[i + 1]!);
+  return values.length ? values.join(', ') : undefined;
+}
+
+/** fetch's Headers of the answer, from every header line (viem's retry reads Retry-After, repeated or not, from them). */
 function headersOf(res: HttpAnswer): Headers {
   const headers = new Headers();
-  for (const [key, value] of Object.entries(res.headers)) {
-    if (value === undefined) continue;
-    for (const v of Array.isArray(value) ? value : [value]) headers.append(key, v);
-  }
+  for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
   return headers;
 }

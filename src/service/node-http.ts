@@ -33,6 +33,8 @@ export interface HttpAnswer {
   status: number;
   statusText: string;
   headers: IncomingHttpHeaders;
+  /** Every header line as it came, name and value in turn (node:http's `headers` keeps only the first of some). */
+  rawHeaders: string[];
   /** A header's value (several joined with ", "), or undefined when absent. */
   header(name: string): string | undefined;
   /** The body, read once; leaving the read early, or discardBody, closes the connection. */
@@ -106,6 +108,7 @@ export async function httpRequest(url: string | URL, init: HttpInit): Promise<Ht
         status: res.statusCode ?? 0,
         statusText: res.statusMessage ?? '',
         headers: res.headers,
+        rawHeaders: res.rawHeaders,
         header: (name) => {
           const value = res.headers[name.toLowerCase()];
           return Array.isArray(value) ? value.join(', ') : value;
