@@ -2,7 +2,8 @@
 // after the configured RPC timeout with exit 4 and one clear line; when the stall hits right after a transaction
 // reached the chain, rerunning the same command against a healthy node finishes the ask with exactly one
 // submission and one payment; so does a connection dropped right after the send (viem never resends a raw
-// transaction itself). (429, 5xx, service timeouts and connection resets: http-client.test.ts, ask.e2e.)
+// transaction itself), and when, on the rerun, the node fails its reads of transactions and calls the resent bytes'
+// nonce used. (429, 5xx, service timeouts and connection resets: http-client.test.ts, ask.e2e.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { openSession, submissionsTitled as titled, tokenBalance, type Session } from './helpers/chain.js';
@@ -93,6 +94,29 @@ describe('a stalled RPC', () => {
     expect(r.json().error.message).toMatch(/HTTP request failed: socket hang up/);
     expect(proxy.sent).toHaveLength(1);
     await rerunPaysOnce(file, title, before);
+  });
+
+  it('a resumed transaction the node calls "nonce too low" while its reads of transactions fail: exit 4 broadcast_failed (it may be that very transaction), never "paid nothing"; a rerun on a healthy node pays once', async () => {
+    const title = `Reads fail on resume ${Date.now()}`;
+    const first = await askThrough('reset-after-send', title);
+    expect(first.r.json().error.code, first.r.stdout).toBe('broadcast_failed');
+    // The transaction is mined; on resume the node cannot say so (its receipt and transaction reads fail), so the same
+    // bytes go out again and the node answers "nonce too low": its own nonce, taken by itself.
+    const proxy = await startStallProxy(s.sb.info.rpcUrl, 'tx-reads-fail');
+    try {
+      const r = await runCli(['--json', 'ask', '--file', first.file, '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], s.home, {
+        env: s.sb.env(),
+      });
+      expect(proxy.forwarded).toContain('eth_sendRawTransaction');
+      expect(r.code, r.stdout + r.stderr).toBe(4);
+      const err = r.json().error;
+      expect(err.code).toBe('broadcast_failed');
+      expect(err.message).not.toMatch(/paid nothing|can never be mined/);
+      expect(err.hint).toMatch(/journaled/);
+    } finally {
+      await proxy.close();
+    }
+    await rerunPaysOnce(first.file, title, first.before);
   });
 
   it('a node that fails its reads of the latest block: exit 4 rpc_failed in one line (not a loopsign bug), nothing paid; a rerun on a healthy node pays once', async () => {

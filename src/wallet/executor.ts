@@ -326,8 +326,23 @@ export class Executor {
       if (m.includes('nonce too low')) {
         // Fine when it is this very transaction (sent before a crash); otherwise another transaction from this
         // wallet, sent outside loopsign, took the nonce, and this one can never be mined: say so now rather than
-        // wait for a receipt that cannot come.
-        if (await this.client.getTransaction({ hash }).catch(() => undefined)) return;
+        // wait for a receipt that cannot come. Only the node's word that it has no such transaction says so: a read
+        // that failed (a timeout, a 503) says nothing, and "paid nothing" would be false if this one was mined.
+        const read = await this.client.getTransaction({ hash }).then(
+          () => 'found' as const,
+          (e: unknown) => ((e as Error)?.name === 'TransactionNotFoundError' ? ('absent' as const) : e),
+        );
+        if (read === 'found') return;
+        if (read !== 'absent') {
+          throw new ChainError(
+            'broadcast_failed',
+            `the RPC says nonce ${nonce} is used, and whether by transaction ${hash} itself could not be read: ${shortMessage(read)}`,
+            {
+              hint: 'the signed transaction is journaled; run the same command again (it is resent only if the chain does not have it)',
+              cause: read,
+            },
+          );
+        }
         throw new ChainError(
           'nonce_used_elsewhere',
           `transaction ${hash} can never be mined: nonce ${nonce} of ${this.account.address} was used by another transaction (not one loopsign journaled); this step paid nothing`,

@@ -12,7 +12,9 @@
 // - 'pending-hangs-after-send': once a transaction went through, never answer a read of the pending block (counting,
 //   at each eth_sendRawTransaction, how many such reads are still open);
 // - 'receipts-empty-after-send': forward everything, but answer the first six receipt reads after the first
-//   eth_sendRawTransaction with an empty 204 (as a flaky load balancer does), more than the transport retries.
+//   eth_sendRawTransaction with an empty 204 (as a flaky load balancer does), more than the transport retries;
+// - 'tx-reads-fail': answer every read of a transaction or its receipt with a 503 (a provider that fails some
+//   requests), forward everything else.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -24,7 +26,8 @@ export type StallMode =
   | 'latest-fails'
   | 'latest-fails-once-after-send'
   | 'pending-hangs-after-send'
-  | 'receipts-empty-after-send';
+  | 'receipts-empty-after-send'
+  | 'tx-reads-fail';
 
 export interface StallProxy {
   url: string;
@@ -69,6 +72,10 @@ export async function startStallProxy(target: string, mode: StallMode): Promise<
       emptied++;
       proxy.forwarded.push(`${method} (empty)`);
       return res.writeHead(204).end();
+    }
+    if (proxy.mode === 'tx-reads-fail' && (method === 'eth_getTransactionReceipt' || method === 'eth_getTransactionByHash')) {
+      proxy.forwarded.push(`${method} (failed)`);
+      return res.writeHead(503, { 'content-type': 'text/plain' }).end('overloaded (test)');
     }
     if (proxy.mode === 'latest-fails-once-after-send' && proxy.sent.length > 0 && block === 'latest' && proxy.failed === 0) {
       proxy.failed++;
