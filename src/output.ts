@@ -119,9 +119,11 @@ export function hideUrlInOutput(raw: string): void {
   // The secret parts alone too (a library may print the path or the key without the host). Short parts such as
   // "/rpc" are not secrets and would garble other text.
   for (const part of [
+    `${u.pathname}${u.search}${u.hash}`,
     `${u.pathname}${u.search}`,
     u.pathname,
     u.search,
+    u.hash,
     decodeURIComponent(u.username),
     decodeURIComponent(u.password),
     u.username,

@@ -120,10 +120,16 @@ describe('RPC URLs (C5)', () => {
     expect(r.json().settings.rpcUrl).toEqual({ value: 'http://10.0.0.8:8545', source: 'flag' });
   });
 
-  it('an RPC URL with a key in its path or userinfo never appears in any output, on failure or in config show', async () => {
+  it('an RPC URL with a key in its path, userinfo or fragment never appears in any output, on failure or in config show', async () => {
     const key = 'k3yInThePath0123456789abcdef';
     const user = 'rpcUserSecret77';
-    for (const url of [`https://127.0.0.1:9/v2/${key}`, `https://${user}:${key}@127.0.0.1:9/`, `http://127.0.0.1:9/rpc?apikey=${key}`]) {
+    for (const url of [
+      `https://127.0.0.1:9/v2/${key}`,
+      `https://${user}:${key}@127.0.0.1:9/`,
+      `http://127.0.0.1:9/rpc?apikey=${key}`,
+      // viem's errors name the URL without its userinfo, so neither the URL as given nor its parts above match it.
+      `http://${user}:pw@127.0.0.1:9/rpc#${key}`,
+    ]) {
       for (const args of [
         ['--json', '--chain-id', '31337', '--rpc-url', url, 'wallet', 'balance', '--address', TEST_ADDRESS],
         ['--chain-id', '31337', '--rpc-url', url, 'wallet', 'balance', '--address', TEST_ADDRESS],
