@@ -82,6 +82,11 @@ function answer(sock: Socket, head: string, body: string): void {
   const list = seen.get(mode) ?? [];
   list.push({ target, authorization: header('authorization'), contentType: header('content-type'), body: parsed });
   seen.set(mode, list);
+  // A 429 asking the wait the path names (not in MODES: viem over fetch would wait it out).
+  if (mode === 'retry-long') {
+    const wait = decodeURIComponent(target.split('/')[2]!);
+    return void sock.write(json('429 Too Many Requests', '', 'text/plain', `retry-after: ${wait}\r\n`));
+  }
   const out = MODES[mode]!(parsed?.id);
   if (out === 'stall') return;
   if (out === 'reset') return void sock.destroy();
@@ -215,6 +220,31 @@ describe('answers and failures, as viem over fetch gives them', () => {
     expect(mine.requests[0]?.authorization).toBe(`Basic ${Buffer.from('user:p@ss').toString('base64')}`);
     const failed = await run(ours, 'html-502', `${base.replace('http://', 'http://user:p%40ss@')}/html-502`);
     expect(JSON.stringify(outcome(failed.result))).not.toContain('p%40ss');
+  });
+
+  it('a Retry-After longer than a request may take is not handed to viem, which would wait it out (days) before its retry', async () => {
+    // One request each, without retries: what viem's retry would read. Far longer than the timeout: dropped, in
+    // seconds or as a date; within it: kept, as fetch's Headers carry it.
+    const retryAfter = async (value: string) => {
+      const url = `${base}/retry-long/${encodeURIComponent(value)}`;
+      const error = await rpcTransport(url, { timeout: 5_000, retryCount: 0 })({})
+        .request({ method: 'eth_chainId' } as never)
+        .catch((e: unknown) => e);
+      return { name: error.name, status: error.status, retryAfter: error.headers?.get('retry-after') ?? null };
+    };
+    expect(await retryAfter('86400')).toEqual({ name: 'HttpRequestError', status: 429, retryAfter: null });
+    expect(await retryAfter('Fri, 31 Dec 2100 23:59:59 GMT')).toEqual({ name: 'HttpRequestError', status: 429, retryAfter: null });
+    expect(await retryAfter('2')).toEqual({ name: 'HttpRequestError', status: 429, retryAfter: '2' });
+    // And a node that keeps asking fails the request after viem's own backoff: two retries, not days.
+    seen.delete('retry-long');
+    const error = await rpcTransport(`${base}/retry-long/86400`, { timeout: 5_000, retryCount: 2 })({})
+      .request({ method: 'eth_chainId' } as never)
+      .catch((e: unknown) => e);
+    expect({ name: error.name, status: error.status, requests: seen.get('retry-long')?.length }).toEqual({
+      name: 'HttpRequestError',
+      status: 429,
+      requests: 3,
+    });
   });
 
   it("a caller's abort ends the request with the caller's reason, not a timeout, and is not retried", async () => {

@@ -5,7 +5,8 @@
 // errors (HttpRequestError, RpcRequestError, TimeoutError, ResponseBodyTooLargeError, with the same fields), so
 // viem's retry rules and loopsign's reading of them (src/errors.ts, src/chains/client.ts) are unchanged. Where an
 // answer is one fetch would have handled differently (a redirect, compression, a status no Response can carry, an
-// empty body), it is refused in words, as it was when node:http stood in for fetch under viem's transport.
+// empty body), it is refused in words, as it was when node:http stood in for fetch under viem's transport. One
+// deliberate difference: a Retry-After longer than the request timeout is not handed to viem's retry (headersOf).
 import {
   createTransport,
   HttpRequestError,
@@ -113,7 +114,7 @@ async function post(
     }
     if (!ok) {
       // Only here are fetch's Headers made: viem's retry reads Retry-After from them.
-      const headers = headersOf(res);
+      const headers = headersOf(res, timeout);
       if (typeof data?.error?.code === 'number' && typeof data?.error?.message === 'string') {
         throw new RpcRequestError({ body, error: data.error, headers, status: res.status, url });
       }
@@ -167,9 +168,25 @@ function joined(res: HttpAnswer, name: string): string | undefined {
   return values.length ? values.join(', ') : undefined;
 }
 
-/** fetch's Headers of the answer, from every header line (viem's retry reads Retry-After, repeated or not, from them). */
-function headersOf(res: HttpAnswer): Headers {
+/**
+ * fetch's Headers of the answer, from every header line (viem's retry reads Retry-After, repeated or not, from them),
+ * but for a Retry-After that asks a longer wait than one request may take. viem waits whatever a node asks before
+ * each retry (up to 24.8 days, twice): a node answering 429 with "Retry-After: 86400" held a command silent for
+ * days, where docs/cli.md promises that a failing node fails the command after the RPC timeout and two retries.
+ * Without it, viem's own backoff applies (150 ms, then 300), and a node that keeps refusing fails the command.
+ */
+function headersOf(res: HttpAnswer, timeout: number): Headers {
   const headers = new Headers();
   for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+  const retryAfter = headers.get('retry-after');
+  if (retryAfter && timeout > 0 && retryAfterMs(retryAfter) > timeout) headers.delete('retry-after');
   return headers;
+}
+
+/** How long viem waits for a Retry-After (src: viem/utils/buildRequest.ts): seconds, or an HTTP date; 0 for neither. */
+function retryAfterMs(value: string): number {
+  const seconds = Number.parseInt(value, 10);
+  if (!Number.isNaN(seconds)) return seconds * 1000;
+  const delay = Date.parse(value) - Date.now();
+  return delay > 0 ? delay : 0;
 }
