@@ -57,7 +57,7 @@ const MODES: Record<string, (id: unknown) => string | 'stall' | 'reset' | 'stall
   'bom-text': (id) => json('200 OK', `\ufeff${JSON.stringify({ jsonrpc: '2.0', id, result: '0x4' })}`, 'text/plain'),
   // A reason phrase in UTF-8 (the error's details when the body says nothing): fetch reads it as UTF-8, node:http as
   // Latin-1.
-  'utf8-reason': () => json('503 Indisponible — réessayez', '', 'text/plain'),
+  'utf8-reason': () => json('418 Théière — essayez ailleurs', '', 'text/plain'),
   'empty-404': () => 'HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n',
   'bad-json': () => json('200 OK', '{"jsonrpc":"2.0","result":'),
   'text-garbage': () => json('200 OK', 'garbage', 'text/plain'),
