@@ -3,7 +3,8 @@
 // reached the chain, rerunning the same command against a healthy node finishes the ask with exactly one
 // submission and one payment; so does a connection dropped right after the send (viem never resends a raw
 // transaction itself), and when, on the rerun, the node fails its reads of transactions and calls the resent bytes'
-// nonce used. (429, 5xx, service timeouts and connection resets: http-client.test.ts, ask.e2e.)
+// nonce used; and when, paid, the node fails its receipt reads. (429, 5xx, service timeouts and connection resets:
+// http-client.test.ts, ask.e2e.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { openSession, submissionsTitled as titled, tokenBalance, type Session } from './helpers/chain.js';
@@ -117,6 +118,16 @@ describe('a stalled RPC', () => {
       await proxy.close();
     }
     await rerunPaysOnce(first.file, title, first.before);
+  });
+
+  it('a node that fails its receipt reads once the transactions are mined: after paying, exit 4 (the RPC failed), not a refusal that nothing proves the submission; a rerun pays nothing more', async () => {
+    const title = `Receipts fail once mined ${Date.now()}`;
+    const { r, proxy, file, before } = await askThrough('receipts-fail-once-mined', title);
+    expect(proxy.forwarded).toContain('eth_getTransactionReceipt (failed)');
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    expect(r.json().error.code).toBe('rpc_failed');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    await rerunPaysOnce(file, title, before);
   });
 
   it('a node that fails its reads of the latest block: exit 4 rpc_failed in one line (not a loopsign bug), nothing paid; a rerun on a healthy node pays once', async () => {

@@ -64,8 +64,14 @@ export async function proveSubmission(
 ): Promise<SubmissionProof> {
   if (candidates.length === 0) unproven('no transaction of this wallet submitted it (none in the journal, none named by the service)');
   const reasons: string[] = [];
+  // A receipt read that failed (a timeout, a 503) is no word on the transaction: the node's failure is reported
+  // (exit 4, rpc_failed) when no other candidate proves the ask, never "no receipt proves it" (a refusal, exit 5).
+  let failedRead: unknown;
   for (const hash of candidates) {
-    const receipt = await client.getTransactionReceipt({ hash }).catch(() => undefined);
+    const receipt = await client.getTransactionReceipt({ hash }).catch((error: unknown) => {
+      if ((error as Error)?.name !== 'TransactionReceiptNotFoundError') failedRead ??= error;
+      return undefined;
+    });
     if (!receipt) {
       reasons.push(`${hash}: no receipt`);
       continue;
@@ -81,6 +87,7 @@ export async function proveSubmission(
     if (typeof why === 'string') reasons.push(`${hash}: ${why}`);
     else return { contentIds: why, transactionHash: receipt.transactionHash, blockNumber: receipt.blockNumber };
   }
+  if (failedRead !== undefined) throw failedRead;
   return unproven(`no receipt proves it (${reasons.join('; ')})`);
 }
 

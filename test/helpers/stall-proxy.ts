@@ -14,7 +14,9 @@
 // - 'receipts-empty-after-send': forward everything, but answer the first six receipt reads after the first
 //   eth_sendRawTransaction with an empty 204 (as a flaky load balancer does), more than the transport retries;
 // - 'tx-reads-fail': answer every read of a transaction or its receipt with a 503 (a provider that fails some
-//   requests), forward everything else.
+//   requests), forward everything else;
+// - 'receipts-fail-once-mined': forward everything, but answer with a 503 every read of a receipt the node has
+//   already given (the transaction is mined, its receipt was read once, and from then on the provider fails).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -27,7 +29,8 @@ export type StallMode =
   | 'latest-fails-once-after-send'
   | 'pending-hangs-after-send'
   | 'receipts-empty-after-send'
-  | 'tx-reads-fail';
+  | 'tx-reads-fail'
+  | 'receipts-fail-once-mined';
 
 export interface StallProxy {
   url: string;
@@ -48,6 +51,8 @@ export async function startStallProxy(target: string, mode: StallMode): Promise<
   let emptied = 0;
   const proxy: StallProxy = { url: '', mode, forwarded: [], sent: [], failed: 0, openPendingAtSends: [], close: async () => {} };
   let openPending = 0;
+  /** Transactions whose receipt the node has given ('receipts-fail-once-mined'). */
+  const mined = new Set<string>();
   // A JSON-RPC error answer. -32603 (internal error) is one viem retries; -32000 (a node's own error) is not.
   const fail = (res: ServerResponse, id: unknown, code: number, message: string) => {
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -77,6 +82,10 @@ export async function startStallProxy(target: string, mode: StallMode): Promise<
       proxy.forwarded.push(`${method} (failed)`);
       return res.writeHead(503, { 'content-type': 'text/plain' }).end('overloaded (test)');
     }
+    if (proxy.mode === 'receipts-fail-once-mined' && method === 'eth_getTransactionReceipt' && mined.has(String(call.params?.[0]))) {
+      proxy.forwarded.push(`${method} (failed)`);
+      return res.writeHead(503, { 'content-type': 'text/plain' }).end('overloaded (test)');
+    }
     if (proxy.mode === 'latest-fails-once-after-send' && proxy.sent.length > 0 && block === 'latest' && proxy.failed === 0) {
       proxy.failed++;
       proxy.forwarded.push(`${method} (failed)`);
@@ -93,6 +102,7 @@ export async function startStallProxy(target: string, mode: StallMode): Promise<
     if (method === 'eth_sendRawTransaction') proxy.sent.push(String(call.params?.[0]));
     const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     const text = await answer.text();
+    if (method === 'eth_getTransactionReceipt' && (JSON.parse(text) as { result?: unknown }).result) mined.add(String(call.params?.[0]));
     if (proxy.mode === 'reset-after-send' && method === 'eth_sendRawTransaction') {
       proxy.mode = 'pass';
       return req.socket.destroy();
