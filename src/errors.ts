@@ -171,6 +171,18 @@ export function exitCodeOf(error: unknown): ExitCodeValue {
 const NODE_FAILURES =
   /^(HttpRequestError|WebSocketRequestError|TimeoutError|SocketClosedError|ResponseBodyTooLargeError|RpcRequestError|\w+RpcError)$/;
 
+// Of those, the ones where the node gave no answer at all: a timeout, a dropped connection, an HTTP error page, an
+// answer over the cap. The node said nothing then about what was asked (whether a call reverts, whether it has a
+// transaction), so such an error must never be read as its verdict.
+const NO_ANSWER = /^(HttpRequestError|WebSocketRequestError|TimeoutError|SocketClosedError|ResponseBodyTooLargeError)$/;
+
+/** Whether this (viem) error is, or was caused by, a request the node gave no answer to (by shape, as asKnownError). */
+export function noAnswerFromNode(error: unknown): boolean {
+  const v = error as { walk?: (fn: (e: unknown) => boolean) => unknown };
+  if (!(error instanceof Error) || typeof v.walk !== 'function') return false;
+  return Boolean(v.walk((e) => e instanceof Error && NO_ANSWER.test(e.name)));
+}
+
 /**
  * An error loopsign did not make itself, as the error it is when it is one loopsign knows: a viem error from a
  * request to the RPC that no step wrapped is the chain's failure (exit 4, `rpc_failed`), never "loopsign hit a bug".

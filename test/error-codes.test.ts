@@ -443,6 +443,14 @@ describe("viem's errors from a request to the node", () => {
       exitCode: 4,
       message: 'a request to the RPC failed: HTTP response body exceeded the size limit.',
     });
+    // No answer at all (a timeout, an HTTP error, a dropped connection), wrapped or not, is no verdict of the node's;
+    // a JSON-RPC error answer is one (a revert, "nonce too low").
+    const { noAnswerFromNode } = await import('../src/errors.js');
+    const { TimeoutError } = await import('viem');
+    expect(noAnswerFromNode(new BaseError('estimating gas', { cause: new TimeoutError({ body: {}, url }) }))).toBe(true);
+    expect(noAnswerFromNode(new HttpRequestError({ url, status: 503 }))).toBe(true);
+    expect(noAnswerFromNode(wrapped)).toBe(false);
+    expect(noAnswerFromNode(new Error('plain'))).toBe(false);
     // A viem error that is not a request to the node (loopsign's own use of viem) is a bug, as any other error.
     expect(errorBody(new BaseError('an encoding went wrong'), false)).toMatchObject({ code: 'internal_error', exitCode: 1 });
     expect(errorBody(Object.assign(new Error('t'), { name: 'TimeoutError' }), false)).toMatchObject({ code: 'internal_error' });

@@ -3,7 +3,8 @@
 // reached the chain, rerunning the same command against a healthy node finishes the ask with exactly one
 // submission and one payment; so does a connection dropped right after the send (viem never resends a raw
 // transaction itself), and when, on the rerun, the node fails its reads of transactions and calls the resent bytes'
-// nonce used; and when, paid, the node fails its receipt reads. (429, 5xx, service timeouts and connection resets:
+// nonce used; and when, paid, the node fails its receipt reads. A node that fails a gas estimate or an atomic
+// simulation is the RPC failing (exit 4), not a revert. (429, 5xx, service timeouts and connection resets:
 // http-client.test.ts, ask.e2e.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
@@ -43,12 +44,12 @@ async function rerunPaysOnce(file: string, title: string, before: bigint): Promi
 }
 
 /** An ask (wallet_calls) through a proxy in `mode` in front of the sandbox's node, closed once the run is over. */
-async function askThrough(mode: StallMode, title: string, env: Record<string, string> = {}) {
+async function askThrough(mode: StallMode, title: string, env: Record<string, string> = {}, flags: string[] = []) {
   const file = askFile(title);
   const proxy = await startStallProxy(s.sb.info.rpcUrl, mode);
   const before = await usdc();
   try {
-    const r = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], s.home, {
+    const r = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url, ...flags], s.home, {
       env: { ...s.sb.env(), ...env },
     });
     return { r, proxy, file, before };
@@ -128,6 +129,31 @@ describe('a stalled RPC', () => {
     expect(r.json().error.code).toBe('rpc_failed');
     expect(r.stderr).not.toMatch(/\n\s+at /);
     await rerunPaysOnce(file, title, before);
+  });
+
+  it('a node that fails the gas estimate of a plan call: exit 4 rpc_failed (the RPC failed), not "would revert"; nothing paid', async () => {
+    const title = `Estimate fails ${Date.now()}`;
+    const { r, proxy, before } = await askThrough('simulations-fail', title);
+    expect(proxy.forwarded).toContain('eth_estimateGas (failed)');
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    expect(r.json().error.code).toBe('rpc_failed');
+    expect(proxy.forwarded).not.toContain('eth_sendRawTransaction');
+    expect(await usdc()).toBe(before);
+  });
+
+  it('a node that fails the simulation of an atomic plan: exit 4 rpc_failed, not the refusal (exit 5) that the batch would revert; nothing paid', async () => {
+    await s.sb.control('/__sandbox/settings', { atomicPlans: true });
+    try {
+      const title = `Atomic simulation fails ${Date.now()}`;
+      const { r, proxy, before } = await askThrough('simulations-fail', title, {}, ['--atomic']);
+      expect(proxy.forwarded).toContain('eth_call (failed)');
+      expect(r.code, r.stdout + r.stderr).toBe(4);
+      expect(r.json().error.code).toBe('rpc_failed');
+      expect(proxy.forwarded).not.toContain('eth_sendRawTransaction');
+      expect(await usdc()).toBe(before);
+    } finally {
+      await s.sb.control('/__sandbox/settings', { atomicPlans: false });
+    }
   });
 
   it('a node that fails its reads of the latest block: exit 4 rpc_failed in one line (not a loopsign bug), nothing paid; a rerun on a healthy node pays once', async () => {

@@ -16,7 +16,9 @@
 // - 'tx-reads-fail': answer every read of a transaction or its receipt with a 503 (a provider that fails some
 //   requests), forward everything else;
 // - 'receipts-fail-once-mined': forward everything, but answer with a 503 every read of a receipt the node has
-//   already given (the transaction is mined, its receipt was read once, and from then on the provider fails).
+//   already given (the transaction is mined, its receipt was read once, and from then on the provider fails);
+// - 'simulations-fail': answer with a 503 every gas estimate, and every eth_call a wallet makes to itself (the
+//   simulation of an atomic batch), forward everything else.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -30,7 +32,8 @@ export type StallMode =
   | 'pending-hangs-after-send'
   | 'receipts-empty-after-send'
   | 'tx-reads-fail'
-  | 'receipts-fail-once-mined';
+  | 'receipts-fail-once-mined'
+  | 'simulations-fail';
 
 export interface StallProxy {
   url: string;
@@ -83,6 +86,14 @@ export async function startStallProxy(target: string, mode: StallMode): Promise<
       return res.writeHead(503, { 'content-type': 'text/plain' }).end('overloaded (test)');
     }
     if (proxy.mode === 'receipts-fail-once-mined' && method === 'eth_getTransactionReceipt' && mined.has(String(call.params?.[0]))) {
+      proxy.forwarded.push(`${method} (failed)`);
+      return res.writeHead(503, { 'content-type': 'text/plain' }).end('overloaded (test)');
+    }
+    const self = (c: unknown) => {
+      const { from, to } = (c ?? {}) as { from?: string; to?: string };
+      return typeof from === 'string' && from.toLowerCase() === to?.toLowerCase();
+    };
+    if (proxy.mode === 'simulations-fail' && (method === 'eth_estimateGas' || (method === 'eth_call' && self(call.params?.[0])))) {
       proxy.forwarded.push(`${method} (failed)`);
       return res.writeHead(503, { 'content-type': 'text/plain' }).end('overloaded (test)');
     }
