@@ -91,7 +91,14 @@ export interface Unlocking {
  * only to sign. `env` is the run's environment: LOOPSIGN_PRIVATE_KEY and the password's variable are read there, and
  * nowhere else.
  */
-export async function startUnlock(config: ResolvedConfig, out: Output, env: Env): Promise<Unlocking> {
+export async function startUnlock(
+  config: ResolvedConfig,
+  out: Output,
+  env: Env,
+  // Runs on the address the keystore names (when it names one), before the password is asked for and the key derived:
+  // a keystore refused for its address (--from) costs no prompt, no scrypt, and leaves no key bytes behind.
+  checkAddress: (address: `0x${string}`) => void = () => undefined,
+): Promise<Unlocking> {
   // Every signing command unlocks here, so this is where replaced production trust anchors are announced.
   const overrides = config.chainId.value === 8453 ? productionOverrideKeys(config.file) : [];
   if (overrides.length > 0) {
@@ -107,6 +114,12 @@ export async function startUnlock(config: ResolvedConfig, out: Output, env: Env)
     out.warn('using the raw private key from LOOPSIGN_PRIVATE_KEY; keep this for throwaway CI wallets only');
     const privateKey = parsePrivateKey(raw);
     const address = addressOfPrivateKey(privateKey);
+    try {
+      checkAddress(address);
+    } catch (error) {
+      privateKey.fill(0);
+      throw error;
+    }
     return { address, signer: Promise.resolve({ privateKey, address, source: 'env' }) };
   }
   const file = config.keystore.value;
@@ -114,6 +127,7 @@ export async function startUnlock(config: ResolvedConfig, out: Output, env: Env)
   // Structure and KDF strength are checked before a password is asked for.
   const parsed = parseKeystore(json);
   checkKdfStrength(parsed.kdf, config.allowWeakKdf);
+  if (parsed.address) checkAddress(parsed.address as `0x${string}`);
   const password = await obtainPassword(config, env, { purpose: `keystore ${file}` });
   const signer = timed('unlock', () => decryptKeystore(json, password, { allowWeakKdf: config.allowWeakKdf })).then(
     (key): Signer => ({ ...key, source: 'keystore' }),

@@ -29,9 +29,12 @@ export async function openKeystoreWallet(
   // The unlock itself; a test passes one that records the key it hands out, to see what the wallet leaves of it.
   unlock: typeof startUnlock = startUnlock,
 ): Promise<Wallet> {
-  const unlocking = await unlock(config, out, env);
   const what = source.kind === 'env' ? 'LOOPSIGN_PRIVATE_KEY' : `keystore ${config.keystore.value}`;
-  if (from && unlocking.address && !sameAddress(unlocking.address, from)) throw mismatch(unlocking.address, from, what);
+  // A --from the keystore's address field (or the raw key) does not match is refused inside the unlock, before the
+  // password and scrypt; a keystore without the field is checked once unlocked, below.
+  const unlocking = await unlock(config, out, env, (address) => {
+    if (from && !sameAddress(address, from)) throw mismatch(address, from, what);
+  });
   const account: Promise<LocalAccount> = unlocking.signer.then((signer) => {
     try {
       const built = privateKeyToAccount(bytesToHex(signer.privateKey));
