@@ -3,17 +3,17 @@
 // the transport to viem's own over fetch). The server writes raw bytes on a socket,
 // so it can say what a well-behaved HTTP server never would.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { HttpClient } from '../src/service/http.js';
 import { httpRequest } from '../src/service/node-http.js';
 import { ServiceError } from '../src/errors.js';
 import { connectChain } from '../src/chains/client.js';
+import { startRawHttpServer, type RawHttpServer } from './helpers/raw-http.js';
 import type { ResolvedChain } from '../src/chains/index.js';
 
-let server: Server;
+let server: RawHttpServer;
 let base: string;
-const sockets = new Set<Socket>();
 let hits = 0;
 
 const RPC_OK = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result: '0x7a69' }));
@@ -62,32 +62,11 @@ function answer(sock: Socket, mode: string): void {
 }
 
 beforeAll(async () => {
-  server = createServer((sock) => {
-    sockets.add(sock);
-    sock.on('close', () => sockets.delete(sock));
-    sock.on('error', () => undefined);
-    let buf = Buffer.alloc(0);
-    sock.on('data', (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      for (;;) {
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const head = buf.subarray(0, end).toString('latin1');
-        const length = Number(/content-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
-        if (buf.length < end + 4 + length) return;
-        buf = buf.subarray(end + 4 + length);
-        answer(sock, head.split(' ')[1]!.slice(1));
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  server = await startRawHttpServer((sock, head) => answer(sock, head.split(' ')[1]!.slice(1)));
+  base = server.base;
 });
 
-afterAll(async () => {
-  for (const s of sockets) s.destroy();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
+afterAll(() => server.close());
 
 /** Settles within the test's own timeout, or says it never did (a hang is what these tests look for). */
 function settled<T>(p: Promise<T>, ms = 20_000): Promise<T | 'never settled'> {

@@ -5,13 +5,13 @@
 // of requests (viem's retry rules read those fields). Where node:http and fetch fail in their own words (a reset
 // connection), the class and the absent status must match, and loopsign's words must name the reason.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type Server, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { http, type EIP1193RequestFn } from 'viem';
 import { rpcTransport } from '../src/chains/rpc-transport.js';
+import { startRawHttpServer, type RawHttpServer } from './helpers/raw-http.js';
 
-let server: Server;
+let server: RawHttpServer;
 let base: string;
-const sockets = new Set<Socket>();
 /** What the server saw, by mode: each request's target, authorization, content type and body. */
 const seen = new Map<string, { target: string; authorization?: string; contentType?: string; body: any }[]>();
 
@@ -105,33 +105,11 @@ function answer(sock: Socket, head: string, body: string): void {
 }
 
 beforeAll(async () => {
-  server = createServer((sock) => {
-    sockets.add(sock);
-    sock.on('close', () => sockets.delete(sock));
-    sock.on('error', () => undefined);
-    let buf = Buffer.alloc(0);
-    sock.on('data', (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      for (;;) {
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const head = buf.subarray(0, end).toString('latin1');
-        const length = Number(/content-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
-        if (buf.length < end + 4 + length) return;
-        const body = buf.subarray(end + 4, end + 4 + length).toString('utf8');
-        buf = buf.subarray(end + 4 + length);
-        answer(sock, head, body);
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  server = await startRawHttpServer((sock, head, body) => answer(sock, head, body));
+  base = server.base;
 });
 
-afterAll(async () => {
-  for (const s of sockets) s.destroy();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
+afterAll(() => server.close());
 
 const OPTIONS = { timeout: 200, retryCount: 1 };
 const anchor = (url: string) => http(url, OPTIONS)({}).request as EIP1193RequestFn;
