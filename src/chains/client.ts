@@ -37,7 +37,7 @@ export async function connectChain(resolved: ResolvedChain): Promise<PublicClien
     // chain mines at once, or as often as `sandbox --block-time` says.
     pollingInterval: resolved.chain.chainId === 31337 ? 100 : 500,
     // A stalled node fails each request after rpcTimeoutMs; viem retries twice, then the command reports it. The
-    // requests go over node:http, not fetch (src/service/node-http.ts: fetch cost ~60 ms of CPU per run).
+    // requests go over node:http, not fetch (src/chains/rpc-transport.ts).
     transport: rpcTransport(url, { timeout: resolved.rpcTimeoutMs, retryCount: 2 }),
   }) as PublicClient;
   let reported: number;

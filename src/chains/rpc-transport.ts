@@ -103,7 +103,7 @@ async function post(
     const ok = res.status >= 200 && res.status < 300;
     if (text === '' && ok) throw new Error(`the RPC answered ${res.status} with an empty body, which is no JSON-RPC answer`);
     let data: any;
-    if (joined(res, 'content-type')?.startsWith('application/json')) data = JSON.parse(text);
+    if (res.header('content-type')?.startsWith('application/json')) data = JSON.parse(text);
     else {
       try {
         data = JSON.parse(text || '{}');
@@ -159,13 +159,6 @@ async function readWhole(res: HttpAnswer): Promise<string> {
   // Decoded as fetch's body is (viem reads it with a TextDecoder): a leading byte order mark is dropped, where
   // Buffer's toString keeps it and JSON.parse then fails on it.
   return new TextDecoder().decode(Buffer.concat(chunks, size));
-}
-
-/** A header's value as fetch's Headers give it: every line of that name, joined with ", " (node:http keeps the first). */
-function joined(res: HttpAnswer, name: string): string | undefined {
-  const values: string[] = [];
-  for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) if (res.rawHeaders[i]!.toLowerCase() === name) values.push(res.rawHeaders[i + 1]!);
-  return values.length ? values.join(', ') : undefined;
 }
 
 /**

@@ -35,7 +35,7 @@ export interface HttpAnswer {
   headers: IncomingHttpHeaders;
   /** Every header line as it came, name and value in turn (node:http's `headers` keeps only the first of some). */
   rawHeaders: string[];
-  /** A header's value (several joined with ", "), or undefined when absent. */
+  /** A header's value as fetch gives it (every line of that name joined with ", "), or undefined when absent. */
   header(name: string): string | undefined;
   /** The body, read once; leaving the read early, or discardBody, closes the connection. */
   body: Body;
@@ -109,9 +109,14 @@ export async function httpRequest(url: string | URL, init: HttpInit): Promise<Ht
         statusText: res.statusMessage ?? '',
         headers: res.headers,
         rawHeaders: res.rawHeaders,
+        // As fetch's Headers give it: every line of that name, joined (node:http's `headers` keeps only the first
+        // of some, such as Retry-After and Content-Type).
         header: (name) => {
-          const value = res.headers[name.toLowerCase()];
-          return Array.isArray(value) ? value.join(', ') : value;
+          const wanted = name.toLowerCase();
+          const values: string[] = [];
+          for (let i = 0; i + 1 < res.rawHeaders.length; i += 2)
+            if (res.rawHeaders[i]!.toLowerCase() === wanted) values.push(res.rawHeaders[i + 1]!);
+          return values.length ? values.join(', ') : undefined;
         },
         body,
       });
