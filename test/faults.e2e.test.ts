@@ -3,7 +3,7 @@
 // reached the chain, rerunning the same command against a healthy node finishes the ask with exactly one
 // submission and one payment; so does a connection dropped right after the send (viem never resends a raw
 // transaction itself), and when, on the rerun, the node fails its reads of transactions and calls the resent bytes'
-// nonce used; and when, paid, the node fails its receipt reads. A node that fails a gas estimate or an atomic
+// nonce used, or its reads lag one transaction behind; and when, paid, the node fails its receipt reads. A node that fails a gas estimate or an atomic
 // simulation is the RPC failing (exit 4), not a revert. (429, 5xx, service timeouts and connection resets:
 // http-client.test.ts, ask.e2e.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -105,6 +105,30 @@ describe('a stalled RPC', () => {
     // The transaction is mined; on resume the node cannot say so (its receipt and transaction reads fail), so the same
     // bytes go out again and the node answers "nonce too low": its own nonce, taken by itself.
     const proxy = await startStallProxy(s.sb.info.rpcUrl, 'tx-reads-fail');
+    try {
+      const r = await runCli(['--json', 'ask', '--file', first.file, '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], s.home, {
+        env: s.sb.env(),
+      });
+      expect(proxy.forwarded).toContain('eth_sendRawTransaction');
+      expect(r.code, r.stdout + r.stderr).toBe(4);
+      const err = r.json().error;
+      expect(err.code).toBe('broadcast_failed');
+      expect(err.message).not.toMatch(/paid nothing|can never be mined/);
+      expect(err.hint).toMatch(/journaled/);
+    } finally {
+      await proxy.close();
+    }
+    await rerunPaysOnce(first.file, title, first.before);
+  });
+
+  it('a resumed transaction the node calls "nonce too low" while its reads lag one transaction behind (null for that transaction, the nonce before it): exit 4 broadcast_failed, never "paid nothing"; a rerun on a healthy node pays once', async () => {
+    const title = `Reads lag on resume ${Date.now()}`;
+    const first = await askThrough('reset-after-send', title);
+    expect(first.r.json().error.code, first.r.stdout).toBe('broadcast_failed');
+    // The transaction is mined, but the backend that answers reads has not seen it: no such transaction, and the
+    // wallet's nonce not used yet. Only the node that takes transactions knows ("nonce too low"): a lagging backend's
+    // "not found" is no proof that another transaction took the nonce.
+    const proxy = await startStallProxy(s.sb.info.rpcUrl, 'reads-lag-one-tx');
     try {
       const r = await runCli(['--json', 'ask', '--file', first.file, '--payment-mode', 'wallet_calls', '--rpc-url', proxy.url], s.home, {
         env: s.sb.env(),

@@ -328,11 +328,23 @@ export class Executor {
         // wallet, sent outside loopsign, took the nonce, and this one can never be mined: say so now rather than
         // wait for a receipt that cannot come. Only the node's word that it has no such transaction says so: a read
         // that failed (a timeout, a 503) says nothing, and "paid nothing" would be false if this one was mined.
-        const read = await this.client.getTransaction({ hash }).then(
+        let read = await this.client.getTransaction({ hash }).then(
           () => 'found' as const,
           (e: unknown) => ((e as Error)?.name === 'TransactionNotFoundError' ? ('absent' as const) : e),
         );
         if (read === 'found') return;
+        // "No such transaction" is the node's word only if the same reads also show the nonce used: a load balancer
+        // whose reading backend lags behind the one that took the transaction knows neither (it answers null, and the
+        // nonce as it was), and "paid nothing" would be false there too.
+        if (read === 'absent') {
+          read = await this.client.getTransactionCount({ address: this.account.address, blockTag: 'latest' }).then(
+            (count) =>
+              count > nonce
+                ? ('absent' as const)
+                : new Error(`its reads show nonce ${nonce} unused yet (the latest block's count is ${count})`),
+            (e: unknown) => e,
+          );
+        }
         if (read !== 'absent') {
           throw new ChainError(
             'broadcast_failed',

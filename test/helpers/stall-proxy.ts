@@ -18,7 +18,10 @@
 // - 'receipts-fail-once-mined': forward everything, but answer with a 503 every read of a receipt the node has
 //   already given (the transaction is mined, its receipt was read once, and from then on the provider fails);
 // - 'simulations-fail': answer with a 503 every gas estimate, and every eth_call a wallet makes to itself (the
-//   simulation of an atomic batch), forward everything else.
+//   simulation of an atomic batch), forward everything else;
+// - 'reads-lag-one-tx': a load balancer whose reading backend is one transaction behind the one that takes them:
+//   every read of a transaction or its receipt answers null (no such transaction), and every latest-block nonce
+//   read one less than the node's; eth_sendRawTransaction reaches the node itself (which may say "nonce too low").
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -33,7 +36,8 @@ export type StallMode =
   | 'receipts-empty-after-send'
   | 'tx-reads-fail'
   | 'receipts-fail-once-mined'
-  | 'simulations-fail';
+  | 'simulations-fail'
+  | 'reads-lag-one-tx';
 
 export interface StallProxy {
   url: string;
@@ -88,6 +92,19 @@ export async function startStallProxy(target: string, mode: StallMode): Promise<
     if (proxy.mode === 'receipts-fail-once-mined' && method === 'eth_getTransactionReceipt' && mined.has(String(call.params?.[0]))) {
       proxy.forwarded.push(`${method} (failed)`);
       return res.writeHead(503, { 'content-type': 'text/plain' }).end('overloaded (test)');
+    }
+    if (proxy.mode === 'reads-lag-one-tx' && (method === 'eth_getTransactionReceipt' || method === 'eth_getTransactionByHash')) {
+      proxy.forwarded.push(`${method} (null)`);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id ?? null, result: null }));
+    }
+    if (proxy.mode === 'reads-lag-one-tx' && method === 'eth_getTransactionCount' && call.params?.[1] === 'latest') {
+      proxy.forwarded.push(`${method} (one behind)`);
+      const answer = (await (await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).json()) as {
+        result: string;
+      };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id ?? null, result: `0x${(BigInt(answer.result) - 1n).toString(16)}` }));
     }
     const self = (c: unknown) => {
       const { from, to } = (c ?? {}) as { from?: string; to?: string };
