@@ -3,7 +3,8 @@
 // reached the chain, rerunning the same command against a healthy node finishes the ask with exactly one
 // submission and one payment; so does a connection dropped right after the send (viem never resends a raw
 // transaction itself), and when, on the rerun, the node fails its reads of transactions and calls the resent bytes'
-// nonce used, or its reads lag one transaction behind; and when, paid, the node fails its receipt reads. A node that fails a gas estimate or an atomic
+// nonce used, or its reads lag one transaction behind; and when, paid, the node fails its receipt reads or answers
+// none for transactions it gave the receipts of. A node that fails a gas estimate or an atomic
 // simulation is the RPC failing (exit 4), not a revert. (429, 5xx, service timeouts and connection resets:
 // http-client.test.ts, ask.e2e.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -152,6 +153,16 @@ describe('a stalled RPC', () => {
     expect(r.code, r.stdout + r.stderr).toBe(4);
     expect(r.json().error.code).toBe('rpc_failed');
     expect(r.stderr).not.toMatch(/\n\s+at /);
+    await rerunPaysOnce(file, title, before);
+  });
+
+  it('a node whose reads lag behind and answer no receipt for transactions it already gave the receipts of: after paying, exit 4 (the RPC failed), not a refusal that nothing proves the submission; a rerun pays nothing more', async () => {
+    const title = `Receipts null once mined ${Date.now()}`;
+    const { r, proxy, file, before } = await askThrough('receipts-null-once-mined', title);
+    expect(proxy.forwarded).toContain('eth_getTransactionReceipt (null)');
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    expect(r.json().error.code).toBe('rpc_failed');
+    expect(r.json().error.message).not.toMatch(/refused|nothing was signed/);
     await rerunPaysOnce(file, title, before);
   });
 

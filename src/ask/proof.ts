@@ -4,7 +4,7 @@
 // submitter's X402QuestionSubmitted for an authorization this wallet signed. The content ids loopsign reports and
 // funds a bonus for come from here, never from the service's answer.
 import { formatUnits, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
-import { RefusedError } from '../errors.js';
+import { ChainError, RefusedError } from '../errors.js';
 import { sameAddress, sameHex } from '../hex.js';
 import type { ChainConfig } from '../chains/table.js';
 import type { Operation } from '../store/operation.js';
@@ -66,10 +66,27 @@ export async function proveSubmission(
   const reasons: string[] = [];
   // A receipt read that failed (a timeout, a 503) is no word on the transaction: the node's failure is reported
   // (exit 4, rpc_failed) when no other candidate proves the ask, never "no receipt proves it" (a refusal, exit 5).
+  // Nor is "no such receipt" for a transaction this operation journaled as mined (its receipt was read, in a block):
+  // a node that says so now is behind the one that gave it (a load balancer's lagging backend), not the chain's word.
   let failedRead: unknown;
+  const minedIn = new Map(
+    journal
+      .txsFor('ask')
+      .filter((t) => t.status === 'mined')
+      .map((t) => [t.hash.toLowerCase(), t.blockNumber] as const),
+  );
   for (const hash of candidates) {
     const receipt = await client.getTransactionReceipt({ hash }).catch((error: unknown) => {
       if ((error as Error)?.name !== 'TransactionReceiptNotFoundError') failedRead ??= error;
+      else if (minedIn.has(hash.toLowerCase()))
+        failedRead ??= new ChainError(
+          'rpc_failed',
+          `the RPC has no receipt for transaction ${hash}, which this ask journaled as mined (block ${minedIn.get(hash.toLowerCase()) ?? 'unknown'}): the node is behind the chain`,
+          {
+            hint: 'check the RPC (--rpc-url) and run the same command again: nothing is signed again, and the journal resumes',
+            cause: error,
+          },
+        );
       return undefined;
     });
     if (!receipt) {

@@ -19,6 +19,8 @@
 //   already given (the transaction is mined, its receipt was read once, and from then on the provider fails);
 // - 'simulations-fail': answer with a 503 every gas estimate, and every eth_call a wallet makes to itself (the
 //   simulation of an atomic batch), forward everything else;
+// - 'receipts-null-once-mined': as 'receipts-fail-once-mined', but the receipt already given is then answered null (no
+//   such receipt), as a load balancer's backend behind the one that gave it does;
 // - 'reads-lag-one-tx': a load balancer whose reading backend is one transaction behind the one that takes them:
 //   every read of a transaction or its receipt answers null (no such transaction), and every latest-block nonce
 //   read one less than the node's; eth_sendRawTransaction reaches the node itself (which may say "nonce too low").
@@ -37,7 +39,8 @@ export type StallMode =
   | 'tx-reads-fail'
   | 'receipts-fail-once-mined'
   | 'simulations-fail'
-  | 'reads-lag-one-tx';
+  | 'reads-lag-one-tx'
+  | 'receipts-null-once-mined';
 
 export interface StallProxy {
   url: string;
@@ -105,6 +108,11 @@ export async function startStallProxy(target: string, mode: StallMode): Promise<
       };
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id ?? null, result: `0x${(BigInt(answer.result) - 1n).toString(16)}` }));
+    }
+    if (proxy.mode === 'receipts-null-once-mined' && method === 'eth_getTransactionReceipt' && mined.has(String(call.params?.[0]))) {
+      proxy.forwarded.push(`${method} (null)`);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id ?? null, result: null }));
     }
     const self = (c: unknown) => {
       const { from, to } = (c ?? {}) as { from?: string; to?: string };
