@@ -1,8 +1,17 @@
 // The sandbox's chain side: deploys the contracts to anvil, funds accounts, and owns the chain clock.
 // Chain time = wall time + an offset that only the sandbox's time control changes (evm_increaseTime).
-import { createPublicClient, createWalletClient, parseEther, type Account, type Hex, type PublicClient, type WalletClient } from 'viem';
+import {
+  createPublicClient,
+  createWalletClient,
+  parseEther,
+  toHex,
+  type Account,
+  type Hex,
+  type PublicClient,
+  type WalletClient,
+} from 'viem';
 import { pbkdf2Sync } from 'node:crypto';
-import { HDKey, hdKeyToAccount } from 'viem/accounts';
+import { HDKey, privateKeyToAccount } from 'viem/accounts';
 import * as A from './contracts/artifacts.js';
 import type { Address } from '../chains/table.js';
 import { httpRequest } from '../service/node-http.js';
@@ -57,9 +66,12 @@ export class SandboxChain {
   ) {
     const chain = sandboxChainDef(rpcUrl);
     this.publicClient = createPublicClient({ chain, transport: rpcTransport(rpcUrl, RPC), pollingInterval: 50 }) as PublicClient;
-    const root = anvilRootKey();
-    this.deployer = hdKeyToAccount(root, { addressIndex: 0 });
-    this.raters = Array.from({ length: raterCount }, (_, i) => hdKeyToAccount(root, { addressIndex: i + 2 }));
+    // m/44'/60'/0'/0/i, as hdKeyToAccount derives it, from the shared parent derived once: hdKeyToAccount walks the
+    // whole path for every account, a public key at each of its five levels (about 0.1 CPU-s of a start).
+    const parent = anvilRootKey().derive("m/44'/60'/0'/0");
+    const account = (index: number) => privateKeyToAccount(toHex(parent.deriveChild(index).privateKey!));
+    this.deployer = account(0);
+    this.raters = Array.from({ length: raterCount }, (_, i) => account(i + 2));
   }
 
   wallet(account: Account): WalletClient {
