@@ -281,16 +281,19 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
     // stake, so no other vote of this wallet may spend that allowance between this plan and its commit.
     const ex = executor();
     const { hashes, transactions } = await ex.withWalletLock(async () => {
-      // On resume the journaled plan is reused once anything of it was signed: a fresh one may differ (say, no
-      // approval once the stake moved), and call indexes must keep meaning the transactions already sent. While
-      // nothing was, it is planned again: a vote of this wallet may have spent the allowance it counted on since (its
-      // commit would then never pass). It is checked again either way.
-      const journaledPlan = journal.txsFor(`rate:${commit.roundId}`).length > 0 ? journal.data.ratePlan : undefined;
+      // On resume the journaled plan is reused once anything of it was signed and can still reach the chain: a fresh
+      // one may differ (say, no approval once the stake moved), and call indexes must keep meaning the transactions
+      // already sent. While nothing is, it is planned again: a vote of this wallet may have spent the allowance it
+      // counted on since (its commit would then never pass), and may have taken the nonce of a commit signed but never
+      // sent (settled first: dropped, it pays nothing and carries no call). It is checked again either way.
+      const stage = `rate:${commit.roundId}`;
+      await ex.settleJournaled(stage);
+      const journaledPlan = journal.txsFor(stage).some(isLive) ? journal.data.ratePlan : undefined;
       const prepared = journaledPlan ?? (await prepareRating(ctx, mcp, args, commit));
       const calls = checkRatingPlan(chain, prepared, commit, input.contentId);
       if (!journaledPlan) await journal.setStep('rate:planned', { ratePlan: prepared });
       ctx.out.progress('rate.checked', `the rating plan passed every check (${calls.length} call${calls.length === 1 ? '' : 's'})`);
-      return ex.execute(`rate:${commit.roundId}`, calls, opts.atomic ? 'segmented' : 'ordered');
+      return ex.execute(stage, calls, opts.atomic ? 'segmented' : 'ordered');
     });
     ctx.out.progress('rate.confirm', 'confirming the commit with the service');
     const confirmed = await mcp.call('rateloop_confirm_rating_transactions', {

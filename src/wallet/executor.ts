@@ -146,6 +146,18 @@ export class Executor {
     }
   }
 
+  /**
+   * Settles what `stage` journaled before any plan is made for it: each live transaction is found on chain or
+   * re-broadcast byte for byte, and one whose nonce another mined transaction of this wallet took is marked dropped.
+   * What stays live is what a plan must keep; when nothing does, nothing of the journaled plan can reach the chain.
+   * For stages without a reservation (a reservation's minimum age is `execute`'s to wait for).
+   */
+  async settleJournaled(stage: string): Promise<void> {
+    await this.withWalletLock(async () => {
+      for (const tx of this.op.txsFor(stage).filter(isLive)) await this.resume(tx, async () => {});
+    });
+  }
+
   private async executeLocked(stage: string, calls: PlanCall[], mode: ExecutionMode): Promise<ExecutionResult> {
     const digests = calls.map(callDigest);
     const wallet = this.account.address;
