@@ -223,46 +223,38 @@ describe('two votes from one wallet, one allowance', () => {
     },
   );
 
-  it('the vote whose journaled plan counted on an allowance the other spent plans again on its rerun, and both are cast once', async () => {
-    // The dev wallet's allowance to the voting engine: exactly one stake.
+  // With an allowance of exactly one stake: a vote killed at `crash`, another vote of the wallet run to the end (it
+  // spends that allowance), then the first vote's rerun. Both must be cast, each stake paid once.
+  const killedThenOther = async (crash: string) => {
     await allowOneStake();
-    const vote = async (crash?: string) => {
+    const vote = async (crashAfter?: string) => {
       const args = await voteArgs();
-      return { args, first: await runCli(args, s.home, { env: { ...s.sb.env(), ...(crash ? { LOOPSIGN_CRASH_AFTER: crash } : {}) } }) };
+      const env = { ...s.sb.env(), ...(crashAfter ? { LOOPSIGN_CRASH_AFTER: crashAfter } : {}) };
+      return { args, first: await runCli(args, s.home, { env }) };
     };
-    const lrep = () => tokenBalance(s, 'LREP');
-    const before = await lrep();
-    // The first vote is planned (commit only: the allowance covers it) and killed before it sends anything; the
-    // second then spends the allowance.
-    const a = await vote('rate:planned');
+    const before = await tokenBalance(s, 'LREP');
+    const a = await vote(crash);
     expect(a.first.code, a.first.stdout + a.first.stderr).toBe(-1);
     const b = await vote();
     expect(b.first.code, b.first.stdout + b.first.stderr).toBe(0);
     const rerun = await runCli(a.args, s.home, { env: s.sb.env() });
     expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
-    expect(before - (await lrep()), 'two stakes, each once').toBe(2_000_000n);
+    expect(before - (await tokenBalance(s, 'LREP')), 'two stakes, each once').toBe(2_000_000n);
+    return rerun;
+  };
+
+  it('the vote whose journaled plan counted on an allowance the other spent plans again on its rerun, and both are cast once', async () => {
+    // The first vote is planned (commit only: the allowance covers it) and killed before it signs anything.
+    await killedThenOther('rate:planned');
   });
 
   it('the vote whose signed commit lost its nonce to the other vote, which spent the allowance it counted on, plans again on its rerun', async () => {
-    // As above, but the first vote is killed after signing its commit (never broadcast): the second takes that
-    // commit's nonce and spends the allowance. The rerun finds the signed commit dropped, so nothing of its journaled
-    // plan can still be mined, and that plan's premise (no approval needed) is gone: it plans again, approval
-    // included. It reported `call_would_revert` (exit 4) here on every rerun (store-property.e2e found it, seed
-    // -1981136241, two full runs at once).
-    await allowOneStake();
-    const vote = async (crash?: string) => {
-      const args = await voteArgs();
-      return { args, first: await runCli(args, s.home, { env: { ...s.sb.env(), ...(crash ? { LOOPSIGN_CRASH_AFTER: crash } : {}) } }) };
-    };
-    const lrep = () => tokenBalance(s, 'LREP');
-    const before = await lrep();
-    const a = await vote('rate:1:signed:0');
-    expect(a.first.code, a.first.stdout + a.first.stderr).toBe(-1);
-    const b = await vote();
-    expect(b.first.code, b.first.stdout + b.first.stderr).toBe(0);
-    const rerun = await runCli(a.args, s.home, { env: s.sb.env() });
-    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    // The first vote is killed after signing its commit (never broadcast): the second takes that commit's nonce and
+    // spends the allowance. The rerun finds the signed commit dropped, so nothing of its journaled plan can still be
+    // mined, and that plan's premise (no approval needed) is gone: it plans again, approval included. It reported
+    // `call_would_revert` (exit 4) here on every rerun (store-property.e2e found it, seed -1981136241, two full runs
+    // at once).
+    const rerun = await killedThenOther('rate:1:signed:0');
     expect(rerun.stderr).toContain('signing its calls again');
-    expect(before - (await lrep()), 'two stakes, each once').toBe(2_000_000n);
   });
 });
