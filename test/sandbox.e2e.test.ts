@@ -1,6 +1,7 @@
 // The sandbox, driven over its real HTTP, MCP and RPC interfaces (no loopsign client code on the request path):
 // the ask lifecycle with viem step by step, x402 with a signed ReceiveWithAuthorization, a bonus pool, a tlock
 // vote revealed by the keeper, the spec's error envelope, and process hygiene.
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createPublicClient, createWalletClient, http, parseAbi, type Hex } from 'viem';
@@ -576,7 +577,7 @@ describe('bad requests get the envelope and never break the sandbox', () => {
     await sb.control('/__sandbox/settings', { rateLimits: { read: 2 } });
     const statuses: number[] = [];
     let retryAfter: string | null = null;
-    const fresh = `/api/agent/asks/0x${'ef'.repeat(31)}${Date.now().toString(16).slice(-2).padStart(2, '0')}`; // buckets are per concrete path
+    const fresh = `/api/agent/asks/${unusedKey()}`; // buckets are per concrete path
     for (let i = 0; i < 4; i++) {
       const r = await api(base, 'GET', fresh);
       statuses.push(r.status);
@@ -701,7 +702,7 @@ describe('the reset control (test files taking turns on one sandbox)', () => {
     const contentId = BigInt((await sb.control('/__sandbox/content', {})).contentId);
     await sb.control('/__sandbox/hostile', { scenario: 'wrong_target', count: 3 });
     await sb.control('/__sandbox/faults', { route: 'GET /api/agent/templates', kind: 'status', status: 503, count: 3 });
-    const limited = `/api/agent/asks/0x${'ab'.repeat(31)}${Date.now().toString(16).slice(-2).padStart(2, '0')}`;
+    const limited = `/api/agent/asks/${unusedKey()}`;
     expect((await api(base, 'GET', limited)).status).toBe(200);
     expect((await api(base, 'GET', limited)).status).toBe(429);
 
@@ -758,3 +759,12 @@ describe('two sandboxes at once', () => {
     await second.stop();
   });
 });
+
+/**
+ * An operation key no other test has asked for. Rate-limit counts are per concrete path and per minute, so a path
+ * another test already read in the same minute starts over the limit: a key from the clock's last two hex digits met
+ * the fixed key of 'unknown operations' one run in 256 (seen as "expected 429 to be 200").
+ */
+function unusedKey(): string {
+  return `0x${randomBytes(32).toString('hex')}`;
+}
