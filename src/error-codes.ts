@@ -340,6 +340,9 @@ const TRANSACTIONS = {
   transaction_reverted: chain(
     'a transaction reverted on chain and nothing after it was sent; check `loopsign status` and the transaction in a block explorer.',
   ),
+  stale_nonce: chain(
+    'the RPC gave out a nonce that a transaction loopsign journaled already used on chain (the node lags); nothing was sent, run the same command again once it has caught up, or use another RPC.',
+  ),
   nonce_used_elsewhere: chain(
     'another transaction (not one loopsign journaled) used this nonce, so the journaled one can never be mined; stop other software using the wallet, then ask again with a new clientRequestId.',
   ),

@@ -308,3 +308,65 @@ describe('the caps from the file hold whatever is attempted', () => {
     capture.count('ledger property: signing attempts checked', 'ledger.test', attempts);
   });
 });
+
+describe('the same signed bytes under two operations', () => {
+  // Two operations sign the same call (an approval of the same amount to the same spender) with one nonce, gas and
+  // fees: the node gave that nonce out again because the first was stopped before its broadcast. One transaction can
+  // be mined once, so it must be one operation's.
+  const ASK_CAPS = askSpendCaps(ASK, 'ask.json', 'wallet_calls');
+  const sameApproval = async (ledger: SpendLedger, nonce: number) =>
+    ledger.admitTransaction('ask', callEffects(chain, approve(a(10), a(2), 1_500_000n)), undefined, async () => ({
+      raw: await account.signTransaction({
+        type: 'eip1559',
+        chainId: 31337,
+        to: a(10),
+        data: approve(a(10), a(2), 1_500_000n).data,
+        nonce,
+        gas: 1n,
+        maxFeePerGas: 1n,
+        maxPriorityFeePerGas: 1n,
+      }),
+      nonce,
+      kind: 'call' as const,
+      calls: [0],
+    }));
+  const usageOf = (id: string) =>
+    store.read((db) => (db.prepare('SELECT COALESCE(SUM(amount), 0) AS n FROM usage WHERE operation_id = ?').get(id) as { n: number }).n);
+
+  it('go to the operation that signed them last: the first one’s record is dropped and stops counting, so its rerun signs again', async () => {
+    const first = await newOperation();
+    const second = await newOperation();
+    const nonce = nonces++;
+    const mine = await sameApproval(new SpendLedger(first, chain, account.address, ASK_CAPS), nonce);
+    expect(usageOf(first.id)).toBe(1_500_000);
+    const theirs = await sameApproval(new SpendLedger(second, chain, account.address, ASK_CAPS), nonce);
+    expect(theirs.hash).toBe(mine.hash);
+    first.refresh();
+    expect(first.txs().map((t) => t.status)).toEqual(['dropped']);
+    expect(second.txs().map((t) => t.status)).toEqual(['signed']);
+    // Counted once, by the operation that holds them.
+    expect(usageOf(first.id)).toBe(0);
+    expect(usageOf(second.id)).toBe(1_500_000);
+    // The first operation may sign its approval again (at another nonce): the dropped record no longer holds its cap.
+    const again = await sameApproval(new SpendLedger(first, chain, account.address, ASK_CAPS), nonces++);
+    expect(again.status).toBe('signed');
+    await first.close();
+    await second.close();
+  });
+
+  it('already mined under another operation: the node gave out a used nonce (it lags); nothing is recorded', async () => {
+    const first = await newOperation();
+    const second = await newOperation();
+    const nonce = nonces++;
+    const mined = await sameApproval(new SpendLedger(first, chain, account.address, ASK_CAPS), nonce);
+    await first.updateTx(mined.hash, { status: 'mined' });
+    const error = await sameApproval(new SpendLedger(second, chain, account.address, ASK_CAPS), nonce).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'stale_nonce', exitCode: 4 });
+    expect(second.txs()).toEqual([]);
+    expect(usageOf(second.id)).toBe(0);
+    first.refresh();
+    expect(first.txs().map((t) => t.status)).toEqual(['mined']);
+    await first.close();
+    await second.close();
+  });
+});

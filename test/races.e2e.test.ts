@@ -11,14 +11,18 @@
 //    a vote without its approval when the allowance already covers the stake, and the other vote may spend that
 //    allowance first. A rerun of the vote whose commit then cannot pass plans again (nothing of it was sent) instead of
 //    reusing the journaled plan, which would fail the same way until the commit's drand round lapsed.
+// 4. One transaction journaled by two operations (helper-31's red team): a vote or an ask's bonus stage stopped after
+//    signing its approval, and another operation that signs the same approval with the same nonce, gas and fees: the
+//    same bytes. The bytes are the second operation's; the first's rerun approves again instead of taking the other's
+//    approval for its own and failing for ever (approval_replaced).
 // LOOPSIGN_RACE_TRIALS=N repeats each case N times (CI runs each once).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { makeHome, runCli, TEST_ADDRESS, TEST_PRIVATE_KEY, type Home, type RunResult } from './helpers/cli.js';
 import { bonusPoolsFunded, openSession, submissionsTitled, tokenBalance, type Session } from './helpers/chain.js';
 import { startRpcProxy } from './helpers/rpc-proxy.js';
-import { recorded, withStore } from './helpers/store.js';
+import { recorded, storeFile, withStore } from './helpers/store.js';
 import { capture } from './helpers/capture.js';
 import { createPublicClient, createWalletClient, http, parseAbi, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -62,6 +66,27 @@ function askFile(home: Home, title: string, amounts: { bounty: string; bonus?: s
       question: { title, contextUrl: 'https://example.com/race', categoryId: '1', tags: ['race'] },
     }),
   );
+}
+
+/**
+ * Each transaction hash journaled by more than one operation since `known` was taken, with the statuses its records
+ * have (e.g. 'dropped,mined'). `sharedSince()` with no argument gives the hashes to pass later.
+ */
+function sharedSince(known: Set<string> = new Set()): { hashes: Set<string>; statuses: string[] } {
+  const rows = !existsSync(storeFile(s.home))
+    ? []
+    : withStore(
+        s.home,
+        (db) =>
+          db
+            .prepare(
+              `SELECT hash, GROUP_CONCAT(status, ',') AS statuses FROM (SELECT hash, status FROM transactions ORDER BY status)
+               GROUP BY hash HAVING COUNT(*) > 1`,
+            )
+            .all() as { hash: string; statuses: string }[],
+      );
+  const fresh = rows.filter((r) => !known.has(r.hash));
+  return { hashes: new Set(rows.map((r) => r.hash)), statuses: fresh.map((r) => r.statuses) };
 }
 
 /** Starts `count` identical runs whose first node requests are held until all have one, then released together. */
@@ -122,6 +147,37 @@ describe('a killed ask with a bonus, rerun by several processes at once', () => 
   });
 });
 
+describe('two asks with one bonus amount from one wallet', () => {
+  it("one killed after signing its bonus approval, the other signing the very same bytes with that nonce on its rerun: they are the other ask's, and the first one's rerun approves again", async () => {
+    // An ask's own stage starts with its reservation (bytes of its own question), but the bonus stage starts with an
+    // approval of the bonus to the escrow. Ask D is killed once its bonus is planned, ask A after signing its bonus
+    // approval (never sent); D's rerun then signs that approval with the same nonce, gas and fees: one transaction
+    // for two asks. A's rerun took it for its own ("already mined") and then found the allowance spent by D's pool:
+    // approval_replaced (exit 4), "ask again with a new clientRequestId".
+    const amounts = { bounty: '1500000', bonus: '1000000', max: '2500000' };
+    const [fileD, fileA] = [`Twin D ${n}`, `Twin A ${n}`].map((t) => askFile(s.home, t, amounts)) as [string, string];
+    const args = (file: string) => ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
+    const killedAt = (file: string, point: string) => runCli(args(file), s.home, { env: { ...s.sb.env(), LOOPSIGN_CRASH_AFTER: point } });
+    const shared = sharedSince().hashes;
+    const before = await usdc();
+    for (const [file, point] of [
+      [fileD, 'bonus:planned'],
+      [fileA, 'bonus:signed:0'],
+    ] as const) {
+      const killed = await killedAt(file, point);
+      expect(killed.code, point + killed.stdout + killed.stderr).toBe(-1);
+    }
+    const d = await runCli(args(fileD), s.home, { env: s.sb.env() });
+    expect(d.code, d.stdout + d.stderr).toBe(0);
+    expect(sharedSince(shared).statuses.length, 'the two bonus approvals are the same bytes').toBe(1);
+    const a = await runCli(args(fileA), s.home, { env: s.sb.env() });
+    expect(a.code, a.stdout + a.stderr).toBe(0);
+    for (const r of [d, a]) expect(r.json().feedbackBonus.status).toBe('funded');
+    expect(before - (await usdc()), 'two bounties and two bonuses, each once').toBe(5_000_000n);
+    expect(sharedSince(shared).statuses).toEqual(['dropped,mined']);
+  });
+});
+
 describe('two wallets under one window, through a slow node', () => {
   const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
   it.each(Array.from({ length: TRIALS * 2 }, (_, i) => i))(
@@ -179,7 +235,8 @@ describe('two wallets under one window, through a slow node', () => {
 });
 
 describe('two votes from one wallet, one allowance', () => {
-  const allowOneStake = async () => {
+  // The dev wallet's allowance to the voting engine: one stake unless told otherwise.
+  const allowOneStake = async (amount = 1_000_000n) => {
     const password = readFileSync(s.sb.info.devWallet.passwordFile, 'utf8').replace(/\n$/, '');
     const { privateKey } = await decryptKeystore(JSON.parse(readFileSync(s.sb.info.devWallet.keystore, 'utf8')), password);
     const dev = createWalletClient({ account: privateKeyToAccount(toHex(privateKey)), transport: http(s.sb.info.rpcUrl) });
@@ -190,7 +247,7 @@ describe('two votes from one wallet, one allowance', () => {
         address: s.sb.info.tokens.LREP.address,
         abi: approve,
         functionName: 'approve',
-        args: [s.sb.info.contracts.roundVotingEngine, 1_000_000n],
+        args: [s.sb.info.contracts.roundVotingEngine, amount],
       }),
     });
   };
@@ -256,5 +313,31 @@ describe('two votes from one wallet, one allowance', () => {
     // at once).
     const rerun = await killedThenOther('rate:1:signed:0');
     expect(rerun.stderr).toContain('signing its calls again');
+  });
+
+  it("a vote killed after signing its approval, and another that signs the very same bytes with that nonce: they are the other vote's, and the rerun approves again", async () => {
+    // No allowance: each vote's plan approves its stake, then commits. Both questions exist before the first vote, so
+    // no block comes between the two signatures: the same approval, nonce, gas and fees, the same bytes. One
+    // transaction, mined once, for two votes: the first vote's rerun took it for its own approval ("already mined"),
+    // then found the allowance spent by the other vote's commit: approval_replaced (exit 4) on every rerun
+    // (helper-31's red team found it).
+    await allowOneStake(0n);
+    const [argsA, argsB] = [await voteArgs(), await voteArgs()];
+    const shared = sharedSince().hashes;
+    const before = await tokenBalance(s, 'LREP');
+    const a = await runCli(argsA, s.home, { env: { ...s.sb.env(), LOOPSIGN_CRASH_AFTER: 'rate:1:signed:0' } });
+    expect(a.code, a.stdout + a.stderr).toBe(-1);
+    const b = await runCli(argsB, s.home, { env: s.sb.env() });
+    expect(b.code, b.stdout + b.stderr).toBe(0);
+    // The premise: one hash journaled by both votes.
+    expect(sharedSince(shared).statuses.length, 'the two approvals are the same bytes').toBe(1);
+    const rerun = await runCli(argsA, s.home, { env: s.sb.env() });
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    expect(before - (await tokenBalance(s, 'LREP')), 'two stakes, each once').toBe(2_000_000n);
+    const again = await runCli(argsA, s.home, { env: s.sb.env() });
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(before - (await tokenBalance(s, 'LREP')), 'still two stakes').toBe(2_000_000n);
+    // Mined once, the second vote's; the first's record of it dropped.
+    expect(sharedSince(shared).statuses).toEqual(['dropped,mined']);
   });
 });

@@ -5,7 +5,7 @@
 // resumes without sending anything twice. Nothing secret is kept but what the user needs to prove a vote.
 import { createHash } from 'node:crypto';
 import type { Hex } from 'viem';
-import { RefusedError, UsageError } from '../errors.js';
+import { ChainError, RefusedError, UsageError } from '../errors.js';
 import type { Db, Store } from './db.js';
 import { claim, type Claim } from './claims.js';
 import { crashHook } from './crash-hook.js';
@@ -224,6 +224,7 @@ export class Operation<K extends Kind> {
    * to this object once that transaction commits (`refresh`).
    */
   insertTx(db: Db, tx: Omit<TxRecord, 'signedAt' | 'status'>, effects: SpendEffect[], at: number): void {
+    this.takeOverTwins(db, tx);
     const seq = (
       db.prepare('SELECT COALESCE(MAX(seq), -1) + 1 AS seq FROM transactions WHERE operation_id = ?').get(this.id) as { seq: number }
     ).seq;
@@ -246,6 +247,43 @@ export class Operation<K extends Kind> {
       );
     this.insertEffects(db, effects, tx.stage, at, { tx: Number(info.lastInsertRowid) });
     recomputeUsage(db, this.id);
+  }
+
+  /**
+   * Another operation of this wallet may hold the very bytes just signed: it signed the same call (an approval of the
+   * same amount to the same spender) with the same nonce, gas and fees, and was stopped before its broadcast, so the
+   * node gave that nonce out again. One transaction can be mined once, so it must belong to one operation, or each
+   * would take it for its own: the first one's rerun found "its" approval mined, then the allowance spent by the
+   * other, and failed for ever (approval_replaced). The bytes go to this operation, which broadcasts them now; the
+   * other's record is dropped (it stops counting, and its rerun signs its calls again, as after any lost nonce).
+   * A copy already mined or reverted on this chain instance means the node gave out a nonce the chain has used: its
+   * view lags, and nothing is recorded or sent.
+   */
+  private takeOverTwins(db: Db, tx: Pick<TxRecord, 'hash' | 'nonce'>): void {
+    const twins = db
+      .prepare(
+        `SELECT t.id, t.operation_id AS operation, t.status FROM transactions t JOIN operations o ON o.id = t.operation_id
+         WHERE t.chain_id = ? AND t.wallet = ? AND t.nonce = ? AND t.hash = ? AND t.operation_id <> ?
+           AND (o.chain_genesis IS NULL OR ? IS NULL OR o.chain_genesis = ?)`,
+      )
+      .all(this.chainId, this.wallet, tx.nonce, tx.hash.toLowerCase(), this.id, this.chainGenesis ?? null, this.chainGenesis ?? null) as {
+      id: number;
+      operation: string;
+      status: TxRecord['status'];
+    }[];
+    for (const twin of twins) {
+      if (twin.status === 'mined' || twin.status === 'reverted') {
+        throw new ChainError(
+          'stale_nonce',
+          `the RPC gave out nonce ${tx.nonce} of ${this.wallet}, which transaction ${tx.hash} (journaled by ${twin.operation}) already used on chain: the node lags behind the chain; nothing was recorded or sent`,
+          { hint: 'run the same command again once the node has caught up, or use another RPC (--rpc-url)' },
+        );
+      }
+      if (twin.status !== 'signed') continue;
+      db.prepare("UPDATE transactions SET status = 'dropped' WHERE id = ?").run(twin.id);
+      db.prepare('UPDATE effects SET live = 0 WHERE tx_id = ?').run(twin.id);
+      recomputeUsage(db, twin.operation);
+    }
   }
 
   /** Records a signed EIP-3009 authorization (as insertTx: inside the admitting transaction). Returns its id. */
