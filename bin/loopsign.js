@@ -27,6 +27,6 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // The program's files, each with its code cache (bin/load-chunks.cjs).
   const { createRequire } = await import('node:module');
   const { loadProgram } = createRequire(import.meta.url)('./load-chunks.cjs');
-  const { main } = loadProgram(new URL('../dist', import.meta.url).pathname);
-  process.exitCode = await main(process.argv);
+  const { main, endProcess } = loadProgram(new URL('../dist', import.meta.url).pathname);
+  await endProcess(await main(process.argv));
 }

@@ -135,6 +135,22 @@ export async function buildProgram(out: Output, argv?: string[]): Promise<Comman
   return program;
 }
 
+/**
+ * Ends the process with main's code once the command is over (a server command returns once it is closed): what
+ * the command left behind must not hold the process open after its answer. A read of a stalled node that the
+ * command stopped waiting for would, until the RPC timeout and its retries (a minute at the default 20 s). The
+ * answer is flushed first (a pipe is asynchronous on macOS). A process told to stop exits from its shutdown handler
+ * instead, once the cleanup hooks ran (the sandbox's stops anvil).
+ */
+export async function endProcess(code: number): Promise<void> {
+  process.exitCode = code;
+  if (stoppingBy() !== undefined) return;
+  const flushed = (stream: NodeJS.WriteStream) =>
+    new Promise<void>((resolve) => (stream.destroyed || stream.writableEnded ? resolve() : stream.write('', () => resolve())));
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  if (stoppingBy() === undefined) process.exit(code);
+}
+
 /** Runs the CLI and returns the exit code; never throws. */
 export async function main(argv: string[]): Promise<number> {
   // A closed pipe (`loopsign --help | head`) is not an error worth a stack trace.

@@ -224,9 +224,12 @@ describe('instant blocks', () => {
       expect(await stamp(c, asked[2])).toBeGreaterThanOrEqual((await stamp(c, asked[0])) + 1n);
     });
 
-    it('a pending block that never comes does not hold the submit until the RPC timeout gives up on it', async () => {
+    it('a pending block that never comes holds neither the submit nor the process until the RPC timeout gives up on it', async () => {
       const node = await startStallProxy(c.sb.info.rpcUrl, 'pending-hangs-after-send');
-      const r = await askThrough(node, { LOOPSIGN_RPC_TIMEOUT_MS: '4000' });
+      // An RPC timeout of ten minutes: the read the wait stopped waiting for stays open on a node that never answers.
+      // The process used to stay with it after printing its answer, for the timeout and its retries (91 s at 30 s),
+      // until runCli killed it (code -1).
+      const r = await askThrough(node, { LOOPSIGN_RPC_TIMEOUT_MS: '600000' });
       await node.close();
       expect(r.code, r.stdout).toBe(0);
       expect(r.json()).toMatchObject({ status: 'submitted' });
