@@ -179,6 +179,23 @@ const newOperation = () =>
     data: { clientRequestId: 'ledger-property', request: {} },
   });
 
+/** A transaction of the test wallet to `to` with `data`, signed as the executor would, at a nominal gas and fee. */
+const signedCall = async (to: Hex, data: Hex, nonce: number, calls: number[]) => ({
+  raw: await account.signTransaction({
+    type: 'eip1559',
+    chainId: 31337,
+    to,
+    data,
+    nonce,
+    gas: 1n,
+    maxFeePerGas: 1n,
+    maxPriorityFeePerGas: 1n,
+  }),
+  nonce,
+  kind: 'call' as const,
+  calls,
+});
+
 const ASK = normalizeAsk({
   chainId: 31337,
   clientRequestId: 'ledger-property',
@@ -238,43 +255,34 @@ describe('the caps from the file hold whatever is attempted', () => {
             const stage = step.calls[0]![0];
             const calls = step.calls.map(([, c]) => c);
             const nonce = nonces++;
-            const sign = async () => ({
-              raw: await account.signTransaction({
-                type: 'eip1559',
-                chainId: 31337,
-                to: calls.length === 1 ? calls[0]!.to : account.address,
-                data:
-                  calls.length === 1
-                    ? calls[0]!.data
-                    : encodeFunctionData({
-                        abi: erc7821Abi,
-                        functionName: 'execute',
-                        args: [
-                          BATCH_MODE,
-                          encodeAbiParameters(
-                            [
-                              {
-                                type: 'tuple[]',
-                                components: [
-                                  { name: 'to', type: 'address' },
-                                  { name: 'value', type: 'uint256' },
-                                  { name: 'data', type: 'bytes' },
-                                ],
-                              },
-                            ],
-                            [calls.map((c) => ({ ...c, value: 0n }))],
-                          ),
-                        ],
-                      }),
+            const sign = () =>
+              signedCall(
+                calls.length === 1 ? calls[0]!.to : account.address,
+                calls.length === 1
+                  ? calls[0]!.data
+                  : encodeFunctionData({
+                      abi: erc7821Abi,
+                      functionName: 'execute',
+                      args: [
+                        BATCH_MODE,
+                        encodeAbiParameters(
+                          [
+                            {
+                              type: 'tuple[]',
+                              components: [
+                                { name: 'to', type: 'address' },
+                                { name: 'value', type: 'uint256' },
+                                { name: 'data', type: 'bytes' },
+                              ],
+                            },
+                          ],
+                          [calls.map((c) => ({ ...c, value: 0n }))],
+                        ),
+                      ],
+                    }),
                 nonce,
-                gas: 1n,
-                maxFeePerGas: 1n,
-                maxPriorityFeePerGas: 1n,
-              }),
-              nonce,
-              kind: 'call' as const,
-              calls: [],
-            });
+                [],
+              );
             const tx = await ledger
               .admitTransaction(
                 stage,
@@ -315,21 +323,9 @@ describe('the same signed bytes under two operations', () => {
   // be mined once, so it must be one operation's.
   const ASK_CAPS = askSpendCaps(ASK, 'ask.json', 'wallet_calls');
   const sameApproval = async (ledger: SpendLedger, nonce: number) =>
-    ledger.admitTransaction('ask', callEffects(chain, approve(a(10), a(2), 1_500_000n)), undefined, async () => ({
-      raw: await account.signTransaction({
-        type: 'eip1559',
-        chainId: 31337,
-        to: a(10),
-        data: approve(a(10), a(2), 1_500_000n).data,
-        nonce,
-        gas: 1n,
-        maxFeePerGas: 1n,
-        maxPriorityFeePerGas: 1n,
-      }),
-      nonce,
-      kind: 'call' as const,
-      calls: [0],
-    }));
+    ledger.admitTransaction('ask', callEffects(chain, approve(a(10), a(2), 1_500_000n)), undefined, () =>
+      signedCall(a(10), approve(a(10), a(2), 1_500_000n).data, nonce, [0]),
+    );
   const usageOf = (id: string) =>
     store.read((db) => (db.prepare('SELECT COALESCE(SUM(amount), 0) AS n FROM usage WHERE operation_id = ?').get(id) as { n: number }).n);
 
