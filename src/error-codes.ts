@@ -331,7 +331,7 @@ const TRANSACTIONS = {
     'a plan call would revert on chain (the reason is given); nothing was sent for it, check balances and `loopsign status`, then run again.',
   ),
   approval_replaced: chain(
-    'the approval this operation journaled is no longer on chain (another operation on this wallet used or replaced it); ask again with a new clientRequestId.',
+    'the approval this operation journaled is no longer on chain (another operation on this wallet used or replaced it); ask again with a new clientRequestId (a vote cannot be cast from that journal).',
   ),
   broadcast_failed: chain(
     'the RPC did not accept the signed transaction; it is journaled, so run the same command again (it is resent only if the chain lacks it).',

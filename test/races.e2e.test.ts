@@ -315,6 +315,27 @@ describe('two votes from one wallet, one allowance', () => {
     expect(rerun.stderr).toContain('signing its calls again');
   });
 
+  it('a vote whose mined approval the other vote spent (planned without an approval, the allowance covering it) stops with approval_replaced, a hint for a vote, and never approves its stake twice', async () => {
+    // By design (docs/security.md): one operation never approves its stake twice, so this vote cannot be cast from
+    // its journal. Nothing beyond the other vote's stake leaves the wallet, on any rerun.
+    await allowOneStake(0n);
+    const [argsA, argsB] = [await voteArgs(), await voteArgs()];
+    const before = await tokenBalance(s, 'LREP');
+    const a = await runCli(argsA, s.home, { env: { ...s.sb.env(), LOOPSIGN_CRASH_AFTER: 'rate:1:signed:1' } });
+    expect(a.code, a.stdout + a.stderr).toBe(-1);
+    const b = await runCli(argsB, s.home, { env: s.sb.env() });
+    expect(b.code, b.stdout + b.stderr).toBe(0);
+    for (const attempt of [1, 2]) {
+      const rerun = await runCli(argsA, s.home, { env: s.sb.env() });
+      expect(rerun.code, rerun.stdout + rerun.stderr).toBe(4);
+      const error = rerun.json().error;
+      expect(error.code).toBe('approval_replaced');
+      expect(error.hint).toMatch(/this vote paid nothing beyond its approval/);
+      expect(error.hint).not.toMatch(/clientRequestId/);
+      expect(before - (await tokenBalance(s, 'LREP')), `rerun ${attempt}: the other vote's stake only`).toBe(1_000_000n);
+    }
+  });
+
   it("a vote killed after signing its approval, and another that signs the very same bytes with that nonce: they are the other vote's, and the rerun approves again", async () => {
     // No allowance: each vote's plan approves its stake, then commits. Both questions exist before the first vote, so
     // no block comes between the two signatures: the same approval, nonce, gas and fees, the same bytes. One

@@ -463,7 +463,11 @@ export class Executor {
           'approval_replaced',
           `plan call ${seg[0]} (${call.phase}) would revert: the approval this operation journaled is no longer on chain (another operation on this wallet replaced or used it); nothing more was sent`,
           {
-            hint: 'loopsign never approves one payment twice: ask again with a new clientRequestId (this one paid nothing beyond its approval)',
+            // A vote has no clientRequestId to change: one operation per question and round.
+            hint:
+              this.op.kind === 'rate'
+                ? "loopsign never approves one stake twice: this vote paid nothing beyond its approval and cannot be cast from its journal; check `loopsign status` and the wallet's allowance to the voting engine"
+                : 'loopsign never approves one payment twice: ask again with a new clientRequestId (this one paid nothing beyond its approval)',
             cause: error,
           },
         );
