@@ -25,6 +25,9 @@ export interface SubmissionProof {
 }
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;
+// The service's confirm takes 1 to 32 transaction hashes (service-api.md), so it never holds more for one ask. Each
+// named hash costs a receipt read: a service naming thousands would hold the run for as many.
+const MAX_NAMED = 32;
 
 function unproven(why: string): never {
   throw new RefusedError(
@@ -43,7 +46,9 @@ export function candidateTransactions(journal: Journal, serviceHashes: unknown):
     .txsFor('ask')
     .filter(isLive)
     .map((t) => t.hash);
-  const named = Array.isArray(serviceHashes) ? serviceHashes.filter((h): h is Hex => typeof h === 'string' && HASH.test(h)) : [];
+  const named = Array.isArray(serviceHashes)
+    ? serviceHashes.filter((h): h is Hex => typeof h === 'string' && HASH.test(h)).slice(0, MAX_NAMED)
+    : [];
   return [...new Set([...own, ...named].map((h) => h.toLowerCase() as Hex))];
 }
 
