@@ -350,6 +350,21 @@ describe('the same signed bytes under two operations', () => {
     await second.close();
   });
 
+  it('a record dropped so stays: a run that read its journal before the takeover cannot mark it mined again for itself', async () => {
+    const first = await newOperation();
+    const second = await newOperation();
+    const nonce = nonces++;
+    const mine = await sameApproval(new SpendLedger(first, chain, account.address, ASK_CAPS), nonce);
+    await sameApproval(new SpendLedger(second, chain, account.address, ASK_CAPS), nonce);
+    // `first` still shows its record 'signed' (read before the takeover); the chain shows the bytes mined.
+    await first.updateTx(mine.hash, { status: 'mined', blockNumber: '7' });
+    expect(first.txs().map((t) => t.status)).toEqual(['dropped']);
+    expect(usageOf(first.id)).toBe(0);
+    expect(usageOf(second.id)).toBe(1_500_000);
+    await first.close();
+    await second.close();
+  });
+
   it('already mined under another operation: the node gave out a used nonce (it lags); nothing is recorded', async () => {
     const first = await newOperation();
     const second = await newOperation();

@@ -19,7 +19,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { makeHome, runCli, TEST_ADDRESS, TEST_PRIVATE_KEY, type Home, type RunResult } from './helpers/cli.js';
+import { makeHome, runCli, startCli, TEST_ADDRESS, TEST_PRIVATE_KEY, type Home, type RunResult } from './helpers/cli.js';
 import { bonusPoolsFunded, openSession, submissionsTitled, tokenBalance, type Session } from './helpers/chain.js';
 import { startRpcProxy } from './helpers/rpc-proxy.js';
 import { recorded, storeFile, withStore } from './helpers/store.js';
@@ -27,6 +27,8 @@ import { capture } from './helpers/capture.js';
 import { createPublicClient, createWalletClient, http, parseAbi, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { decryptKeystore } from '../src/wallet/keystore.js';
 
 const TRIALS = Math.max(1, Number(process.env.LOOPSIGN_RACE_TRIALS ?? 1));
@@ -360,5 +362,65 @@ describe('two votes from one wallet, one allowance', () => {
     expect(before - (await tokenBalance(s, 'LREP')), 'still two stakes').toBe(2_000_000n);
     // Mined once, the second vote's; the first's record of it dropped.
     expect(sharedSince(shared).statuses).toEqual(['dropped,mined']);
+  });
+
+  it("the same bytes taken over while the first vote's rerun waits for the wallet: the rerun does not take the other vote's approval back for its own", async () => {
+    // As above, but vote A's rerun is already running (its journal read, waiting for the wallet's claim) when vote B
+    // signs the very same approval and drops A's record of it. A then settled its journaled transactions from what it
+    // had read before the wait: its approval still 'signed', found mined (B's broadcast), recorded 'mined' again for
+    // A (so counted twice), then its commit found the allowance spent by B's commit: approval_replaced (exit 4) on
+    // every rerun.
+    await allowOneStake(0n);
+    const [argsA, argsB] = [await voteArgs(), await voteArgs()];
+    const shared = sharedSince().hashes;
+    const before = await tokenBalance(s, 'LREP');
+    const a = await runCli(argsA, s.home, { env: { ...s.sb.env(), LOOPSIGN_CRASH_AFTER: 'rate:1:signed:0' } });
+    expect(a.code, a.stdout + a.stderr).toBe(-1);
+    // B's node holds its first gas estimate (B holds the wallet's claim by then, before it signs) until released.
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let held!: () => void;
+    const holding = new Promise<void>((r) => (held = r));
+    let first = true;
+    const server = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const body = Buffer.concat(chunks).toString('utf8');
+      if (first && body.includes('"eth_estimateGas"')) {
+        first = false;
+        held();
+        await released;
+      }
+      const answer = await fetch(s.sb.info.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const proxyUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const b = startCli([...argsB, '--rpc-url', proxyUrl], s.home, { env: s.sb.env() });
+      await holding;
+      const rerun = startCli(argsA, s.home, { env: s.sb.env() });
+      await new Promise<void>((resolve) => {
+        let seen = '';
+        rerun.child.stderr!.on('data', (d: Buffer | string) => {
+          seen += String(d);
+          if (seen.includes('"wallet.wait"')) resolve();
+        });
+        rerun.done.then(() => resolve());
+      });
+      release();
+      const bDone = await b.done;
+      expect(bDone.code, bDone.stdout + bDone.stderr).toBe(0);
+      expect(sharedSince(shared).statuses, 'the two approvals are the same bytes').toEqual(['dropped,mined']);
+      const aDone = await rerun.done;
+      expect(aDone.code, aDone.stdout + aDone.stderr).toBe(0);
+      expect(before - (await tokenBalance(s, 'LREP')), 'two stakes, each once').toBe(2_000_000n);
+      // Mined once, the second vote's; the first's record of it stays dropped.
+      expect(sharedSince(shared).statuses).toEqual(['dropped,mined']);
+    } finally {
+      release();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 });

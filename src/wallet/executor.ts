@@ -139,6 +139,10 @@ export class Executor {
     });
     this.holding = true;
     try {
+      // What this run read of its journal before the wait may be stale: another operation that held the wallet
+      // meanwhile may have signed the very bytes of a transaction journaled here and taken them over (dropped here).
+      // Settling from the stale view took that transaction back for this operation's own ('already mined').
+      this.op.refresh();
       return await fn();
     } finally {
       this.holding = false;
