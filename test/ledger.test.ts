@@ -6,13 +6,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { encodeAbiParameters, encodeFunctionData, type Hex } from 'viem';
+import { encodeAbiParameters, encodeFunctionData, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { BUILTIN_CHAINS, type ChainConfig } from '../src/chains/table.js';
 import { RefusedError } from '../src/errors.js';
 import { exposure, SpendLedger } from '../src/store/ledger.js';
 import { Store } from '../src/store/db.js';
 import { Operation } from '../src/store/operation.js';
+import { checkSameChain } from '../src/store/chain-identity.js';
 import { BATCH_MODE, contentRegistryAbi, erc20Abi, erc7821Abi, feedbackBonusEscrowAbi, votingEngineAbi } from '../src/protocol/abi.js';
 import { callEffects, callsOfRawTransaction, type CallLike } from '../src/wallet/spend-effects.js';
 import { askSpendCaps } from '../src/ask/caps.js';
@@ -361,6 +362,30 @@ describe('the same signed bytes under two operations', () => {
     expect(first.txs().map((t) => t.status)).toEqual(['dropped']);
     expect(usageOf(first.id)).toBe(0);
     expect(usageOf(second.id)).toBe(1_500_000);
+    await first.close();
+    await second.close();
+  });
+
+  it('on a restarted chain, an operation whose earlier run signed nothing is of the new instance: bytes mined on the old one are no stale nonce', async () => {
+    // Instance 1: one operation's approval mined; another operation reaches the chain (its block 0 recorded) and
+    // stops before it signs anything. The chain restarts (instance 2): the wallet's nonces start again, and the
+    // second operation's rerun signs the same approval with the same nonce, gas and fees. It kept instance 1's block
+    // 0, so those bytes, mined on instance 1 only, refused it stale_nonce ("the node lags") on every rerun.
+    const instance = (genesis: string) => ({ getBlock: async () => ({ hash: genesis }) }) as unknown as PublicClient;
+    const [g1, g2] = [`0x${'01'.repeat(32)}`, `0x${'02'.repeat(32)}`];
+    const first = await newOperation();
+    const second = await newOperation();
+    await checkSameChain(instance(g1), first, '--set-aside-stale');
+    await checkSameChain(instance(g1), second, '--set-aside-stale');
+    const nonce = nonces++;
+    const mined = await sameApproval(new SpendLedger(first, chain, account.address, ASK_CAPS), nonce);
+    await first.updateTx(mined.hash, { status: 'mined' });
+    await checkSameChain(instance(g2), second, '--set-aside-stale');
+    expect(second.chainGenesis).toBe(g2);
+    const signed = await sameApproval(new SpendLedger(second, chain, account.address, ASK_CAPS), nonce);
+    expect(signed.status).toBe('signed');
+    first.refresh();
+    expect(first.txs().map((t) => t.status)).toEqual(['mined']);
     await first.close();
     await second.close();
   });

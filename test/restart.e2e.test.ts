@@ -70,3 +70,47 @@ describe('the same ask on a restarted chain', () => {
     }
   });
 });
+
+describe('an ask that signed nothing before the chain restarted', () => {
+  it('is of the new instance: stopped again once it paid there, its rerun resumes (no journal_other_chain), and it pays once', async () => {
+    // The first run reaches the chain (its block 0 is recorded) and is stopped once planned, before any signature. On
+    // the restarted chain the rerun signed there (the reservation, mined) and was stopped; its journal still named the
+    // old instance's block 0, so the next rerun was told its transactions were another instance's, "nothing
+    // journaled is on it" (journal_other_chain, exit 4) — and --set-aside-stale would have started afresh beside
+    // what it had paid.
+    const home = makeHome();
+    const file = home.file(
+      'ask.json',
+      JSON.stringify({
+        chainId: 31337,
+        clientRequestId: `restart-unsigned-${process.pid}-${Date.now()}`,
+        maxPaymentAmount: '1500000',
+        bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+        question: { title: 'Restart before signing', contextUrl: 'https://example.com/restart', categoryId: '1', tags: ['restart'] },
+      }),
+    );
+    const args = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
+    const wallet = { LOOPSIGN_PRIVATE_KEY: TEST_PRIVATE_KEY, LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined };
+
+    const first = await fundedSandbox();
+    try {
+      const planned = await runCli(args, home, { env: { ...first.env(), ...wallet, LOOPSIGN_CRASH_AFTER: 'ask:planned' } });
+      expect(planned.code, planned.stdout + planned.stderr).toBe(-1);
+    } finally {
+      await first.stop();
+    }
+
+    const second = await fundedSandbox();
+    try {
+      const before = await usdc(second);
+      const reserved = await runCli(args, home, { env: { ...second.env(), ...wallet, LOOPSIGN_CRASH_AFTER: 'ask:mined:0' } });
+      expect(reserved.code, reserved.stdout + reserved.stderr).toBe(-1);
+      const rerun = await runCli(args, home, { env: { ...second.env(), ...wallet } });
+      expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+      expect(rerun.json()).toMatchObject({ status: 'submitted' });
+      expect(before - (await usdc(second))).toBe(1_500_000n);
+    } finally {
+      await second.stop();
+    }
+  });
+});

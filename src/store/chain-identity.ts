@@ -23,7 +23,14 @@ export async function checkSameChain(client: PublicClient, op: Operation<Kind>, 
     await op.save({}, { chainGenesis: genesis });
     return;
   }
-  if (op.chainGenesis === genesis || (op.txs().length === 0 && op.authorizations().length === 0)) return;
+  if (op.chainGenesis === genesis) return;
+  // Nothing signed on the instance recorded: the operation is of this one from now on. Kept as it was, the old block 0
+  // stayed the operation's while it signed here, so its rerun was told its journal held another instance's
+  // transactions, and bytes mined on the old instance were taken for this one's (stale_nonce on every rerun).
+  if (op.txs().length === 0 && op.authorizations().length === 0) {
+    await op.save({}, { chainGenesis: genesis });
+    return;
+  }
   throw new ChainError(
     'journal_other_chain',
     `this operation's journal (${op.id}) holds transactions of another chain ${op.chainId} instance (its block 0 was ${op.chainGenesis}, the RPC's is ${genesis}): the chain was restarted or replaced, so nothing journaled is on it; nothing was sent`,
