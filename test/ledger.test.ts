@@ -351,6 +351,27 @@ describe('the same signed bytes under two operations', () => {
     await second.close();
   });
 
+  it('signed again by the operation they were taken from (the other one stopped before its broadcast too): they are its own again', async () => {
+    // Both operations stopped after signing, before any broadcast: the node still gives out that nonce, so the first
+    // one's rerun signs the very same bytes a third time. Its dropped record of them made that a raw SQLite error
+    // (UNIQUE constraint failed) on every rerun, until the other operation was run again.
+    const first = await newOperation();
+    const second = await newOperation();
+    const nonce = nonces++;
+    const mine = await sameApproval(new SpendLedger(first, chain, account.address, ASK_CAPS), nonce);
+    await sameApproval(new SpendLedger(second, chain, account.address, ASK_CAPS), nonce);
+    const again = await sameApproval(new SpendLedger(first, chain, account.address, ASK_CAPS), nonce);
+    expect(again.hash).toBe(mine.hash);
+    expect(again.status).toBe('signed');
+    second.refresh();
+    expect(first.txs().map((t) => t.status)).toEqual(['signed']);
+    expect(second.txs().map((t) => t.status)).toEqual(['dropped']);
+    expect(usageOf(first.id)).toBe(1_500_000);
+    expect(usageOf(second.id)).toBe(0);
+    await first.close();
+    await second.close();
+  });
+
   it('a record dropped so stays: a run that read its journal before the takeover cannot mark it mined again for itself', async () => {
     const first = await newOperation();
     const second = await newOperation();

@@ -364,6 +364,27 @@ describe('two votes from one wallet, one allowance', () => {
     expect(sharedSince(shared).statuses).toEqual(['dropped,mined']);
   });
 
+  it('both votes stopped after signing the very same approval, then the first one rerun: it takes its bytes back and both are cast once', async () => {
+    // A signs its approval and stops; B signs the very same bytes (A's record dropped) and stops before it sends them:
+    // the nonce is still free, so A's rerun signs those bytes a third time. Its own dropped record of them made that
+    // "UNIQUE constraint failed: transactions.operation_id, transactions.hash" on every rerun, until B ran again.
+    await allowOneStake(0n);
+    const [argsA, argsB] = [await voteArgs(), await voteArgs()];
+    const shared = sharedSince().hashes;
+    const before = await tokenBalance(s, 'LREP');
+    for (const args of [argsA, argsB]) {
+      const killed = await runCli(args, s.home, { env: { ...s.sb.env(), LOOPSIGN_CRASH_AFTER: 'rate:1:signed:0' } });
+      expect(killed.code, killed.stdout + killed.stderr).toBe(-1);
+    }
+    expect(sharedSince(shared).statuses, 'the two approvals are the same bytes').toEqual(['dropped,signed']);
+    const rerunA = await runCli(argsA, s.home, { env: s.sb.env() });
+    expect(rerunA.code, rerunA.stdout + rerunA.stderr).toBe(0);
+    const rerunB = await runCli(argsB, s.home, { env: s.sb.env() });
+    expect(rerunB.code, rerunB.stdout + rerunB.stderr).toBe(0);
+    expect(before - (await tokenBalance(s, 'LREP')), 'two stakes, each once').toBe(2_000_000n);
+    expect(sharedSince(shared).statuses).toEqual(['dropped,mined']);
+  });
+
   it("the same bytes taken over while the first vote's rerun waits for the wallet: the rerun does not take the other vote's approval back for its own", async () => {
     // As above, but vote A's rerun is already running (its journal read, waiting for the wallet's claim) when vote B
     // signs the very same approval and drops A's record of it. A then settled its journaled transactions from what it

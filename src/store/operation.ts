@@ -121,6 +121,15 @@ export function operationsOf<K extends Kind>(store: Store, kind: K, chainId: num
   );
 }
 
+/** Signed bytes a journaled transaction already used on chain: the node gave out a used nonce (it lags). */
+function staleNonce(wallet: string, tx: Pick<TxRecord, 'hash' | 'nonce'>, operation: string): ChainError {
+  return new ChainError(
+    'stale_nonce',
+    `the RPC gave out nonce ${tx.nonce} of ${wallet}, which transaction ${tx.hash} (journaled by ${operation}) already used on chain: the node lags behind the chain; nothing was recorded or sent`,
+    { hint: 'run the same command again once the node has caught up, or use another RPC (--rpc-url)' },
+  );
+}
+
 export class Operation<K extends Kind> {
   private snapshot: OperationSnapshot<K>;
 
@@ -228,6 +237,21 @@ export class Operation<K extends Kind> {
     const seq = (
       db.prepare('SELECT COALESCE(MAX(seq), -1) + 1 AS seq FROM transactions WHERE operation_id = ?').get(this.id) as { seq: number }
     ).seq;
+    // This operation's own record of the very same bytes: dropped (another operation signed them too and took them, or
+    // their nonce was taken), and the node gives that nonce out again. They are this operation's again, recorded anew.
+    const own = db.prepare('SELECT id, status FROM transactions WHERE operation_id = ? AND hash = ?').get(this.id, tx.hash.toLowerCase()) as
+      | { id: number; status: TxRecord['status'] }
+      | undefined;
+    if (own) {
+      if (own.status === 'mined' || own.status === 'reverted') throw staleNonce(this.wallet, tx, this.id);
+      db.prepare(
+        "UPDATE transactions SET seq = ?, stage = ?, calls = ?, kind = ?, status = 'signed', block_number = NULL, signed_at = ? WHERE id = ?",
+      ).run(seq, tx.stage, JSON.stringify(tx.calls), tx.kind, at, own.id);
+      db.prepare('DELETE FROM effects WHERE tx_id = ?').run(own.id);
+      this.insertEffects(db, effects, tx.stage, at, { tx: own.id });
+      recomputeUsage(db, this.id);
+      return;
+    }
     const info = db
       .prepare(
         "INSERT INTO transactions (hash, operation_id, seq, stage, calls, raw, nonce, kind, status, chain_id, wallet, signed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'signed', ?, ?, ?)",
@@ -272,13 +296,7 @@ export class Operation<K extends Kind> {
       status: TxRecord['status'];
     }[];
     for (const twin of twins) {
-      if (twin.status === 'mined' || twin.status === 'reverted') {
-        throw new ChainError(
-          'stale_nonce',
-          `the RPC gave out nonce ${tx.nonce} of ${this.wallet}, which transaction ${tx.hash} (journaled by ${twin.operation}) already used on chain: the node lags behind the chain; nothing was recorded or sent`,
-          { hint: 'run the same command again once the node has caught up, or use another RPC (--rpc-url)' },
-        );
-      }
+      if (twin.status === 'mined' || twin.status === 'reverted') throw staleNonce(this.wallet, tx, twin.operation);
       if (twin.status !== 'signed') continue;
       db.prepare("UPDATE transactions SET status = 'dropped' WHERE id = ?").run(twin.id);
       db.prepare('UPDATE effects SET live = 0 WHERE tx_id = ?').run(twin.id);
