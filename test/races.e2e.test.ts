@@ -302,6 +302,19 @@ describe('two votes from one wallet, one allowance', () => {
     return rerun;
   };
 
+  // No allowance (each vote's plan approves its stake, then commits), and two fresh questions, both made before either
+  // vote: no block comes between the votes' signatures, so their approvals (same amount, nonce, gas and fees) are the
+  // same bytes.
+  const twoVotesNoAllowance = async () => {
+    await allowOneStake(0n);
+    const [argsA, argsB] = [await voteArgs(), await voteArgs()];
+    return { argsA, argsB, shared: sharedSince().hashes, before: await tokenBalance(s, 'LREP') };
+  };
+  const killedAfterApproval = async (args: string[]) => {
+    const killed = await runCli(args, s.home, { env: { ...s.sb.env(), LOOPSIGN_CRASH_AFTER: 'rate:1:signed:0' } });
+    expect(killed.code, killed.stdout + killed.stderr).toBe(-1);
+  };
+
   it('the vote whose journaled plan counted on an allowance the other spent plans again on its rerun, and both are cast once', async () => {
     // The first vote is planned (commit only: the allowance covers it) and killed before it signs anything.
     await killedThenOther('rate:planned');
@@ -320,9 +333,7 @@ describe('two votes from one wallet, one allowance', () => {
   it('a vote whose mined approval the other vote spent (planned without an approval, the allowance covering it) stops with approval_replaced, a hint for a vote, and never approves its stake twice', async () => {
     // By design (docs/security.md): one operation never approves its stake twice, so this vote cannot be cast from
     // its journal. Nothing beyond the other vote's stake leaves the wallet, on any rerun.
-    await allowOneStake(0n);
-    const [argsA, argsB] = [await voteArgs(), await voteArgs()];
-    const before = await tokenBalance(s, 'LREP');
+    const { argsA, argsB, before } = await twoVotesNoAllowance();
     const a = await runCli(argsA, s.home, { env: { ...s.sb.env(), LOOPSIGN_CRASH_AFTER: 'rate:1:signed:1' } });
     expect(a.code, a.stdout + a.stderr).toBe(-1);
     const b = await runCli(argsB, s.home, { env: s.sb.env() });
@@ -344,12 +355,8 @@ describe('two votes from one wallet, one allowance', () => {
     // transaction, mined once, for two votes: the first vote's rerun took it for its own approval ("already mined"),
     // then found the allowance spent by the other vote's commit: approval_replaced (exit 4) on every rerun
     // (helper-31's red team found it).
-    await allowOneStake(0n);
-    const [argsA, argsB] = [await voteArgs(), await voteArgs()];
-    const shared = sharedSince().hashes;
-    const before = await tokenBalance(s, 'LREP');
-    const a = await runCli(argsA, s.home, { env: { ...s.sb.env(), LOOPSIGN_CRASH_AFTER: 'rate:1:signed:0' } });
-    expect(a.code, a.stdout + a.stderr).toBe(-1);
+    const { argsA, argsB, shared, before } = await twoVotesNoAllowance();
+    await killedAfterApproval(argsA);
     const b = await runCli(argsB, s.home, { env: s.sb.env() });
     expect(b.code, b.stdout + b.stderr).toBe(0);
     // The premise: one hash journaled by both votes.
@@ -368,14 +375,8 @@ describe('two votes from one wallet, one allowance', () => {
     // A signs its approval and stops; B signs the very same bytes (A's record dropped) and stops before it sends them:
     // the nonce is still free, so A's rerun signs those bytes a third time. Its own dropped record of them made that
     // "UNIQUE constraint failed: transactions.operation_id, transactions.hash" on every rerun, until B ran again.
-    await allowOneStake(0n);
-    const [argsA, argsB] = [await voteArgs(), await voteArgs()];
-    const shared = sharedSince().hashes;
-    const before = await tokenBalance(s, 'LREP');
-    for (const args of [argsA, argsB]) {
-      const killed = await runCli(args, s.home, { env: { ...s.sb.env(), LOOPSIGN_CRASH_AFTER: 'rate:1:signed:0' } });
-      expect(killed.code, killed.stdout + killed.stderr).toBe(-1);
-    }
+    const { argsA, argsB, shared, before } = await twoVotesNoAllowance();
+    for (const args of [argsA, argsB]) await killedAfterApproval(args);
     expect(sharedSince(shared).statuses, 'the two approvals are the same bytes').toEqual(['dropped,signed']);
     const rerunA = await runCli(argsA, s.home, { env: s.sb.env() });
     expect(rerunA.code, rerunA.stdout + rerunA.stderr).toBe(0);
@@ -391,12 +392,8 @@ describe('two votes from one wallet, one allowance', () => {
     // had read before the wait: its approval still 'signed', found mined (B's broadcast), recorded 'mined' again for
     // A (so counted twice), then its commit found the allowance spent by B's commit: approval_replaced (exit 4) on
     // every rerun.
-    await allowOneStake(0n);
-    const [argsA, argsB] = [await voteArgs(), await voteArgs()];
-    const shared = sharedSince().hashes;
-    const before = await tokenBalance(s, 'LREP');
-    const a = await runCli(argsA, s.home, { env: { ...s.sb.env(), LOOPSIGN_CRASH_AFTER: 'rate:1:signed:0' } });
-    expect(a.code, a.stdout + a.stderr).toBe(-1);
+    const { argsA, argsB, shared, before } = await twoVotesNoAllowance();
+    await killedAfterApproval(argsA);
     // B's node holds its first gas estimate (B holds the wallet's claim by then, before it signs) until released.
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
