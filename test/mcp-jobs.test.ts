@@ -15,7 +15,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { startInProcess, type InProcess } from './helpers/in-process.js';
-import { buildMcpServer, type McpSetup } from '../src/mcp/server.js';
+import { buildMcpServer, jobsEnded, type McpSetup } from '../src/mcp/server.js';
 import { createContext } from '../src/context.js';
 import { Output } from '../src/output.js';
 import * as lookupCommands from '../src/commands/lookups.js';
@@ -213,6 +213,8 @@ describe('a long call answers within its budget, pending until done', () => {
     }
     expect(before - (await usdc(address))).toBe(1_000_000n);
     await first.client.close();
+    // Gone as a process that exits is: once its job has ended (its claim on the operation released).
+    await jobsEnded(first.server);
     const n0 = await nonce(address);
     const second = await connect();
     const { last } = await follow(second.client, waiting.continueWith.tool, waiting.continueWith.arguments, settleOnceWaiting);

@@ -79,6 +79,11 @@ export class Jobs {
     for (const job of [...this.current.values(), ...this.stopping.values()]) job.stop.abort();
   }
 
+  /** Resolves once every job has ended (each run's claims released, what it was signing or sending journaled). */
+  async ended(): Promise<void> {
+    await Promise.all([...this.current.values(), ...this.stopping.values()].map((job) => job.done));
+  }
+
   private launch(key: string, start: (job: Job) => Promise<Record<string, unknown>>): Job {
     const previous = this.stopping.get(key);
     const job = new Job(this.audience());

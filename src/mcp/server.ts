@@ -60,6 +60,16 @@ export interface McpSetup {
   replyWithinSeconds?: number;
 }
 
+const JOBS = new WeakMap<McpServer, Jobs>();
+
+/**
+ * Resolves once every job of a closed server has ended: a payment it was making is journaled and its claims are
+ * released. `serveMcp` waits for it before the process exits, as a host restarting the server would.
+ */
+export async function jobsEnded(server: McpServer): Promise<void> {
+  await JOBS.get(server)?.ended();
+}
+
 /** The server with its tools, not yet connected (`serveMcp` connects it to stdio; tests connect it in process). */
 export async function buildMcpServer(flags: GlobalFlags, setup: McpSetup): Promise<McpServer> {
   const [{ McpServer }, { CallToolRequestSchema, ErrorCode }] = await Promise.all([
@@ -76,6 +86,7 @@ export async function buildMcpServer(flags: GlobalFlags, setup: McpSetup): Promi
   const debug = flags.debug === true;
   const run: ServerRun = { server, flags, env: setup.env, files: fileGate(server, setup), signer: setup.signer };
   const jobs = new Jobs(() => new Audience(server, logs));
+  JOBS.set(server, jobs);
   // The host went away: every job's waits end; what is being signed or sent finishes and is journaled.
   server.server.onclose = chain(server.server.onclose, () => jobs.stopAll());
 
@@ -232,4 +243,6 @@ export async function serveMcp(ctx: Context, options: { roots?: string[] } = {})
     : `the built-in default, as no policy file is set (${DEFAULT_POLICY_SUMMARY}; docs/policy.md)`;
   ctx.out.progress('mcp.ready', `loopsign mcp: ${TOOLS.length} tools on stdio, chain ${config.chainId.value}, spending policy ${policy}`);
   await closed;
+  // The process exits once the command returns (cli.endProcess), not when nothing is left running.
+  await jobsEnded(server);
 }
