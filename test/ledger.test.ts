@@ -327,6 +327,8 @@ describe('the same signed bytes under two operations', () => {
     ledger.admitTransaction('ask', callEffects(chain, approve(a(10), a(2), 1_500_000n)), undefined, () =>
       signedCall(a(10), approve(a(10), a(2), 1_500_000n).data, nonce, [0]),
     );
+  /** A chain instance, as checkSameChain reads it: only its block 0. */
+  const instance = (genesis: string) => ({ getBlock: async () => ({ hash: genesis }) }) as unknown as PublicClient;
   const usageOf = (id: string) =>
     store.read((db) => (db.prepare('SELECT COALESCE(SUM(amount), 0) AS n FROM usage WHERE operation_id = ?').get(id) as { n: number }).n);
 
@@ -392,7 +394,6 @@ describe('the same signed bytes under two operations', () => {
     // stops before it signs anything. The chain restarts (instance 2): the wallet's nonces start again, and the
     // second operation's rerun signs the same approval with the same nonce, gas and fees. It kept instance 1's block
     // 0, so those bytes, mined on instance 1 only, refused it stale_nonce ("the node lags") on every rerun.
-    const instance = (genesis: string) => ({ getBlock: async () => ({ hash: genesis }) }) as unknown as PublicClient;
     const [g1, g2] = [`0x${'01'.repeat(32)}`, `0x${'02'.repeat(32)}`];
     const first = await newOperation();
     const second = await newOperation();
@@ -411,9 +412,10 @@ describe('the same signed bytes under two operations', () => {
     await second.close();
   });
 
-  it('already mined under another operation: the node gave out a used nonce (it lags); nothing is recorded', async () => {
+  it('already mined under another operation on this chain instance: the node gave out a used nonce (it lags); nothing is recorded', async () => {
     const first = await newOperation();
     const second = await newOperation();
+    for (const op of [first, second]) await checkSameChain(instance(`0x${'03'.repeat(32)}`), op, '--set-aside-stale');
     const nonce = nonces++;
     const mined = await sameApproval(new SpendLedger(first, chain, account.address, ASK_CAPS), nonce);
     await first.updateTx(mined.hash, { status: 'mined' });
@@ -425,5 +427,22 @@ describe('the same signed bytes under two operations', () => {
     expect(first.txs().map((t) => t.status)).toEqual(['mined']);
     await first.close();
     await second.close();
+  });
+
+  it('mined under an operation whose chain instance is unknown (a journal of the JSON era): no proof of a used nonce here, the bytes are recorded', async () => {
+    // Such a journal's mined approval may be a restarted chain's: the same ask on a fresh sandbox signs the same bytes
+    // with the same nonces. Taking it for a lagging node refused every new operation at those nonces (stale_nonce).
+    const imported = await newOperation();
+    const current = await newOperation();
+    await checkSameChain(instance(`0x${'04'.repeat(32)}`), current, '--set-aside-stale');
+    const nonce = nonces++;
+    const mined = await sameApproval(new SpendLedger(imported, chain, account.address, ASK_CAPS), nonce);
+    await imported.updateTx(mined.hash, { status: 'mined' });
+    const signed = await sameApproval(new SpendLedger(current, chain, account.address, ASK_CAPS), nonce);
+    expect(signed.status).toBe('signed');
+    imported.refresh();
+    expect(imported.txs().map((t) => t.status)).toEqual(['mined']);
+    await imported.close();
+    await current.close();
   });
 });

@@ -281,12 +281,13 @@ export class Operation<K extends Kind> {
    * other, and failed for ever (approval_replaced). The bytes go to this operation, which broadcasts them now; the
    * other's record is dropped (it stops counting, and its rerun signs its calls again, as after any lost nonce).
    * A copy already mined or reverted on this chain instance means the node gave out a nonce the chain has used: its
-   * view lags, and nothing is recorded or sent.
+   * view lags, and nothing is recorded or sent. A copy of an operation whose instance is unknown (imported from a JSON
+   * journal) proves nothing of this one and is left as it is.
    */
   private takeOverTwins(db: Db, tx: Pick<TxRecord, 'hash' | 'nonce'>): void {
     const twins = db
       .prepare(
-        `SELECT t.id, t.operation_id AS operation, t.status FROM transactions t JOIN operations o ON o.id = t.operation_id
+        `SELECT t.id, t.operation_id AS operation, t.status, o.chain_genesis AS genesis FROM transactions t JOIN operations o ON o.id = t.operation_id
          WHERE t.chain_id = ? AND t.wallet = ? AND t.nonce = ? AND t.hash = ? AND t.operation_id <> ?
            AND (o.chain_genesis IS NULL OR ? IS NULL OR o.chain_genesis = ?)`,
       )
@@ -294,9 +295,15 @@ export class Operation<K extends Kind> {
       id: number;
       operation: string;
       status: TxRecord['status'];
+      genesis: string | null;
     }[];
     for (const twin of twins) {
-      if (twin.status === 'mined' || twin.status === 'reverted') throw staleNonce(this.wallet, tx, twin.operation);
+      if (twin.status === 'mined' || twin.status === 'reverted') {
+        // Only a copy known to be on this very instance proves the nonce used. A journal of the JSON era has no
+        // instance recorded: its mined bytes may be a restarted chain's, met again with the same nonces.
+        if (twin.genesis !== null && twin.genesis === this.chainGenesis) throw staleNonce(this.wallet, tx, twin.operation);
+        continue;
+      }
       if (twin.status !== 'signed') continue;
       db.prepare("UPDATE transactions SET status = 'dropped' WHERE id = ?").run(twin.id);
       db.prepare('UPDATE effects SET live = 0 WHERE tx_id = ?').run(twin.id);
