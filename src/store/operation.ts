@@ -372,12 +372,11 @@ export class Operation<K extends Kind> {
     const tx = this.snapshot.txs.find((t) => t.hash.toLowerCase() === hash.toLowerCase());
     if (!tx) return;
     await this.write((db) => {
-      const { id } = db.prepare('SELECT id FROM transactions WHERE operation_id = ? AND hash = ?').get(this.id, tx.hash.toLowerCase()) as {
-        id: number;
-      };
+      const { id, status } = db
+        .prepare('SELECT id, status FROM transactions WHERE operation_id = ? AND hash = ?')
+        .get(this.id, tx.hash.toLowerCase()) as { id: number; status: TxRecord['status'] };
       // A dropped transaction never comes back: its nonce was taken, or its very bytes are another operation's now.
-      const dropped = (db.prepare('SELECT status FROM transactions WHERE id = ?').get(id) as { status: string }).status === 'dropped';
-      if (patch.status && !dropped) {
+      if (patch.status && status !== 'dropped') {
         db.prepare('UPDATE transactions SET status = ? WHERE id = ?').run(patch.status, id);
         db.prepare('UPDATE effects SET live = ? WHERE tx_id = ?').run(patch.status === 'signed' || patch.status === 'mined' ? 1 : 0, id);
         recomputeUsage(db, this.id);
