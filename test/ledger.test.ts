@@ -445,27 +445,4 @@ describe('the same signed bytes under two operations', () => {
     await imported.close();
     await current.close();
   });
-
-  it('a nonce another journaled transaction of this chain instance used, whatever its bytes: stale_nonce before anything is recorded', async () => {
-    // A lagging node gives out nonce n again after another operation's bonus approval was mined with it. Signed and
-    // sent, the new transaction could never be mined, and its broadcast ended nonce_used_elsewhere ("not one loopsign
-    // journaled"), which was false.
-    const first = await newOperation();
-    const second = await newOperation();
-    for (const op of [first, second]) await checkSameChain(instance(`0x${'05'.repeat(32)}`), op, '--set-aside-stale');
-    const nonce = nonces++;
-    const other = await new SpendLedger(first, chain, account.address, ASK_CAPS).admitTransaction(
-      'bonus',
-      callEffects(chain, approve(a(10), a(3), 1_000_000n)),
-      undefined,
-      () => signedCall(a(10), approve(a(10), a(3), 1_000_000n).data, nonce, [0]),
-    );
-    await first.updateTx(other.hash, { status: 'mined' });
-    const error = await sameApproval(new SpendLedger(second, chain, account.address, ASK_CAPS), nonce).catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 'stale_nonce', exitCode: 4 });
-    expect((error as Error).message).toContain(other.hash);
-    expect(second.txs()).toEqual([]);
-    await first.close();
-    await second.close();
-  });
 });

@@ -121,11 +121,11 @@ export function operationsOf<K extends Kind>(store: Store, kind: K, chainId: num
   );
 }
 
-/** A nonce a journaled transaction (`used`) already used on chain: the node gave it out again (it lags). */
-function staleNonce(wallet: string, nonce: number, used: { hash: string; operation: string }): ChainError {
+/** Signed bytes a journaled transaction already used on chain: the node gave out a used nonce (it lags). */
+function staleNonce(wallet: string, tx: Pick<TxRecord, 'hash' | 'nonce'>, operation: string): ChainError {
   return new ChainError(
     'stale_nonce',
-    `the RPC gave out nonce ${nonce} of ${wallet}, which transaction ${used.hash} (journaled by ${used.operation}) already used on chain: the node lags behind the chain; nothing was recorded or sent`,
+    `the RPC gave out nonce ${tx.nonce} of ${wallet}, which transaction ${tx.hash} (journaled by ${operation}) already used on chain: the node lags behind the chain; nothing was recorded or sent`,
     { hint: 'run the same command again once the node has caught up, or use another RPC (--rpc-url)' },
   );
 }
@@ -233,7 +233,6 @@ export class Operation<K extends Kind> {
    * to this object once that transaction commits (`refresh`).
    */
   insertTx(db: Db, tx: Omit<TxRecord, 'signedAt' | 'status'>, effects: SpendEffect[], at: number): void {
-    this.refuseUsedNonce(db, tx.nonce);
     this.takeOverTwins(db, tx);
     const seq = (
       db.prepare('SELECT COALESCE(MAX(seq), -1) + 1 AS seq FROM transactions WHERE operation_id = ?').get(this.id) as { seq: number }
@@ -244,8 +243,7 @@ export class Operation<K extends Kind> {
       | { id: number; status: TxRecord['status'] }
       | undefined;
     if (own) {
-      if (own.status === 'mined' || own.status === 'reverted')
-        throw staleNonce(this.wallet, tx.nonce, { hash: tx.hash, operation: this.id });
+      if (own.status === 'mined' || own.status === 'reverted') throw staleNonce(this.wallet, tx, this.id);
       db.prepare(
         "UPDATE transactions SET seq = ?, stage = ?, calls = ?, kind = ?, status = 'signed', block_number = NULL, signed_at = ? WHERE id = ?",
       ).run(seq, tx.stage, JSON.stringify(tx.calls), tx.kind, at, own.id);
@@ -276,45 +274,37 @@ export class Operation<K extends Kind> {
   }
 
   /**
-   * Refuses a nonce that a transaction journaled on this chain instance already used (mined or reverted), whatever its
-   * bytes: an honest node gives out the next unused nonce, so this one lags, and what is signed with it can never be
-   * mined (the broadcast would end nonce_used_elsewhere, "not one loopsign journaled", which would be false). A
-   * journal whose instance is unknown (imported from a JSON journal) proves nothing of this one: its transactions may
-   * be a restarted chain's, met again with the same nonces.
-   */
-  private refuseUsedNonce(db: Db, nonce: number): void {
-    if (this.chainGenesis === undefined) return;
-    const used = db
-      .prepare(
-        `SELECT t.hash, t.operation_id AS operation FROM transactions t JOIN operations o ON o.id = t.operation_id
-         WHERE t.chain_id = ? AND t.wallet = ? AND t.nonce = ? AND t.status IN ('mined', 'reverted') AND o.chain_genesis = ?
-         LIMIT 1`,
-      )
-      .get(this.chainId, this.wallet, nonce, this.chainGenesis) as { hash: string; operation: string } | undefined;
-    if (used) throw staleNonce(this.wallet, nonce, used);
-  }
-
-  /**
    * Another operation of this wallet may hold the very bytes just signed: it signed the same call (an approval of the
    * same amount to the same spender) with the same nonce, gas and fees, and was stopped before its broadcast, so the
    * node gave that nonce out again. One transaction can be mined once, so it must belong to one operation, or each
    * would take it for its own: the first one's rerun found "its" approval mined, then the allowance spent by the
    * other, and failed for ever (approval_replaced). The bytes go to this operation, which broadcasts them now; the
    * other's record is dropped (it stops counting, and its rerun signs its calls again, as after any lost nonce).
-   * A mined copy is refuseUsedNonce's (on this instance) or another instance's (left as it is).
+   * A copy already mined or reverted on this chain instance means the node gave out a nonce the chain has used: its
+   * view lags, and nothing is recorded or sent. A copy of an operation whose instance is unknown (imported from a JSON
+   * journal) proves nothing of this one and is left as it is.
    */
   private takeOverTwins(db: Db, tx: Pick<TxRecord, 'hash' | 'nonce'>): void {
     const twins = db
       .prepare(
-        `SELECT t.id, t.operation_id AS operation FROM transactions t JOIN operations o ON o.id = t.operation_id
-         WHERE t.chain_id = ? AND t.wallet = ? AND t.nonce = ? AND t.hash = ? AND t.operation_id <> ? AND t.status = 'signed'
+        `SELECT t.id, t.operation_id AS operation, t.status, o.chain_genesis AS genesis FROM transactions t JOIN operations o ON o.id = t.operation_id
+         WHERE t.chain_id = ? AND t.wallet = ? AND t.nonce = ? AND t.hash = ? AND t.operation_id <> ?
            AND (o.chain_genesis IS NULL OR ? IS NULL OR o.chain_genesis = ?)`,
       )
       .all(this.chainId, this.wallet, tx.nonce, tx.hash.toLowerCase(), this.id, this.chainGenesis ?? null, this.chainGenesis ?? null) as {
       id: number;
       operation: string;
+      status: TxRecord['status'];
+      genesis: string | null;
     }[];
     for (const twin of twins) {
+      if (twin.status === 'mined' || twin.status === 'reverted') {
+        // Only a copy known to be on this very instance proves the nonce used. A journal of the JSON era has no
+        // instance recorded: its mined bytes may be a restarted chain's, met again with the same nonces.
+        if (twin.genesis !== null && twin.genesis === this.chainGenesis) throw staleNonce(this.wallet, tx, twin.operation);
+        continue;
+      }
+      if (twin.status !== 'signed') continue;
       db.prepare("UPDATE transactions SET status = 'dropped' WHERE id = ?").run(twin.id);
       db.prepare('UPDATE effects SET live = 0 WHERE tx_id = ?').run(twin.id);
       recomputeUsage(db, twin.operation);
