@@ -73,6 +73,10 @@ beforeAll(async () => {
     if (action === '503') return send(503, { code: 'service_unavailable', message: 'down', retryable: true, status: 503 });
     if (action === '400')
       return send(400, { code: 'invalid_arguments', message: 'bad', recoverWith: 'fix_request_and_retry', retryable: false, status: 400 });
+    if (action === '204' || action === 'empty200') {
+      res.writeHead(action === '204' ? 204 : 200, action === '204' ? {} : { 'content-type': 'application/json' });
+      return res.end();
+    }
     if (action === 'text500') {
       res.writeHead(500);
       return res.end('oops');
@@ -120,6 +124,20 @@ describe('HttpClient', () => {
       .catch((x) => x);
     expect(f.code).toBe('service_unavailable');
     expect(hits).toBe(1);
+  });
+
+  it('a success with no body is no answer (invalid_response), never an empty object', async () => {
+    for (const action of ['204', 'empty200']) {
+      plan.push(action);
+      hits = 0;
+      const e = await client([])
+        .request({ method: 'GET', path: '/nothing', idempotent: true })
+        .catch((x) => x);
+      expect(e).toBeInstanceOf(ServiceError);
+      expect(e.code).toBe('invalid_response');
+      expect(e.message).toBe(`the service answered /nothing with an empty body (HTTP ${action === '204' ? 204 : 200})`);
+      expect(hits).toBe(1);
+    }
   });
 
   it('gives up after the retries with the last error, and parses non-envelope errors', async () => {

@@ -144,11 +144,18 @@ export class HttpClient {
         );
         let parsed: unknown = text;
         try {
-          parsed = text.length ? JSON.parse(text) : {};
+          parsed = JSON.parse(text);
         } catch {
           // not JSON: kept as text for the error message
         }
         if (res.status >= 200 && res.status < 300) {
+          // Every JSON route answers a JSON object (service-api.md; only MCP's OPTIONS is a 204). An empty success
+          // is no answer: read as {}, it would pass wherever the caller's checks allow every field to be absent.
+          if (text.length === 0) {
+            throw new ServiceError('invalid_response', `the service answered ${opts.path} with an empty body (HTTP ${res.status})`, {
+              details: { status: res.status },
+            });
+          }
           if (typeof parsed !== 'object' || parsed === null) {
             throw new ServiceError('invalid_response', `the service answered ${opts.path} with something that is not a JSON object`, {
               details: { status: res.status },
