@@ -151,6 +151,9 @@ const CHAIN = {
   rpc_failed: chain(
     'a request to the RPC failed (an error answer, none in time, one too large, or a broken connection) at a step with no error of its own; what was signed is journaled: check the node and run the same command again.',
   ),
+  rpc_bad_answer: chain(
+    'the RPC answered with something that cannot be read (a number or hash that is not hex, a field of the wrong kind); nothing was sent on it: check --rpc-url, then run the same command again.',
+  ),
   no_trusted_deployment: usage(
     'loopsign has no trusted contracts for a paid round on this chain; configure the deployment you trust in the config file (chains.<id>.contracts, tokens).',
   ),

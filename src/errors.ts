@@ -184,6 +184,28 @@ export function noAnswerFromNode(error: unknown): boolean {
 }
 
 /**
+ * Whether a simulation's failure is the node's error and not its verdict on the call: a JSON-RPC error answer ("limit
+ * exceeded", "method not found", "header not found") that viem could not place among its node errors, with no revert
+ * data. A revert viem always names (ExecutionRevertedError: code 3, "execution reverted", "gas required exceeds
+ * allowance"), and so it does the node's other verdicts on a transaction (insufficient funds, fee cap, nonce); a node
+ * that said none of these has not said the call would fail, so it must not read as a refusal.
+ */
+export function nodeErrorNotRevert(error: unknown): boolean {
+  const v = error as { walk?: (fn: (e: unknown) => boolean) => unknown };
+  if (!(error instanceof Error) || typeof v.walk !== 'function') return false;
+  const verdict = v.walk((e) => {
+    if (e instanceof Error && NODE_VERDICTS.test(e.name)) return true;
+    const data = (e as { data?: unknown }).data;
+    return typeof data === 'string' && /^0x[0-9a-fA-F]{8}/.test(data);
+  });
+  return !verdict && Boolean(v.walk((e) => e instanceof Error && NODE_FAILURES.test(e.name)));
+}
+
+// viem's names for what a node said of a call or transaction itself (viem/errors/node.ts), not of the request.
+const NODE_VERDICTS =
+  /^(ExecutionReverted|FeeCapTooHigh|FeeCapTooLow|NonceTooHigh|NonceTooLow|NonceMaxValue|InsufficientFunds|IntrinsicGasTooHigh|IntrinsicGasTooLow|TransactionTypeNotSupported|TipAboveFeeCap)Error$/;
+
+/**
  * An error loopsign did not make itself, as the error it is when it is one loopsign knows: a viem error from a
  * request to the RPC that no step wrapped is the chain's failure (exit 4, `rpc_failed`), never "loopsign hit a bug".
  * Anything else is returned as it is (an internal error). viem's errors are recognised by their shape (their name,

@@ -178,7 +178,8 @@ describe('instant blocks', () => {
       });
       await liar.close();
       expect(first.code, first.stdout).toBe(4);
-      expect(first.json().error.code).toBe('call_would_revert');
+      // The node's error names no revert: its failure, not "would revert" (src/errors.ts nodeErrorNotRevert).
+      expect(first.json().error.code).toBe('rpc_failed');
       // Resumed at once through an honest node: the submit is sent only after the chain's clock passed the reservation's.
       await resumeHonestly(file, 'eth_estimateGas');
     });

@@ -184,6 +184,43 @@ describe('a stalled RPC', () => {
     }
   });
 
+  it('a node whose gas estimate is an error naming no revert (a rate limit): exit 4 rpc_failed, not "would revert"; nothing paid', async () => {
+    const title = `Estimate limited ${Date.now()}`;
+    const { r, proxy, before } = await askThrough('simulations-rpc-error', title);
+    expect(proxy.forwarded).toContain('eth_estimateGas (failed)');
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    expect(r.json().error).toMatchObject({ code: 'rpc_failed', message: expect.stringMatching(/limit exceeded \(test\)/) });
+    expect(proxy.forwarded).not.toContain('eth_sendRawTransaction');
+    expect(await usdc()).toBe(before);
+  });
+
+  it('an atomic plan whose simulation the node answers with an error naming no revert: exit 4 rpc_failed, not the refusal (exit 5); nothing paid', async () => {
+    await s.sb.control('/__sandbox/settings', { atomicPlans: true });
+    try {
+      const { r, proxy, before } = await askThrough('simulations-rpc-error', `Atomic simulation limited ${Date.now()}`, {}, ['--atomic']);
+      expect(proxy.forwarded).toContain('eth_call (failed)');
+      expect(r.code, r.stdout + r.stderr).toBe(4);
+      expect(r.json().error).toMatchObject({ code: 'rpc_failed', message: expect.stringMatching(/limit exceeded \(test\)/) });
+      expect(proxy.forwarded).not.toContain('eth_sendRawTransaction');
+      expect(await usdc()).toBe(before);
+    } finally {
+      await s.sb.control('/__sandbox/settings', { atomicPlans: false });
+    }
+  });
+
+  it('a node whose gas estimate is not hex: exit 4 rpc_bad_answer naming the read, not an internal error; nothing paid', async () => {
+    const { r, proxy, before } = await askThrough('estimates-garbage', `Estimate garbage ${Date.now()}`);
+    expect(proxy.forwarded).toContain('eth_estimateGas (garbage)');
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    expect(r.json().error).toMatchObject({
+      code: 'rpc_bad_answer',
+      message: "the RPC's answer to estimateGas cannot be read: Cannot convert 0xzz to a BigInt",
+    });
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(proxy.forwarded).not.toContain('eth_sendRawTransaction');
+    expect(await usdc()).toBe(before);
+  });
+
   it('a node that fails its reads of the latest block: exit 4 rpc_failed in one line (not a loopsign bug), nothing paid; a rerun on a healthy node pays once', async () => {
     const title = `Failing reads ${Date.now()}`;
     const { r, proxy, file, before } = await askThrough('latest-fails', title);

@@ -68,7 +68,46 @@ export async function connectChain(resolved: ResolvedChain): Promise<PublicClien
       },
     );
   }
-  return client;
+  return readsChecked(client);
+}
+
+/**
+ * The client, with the errors its actions throw while reading an answer made the chain's: viem turns what the node
+ * said into values as it reads it (`hexToBigInt`, its formatters), and an answer that is not well-formed hex ("0xzz",
+ * "hello" for a nonce) throws there as a plain SyntaxError or RangeError, which would read as loopsign's own bug
+ * (internal_error, exit 1). Only those two: loopsign never calls an action with arguments that could throw them.
+ */
+function readsChecked(client: PublicClient): PublicClient {
+  const unreadable = (e: unknown): e is Error => e instanceof SyntaxError || e instanceof RangeError;
+  const bad = (action: PropertyKey, error: unknown) => {
+    // Some actions wrap what they met (estimateGas: EstimateGasExecutionError, its cause the SyntaxError).
+    const walk = (error as { walk?: (fn: (e: unknown) => boolean) => unknown }).walk;
+    const found = unreadable(error) ? error : typeof walk === 'function' ? walk.call(error, unreadable) : undefined;
+    if (!unreadable(found)) return error;
+    return new ChainError('rpc_bad_answer', `the RPC's answer to ${String(action)} cannot be read: ${found.message}`, {
+      hint: 'the node is faulty or is not an Ethereum JSON-RPC endpoint: check --rpc-url, then run the same command again',
+      cause: error,
+    });
+  };
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        let result: unknown;
+        try {
+          result = value.apply(target, args);
+        } catch (error) {
+          throw bad(prop, error);
+        }
+        return result instanceof Promise
+          ? result.catch((error: unknown) => {
+              throw bad(prop, error);
+            })
+          : result;
+      };
+    },
+  });
 }
 
 export function shortMessage(error: unknown): string {

@@ -21,7 +21,7 @@ import {
   type PublicClient,
   type TransactionReceipt,
 } from 'viem';
-import { ChainError, RefusedError, asKnownError, noAnswerFromNode } from '../errors.js';
+import { ChainError, RefusedError, asKnownError, noAnswerFromNode, nodeErrorNotRevert } from '../errors.js';
 import type { SpendLedger } from '../store/ledger.js';
 import { callEffects, callsOfRawTransaction, type CallLike } from './spend-effects.js';
 import type { ChainConfig } from '../chains/table.js';
@@ -448,8 +448,9 @@ export class Executor {
     try {
       gas = await this.client.estimateGas({ account: from, to: call.to, data: call.data, value: 0n, blockTag: 'pending' });
     } catch (error) {
-      // No answer is no revert: the node's failure (rpc_failed, exit 4), not "would revert".
-      if (noAnswerFromNode(error)) throw error;
+      // No answer is no revert: the node's failure (rpc_failed, exit 4), not "would revert"; so are an error answer
+      // that names no revert and an answer that cannot be read (rpc_bad_answer, src/chains/client.ts).
+      if (noAnswerFromNode(error) || nodeErrorNotRevert(error) || error instanceof ChainError) throw asKnownError(error);
       const reason = revertReason(error) ?? shortMessage(error);
       if (
         /InsufficientAllowance|allowance/i.test(reason) &&
@@ -604,8 +605,9 @@ export class Executor {
       await this.client.call({ account: self, to: self, data, stateOverride, blockTag: 'pending' });
       gas = await this.client.estimateGas({ account: self, to: self, data, stateOverride, blockTag: 'pending' });
     } catch (error) {
-      // A node that did not answer said nothing of a revert: its failure (rpc_failed, exit 4), not a refusal (exit 5).
-      if (noAnswerFromNode(error)) throw error;
+      // A node that did not answer said nothing of a revert: its failure (rpc_failed, exit 4), not a refusal (exit 5);
+      // nor did one whose error answer names no revert, or whose answer cannot be read (rpc_bad_answer).
+      if (noAnswerFromNode(error) || nodeErrorNotRevert(error) || error instanceof ChainError) throw asKnownError(error);
       throw new RefusedError(
         'atomic_simulation_reverted',
         `the plan as one atomic batch (calls ${seg.join(', ')}) would revert: ${revertReason(error) ?? shortMessage(error)}; nothing was sent`,

@@ -19,6 +19,9 @@
 //   already given (the transaction is mined, its receipt was read once, and from then on the provider fails);
 // - 'simulations-fail': answer with a 503 every gas estimate, and every eth_call a wallet makes to itself (the
 //   simulation of an atomic batch), forward everything else;
+// - 'simulations-rpc-error': as 'simulations-fail', but a JSON-RPC error answer that names no revert (-32005, limit
+//   exceeded), as a provider's rate limit does;
+// - 'estimates-garbage': answer every gas estimate with a result that is not hex ("0xzz");
 // - 'receipts-null-once-mined': as 'receipts-fail-once-mined', but the receipt already given is then answered null (no
 //   such receipt), as a load balancer's backend behind the one that gave it does;
 // - 'reads-lag-one-tx': a load balancer whose reading backend is one transaction behind the one that takes them:
@@ -39,6 +42,8 @@ export type StallMode =
   | 'tx-reads-fail'
   | 'receipts-fail-once-mined'
   | 'simulations-fail'
+  | 'simulations-rpc-error'
+  | 'estimates-garbage'
   | 'reads-lag-one-tx'
   | 'receipts-null-once-mined';
 
@@ -121,6 +126,15 @@ export async function startStallProxy(target: string, mode: StallMode): Promise<
     if (proxy.mode === 'simulations-fail' && (method === 'eth_estimateGas' || (method === 'eth_call' && self(call.params?.[0])))) {
       proxy.forwarded.push(`${method} (failed)`);
       return res.writeHead(503, { 'content-type': 'text/plain' }).end('overloaded (test)');
+    }
+    if (proxy.mode === 'simulations-rpc-error' && (method === 'eth_estimateGas' || (method === 'eth_call' && self(call.params?.[0])))) {
+      proxy.forwarded.push(`${method} (failed)`);
+      return fail(res, call.id, -32005, 'limit exceeded (test)');
+    }
+    if (proxy.mode === 'estimates-garbage' && method === 'eth_estimateGas') {
+      proxy.forwarded.push(`${method} (garbage)`);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id ?? null, result: '0xzz' }));
     }
     if (proxy.mode === 'latest-fails-once-after-send' && proxy.sent.length > 0 && block === 'latest' && proxy.failed === 0) {
       proxy.failed++;
