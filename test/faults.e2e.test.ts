@@ -221,6 +221,24 @@ describe('a stalled RPC', () => {
     expect(await usdc()).toBe(before);
   });
 
+  it("a node that lied about block 0 when the ask first met it: the rerun on an honest node finds the journal's transactions where they were mined and resumes (no journal_other_chain), paying once", async () => {
+    const title = `Genesis lie ${Date.now()}`;
+    // The lie is recorded as the ask's chain instance; the reservation is paid on the real chain, then the run stops.
+    const { r, proxy, file, before } = await askThrough('genesis-lies', title, { LOOPSIGN_CRASH_AFTER: 'ask:mined:0' });
+    expect(r.code, r.stdout + r.stderr).toBe(-1);
+    expect(proxy.forwarded).toContain('eth_sendRawTransaction');
+    // Rerun with --set-aside-stale, as an agent that always passes it would: a journal whose transactions are on this
+    // chain is not another instance's, so it is not set aside (which would ask afresh beside what was paid).
+    const resumed = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--set-aside-stale'], s.home, {
+      env: s.sb.env(),
+    });
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    expect(resumed.stderr).not.toMatch(/kept as/);
+    expect(resumed.json()).toMatchObject({ status: 'submitted', resumed: true });
+    expect(await submissionsTitled(title)).toBe(1);
+    expect(await usdc()).toBe(before - 1_500_000n);
+  });
+
   it('a node that fails its reads of the latest block: exit 4 rpc_failed in one line (not a loopsign bug), nothing paid; a rerun on a healthy node pays once', async () => {
     const title = `Failing reads ${Date.now()}`;
     const { r, proxy, file, before } = await askThrough('latest-fails', title);

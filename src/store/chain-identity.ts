@@ -2,11 +2,11 @@
 // restarted (the sandbox, anvil) has the same id and none of the transactions journaled on the old one. The hash of
 // block 0 tells instances apart, so it is recorded when an operation first reaches the chain, and a rerun against
 // another instance is told what happened instead of resuming transactions that cannot exist there.
-import type { PublicClient } from 'viem';
+import type { Hex, PublicClient } from 'viem';
 import { ChainError, UsageError } from '../errors.js';
 import type { Store } from './db.js';
 import type { Operation } from './operation.js';
-import type { Kind } from './records.js';
+import type { Kind, TxRecord } from './records.js';
 import { claim } from './claims.js';
 
 export async function genesisHash(client: PublicClient): Promise<string> {
@@ -31,6 +31,12 @@ export async function checkSameChain(client: PublicClient, op: Operation<Kind>, 
     await op.save({}, { chainGenesis: genesis });
     return;
   }
+  // Its transactions are on this chain, in the blocks it saw them mined in: the journal is this instance's, whatever
+  // block 0 was recorded (a node can lie about block 0 once; recorded then, the lie made every honest rerun refuse).
+  if (await minedHere(client, op.txs())) {
+    await op.save({}, { chainGenesis: genesis });
+    return;
+  }
   throw new ChainError(
     'journal_other_chain',
     `this operation's journal (${op.id}) holds transactions of another chain ${op.chainId} instance (its block 0 was ${op.chainGenesis}, the RPC's is ${genesis}): the chain was restarted or replaced, so nothing journaled is on it; nothing was sent`,
@@ -39,6 +45,25 @@ export async function checkSameChain(client: PublicClient, op: Operation<Kind>, 
       details: { recordedGenesis: op.chainGenesis, genesis },
     },
   );
+}
+
+/**
+ * Whether the last (up to three) transactions the journal saw mined have receipts on this chain, successful and in the
+ * blocks it recorded. A restarted or replaced instance has none of them. Nothing else is read: with none mined, the
+ * journal cannot be placed, and the block 0 recorded decides.
+ */
+async function minedHere(client: PublicClient, txs: readonly Pick<TxRecord, 'hash' | 'status' | 'blockNumber'>[]): Promise<boolean> {
+  const mined = txs.filter((t) => t.status === 'mined' && t.blockNumber !== undefined).slice(-3);
+  if (mined.length === 0) return false;
+  for (const t of mined) {
+    const receipt = await client.getTransactionReceipt({ hash: t.hash }).catch((error: unknown) => {
+      // Not there is an answer; a node that failed to answer is its failure (exit 4), never "not this chain".
+      if ((error as Error).name === 'TransactionReceiptNotFoundError') return undefined;
+      throw error;
+    });
+    if (receipt?.status !== 'success' || receipt.blockNumber.toString() !== t.blockNumber) return false;
+  }
+  return true;
 }
 
 /**
@@ -55,6 +80,23 @@ export async function setAsideIfStale(store: Store, client: PublicClient, id: st
       }),
   });
   try {
+    // Never a journal whose mined transactions are on this chain (checkSameChain takes it as this instance's): set
+    // aside, its operation would start afresh beside what it paid here.
+    const mined = store.read(
+      (db) =>
+        db
+          .prepare(
+            "SELECT hash, status, block_number AS blockNumber FROM transactions WHERE operation_id = ? AND status = 'mined' ORDER BY seq",
+          )
+          .all(id) as { hash: Hex; status: 'mined'; blockNumber: string | null }[],
+    );
+    if (
+      await minedHere(
+        client,
+        mined.map((t) => ({ ...t, blockNumber: t.blockNumber ?? undefined })),
+      )
+    )
+      return undefined;
     return await store.write((db) => {
       const row = db.prepare('SELECT chain_genesis FROM operations WHERE id = ?').get(id) as { chain_genesis: string | null } | undefined;
       if (!row || row.chain_genesis === null || row.chain_genesis === genesis) return undefined;

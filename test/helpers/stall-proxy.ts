@@ -22,6 +22,8 @@
 // - 'simulations-rpc-error': as 'simulations-fail', but a JSON-RPC error answer that names no revert (-32005, limit
 //   exceeded), as a provider's rate limit does;
 // - 'estimates-garbage': answer every gas estimate with a result that is not hex ("0xzz");
+// - 'genesis-lies': forward everything, but answer block 0 with another hash (a node that lies about which chain
+//   instance it serves);
 // - 'receipts-null-once-mined': as 'receipts-fail-once-mined', but the receipt already given is then answered null (no
 //   such receipt), as a load balancer's backend behind the one that gave it does;
 // - 'reads-lag-one-tx': a load balancer whose reading backend is one transaction behind the one that takes them:
@@ -44,6 +46,7 @@ export type StallMode =
   | 'simulations-fail'
   | 'simulations-rpc-error'
   | 'estimates-garbage'
+  | 'genesis-lies'
   | 'reads-lag-one-tx'
   | 'receipts-null-once-mined';
 
@@ -161,6 +164,11 @@ export async function startStallProxy(target: string, mode: StallMode): Promise<
       stalled = true;
       held.push(res);
       return;
+    }
+    if (proxy.mode === 'genesis-lies' && block === '0x0') {
+      const doc = JSON.parse(text) as { result?: { hash?: string } };
+      if (doc.result?.hash) doc.result.hash = `0x${'6e'.repeat(32)}`;
+      return res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
     }
     res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text);
   });
