@@ -63,12 +63,12 @@ export async function tokenSentAfter(s: Session, token: 'USDC' | 'LREP', afterBl
   return logs.reduce((sum, l) => sum + (l.args.value ?? 0n), 0n);
 }
 
-/** How many questions with this title the dev wallet has submitted on chain. */
-export async function submissionsTitled(s: Session, title: string): Promise<number> {
+/** How many questions with this title the dev wallet (or `submitter`) has submitted on chain. */
+export async function submissionsTitled(s: Session, title: string, submitter: Hex = s.sb.info.devWallet.address): Promise<number> {
   const logs = await s.pub.getLogs({
     address: s.sb.info.contracts.contentRegistry,
     event: submitted,
-    args: { submitter: s.sb.info.devWallet.address as Hex },
+    args: { submitter },
     fromBlock: 0n,
   });
   return logs.filter((l) => l.args.title === title).length;

@@ -28,7 +28,11 @@
 //   such receipt), as a load balancer's backend behind the one that gave it does;
 // - 'reads-lag-one-tx': a load balancer whose reading backend is one transaction behind the one that takes them:
 //   every read of a transaction or its receipt answers null (no such transaction), and every latest-block nonce
-//   read one less than the node's; eth_sendRawTransaction reaches the node itself (which may say "nonce too low").
+//   read one less than the node's; eth_sendRawTransaction reaches the node itself (which may say "nonce too low");
+// - 'pending-count-one-behind': a node whose pending nonce lags one behind its latest state (a pool that has not caught
+//   up with the block that mined the wallet's last transaction, or that counts each transaction it took as one nonce):
+//   every pending nonce read answers one less than the node's; everything else, latest-block nonce reads included, is
+//   the node's own.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -48,6 +52,7 @@ export type StallMode =
   | 'estimates-garbage'
   | 'genesis-lies'
   | 'reads-lag-one-tx'
+  | 'pending-count-one-behind'
   | 'receipts-null-once-mined';
 
 export interface StallProxy {
@@ -109,7 +114,11 @@ export async function startStallProxy(target: string, mode: StallMode): Promise<
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id ?? null, result: null }));
     }
-    if (proxy.mode === 'reads-lag-one-tx' && method === 'eth_getTransactionCount' && call.params?.[1] === 'latest') {
+    if (
+      method === 'eth_getTransactionCount' &&
+      ((proxy.mode === 'reads-lag-one-tx' && call.params?.[1] === 'latest') ||
+        (proxy.mode === 'pending-count-one-behind' && call.params?.[1] === 'pending'))
+    ) {
       proxy.forwarded.push(`${method} (one behind)`);
       const answer = (await (await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).json()) as {
         result: string;
