@@ -4,13 +4,19 @@
 // submission and one payment; so does a connection dropped right after the send (viem never resends a raw
 // transaction itself), and when, on the rerun, the node fails its reads of transactions and calls the resent bytes'
 // nonce used, or its reads lag one transaction behind; and when, paid, the node fails its receipt reads or answers
-// none for transactions it gave the receipts of. A node that fails a gas estimate or an atomic
+// none for transactions it gave the receipts of; and when a node whose pending nonce lags one behind gave out a
+// nonce the wallet's last ask already used, the authorization's nonce of an EIP-7702 batch included. A node that fails
+// a gas estimate or an atomic
 // simulation is the RPC failing (exit 4), not a revert. (429, 5xx, service timeouts and connection resets:
 // http-client.test.ts, ask.e2e.)
+import { randomBytes } from 'node:crypto';
+import { parseAbi, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './helpers/cli.js';
+import { registerSecret, runCli } from './helpers/cli.js';
 import { openSession, submissionsTitled as titled, tokenBalance, type Session } from './helpers/chain.js';
 import { startStallProxy, type StallMode } from './helpers/stall-proxy.js';
+import { recorded } from './helpers/store.js';
 
 let s: Session;
 beforeAll(async () => {
@@ -21,7 +27,7 @@ afterAll(async () => {
 });
 
 const usdc = () => tokenBalance(s, 'USDC');
-const submissionsTitled = (title: string) => titled(s, title);
+const submissionsTitled = (title: string, submitter?: Hex) => titled(s, title, submitter);
 function askFile(title: string): string {
   return s.home.file(
     `${title.replace(/\W+/g, '-')}.json`,
@@ -269,5 +275,102 @@ describe('a stalled RPC', () => {
     const r = await runCli(['--json', 'config', 'show'], s.home, { env: { ...s.sb.env(), LOOPSIGN_RPC_TIMEOUT_MS: 'soon' } });
     expect(r.code).toBe(2);
     expect(r.json().error.message).toMatch(/RPC timeout \(from env\): "soon"/);
+  });
+});
+
+describe('a node whose pending nonce lags one behind', () => {
+  const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
+
+  // A wallet of its own, funded, never delegated: its first --atomic batch carries an EIP-7702 authorization.
+  async function freshWallet() {
+    const key = `0x${randomBytes(32).toString('hex')}` as Hex;
+    registerSecret(key);
+    const address = privateKeyToAccount(key).address;
+    await s.sb.control('/__sandbox/fund', { address, usdc: '10000000', lrep: '10000000', eth: '10' });
+    const env = { ...s.sb.env(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: key };
+    const balanceOf = (token: 'USDC' | 'LREP') => () =>
+      s.pub.readContract({ address: s.sb.info.tokens[token].address, abi: erc20, functionName: 'balanceOf', args: [address] });
+    return { address, env, usdcOf: balanceOf('USDC'), lrepOf: balanceOf('LREP') };
+  }
+
+  /** An --atomic ask of the wallet, mined: its first batch delegates the wallet (a type-4 transaction, two nonces). */
+  async function atomicAsk(w: Awaited<ReturnType<typeof freshWallet>>) {
+    const r = await runCli(
+      ['--json', 'ask', '--file', askFile(`Delegating ask ${Date.now()}`), '--payment-mode', 'wallet_calls', '--atomic'],
+      s.home,
+      {
+        env: w.env,
+      },
+    );
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(recorded(s.home, r.json().operation).txs.map((t) => t.kind)).toContain('batch+authorization');
+  }
+
+  // One ask of a fresh wallet, mined (ordered, or --atomic: its approval and submit one self-executed type-4 transaction
+  // with nonce n whose authorization is signed for n + 1, so the wallet's next nonce is n + 2). Then another ask through
+  // a node that gives out the pending nonce one behind: a nonce the first ask's last transaction used. Signed and sent
+  // with it, that ask's reservation can never be mined (the first run's answer, nonce_used_elsewhere, is the same either
+  // way). Its rerun on a healthy node must find that nonce taken by a mined transaction loopsign journaled, sign the
+  // reservation again and pay once: whether the nonce was a transaction's own or its authorization's.
+  it.each([
+    ['an ordered ask', false],
+    ['an --atomic ask that delegated the wallet (its authorization took the nonce after its own)', true],
+  ])('after %s: the next ask signed with a used nonce is signed again on its rerun, and paid once', async (_what, atomic) => {
+    const w = await freshWallet();
+    const title = `Pending one behind ${atomic ? 'atomic' : 'ordered'} ${Date.now()}`;
+    const args = (file: string) => ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', ...(atomic ? ['--atomic'] : [])];
+    const before = await w.usdcOf();
+    const first = await runCli(args(askFile(`${title} first`)), s.home, { env: w.env });
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    const kinds = recorded(s.home, first.json().operation).txs.map((t) => t.kind);
+    expect(kinds).toContain(atomic ? 'batch+authorization' : 'call');
+    if (!atomic) expect(kinds).not.toContain('batch+authorization');
+
+    const file = askFile(title);
+    const proxy = await startStallProxy(s.sb.info.rpcUrl, 'pending-count-one-behind');
+    try {
+      const lagged = await runCli([...args(file), '--rpc-url', proxy.url], s.home, { env: w.env });
+      expect(proxy.forwarded).toContain('eth_getTransactionCount (one behind)');
+      expect(lagged.code, lagged.stdout + lagged.stderr).toBe(4);
+      expect(lagged.json().error.code).toBe('nonce_used_elsewhere');
+    } finally {
+      await proxy.close();
+    }
+    expect(await w.usdcOf(), 'the lagged run paid nothing').toBe(before - 1_500_000n);
+
+    const rerun = await runCli(args(file), s.home, { env: w.env });
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    expect(rerun.json().status).toBe('submitted');
+    expect(rerun.stderr).toContain('signing its calls again');
+    expect(await submissionsTitled(title, w.address)).toBe(1);
+    expect(await w.usdcOf(), 'two bounties, each once').toBe(before - 3_000_000n);
+    const again = await runCli(args(file), s.home, { env: w.env });
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(await w.usdcOf(), 'still two bounties').toBe(before - 3_000_000n);
+  });
+
+  it("after an --atomic ask that delegated the wallet: a vote whose approval was signed with the authorization's nonce is planned again on its rerun, and its stake paid once", async () => {
+    // A vote settles what it journaled before it plans (Executor.settleJournaled): the approval signed with the used
+    // nonce must be found dropped there. A vote has no clientRequestId to change: stuck there, it could never be cast.
+    const w = await freshWallet();
+    await atomicAsk(w);
+    const contentId = String((await s.sb.control('/__sandbox/content', {})).contentId);
+    const args = ['--json', 'rate', '--content-id', contentId, '--up', '--prediction', '60', '--stake', '1'];
+    const before = await w.lrepOf();
+    const proxy = await startStallProxy(s.sb.info.rpcUrl, 'pending-count-one-behind');
+    try {
+      const lagged = await runCli([...args, '--rpc-url', proxy.url], s.home, { env: w.env });
+      expect(proxy.forwarded).toContain('eth_getTransactionCount (one behind)');
+      expect(lagged.code, lagged.stdout + lagged.stderr).toBe(4);
+      expect(lagged.json().error.code).toBe('nonce_used_elsewhere');
+    } finally {
+      await proxy.close();
+    }
+    expect(await w.lrepOf(), 'the lagged run paid nothing').toBe(before);
+    for (const attempt of [1, 2]) {
+      const rerun = await runCli(args, s.home, { env: w.env });
+      expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+      expect(before - (await w.lrepOf()), `rerun ${attempt}: one stake`).toBe(1_000_000n);
+    }
   });
 });

@@ -15,6 +15,7 @@ import {
   encodeFunctionData,
   formatGwei,
   keccak256,
+  parseTransaction,
   toBytes,
   type Hex,
   type LocalAccount,
@@ -265,7 +266,7 @@ export class Executor {
             throw error;
           this.out.progress(
             'tx.dropped',
-            `transaction ${tx.hash} was never broadcast and its nonce ${tx.nonce} is taken by another mined loopsign transaction of this wallet: signing its calls again`,
+            `transaction ${tx.hash} was never broadcast and its nonce ${tx.nonce} is taken by another mined loopsign transaction of this wallet (its own nonce, or its EIP-7702 authorization's): signing its calls again`,
           );
           await this.op.updateTx(tx.hash, { status: 'dropped' });
           return 'dropped';
@@ -278,15 +279,33 @@ export class Executor {
     return this.finish(tx, receipt);
   }
 
-  /** Whether another transaction this wallet recorded (any operation) holds this nonce and the chain has mined it. */
+  /**
+   * Whether another transaction this wallet recorded (any operation) used this nonce and the chain has mined it. A
+   * self-executed batch that delegates the wallet (sendBatch, 'batch+authorization') uses two: its own nonce n, and
+   * n + 1, which its EIP-7702 authorization is signed for and takes once mined (the transaction bumps the nonce before
+   * the authorization is processed). A node that gave out n + 1 afterwards (a pending count one behind) had the next
+   * transaction signed with a nonce a journaled transaction used, as with any other.
+   */
   private async nonceTakenByJournaled(tx: TxRecord): Promise<boolean> {
-    const takers = this.op.store.read(
+    const candidates = this.op.store.read(
       (db) =>
         db
-          .prepare('SELECT hash FROM transactions WHERE chain_id = ? AND wallet = ? AND nonce = ? AND hash <> ?')
-          .all(this.chain.chainId, this.account.address.toLowerCase(), tx.nonce, tx.hash.toLowerCase()) as {
+          .prepare(
+            `SELECT hash, raw, nonce FROM transactions WHERE chain_id = ? AND wallet = ? AND hash <> ?
+               AND (nonce = ? OR (nonce = ? AND kind = 'batch+authorization'))`,
+          )
+          .all(this.chain.chainId, this.account.address.toLowerCase(), tx.hash.toLowerCase(), tx.nonce, tx.nonce - 1) as {
           hash: Hex;
+          raw: Hex;
+          nonce: number;
         }[],
+    );
+    // The authorization's nonce is read back from the signed bytes, as what the transaction pays is: only one of this
+    // chain signed for this very nonce takes it.
+    const takers = candidates.filter(
+      (c) =>
+        c.nonce === tx.nonce ||
+        (parseTransaction(c.raw).authorizationList ?? []).some((a) => a.chainId === this.chain.chainId && a.nonce === tx.nonce),
     );
     for (const { hash } of takers) if (await this.client.getTransactionReceipt({ hash }).catch(() => undefined)) return true;
     return false;
