@@ -309,9 +309,9 @@ describe('a node whose pending nonce lags one behind', () => {
   // One ask of a fresh wallet, mined (ordered, or --atomic: its approval and submit one self-executed type-4 transaction
   // with nonce n whose authorization is signed for n + 1, so the wallet's next nonce is n + 2). Then another ask through
   // a node that gives out the pending nonce one behind: a nonce the first ask's last transaction used. Signed and sent
-  // with it, that ask's reservation can never be mined (the first run's answer, nonce_used_elsewhere, is the same either
-  // way). Its rerun on a healthy node must find that nonce taken by a mined transaction loopsign journaled, sign the
-  // reservation again and pay once: whether the nonce was a transaction's own or its authorization's.
+  // with it, that ask's reservation can never be mined: the run finds that nonce taken by a mined transaction loopsign
+  // journaled, sets the reservation aside and says so (stale_nonce), whether the nonce was a transaction's own or its
+  // authorization's. Its rerun on a healthy node signs the reservation again and pays once.
   it.each([
     ['an ordered ask', false],
     ['an --atomic ask that delegated the wallet (its authorization took the nonce after its own)', true],
@@ -332,7 +332,9 @@ describe('a node whose pending nonce lags one behind', () => {
       const lagged = await runCli([...args(file), '--rpc-url', proxy.url], s.home, { env: w.env });
       expect(proxy.forwarded).toContain('eth_getTransactionCount (one behind)');
       expect(lagged.code, lagged.stdout + lagged.stderr).toBe(4);
-      expect(lagged.json().error.code).toBe('nonce_used_elsewhere');
+      // The node gave out a nonce a journaled transaction used: said so, the bytes set aside (not "another
+      // transaction, not one loopsign journaled; a new clientRequestId").
+      expect(lagged.json().error).toMatchObject({ code: 'stale_nonce', hint: expect.stringMatching(/run the same command again/) });
     } finally {
       await proxy.close();
     }
@@ -341,7 +343,11 @@ describe('a node whose pending nonce lags one behind', () => {
     const rerun = await runCli(args(file), s.home, { env: w.env });
     expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
     expect(rerun.json().status).toBe('submitted');
-    expect(rerun.stderr).toContain('signing its calls again');
+    // Set aside by the lagged run itself, never sent again: the reservation signed anew with the node's nonce.
+    expect(rerun.stderr).not.toContain('re-broadcasting');
+    const statuses = recorded(s.home, rerun.json().operation).txs.map((t) => t.status);
+    expect(statuses[0]).toBe('dropped');
+    expect(statuses.slice(1).every((st) => st === 'mined')).toBe(true);
     expect(await submissionsTitled(title, w.address)).toBe(1);
     expect(await w.usdcOf(), 'two bounties, each once').toBe(before - 3_000_000n);
     const again = await runCli(args(file), s.home, { env: w.env });
@@ -362,7 +368,9 @@ describe('a node whose pending nonce lags one behind', () => {
       const lagged = await runCli([...args, '--rpc-url', proxy.url], s.home, { env: w.env });
       expect(proxy.forwarded).toContain('eth_getTransactionCount (one behind)');
       expect(lagged.code, lagged.stdout + lagged.stderr).toBe(4);
-      expect(lagged.json().error.code).toBe('nonce_used_elsewhere');
+      // The node gave out a nonce a journaled transaction used: said so, the bytes set aside (not "another
+      // transaction, not one loopsign journaled; a new clientRequestId").
+      expect(lagged.json().error).toMatchObject({ code: 'stale_nonce', hint: expect.stringMatching(/run the same command again/) });
     } finally {
       await proxy.close();
     }

@@ -534,8 +534,29 @@ export class Executor {
       const nonce = await this.client.getTransactionCount({ address: this.account.address, blockTag: 'pending' });
       return { raw: await sign(nonce), nonce, kind, calls: seg };
     });
-    await this.broadcast(tx.raw, tx.hash, tx.nonce);
+    try {
+      await this.broadcast(tx.raw, tx.hash, tx.nonce);
+    } catch (error) {
+      throw await this.givenUsedNonce(tx, error);
+    }
     return this.finish(tx, await this.waitReceipt(tx.hash));
+  }
+
+  /**
+   * A transaction just signed that the node calls "nonce too low" (broadcast's nonce_used_elsewhere), when a
+   * transaction of this wallet that loopsign journaled and the chain mined used that nonce: the node gave out a used
+   * nonce (its pending count lags, or does not count an EIP-7702 authorization's). Not "another transaction, not one
+   * loopsign journaled; ask again with a new clientRequestId", which left these bytes counting for ever. They can never
+   * be mined (resume's proof, with the same reads): dropped now, and the rerun signs the calls again.
+   */
+  private async givenUsedNonce(tx: TxRecord, error: unknown): Promise<unknown> {
+    if (!(error instanceof ChainError && error.code === 'nonce_used_elsewhere') || !(await this.nonceTakenByJournaled(tx))) return error;
+    await this.op.updateTx(tx.hash, { status: 'dropped' });
+    return new ChainError(
+      'stale_nonce',
+      `the RPC gave out nonce ${tx.nonce} of ${this.account.address}, which a transaction loopsign journaled already used on chain (the node lags): transaction ${tx.hash} can never be mined and is set aside; this step paid nothing`,
+      { hint: 'run the same command again once the node has caught up, or with another RPC: the calls are signed anew', cause: error },
+    );
   }
 
   private async delegateState(): Promise<{ delegate: Hex; delegateCode: Hex; needsAuthorization: boolean }> {
