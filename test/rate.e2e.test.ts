@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { readFileSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import Database from 'better-sqlite3';
 import { parseAbi, type Hex } from 'viem';
 import { filesUnder, findSecret, readVector, runCli, type Home } from './helpers/cli.js';
 import { api, type SandboxHandle } from './helpers/sandbox.js';
@@ -16,6 +17,7 @@ import { recorded, storeFile } from './helpers/store.js';
 const engineAbi = parseAbi([
   'function sandboxCommitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
   'function balanceOf(address) view returns (uint256)',
+  'function allowance(address,address) view returns (uint256)',
 ]);
 let sb: SandboxHandle;
 let home: Home;
@@ -230,6 +232,44 @@ describe('rating through to a revealed vote', () => {
       args: [BigInt(id), 1n, r.json().commitKey],
     })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
     expect(stored).toMatchObject({ revealed: true, isUp: false, predictedUpBps: 2000 });
+  });
+});
+
+describe('a vote is never approved twice', () => {
+  const allowance = async () =>
+    (await pub.readContract({
+      address: sb.info.tokens.LREP.address,
+      abi: engineAbi,
+      functionName: 'allowance',
+      args: [sb.info.devWallet.address, sb.info.contracts.roundVotingEngine],
+    })) as bigint;
+  const nonce = () => pub.getTransactionCount({ address: sb.info.devWallet.address });
+
+  it('a vote already cast, rerun with --set-aside-stale (its record taken for another chain instance): refused before anything is signed (AlreadyCommitted, exit 4), no second approval', async () => {
+    const id = await newContent();
+    const args = ['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '2'];
+    const first = await run(args);
+    expect(first.code, first.stderr).toBe(0);
+    const operation: string = first.json().operation;
+    // The record names another instance of the chain than the RPC's, though the vote is on this one (a node that
+    // answered for another instance once): the rerun says journal_other_chain, and its hint offers --set-aside-stale.
+    const db = new Database(storeFile(home), { fileMustExist: true });
+    try {
+      db.prepare('UPDATE operations SET chain_genesis = ? WHERE id = ?').run(`0x${'ab'.repeat(32)}`, operation);
+    } finally {
+      db.close();
+    }
+    const [n0, a0, before] = [await nonce(), await allowance(), await lrep()];
+    const again = await run([...args, '--set-aside-stale']);
+    expect(again.code, again.stdout + again.stderr).toBe(4);
+    expect(again.stderr).toMatch(/belonged to another instance of chain 31337; it is kept as rate-[0-9a-f]{32}~other-chain-\d+/);
+    expect(again.json().error).toMatchObject({ code: 'call_would_revert' });
+    expect(again.json().error.message).toMatch(/AlreadyCommitted/);
+    // Nothing signed or sent: no approval the user never asked for, and none counted by the policy.
+    expect(recorded(home, operation).txs, 'the fresh record signed nothing').toEqual([]);
+    expect(await nonce()).toBe(n0);
+    expect(await allowance()).toBe(a0);
+    expect(await lrep()).toBe(before);
   });
 });
 

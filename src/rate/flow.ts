@@ -1,6 +1,6 @@
 import { decodeFunctionData, type Hex, type PublicClient } from 'viem';
 import type { Context } from '../context.js';
-import { ChainError, RefusedError, ServiceError, UsageError } from '../errors.js';
+import { ChainError, RefusedError, ServiceError, UsageError, noAnswerFromNode } from '../errors.js';
 import { sameAddress, sameHex } from '../hex.js';
 import type { ChainConfig } from '../chains/table.js';
 import { Operation, operationId, operationsOf } from '../store/operation.js';
@@ -21,7 +21,9 @@ import { checkStakeBounds, parseStake, predictedUpBps, VoteInputError } from '..
 import { Executor } from '../wallet/executor.js';
 import { acceptTermsAndFetch, type GatedItem, type TermsRecord } from './gated.js';
 import { checkOpenRoundPlan, checkRatingContracts, checkRatingPlan } from '../wallet/rating-guard.js';
-import { refuse } from '../wallet/plan-guard.js';
+import { refuse, type PlanCall } from '../wallet/plan-guard.js';
+import { revertReason } from '../wallet/revert-reason.js';
+import { shortMessage } from '../chains/client.js';
 import { checkAddress } from '../address.js';
 import { checkRateFunds } from './funds.js';
 
@@ -291,6 +293,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
       const journaledPlan = journal.txsFor(stage).some(isLive) ? journal.data.ratePlan : undefined;
       const prepared = journaledPlan ?? (await prepareRating(ctx, mcp, args, commit));
       const calls = checkRatingPlan(chain, prepared, commit, input.contentId);
+      if (!journaledPlan && calls.length === 2) await simulateCommitFirst(client, wallet, calls[1]!);
       if (!journaledPlan) await journal.setStep('rate:planned', { ratePlan: prepared });
       ctx.out.progress('rate.checked', `the rating plan passed every check (${calls.length} call${calls.length === 1 ? '' : 's'})`);
       return ex.execute(stage, calls, opts.atomic ? 'segmented' : 'ordered');
@@ -318,6 +321,28 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
   } finally {
     await journal.close();
     await mcp.close();
+  }
+}
+
+/**
+ * Before a fresh plan's approval is signed, its commit is simulated on its own: the approval is not there yet, so the
+ * token's allowance check is expected to fail, and the engine checks the vote (already committed, round closed,
+ * target round out of window …) before it pulls the stake. Any other revert would leave the wallet an approval it
+ * never needed (counted by the policy, spendable by the engine) before the commit's own simulation said no: refused
+ * with nothing signed.
+ */
+async function simulateCommitFirst(client: PublicClient, wallet: Hex, commit: PlanCall): Promise<void> {
+  try {
+    await client.call({ account: wallet, to: commit.to, data: commit.data, value: 0n, blockTag: 'pending' });
+  } catch (error) {
+    // No answer is no revert: the node's failure (rpc_failed, exit 4), not "would revert".
+    if (noAnswerFromNode(error)) throw error;
+    const reason = revertReason(error) ?? shortMessage(error);
+    if (/InsufficientAllowance|allowance/i.test(reason)) return;
+    throw new ChainError('call_would_revert', `plan call 1 (${commit.phase}) would revert: ${reason}; nothing was signed`, {
+      hint: 'nothing was signed or sent for this vote (not even its approval); check `loopsign rate status` and balances, then run the command again',
+      cause: error,
+    });
   }
 }
 
