@@ -2,17 +2,20 @@
 // round, a vote on gated content; the keeper (or `rate reveal`) reveals each and the revealed direction and
 // prediction equal what was committed. Hostile rating plans and messages are refused with exit 5.
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import Database from 'better-sqlite3';
-import { parseAbi, type Hex } from 'viem';
-import { filesUnder, findSecret, readVector, runCli, type Home } from './helpers/cli.js';
+import { parseAbi, toFunctionSelector, toHex, type Hex } from 'viem';
+import { filesUnder, findSecret, makeHome, readVector, runCli, type Home } from './helpers/cli.js';
 import { api, type SandboxHandle } from './helpers/sandbox.js';
 import { tlockDecrypt } from '../src/vote/tlock.js';
 import { decodeVotePlaintext, commitHash } from '../src/vote/commit.js';
 import { capture } from './helpers/capture.js';
 import { openSession, type Pub } from './helpers/chain.js';
-import { recorded, storeFile } from './helpers/store.js';
+import { recorded, recordedOfKind, storeFile, withStore } from './helpers/store.js';
 
 const engineAbi = parseAbi([
   'function sandboxCommitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
@@ -270,6 +273,71 @@ describe('a vote is never approved twice', () => {
     expect(await nonce()).toBe(n0);
     expect(await allowance()).toBe(a0);
     expect(await lrep()).toBe(before);
+  });
+
+  it('a vote rebuilt because its drand target round lapsed: the approval it had signed (never sent) is neither signed again nor counted twice by the policy', async () => {
+    // A policy whose 24-hour window holds one 3 LREP vote, not two stakes. (3 LREP: above any allowance left to the
+    // engine by the votes before, so the plan approves its stake.)
+    const policyHome = makeHome();
+    mkdirSync(path.join(policyHome.env.XDG_CONFIG_HOME, 'loopsign'), { recursive: true });
+    writeFileSync(
+      path.join(policyHome.env.XDG_CONFIG_HOME, 'loopsign', 'policy.json'),
+      JSON.stringify({ version: 1, rolling24h: { '31337': { maxLrep: '5000000' } } }),
+    );
+    const id = await newContent();
+    const args = ['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '3'];
+    // The first run's node is an epoch ahead of the chain: its clock, and the commit it simulates (it accepts it). So
+    // the commit targets a drand round of the next epoch's window, which the round does not accept on the rerun (as
+    // when the target round lapsed: the sandbox's rounds are one epoch long, so none can lapse while it is open). That
+    // run is killed once its approval is signed, before the broadcast.
+    const commitSelector = toFunctionSelector('commitVote(uint256,uint256,uint64,bytes32,bytes32,bytes,uint256,address)');
+    const server = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const body = Buffer.concat(chunks).toString('utf8');
+      const asked = JSON.parse(body) as { id: number; method: string; params?: { data?: string }[] | string[] };
+      const reply = (text: string) => res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+      const first = asked.params?.[0];
+      if (asked.method === 'eth_call' && typeof first === 'object' && first.data?.startsWith(commitSelector))
+        return reply(JSON.stringify({ jsonrpc: '2.0', id: asked.id, result: '0x' }));
+      const answer = (await (
+        await fetch(sb.info.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      ).json()) as { result?: { timestamp?: Hex } };
+      if (asked.method === 'eth_getBlockByNumber' && first === 'latest' && answer.result?.timestamp)
+        answer.result.timestamp = toHex(BigInt(answer.result.timestamp) + 1300n);
+      reply(JSON.stringify(answer));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const ahead = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    let killed: Awaited<ReturnType<typeof runCli>>;
+    try {
+      killed = await runCli([...args, '--rpc-url', ahead], policyHome, {
+        env: { ...sb.env(), LOOPSIGN_CRASH_AFTER: 'rate:1:signed:0' },
+      });
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+    expect(killed.code, killed.stdout + killed.stderr).toBe(-1);
+    const [op] = recordedOfKind(policyHome, 'rate');
+    expect(op!.txs.map((t) => [t.stage, t.status])).toEqual([['rate:1', 'signed']]);
+    const [n0, before] = [await nonce(), await lrep()];
+    const rerun = await runCli(args, policyHome, { env: sb.env() });
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    expect(rerun.stderr).toMatch(/"event":"rate\.rebuild"/);
+    expect(before - (await lrep()), 'one stake').toBe(3_000_000n);
+    const txs = recorded(policyHome, op!.id).txs;
+    expect(await nonce(), 'one approval and one commit in all').toBe(n0 + 2);
+    expect(
+      txs.filter((t) => t.status === 'signed'),
+      'nothing left signed that can no longer be mined',
+    ).toEqual([]);
+    expect(txs.length, 'one approval and one commit signed').toBe(2);
+    // What the policy counts for this vote: its stake, once.
+    const used = withStore(policyHome, (db) =>
+      db.prepare("SELECT SUM(amount) AS used FROM usage WHERE operation_id = ? AND asset = 'LREP'").safeIntegers(true).get(op!.id),
+    ) as { used: bigint };
+    expect(used.used).toBe(3_000_000n);
   });
 });
 

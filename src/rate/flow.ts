@@ -289,6 +289,16 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
       // counted on since (its commit would then never pass), and may have taken the nonce of a commit signed but never
       // sent (settled first: dropped, it pays nothing and carries no call). It is checked again either way.
       const stage = `rate:${commit.roundId}`;
+      // What a replaced commit's plan signed (an approval of the same stake, its commit never sent) is settled first:
+      // found on chain or sent byte for byte, so the fresh plan finds its allowance instead of approving the stake a
+      // second time; dropped once another mined transaction took its nonce. Left alone, it counted for ever.
+      for (const old of new Set(
+        journal
+          .txs()
+          .filter((t) => isLive(t) && t.stage.startsWith(`${stage}:superseded:`))
+          .map((t) => t.stage),
+      ))
+        await ex.settleJournaled(old);
       await ex.settleJournaled(stage);
       const journaledPlan = journal.txsFor(stage).some(isLive) ? journal.data.ratePlan : undefined;
       const prepared = journaledPlan ?? (await prepareRating(ctx, mcp, args, commit));
