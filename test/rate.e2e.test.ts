@@ -7,7 +7,6 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { parseAbi, toFunctionSelector, toHex, type Hex } from 'viem';
 import { filesUnder, findSecret, makeHome, readVector, runCli, type Home } from './helpers/cli.js';
 import { api, type SandboxHandle } from './helpers/sandbox.js';
@@ -248,28 +247,23 @@ describe('a vote is never approved twice', () => {
     })) as bigint;
   const nonce = () => pub.getTransactionCount({ address: sb.info.devWallet.address });
 
-  it('a vote already cast, rerun with --set-aside-stale (its record taken for another chain instance): refused before anything is signed (AlreadyCommitted, exit 4), no second approval', async () => {
+  it('a vote already cast from another loopsign home of the same wallet: refused before anything is signed (AlreadyCommitted, exit 4), no second approval', async () => {
     const id = await newContent();
     const args = ['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '2'];
     const first = await run(args);
     expect(first.code, first.stderr).toBe(0);
-    const operation: string = first.json().operation;
-    // The record names another instance of the chain than the RPC's, though the vote is on this one (a node that
-    // answered for another instance once): the rerun says journal_other_chain, and its hint offers --set-aside-stale.
-    const db = new Database(storeFile(home), { fileMustExist: true });
-    try {
-      db.prepare('UPDATE operations SET chain_genesis = ? WHERE id = ?').run(`0x${'ab'.repeat(32)}`, operation);
-    } finally {
-      db.close();
-    }
+    // The same wallet, another journal (another machine, or a home set aside): a fresh plan, its approval first. The
+    // engine refuses the commit; before, the approval was signed, sent and mined, and only the commit's own
+    // simulation said no. (A journal met again with --set-aside-stale came here too, before b428ccf kept a journal
+    // whose transactions are on this chain.)
+    const other = makeHome();
     const [n0, a0, before] = [await nonce(), await allowance(), await lrep()];
-    const again = await run([...args, '--set-aside-stale']);
+    const again = await runCli(args, other, { env: sb.env() });
     expect(again.code, again.stdout + again.stderr).toBe(4);
-    expect(again.stderr).toMatch(/belonged to another instance of chain 31337; it is kept as rate-[0-9a-f]{32}~other-chain-\d+/);
     expect(again.json().error).toMatchObject({ code: 'call_would_revert' });
     expect(again.json().error.message).toMatch(/AlreadyCommitted/);
     // Nothing signed or sent: no approval the user never asked for, and none counted by the policy.
-    expect(recorded(home, operation).txs, 'the fresh record signed nothing').toEqual([]);
+    expect(recorded(other, first.json().operation).txs, 'the other journal signed nothing').toEqual([]);
     expect(await nonce()).toBe(n0);
     expect(await allowance()).toBe(a0);
     expect(await lrep()).toBe(before);

@@ -1,6 +1,6 @@
 import { decodeFunctionData, type Hex, type PublicClient } from 'viem';
 import type { Context } from '../context.js';
-import { ChainError, RefusedError, ServiceError, UsageError, noAnswerFromNode } from '../errors.js';
+import { ChainError, RefusedError, ServiceError, UsageError, asKnownError, noAnswerFromNode, nodeErrorNotRevert } from '../errors.js';
 import { sameAddress, sameHex } from '../hex.js';
 import type { ChainConfig } from '../chains/table.js';
 import { Operation, operationId, operationsOf } from '../store/operation.js';
@@ -345,8 +345,9 @@ async function simulateCommitFirst(client: PublicClient, wallet: Hex, commit: Pl
   try {
     await client.call({ account: wallet, to: commit.to, data: commit.data, value: 0n, blockTag: 'pending' });
   } catch (error) {
-    // No answer is no revert: the node's failure (rpc_failed, exit 4), not "would revert".
-    if (noAnswerFromNode(error)) throw error;
+    // No answer is no revert: the node's failure (rpc_failed, exit 4), not "would revert"; nor is an error answer
+    // that names no revert, or one that cannot be read (as the executor's simulations).
+    if (noAnswerFromNode(error) || nodeErrorNotRevert(error) || error instanceof ChainError) throw asKnownError(error);
     const reason = revertReason(error) ?? shortMessage(error);
     if (/InsufficientAllowance|allowance/i.test(reason)) return;
     throw new ChainError('call_would_revert', `plan call 1 (${commit.phase}) would revert: ${reason}; nothing was signed`, {
