@@ -22,7 +22,7 @@ import { Executor } from '../wallet/executor.js';
 import { acceptTermsAndFetch, type GatedItem, type TermsRecord } from './gated.js';
 import { checkOpenRoundPlan, checkRatingContracts, checkRatingPlan } from '../wallet/rating-guard.js';
 import { refuse, type PlanCall } from '../wallet/plan-guard.js';
-import { revertReason } from '../wallet/revert-reason.js';
+import { allowanceShortfall, revertReason } from '../wallet/revert-reason.js';
 import { shortMessage } from '../chains/client.js';
 import { checkAddress } from '../address.js';
 import { checkRateFunds } from './funds.js';
@@ -349,7 +349,7 @@ async function simulateCommitFirst(client: PublicClient, wallet: Hex, commit: Pl
     // that names no revert, or one that cannot be read (as the executor's simulations).
     if (noAnswerFromNode(error) || nodeErrorNotRevert(error) || error instanceof ChainError) throw asKnownError(error);
     const reason = revertReason(error) ?? shortMessage(error);
-    if (/InsufficientAllowance|allowance/i.test(reason)) return;
+    if (allowanceShortfall(reason)) return;
     throw new ChainError('call_would_revert', `plan call 1 (${commit.phase}) would revert: ${reason}; nothing was signed`, {
       hint: 'nothing was signed or sent for this vote (not even its approval); check `loopsign rate status` and balances, then run the command again',
       cause: error,

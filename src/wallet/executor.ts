@@ -33,7 +33,7 @@ import { isLive, type Kind, type TxRecord } from '../store/records.js';
 import { claim } from '../store/claims.js';
 import type { Output } from '../output.js';
 import type { PlanCall } from './plan-guard.js';
-import { revertReason } from './revert-reason.js';
+import { allowanceShortfall, revertReason } from './revert-reason.js';
 import { timed } from '../timings.js';
 
 /** How many times a receipt wait cut short by a failed RPC read starts again (pauses of 0.5, 1, 2 and 4 s). */
@@ -472,7 +472,7 @@ export class Executor {
       if (noAnswerFromNode(error) || nodeErrorNotRevert(error) || error instanceof ChainError) throw asKnownError(error);
       const reason = revertReason(error) ?? shortMessage(error);
       if (
-        /InsufficientAllowance|allowance/i.test(reason) &&
+        allowanceShortfall(reason) &&
         this.op
           .txsFor(stage)
           .some(

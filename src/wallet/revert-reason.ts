@@ -56,3 +56,12 @@ export function revertReason(error: unknown): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * Whether a revert reason says a token's allowance did not cover a transfer: OpenZeppelin v5's ERC20InsufficientAllowance
+ * (named by revertReason), or v4's and older tokens' strings. Not any text with "allowance" in it: a node's "gas required
+ * exceeds allowance" is its gas cap, not the token's.
+ */
+export function allowanceShortfall(reason: string): boolean {
+  return /InsufficientAllowance|insufficient allowance|amount exceeds allowance/i.test(reason);
+}
