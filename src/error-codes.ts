@@ -445,6 +445,9 @@ const ASK = {
   bonus_plan_missing: refused(
     'feedback-bonus transactions are journaled without their plan, so loopsign will not fund again; inspect the operation with `loopsign history --operation ID`.',
   ),
+  bonus_in_set_aside_record: refused(
+    "a record of this ask set aside as another chain instance's (--set-aside-stale) journaled the transaction that proves the submission and signed a feedback bonus: it may be paid on this chain already, so loopsign will not fund it again; inspect that record with `loopsign history --operation ID`.",
+  ),
   unproven_submission: refused(
     "the service reports the ask as submitted, but no receipt of this wallet's own transaction proves it; nothing was paid for a bonus, check the wallet's transactions and `loopsign status`.",
   ),

@@ -41,6 +41,7 @@ export async function fundBonus(
       throw new RefusedError('bonus_plan_missing', 'bonus transactions are journaled without their plan; refusing to fund again', {
         hint: `inspect operation ${journal.id} with \`loopsign history --operation ${journal.id}\`; nothing was sent`,
       });
+    refuseIfSetAsideHere(run, proof);
     let bonus = objectField(confirmed, 'feedbackBonus');
     if (!objectField(bonus, 'transactionPlan')) bonus = objectField(await service.status(operationKey), 'feedbackBonus');
     if (!bonus || !objectField(bonus, 'transactionPlan')) {
@@ -94,6 +95,38 @@ export async function fundBonus(
     poolId: pool ? String(pool.poolId) : null,
     transactionHashes: hashes,
   };
+}
+
+/**
+ * A record of this ask set aside as another chain instance's (--set-aside-stale) that journaled the very transaction
+ * proving this submission, without this operation signing it, was of this chain: the node said "no receipt" for its
+ * transactions (a backend behind, or a lie) and block 0 differed from the one recorded (a lie when it was recorded).
+ * Whatever bonus that record signed can be on this chain, out of this operation's ledger: a fresh plan would fund a
+ * second pool. Read from the journal alone, so no answer of the node or the service can pass it.
+ */
+function refuseIfSetAsideHere(run: Run, proof: SubmissionProof): void {
+  const { journal } = run;
+  const hash = proof.transactionHash.toLowerCase();
+  if (journal.txs().some((t) => t.hash.toLowerCase() === hash)) return;
+  const prefix = `${journal.id}~other-chain-`;
+  const aside = journal.store.read(
+    (db) =>
+      db
+        .prepare(
+          `SELECT o.id AS id FROM operations o WHERE substr(o.id, 1, ?) = ?
+             AND EXISTS (SELECT 1 FROM transactions t WHERE t.operation_id = o.id AND lower(t.hash) = ? AND t.status IN ('signed', 'mined'))
+             AND EXISTS (SELECT 1 FROM transactions t WHERE t.operation_id = o.id AND t.stage = 'bonus' AND t.status IN ('signed', 'mined'))`,
+        )
+        .get(prefix.length, prefix, hash) as { id: string } | undefined,
+  );
+  if (aside)
+    throw new RefusedError(
+      'bonus_in_set_aside_record',
+      `the submission this ask proves (transaction ${proof.transactionHash}) is one the record set aside as another chain instance's (${aside.id}) journaled, and that record signed a feedback bonus: it may be paid on this chain already; refusing to fund it again`,
+      {
+        hint: `inspect it with \`loopsign history --operation ${aside.id}\`; nothing was sent for a bonus`,
+      },
+    );
 }
 
 export function oneShotBonus(chain: ChainConfig, wallet: Hex, proof: SubmissionProof, receipt: { logs: readonly Log[] }): BonusOutcome {
