@@ -417,6 +417,9 @@ const STORE = {
   journal_conflict: usage(
     "this clientRequestId's journal holds a different request that already sent transactions; use a new clientRequestId, or restore the original file.",
   ),
+  journal_not_set_aside: chain(
+    "--set-aside-stale did not set this operation's journal aside: the RPC names another block 0 and has no receipt for its transactions, but it shows the wallet's nonces they used as used, so it may be this chain behind a lagging node; rerun without the flag once the node caught up, or use a new clientRequestId.",
+  ),
   journal_other_chain: chain(
     "this operation's journal belongs to another instance of the chain (it was restarted or replaced); use a new clientRequestId, or rerun with the flag the hint names to set the old record aside.",
   ),

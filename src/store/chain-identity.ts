@@ -80,15 +80,22 @@ export async function setAsideIfStale(store: Store, client: PublicClient, id: st
       }),
   });
   try {
+    const op = store.read(
+      (db) =>
+        db.prepare('SELECT chain_genesis AS genesis, wallet FROM operations WHERE id = ?').get(id) as
+          | { genesis: string | null; wallet: string }
+          | undefined,
+    );
+    if (!op || op.genesis === null || op.genesis === genesis) return undefined;
     // Never a journal whose mined transactions are on this chain (checkSameChain takes it as this instance's): set
     // aside, its operation would start afresh beside what it paid here.
     const mined = store.read(
       (db) =>
         db
           .prepare(
-            "SELECT hash, status, block_number AS blockNumber FROM transactions WHERE operation_id = ? AND status = 'mined' ORDER BY seq",
+            "SELECT hash, status, block_number AS blockNumber, nonce FROM transactions WHERE operation_id = ? AND status = 'mined' ORDER BY seq",
           )
-          .all(id) as { hash: Hex; status: 'mined'; blockNumber: string | null }[],
+          .all(id) as { hash: Hex; status: 'mined'; blockNumber: string | null; nonce: number }[],
     );
     if (
       await minedHere(
@@ -97,6 +104,24 @@ export async function setAsideIfStale(store: Store, client: PublicClient, id: st
       )
     )
       return undefined;
+    // "No receipt" is no proof of another instance: a reading backend behind the one that gave the receipts answers it
+    // too (and block 0 recorded from a lie differs from the honest one). A restarted chain has not used the wallet's
+    // nonces the journal saw mined; when this node's latest count is past the first of them, the record is not set
+    // aside (that would start the operation afresh beside what it may have paid here).
+    if (mined.length > 0) {
+      const first = Math.min(...mined.map((t) => t.nonce));
+      const count = await client.getTransactionCount({ address: op.wallet as Hex, blockTag: 'latest' });
+      if (count > first) {
+        throw new ChainError(
+          'journal_not_set_aside',
+          `this operation's journal (${id}) names another block 0 than the RPC's, but the RPC answers no receipt for the transactions it saw mined while the wallet's nonce ${first}, the first of them, is used here: it may be this chain behind a lagging node, so it is not set aside; nothing was sent`,
+          {
+            hint: 'run the same command again without --set-aside-stale once the node has caught up; if the chain really was restarted (and the wallet used since), use a new clientRequestId',
+            details: { recordedGenesis: op.genesis, genesis, firstMinedNonce: first, latestCount: count },
+          },
+        );
+      }
+    }
     return await store.write((db) => {
       const row = db.prepare('SELECT chain_genesis FROM operations WHERE id = ?').get(id) as { chain_genesis: string | null } | undefined;
       if (!row || row.chain_genesis === null || row.chain_genesis === genesis) return undefined;
