@@ -187,19 +187,27 @@ export function noAnswerFromNode(error: unknown): boolean {
  * Whether a simulation's failure is the node's error and not its verdict on the call: a JSON-RPC error answer ("limit
  * exceeded", "method not found", "header not found") that viem could not place among its node errors, with no revert
  * data. A revert viem always names (ExecutionRevertedError: code 3, "execution reverted", "gas required exceeds
- * allowance"), and so it does the node's other verdicts on a transaction (insufficient funds, fee cap, nonce); a node
- * that said none of these has not said the call would fail, so it must not read as a refusal.
+ * allowance"), and so it does the node's other verdicts on a transaction (insufficient funds, fee cap, nonce); the EVM
+ * failing the call otherwise (an invalid opcode, a bad jump) comes in the node's own words. A node that said none of
+ * these has not said the call would fail, so it must not read as a refusal.
  */
 export function nodeErrorNotRevert(error: unknown): boolean {
   const v = error as { walk?: (fn: (e: unknown) => boolean) => unknown };
   if (!(error instanceof Error) || typeof v.walk !== 'function') return false;
   const verdict = v.walk((e) => {
     if (e instanceof Error && NODE_VERDICTS.test(e.name)) return true;
+    // The EVM failing the call, in the node's own words (the JSON-RPC error's message, viem's `details`): anvil's
+    // "EVM error InvalidFEOpcode" (-32603), geth's "invalid opcode: INVALID" (-32000), which viem does not name.
+    const details = (e as { details?: unknown }).details;
+    if (typeof details === 'string' && EVM_FAILURES.test(details)) return true;
     const data = (e as { data?: unknown }).data;
     return typeof data === 'string' && /^0x[0-9a-fA-F]{8}/.test(data);
   });
   return !verdict && Boolean(v.walk((e) => e instanceof Error && NODE_FAILURES.test(e.name)));
 }
+
+// What the EVM says when it fails a call without a revert (revm through anvil and reth, geth): a verdict on the call.
+const EVM_FAILURES = /^EVM error \w+|\binvalid (opcode|jump)\b|\bstack (underflow|overflow|limit)\b|\bout of gas\b/i;
 
 // viem's names for what a node said of a call or transaction itself (viem/errors/node.ts), not of the request.
 const NODE_VERDICTS =
