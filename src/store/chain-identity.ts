@@ -10,7 +10,19 @@ import type { Kind, TxRecord } from './records.js';
 import { claim } from './claims.js';
 
 export async function genesisHash(client: PublicClient): Promise<string> {
-  return (await client.getBlock({ blockNumber: 0n })).hash.toLowerCase();
+  const { hash } = await client.getBlock({ blockNumber: 0n });
+  // A block 0 without a hash (viem reads a missing one as null) or with a malformed one is the node's bad answer, not
+  // an instance to record or compare (it threw a TypeError: internal_error, exit 1).
+  if (typeof hash !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(hash)) {
+    throw new ChainError(
+      'rpc_bad_answer',
+      `the RPC's answer to getBlock (block 0) cannot be read: its hash is ${typeof hash === 'string' ? JSON.stringify(hash.slice(0, 80)) : 'missing'}`,
+      {
+        hint: 'the node is faulty or is not an Ethereum JSON-RPC endpoint: check --rpc-url, then run the same command again',
+      },
+    );
+  }
+  return hash.toLowerCase();
 }
 
 /**
