@@ -3,12 +3,13 @@
 // prediction equal what was committed. Hostile rating plans and messages are refused with exit 5.
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { parseAbi, toFunctionSelector, toHex, type Hex } from 'viem';
-import { filesUnder, findSecret, makeHome, readVector, runCli, type Home } from './helpers/cli.js';
+import { createWalletClient, http, parseAbi, toFunctionSelector, toHex, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { filesUnder, findSecret, makeHome, readVector, registerSecret, runCli, type Home } from './helpers/cli.js';
 import { api, type SandboxHandle } from './helpers/sandbox.js';
 import { tlockDecrypt } from '../src/vote/tlock.js';
 import { decodeVotePlaintext, commitHash } from '../src/vote/commit.js';
@@ -332,6 +333,71 @@ describe('a vote is never approved twice', () => {
       db.prepare("SELECT SUM(amount) AS used FROM usage WHERE operation_id = ? AND asset = 'LREP'").safeIntegers(true).get(op!.id),
     ) as { used: bigint };
     expect(used.used).toBe(3_000_000n);
+  });
+
+  it("a replaced commit's approval (signed, never sent) whose nonce software outside loopsign took: the vote goes on, the approval stays counted, the stake is paid once", async () => {
+    // A wallet of its own, so that its key can send a transaction outside loopsign.
+    const key = `0x${randomBytes(32).toString('hex')}` as Hex;
+    registerSecret(key);
+    const account = privateKeyToAccount(key);
+    await sb.control('/__sandbox/fund', { address: account.address, usdc: '10000000', lrep: '10000000', eth: '10' });
+    const env = { ...sb.env(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: key };
+    const lrepOf = async () =>
+      (await pub.readContract({
+        address: sb.info.tokens.LREP.address,
+        abi: engineAbi,
+        functionName: 'balanceOf',
+        args: [account.address],
+      })) as bigint;
+    const other = makeHome();
+    const id = await newContent();
+    const args = ['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '3'];
+    // As in the case above: a node an epoch ahead, the run killed once its approval is signed, before the broadcast.
+    const commitSelector = toFunctionSelector('commitVote(uint256,uint256,uint64,bytes32,bytes32,bytes,uint256,address)');
+    const server = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const body = Buffer.concat(chunks).toString('utf8');
+      const asked = JSON.parse(body) as { id: number; method: string; params?: { data?: string }[] | string[] };
+      const reply = (text: string) => res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+      const first = asked.params?.[0];
+      if (asked.method === 'eth_call' && typeof first === 'object' && first.data?.startsWith(commitSelector))
+        return reply(JSON.stringify({ jsonrpc: '2.0', id: asked.id, result: '0x' }));
+      const answer = (await (
+        await fetch(sb.info.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      ).json()) as { result?: { timestamp?: Hex } };
+      if (asked.method === 'eth_getBlockByNumber' && first === 'latest' && answer.result?.timestamp)
+        answer.result.timestamp = toHex(BigInt(answer.result.timestamp) + 1300n);
+      reply(JSON.stringify(answer));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    let killed: Awaited<ReturnType<typeof runCli>>;
+    try {
+      killed = await runCli([...args, '--rpc-url', `http://127.0.0.1:${(server.address() as AddressInfo).port}`], other, {
+        env: { ...env, LOOPSIGN_CRASH_AFTER: 'rate:1:signed:0' },
+      });
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+    expect(killed.code, killed.stdout + killed.stderr).toBe(-1);
+    const [op] = recordedOfKind(other, 'rate');
+    expect(op!.txs.map((t) => [t.stage, t.status, t.nonce])).toEqual([['rate:1', 'signed', 0]]);
+    // Software outside loopsign sends from the wallet with that nonce.
+    const outside = createWalletClient({ account, transport: http(sb.info.rpcUrl) });
+    await pub.waitForTransactionReceipt({ hash: await outside.sendTransaction({ chain: null, to: account.address, value: 0n }) });
+    const before = await lrepOf();
+    // Before, every rerun stopped at that approval (nonce_used_elsewhere, "ask again with a new clientRequestId", which
+    // a vote does not have): the vote could never be cast in this round.
+    for (const attempt of [1, 2]) {
+      const rerun = await runCli(args, other, { env });
+      expect(rerun.code, `rerun ${attempt}: ${rerun.stdout}${rerun.stderr}`).toBe(0);
+      expect(before - (await lrepOf()), `rerun ${attempt}: one stake`).toBe(3_000_000n);
+    }
+    const txs = recorded(other, op!.id).txs;
+    // The old approval stays counted (it can pay nothing: its nonce is used), beside the new plan's transactions.
+    expect(txs.find((t) => t.nonce === 0)?.status).toBe('signed');
+    expect(txs.filter((t) => t.stage === 'rate:1').map((t) => t.status)).toEqual(['mined', 'mined']);
   });
 });
 
