@@ -248,6 +248,23 @@ describe('a vote is never approved twice', () => {
     })) as bigint;
   const nonce = () => pub.getTransactionCount({ address: sb.info.devWallet.address });
 
+  /** A wallet of its own, funded, with no allowance to the engine: a fresh plan approves its stake. */
+  async function freshWallet() {
+    const key = `0x${randomBytes(32).toString('hex')}` as Hex;
+    registerSecret(key);
+    const account = privateKeyToAccount(key);
+    await sb.control('/__sandbox/fund', { address: account.address, usdc: '10000000', lrep: '10000000', eth: '10' });
+    const env = { ...sb.env(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: key };
+    const lrepOf = async () =>
+      (await pub.readContract({
+        address: sb.info.tokens.LREP.address,
+        abi: engineAbi,
+        functionName: 'balanceOf',
+        args: [account.address],
+      })) as bigint;
+    return { account, env, lrepOf };
+  }
+
   it('a vote already cast from another loopsign home of the same wallet: refused before anything is signed (AlreadyCommitted, exit 4), no second approval', async () => {
     const id = await newContent();
     const args = ['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '2'];
@@ -337,18 +354,7 @@ describe('a vote is never approved twice', () => {
 
   it("a replaced commit's approval (signed, never sent) whose nonce software outside loopsign took: the vote goes on, the approval stays counted, the stake is paid once", async () => {
     // A wallet of its own, so that its key can send a transaction outside loopsign.
-    const key = `0x${randomBytes(32).toString('hex')}` as Hex;
-    registerSecret(key);
-    const account = privateKeyToAccount(key);
-    await sb.control('/__sandbox/fund', { address: account.address, usdc: '10000000', lrep: '10000000', eth: '10' });
-    const env = { ...sb.env(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: key };
-    const lrepOf = async () =>
-      (await pub.readContract({
-        address: sb.info.tokens.LREP.address,
-        abi: engineAbi,
-        functionName: 'balanceOf',
-        args: [account.address],
-      })) as bigint;
+    const { account, env, lrepOf } = await freshWallet();
     const other = makeHome();
     const id = await newContent();
     const args = ['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '3'];
@@ -398,6 +404,35 @@ describe('a vote is never approved twice', () => {
     // The old approval stays counted (it can pay nothing: its nonce is used), beside the new plan's transactions.
     expect(txs.find((t) => t.nonce === 0)?.status).toBe('signed');
     expect(txs.filter((t) => t.stage === 'rate:1').map((t) => t.status)).toEqual(['mined', 'mined']);
+  });
+  it("a node that drops a revert's data: the commit's first simulation cannot tell the allowance shortfall from a refusal, and an honest vote is not refused for ever", async () => {
+    const { env, lrepOf } = await freshWallet();
+    const id = await newContent();
+    const args = ['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '2'];
+    // A proxy that answers eth_call's errors without their data field (the selector of ERC20InsufficientAllowance).
+    const server = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const body = Buffer.concat(chunks).toString('utf8');
+      const asked = JSON.parse(body) as { method: string };
+      const answer = (await (
+        await fetch(sb.info.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      ).json()) as { error?: { data?: unknown } };
+      if (asked.method === 'eth_call' && answer.error) delete answer.error.data;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const before = await lrepOf();
+    try {
+      const r = await runCli([...args, '--rpc-url', `http://127.0.0.1:${(server.address() as AddressInfo).port}`], makeHome(), { env });
+      // Before, every run stopped here: call_would_revert, nothing signed, whatever the vote.
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/first simulation reverted without saying why/);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+    expect(before - (await lrepOf()), 'one stake').toBe(2_000_000n);
   });
 });
 

@@ -22,7 +22,7 @@ import { Executor } from '../wallet/executor.js';
 import { acceptTermsAndFetch, type GatedItem, type TermsRecord } from './gated.js';
 import { checkOpenRoundPlan, checkRatingContracts, checkRatingPlan } from '../wallet/rating-guard.js';
 import { refuse, type PlanCall } from '../wallet/plan-guard.js';
-import { allowanceShortfall, revertReason } from '../wallet/revert-reason.js';
+import { allowanceShortfall, revertData, revertReason } from '../wallet/revert-reason.js';
 import { shortMessage } from '../chains/client.js';
 import { checkAddress } from '../address.js';
 import { checkRateFunds } from './funds.js';
@@ -315,7 +315,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
       const journaledPlan = journal.txsFor(stage).some(isLive) ? journal.data.ratePlan : undefined;
       const prepared = journaledPlan ?? (await prepareRating(ctx, mcp, args, commit));
       const calls = checkRatingPlan(chain, prepared, commit, input.contentId);
-      if (!journaledPlan && calls.length === 2) await simulateCommitFirst(client, wallet, calls[1]!);
+      if (!journaledPlan && calls.length === 2) await simulateCommitFirst(client, wallet, calls[1]!, (m) => ctx.out.warn(m));
       if (!journaledPlan) await journal.setStep('rate:planned', { ratePlan: prepared });
       ctx.out.progress('rate.checked', `the rating plan passed every check (${calls.length} call${calls.length === 1 ? '' : 's'})`);
       return ex.execute(stage, calls, opts.atomic ? 'segmented' : 'ordered');
@@ -353,7 +353,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
  * never needed (counted by the policy, spendable by the engine) before the commit's own simulation said no: refused
  * with nothing signed.
  */
-async function simulateCommitFirst(client: PublicClient, wallet: Hex, commit: PlanCall): Promise<void> {
+async function simulateCommitFirst(client: PublicClient, wallet: Hex, commit: PlanCall, warn: (message: string) => void): Promise<void> {
   try {
     await client.call({ account: wallet, to: commit.to, data: commit.data, value: 0n, blockTag: 'pending' });
   } catch (error) {
@@ -362,6 +362,16 @@ async function simulateCommitFirst(client: PublicClient, wallet: Hex, commit: Pl
     if (noAnswerFromNode(error) || nodeErrorNotRevert(error) || error instanceof ChainError) throw asKnownError(error);
     const reason = revertReason(error) ?? shortMessage(error);
     if (allowanceShortfall(reason)) return;
+    // A revert whose answer carries no data (a node or proxy that drops the error's data field) cannot tell the
+    // allowance shortfall every fresh plan meets here from a refused vote: refusing on it refused every honest vote
+    // through that node, on every run. It proves nothing either way, so the plan goes on, and each call is still
+    // simulated before it is signed (the commit once its approval is mined), as before this first simulation.
+    if (revertData(error) === undefined) {
+      warn(
+        `the commit's first simulation reverted without saying why (${reason}); going on: each call is simulated again before it is signed`,
+      );
+      return;
+    }
     throw new ChainError('call_would_revert', `plan call 1 (${commit.phase}) would revert: ${reason}; nothing was signed`, {
       hint: 'nothing was signed or sent for this vote (not even its approval); check `loopsign rate status` and balances, then run the command again',
       cause: error,

@@ -39,8 +39,8 @@ const HINTS: Record<string, string> = {
   ERC20InsufficientAllowance: 'the approval before this call did not cover it',
 };
 
-/** "Name: hint" for a revert whose data names a known error; undefined when there is none or it is unknown. */
-export function revertReason(error: unknown): string | undefined {
+/** The revert's data (at least a selector) as the node answered it; undefined when the answer carries none. */
+export function revertData(error: unknown): Hex | undefined {
   if (!(error instanceof BaseError)) return undefined;
   let data: Hex | undefined;
   error.walk((e) => {
@@ -48,6 +48,12 @@ export function revertReason(error: unknown): string | undefined {
     if (typeof d === 'string' && /^0x[0-9a-fA-F]{8}/.test(d)) data = d as Hex;
     return data !== undefined;
   });
+  return data;
+}
+
+/** "Name: hint" for a revert whose data names a known error; undefined when there is none or it is unknown. */
+export function revertReason(error: unknown): string | undefined {
+  const data = revertData(error);
   if (!data) return undefined;
   try {
     const { errorName } = decodeErrorResult({ abi: KNOWN_ERRORS, data });
