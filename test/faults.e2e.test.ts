@@ -10,13 +10,15 @@
 // simulation is the RPC failing (exit 4), not a revert. (429, 5xx, service timeouts and connection resets:
 // http-client.test.ts, ask.e2e.)
 import { randomBytes } from 'node:crypto';
-import { parseAbi, type Hex } from 'viem';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createWalletClient, encodeFunctionData, http, parseAbi, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerSecret, runCli } from './helpers/cli.js';
 import { openSession, submissionsTitled as titled, tokenBalance, type Session } from './helpers/chain.js';
 import { startStallProxy, type StallMode } from './helpers/stall-proxy.js';
-import { recorded } from './helpers/store.js';
+import { recorded, recordedOfKind } from './helpers/store.js';
 
 let s: Session;
 beforeAll(async () => {
@@ -290,7 +292,7 @@ describe('a node whose pending nonce lags one behind', () => {
     const env = { ...s.sb.env(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: key };
     const balanceOf = (token: 'USDC' | 'LREP') => () =>
       s.pub.readContract({ address: s.sb.info.tokens[token].address, abi: erc20, functionName: 'balanceOf', args: [address] });
-    return { address, env, usdcOf: balanceOf('USDC'), lrepOf: balanceOf('LREP') };
+    return { key, address, env, usdcOf: balanceOf('USDC'), lrepOf: balanceOf('LREP') };
   }
 
   /** An --atomic ask of the wallet, mined: its first batch delegates the wallet (a type-4 transaction, two nonces). */
@@ -353,6 +355,86 @@ describe('a node whose pending nonce lags one behind', () => {
     const again = await runCli(args(file), s.home, { env: w.env });
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(await w.usdcOf(), 'still two bounties').toBe(before - 3_000_000n);
+  });
+
+  it('a reorg then mines the bytes a lagged run set aside (a bonus pool call): the rerun counts them and funds no second pool', async () => {
+    const w = await freshWallet();
+    const escrow = s.sb.info.contracts.feedbackBonusEscrow!;
+    // An allowance to the trusted bonus escrow that an earlier payment left, so the pool call can pay without the
+    // approval that the reorg takes away.
+    const outside = createWalletClient({ account: privateKeyToAccount(w.key), transport: http(s.sb.info.rpcUrl) });
+    const approve = encodeFunctionData({ abi: parseAbi(['function approve(address,uint256)']), args: [escrow, 5_000_000n] });
+    await s.pub.waitForTransactionReceipt({
+      hash: await outside.sendTransaction({ chain: null, to: s.sb.info.tokens.USDC.address, data: approve }),
+    });
+    const file = s.home.file(
+      `bonus-reorg-${Date.now()}.json`,
+      JSON.stringify({
+        chainId: 31337,
+        clientRequestId: `bonus-reorg-${Date.now()}`,
+        maxPaymentAmount: '2500000',
+        bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+        feedbackBonus: { amount: '1000000', asset: 'USDC' },
+        question: { title: `Bonus reorg ${Date.now()}`, contextUrl: 'https://example.com/stall', categoryId: '1', tags: ['stall'] },
+      }),
+    );
+    const args = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
+    const before = await w.usdcOf();
+    // A node whose pending count lags one behind once, after the bonus's approval went out (the 4th transaction:
+    // reservation, approval, submit, bonus approval): the pool call is signed with the approval's nonce.
+    let sends = 0;
+    let lag = false;
+    const server = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const body = Buffer.concat(chunks).toString('utf8');
+      const asked = JSON.parse(body) as { method: string; params: unknown[] };
+      if (asked.method === 'eth_sendRawTransaction' && ++sends === 4) lag = true;
+      const answer = (await (
+        await fetch(s.sb.info.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      ).json()) as { result?: Hex };
+      if (lag && asked.method === 'eth_getTransactionCount' && asked.params[1] === 'pending' && answer.result) {
+        lag = false;
+        answer.result = toHex(BigInt(answer.result) - 1n);
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const lagged = await runCli([...args, '--rpc-url', `http://127.0.0.1:${(server.address() as AddressInfo).port}`], s.home, {
+        env: w.env,
+      });
+      expect(lagged.code, lagged.stdout + lagged.stderr).toBe(4);
+      expect(lagged.json().error.code).toBe('stale_nonce');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+    const [op] = recordedOfKind(s.home, 'ask').filter((o) => o.txs.some((t) => t.stage === 'bonus' && t.status === 'dropped'));
+    const bonus = op!.txs.filter((t) => t.stage === 'bonus');
+    expect(bonus.map((t) => t.status)).toEqual(['mined', 'dropped']);
+    const [taker, pool] = bonus as [(typeof bonus)[0], (typeof bonus)[0]];
+    // The chain reorganises: the block of the bonus approval is replaced by one holding the set-aside pool call.
+    const takerBlock = (await s.pub.getTransactionReceipt({ hash: taker.hash })).blockNumber;
+    const depth = Number((await s.pub.getBlockNumber()) - takerBlock + 1n);
+    const reorg = (await (
+      await fetch(s.sb.info.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_reorg', params: [depth, [[pool.raw, 0]]] }),
+      })
+    ).json()) as { error?: unknown };
+    expect(reorg.error).toBeUndefined();
+    expect((await s.pub.getTransactionReceipt({ hash: pool.hash })).status).toBe('success');
+    expect(before - (await w.usdcOf()), 'the bounty and the bonus, each once').toBe(2_500_000n);
+
+    const rerun = await runCli(args, s.home, { env: w.env });
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    expect(rerun.json().feedbackBonus.status).toBe('funded');
+    // Before, the rerun found the approval gone, dropped it (its nonce taken by the pool call, mined), and signed the
+    // approval and the pool call again: a second pool, 3.5 USDC for an ask whose file allows 2.5.
+    expect(before - (await w.usdcOf()), 'still the bounty and the bonus, each once').toBe(2_500_000n);
+    expect(recorded(s.home, op!.id).txs.find((t) => t.hash === pool.hash)?.status).toBe('mined');
   });
 
   it("after an --atomic ask that delegated the wallet: a vote whose approval was signed with the authorization's nonce is planned again on its rerun, and its stake paid once", async () => {

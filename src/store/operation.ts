@@ -381,6 +381,29 @@ export class Operation<K extends Kind> {
     if (patch.status) crashHook(`${now.stage}:${now.status}:${now.calls.join(',')}`);
   }
 
+  /**
+   * A record dropped here whose very bytes the chain has mined after all: the transaction that took its nonce was
+   * mined, then reorganised away, and these bytes went into a block in its place. They paid, so the record counts
+   * again and covers its calls (its rerun must not sign them again). Not when another operation holds the same bytes
+   * (they were taken over: that operation's). Returns whether the record changed.
+   */
+  async reviveMined(hash: Hex, status: 'mined' | 'reverted', blockNumber: string): Promise<boolean> {
+    return this.write((db) => {
+      const row = db.prepare('SELECT id, status FROM transactions WHERE operation_id = ? AND hash = ?').get(this.id, hash.toLowerCase()) as
+        | { id: number; status: TxRecord['status'] }
+        | undefined;
+      if (row?.status !== 'dropped') return false;
+      const owner = db
+        .prepare("SELECT 1 FROM transactions WHERE chain_id = ? AND wallet = ? AND hash = ? AND operation_id <> ? AND status <> 'dropped'")
+        .get(this.chainId, this.wallet, hash.toLowerCase(), this.id);
+      if (owner) return false;
+      db.prepare('UPDATE transactions SET status = ?, block_number = ? WHERE id = ?').run(status, blockNumber, row.id);
+      db.prepare('UPDATE effects SET live = ? WHERE tx_id = ?').run(status === 'mined' ? 1 : 0, row.id);
+      recomputeUsage(db, this.id);
+      return true;
+    });
+  }
+
   /** Marks authorizations proven unusable (past their validity, their nonce never used): they stop counting. */
   async buryAuthorizations(ids: number[], db?: Db): Promise<void> {
     const bury = (d: Db) => {

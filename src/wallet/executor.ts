@@ -159,8 +159,33 @@ export class Executor {
    */
   async settleJournaled(stage: string): Promise<void> {
     await this.withWalletLock(async () => {
+      await this.reviveDropped(stage);
       for (const tx of this.op.txsFor(stage).filter(isLive)) await this.resume(tx, async () => {});
     });
+  }
+
+  /**
+   * A dropped record of `stage` is one whose nonce another mined transaction took; a chain can reorganise that
+   * transaction away and mine these very bytes in its place (a lagging node's rejected copy, or anyone who saw them).
+   * Then they paid: the record is mined again, counts, and covers its calls, instead of having them signed a second
+   * time. The node's "no receipt" leaves it dropped; a read that fails is the node's failure (exit 4), not "no receipt".
+   */
+  private async reviveDropped(stage: string): Promise<void> {
+    for (const tx of this.op.txsFor(stage).filter((t) => t.status === 'dropped')) {
+      let receipt: TransactionReceipt;
+      try {
+        receipt = await this.client.getTransactionReceipt({ hash: tx.hash });
+      } catch (error) {
+        if ((error as Error)?.name === 'TransactionReceiptNotFoundError') continue;
+        throw asKnownError(error);
+      }
+      const status = receipt.status === 'success' ? 'mined' : 'reverted';
+      if (await this.op.reviveMined(tx.hash, status, receipt.blockNumber.toString()))
+        this.out.progress(
+          'tx.revived',
+          `transaction ${tx.hash}, set aside because another transaction took its nonce, is ${status} after all (the chain reorganised): it counts, and its calls are not signed again`,
+        );
+    }
   }
 
   private async executeLocked(stage: string, calls: PlanCall[], mode: ExecutionMode): Promise<ExecutionResult> {
@@ -182,6 +207,7 @@ export class Executor {
     };
     // A journaled transaction found dropped while resuming changes what is covered: plan again around what is left.
     for (;;) {
+      await this.reviveDropped(stage);
       // What every journaled transaction of this stage carried, read back from its signed bytes.
       const journaled = this.op.txsFor(stage).map((tx) => ({ tx, digests: callsOfRawTransaction(tx.raw, wallet).map(callDigest) }));
       for (const j of journaled) {
