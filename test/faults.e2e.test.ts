@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createWalletClient, encodeFunctionData, http, parseAbi, toHex, type Hex } from 'viem';
+import { createWalletClient, encodeFunctionData, http, keccak256, parseAbi, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerSecret, runCli } from './helpers/cli.js';
@@ -435,6 +435,66 @@ describe('a node whose pending nonce lags one behind', () => {
     // approval and the pool call again: a second pool, 3.5 USDC for an ask whose file allows 2.5.
     expect(before - (await w.usdcOf()), 'still the bounty and the bonus, each once').toBe(2_500_000n);
     expect(recorded(s.home, op!.id).txs.find((t) => t.hash === pool.hash)?.status).toBe('mined');
+  });
+
+  it('a node that lies its way to a set-aside (nonce too low, no such transaction, a forged receipt for a journaled taker) while it forwarded the bytes: the honest rerun finds them mined and does not sign them again', async () => {
+    const w = await freshWallet();
+    // A journaled transaction with the nonce the ask will get, never sent: a vote killed once its approval was signed.
+    const contentId = String((await s.sb.control('/__sandbox/content', {})).contentId);
+    const vote = await runCli(['--json', 'rate', '--content-id', contentId, '--up', '--prediction', '60', '--stake', '1'], s.home, {
+      env: { ...w.env, LOOPSIGN_CRASH_AFTER: 'rate:1:signed:0' },
+    });
+    expect(vote.code, vote.stdout + vote.stderr).toBe(-1);
+    const [taker] = recordedOfKind(s.home, 'rate').flatMap((o) => o.txs.filter((t) => t.status === 'signed'));
+    let sent: Hex | undefined;
+    const server = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const body = Buffer.concat(chunks).toString('utf8');
+      const asked = JSON.parse(body) as { id: number; method: string; params: string[] };
+      const node = async (b: string) =>
+        (await (await fetch(s.sb.info.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: b })).json()) as {
+          result?: Record<string, unknown>;
+        };
+      const reply = (o: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(o));
+      // The first transaction goes to the chain, and the node says its nonce is used; then that it has no such
+      // transaction, and gives the chain's receipt of it as the journaled vote approval's.
+      if (asked.method === 'eth_sendRawTransaction' && !sent) {
+        sent = keccak256(asked.params[0] as Hex);
+        await node(body);
+        return reply({ jsonrpc: '2.0', id: asked.id, error: { code: -32000, message: 'nonce too low' } });
+      }
+      if (asked.method === 'eth_getTransactionByHash' && asked.params[0]?.toLowerCase() === sent)
+        return reply({ jsonrpc: '2.0', id: asked.id, result: null });
+      if (asked.method === 'eth_getTransactionReceipt' && sent && asked.params[0]?.toLowerCase() === taker!.hash.toLowerCase()) {
+        const real = await node(JSON.stringify({ jsonrpc: '2.0', id: asked.id, method: 'eth_getTransactionReceipt', params: [sent] }));
+        return reply({ jsonrpc: '2.0', id: asked.id, result: { ...real.result, transactionHash: taker!.hash } });
+      }
+      reply(await node(body));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const file = askFile(`Forged taker ${Date.now()}`);
+    const args = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
+    const before = await w.usdcOf();
+    try {
+      const lied = await runCli([...args, '--rpc-url', `http://127.0.0.1:${(server.address() as AddressInfo).port}`], s.home, {
+        env: w.env,
+      });
+      expect(lied.code, lied.stdout + lied.stderr).toBe(4);
+      expect(lied.json().error.code).toBe('stale_nonce');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+    expect((await s.pub.getTransactionReceipt({ hash: sent! })).status, 'the set-aside reservation is mined').toBe('success');
+    // Before, the rerun signed the reservation again, which the registry refused (AlreadyReserved): call_would_revert,
+    // on every rerun.
+    const rerun = await runCli(args, s.home, { env: w.env });
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    expect(rerun.stderr).toMatch(/"event":"tx\.revived"/);
+    expect(await w.usdcOf(), 'one bounty').toBe(before - 1_500_000n);
+    const ask = recordedOfKind(s.home, 'ask').find((o) => o.txs.some((t) => t.hash.toLowerCase() === sent));
+    expect(ask!.txs.map((t) => t.status)).toEqual(['mined', 'mined', 'mined']);
   });
 
   it("after an --atomic ask that delegated the wallet: a vote whose approval was signed with the authorization's nonce is planned again on its rerun, and its stake paid once", async () => {
