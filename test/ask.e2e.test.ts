@@ -6,7 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createPublicClient, decodeFunctionData, parseAbi, type Hex } from 'viem';
 import { contentRegistryAbi, x402SubmitterAbi } from '../src/protocol/abi.js';
-import { filesUnder, findSecret, runCli, VECTORS, type Home } from './helpers/cli.js';
+import { filesUnder, findSecret, runCli, SETTLE_TIMEOUT, VECTORS, type Home } from './helpers/cli.js';
 import type { SandboxHandle } from './helpers/sandbox.js';
 import { openSession } from './helpers/chain.js';
 import { capture } from './helpers/capture.js';
@@ -60,7 +60,7 @@ afterAll(async () => {
 describe('asks through to a settled result', () => {
   it('wallet calls, ordered, with --wait', async () => {
     const before = await balance('USDC');
-    const r = await run(['--json', 'ask', '--file', askFile(), '--payment-mode', 'wallet_calls', '--wait', '--timeout', '120']);
+    const r = await run(['--json', 'ask', '--file', askFile(), '--payment-mode', 'wallet_calls', '--wait', '--timeout', SETTLE_TIMEOUT]);
     expect(r.code, r.stderr).toBe(0);
     const doc = r.json();
     expect(doc).toMatchObject({ ok: true, status: 'submitted', paymentMode: 'wallet_calls', transactions: 3 });
@@ -100,7 +100,17 @@ describe('asks through to a settled result', () => {
 
   it('x402: a signed ReceiveWithAuthorization and a one-call plan', async () => {
     const before = await balance('USDC');
-    const r = await run(['--json', 'ask', '--file', askFile(), '--payment-mode', 'x402_authorization', '--wait', '--timeout', '120']);
+    const r = await run([
+      '--json',
+      'ask',
+      '--file',
+      askFile(),
+      '--payment-mode',
+      'x402_authorization',
+      '--wait',
+      '--timeout',
+      SETTLE_TIMEOUT,
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.json()).toMatchObject({ paymentMode: 'x402_authorization', transactions: 1 });
     expect(r.json().result.ready).toBe(true);
@@ -150,7 +160,7 @@ describe('asks through to a settled result', () => {
     body.chainId = 31337;
     body.clientRequestId = `bundle-${Date.now()}`;
     const before = await balance('USDC');
-    const r = await run(['--json', 'ask', '--file', home.file('bundle.json', JSON.stringify(body)), '--wait', '--timeout', '120']);
+    const r = await run(['--json', 'ask', '--file', home.file('bundle.json', JSON.stringify(body)), '--wait', '--timeout', SETTLE_TIMEOUT]);
     expect(r.code, r.stderr).toBe(0);
     const doc = r.json();
     expect(doc.paymentMode).toBe('wallet_calls');
@@ -458,7 +468,7 @@ describe('confirm, status and result', () => {
     const again = await run(['--json', 'confirm', '--operation-key', doc.operationKey]);
     expect(again.json().status).toBe('submitted');
     const body = JSON.parse(readFileSync(file, 'utf8'));
-    const byId = await run(['--json', 'status', '--client-request-id', body.clientRequestId, '--wait', '--timeout', '120']);
+    const byId = await run(['--json', 'status', '--client-request-id', body.clientRequestId, '--wait', '--timeout', SETTLE_TIMEOUT]);
     expect(byId.code).toBe(0);
     expect(byId.json().ready).toBe(true);
     const res = await run(['--json', 'result', '--client-request-id', body.clientRequestId]);

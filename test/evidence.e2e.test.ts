@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { registerSecret, runCli, type Home } from './helpers/cli.js';
+import { registerSecret, runCli, SETTLE_TIMEOUT, type Home } from './helpers/cli.js';
 import { capture } from './helpers/capture.js';
 import { api, type SandboxHandle } from './helpers/sandbox.js';
 import { openSession } from './helpers/chain.js';
@@ -39,7 +39,7 @@ beforeAll(async () => {
       question: { title: 'Evidence run', contextUrl: 'https://example.com/evidence', categoryId: '1', tags: ['evidence'] },
     }),
   );
-  const r = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--wait', '--timeout', '120']);
+  const r = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--wait', '--timeout', SETTLE_TIMEOUT]);
   expect(r.code, r.stderr).toBe(0);
   runId = `run_${r.json().contentIds[0]}`;
   // The trusted keys every test below reads, so that none depends on another having run first.

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { createPublicClient, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { BIN, childEnv, registerSecret, runCli, type Home } from './helpers/cli.js';
+import { BIN, childEnv, registerSecret, runCli, SETTLE_TIMEOUT, type Home } from './helpers/cli.js';
 import { runOnPty, until } from './helpers/pty.js';
 import { alive, type SandboxHandle } from './helpers/sandbox.js';
 import { openSession } from './helpers/chain.js';
@@ -61,7 +61,7 @@ describe('a terminal that never runs away', () => {
     ['0 columns', {}],
     ['0 columns and TERM=dumb', { TERM: 'dumb' }],
   ])('ask --wait on a pseudo-terminal with %s: it finishes, and its output stays small', async (_what, env) => {
-    const pty = runOnPty(['ask', '--file', askFile(), '--wait', '--timeout', '120'], home, {
+    const pty = runOnPty(['ask', '--file', askFile(), '--wait', '--timeout', SETTLE_TIMEOUT], home, {
       ...sb.env(),
       TERM: 'xterm-256color',
       ...env,

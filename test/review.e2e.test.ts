@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { capture } from './helpers/capture.js';
-import { childEnv, makeHome, registerSecret, runCli, type Home, type RunResult } from './helpers/cli.js';
+import { childEnv, makeHome, registerSecret, runCli, SETTLE_TIMEOUT, type Home, type RunResult } from './helpers/cli.js';
 import { createContext } from '../src/context.js';
 import { Output } from '../src/output.js';
 import { loopsignPaths } from '../src/paths.js';
@@ -447,7 +447,17 @@ describe('the invited-review client (workspace MCP)', () => {
     expect(changed.code).toBe(2);
     expect(oneLine(changed)).toMatch(/already evaluated with other inputs/);
     expect((await run(['review', 'request', approvedId, ...key()])).code).toBe(0);
-    const waited = await run(['--json', 'review', 'wait', approvedId, '--trusted-keys', trustedKeys, '--timeout', '120', ...key()]);
+    const waited = await run([
+      '--json',
+      'review',
+      'wait',
+      approvedId,
+      '--trusted-keys',
+      trustedKeys,
+      '--timeout',
+      SETTLE_TIMEOUT,
+      ...key(),
+    ]);
     expect(waited.code, waited.stdout + waited.stderr).toBe(0);
     expect(waited.json()).toMatchObject({
       opportunityId: approvedId,
@@ -497,7 +507,7 @@ describe('the invited-review client (workspace MCP)', () => {
     await settings({ reviewOutcome: outcome });
     try {
       const id = await requested(`ticket-${outcome}-${Date.now()}`);
-      const r = await run(['--json', 'review', 'wait', id, '--trusted-keys', trustedKeys, '--timeout', '120', ...key()]);
+      const r = await run(['--json', 'review', 'wait', id, '--trusted-keys', trustedKeys, '--timeout', SETTLE_TIMEOUT, ...key()]);
       expect(r.code, r.stdout + r.stderr).toBe(7);
       expect(r.json().error).toMatchObject({
         code: 'review_not_approved',
@@ -555,7 +565,7 @@ describe('the invited-review client (workspace MCP)', () => {
     const id = await requested(`ticket-elsewhere-${Date.now()}`, text);
     const other = makeHome();
     const elsewhere = (args: string[]) => runCli(args, other, { env: sb.env() });
-    const r = await elsewhere(['--json', 'review', 'wait', id, '--trusted-keys', trustedKeys, '--timeout', '120', ...key()]);
+    const r = await elsewhere(['--json', 'review', 'wait', id, '--trusted-keys', trustedKeys, '--timeout', SETTLE_TIMEOUT, ...key()]);
     expect(r.code, r.stdout + r.stderr).toBe(7);
     expect(r.json().error).toMatchObject({
       code: 'review_unverifiable',
@@ -576,7 +586,7 @@ describe('the invited-review client (workspace MCP)', () => {
     await settings({ unsignedReviewEvidence: true });
     try {
       const id = await requested(`ticket-unsigned-${Date.now()}`);
-      const r = await run(['--json', 'review', 'wait', id, '--trusted-keys', trustedKeys, '--timeout', '120', ...key()]);
+      const r = await run(['--json', 'review', 'wait', id, '--trusted-keys', trustedKeys, '--timeout', SETTLE_TIMEOUT, ...key()]);
       expect(r.code).toBe(7);
       expect(r.json().error).toMatchObject({ code: 'review_unverifiable', state: 'completed', reason: 'unsigned', approved: false });
     } finally {
@@ -712,7 +722,7 @@ describe('hostile answers are refused (exit 5)', () => {
 
   it('review_result_other_opportunity: the result of another review', async () => {
     const id = await requested(`ticket-other-${Date.now()}`);
-    expect((await run(['review', 'wait', id, '--trusted-keys', trustedKeys, '--timeout', '120', ...key()])).code).toBe(0);
+    expect((await run(['review', 'wait', id, '--trusted-keys', trustedKeys, '--timeout', SETTLE_TIMEOUT, ...key()])).code).toBe(0);
     await sb.control('/__sandbox/hostile', { scenario: 'review_result_other_opportunity' });
     const r = await run(['--json', 'review', 'result', id, '--trusted-keys', trustedKeys, ...key()]);
     await sb.control('/__sandbox/hostile', undefined, 'DELETE');
@@ -723,7 +733,7 @@ describe('hostile answers are refused (exit 5)', () => {
 
   it('review_evidence_other_run: the evidence packet of another run', async () => {
     const id = await requested(`ticket-packet-${Date.now()}`);
-    expect((await run(['review', 'wait', id, '--trusted-keys', trustedKeys, '--timeout', '120', ...key()])).code).toBe(0);
+    expect((await run(['review', 'wait', id, '--trusted-keys', trustedKeys, '--timeout', SETTLE_TIMEOUT, ...key()])).code).toBe(0);
     await sb.control('/__sandbox/hostile', { scenario: 'review_evidence_other_run' });
     const r = await run(
       ['--json', 'review', 'result', id, '--trusted-keys', trustedKeys, '--verify', '--session-cookie-env', 'RATELOOP_SESSION', ...key()],

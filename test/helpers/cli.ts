@@ -96,6 +96,14 @@ export function childEnv(home: Home, extra: Record<string, string | undefined> =
   return env;
 }
 
+// A run is killed only when it hangs: under the test's own timeout (10 minutes in cli and e2e, vitest.config.ts), far
+// above anything a loaded machine takes. At 120 s, an ask waiting for its settlement under a second full run was killed
+// (exit -1) while the sandbox was still settling it: a timing assertion in disguise (issue 23).
+const RUN_HANG_MS = 570_000;
+
+/** `--timeout` for a command's wait whose end is the test's premise, not its subject (a settlement, a review): a hang guard. */
+export const SETTLE_TIMEOUT = '540';
+
 export function runCli(args: string[], home: Home, options: RunOptions = {}): Promise<RunResult> {
   return startCli(args, home, options).done;
 }
@@ -115,7 +123,7 @@ export function startCli(args: string[], home: Home, options: RunOptions = {}): 
     let stderr = '';
     child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? RUN_HANG_MS);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
