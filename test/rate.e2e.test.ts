@@ -238,6 +238,34 @@ describe('rating through to a revealed vote', () => {
   });
 });
 
+/**
+ * A node in front of the sandbox's, an epoch ahead of it: its latest block's clock, and the commit it simulates (it
+ * accepts it). A commit built through it targets a drand round of the next epoch's window, which the round does not
+ * accept on a rerun through the sandbox itself: as when a target round lapsed (the sandbox's rounds are one epoch long,
+ * so none can lapse while it is open).
+ */
+async function epochAheadNode() {
+  const commitSelector = toFunctionSelector('commitVote(uint256,uint256,uint64,bytes32,bytes32,bytes,uint256,address)');
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    const asked = JSON.parse(body) as { id: number; method: string; params?: { data?: string }[] | string[] };
+    const reply = (text: string) => res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+    const first = asked.params?.[0];
+    if (asked.method === 'eth_call' && typeof first === 'object' && first.data?.startsWith(commitSelector))
+      return reply(JSON.stringify({ jsonrpc: '2.0', id: asked.id, result: '0x' }));
+    const answer = (await (
+      await fetch(sb.info.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    ).json()) as { result?: { timestamp?: Hex } };
+    if (asked.method === 'eth_getBlockByNumber' && first === 'latest' && answer.result?.timestamp)
+      answer.result.timestamp = toHex(BigInt(answer.result.timestamp) + 1300n);
+    reply(JSON.stringify(answer));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return server;
+}
+
 describe('a vote is never approved twice', () => {
   const allowance = async () =>
     (await pub.readContract({
@@ -298,28 +326,9 @@ describe('a vote is never approved twice', () => {
     );
     const id = await newContent();
     const args = ['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '3'];
-    // The first run's node is an epoch ahead of the chain: its clock, and the commit it simulates (it accepts it). So
-    // the commit targets a drand round of the next epoch's window, which the round does not accept on the rerun (as
-    // when the target round lapsed: the sandbox's rounds are one epoch long, so none can lapse while it is open). That
-    // run is killed once its approval is signed, before the broadcast.
-    const commitSelector = toFunctionSelector('commitVote(uint256,uint256,uint64,bytes32,bytes32,bytes,uint256,address)');
-    const server = createServer(async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
-      const body = Buffer.concat(chunks).toString('utf8');
-      const asked = JSON.parse(body) as { id: number; method: string; params?: { data?: string }[] | string[] };
-      const reply = (text: string) => res.writeHead(200, { 'content-type': 'application/json' }).end(text);
-      const first = asked.params?.[0];
-      if (asked.method === 'eth_call' && typeof first === 'object' && first.data?.startsWith(commitSelector))
-        return reply(JSON.stringify({ jsonrpc: '2.0', id: asked.id, result: '0x' }));
-      const answer = (await (
-        await fetch(sb.info.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
-      ).json()) as { result?: { timestamp?: Hex } };
-      if (asked.method === 'eth_getBlockByNumber' && first === 'latest' && answer.result?.timestamp)
-        answer.result.timestamp = toHex(BigInt(answer.result.timestamp) + 1300n);
-      reply(JSON.stringify(answer));
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    // The first run goes through a node an epoch ahead of the chain (epochAheadNode), so its commit's target round
+    // has lapsed for the rerun. That run is killed once its approval is signed, before the broadcast.
+    const server = await epochAheadNode();
     const ahead = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     let killed: Awaited<ReturnType<typeof runCli>>;
     try {
@@ -359,24 +368,7 @@ describe('a vote is never approved twice', () => {
     const id = await newContent();
     const args = ['--json', 'rate', '--content-id', id, '--up', '--prediction', '70', '--stake', '3'];
     // As in the case above: a node an epoch ahead, the run killed once its approval is signed, before the broadcast.
-    const commitSelector = toFunctionSelector('commitVote(uint256,uint256,uint64,bytes32,bytes32,bytes,uint256,address)');
-    const server = createServer(async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
-      const body = Buffer.concat(chunks).toString('utf8');
-      const asked = JSON.parse(body) as { id: number; method: string; params?: { data?: string }[] | string[] };
-      const reply = (text: string) => res.writeHead(200, { 'content-type': 'application/json' }).end(text);
-      const first = asked.params?.[0];
-      if (asked.method === 'eth_call' && typeof first === 'object' && first.data?.startsWith(commitSelector))
-        return reply(JSON.stringify({ jsonrpc: '2.0', id: asked.id, result: '0x' }));
-      const answer = (await (
-        await fetch(sb.info.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
-      ).json()) as { result?: { timestamp?: Hex } };
-      if (asked.method === 'eth_getBlockByNumber' && first === 'latest' && answer.result?.timestamp)
-        answer.result.timestamp = toHex(BigInt(answer.result.timestamp) + 1300n);
-      reply(JSON.stringify(answer));
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const server = await epochAheadNode();
     let killed: Awaited<ReturnType<typeof runCli>>;
     try {
       killed = await runCli([...args, '--rpc-url', `http://127.0.0.1:${(server.address() as AddressInfo).port}`], other, {
