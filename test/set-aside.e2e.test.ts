@@ -6,7 +6,7 @@
 // - A node that also shows them unused (as a restarted chain would) still gets it set aside: the fresh ask of a
 //   completed one proves its submission from the set-aside record's own transaction and, with a service offering the
 //   funded bonus plan again, funded a second pool (1 USDC over maxPaymentAmount). Now refused from the journal alone.
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
@@ -20,6 +20,19 @@ beforeAll(async () => {
 afterAll(async () => {
   await s.sb.stop();
 });
+
+/** A proxy listening on 127.0.0.1: its URL, what it logged, and how to close it. */
+async function listening(server: Server, log: string[]) {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    log,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
 
 async function liar(target: string, nullReceipts: number, o: { lieGenesis?: boolean; unusedCountOnce?: boolean } = {}) {
   let nulled = 0;
@@ -54,15 +67,7 @@ async function liar(target: string, nullReceipts: number, o: { lieGenesis?: bool
     }
     res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    log,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
+  return listening(server, log);
 }
 
 async function serviceLiar(target: string, bonus: unknown) {
@@ -87,15 +92,7 @@ async function serviceLiar(target: string, bonus: unknown) {
     }
     res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(text);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    log,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
+  return listening(server, log);
 }
 
 const askFile = (title: string, extra: Record<string, unknown> = {}) =>
