@@ -344,10 +344,19 @@ const TRANSACTIONS = {
     'a transaction reverted on chain and nothing after it was sent; check `loopsign status` and the transaction in a block explorer.',
   ),
   stale_nonce: chain(
-    'the RPC gave out a nonce that a transaction loopsign journaled already used on chain (the node lags); nothing was sent, run the same command again once it has caught up, or use another RPC.',
+    'a nonce of this wallet was about to be signed for a second transaction (one nonce is one slot, owned by one payment); nothing was recorded or sent: run the same command again, or use another RPC if it repeats.',
   ),
   nonce_used_elsewhere: chain(
-    'another transaction (not one loopsign journaled) used this nonce, so the journaled one can never be mined; stop other software using the wallet, then ask again with a new clientRequestId.',
+    'another transaction (not one loopsign signed) used this nonce, and that is final: the journaled one can never be mined and paid nothing; run the same command again (its calls are signed anew at a new nonce), and stop other software using the wallet.',
+  ),
+  nonce_not_final: chain(
+    "a transaction's nonce is used by another transaction, and whether this step paid is not final yet; nothing else was signed: run the same command again after details.retryAfterSeconds (it signs the calls anew only if they did not pay).",
+  ),
+  journal_contradicted: chain(
+    "a transaction loopsign saw mined is now unknown to the RPC and its nonce used by another; a mined record is never set aside on one node's word, so nothing was signed: check the transaction in a block explorer and run again with another RPC.",
+  ),
+  rpc_lagging: chain(
+    "the RPC knows nothing of this wallet's latest journaled transaction (it lags behind the chain, or serves another instance of it); nothing was signed: run again once it has caught up, or with another RPC.",
   ),
   delegation_missing: chain(
     "after an atomic batch the wallet is not delegated to the pinned delegate, so the batch may not have run; check `loopsign status` and the wallet's transactions.",

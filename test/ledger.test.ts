@@ -318,10 +318,11 @@ describe('the caps from the file hold whatever is attempted', () => {
   });
 });
 
-describe('the same signed bytes under two operations', () => {
-  // Two operations sign the same call (an approval of the same amount to the same spender) with one nonce, gas and
-  // fees: the node gave that nonce out again because the first was stopped before its broadcast. One transaction can
-  // be mined once, so it must be one operation's.
+describe('one nonce, one slot (issue 35)', () => {
+  // A nonce of a wallet on one chain instance is one slot, owned by one intent. The executor allocates past every
+  // journaled slot; the store refuses, in the admitting write transaction, a second record at a journaled nonce,
+  // whatever its bytes (the same approval, or another payment): before slots, a node that gave out a nonce twice had
+  // two operations share one transaction (the twins' takeover) or one pay twice.
   const ASK_CAPS = askSpendCaps(ASK, 'ask.json', 'wallet_calls');
   const sameApproval = async (ledger: SpendLedger, nonce: number) =>
     ledger.admitTransaction('ask', callEffects(chain, approve(a(10), a(2), 1_500_000n)), undefined, () =>
@@ -332,59 +333,51 @@ describe('the same signed bytes under two operations', () => {
   const usageOf = (id: string) =>
     store.read((db) => (db.prepare('SELECT COALESCE(SUM(amount), 0) AS n FROM usage WHERE operation_id = ?').get(id) as { n: number }).n);
 
-  it('go to the operation that signed them last: the first one’s record is dropped and stops counting, so its rerun signs again', async () => {
-    const first = await newOperation();
-    const second = await newOperation();
-    const nonce = nonces++;
-    const mine = await sameApproval(new SpendLedger(first, chain, account.address, ASK_CAPS), nonce);
-    expect(usageOf(first.id)).toBe(1_500_000);
-    const theirs = await sameApproval(new SpendLedger(second, chain, account.address, ASK_CAPS), nonce);
-    expect(theirs.hash).toBe(mine.hash);
-    first.refresh();
-    expect(first.txs().map((t) => t.status)).toEqual(['dropped']);
-    expect(second.txs().map((t) => t.status)).toEqual(['signed']);
-    // Counted once, by the operation that holds them.
-    expect(usageOf(first.id)).toBe(0);
-    expect(usageOf(second.id)).toBe(1_500_000);
-    // The first operation may sign its approval again (at another nonce): the dropped record no longer holds its cap.
-    const again = await sameApproval(new SpendLedger(first, chain, account.address, ASK_CAPS), nonces++);
-    expect(again.status).toBe('signed');
-    await first.close();
-    await second.close();
-  });
+  const withInstance = async (genesis: string) => {
+    const op = await newOperation();
+    await checkSameChain(instance(genesis), op, '--set-aside-stale');
+    return op;
+  };
 
-  it('signed again by the operation they were taken from (the other one stopped before its broadcast too): they are its own again', async () => {
-    // Both operations stopped after signing, before any broadcast: the node still gives out that nonce, so the first
-    // one's rerun signs the very same bytes a third time. Its dropped record of them made that a raw SQLite error
-    // (UNIQUE constraint failed) on every rerun, until the other operation was run again.
-    const first = await newOperation();
-    const second = await newOperation();
-    const nonce = nonces++;
-    const mine = await sameApproval(new SpendLedger(first, chain, account.address, ASK_CAPS), nonce);
-    await sameApproval(new SpendLedger(second, chain, account.address, ASK_CAPS), nonce);
-    const again = await sameApproval(new SpendLedger(first, chain, account.address, ASK_CAPS), nonce);
-    expect(again.hash).toBe(mine.hash);
-    expect(again.status).toBe('signed');
-    second.refresh();
-    expect(first.txs().map((t) => t.status)).toEqual(['signed']);
-    expect(second.txs().map((t) => t.status)).toEqual(['dropped']);
-    expect(usageOf(first.id)).toBe(1_500_000);
-    expect(usageOf(second.id)).toBe(0);
-    await first.close();
-    await second.close();
-  });
+  for (const same of [true, false])
+    it(`a second record at a journaled nonce is refused, nothing recorded (${same ? 'the very same bytes' : 'other bytes'})`, async () => {
+      const g = `0x${same ? '05' : '06'}${'00'.repeat(31)}`;
+      const first = await withInstance(g);
+      const second = await withInstance(g);
+      const nonce = nonces++;
+      await sameApproval(new SpendLedger(first, chain, account.address, ASK_CAPS), nonce);
+      const other = (ledger: SpendLedger) =>
+        ledger.admitTransaction('ask', callEffects(chain, approve(a(10), a(2), 1_000_000n)), undefined, () =>
+          signedCall(a(10), approve(a(10), a(2), 1_000_000n).data, nonce, [0]),
+        );
+      const ledger = new SpendLedger(second, chain, account.address, ASK_CAPS);
+      const error = await (same ? sameApproval(ledger, nonce) : other(ledger)).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'stale_nonce', exitCode: 4 });
+      expect(second.txs()).toEqual([]);
+      expect(usageOf(second.id)).toBe(0);
+      first.refresh();
+      expect(first.txs().map((t) => t.status)).toEqual(['signed']);
+      expect(usageOf(first.id)).toBe(1_500_000);
+      await first.close();
+      await second.close();
+    });
 
-  it('a record dropped so stays: a run that read its journal before the takeover cannot mark it mined again for itself', async () => {
-    const first = await newOperation();
-    const second = await newOperation();
-    const nonce = nonces++;
-    const mine = await sameApproval(new SpendLedger(first, chain, account.address, ASK_CAPS), nonce);
-    await sameApproval(new SpendLedger(second, chain, account.address, ASK_CAPS), nonce);
-    // `first` still shows its record 'signed' (read before the takeover); the chain shows the bytes mined.
-    await first.updateTx(mine.hash, { status: 'mined', blockNumber: '7' });
-    expect(first.txs().map((t) => t.status)).toEqual(['dropped']);
-    expect(usageOf(first.id)).toBe(0);
-    expect(usageOf(second.id)).toBe(1_500_000);
+  it('a self-executed EIP-7702 batch holds its nonce and the next (its authorization takes it)', async () => {
+    const g = `0x07${'00'.repeat(31)}`;
+    const first = await withInstance(g);
+    const second = await withInstance(g);
+    const nonce = nonces;
+    nonces += 2;
+    await first.write((db) =>
+      first.insertTx(
+        db,
+        { stage: 'ask', calls: [0], hash: `0x${'ab'.repeat(32)}`, raw: '0x01', nonce, kind: 'batch+authorization' },
+        [],
+        Date.now(),
+      ),
+    );
+    const error = await sameApproval(new SpendLedger(second, chain, account.address, ASK_CAPS), nonce + 1).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'stale_nonce' });
     await first.close();
     await second.close();
   });

@@ -44,6 +44,13 @@ export interface ChainConfig {
   /** Pinned ERC-7821 batch delegate for EIP-7702; never taken from the service. */
   batchDelegate?: Address;
   defaultRpcUrl?: string;
+  /**
+   * Which block a slot's fate is final at before its calls may move to a new nonce (issue 35): `finalized` (default)
+   * or `safe` (Base: the L1 batch is posted; undone only by an L1 reorg deep enough to re-post Base batches).
+   */
+  finality?: 'finalized' | 'safe';
+  /** Seconds between blocks, for the wait a run that stops for finality advises. */
+  blockSeconds?: number;
   /** Fee cap when the user sets none (gwei per gas): refusing above it keeps a fee spike from draining the wallet. */
   defaultMaxFeePerGasGwei: number;
   /** Where the chain's addresses came from, for config show. */

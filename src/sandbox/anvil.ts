@@ -60,6 +60,10 @@ export async function startAnvil(options: { port?: number; accounts?: number } =
     '31337',
     '--accounts',
     String(options.accounts ?? 12),
+    // One slot an epoch: anvil's finalized block is then two behind its head (32 slots: 64), so a slot loopsign waits
+    // on to be final (issue 35) becomes final after two more blocks, as on a live chain after its finality delay.
+    '--slots-in-an-epoch',
+    '1',
     '--silent',
   ];
   const child: ChildProcess = spawn(binary.path, args, { stdio: ['ignore', 'ignore', 'pipe'], env: childEnv() });

@@ -119,11 +119,11 @@ export class SpendLedger {
     stage: string,
     effects: SpendEffect[],
     client: PublicClient | undefined,
-    sign: () => Promise<SignedTx>,
+    sign: (db: Db) => Promise<SignedTx>,
   ): Promise<TxRecord> {
     const hash = await this.op.write(async (db) => {
       await this.checkIn(db, stage, effects, client);
-      const signed = await timed('signing', sign);
+      const signed = await timed('signing', () => sign(db));
       const recorded = effectsOfRaw(this.chain, signed.raw, this.wallet);
       if (recorded.map(effectKey).sort().join() !== effects.map(effectKey).sort().join()) {
         throw new RefusedError(

@@ -15,9 +15,11 @@ import {
   parseAuthorizationRow,
   parseData,
   parseTxRow,
+  parseVersionRow,
   type AuthorizationRecord,
   type DataOf,
   type Kind,
+  type SlotVersion,
   type TxRecord,
 } from './records.js';
 import type { SpendEffect } from '../wallet/spend-effects.js';
@@ -65,9 +67,14 @@ function snapshotOf<K extends Kind>(db: Db, row: OperationRow, kind: K): Operati
   if (row.kind !== kind) throw corrupt(row.id, `it is a ${row.kind} operation, not ${kind}`);
   const txs = db
     .prepare(
-      'SELECT stage, calls, hash, raw, nonce, kind, status, block_number, signed_at FROM transactions WHERE operation_id = ? ORDER BY seq',
+      'SELECT id, stage, calls, hash, raw, nonce, kind, status, block_number, signed_at, void_checked FROM transactions WHERE operation_id = ? ORDER BY seq',
     )
-    .all(row.id);
+    .all(row.id) as { id: number }[];
+  const versions = db
+    .prepare(
+      'SELECT v.tx_id, v.kind, v.hash, v.raw, v.nonce, v.status, v.block_number FROM slot_versions v JOIN transactions t ON t.id = v.tx_id WHERE t.operation_id = ? ORDER BY v.id',
+    )
+    .all(row.id) as { tx_id: number }[];
   const auths = db
     .prepare('SELECT id, stage, message, signature, signed_at, dead FROM authorizations WHERE operation_id = ? ORDER BY id')
     .all(row.id);
@@ -82,7 +89,11 @@ function snapshotOf<K extends Kind>(db: Db, row: OperationRow, kind: K): Operati
     data: parseData(kind, row.id, row.data),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
-    txs: txs.map((t) => parseTxRow(row.id, t)),
+    txs: txs.map((t) => {
+      const tx = parseTxRow(row.id, t);
+      const own = versions.filter((v) => v.tx_id === t.id).map((v) => parseVersionRow(row.id, v));
+      return own.length ? { ...tx, versions: own } : tx;
+    }),
     authorizations: auths.map((a) => parseAuthorizationRow(row.id, a)),
   };
 }
@@ -118,15 +129,6 @@ export function operationsOf<K extends Kind>(store: Store, kind: K, chainId: num
         .prepare('SELECT * FROM operations WHERE kind = ? AND chain_id = ? AND wallet = ? ORDER BY created_at')
         .all(kind, chainId, wallet.toLowerCase()) as OperationRow[]
     ).map((row) => snapshotOf(db, row, kind)),
-  );
-}
-
-/** Signed bytes a journaled transaction already used on chain: the node gave out a used nonce (it lags). */
-function staleNonce(wallet: string, tx: Pick<TxRecord, 'hash' | 'nonce'>, operation: string): ChainError {
-  return new ChainError(
-    'stale_nonce',
-    `the RPC gave out nonce ${tx.nonce} of ${wallet}, which transaction ${tx.hash} (journaled by ${operation}) already used on chain: the node lags behind the chain; nothing was recorded or sent`,
-    { hint: 'run the same command again once the node has caught up, or use another RPC (--rpc-url)' },
   );
 }
 
@@ -233,25 +235,10 @@ export class Operation<K extends Kind> {
    * to this object once that transaction commits (`refresh`).
    */
   insertTx(db: Db, tx: Omit<TxRecord, 'signedAt' | 'status'>, effects: SpendEffect[], at: number): void {
-    this.takeOverTwins(db, tx);
+    this.refuseTakenSlot(db, tx);
     const seq = (
       db.prepare('SELECT COALESCE(MAX(seq), -1) + 1 AS seq FROM transactions WHERE operation_id = ?').get(this.id) as { seq: number }
     ).seq;
-    // This operation's own record of the very same bytes: dropped (another operation signed them too and took them, or
-    // their nonce was taken), and the node gives that nonce out again. They are this operation's again, recorded anew.
-    const own = db.prepare('SELECT id, status FROM transactions WHERE operation_id = ? AND hash = ?').get(this.id, tx.hash.toLowerCase()) as
-      | { id: number; status: TxRecord['status'] }
-      | undefined;
-    if (own) {
-      if (own.status === 'mined' || own.status === 'reverted') throw staleNonce(this.wallet, tx, this.id);
-      db.prepare(
-        "UPDATE transactions SET seq = ?, stage = ?, calls = ?, kind = ?, status = 'signed', block_number = NULL, signed_at = ? WHERE id = ?",
-      ).run(seq, tx.stage, JSON.stringify(tx.calls), tx.kind, at, own.id);
-      db.prepare('DELETE FROM effects WHERE tx_id = ?').run(own.id);
-      this.insertEffects(db, effects, tx.stage, at, { tx: own.id });
-      recomputeUsage(db, this.id);
-      return;
-    }
     const info = db
       .prepare(
         "INSERT INTO transactions (hash, operation_id, seq, stage, calls, raw, nonce, kind, status, chain_id, wallet, signed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'signed', ?, ?, ?)",
@@ -274,41 +261,80 @@ export class Operation<K extends Kind> {
   }
 
   /**
-   * Another operation of this wallet may hold the very bytes just signed: it signed the same call (an approval of the
-   * same amount to the same spender) with the same nonce, gas and fees, and was stopped before its broadcast, so the
-   * node gave that nonce out again. One transaction can be mined once, so it must belong to one operation, or each
-   * would take it for its own: the first one's rerun found "its" approval mined, then the allowance spent by the
-   * other, and failed for ever (approval_replaced). The bytes go to this operation, which broadcasts them now; the
-   * other's record is dropped (it stops counting, and its rerun signs its calls again, as after any lost nonce).
-   * A copy already mined or reverted on this chain instance means the node gave out a nonce the chain has used: its
-   * view lags, and nothing is recorded or sent. A copy of an operation whose instance is unknown (imported from a JSON
-   * journal) proves nothing of this one and is left as it is.
+   * A nonce of this wallet on this chain instance is one slot, owned by one intent (issue 35): the executor allocates
+   * past every slot journaled (src/wallet/nonces.ts), so a second record at a journaled nonce means something gave out
+   * a nonce twice. Refused in the admitting write transaction: nothing is recorded or sent. An EIP-7702 self-executed
+   * batch holds its nonce n and n + 1 (its authorization's). A journal of another instance (another block 0) or of the
+   * JSON era (none recorded) holds no slot here.
    */
-  private takeOverTwins(db: Db, tx: Pick<TxRecord, 'hash' | 'nonce'>): void {
-    const twins = db
+  private refuseTakenSlot(db: Db, tx: Pick<TxRecord, 'hash' | 'nonce' | 'kind'>): void {
+    if (this.chainGenesis === undefined) return;
+    const taken = db
       .prepare(
-        `SELECT t.id, t.operation_id AS operation, t.status, o.chain_genesis AS genesis FROM transactions t JOIN operations o ON o.id = t.operation_id
-         WHERE t.chain_id = ? AND t.wallet = ? AND t.nonce = ? AND t.hash = ? AND t.operation_id <> ?
-           AND (o.chain_genesis IS NULL OR ? IS NULL OR o.chain_genesis = ?)`,
+        `SELECT t.hash, t.operation_id AS operation FROM transactions t JOIN operations o ON o.id = t.operation_id
+         WHERE t.chain_id = ? AND t.wallet = ? AND o.chain_genesis = ?
+           AND (t.nonce = ? OR (t.kind = 'batch+authorization' AND t.nonce + 1 = ?) OR (? = 'batch+authorization' AND t.nonce = ? + 1))
+         LIMIT 1`,
       )
-      .all(this.chainId, this.wallet, tx.nonce, tx.hash.toLowerCase(), this.id, this.chainGenesis ?? null, this.chainGenesis ?? null) as {
-      id: number;
-      operation: string;
-      status: TxRecord['status'];
-      genesis: string | null;
-    }[];
-    for (const twin of twins) {
-      if (twin.status === 'mined' || twin.status === 'reverted') {
-        // Only a copy known to be on this very instance proves the nonce used. A journal of the JSON era has no
-        // instance recorded: its mined bytes may be a restarted chain's, met again with the same nonces.
-        if (twin.genesis !== null && twin.genesis === this.chainGenesis) throw staleNonce(this.wallet, tx, twin.operation);
-        continue;
-      }
-      if (twin.status !== 'signed') continue;
-      db.prepare("UPDATE transactions SET status = 'dropped' WHERE id = ?").run(twin.id);
-      db.prepare('UPDATE effects SET live = 0 WHERE tx_id = ?').run(twin.id);
-      recomputeUsage(db, twin.operation);
-    }
+      .get(this.chainId, this.wallet, this.chainGenesis, tx.nonce, tx.nonce, tx.kind, tx.nonce) as
+      | { hash: Hex; operation: string }
+      | undefined;
+    if (taken)
+      throw new ChainError(
+        'stale_nonce',
+        `nonce ${tx.nonce} of ${this.wallet} is already the slot of transaction ${taken.hash} (journaled by ${taken.operation}); one nonce is never signed for two transactions: nothing was recorded or sent`,
+        {
+          hint: 'run the same command again (a fresh nonce is taken past every journaled one); if it repeats, the RPC is inconsistent: use another (--rpc-url)',
+        },
+      );
+  }
+
+  /**
+   * Records a cancel of a transaction's slot (a zero-value self-send with no data at its nonce), inside the write
+   * transaction that signed it, before it leaves the process. The transaction is this wallet's on this chain, of any
+   * operation: the executor cancels a slot that was signed and never reached the node (its run died before the
+   * broadcast) so that the wallet's next transaction is not stuck behind the gap.
+   */
+  static insertCancel(
+    db: Db,
+    txHash: Hex,
+    walletAddress: string,
+    chainId: number,
+    v: { hash: Hex; raw: Hex; nonce: number },
+    at: number,
+  ): void {
+    const row = db
+      .prepare("SELECT id, nonce FROM transactions WHERE chain_id = ? AND wallet = ? AND hash = ? AND status = 'signed'")
+      .get(chainId, walletAddress.toLowerCase(), txHash.toLowerCase()) as { id: number; nonce: number } | undefined;
+    if (!row || row.nonce !== v.nonce) throw new Error(`no open slot ${txHash} at nonce ${v.nonce} to cancel`);
+    db.prepare(
+      "INSERT INTO slot_versions (tx_id, kind, hash, raw, nonce, status, signed_at) VALUES (?, 'cancel', ?, ?, ?, 'signed', ?)",
+    ).run(row.id, v.hash.toLowerCase(), v.raw, v.nonce, at);
+  }
+
+  /** A version's status as the chain showed it. */
+  async updateVersion(hash: Hex, status: SlotVersion['status'], blockNumber: string): Promise<void> {
+    await this.write((db) => {
+      db.prepare('UPDATE slot_versions SET status = ?, block_number = ? WHERE hash = ?').run(status, blockNumber, hash.toLowerCase());
+    });
+  }
+
+  /**
+   * A transaction found void at finality: its nonce is used in the finalized chain by none of its versions. It can never
+   * be mined: it stops counting, and its calls may be signed anew at a new nonce (the only way calls reach one).
+   */
+  async markVoid(hash: Hex): Promise<void> {
+    await this.write((db) => {
+      const row = db.prepare('SELECT id FROM transactions WHERE operation_id = ? AND hash = ?').get(this.id, hash.toLowerCase()) as
+        | { id: number }
+        | undefined;
+      if (!row) return;
+      db.prepare("UPDATE transactions SET status = 'dropped', void_checked = 1 WHERE id = ?").run(row.id);
+      db.prepare('UPDATE effects SET live = 0 WHERE tx_id = ?').run(row.id);
+      recomputeUsage(db, this.id);
+    });
+    const now = this.snapshot.txs.find((t) => t.hash.toLowerCase() === hash.toLowerCase());
+    if (now) crashHook(`${now.stage}:dropped:${now.calls.join(',')}`);
   }
 
   /** Records a signed EIP-3009 authorization (as insertTx: inside the admitting transaction). Returns its id. */

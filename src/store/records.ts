@@ -27,6 +27,20 @@ export interface TxRecord {
   blockNumber?: string;
   /** Milliseconds since the epoch. */
   signedAt: number;
+  /** A dropped record found void at finality (its nonce used in the finalized chain by none of its versions). */
+  voidChecked?: boolean;
+  /** The slot's other versions at this nonce (a zero-effect cancel), each able to take the nonce instead. */
+  versions?: SlotVersion[];
+}
+
+/** Another version of a transaction's nonce slot: a cancel (a zero-value self-send with no data) pays nothing. */
+export interface SlotVersion {
+  kind: 'cancel';
+  hash: Hex;
+  raw: Hex;
+  nonce: number;
+  status: 'signed' | 'mined' | 'reverted';
+  blockNumber?: string;
 }
 
 /** A transaction that may still move money: signed (pending, or lost before its broadcast) or mined. */
@@ -198,7 +212,31 @@ const txRow = z.object({
   status: z.enum(TX_STATUSES),
   block_number: decimal.nullable(),
   signed_at: z.number().int(),
+  void_checked: z.number().int().optional(),
 });
+
+const versionRow = z.object({
+  kind: z.literal('cancel'),
+  hash,
+  raw: hex,
+  nonce: z.number().int().nonnegative(),
+  status: z.enum(['signed', 'mined', 'reverted']),
+  block_number: decimal.nullable(),
+});
+
+export function parseVersionRow(id: string, row: unknown): SlotVersion {
+  const parsed = versionRow.safeParse(row);
+  if (!parsed.success) throw corrupt(id, `a slot version row: ${parsed.error.issues[0]!.message}`);
+  const r = parsed.data;
+  return {
+    kind: r.kind,
+    hash: r.hash,
+    raw: r.raw,
+    nonce: r.nonce,
+    status: r.status,
+    ...(r.block_number === null ? {} : { blockNumber: r.block_number }),
+  };
+}
 
 export function parseTxRow(id: string, row: unknown): TxRecord {
   const parsed = txRow.safeParse(row);
@@ -220,6 +258,7 @@ export function parseTxRow(id: string, row: unknown): TxRecord {
     status: r.status,
     ...(r.block_number === null ? {} : { blockNumber: r.block_number }),
     signedAt: r.signed_at,
+    ...(r.void_checked ? { voidChecked: true } : {}),
   };
 }
 

@@ -123,6 +123,28 @@ const VERSIONS: string[] = [
     at INTEGER NOT NULL
   ) STRICT;
   `,
+  // 2: nonce slots (issue 35). A transaction's nonce is its slot; a slot's calls move to a new nonce only once it is
+  // void (its nonce used in the finalized chain by none of its versions). void_checked says a dropped record was found
+  // void at finality: records dropped before this version were dropped at one confirmation, and are checked again at
+  // finality before their calls are signed anew. slot_versions holds a slot's versions besides its original bytes: a
+  // zero-effect cancel at the nonce of a record that was signed and never reached the node (a run killed before its
+  // broadcast), so that the wallet's later transactions are not stuck behind the gap. Only one version of a slot can
+  // be mined; a cancel pays nothing.
+  `
+  ALTER TABLE transactions ADD COLUMN void_checked INTEGER NOT NULL DEFAULT 0 CHECK (void_checked IN (0, 1));
+  CREATE TABLE slot_versions (
+    id INTEGER PRIMARY KEY,
+    tx_id INTEGER NOT NULL REFERENCES transactions(id),
+    kind TEXT NOT NULL CHECK (kind IN ('cancel')),
+    hash TEXT NOT NULL UNIQUE,
+    raw TEXT NOT NULL,
+    nonce INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('signed', 'mined', 'reverted')),
+    block_number TEXT,
+    signed_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX slot_versions_by_tx ON slot_versions(tx_id);
+  `,
 ];
 
 export const SCHEMA_VERSION = VERSIONS.length;

@@ -28,7 +28,11 @@ import { callEffects, callsOfRawTransaction, type CallLike } from './spend-effec
 import type { ChainConfig } from '../chains/table.js';
 import { shortMessage } from '../chains/client.js';
 import { BATCH_MODE, erc7821Abi } from '../protocol/abi.js';
-import type { Operation } from '../store/operation.js';
+import { Operation } from '../store/operation.js';
+import type { Db } from '../store/db.js';
+import { highestSlot, openSlots, type SlotRow } from '../store/slots.js';
+import { crashHook } from '../store/crash-hook.js';
+import { finalizedNonceCount, notFinal, receiptOrNone } from './finality.js';
 import { isLive, type Kind, type TxRecord } from '../store/records.js';
 import { claim } from '../store/claims.js';
 import type { Output } from '../output.js';
@@ -171,13 +175,21 @@ export class Executor {
    * time. The node's "no receipt" leaves it dropped; a read that fails is the node's failure (exit 4), not "no receipt".
    */
   private async reviveDropped(stage: string): Promise<void> {
+    const wallet = this.account.address;
+    const covered = new Set(
+      this.op
+        .txsFor(stage)
+        .filter(isLive)
+        .flatMap((t) => callsOfRawTransaction(t.raw, wallet).map(callDigest)),
+    );
     for (const tx of this.op.txsFor(stage).filter((t) => t.status === 'dropped')) {
-      let receipt: TransactionReceipt;
-      try {
-        receipt = await this.client.getTransactionReceipt({ hash: tx.hash });
-      } catch (error) {
-        if ((error as Error)?.name === 'TransactionReceiptNotFoundError') continue;
-        throw asKnownError(error);
+      const receipt = await receiptOrNone(this.client, tx.hash);
+      if (!receipt) {
+        // Dropped before slots (schema 1: at one confirmation of another transaction): its calls are signed anew only
+        // once it is void at finality (a live record already carrying them was signed before this version).
+        const uncovered = callsOfRawTransaction(tx.raw, wallet).some((c) => !covered.has(callDigest(c)));
+        if (!tx.voidChecked && uncovered) await this.voidOrWait(tx);
+        continue;
       }
       const status = receipt.status === 'success' ? 'mined' : 'reverted';
       if (await this.op.reviveMined(tx.hash, status, receipt.blockNumber.toString()))
@@ -273,14 +285,22 @@ export class Executor {
 
   /**
    * A journaled transaction: mined, pending, or lost before broadcast (then the same bytes go out again). 'dropped'
-   * when its nonce is provably taken by another mined transaction this wallet journaled (another loopsign
-   * operation signed with that nonce after this one was lost before its broadcast): it can never be mined, so it
-   * stops counting and its calls are signed again.
+   * when its slot is void: its nonce is used in the finalized chain by none of its versions (voidOrWait), so it can
+   * never be mined; it stops counting and its calls are signed again at a new nonce. A record the journal saw mined is
+   * never dropped on a node's word.
    */
   private async resume(tx: TxRecord, beforeRebroadcast: () => Promise<void>): Promise<TransactionReceipt | 'dropped'> {
     if (tx.status === 'reverted') throw this.reverted(tx.hash, tx.calls);
     let receipt = await this.client.getTransactionReceipt({ hash: tx.hash }).catch(() => undefined);
     if (!receipt) {
+      // A cancel of this slot (signed by another run to fill the gap this one left) took the nonce: these calls did not
+      // pay, and move to a new nonce once that is final.
+      for (const v of tx.versions ?? []) {
+        const taken = await this.client.getTransactionReceipt({ hash: v.hash }).catch(() => undefined);
+        if (!taken) continue;
+        await this.op.updateVersion(v.hash, taken.status === 'success' ? 'mined' : 'reverted', taken.blockNumber.toString());
+        return this.voidOrWait(tx);
+      }
       const pending = await this.client.getTransaction({ hash: tx.hash }).catch(() => undefined);
       if (!pending) {
         await beforeRebroadcast();
@@ -288,53 +308,61 @@ export class Executor {
         try {
           await this.broadcast(tx.raw, tx.hash, tx.nonce);
         } catch (error) {
-          if (!(error instanceof ChainError && error.code === 'nonce_used_elsewhere') || !(await this.nonceTakenByJournaled(tx)))
-            throw error;
-          this.out.progress(
-            'tx.dropped',
-            `transaction ${tx.hash} was never broadcast and its nonce ${tx.nonce} is taken by another mined loopsign transaction of this wallet (its own nonce, or its EIP-7702 authorization's): signing its calls again`,
-          );
-          await this.op.updateTx(tx.hash, { status: 'dropped' });
-          return 'dropped';
+          if (!(error instanceof ChainError && error.code === 'nonce_used_elsewhere')) throw error;
+          if (tx.status === 'mined') throw this.contradicted(tx, error);
+          return this.voidOrWait(tx);
         }
       }
-      receipt = await this.waitReceipt(tx.hash);
+      const waited = await this.waitReceipt(tx.hash);
+      if (waited.transactionHash.toLowerCase() !== tx.hash.toLowerCase()) {
+        if (tx.status === 'mined') throw this.contradicted(tx);
+        return this.voidOrWait(tx);
+      }
+      receipt = waited;
     } else {
       this.out.progress('tx.resume', `transaction ${tx.hash} is already mined; not sending it again`);
     }
     return this.finish(tx, receipt);
   }
 
+  /** A transaction the journal saw mined that the node now shows neither mined nor able to be: the node's fault. */
+  private contradicted(tx: TxRecord, cause?: unknown): ChainError {
+    return new ChainError(
+      'journal_contradicted',
+      `transaction ${tx.hash} (nonce ${tx.nonce}) was mined in block ${tx.blockNumber ?? '?'} when loopsign last looked, and the RPC now says another transaction used its nonce; nothing was signed`,
+      {
+        hint: "a record seen mined is never set aside on one node's word: check the transaction in a block explorer, then run the same command again with another RPC (--rpc-url)",
+        details: { transaction: tx.hash, nonce: tx.nonce, blockNumber: tx.blockNumber },
+        cause,
+      },
+    );
+  }
+
   /**
-   * Whether another transaction this wallet recorded (any operation) used this nonce and the chain has mined it. A
-   * self-executed batch that delegates the wallet (sendBatch, 'batch+authorization') uses two: its own nonce n, and
-   * n + 1, which its EIP-7702 authorization is signed for and takes once mined (the transaction bumps the nonce before
-   * the authorization is processed). A node that gave out n + 1 afterwards (a pending count one behind) had the next
-   * transaction signed with a nonce a journaled transaction used, as with any other.
+   * The one way a transaction's calls reach a new nonce (issue 35): its slot is void when the nonce count at the
+   * chain's finalized block is past its nonce and none of its versions has a receipt (read after that count). Then it
+   * can never be mined: it is dropped ('dropped'). Found mined meanwhile, it is what it is. Otherwise whether it paid
+   * is not final yet: nothing is signed, and the run stops (exit 4) saying when to run again. A failed read is no
+   * verdict (the node's failure, exit 4). A reorg above the finalized block can no longer mine these bytes beside a
+   * re-signed copy.
    */
-  private async nonceTakenByJournaled(tx: TxRecord): Promise<boolean> {
-    const candidates = this.op.store.read(
-      (db) =>
-        db
-          .prepare(
-            `SELECT hash, raw, nonce FROM transactions WHERE chain_id = ? AND wallet = ? AND hash <> ?
-               AND (nonce = ? OR (nonce = ? AND kind = 'batch+authorization'))`,
-          )
-          .all(this.chain.chainId, this.account.address.toLowerCase(), tx.hash.toLowerCase(), tx.nonce, tx.nonce - 1) as {
-          hash: Hex;
-          raw: Hex;
-          nonce: number;
-        }[],
-    );
-    // The authorization's nonce is read back from the signed bytes, as what the transaction pays is: only one of this
-    // chain signed for this very nonce takes it.
-    const takers = candidates.filter(
-      (c) =>
-        c.nonce === tx.nonce ||
-        (parseTransaction(c.raw).authorizationList ?? []).some((a) => a.chainId === this.chain.chainId && a.nonce === tx.nonce),
-    );
-    for (const { hash } of takers) if (await this.client.getTransactionReceipt({ hash }).catch(() => undefined)) return true;
-    return false;
+  private async voidOrWait(tx: TxRecord): Promise<TransactionReceipt | 'dropped'> {
+    const final = await finalizedNonceCount(this.client, this.chain, this.account.address);
+    if (final.count > tx.nonce) {
+      const own = await receiptOrNone(this.client, tx.hash);
+      if (own) return this.finish(tx, own);
+      for (const v of tx.versions ?? []) {
+        const taken = await receiptOrNone(this.client, v.hash);
+        if (taken) await this.op.updateVersion(v.hash, taken.status === 'success' ? 'mined' : 'reverted', taken.blockNumber.toString());
+      }
+      await this.op.markVoid(tx.hash);
+      this.out.progress(
+        'tx.void',
+        `transaction ${tx.hash} can never be mined: nonce ${tx.nonce} is used in the finalized chain (block ${final.block}) by another transaction; it paid nothing, and its calls are signed again at a new nonce`,
+      );
+      return 'dropped';
+    }
+    throw await notFinal(this.client, this.chain, tx, final.block);
   }
 
   private async finish(tx: TxRecord, receipt: TransactionReceipt): Promise<TransactionReceipt> {
@@ -418,9 +446,10 @@ export class Executor {
         }
         throw new ChainError(
           'nonce_used_elsewhere',
-          `transaction ${hash} can never be mined: nonce ${nonce} of ${this.account.address} was used by another transaction (not one loopsign journaled); this step paid nothing`,
+          `nonce ${nonce} of ${this.account.address} is used by another transaction than ${hash} at the chain's head`,
           {
-            hint: "do not use this wallet from other software while loopsign is running; check the wallet's transactions, then ask again with a new clientRequestId",
+            // Callers turn this into a verdict at finality (voidOrWait); the words are for a caller that does not.
+            hint: 'do not use this wallet from other software while loopsign is running; run the same command again',
           },
         );
       }
@@ -544,9 +573,9 @@ export class Executor {
 
   /**
    * One write transaction of the database: the spend ledger's admission (caps and policy windows, against what every
-   * process recorded), the nonce (read from the node inside it: a slow node delays other processes' admissions
-   * instead of letting them past a window), the signature, and the record of the signed bytes with what they can
-   * pay. Then, committed, the broadcast and the receipt.
+   * process recorded), the nonce (allocated inside it: a slow node delays other processes' admissions instead of
+   * letting them past a window), the signature, and the record of the signed bytes with what they can pay. Then,
+   * committed, the broadcast and the receipt.
    */
   private async send(
     stage: string,
@@ -556,33 +585,151 @@ export class Executor {
     sign: (nonce: number) => Promise<Hex>,
   ): Promise<TransactionReceipt> {
     const effects = calls.flatMap((c) => callEffects(this.chain, c));
-    const tx = await this.ledger.admitTransaction(stage, effects, this.client, async () => {
-      const nonce = await this.client.getTransactionCount({ address: this.account.address, blockTag: 'pending' });
+    await this.fillGaps();
+    const tx = await this.ledger.admitTransaction(stage, effects, this.client, async (db) => {
+      const nonce = await this.allocate(db);
       return { raw: await sign(nonce), nonce, kind, calls: seg };
     });
     try {
       await this.broadcast(tx.raw, tx.hash, tx.nonce);
     } catch (error) {
-      throw await this.givenUsedNonce(tx, error);
+      if (!(error instanceof ChainError && error.code === 'nonce_used_elsewhere')) throw error;
+      return this.takenAfterSigning(tx);
     }
-    return this.finish(tx, await this.waitReceipt(tx.hash));
+    const receipt = await this.waitReceipt(tx.hash);
+    if (receipt.transactionHash.toLowerCase() !== tx.hash.toLowerCase()) return this.takenAfterSigning(tx);
+    return this.finish(tx, receipt);
   }
 
   /**
-   * A transaction just signed that the node calls "nonce too low" (broadcast's nonce_used_elsewhere), when a
-   * transaction of this wallet that loopsign journaled and the chain mined used that nonce: the node gave out a used
-   * nonce (its pending count lags, or does not count an EIP-7702 authorization's). Not "another transaction, not one
-   * loopsign journaled; ask again with a new clientRequestId", which left these bytes counting for ever. They can never
-   * be mined (resume's proof, with the same reads): dropped now, and the rerun signs the calls again.
+   * Software outside loopsign used the nonce just allocated (or the node says so): mined after all, or void once that
+   * is final; either way this run stops, and the rerun signs the calls anew only if they did not pay.
    */
-  private async givenUsedNonce(tx: TxRecord, error: unknown): Promise<unknown> {
-    if (!(error instanceof ChainError && error.code === 'nonce_used_elsewhere') || !(await this.nonceTakenByJournaled(tx))) return error;
-    await this.op.updateTx(tx.hash, { status: 'dropped' });
-    return new ChainError(
-      'stale_nonce',
-      `the RPC gave out nonce ${tx.nonce} of ${this.account.address}, which a transaction loopsign journaled already used on chain (the node lags): transaction ${tx.hash} can never be mined and is set aside; this step paid nothing`,
-      { hint: 'run the same command again once the node has caught up, or with another RPC: the calls are signed anew', cause: error },
+  private async takenAfterSigning(tx: TxRecord): Promise<TransactionReceipt> {
+    this.op.refresh();
+    const verdict = await this.voidOrWait(this.op.txs().find((t) => t.hash === tx.hash) ?? tx);
+    if (verdict !== 'dropped') return verdict;
+    throw new ChainError(
+      'nonce_used_elsewhere',
+      `transaction ${tx.hash} can never be mined: nonce ${tx.nonce} of ${this.account.address} was used by another transaction (not one loopsign signed), and that is final; this step paid nothing`,
+      {
+        hint: 'do not use this wallet from other software while loopsign is running; run the same command again: these calls are signed anew at a new nonce',
+      },
     );
+  }
+
+  /**
+   * The nonce for the next transaction (issue 35), under the wallet's claim and inside the admitting write transaction:
+   * past every slot journaled for this wallet on this chain instance, and at least the node's pending count. A node
+   * whose count lags behind a slot it knows (a load balancer, an EIP-7702 authorization's nonce it does not count) no
+   * longer gives out a nonce twice. A node that knows nothing of the journal's highest slot is refused: a gap there
+   * would leave this transaction unminable (the node lags, or this is another instance with the same block 0).
+   */
+  private async allocate(db: Db): Promise<number> {
+    const pending = await this.client.getTransactionCount({ address: this.account.address, blockTag: 'pending' });
+    const genesis = this.op.chainGenesis;
+    const top = genesis === undefined ? undefined : highestSlot(db, this.chain.chainId, this.account.address, genesis);
+    if (!top || top.next <= pending) return pending;
+    const known =
+      top.status === 'signed' ||
+      (await receiptOrNone(this.client, top.hash)) !== undefined ||
+      (await this.client.getTransaction({ hash: top.hash }).catch(() => undefined)) !== undefined;
+    if (known) return top.next;
+    throw new ChainError(
+      'rpc_lagging',
+      `the RPC counts ${pending} transactions from ${this.account.address}, but knows nothing of transaction ${top.hash} (nonce ${top.nonce}), which loopsign journaled ${top.status} on this chain; nothing was signed`,
+      {
+        hint: 'the node lags behind the chain, or serves another instance of it: run the same command again once it has caught up, or with another RPC (--rpc-url)',
+        details: { pendingCount: pending, journaledNonce: top.nonce, transaction: top.hash },
+      },
+    );
+  }
+
+  /**
+   * Before a new nonce is allocated, every slot of this wallet that was signed and never reached the node (a run
+   * killed before its broadcast) is filled, so the new transaction is not stuck behind the gap: this operation's own
+   * bytes go out again; another operation's slot gets a zero-effect cancel at its nonce, a version of that slot (only
+   * one of the two can be mined). Re-broadcasting another operation's payment would let its approval be overwritten by
+   * this one's; its own rerun signs its calls anew once the cancel is final. No read here for a journal with nothing
+   * open, which is every normal run.
+   */
+  private async fillGaps(): Promise<void> {
+    const genesis = this.op.chainGenesis;
+    if (genesis === undefined) return;
+    const open = this.op.store.read((db) => openSlots(db, this.chain.chainId, this.account.address, genesis));
+    if (open.length === 0) return;
+    const latest = await this.client.getTransactionCount({ address: this.account.address, blockTag: 'latest' });
+    for (const slot of open) {
+      if (slot.nonce < latest) continue; // used: its owner's rerun finds out by what
+      if (await receiptOrNone(this.client, slot.hash)) continue;
+      if (await this.client.getTransaction({ hash: slot.hash }).catch(() => undefined)) continue;
+      let known = false;
+      for (const c of slot.cancels) if (await this.client.getTransaction({ hash: c }).catch(() => undefined)) known = true;
+      if (known) continue;
+      if (slot.operation === this.op.id) {
+        this.out.progress('tx.rebroadcast', `re-broadcasting journaled transaction ${slot.hash}`);
+        await this.broadcast(slot.raw, slot.hash, slot.nonce);
+        continue;
+      }
+      await this.cancelSlot(slot);
+    }
+  }
+
+  private async cancelSlot(slot: SlotRow): Promise<void> {
+    const self = this.account.address;
+    this.out.progress(
+      'tx.cancel',
+      `cancelling transaction ${slot.hash} (nonce ${slot.nonce}, of operation ${slot.operation}), signed by a run that stopped before sending it, so that this wallet's next transaction is not stuck behind it`,
+    );
+    // A delegated wallet runs its delegate's receive on a self-send: the estimate covers it; a self-send that reverts
+    // still uses the nonce, which is all a cancel is for.
+    const gas = await this.client.estimateGas({ account: self, to: self, value: 0n }).catch(() => 100_000n);
+    const fees = await this.fees();
+    const raw = await this.op.store.write(async (db) => {
+      const signed = await this.account.signTransaction({
+        type: 'eip1559',
+        chainId: this.chain.chainId,
+        to: self,
+        data: '0x',
+        value: 0n,
+        nonce: slot.nonce,
+        gas: (gas * 12n) / 10n,
+        ...fees,
+      });
+      const parsed = parseTransaction(signed);
+      // What is recorded is what was asked for: a cancel pays nothing.
+      if (
+        parsed.to?.toLowerCase() !== self.toLowerCase() ||
+        (parsed.value ?? 0n) !== 0n ||
+        (parsed.data ?? '0x') !== '0x' ||
+        parsed.nonce !== slot.nonce
+      )
+        throw new RefusedError(
+          'signed_effects_mismatch',
+          'refused: the signed cancel is not a zero-value self-send at its nonce; it was not recorded or sent',
+          {
+            details: { rule: 'signed_effects_mismatch' },
+          },
+        );
+      Operation.insertCancel(
+        db,
+        slot.hash,
+        self,
+        this.chain.chainId,
+        { hash: keccak256(signed), raw: signed, nonce: slot.nonce },
+        Date.now(),
+      );
+      return signed;
+    });
+    crashHook('cancel:signed');
+    try {
+      await this.broadcast(raw, keccak256(raw), slot.nonce);
+    } catch (error) {
+      // The original was mined meanwhile, or something else took the nonce: the gap is filled either way.
+      if (error instanceof ChainError && error.code === 'nonce_used_elsewhere') return;
+      throw error;
+    }
+    await this.waitReceipt(keccak256(raw));
   }
 
   private async delegateState(): Promise<{ delegate: Hex; delegateCode: Hex; needsAuthorization: boolean }> {
