@@ -55,6 +55,8 @@ const chainOverride = z
       .optional(),
     batchDelegate: address.optional(),
     rpcUrl: z.string().optional(),
+    /** The block a slot's fate is final at before its calls may move to a new nonce (docs/security.md). */
+    finality: z.enum(['finalized', 'safe']).optional(),
   })
   .strict();
 

@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createWalletClient, encodeFunctionData, http, keccak256, parseAbi, toHex, type Hex } from 'viem';
+import { createWalletClient, http, keccak256, parseAbi, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerSecret, runCli } from './helpers/cli.js';
@@ -310,142 +310,124 @@ describe('a node whose pending nonce lags one behind', () => {
 
   // One ask of a fresh wallet, mined (ordered, or --atomic: its approval and submit one self-executed type-4 transaction
   // with nonce n whose authorization is signed for n + 1, so the wallet's next nonce is n + 2). Then another ask through
-  // a node that gives out the pending nonce one behind: a nonce the first ask's last transaction used. Signed and sent
-  // with it, that ask's reservation can never be mined: the run finds that nonce taken by a mined transaction loopsign
-  // journaled, sets the reservation aside and says so (stale_nonce), whether the nonce was a transaction's own or its
-  // authorization's. Its rerun on a healthy node signs the reservation again and pays once.
+  // a node that gives out the pending nonce one behind: a nonce the first ask's last transaction used. Before nonce
+  // slots (issue 35) that ask's reservation was signed with it, could never be mined, and was set aside (stale_nonce,
+  // exit 4) for a rerun to sign again. loopsign now allocates past every slot it journaled: the lagging count is never
+  // signed, and the ask pays once in one run.
   it.each([
     ['an ordered ask', false],
     ['an --atomic ask that delegated the wallet (its authorization took the nonce after its own)', true],
-  ])('after %s: the next ask signed with a used nonce is signed again on its rerun, and paid once', async (_what, atomic) => {
+  ])(
+    'after %s: the next ask through a node whose pending count lags is signed past the journaled slots, and paid once in one run',
+    async (_what, atomic) => {
+      const w = await freshWallet();
+      const title = `Pending one behind ${atomic ? 'atomic' : 'ordered'} ${Date.now()}`;
+      const args = (file: string) => ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', ...(atomic ? ['--atomic'] : [])];
+      const before = await w.usdcOf();
+      const first = await runCli(args(askFile(`${title} first`)), s.home, { env: w.env });
+      expect(first.code, first.stdout + first.stderr).toBe(0);
+      const kinds = recorded(s.home, first.json().operation).txs.map((t) => t.kind);
+      expect(kinds).toContain(atomic ? 'batch+authorization' : 'call');
+      if (!atomic) expect(kinds).not.toContain('batch+authorization');
+
+      const file = askFile(title);
+      const proxy = await startStallProxy(s.sb.info.rpcUrl, 'pending-count-one-behind');
+      try {
+        const lagged = await runCli([...args(file), '--rpc-url', proxy.url], s.home, { env: w.env });
+        expect(proxy.forwarded).toContain('eth_getTransactionCount (one behind)');
+        expect(lagged.code, lagged.stdout + lagged.stderr).toBe(0);
+        expect(lagged.json().status).toBe('submitted');
+        const statuses = recorded(s.home, lagged.json().operation).txs.map((t) => t.status);
+        expect(statuses.every((st) => st === 'mined')).toBe(true);
+      } finally {
+        await proxy.close();
+      }
+      expect(await submissionsTitled(title, w.address)).toBe(1);
+      expect(await w.usdcOf(), 'two bounties, each once').toBe(before - 3_000_000n);
+      const again = await runCli(args(file), s.home, { env: w.env });
+      expect(again.code, again.stdout + again.stderr).toBe(0);
+      expect(await w.usdcOf(), 'still two bounties').toBe(before - 3_000_000n);
+    },
+  );
+
+  // The one way calls reach a new nonce (issue 35): their slot is void, its nonce used in the FINALIZED chain by none of
+  // its versions. A bonus pool call killed after signing, its nonce then taken by software outside loopsign: the rerun
+  // signs nothing while that is not final (a reorg could still mine the pool call's bytes in the taker's place: signed
+  // again meanwhile, two pools), and once it is, signs the pool call anew and funds one pool. Before, every rerun said
+  // nonce_used_elsewhere ("ask again with a new clientRequestId"): the bonus could never be funded.
+  it('a pool call whose nonce outside software took: no new nonce before that is final, then funded once', async () => {
     const w = await freshWallet();
-    const title = `Pending one behind ${atomic ? 'atomic' : 'ordered'} ${Date.now()}`;
-    const args = (file: string) => ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', ...(atomic ? ['--atomic'] : [])];
-    const before = await w.usdcOf();
-    const first = await runCli(args(askFile(`${title} first`)), s.home, { env: w.env });
-    expect(first.code, first.stdout + first.stderr).toBe(0);
-    const kinds = recorded(s.home, first.json().operation).txs.map((t) => t.kind);
-    expect(kinds).toContain(atomic ? 'batch+authorization' : 'call');
-    if (!atomic) expect(kinds).not.toContain('batch+authorization');
-
-    const file = askFile(title);
-    const proxy = await startStallProxy(s.sb.info.rpcUrl, 'pending-count-one-behind');
-    try {
-      const lagged = await runCli([...args(file), '--rpc-url', proxy.url], s.home, { env: w.env });
-      expect(proxy.forwarded).toContain('eth_getTransactionCount (one behind)');
-      expect(lagged.code, lagged.stdout + lagged.stderr).toBe(4);
-      // The node gave out a nonce a journaled transaction used: said so, the bytes set aside (not "another
-      // transaction, not one loopsign journaled; a new clientRequestId").
-      expect(lagged.json().error).toMatchObject({ code: 'stale_nonce', hint: expect.stringMatching(/run the same command again/) });
-    } finally {
-      await proxy.close();
-    }
-    expect(await w.usdcOf(), 'the lagged run paid nothing').toBe(before - 1_500_000n);
-
-    const rerun = await runCli(args(file), s.home, { env: w.env });
-    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
-    expect(rerun.json().status).toBe('submitted');
-    // Set aside by the lagged run itself, never sent again: the reservation signed anew with the node's nonce.
-    expect(rerun.stderr).not.toContain('re-broadcasting');
-    const statuses = recorded(s.home, rerun.json().operation).txs.map((t) => t.status);
-    expect(statuses[0]).toBe('dropped');
-    expect(statuses.slice(1).every((st) => st === 'mined')).toBe(true);
-    expect(await submissionsTitled(title, w.address)).toBe(1);
-    expect(await w.usdcOf(), 'two bounties, each once').toBe(before - 3_000_000n);
-    const again = await runCli(args(file), s.home, { env: w.env });
-    expect(again.code, again.stdout + again.stderr).toBe(0);
-    expect(await w.usdcOf(), 'still two bounties').toBe(before - 3_000_000n);
-  });
-
-  it('a reorg then mines the bytes a lagged run set aside (a bonus pool call): the rerun counts them and funds no second pool', async () => {
-    const w = await freshWallet();
-    const escrow = s.sb.info.contracts.feedbackBonusEscrow!;
-    // An allowance to the trusted bonus escrow that an earlier payment left, so the pool call can pay without the
-    // approval that the reorg takes away.
-    const outside = createWalletClient({ account: privateKeyToAccount(w.key), transport: http(s.sb.info.rpcUrl) });
-    const approve = encodeFunctionData({ abi: parseAbi(['function approve(address,uint256)']), args: [escrow, 5_000_000n] });
-    await s.pub.waitForTransactionReceipt({
-      hash: await outside.sendTransaction({ chain: null, to: s.sb.info.tokens.USDC.address, data: approve }),
-    });
+    const stamp = Date.now();
     const file = s.home.file(
-      `bonus-reorg-${Date.now()}.json`,
+      `bonus-taken-${stamp}.json`,
       JSON.stringify({
         chainId: 31337,
-        clientRequestId: `bonus-reorg-${Date.now()}`,
+        clientRequestId: `bonus-taken-${stamp}`,
         maxPaymentAmount: '2500000',
         bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
         feedbackBonus: { amount: '1000000', asset: 'USDC' },
-        question: { title: `Bonus reorg ${Date.now()}`, contextUrl: 'https://example.com/stall', categoryId: '1', tags: ['stall'] },
+        question: { title: `Bonus taken ${stamp}`, contextUrl: 'https://example.com/stall', categoryId: '1', tags: ['stall'] },
       }),
     );
     const args = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
     const before = await w.usdcOf();
-    // A node whose pending count lags one behind once, after the bonus's approval went out (the 4th transaction:
-    // reservation, approval, submit, bonus approval): the pool call is signed with the approval's nonce.
-    let sends = 0;
-    let lag = false;
-    const server = createServer(async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
-      const body = Buffer.concat(chunks).toString('utf8');
-      const asked = JSON.parse(body) as { method: string; params: unknown[] };
-      if (asked.method === 'eth_sendRawTransaction' && ++sends === 4) lag = true;
-      const answer = (await (
-        await fetch(s.sb.info.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
-      ).json()) as { result?: Hex };
-      if (lag && asked.method === 'eth_getTransactionCount' && asked.params[1] === 'pending' && answer.result) {
-        lag = false;
-        answer.result = toHex(BigInt(answer.result) - 1n);
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    const killed = await runCli(args, s.home, { env: { ...w.env, LOOPSIGN_CRASH_AFTER: 'bonus:signed:1' } });
+    expect(killed.code, killed.stdout + killed.stderr).toBe(-1);
+    const [op] = recordedOfKind(s.home, 'ask').filter((o) => o.txs.some((t) => t.stage === 'bonus' && t.status === 'signed'));
+    const pool = op!.txs.find((t) => t.stage === 'bonus' && t.status === 'signed')!;
+    // Outside software sends with the pool call's nonce.
+    const outside = createWalletClient({ account: privateKeyToAccount(w.key), transport: http(s.sb.info.rpcUrl) });
+    await s.pub.waitForTransactionReceipt({
+      hash: await outside.sendTransaction({ chain: null, to: w.address, value: 0n, nonce: pool.nonce }),
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    try {
-      const lagged = await runCli([...args, '--rpc-url', `http://127.0.0.1:${(server.address() as AddressInfo).port}`], s.home, {
-        env: w.env,
+    for (const attempt of [1, 2]) {
+      const early = await runCli(args, s.home, { env: w.env });
+      expect(early.code, `rerun ${attempt}: ${early.stdout}${early.stderr}`).toBe(4);
+      expect(early.json().error).toMatchObject({
+        code: 'nonce_not_final',
+        nonce: pool.nonce,
+        finalAtBlock: expect.any(String),
+        retryAfterSeconds: expect.any(Number),
       });
-      expect(lagged.code, lagged.stdout + lagged.stderr).toBe(4);
-      expect(lagged.json().error.code).toBe('stale_nonce');
-    } finally {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
+      expect(before - (await w.usdcOf()), `rerun ${attempt}: the bounty only`).toBe(1_500_000n);
+      expect(
+        recorded(s.home, op!.id)
+          .txs.filter((t) => t.stage === 'bonus')
+          .map((t) => t.status),
+      ).toEqual(['mined', 'signed']);
     }
-    const [op] = recordedOfKind(s.home, 'ask').filter((o) => o.txs.some((t) => t.stage === 'bonus' && t.status === 'dropped'));
-    const bonus = op!.txs.filter((t) => t.stage === 'bonus');
-    expect(bonus.map((t) => t.status)).toEqual(['mined', 'dropped']);
-    const [taker, pool] = bonus as [(typeof bonus)[0], (typeof bonus)[0]];
-    // The chain reorganises: the block of the bonus approval is replaced by one holding the set-aside pool call.
-    const takerBlock = (await s.pub.getTransactionReceipt({ hash: taker.hash })).blockNumber;
-    const depth = Number((await s.pub.getBlockNumber()) - takerBlock + 1n);
-    const reorg = (await (
+    // Two more blocks: the sandbox's finalized block (two behind the head) passes the taker.
+    for (let i = 0; i < 2; i++)
       await fetch(s.sb.info.rpcUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_reorg', params: [depth, [[pool.raw, 0]]] }),
-      })
-    ).json()) as { error?: unknown };
-    expect(reorg.error).toBeUndefined();
-    expect((await s.pub.getTransactionReceipt({ hash: pool.hash })).status).toBe('success');
-    expect(before - (await w.usdcOf()), 'the bounty and the bonus, each once').toBe(2_500_000n);
-
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'evm_mine', params: [] }),
+      });
     const rerun = await runCli(args, s.home, { env: w.env });
     expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
     expect(rerun.json().feedbackBonus.status).toBe('funded');
-    // Before, the rerun found the approval gone, dropped it (its nonce taken by the pool call, mined), and signed the
-    // approval and the pool call again: a second pool, 3.5 USDC for an ask whose file allows 2.5.
-    expect(before - (await w.usdcOf()), 'still the bounty and the bonus, each once').toBe(2_500_000n);
-    expect(recorded(s.home, op!.id).txs.find((t) => t.hash === pool.hash)?.status).toBe('mined');
+    expect(rerun.stderr).toMatch(/"event":"tx\.void"/);
+    expect(before - (await w.usdcOf()), 'the bounty and the bonus, each once').toBe(2_500_000n);
+    const bonus = recorded(s.home, op!.id).txs.filter((t) => t.stage === 'bonus');
+    expect(bonus.map((t) => t.status)).toEqual(['mined', 'dropped', 'mined']);
+    const again = await runCli(args, s.home, { env: w.env });
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(before - (await w.usdcOf()), 'still each once').toBe(2_500_000n);
   });
 
-  it('a node that lies its way to a set-aside (nonce too low, no such transaction, a forged receipt for a journaled taker) while it forwarded the bytes: the honest rerun finds them mined and does not sign them again', async () => {
+  // A vote killed once its approval was signed (never sent) leaves a gap at that nonce; an ask of the same wallet then
+  // runs through a node that lies about the transaction that fills it (it forwards it, then says "nonce too low" and
+  // knows no such transaction, and forges a receipt for the vote's approval). Before slots the ask's reservation took
+  // that nonce, was set aside on the lie, and its rerun revived it. Now the ask fills the gap with a cancel of the
+  // vote's slot (a version of it: only one can be mined), pays once in one run, and the vote's rerun finds its slot
+  // taken by the cancel and, that being final, casts its stake anew, once.
+  it('a gap a killed vote left is cancelled, not taken, by the next ask (even through a lying node): each pays once', async () => {
     const w = await freshWallet();
-    // A journaled transaction with the nonce the ask will get, never sent: a vote killed once its approval was signed.
     const contentId = String((await s.sb.control('/__sandbox/content', {})).contentId);
-    const vote = await runCli(['--json', 'rate', '--content-id', contentId, '--up', '--prediction', '60', '--stake', '1'], s.home, {
-      env: { ...w.env, LOOPSIGN_CRASH_AFTER: 'rate:1:signed:0' },
-    });
+    const voteArgs = ['--json', 'rate', '--content-id', contentId, '--up', '--prediction', '60', '--stake', '1'];
+    const vote = await runCli(voteArgs, s.home, { env: { ...w.env, LOOPSIGN_CRASH_AFTER: 'rate:1:signed:0' } });
     expect(vote.code, vote.stdout + vote.stderr).toBe(-1);
-    const [taker] = recordedOfKind(s.home, 'rate').flatMap((o) => o.txs.filter((t) => t.status === 'signed'));
+    const [gap] = recordedOfKind(s.home, 'rate').flatMap((o) => o.txs.filter((t) => t.status === 'signed'));
     let sent: Hex | undefined;
     const server = createServer(async (req, res) => {
       const chunks: Buffer[] = [];
@@ -457,8 +439,6 @@ describe('a node whose pending nonce lags one behind', () => {
           result?: Record<string, unknown>;
         };
       const reply = (o: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(o));
-      // The first transaction goes to the chain, and the node says its nonce is used; then that it has no such
-      // transaction, and gives the chain's receipt of it as the journaled vote approval's.
       if (asked.method === 'eth_sendRawTransaction' && !sent) {
         sent = keccak256(asked.params[0] as Hex);
         await node(body);
@@ -466,40 +446,47 @@ describe('a node whose pending nonce lags one behind', () => {
       }
       if (asked.method === 'eth_getTransactionByHash' && asked.params[0]?.toLowerCase() === sent)
         return reply({ jsonrpc: '2.0', id: asked.id, result: null });
-      if (asked.method === 'eth_getTransactionReceipt' && sent && asked.params[0]?.toLowerCase() === taker!.hash.toLowerCase()) {
+      if (asked.method === 'eth_getTransactionReceipt' && sent && asked.params[0]?.toLowerCase() === gap!.hash.toLowerCase()) {
         const real = await node(JSON.stringify({ jsonrpc: '2.0', id: asked.id, method: 'eth_getTransactionReceipt', params: [sent] }));
-        return reply({ jsonrpc: '2.0', id: asked.id, result: { ...real.result, transactionHash: taker!.hash } });
+        return reply({ jsonrpc: '2.0', id: asked.id, result: { ...real.result, transactionHash: gap!.hash } });
       }
       reply(await node(body));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const file = askFile(`Forged taker ${Date.now()}`);
-    const args = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
-    const before = await w.usdcOf();
+    const title = `Gap cancelled ${Date.now()}`;
+    const args = ['--json', 'ask', '--file', askFile(title), '--payment-mode', 'wallet_calls'];
+    const usdcBefore = await w.usdcOf();
+    const lrepBefore = await w.lrepOf();
     try {
-      const lied = await runCli([...args, '--rpc-url', `http://127.0.0.1:${(server.address() as AddressInfo).port}`], s.home, {
+      const ask = await runCli([...args, '--rpc-url', `http://127.0.0.1:${(server.address() as AddressInfo).port}`], s.home, {
         env: w.env,
       });
-      expect(lied.code, lied.stdout + lied.stderr).toBe(4);
-      expect(lied.json().error.code).toBe('stale_nonce');
+      expect(ask.code, ask.stdout + ask.stderr).toBe(0);
+      expect(ask.stderr).toMatch(/"event":"tx\.cancel"/);
+      // The ask's own transactions are all past the gap.
+      const mine = recorded(s.home, ask.json().operation).txs;
+      expect(mine.every((t) => t.nonce > gap!.nonce && t.status === 'mined')).toBe(true);
     } finally {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
     }
-    expect((await s.pub.getTransactionReceipt({ hash: sent! })).status, 'the set-aside reservation is mined').toBe('success');
-    // Before, the rerun signed the reservation again, which the registry refused (AlreadyReserved): call_would_revert,
-    // on every rerun.
-    const rerun = await runCli(args, s.home, { env: w.env });
+    expect((await s.pub.getTransactionReceipt({ hash: sent! })).to?.toLowerCase(), 'the cancel filled the gap').toBe(
+      w.address.toLowerCase(),
+    );
+    expect(await submissionsTitled(title, w.address)).toBe(1);
+    expect(await w.usdcOf(), 'one bounty').toBe(usdcBefore - 1_500_000n);
+    expect(await w.lrepOf(), 'no stake yet').toBe(lrepBefore);
+    const rerun = await runCli(voteArgs, s.home, { env: w.env });
     expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
-    expect(rerun.stderr).toMatch(/"event":"tx\.revived"/);
-    expect(await w.usdcOf(), 'one bounty').toBe(before - 1_500_000n);
-    const ask = recordedOfKind(s.home, 'ask').find((o) => o.txs.some((t) => t.hash.toLowerCase() === sent));
-    expect(ask!.txs.map((t) => t.status)).toEqual(['mined', 'mined', 'mined']);
+    expect(await w.lrepOf(), 'one stake').toBe(lrepBefore - 1_000_000n);
+    const again = await runCli(voteArgs, s.home, { env: w.env });
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(await w.lrepOf(), 'still one stake').toBe(lrepBefore - 1_000_000n);
   });
 
-  it("after an --atomic ask that delegated the wallet: a vote whose approval was signed with the authorization's nonce is planned again on its rerun, and its stake paid once", async () => {
-    // A vote settles what it journaled before it plans (Executor.settleJournaled): the approval signed with the used
-    // nonce must be found dropped there. A vote has no clientRequestId to change: stuck there, it could never be cast.
+  it("after an --atomic ask that delegated the wallet: a vote through a node whose pending count lags one behind is signed past the authorization's nonce, and its stake paid once", async () => {
+    // Before slots, the vote's approval was signed with the authorization's nonce and set aside (stale_nonce); a vote
+    // has no clientRequestId to change, so its rerun had to find it dropped. Now it is never signed with that nonce.
     const w = await freshWallet();
     await atomicAsk(w);
     const contentId = String((await s.sb.control('/__sandbox/content', {})).contentId);
@@ -509,14 +496,12 @@ describe('a node whose pending nonce lags one behind', () => {
     try {
       const lagged = await runCli([...args, '--rpc-url', proxy.url], s.home, { env: w.env });
       expect(proxy.forwarded).toContain('eth_getTransactionCount (one behind)');
-      expect(lagged.code, lagged.stdout + lagged.stderr).toBe(4);
-      // The node gave out a nonce a journaled transaction used: said so, the bytes set aside (not "another
-      // transaction, not one loopsign journaled; a new clientRequestId").
-      expect(lagged.json().error).toMatchObject({ code: 'stale_nonce', hint: expect.stringMatching(/run the same command again/) });
+      // Signed past the journaled slots (the batch's authorization holds the nonce after its own): cast in one run.
+      expect(lagged.code, lagged.stdout + lagged.stderr).toBe(0);
     } finally {
       await proxy.close();
     }
-    expect(await w.lrepOf(), 'the lagged run paid nothing').toBe(before);
+    expect(before - (await w.lrepOf()), 'the lagged run: one stake').toBe(1_000_000n);
     for (const attempt of [1, 2]) {
       const rerun = await runCli(args, s.home, { env: w.env });
       expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);

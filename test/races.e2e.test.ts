@@ -91,6 +91,18 @@ function sharedSince(known: Set<string> = new Set()): { hashes: Set<string>; sta
   return { hashes: new Set(rows.map((r) => r.hash)), statuses: fresh.map((r) => r.statuses) };
 }
 
+/** Mines `count` empty blocks: the sandbox's finalized block (two behind its head) passes what came before. */
+async function mineBlocks(count = 2): Promise<void> {
+  for (let i = 0; i < count; i++) await s.pub.request({ method: 'evm_mine' as never, params: [] as never });
+}
+
+/** The statuses of the cancels loopsign signed for slots another run left open (slot_versions). */
+function cancels(): string[] {
+  return withStore(s.home, (db) =>
+    (db.prepare("SELECT status FROM slot_versions WHERE kind = 'cancel'").all() as { status: string }[]).map((r) => r.status),
+  );
+}
+
 /** Starts `count` identical runs whose first node requests are held until all have one, then released together. */
 async function together(count: number, args: string[], home: Home, env: Record<string, string>, delayMs = 0): Promise<RunResult[]> {
   const proxy = await startRpcProxy(s.sb.info.rpcUrl, { delayMs });
@@ -150,12 +162,13 @@ describe('a killed ask with a bonus, rerun by several processes at once', () => 
 });
 
 describe('two asks with one bonus amount from one wallet', () => {
-  it("one killed after signing its bonus approval, the other signing the very same bytes with that nonce on its rerun: they are the other ask's, and the first one's rerun approves again", async () => {
+  it("one killed after signing its bonus approval, the other's rerun cancels that gap, and the first one's rerun approves again once that is final", async () => {
     // An ask's own stage starts with its reservation (bytes of its own question), but the bonus stage starts with an
     // approval of the bonus to the escrow. Ask D is killed once its bonus is planned, ask A after signing its bonus
-    // approval (never sent); D's rerun then signs that approval with the same nonce, gas and fees: one transaction
-    // for two asks. A's rerun took it for its own ("already mined") and then found the allowance spent by D's pool:
-    // approval_replaced (exit 4), "ask again with a new clientRequestId".
+    // approval (never sent). Before nonce slots, D's rerun signed that approval with the same nonce, gas and fees: one
+    // transaction for two asks, which A's rerun took for its own, then found the allowance spent by D's pool
+    // (approval_replaced). Now D fills A's gap with a cancel (a version of A's slot: only one can be mined) and signs
+    // past it; A's rerun finds its slot taken by the cancel and signs its bonus anew once that is final.
     const amounts = { bounty: '1500000', bonus: '1000000', max: '2500000' };
     const [fileD, fileA] = [`Twin D ${n}`, `Twin A ${n}`].map((t) => askFile(s.home, t, amounts)) as [string, string];
     const args = (file: string) => ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
@@ -169,14 +182,19 @@ describe('two asks with one bonus amount from one wallet', () => {
       const killed = await killedAt(file, point);
       expect(killed.code, point + killed.stdout + killed.stderr).toBe(-1);
     }
+    const cancelsBefore = cancels().length;
     const d = await runCli(args(fileD), s.home, { env: s.sb.env() });
     expect(d.code, d.stdout + d.stderr).toBe(0);
-    expect(sharedSince(shared).statuses.length, 'the two bonus approvals are the same bytes').toBe(1);
+    expect(d.stderr).toMatch(/"event":"tx\.cancel"/);
+    expect(cancels().slice(cancelsBefore)).toEqual(['signed']);
+    await mineBlocks();
     const a = await runCli(args(fileA), s.home, { env: s.sb.env() });
     expect(a.code, a.stdout + a.stderr).toBe(0);
+    expect(a.stderr).toMatch(/"event":"tx\.void"/);
     for (const r of [d, a]) expect(r.json().feedbackBonus.status).toBe('funded');
     expect(before - (await usdc()), 'two bounties and two bonuses, each once').toBe(5_000_000n);
-    expect(sharedSince(shared).statuses).toEqual(['dropped,mined']);
+    expect(sharedSince(shared).statuses, 'no transaction journaled by two operations').toEqual([]);
+    expect(cancels().slice(cancelsBefore)).toEqual(['mined']);
   });
 });
 
@@ -284,7 +302,7 @@ describe('two votes from one wallet, one allowance', () => {
 
   // With an allowance of exactly one stake: a vote killed at `crash`, another vote of the wallet run to the end (it
   // spends that allowance), then the first vote's rerun. Both must be cast, each stake paid once.
-  const killedThenOther = async (crash: string) => {
+  const killedThenOther = async (crash: string, final = false) => {
     await allowOneStake();
     const vote = async (crashAfter?: string) => {
       const args = await voteArgs();
@@ -296,6 +314,8 @@ describe('two votes from one wallet, one allowance', () => {
     expect(a.first.code, a.first.stdout + a.first.stderr).toBe(-1);
     const b = await vote();
     expect(b.first.code, b.first.stdout + b.first.stderr).toBe(0);
+    // The other vote cancelled the first one's open slot: its calls move to a new nonce once that cancel is final.
+    if (final) await mineBlocks();
     const rerun = await runCli(a.args, s.home, { env: s.sb.env() });
     expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
     expect(before - (await tokenBalance(s, 'LREP')), 'two stakes, each once').toBe(2_000_000n);
@@ -326,8 +346,8 @@ describe('two votes from one wallet, one allowance', () => {
     // mined, and that plan's premise (no approval needed) is gone: it plans again, approval included. It reported
     // `call_would_revert` (exit 4) here on every rerun (store-property.e2e found it, seed -1981136241, two full runs
     // at once).
-    const rerun = await killedThenOther('rate:1:signed:0');
-    expect(rerun.stderr).toContain('signing its calls again');
+    const rerun = await killedThenOther('rate:1:signed:0', true);
+    expect(rerun.stderr).toMatch(/"event":"tx\.void"/);
   });
 
   it('a vote whose mined approval the other vote spent (planned without an approval, the allowance covering it) stops with approval_replaced, a hint for a vote, and never approves its stake twice', async () => {
@@ -338,6 +358,7 @@ describe('two votes from one wallet, one allowance', () => {
     expect(a.code, a.stdout + a.stderr).toBe(-1);
     const b = await runCli(argsB, s.home, { env: s.sb.env() });
     expect(b.code, b.stdout + b.stderr).toBe(0);
+    await mineBlocks();
     for (const attempt of [1, 2]) {
       const rerun = await runCli(argsA, s.home, { env: s.sb.env() });
       expect(rerun.code, rerun.stdout + rerun.stderr).toBe(4);
@@ -349,44 +370,45 @@ describe('two votes from one wallet, one allowance', () => {
     }
   });
 
-  it("a vote killed after signing its approval, and another that signs the very same bytes with that nonce: they are the other vote's, and the rerun approves again", async () => {
+  it('a vote killed after signing its approval: another vote cancels that gap, signs past it, and the rerun approves again', async () => {
     // No allowance: each vote's plan approves its stake, then commits. Both questions exist before the first vote, so
-    // no block comes between the two signatures: the same approval, nonce, gas and fees, the same bytes. One
-    // transaction, mined once, for two votes: the first vote's rerun took it for its own approval ("already mined"),
-    // then found the allowance spent by the other vote's commit: approval_replaced (exit 4) on every rerun
-    // (helper-31's red team found it).
+    // no block comes between the two signatures: before nonce slots, the second vote signed the same approval with the
+    // same nonce, gas and fees, one transaction for two votes (helper-31's red team). Now it fills the first vote's gap
+    // with a cancel and signs past it; the rerun, that cancel being final (the second vote's two transactions came
+    // after it), approves and commits anew.
     const { argsA, argsB, shared, before } = await twoVotesNoAllowance();
     await killedAfterApproval(argsA);
     const b = await runCli(argsB, s.home, { env: s.sb.env() });
     expect(b.code, b.stdout + b.stderr).toBe(0);
-    // The premise: one hash journaled by both votes.
-    expect(sharedSince(shared).statuses.length, 'the two approvals are the same bytes').toBe(1);
+    expect(b.stderr).toMatch(/"event":"tx\.cancel"/);
     const rerun = await runCli(argsA, s.home, { env: s.sb.env() });
     expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
     expect(before - (await tokenBalance(s, 'LREP')), 'two stakes, each once').toBe(2_000_000n);
     const again = await runCli(argsA, s.home, { env: s.sb.env() });
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(before - (await tokenBalance(s, 'LREP')), 'still two stakes').toBe(2_000_000n);
-    // Mined once, the second vote's; the first's record of it dropped.
-    expect(sharedSince(shared).statuses).toEqual(['dropped,mined']);
+    expect(sharedSince(shared).statuses, 'no transaction journaled by two operations').toEqual([]);
   });
 
-  it('both votes stopped after signing the very same approval, then the first one rerun: it takes its bytes back and both are cast once', async () => {
-    // A signs its approval and stops; B signs the very same bytes (A's record dropped) and stops before it sends them:
-    // the nonce is still free, so A's rerun signs those bytes a third time. Its own dropped record of them made that
-    // "UNIQUE constraint failed: transactions.operation_id, transactions.hash" on every rerun, until B ran again.
+  it('both votes stopped after signing their approvals, the second past a cancel of the first one’s gap: the first waits for that to be final, and both are cast once', async () => {
+    // Before nonce slots both signed the very same approval bytes (the nonce still free), and the first one's rerun
+    // signed them a third time ("UNIQUE constraint failed" on every rerun).
     const { argsA, argsB, shared, before } = await twoVotesNoAllowance();
     for (const args of [argsA, argsB]) await killedAfterApproval(args);
-    expect(sharedSince(shared).statuses, 'the two approvals are the same bytes').toEqual(['dropped,signed']);
-    const rerunA = await runCli(argsA, s.home, { env: s.sb.env() });
-    expect(rerunA.code, rerunA.stdout + rerunA.stderr).toBe(0);
+    expect(sharedSince(shared).statuses, 'no transaction journaled by two operations').toEqual([]);
+    // The cancel is mined and not final: nothing of the first vote is signed anew yet.
+    const early = await runCli(argsA, s.home, { env: s.sb.env() });
+    expect(early.code, early.stdout + early.stderr).toBe(4);
+    expect(early.json().error.code).toBe('nonce_not_final');
     const rerunB = await runCli(argsB, s.home, { env: s.sb.env() });
     expect(rerunB.code, rerunB.stdout + rerunB.stderr).toBe(0);
+    const rerunA = await runCli(argsA, s.home, { env: s.sb.env() });
+    expect(rerunA.code, rerunA.stdout + rerunA.stderr).toBe(0);
     expect(before - (await tokenBalance(s, 'LREP')), 'two stakes, each once').toBe(2_000_000n);
-    expect(sharedSince(shared).statuses).toEqual(['dropped,mined']);
+    expect(sharedSince(shared).statuses).toEqual([]);
   });
 
-  it("the same bytes taken over while the first vote's rerun waits for the wallet: the rerun does not take the other vote's approval back for its own", async () => {
+  it("the first vote's gap cancelled while its rerun waits for the wallet: the rerun reads its journal anew, and both are cast once", async () => {
     // As above, but vote A's rerun is already running (its journal read, waiting for the wallet's claim) when vote B
     // signs the very same approval and drops A's record of it. A then settled its journaled transactions from what it
     // had read before the wait: its approval still 'signed', found mined (B's broadcast), recorded 'mined' again for
@@ -429,12 +451,12 @@ describe('two votes from one wallet, one allowance', () => {
       release();
       const bDone = await b.done;
       expect(bDone.code, bDone.stdout + bDone.stderr).toBe(0);
-      expect(sharedSince(shared).statuses, 'the two approvals are the same bytes').toEqual(['dropped,mined']);
+      expect(bDone.stderr).toMatch(/"event":"tx\.cancel"/);
       const aDone = await rerun.done;
       expect(aDone.code, aDone.stdout + aDone.stderr).toBe(0);
       expect(before - (await tokenBalance(s, 'LREP')), 'two stakes, each once').toBe(2_000_000n);
-      // Mined once, the second vote's; the first's record of it stays dropped.
-      expect(sharedSince(shared).statuses).toEqual(['dropped,mined']);
+      // No transaction is two votes': the first one's approval slot was cancelled, and its calls signed anew.
+      expect(sharedSince(shared).statuses).toEqual([]);
     } finally {
       release();
       server.closeAllConnections();

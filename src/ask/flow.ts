@@ -132,7 +132,7 @@ async function openAsk(ctx: Context, p: Prepared, opts: AskRunOptions & AskSourc
   const { client } = await ctx.chain();
   const store = await ctx.store();
   if (opts.setAsideStale) {
-    const aside = await setAsideIfStale(store, client, id);
+    const aside = await setAsideIfStale(store, client, id, chain);
     if (aside)
       ctx.out.warn(
         `the journal of this ask belonged to another instance of chain ${chain.chainId}; it is kept as ${aside} and the ask starts afresh`,

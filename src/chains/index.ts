@@ -162,6 +162,7 @@ export async function resolveChain(config: ResolvedConfig, env: Env, paths: Loop
     if (override.tokens?.USDC?.address) chain.sources!.USDC = 'config file';
     if (override.tokens?.LREP?.address) chain.sources!.LREP = 'config file';
     if (override.batchDelegate) chain.batchDelegate = override.batchDelegate as Address;
+    if (override.finality) chain.finality = override.finality;
     chain.source += ` + config overrides`;
   }
   // Foundry's convention, below loopsign's own flag, variable, config key and the sandbox manifest. Its eth_chainId

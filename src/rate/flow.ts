@@ -117,7 +117,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
   const { client } = await ctx.chain();
   let id = latestVote(store, chain.chainId, wallet, opts.contentId);
   if (opts.setAsideStale) {
-    const aside = await setAsideIfStale(store, client, id);
+    const aside = await setAsideIfStale(store, client, id, chain);
     if (aside)
       ctx.out.warn(
         `the journal of this vote belonged to another instance of chain ${chain.chainId}; it is kept as ${aside} and the vote starts afresh`,

@@ -83,7 +83,12 @@ async function minedHere(client: PublicClient, txs: readonly Pick<TxRecord, 'has
  * with what it signed still counted by the policy's windows), so the same operation starts afresh. Returns the new
  * name, or undefined when there was nothing to set aside.
  */
-export async function setAsideIfStale(store: Store, client: PublicClient, id: string): Promise<string | undefined> {
+export async function setAsideIfStale(
+  store: Store,
+  client: PublicClient,
+  id: string,
+  chain: { chainId: number; role: 'production' | 'staging' | 'sandbox' },
+): Promise<string | undefined> {
   const genesis = await genesisHash(client);
   const held = await claim(store, `operation:${id}`, {
     busy: () =>
@@ -99,6 +104,17 @@ export async function setAsideIfStale(store: Store, client: PublicClient, id: st
           | undefined,
     );
     if (!op || op.genesis === null || op.genesis === genesis) return undefined;
+    // A live chain's block 0 never changes: another one is a wrong or lying RPC, never a restarted chain whose journal
+    // may be set aside (issue 35). Only a local chain (the sandbox, anvil) is ever restarted.
+    if (chain.role !== 'sandbox')
+      throw new ChainError(
+        'journal_other_chain',
+        `the RPC's block 0 (${genesis}) is not chain ${chain.chainId}'s as this operation's journal (${id}) recorded it (${op.genesis}): a live chain's block 0 never changes, so the RPC is wrong or lying; nothing was set aside or sent`,
+        {
+          hint: 'point --rpc-url at a node of this chain you trust, then run the same command again without --set-aside-stale',
+          details: { recordedGenesis: op.genesis, genesis },
+        },
+      );
     // Never a journal whose mined transactions are on this chain (checkSameChain takes it as this instance's): set
     // aside, its operation would start afresh beside what it paid here.
     const mined = store.read(
