@@ -47,6 +47,8 @@ export interface AskRunOptions {
   detailsFile?: string;
   /** Set aside a journal of this ask written on another instance of the chain (a restarted sandbox) and start over. */
   setAsideStale?: boolean;
+  /** Wait in place while a slot's fate is not final (issue 35), instead of stopping with exit 4. */
+  waitFinal?: boolean;
 }
 
 export interface AskOutcome {
@@ -180,6 +182,7 @@ async function openAsk(ctx: Context, p: Prepared, opts: AskRunOptions & AskSourc
       mode: p.mode,
       maxFeePerGas: p.settings.maxFeePerGas.value,
       atomic: opts.atomic,
+      waitFinal: opts.waitFinal === true,
       cannotDelegate: p.signer.capabilities.authorization ? undefined : (p.signer.capabilities.authorizationReason ?? 'not supported'),
       guard: (metadataBase?: string): GuardContext => askGuardContext(chain, p.wallet, p.ask, resolver, metadataBase),
     };

@@ -28,6 +28,7 @@ export interface Run {
   mode: PaymentMode;
   maxFeePerGas: bigint;
   atomic: boolean;
+  waitFinal?: boolean;
   /** Why the signer cannot sign an EIP-7702 authorization, if it cannot. */
   cannotDelegate: string | undefined;
   /** The guard context for a metadata base (the journaled one, or the service's public one). */
@@ -46,5 +47,6 @@ export async function executor(run: Run): Promise<Executor> {
     allowDelegation: run.atomic,
     cannotDelegate: run.cannotDelegate,
     maxFeePerGas: run.maxFeePerGas,
+    waitFinal: run.waitFinal,
   });
 }

@@ -13,6 +13,7 @@ export interface AskOptions {
   atomic?: boolean;
   detailsFile?: string;
   setAsideStale?: boolean;
+  waitFinal?: boolean;
 }
 
 export function defineAsk(program: Command, lazy: Lazy): void {
@@ -26,6 +27,10 @@ export function defineAsk(program: Command, lazy: Lazy): void {
     .option('--wait', 'follow the ask to a settled result')
     .option('--timeout <seconds>', 'with --wait: give up (exit 7) after this long', '1800')
     .option('--atomic', 'batch calls that may share a block through EIP-7702 (allows delegating this wallet to the pinned delegate)')
+    .option(
+      '--wait-final',
+      "when a transaction's nonce was used by another, wait in place until that is final (about 20 min on Base) instead of stopping with exit 4",
+    )
     .option('--details-file <file>', 'check question.detailsHash against the SHA-256 of this local file')
     .option(
       '--set-aside-stale',

@@ -34,6 +34,7 @@ export async function ask(ctx: Context, options: AskOptions): Promise<void> {
     atomic: options.atomic === true,
     detailsFile: options.detailsFile,
     setAsideStale: options.setAsideStale === true,
+    waitFinal: options.waitFinal === true,
   };
   const o = await runAsk(ctx, request);
   const doc = askDocument(o, await askAmountsOf(ctx, request));

@@ -7,6 +7,7 @@ export interface RateOptions extends VoteOptions {
   atomic?: boolean;
   newRound?: boolean;
   setAsideStale?: boolean;
+  waitFinal?: boolean;
 }
 
 /** `rate commit` reads the vote options from `rate`. */
@@ -28,6 +29,10 @@ export function defineRate(program: Command, lazy: Lazy): void {
   )
     .option('--yes', 'accept the confidentiality terms of gated content (the wallet signs the terms message)')
     .option('--atomic', 'approve and commit in one EIP-7702 batch')
+    .option(
+      '--wait-final',
+      "when a transaction's nonce was used by another, wait in place until that is final instead of stopping with exit 4",
+    )
     .option('--new-round', 'vote again on a question this wallet voted on in an earlier round (a new vote; the earlier one is kept)')
     .option(
       '--set-aside-stale',

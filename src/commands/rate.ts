@@ -30,6 +30,7 @@ export async function rate(ctx: Context, options: RateOptions): Promise<void> {
     atomic: options.atomic === true,
     newRound: options.newRound === true,
     setAsideStale: options.setAsideStale === true,
+    waitFinal: options.waitFinal === true,
   });
   ctx.out.result(r, () =>
     [

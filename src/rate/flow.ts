@@ -39,6 +39,8 @@ export interface RateOptions {
   newRound?: boolean;
   /** Set aside a journal of this vote written on another instance of the chain (a restarted sandbox). */
   setAsideStale?: boolean;
+  /** Wait in place while a slot's fate is not final (issue 35), instead of stopping with exit 4. */
+  waitFinal?: boolean;
 }
 
 /**
@@ -142,6 +144,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
       allowDelegation: opts.atomic,
       cannotDelegate: signer.capabilities.authorization ? undefined : (signer.capabilities.authorizationReason ?? 'not supported'),
       maxFeePerGas: settings.maxFeePerGas.value,
+      waitFinal: opts.waitFinal === true,
     });
   try {
     await checkSameChain(client, journal, '--set-aside-stale');

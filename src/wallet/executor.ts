@@ -68,9 +68,13 @@ export interface ExecutorOptions {
   cannotDelegate?: string;
   /** Refuse to sign above this max fee per gas (wei). */
   maxFeePerGas: bigint;
+  /** When a slot's fate is not final yet, wait in place (a terminal's --wait-final) instead of stopping (exit 4). */
+  waitFinal?: boolean;
 }
 
 const RESERVATION_WAIT_MS = 1250;
+// --wait-final waits at most this long (Base's finalized block is about 20 minutes behind its head).
+const FINAL_WAIT_MS = 3_600_000;
 // Another process's plan takes seconds to a minute on a live chain; waiting longer than this means it is stuck.
 const WALLET_LOCK_WAIT_MS = 600_000;
 
@@ -84,6 +88,7 @@ export class Executor {
   private readonly allowDelegation: boolean;
   private readonly cannotDelegate: string | undefined;
   private readonly maxFeePerGas: bigint;
+  private readonly waitFinal: boolean;
   private holding = false;
 
   constructor(o: ExecutorOptions) {
@@ -98,6 +103,7 @@ export class Executor {
       cannotDelegate: this.cannotDelegate,
       maxFeePerGas: this.maxFeePerGas,
     } = o);
+    this.waitFinal = o.waitFinal === true;
   }
 
   /** The transactions a plan becomes under a mode (chain.md §12.5 for segmented). */
@@ -362,7 +368,21 @@ export class Executor {
       );
       return 'dropped';
     }
-    throw await notFinal(this.client, this.chain, tx, final.block);
+    const waiting = await notFinal(this.client, this.chain, tx, final.block);
+    if (!this.waitFinal) throw waiting;
+    // Waiting in place: the finalized block is read again until it reaches the block named, then the slot judged anew.
+    const at = BigInt(waiting.details!.finalAtBlock as string);
+    const deadline = Date.now() + FINAL_WAIT_MS;
+    for (let head = final.block; head < at; ) {
+      if (Date.now() > deadline) throw waiting;
+      this.out.progress('tx.wait_final', `waiting for block ${at} to be final (the chain's finalized block is ${head})`, {
+        finalAtBlock: at.toString(),
+        finalizedBlock: head.toString(),
+      });
+      await new Promise((r) => setTimeout(r, Math.max(1000, this.client.pollingInterval)));
+      head = (await finalizedNonceCount(this.client, this.chain, this.account.address)).block;
+    }
+    return this.voidOrWait(tx);
   }
 
   private async finish(tx: TxRecord, receipt: TransactionReceipt): Promise<TransactionReceipt> {
