@@ -20,7 +20,7 @@
 
    The property: on the canonical chain, at the head and on its finalized prefix, each intent is carried at most once.
 
-   Variants of RULE_FINAL, each but the last expected to fail, to show what each part of the rule is for:
+   Variants of RULE_FINAL, to show what each part of the rule is for (each fails, but HIDING_NODE with SEEN_GUARD):
      RECEIPTS_FIRST  the receipts are read before the finalized count
      NEWEST_ONLY     only the newest version's receipt is read
      REACH           asserts that no intent is ever paid through a slot signed anew: it fails if and only if the
