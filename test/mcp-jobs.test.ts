@@ -169,14 +169,13 @@ describe('a long call answers within its budget, pending until done', () => {
     const pending = answers.slice(0, -1);
     expect(pending.length).toBeGreaterThanOrEqual(2);
     for (const p of pending) {
-      expect(p).toMatchObject({
-        ok: true,
-        pending: true,
-        continueWith: { tool: 'loopsign_ask', arguments: args },
-        known: { clientRequestId: ask.clientRequestId, operation: last.doc.operation },
-      });
+      expect(p).toMatchObject({ ok: true, pending: true, continueWith: { tool: 'loopsign_ask', arguments: args } });
+      // On a loaded machine the first second can end before the journal is opened: nothing is known yet then, and
+      // what is known later is always this operation's.
+      if (p.known !== undefined) expect(p.known).toMatchObject({ clientRequestId: ask.clientRequestId, operation: last.doc.operation });
       expect(p.message).toMatch(/not done within 1 s.*continueWith/);
     }
+    expect(pending.at(-1).known).toMatchObject({ clientRequestId: ask.clientRequestId, operation: last.doc.operation });
     const lastPending = pending.at(-1);
     expect(lastPending.known.operationKey).toBe(last.doc.operationKey);
     expect(lastPending.known.transactions.map((t: { stage: string; status: string }) => t.status)).toEqual(
