@@ -131,7 +131,7 @@ describe('SIGKILL at every step, then rerun: one submission, one payment', () =>
     expect((await first).code).toBe(0);
   });
 
-  it('a transaction sent from the wallet by other software takes the journaled nonce: the rerun says so at once and pays nothing', async () => {
+  it('a transaction sent from the wallet by other software takes the journaled nonce: the rerun signs nothing until that is final, then pays once', async () => {
     const title = `Nonce taken ${Date.now()}`;
     const file = askFile('nonce-taken', title, 'nonce');
     const env = sb.env();
@@ -143,12 +143,23 @@ describe('SIGKILL at every step, then rerun: one submission, one payment', () =>
     const { privateKey } = await decryptKeystore(JSON.parse(readFileSync(sb.info.devWallet.keystore, 'utf8')), password);
     const other = createWalletClient({ account: privateKeyToAccount(toHex(privateKey)), transport: http(sb.info.rpcUrl) });
     await pub.waitForTransactionReceipt({ hash: await other.sendTransaction({ chain: null, to: sb.info.devWallet.address, value: 0n }) });
+    // Not final yet (the taker is at the head): the reservation is not signed anew, whatever the rerun. Before nonce
+    // slots this said nonce_used_elsewhere on every rerun ("ask again with a new clientRequestId").
     const rerun = await runCli(args, home, { env });
     expect(rerun.code, rerun.stdout).toBe(4);
-    expect(rerun.json().error.code, rerun.stdout).toBe('nonce_used_elsewhere');
-    expect(rerun.json().error.message).toMatch(/can never be mined: nonce \d+ of 0x[0-9a-fA-F]{40} was used by another transaction/);
+    expect(rerun.json().error.code, rerun.stdout).toBe('nonce_not_final');
+    expect(rerun.json().error.message).toMatch(
+      /nonce \d+ is used by a transaction that is not 0x[0-9a-f]{64}; whether this step paid becomes final at block \d+/,
+    );
     expect(await submissionsTitled(title)).toBe(0);
     expect(await usdc()).toBe(before);
+    // Two blocks later the sandbox's finalized block (head − 2) has passed the taker: the slot is void, signed anew.
+    for (let i = 0; i < 2; i++) await pub.request({ method: 'evm_mine' as never, params: [] as never });
+    const final = await runCli(args, home, { env });
+    expect(final.code, final.stdout + final.stderr).toBe(0);
+    expect(final.stderr).toMatch(/"event":"tx\.void"/);
+    expect(await submissionsTitled(title)).toBe(1);
+    expect(before - (await usdc())).toBe(1_500_000n);
   });
 
   it('a rerun that switches to x402 after a wallet_calls transaction of the ask is on chain is refused before it signs an authorization, and the wallet_calls rerun then pays once', async () => {

@@ -361,7 +361,7 @@ describe('a vote is never approved twice', () => {
     expect(used.used).toBe(3_000_000n);
   });
 
-  it("a replaced commit's approval (signed, never sent) whose nonce software outside loopsign took: the vote goes on, the approval stays counted, the stake is paid once", async () => {
+  it("a replaced commit's approval (signed, never sent) whose nonce software outside loopsign took: the vote waits for that to be final, then goes on, the approval void, the stake paid once", async () => {
     // A wallet of its own, so that its key can send a transaction outside loopsign.
     const { account, env, lrepOf } = await freshWallet();
     const other = makeHome();
@@ -386,15 +386,20 @@ describe('a vote is never approved twice', () => {
     await pub.waitForTransactionReceipt({ hash: await outside.sendTransaction({ chain: null, to: account.address, value: 0n }) });
     const before = await lrepOf();
     // Before, every rerun stopped at that approval (nonce_used_elsewhere, "ask again with a new clientRequestId", which
-    // a vote does not have): the vote could never be cast in this round.
+    // a vote does not have): the vote could never be cast in this round. Now it stops only until the taker is final.
+    const early = await runCli(args, other, { env });
+    expect(early.code, early.stdout + early.stderr).toBe(4);
+    expect(early.json().error.code).toBe('nonce_not_final');
+    expect(await lrepOf()).toBe(before);
+    for (let i = 0; i < 2; i++) await pub.request({ method: 'evm_mine' as never, params: [] as never });
     for (const attempt of [1, 2]) {
       const rerun = await runCli(args, other, { env });
       expect(rerun.code, `rerun ${attempt}: ${rerun.stdout}${rerun.stderr}`).toBe(0);
       expect(before - (await lrepOf()), `rerun ${attempt}: one stake`).toBe(3_000_000n);
     }
     const txs = recorded(other, op!.id).txs;
-    // The old approval stays counted (it can pay nothing: its nonce is used), beside the new plan's transactions.
-    expect(txs.find((t) => t.nonce === 0)?.status).toBe('signed');
+    // The old approval is void (its nonce used in the finalized chain by the outside transaction): it counts no more.
+    expect(txs.find((t) => t.nonce === 0)?.status).toBe('dropped');
     expect(txs.filter((t) => t.stage === 'rate:1').map((t) => t.status)).toEqual(['mined', 'mined']);
   });
   it("a node that drops a revert's data: the commit's first simulation cannot tell the allowance shortfall from a refusal, and an honest vote is not refused for ever", async () => {

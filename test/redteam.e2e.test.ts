@@ -222,7 +222,7 @@ describe('interrupted plans and other operations on the same wallet', () => {
     expect(await usdc()).toBe(before - 1_500_000n);
   });
 
-  it('an ask killed after signing, before broadcast, then another ask takes the nonce: the first finishes (its lost transaction is provably dropped), paying once', async () => {
+  it('an ask killed after signing, before broadcast, then another ask cancels that gap and signs past it: the first finishes once the cancel is final (its lost transaction void), paying once', async () => {
     const first = plain(`Red team: killed before broadcast ${n}`);
     const before = await usdc();
     const killed = await run(['--json', 'ask', '--file', first, '--payment-mode', 'wallet_calls'], {
@@ -231,9 +231,11 @@ describe('interrupted plans and other operations on the same wallet', () => {
     expect(killed.code).toBe(-1);
     const other = await run(['--json', 'ask', '--file', plain(`Red team: the nonce taker ${n}`), '--payment-mode', 'wallet_calls']);
     expect(other.code, other.stdout + other.stderr).toBe(0);
+    expect(other.stderr).toMatch(/"event":"tx\.cancel"/);
+    // The other ask's three transactions came after the cancel: the sandbox's finalized block (head − 2) passed it.
     const resumed = await run(['--json', 'ask', '--file', first, '--payment-mode', 'wallet_calls']);
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
-    expect(resumed.stderr).toMatch(/tx\.dropped/);
+    expect(resumed.stderr).toMatch(/"event":"tx\.void"/);
     expect(await usdc()).toBe(before - 3_000_000n);
   });
 });

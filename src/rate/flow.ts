@@ -294,26 +294,16 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
       const stage = `rate:${commit.roundId}`;
       // What a replaced commit's plan signed (an approval of the same stake, its commit never sent) is settled first:
       // found on chain or sent byte for byte, so the fresh plan finds its allowance instead of approving the stake a
-      // second time; dropped once another mined transaction took its nonce. Left alone, it counted for ever.
-      // One whose nonce software outside loopsign took (nonce_used_elsewhere: the node shows the nonce used and no such
-      // transaction) stays as it is, counted, and the vote goes on: it carries no commit, and an approval sets the
-      // allowance rather than adding to it, so leaving it counted is the safe side. Stopping there left a vote that no
-      // flag or rerun could ever cast (a vote has no clientRequestId to change).
+      // second time; dropped once its slot is void (its nonce used in the finalized chain by another transaction, such
+      // as software outside loopsign: the vote then stops until that is final, nonce_not_final, and goes on after).
+      // Left alone, it counted for ever.
       for (const old of new Set(
         journal
           .txs()
           .filter((t) => isLive(t) && t.stage.startsWith(`${stage}:superseded:`))
           .map((t) => t.stage),
-      )) {
-        try {
-          await ex.settleJournaled(old);
-        } catch (error) {
-          if (!(error instanceof ChainError && error.code === 'nonce_used_elsewhere')) throw error;
-          ctx.out.warn(
-            `a transaction the replaced commit's plan signed (${old}) can no longer be sent: ${error.message}. It stays counted; the vote goes on`,
-          );
-        }
-      }
+      ))
+        await ex.settleJournaled(old);
       await ex.settleJournaled(stage);
       const journaledPlan = journal.txsFor(stage).some(isLive) ? journal.data.ratePlan : undefined;
       const prepared = journaledPlan ?? (await prepareRating(ctx, mcp, args, commit));
