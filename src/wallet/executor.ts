@@ -189,12 +189,17 @@ export class Executor {
         .flatMap((t) => callsOfRawTransaction(t.raw, wallet).map(callDigest)),
     );
     for (const tx of this.op.txsFor(stage).filter((t) => t.status === 'dropped')) {
-      const receipt = await receiptOrNone(this.client, tx.hash);
+      // A record found void at finality cannot be mined: a receipt for it now is a node's lie (or a reorg below the
+      // finalized block), never a reason to count it again beside the calls signed anew (issue 35).
+      if (tx.voidChecked) continue;
+      const found = await receiptOrNone(this.client, tx.hash);
+      // A receipt of another transaction is no receipt of this one.
+      const receipt = found && found.transactionHash.toLowerCase() === tx.hash.toLowerCase() ? found : undefined;
       if (!receipt) {
         // Dropped before slots (schema 1: at one confirmation of another transaction): its calls are signed anew only
         // once it is void at finality (a live record already carrying them was signed before this version).
         const uncovered = callsOfRawTransaction(tx.raw, wallet).some((c) => !covered.has(callDigest(c)));
-        if (!tx.voidChecked && uncovered) await this.voidOrWait(tx);
+        if (uncovered) await this.voidOrWait(tx);
         continue;
       }
       const status = receipt.status === 'success' ? 'mined' : 'reverted';
