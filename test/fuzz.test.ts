@@ -21,6 +21,7 @@ import { chainForProfile } from '../src/chains/index.js';
 import { LoopsignError, ExitCode } from '../src/errors.js';
 import { VECTORS, TEST_ADDRESS } from './helpers/cli.js';
 import { capture } from './helpers/capture.js';
+import { assertAsyncProperty, assertProperty } from './helpers/property.js';
 
 export const TRIED: Record<string, number> = {};
 const count = (name: string, n: number) => (TRIED[name] = n);
@@ -42,7 +43,7 @@ describe('fuzzing', () => {
       { requiredKeys: ['amount'] },
     );
     const seedRound = fc.record({ epochDuration: json, maxDuration: json, questionDurationSeconds: json }, { requiredKeys: [] });
-    fc.assert(
+    assertProperty(
       fc.property(
         fc.oneof(
           json,
@@ -72,7 +73,7 @@ describe('fuzzing', () => {
     const packet = JSON.parse(readFileSync(path.join(VECTORS, 'synthetic-evidence-v4.json'), 'utf8'));
     const pin = readFileSync(path.join(VECTORS, 'synthetic-evidence-v4.spki.txt'), 'utf8').trim();
     const runs = 300;
-    fc.assert(
+    assertProperty(
       fc.property(
         fc.constantFrom(
           'payload',
@@ -97,25 +98,35 @@ describe('fuzzing', () => {
       ),
       { numRuns: runs },
     );
-    fc.assert(
+    count('evidence packets', runs);
+  });
+
+  // One property per test: a failure's replay command selects the test (test/helpers/property.ts).
+  it('evidence packets: any JSON never verifies', () => {
+    assertProperty(
       fc.property(json, (v) => {
         expect(verifyPacket(v, {}).valid).toBe(false);
       }),
       { numRuns: 200 },
     );
-    count('evidence packets', runs + 200);
+    count('evidence packets (any JSON)', 200);
   });
 
-  it('audit and coverage exports, and raw text through the strict JSON reader', () => {
+  it('audit and coverage exports: any JSON never verifies', () => {
     const runs = 300;
-    fc.assert(
+    assertProperty(
       fc.property(json, (v) => {
         expect(verifyAuditExport(v).valid).toBe(false);
         expect(verifyCoverageExport(v).valid).toBe(false);
       }),
       { numRuns: runs },
     );
-    fc.assert(
+    count('audit/coverage exports', runs);
+  });
+
+  it('raw text through the strict JSON reader: a value, or a strict or syntax error', () => {
+    const runs = 300;
+    assertProperty(
       fc.property(fc.string({ maxLength: 200 }), (s) => {
         try {
           parseStrictJson(s);
@@ -125,14 +136,13 @@ describe('fuzzing', () => {
       }),
       { numRuns: runs },
     );
-    count('audit/coverage exports', runs);
     count('raw evidence text', runs);
   });
 
-  it('evidence file starts and session cookies: a kind or unknown, a cookie or a credential error that never echoes it', () => {
+  it('evidence file starts: a kind or unknown', () => {
     const runs = 300;
     const kinds = new Set(['packet', 'audit', 'coverage', 'trusted-keys', 'unknown']);
-    fc.assert(
+    assertProperty(
       fc.property(
         fc.oneof(
           fc.string({ maxLength: 300 }),
@@ -144,7 +154,12 @@ describe('fuzzing', () => {
       ),
       { numRuns: runs },
     );
-    fc.assert(
+    count('evidence file starts', runs);
+  });
+
+  it('session cookies: a cookie or a credential error that never echoes it', () => {
+    const runs = 300;
+    assertProperty(
       fc.property(fc.string({ minLength: 16, maxLength: 120 }), (text) => {
         try {
           expect(parseSessionCookie(text, 'the file')).toMatch(/^(__Host-)?rateloop-session=[\x21-\x7e]{16,}$/);
@@ -156,13 +171,12 @@ describe('fuzzing', () => {
       }),
       { numRuns: runs },
     );
-    count('evidence file starts', runs);
     count('session cookie texts', runs);
   });
 
   it('keystores: any JSON is a credential error, never a crash', async () => {
     const runs = 150;
-    await fc.assert(
+    await assertAsyncProperty(
       fc.asyncProperty(fc.oneof(json, fc.record({ version: fc.constant(3), crypto: json })), async (v) => {
         try {
           await decryptKeystore(v, 'pw');
@@ -200,7 +214,7 @@ describe('fuzzing', () => {
       value: fc.oneof(fc.constant('0'), fc.string()),
     });
     const runs = 400;
-    fc.assert(
+    assertProperty(
       fc.property(
         fc.oneof(
           json,

@@ -3,13 +3,15 @@
 // random payment mode and --atomic, and a service that may re-flag its plans atomic — then one clean run. After
 // every sequence: the wallet paid at most maxPaymentAmount, the bounty at most once, the bonus at most once, and
 // every run ended with a documented exit code (never an internal error). The seed is fixed for CI;
-// LOOPSIGN_PROPERTY_SEED (and LOOPSIGN_PROPERTY_RUNS) explore others.
+// LOOPSIGN_PROPERTY_SEED (and LOOPSIGN_PROPERTY_RUNS) explore others, and a failure prints the command that replays
+// it (test/helpers/property.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { runCli, type Home } from './helpers/cli.js';
 import type { SandboxHandle } from './helpers/sandbox.js';
 import { capture } from './helpers/capture.js';
 import { bonusPoolsFunded, openSession, submissionsTitled, tokenBalance, type Pub, type Session } from './helpers/chain.js';
+import { assertAsyncProperty } from './helpers/property.js';
 
 let s: Session;
 let sb: SandboxHandle;
@@ -17,7 +19,7 @@ let home: Home;
 let pub: Pub;
 let n = 0;
 
-const SEED = Number(process.env.LOOPSIGN_PROPERTY_SEED ?? 424242);
+const SEED = 424242;
 const RUNS = Number(process.env.LOOPSIGN_PROPERTY_RUNS ?? 10);
 
 const ROUTES = [
@@ -68,21 +70,21 @@ afterAll(async () => {
 });
 
 describe('the ledger holds over random faults, kills, flag changes and re-flagged plans', () => {
-  it(`${RUNS} random sequences (seed ${SEED}): paid ≤ maxPaymentAmount, the bounty and the bonus at most once`, async () => {
+  it(`${RUNS} random sequences: paid ≤ maxPaymentAmount, the bounty and the bonus at most once`, async () => {
     let runs = 0;
-    await fc.assert(
+    await assertAsyncProperty(
       fc.asyncProperty(
         fc.array(step, { minLength: 1, maxLength: 3 }),
         fc.boolean(),
         fc.constantFrom('wallet_calls', 'x402_authorization'),
         async (steps, bonus, finalMode) => {
           n++;
-          const title = `Ledger property ${SEED} ${n}`;
+          const title = `Ledger property ${process.pid} ${n}`;
           const file = home.file(
             `ledger-${n}.json`,
             JSON.stringify({
               chainId: 31337,
-              clientRequestId: `ledger-${process.pid}-${SEED}-${n}`,
+              clientRequestId: `ledger-${process.pid}-${n}`,
               maxPaymentAmount: bonus ? '2500000' : '1500000',
               bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
               ...(bonus ? { feedbackBonus: { amount: '1000000', asset: 'USDC' } } : {}),
@@ -119,7 +121,7 @@ describe('the ledger holds over random faults, kills, flag changes and re-flagge
       ),
       { numRuns: RUNS, seed: SEED, endOnFailure: true },
     );
-    capture.count('ledger property: sequences of runs (faults, kills, flag changes)', `e2e ${SEED}`, RUNS);
-    capture.count('ledger property: runs of the binary in those sequences', `e2e runs ${SEED}`, runs);
+    capture.count('ledger property: sequences of runs (faults, kills, flag changes)', 'e2e', RUNS);
+    capture.count('ledger property: runs of the binary in those sequences', 'e2e runs', runs);
   });
 });

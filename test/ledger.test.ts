@@ -20,6 +20,7 @@ import { askSpendCaps } from '../src/ask/caps.js';
 import { normalizeAsk } from '../src/protocol/ask-normalize.js';
 import { TEST_PRIVATE_KEY } from './helpers/cli.js';
 import { capture } from './helpers/capture.js';
+import { assertAsyncProperty, replaying } from './helpers/property.js';
 
 const a = (n: number) => `0x${n.toString(16).padStart(40, '0')}` as Hex;
 const chain: ChainConfig = {
@@ -224,7 +225,7 @@ describe('the caps from the file hold whatever is attempted', () => {
     let attempts = 0;
     let admitted = 0;
     let refused = 0;
-    await fc.assert(
+    await assertAsyncProperty(
       fc.asyncProperty(
         fc.array(
           fc.record({
@@ -311,9 +312,11 @@ describe('the caps from the file hold whatever is attempted', () => {
       ),
       { numRuns: 250, seed: 20261122 },
     );
-    // Not vacuous: the sequences both fit and break the caps.
-    expect(admitted).toBeGreaterThan(25);
-    expect(refused).toBeGreaterThan(25);
+    // Not vacuous: the sequences both fit and break the caps (over the whole run, not a replayed case).
+    if (!replaying()) {
+      expect(admitted).toBeGreaterThan(25);
+      expect(refused).toBeGreaterThan(25);
+    }
     capture.count('ledger property: signing attempts checked', 'ledger.test', attempts);
   });
 });
