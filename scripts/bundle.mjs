@@ -17,8 +17,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const from = path.join(root, 'build');
-const dist = path.join(root, 'dist');
+// LOOPSIGN_BUILD_OUT: the folder holding the build/ to bundle and the dist/ to write (scripts/build.mjs gives a folder
+// of the build's own, inside the checkout so that node_modules/ is found from it); without it, the checkout.
+const base = process.env.LOOPSIGN_BUILD_OUT || root;
+const from = path.join(base, 'build');
+const dist = path.join(base, 'dist');
+// esbuild names files relative to the checkout (absWorkingDir); bundle-meta.json names them as the package has them.
+const prefix = path.relative(root, base) ? `${path.relative(root, base)}/` : '';
+const packaged = (f) => (prefix && f.startsWith(prefix) ? f.slice(prefix.length) : f);
 
 // What runs on its own: the program. The audit verifier's worker thread, started from its own file, is bundled apart
 // below (WORKER).
@@ -74,10 +80,8 @@ function isCommonJs(file) {
   return true;
 }
 
-// A clean dist/ (no chunk of an earlier build left behind), but for the test setup's stamp (test/setup/build.ts): a
-// build by hand from the same sources leaves it valid.
-for (const e of existsSync(dist) ? readdirSync(dist) : [])
-  if (e !== '.build-stamp') rmSync(path.join(dist, e), { recursive: true, force: true });
+// A clean dist/: no chunk of an earlier build left behind.
+rmSync(dist, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
   entryPoints: ENTRIES.map((e) => path.join(from, `${e}.js`)),
@@ -153,7 +157,10 @@ for (const [from, to] of Object.entries(renamed)) {
 // and what it imports from outside the bundle.
 const meta = {};
 for (const [file, out] of [...Object.entries(result.metafile.outputs), ...Object.entries(worker.metafile.outputs)])
-  meta[file] = { modules: Object.keys(out.inputs), external: [...new Set(out.imports.filter((i) => i.external).map((i) => i.path))] };
+  meta[packaged(file)] = {
+    modules: Object.keys(out.inputs).map(packaged),
+    external: [...new Set(out.imports.filter((i) => i.external).map((i) => i.path))],
+  };
 writeFileSync(path.join(from, 'bundle-meta.json'), JSON.stringify(meta, null, 1) + '\n');
 
 // Every npm package with code in the bundle, with its version and its licence text.

@@ -5,11 +5,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// LOOPSIGN_BUILD_OUT: the folder holding the dist/ to cache (scripts/build.mjs); without it, the checkout.
+const dist = path.join(process.env.LOOPSIGN_BUILD_OUT || root, 'dist');
 const r = spawnSync(
   process.execPath,
   [
     '-e',
-    `const r = require(${JSON.stringify(path.join(root, 'bin', 'load-chunks.cjs'))}).writeCaches(${JSON.stringify(path.join(root, 'dist'))}); console.log(JSON.stringify(r));`,
+    `const r = require(${JSON.stringify(path.join(root, 'bin', 'load-chunks.cjs'))}).writeCaches(${JSON.stringify(dist)}); console.log(JSON.stringify(r));`,
   ],
   { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
 );

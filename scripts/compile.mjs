@@ -12,7 +12,9 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const src = path.join(root, 'src');
-const out = path.join(root, 'build');
+// LOOPSIGN_BUILD_OUT: the folder to write build/ under (scripts/build.mjs gives a folder of the build's own, moved into
+// place once the whole build is done); without it, the checkout.
+const out = path.join(process.env.LOOPSIGN_BUILD_OUT || root, 'build');
 
 function modules(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

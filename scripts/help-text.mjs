@@ -8,7 +8,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const cli = path.join(root, 'dist', 'cli.cjs');
+// LOOPSIGN_BUILD_OUT: the folder holding the dist/ to render from and write to (scripts/build.mjs); without it, the checkout.
+const dist = path.join(process.env.LOOPSIGN_BUILD_OUT || root, 'dist');
+const cli = path.join(dist, 'cli.cjs');
 const r = spawnSync(
   process.execPath,
   [
@@ -22,4 +24,4 @@ const r = spawnSync(
   },
 );
 if (r.status !== 0 || !r.stdout.startsWith('Usage: loopsign')) throw new Error(`rendering the help failed (exit ${r.status})`);
-writeFileSync(path.join(root, 'dist', 'help.txt'), r.stdout);
+writeFileSync(path.join(dist, 'help.txt'), r.stdout);
