@@ -6,7 +6,7 @@
 //    file in .tmp/, which a later build removes when nothing answers on it). A second build waits for the first. Two
 //    test runs started together in a fresh clone both rebuilt dist/, removing it under each other (ENOENT dist/cli.cjs),
 //    and so did npm pack beside a test run.
-//  - Into .tmp/build-<pid>/{build,dist}, then each file renamed over its namesake in build/ and dist/ (a rename replaces
+//  - Into .tmp/build/{build,dist}, then each file renamed over its namesake in build/ and dist/ (a rename replaces
 //    a file at once), and only then the files the new build lacks removed: a process running dist/ while a build runs
 //    (a test run's loopsign, beside npm pack) finds every file it loads, the old one or the new one.
 //  - Last, the stamp (build/.build-stamp, written aside and renamed into place), dated when the build started: a file
@@ -147,9 +147,11 @@ try {
   if (why) {
     if (ifStale) console.log(`building dist/ (${why})`);
     const started = new Date();
-    // Under the lock no other build runs: any other build folder is a killed build's.
-    for (const e of readdirSync(TMP)) if (e.startsWith('build-')) rmSync(path.join(TMP, e), { recursive: true, force: true });
-    const out = path.join(TMP, `build-${process.pid}`);
+    // One name for every build's folder (under the lock no other build runs; what is there is a killed build's): esbuild
+    // names each chunk for a hash of its contents and the paths of its modules, so a folder named for the build would
+    // give every build other chunk names, and a build beside a test run would remove the files the run is loading.
+    const out = path.join(TMP, 'build');
+    rmSync(out, { recursive: true, force: true });
     mkdirSync(out, { recursive: true });
     for (const step of STEPS) {
       const r = spawnSync(process.execPath, [path.join(root, 'scripts', step)], {
