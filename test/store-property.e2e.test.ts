@@ -11,13 +11,19 @@
 //     the policy's perAsk / perRating, and the usage rows of the last 24 hours fit each window;
 //   - the hourly sums equal the usage rows;
 //   - no process ended in an internal error.
-// A process sharing an earlier one's ask file may use another payment mode: the same operation, switched.
-// Bounded by case count, not time: LOOPSIGN_PROPERTY_RUNS=N runs N cases (default 15, about a minute here);
-// LOOPSIGN_PROPERTY_SEED replays a reported seed.
+// A process sharing an earlier one's ask file may use another payment mode: the same operation, switched; so may a
+// killed ask's rerun.
+// The rare endings lean on kills and reruns (issue 40: spend_limit, plan_changed and approval_replaced came up a
+// handful of times in thousands of processes, and an overspend hides in rare paths), so the generator leans towards
+// the kill points that reach them (RARE_POINTS) and the run prints how often each came up.
+// Bounded by case count, not time: LOOPSIGN_PROPERTY_RUNS=N runs N cases (default 15, about a minute here); a failure
+// prints the command that replays it, and the failing case's story (what each process ended with) goes to the file it
+// names (test/helpers/property.ts). The run prints a tally of how every process ended.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
+import { assertAsyncProperty, replaying } from './helpers/property.js';
 import { parseAbi, type Hex } from 'viem';
 import { makeHome, startCli, TEST_ADDRESS, TEST_PRIVATE_KEY, type Home, type RunResult } from './helpers/cli.js';
 import { openSession, type Session } from './helpers/chain.js';
@@ -28,7 +34,6 @@ import { capture } from './helpers/capture.js';
 import { startRpcProxy } from './helpers/rpc-proxy.js';
 
 const RUNS = Math.max(1, Number(process.env.LOOPSIGN_PROPERTY_RUNS ?? 15));
-const SEED = process.env.LOOPSIGN_PROPERTY_SEED === undefined ? undefined : Number(process.env.LOOPSIGN_PROPERTY_SEED);
 
 const USDC = 1_000_000n;
 const WALLET_POINTS = [
@@ -48,6 +53,16 @@ const WALLET_POINTS = [
 ];
 const X402_POINTS = ['ask:planned', 'ask:x402_signed', 'ask:signed:0', 'ask:mined:0', 'ask:executed', 'ask:confirmed'];
 const RATE_POINTS = ['rate:built', 'rate:planned', 'rate:1:signed:0', 'rate:1:mined:0', 'rate:1:signed:1', 'rate:confirmed'];
+// Where a killed ask, run again, meets a rare ending:
+//  - killed once its x402 authorization is signed, run again with wallet_calls: the authorization counts against the
+//    ask's cap until it expires, so the wallet plan's payment would be a second one (spend_limit);
+//  - killed once a wallet_calls transaction is signed or mined, run again with x402: a second way to pay (plan_changed);
+//  - killed once its approval is mined, before the submit that pulls it, while another ask from the same wallet
+//    approves the same escrow and pays: run again, its approval is no longer there (approval_replaced).
+const RARE_POINTS: Record<Ask['mode'], string[]> = {
+  wallet_calls: ['ask:signed:0', 'ask:mined:0', 'ask:mined:1', 'ask:mined:1'],
+  x402_authorization: ['ask:x402_signed'],
+};
 // What a process may end with besides success: refused by the policy or a cap (5), another process on the same
 // operation (journal_locked), a killed run's approval replaced by another operation's (approval_replaced), killed (-1).
 const ALLOWED_ERRORS = new Set(['policy_limit', 'spend_limit', 'journal_locked', 'approval_replaced', 'wallet_busy']);
@@ -63,6 +78,8 @@ interface Ask {
   /** Run the same file as the ask at this index (if it is an ask): the same clientRequestId, an identical rerun. */
   sameAs: number | undefined;
   kill: Kill;
+  /** When killed and run again: in the same payment mode, or in the other. */
+  rerunMode: 'same' | 'switched';
 }
 interface Rate {
   kind: 'rate';
@@ -72,20 +89,38 @@ interface Rate {
   kill: Kill;
 }
 type Proc = Ask | Rate;
+/**
+ * A rare ending met on purpose, beside the random processes: an ask killed where that ending starts, run again so as to
+ * meet it, and (resume) once more as it started, which resumes from its journal.
+ *   spend_limit: killed once its x402 authorization is signed; run again with wallet_calls.
+ *   plan_changed: killed once a wallet_calls transaction is signed or mined (point); run again with x402.
+ *   approval_replaced: killed once its approval is mined; another ask from the wallet then runs (its approval replaces
+ *     the killed one's, and its submit pulls it); run again with wallet_calls.
+ */
+interface Episode {
+  ending: 'spend_limit' | 'plan_changed' | 'approval_replaced';
+  wallet: 0 | 1;
+  bounty: bigint;
+  bonus: bigint;
+  point: string;
+  resume: boolean;
+}
 interface Case {
   procs: Proc[];
   mcp: Ask | undefined;
+  episodes: Episode[];
   rerun: boolean;
   /** A slow node (every request delayed this long), or the sandbox's own. */
   rpcDelayMs: number;
   policy: { perAsk: bigint; perRating: bigint; windowUsdc: bigint; windowLrep: bigint };
 }
 
-const kill = (points: string[]): fc.Arbitrary<Kill> =>
+const kill = (points: string[], rare: string[] = []): fc.Arbitrary<Kill> =>
   fc.oneof(
     { weight: 2, arbitrary: fc.constant<Kill>({ kind: 'none' }) },
     { weight: 1, arbitrary: fc.integer({ min: 0, max: 5000 }).map<Kill>((afterMs) => ({ kind: 'signal', afterMs })) },
     { weight: 1, arbitrary: fc.constantFrom(...points).map<Kill>((point) => ({ kind: 'crash', point })) },
+    ...(rare.length ? [{ weight: 3, arbitrary: fc.constantFrom(...rare).map<Kill>((point) => ({ kind: 'crash', point })) }] : []),
   );
 const wallet = fc.constantFrom<0 | 1>(0, 1);
 const sameAs = fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.nat(5) });
@@ -97,29 +132,55 @@ const ask: fc.Arbitrary<Ask> = fc
     bonus: fc.constantFrom(0n, 0n, USDC / 2n, USDC),
     slack: fc.constantFrom(0n, USDC / 2n),
     sameAs,
+    rerunMode: fc.constantFrom<Ask['rerunMode']>('same', 'switched'),
   })
-  .chain((a) => kill(a.mode === 'wallet_calls' ? WALLET_POINTS : X402_POINTS).map((k) => ({ kind: 'ask' as const, ...a, kill: k })));
+  .chain((a) =>
+    kill(a.mode === 'wallet_calls' ? WALLET_POINTS : X402_POINTS, RARE_POINTS[a.mode]).map((k) => ({
+      kind: 'ask' as const,
+      ...a,
+      kill: k,
+    })),
+  );
 const rate: fc.Arbitrary<Rate> = fc
   .record({ wallet, stake: fc.constantFrom(1n, 2n, 3n).map((l) => l * USDC), sameAs, kill: kill(RATE_POINTS) })
   .map((r) => ({ kind: 'rate' as const, ...r }));
+const episode: fc.Arbitrary<Episode> = fc.record({
+  ending: fc.constantFrom<Episode['ending']>('spend_limit', 'plan_changed', 'approval_replaced'),
+  wallet,
+  bounty: fc.constantFrom(2n, 3n, 4n).map((h) => (h * USDC) / 2n),
+  bonus: fc.constantFrom(0n, 0n, USDC / 2n),
+  point: fc.constantFrom('ask:signed:0', 'ask:mined:0', 'ask:signed:1', 'ask:mined:1'),
+  resume: fc.oneof({ weight: 1, arbitrary: fc.constant(true) }, { weight: 2, arbitrary: fc.constant(false) }),
+});
 const testCase: fc.Arbitrary<Case> = fc
   .record({
+    episodes: fc.array(episode, { minLength: 6, maxLength: 9 }),
     procs: fc.array(fc.oneof({ weight: 3, arbitrary: ask as fc.Arbitrary<Proc> }, { weight: 1, arbitrary: rate as fc.Arbitrary<Proc> }), {
       minLength: 2,
       maxLength: 5,
     }),
     mcp: fc.option(ask, { nil: undefined, freq: 2 }),
-    rerun: fc.boolean(),
+    rerun: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
     rpcDelayMs: fc.constantFrom(0, 0, 40, 150),
+    // A tight policy refuses most processes before they sign (policy_limit was 29 of 70 endings, then 60 of 179 with
+    // the episodes), and a refused process reaches no rare ending: most cases' policies refuse nothing an ask file
+    // allows; the tight ones stay.
     policy: fc.record({
-      perAsk: fc.constantFrom(2n, 3n).map((u) => u * USDC),
+      perAsk: fc.constantFrom(2n, 3n, 4n, 4n, 4n, 4n).map((u) => u * USDC),
       perRating: fc.constantFrom(2n, 3n).map((l) => l * USDC),
-      windowUsdc: fc.constantFrom(2n, 3n, 4n, 6n).map((u) => u * USDC),
+      windowUsdc: fc.constantFrom(2n, 3n, 4n, 6n, 12n, 40n, 40n, 40n, 40n, 40n).map((u) => u * USDC),
       windowLrep: fc.constantFrom(2n, 4n).map((l) => l * USDC),
     }),
   })
   // 3 to 6 processes in all.
   .filter((c) => c.procs.length + (c.mcp ? 1 : 0) >= 3);
+
+/** How the processes of the run ended (success, killed, or the error code), over every case: printed when the run ends. */
+const tally = new Map<string, number>();
+const endOf = (o: Outcome): string => (o.code === 0 ? 'ok' : o.code === -1 ? 'killed' : (o.error ?? `exit ${o.code}`));
+/** The case running now: what its processes ended with, for the story of a failure (the property ends on its first). */
+let lastStory: Record<string, unknown> | undefined;
+const bigints = (_k: string, v: unknown) => (typeof v === 'bigint' ? v.toString() : v);
 
 let s: Session;
 let wallets: Hex[];
@@ -130,8 +191,15 @@ beforeAll(async () => {
   s = await openSession({ rateLimits: { write: 100_000, read: 100_000 }, raters: false });
   wallets = [s.sb.info.devWallet.address.toLowerCase() as Hex, TEST_ADDRESS.toLowerCase() as Hex];
 });
+const tallyLine = () =>
+  `store property: how ${[...tally.values()].reduce((a, b) => a + b, 0)} processes ended: ${[...tally]
+    .sort(([, a], [, b]) => b - a)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ')}`;
 afterAll(async () => {
   await s?.sb.stop();
+  console.log(tallyLine());
+  capture.summary(tallyLine());
 });
 
 // Wallet 1 signs with a raw key: the keystore is left out, since naming both is a signer conflict (exit 2).
@@ -241,6 +309,7 @@ function exposures(
 
 async function check(c: Case): Promise<void> {
   const n = seq++;
+  lastStory = { case: n, generated: c };
   const home = makeHome();
   mkdirSync(path.join(home.env.XDG_CONFIG_HOME, 'loopsign'), { recursive: true });
   const policy = {
@@ -266,35 +335,49 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
   const planned: Planned[] = [];
   const asks = new Map<string, Ask>();
   const stakes = new Map<string, Rate>();
+  /** A new ask file, and the command that runs it. */
+  const askOf = (key: string, p: Ask): Planned => {
+    const clientRequestId = `prop-${process.pid}-${n}-${key}`;
+    const file = home.file(
+      `ask-${key}.json`,
+      JSON.stringify({
+        chainId: 31337,
+        clientRequestId,
+        maxPaymentAmount: String(p.bounty + p.bonus + p.slack),
+        bounty: { amount: String(p.bounty), asset: 'USDC', requiredVoters: '3' },
+        ...(p.bonus > 0n ? { feedbackBonus: { amount: String(p.bonus), asset: 'USDC' } } : {}),
+        question: { title: `Property ${n}.${key}`, contextUrl: 'https://example.com/property', categoryId: '1', tags: ['property'] },
+      }),
+    );
+    asks.set(clientRequestId, p);
+    return {
+      proc: p,
+      args: ['--json', 'ask', '--file', file, '--payment-mode', p.mode],
+      env: walletEnv(p.wallet, rpcUrl),
+      clientRequestId,
+    };
+  };
+  /** The same command in another payment mode, killed as given. */
+  const inMode = (p: Planned, mode: Ask['mode'], k: Kill): Planned => ({
+    ...p,
+    args: p.args.map((a, j) => (p.args[j - 1] === '--payment-mode' ? mode : a)),
+    proc: { ...(p.proc as Ask), mode, kill: k },
+  });
   for (const [i, p] of all.entries()) {
     const earlier = p.sameAs !== undefined && p.sameAs < i ? planned[p.sameAs] : undefined;
     if (earlier && earlier.proc.kind === p.kind) {
       // The same file from the same wallet: the same operation, run again — an ask possibly with another payment
       // mode (what a switch could pay twice is the ledger's to stop).
       const args = p.kind === 'ask' ? earlier.args.map((a, k) => (earlier.args[k - 1] === '--payment-mode' ? p.mode : a)) : earlier.args;
-      planned.push({ ...earlier, args, proc: { ...earlier.proc, ...(p.kind === 'ask' ? { mode: p.mode } : {}), kill: p.kill } as Proc });
+      planned.push({
+        ...earlier,
+        args,
+        proc: { ...earlier.proc, ...(p.kind === 'ask' ? { mode: p.mode, rerunMode: p.rerunMode } : {}), kill: p.kill } as Proc,
+      });
       continue;
     }
     if (p.kind === 'ask') {
-      const clientRequestId = `prop-${process.pid}-${n}-${i}`;
-      const file = home.file(
-        `ask-${i}.json`,
-        JSON.stringify({
-          chainId: 31337,
-          clientRequestId,
-          maxPaymentAmount: String(p.bounty + p.bonus + p.slack),
-          bounty: { amount: String(p.bounty), asset: 'USDC', requiredVoters: '3' },
-          ...(p.bonus > 0n ? { feedbackBonus: { amount: String(p.bonus), asset: 'USDC' } } : {}),
-          question: { title: `Property ${n}.${i}`, contextUrl: 'https://example.com/property', categoryId: '1', tags: ['property'] },
-        }),
-      );
-      asks.set(clientRequestId, p);
-      planned.push({
-        proc: p,
-        args: ['--json', 'ask', '--file', file, '--payment-mode', p.mode],
-        env: walletEnv(p.wallet, rpcUrl),
-        clientRequestId,
-      });
+      planned.push(askOf(`${i}`, p));
     } else {
       const contentId = String((await s.sb.control('/__sandbox/content', {})).contentId);
       stakes.set(`${wallets[p.wallet]}:${contentId}`, p);
@@ -311,31 +394,72 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
   const before = await Promise.all(wallets.map(async (w) => ({ usdc: await balance('USDC', w), lrep: await balance('LREP', w) })));
   const startBlock = (await s.pub.getBlockNumber()) + 1n;
 
+  // The episodes' runs, round by round: the first beside the random processes, the second beside their reruns.
+  const none: Kill = { kind: 'none' };
+  const other = (m: Ask['mode']): Ask['mode'] => (m === 'wallet_calls' ? 'x402_authorization' : 'wallet_calls');
+  const rounds: { p: Planned; what: string }[][] = [[], [], []];
+  for (const [k, e] of c.episodes.entries()) {
+    const first: Ask['mode'] = e.ending === 'spend_limit' ? 'x402_authorization' : 'wallet_calls';
+    const point = e.ending === 'spend_limit' ? 'ask:x402_signed' : e.ending === 'plan_changed' ? e.point : 'ask:mined:1';
+    const base: Ask = {
+      kind: 'ask',
+      wallet: e.wallet,
+      mode: first,
+      bounty: e.bounty,
+      bonus: e.bonus,
+      slack: 0n,
+      sameAs: undefined,
+      kill: none,
+      rerunMode: 'same',
+    };
+    const f = askOf(`e${k}`, base);
+    const what = `episode ${k} (${e.ending})`;
+    rounds[0]!.push({ p: inMode(f, first, { kind: 'crash', point }), what: `${what}, killed at ${point}` });
+    if (e.ending === 'approval_replaced') {
+      rounds[1]!.push({ p: askOf(`e${k}b`, base), what: `${what}, another ask from the wallet` });
+      rounds[2]!.push({ p: f, what: `${what}, run again` });
+    } else {
+      rounds[1]!.push({ p: inMode(f, other(first), none), what: `${what}, run again in the other mode` });
+      if (e.resume) rounds[2]!.push({ p: f, what: `${what}, resumed` });
+    }
+  }
+
   const start = (p: Planned, i: number, k: Kill) => (i === mcpAt ? runMcpAsk(home, p, k) : runProc(home, p, k));
-  const outcomes = await Promise.all(planned.map((p, i) => start(p, i, p.proc.kill)));
-  const reruns = c.rerun
-    ? await Promise.all(planned.map((p, i) => (outcomes[i]!.code === -1 ? start(p, i, { kind: 'none' }) : undefined)))
-    : [];
-  const ended = [...outcomes, ...reruns.filter((o): o is Outcome => o !== undefined)];
-  const story = JSON.stringify({ case: c, outcomes, reruns }, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+  const runRound = (r: { p: Planned }[]) => Promise.all(r.map(({ p }) => runProc(home, p, p.proc.kill)));
+  const [outcomes, episodes1] = await Promise.all([Promise.all(planned.map((p, i) => start(p, i, p.proc.kill))), runRound(rounds[0]!)]);
+  // A killed process run again, an ask possibly in the other payment mode: the same command but for --payment-mode.
+  const again = planned.map(
+    (p): Planned => (p.proc.kind !== 'ask' || p.proc.rerunMode === 'same' ? p : inMode(p, other(p.proc.mode), p.proc.kill)),
+  );
+  const [reruns, episodes2] = await Promise.all([
+    c.rerun ? Promise.all(again.map((p, i) => (outcomes[i]!.code === -1 ? start(p, i, none) : undefined))) : [],
+    runRound(rounds[1]!),
+  ]);
+  const episodes3 = await runRound(rounds[2]!);
+  // Every run (the first ones, then the reruns, then the episodes') with the command it ran and how it was to end.
+  const ran = [
+    ...outcomes.map((o, i) => ({ o, p: planned[i]!, what: `process ${i}`, kill: planned[i]!.proc.kill })),
+    ...reruns.flatMap((o, i) => (o ? [{ o, p: again[i]!, what: `process ${i}'s rerun`, kill: none }] : [])),
+    ...[episodes1, episodes2, episodes3].flatMap((os, r) => os.map((o, i) => ({ o, ...rounds[r]![i]!, kill: rounds[r]![i]!.p.proc.kill }))),
+  ];
+  const current: Record<string, unknown> = { case: n, generated: c, ran: ran.map(({ o, what }) => ({ what, ...o })) };
+  lastStory = current;
+  for (const { o } of ran) tally.set(endOf(o), (tally.get(endOf(o)) ?? 0) + 1);
 
   // No process ended in an internal error, or a refusal the processes' races do not explain.
-  for (const [i, o] of outcomes.entries())
-    expect(o.code === -1 && planned[i]!.proc.kill.kind === 'none', `a run killed at the test's timeout: ${story}`).toBe(false);
-  for (const o of reruns) expect(o?.code, `a rerun killed at the test's timeout: ${story}`).not.toBe(-1);
+  for (const { o, what, kill } of ran)
+    expect(o.code === -1 && kill.kind === 'none', `${what} was killed at the test's timeout`).toBe(false);
   // An ask another process runs in the other payment mode may also be refused as a switch (plan_changed, exit 5):
   // once one mode's payment is signed or mined, the other would be a second way to pay (src/ask/submit.ts).
-  const switched = (i: number): boolean =>
-    planned[i]!.proc.kind === 'ask' &&
-    planned.some(
-      (q, j) => j !== i && q.clientRequestId === planned[i]!.clientRequestId && (q.proc as Ask).mode !== (planned[i]!.proc as Ask).mode,
-    );
-  const endedAt = [...outcomes.map((o, i) => [o, i] as const), ...reruns.flatMap((o, i) => (o ? [[o, i] as const] : []))];
-  for (const [o, i] of endedAt) {
-    expect(o.code, story).not.toBe(1);
+  const switched = (r: (typeof ran)[number]): boolean =>
+    r.p.proc.kind === 'ask' &&
+    ran.some((q) => q !== r && q.p.clientRequestId === r.p.clientRequestId && (q.p.proc as Ask).mode !== (r.p.proc as Ask).mode);
+  for (const r of ran) {
+    const { o, what } = r;
+    expect(o.code, `${what} ended in an internal error: ${o.message}`).not.toBe(1);
     if (o.code !== 0 && o.code !== -1) {
-      const allowed = ALLOWED_ERRORS.has(o.error ?? '') || (o.error === 'plan_changed' && o.code === 5 && switched(i));
-      expect(allowed, `${o.error}: ${story}`).toBe(true);
+      const allowed = ALLOWED_ERRORS.has(o.error ?? '') || (o.error === 'plan_changed' && o.code === 5 && switched(r));
+      expect(allowed, `${what} ended in ${o.error}: ${o.message}`).toBe(true);
     }
   }
 
@@ -344,12 +468,13 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
   const after = await Promise.all(wallets.map(async (w) => ({ usdc: await balance('USDC', w), lrep: await balance('LREP', w) })));
   const left = wallets.map((_, i) => ({ usdc: before[i]!.usdc - after[i]!.usdc, lrep: before[i]!.lrep - after[i]!.lrep }));
   const sent = await onChainTxsFrom(startBlock, latest);
+  Object.assign(current, { left, sent });
   const recorded = new Set(
     read(home, [], (db) => (db.prepare('SELECT hash FROM transactions').all() as { hash: string }[]).map((r) => r.hash.toLowerCase())),
   );
   expect(
     sent.filter((t) => !recorded.has(t.hash)),
-    `transactions on chain missing from the database: ${story}`,
+    'transactions on chain missing from the database',
   ).toEqual([]);
 
   // The database: each operation within its file's caps and the policy's per-ask / per-vote limits.
@@ -358,19 +483,17 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
     if (r.kind === 'ask') {
       const a = asks.get(JSON.parse(r.data).clientRequestId);
       expect(a, `an ask operation no process ran: ${r.operation}`).toBeDefined();
-      expect(r.asset, story).toBe('USDC');
-      expect(r.amount, `${r.operation} can pay ${r.amount}, above its file's bounty + bonus: ${story}`).toBeLessThanOrEqual(
-        a!.bounty + a!.bonus,
-      );
-      expect(r.amount, `${r.operation} above perAsk: ${story}`).toBeLessThanOrEqual(c.policy.perAsk);
+      expect(r.asset, `${r.operation}'s asset`).toBe('USDC');
+      expect(r.amount, `${r.operation} can pay ${r.amount}, above its file's bounty + bonus`).toBeLessThanOrEqual(a!.bounty + a!.bonus);
+      expect(r.amount, `${r.operation} above perAsk`).toBeLessThanOrEqual(c.policy.perAsk);
     } else if (r.kind === 'rate' && r.stage.startsWith('rate:')) {
       const v = stakes.get(`${r.wallet}:${JSON.parse(r.data).contentId}`);
       expect(v, `a vote no process cast: ${r.operation}`).toBeDefined();
-      expect(r.asset, story).toBe('LREP');
-      expect(r.amount, `${r.operation} ${r.stage} can stake ${r.amount}, above --stake: ${story}`).toBeLessThanOrEqual(v!.stake);
-      expect(r.amount, `${r.operation} above perRating: ${story}`).toBeLessThanOrEqual(c.policy.perRating);
+      expect(r.asset, `${r.operation}'s asset`).toBe('LREP');
+      expect(r.amount, `${r.operation} ${r.stage} can stake ${r.amount}, above --stake`).toBeLessThanOrEqual(v!.stake);
+      expect(r.amount, `${r.operation} above perRating`).toBeLessThanOrEqual(c.policy.perRating);
     } else {
-      expect(r.amount, `${r.kind} ${r.operation} ${r.stage} can pay: ${story}`).toBe(0n);
+      expect(r.amount, `${r.kind} ${r.operation} ${r.stage} can pay`).toBe(0n);
     }
   }
   const exposed = (w: Hex, asset: string) => rows.filter((r) => r.wallet === w && r.asset === asset).reduce((t, r) => t + r.amount, 0n);
@@ -384,8 +507,8 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
         .all(Date.now() - 86_400_000) as { asset: string; used: bigint }[],
   );
   const used = (asset: string) => windowRows.find((r) => r.asset === asset)?.used ?? 0n;
-  expect(used('USDC'), `the 24-hour window's USDC rows: ${story}`).toBeLessThanOrEqual(c.policy.windowUsdc);
-  expect(used('LREP'), `the 24-hour window's LREP rows: ${story}`).toBeLessThanOrEqual(c.policy.windowLrep);
+  expect(used('USDC'), "the 24-hour window's USDC rows").toBeLessThanOrEqual(c.policy.windowUsdc);
+  expect(used('LREP'), "the 24-hour window's LREP rows").toBeLessThanOrEqual(c.policy.windowLrep);
 
   // The hourly sums are the rows' sums.
   const drift = read(home, [], (db) =>
@@ -400,43 +523,48 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
       )
       .all(),
   );
-  expect(drift, story).toEqual([]);
+  expect(drift, 'the hourly sums drift from the usage rows').toEqual([]);
 
   // The chain again: what left each wallet is what its files and stakes allow, what the database says it can pay,
   // and together what the windows allow.
   for (const [i, w] of wallets.entries()) {
     const fileCaps = [...asks.values()].filter((a) => wallets[a.wallet] === w).reduce((t, a) => t + a.bounty + a.bonus, 0n);
     const stakeCaps = [...stakes.values()].filter((v) => wallets[v.wallet] === w).reduce((t, v) => t + v.stake, 0n);
-    expect(left[i]!.usdc, `USDC that left ${w} beyond its ask files: ${story}`).toBeLessThanOrEqual(fileCaps);
-    expect(left[i]!.lrep, `LREP that left ${w} beyond its stakes: ${story}`).toBeLessThanOrEqual(stakeCaps);
-    expect(left[i]!.usdc, `USDC that left ${w} beyond what the database says it can pay: ${story}`).toBeLessThanOrEqual(exposed(w, 'USDC'));
-    expect(left[i]!.lrep, `LREP that left ${w} beyond what the database says it can pay: ${story}`).toBeLessThanOrEqual(exposed(w, 'LREP'));
+    expect(left[i]!.usdc, `USDC that left ${w} beyond its ask files`).toBeLessThanOrEqual(fileCaps);
+    expect(left[i]!.lrep, `LREP that left ${w} beyond its stakes`).toBeLessThanOrEqual(stakeCaps);
+    expect(left[i]!.usdc, `USDC that left ${w} beyond what the database says it can pay`).toBeLessThanOrEqual(exposed(w, 'USDC'));
+    expect(left[i]!.lrep, `LREP that left ${w} beyond what the database says it can pay`).toBeLessThanOrEqual(exposed(w, 'LREP'));
   }
   expect(
     left.reduce((t, l) => t + l.usdc, 0n),
-    `USDC beyond the 24-hour window: ${story}`,
+    'USDC beyond the 24-hour window',
   ).toBeLessThanOrEqual(c.policy.windowUsdc);
   expect(
     left.reduce((t, l) => t + l.lrep, 0n),
-    `LREP beyond the 24-hour window: ${story}`,
+    'LREP beyond the 24-hour window',
   ).toBeLessThanOrEqual(c.policy.windowLrep);
 
   if (process.env.LOOPSIGN_PROPERTY_VERBOSE)
     console.log(
-      `case ${n}: ${story}\n  left ${JSON.stringify(left, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}, ${sent.length} transactions`,
+      `case ${n}: ${JSON.stringify({ generated: c, ran: current.ran }, bigints)}\n  left ${JSON.stringify(left, bigints)}, ${sent.length} transactions`,
     );
   capture.count('store property cases', `case ${n}`);
-  capture.count('store property processes killed', `case ${n}`, ended.filter((o) => o.code === -1).length);
+  capture.count('store property processes killed', `case ${n}`, ran.filter(({ o }) => o.code === -1).length);
 }
 
 describe('random concurrent processes and kills against one database', () => {
   it(
     `the sum of effects never exceeds any cap or window (${RUNS} cases)`,
     async () => {
-      await fc.assert(
+      await assertAsyncProperty(
         fc.asyncProperty(testCase, (c) => check(c)),
-        { numRuns: RUNS, endOnFailure: true, ...(SEED === undefined ? {} : { seed: SEED }) },
+        { numRuns: RUNS, endOnFailure: true, story: () => JSON.stringify(lastStory, bigints, 1) },
       );
+      // Not vacuous: a default run meets every rare ending (each came up 24 to 35 times in a run here; a replayed case
+      // or a short run need not).
+      if (RUNS >= 15 && !replaying())
+        for (const ending of ['spend_limit', 'plan_changed', 'approval_replaced'])
+          expect(tally.get(ending), tallyLine()).toBeGreaterThan(0);
     },
     120_000 + RUNS * 240_000,
   );
