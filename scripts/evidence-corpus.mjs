@@ -1285,6 +1285,15 @@ export function buildCorpus(seed = 39) {
       rechain(doc, (ev) => servicePayload(ev, ws));
       add('audit-text', `${b.name}/lone-surrogate`, 'audit', doc, {});
     }
+    {
+      const doc = clone(b.doc);
+      const e = eventAt(doc, 1);
+      if (b.style === 'camel') e.metadata = { note: '\udc00' };
+      else e.metadata_json = JSON.stringify({ note: '\udc00' });
+      const ws = doc.workspaceId;
+      rechain(doc, (ev) => servicePayload(ev, ws));
+      add('audit-text', `${b.name}/lone-surrogate-metadata`, 'audit', doc, {});
+    }
   }
   return {
     meta: { seed, keys: { ed25519: { spki: keys.ed.spki, keyId: keys.ed.keyId }, p256: { spki: keys.ec.spki, keyId: keys.ec.keyId } } },

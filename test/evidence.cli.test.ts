@@ -1,5 +1,5 @@
-// Offline evidence verification through the built binary: exit 0 with the result or exit 8 with the codes, the
-// audit chain's note on the terminal, trusted-keys documents and --key-id, hostile files refused with a clear reason,
+// Offline evidence verification through the built binary: exit 0 with the result or exit 8 with the codes, an
+// audit chain's refusal on the terminal, trusted-keys documents and --key-id, hostile files refused with a clear reason,
 // and files far beyond each kind's cap read within a 128 MB heap. The verifier itself, in-process:
 // test/evidence.test.ts.
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,17 +13,20 @@ import { makeHome, runCli } from './helpers/cli.js';
 import { auditChain as chain, freshKey, KEY_ID, packet, PACKET_FILE, PIN, PIN_FILE } from './helpers/evidence.js';
 
 describe('audit chains', () => {
-  it('the note reaches the user through the built binary, valid or not', async () => {
+  it('a null reason is refused through the built binary (malformed_field, the column named), hashed either way', async () => {
     const home = makeHome();
-    const ok = await runCli(['verify-evidence', '--audit', home.file('server.json', JSON.stringify(chain(3)))], home);
+    const ok = await runCli(['verify-evidence', '--audit', home.file('ok.json', JSON.stringify(chain(3)))], home);
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toMatch(/^audit: VALID[\s\S]*\n  note: 3 event\(s\)/);
-    const bad = await runCli(
-      ['--json', 'verify-evidence', '--audit', home.file('checker.json', JSON.stringify(chain(3, false, { nullAs: 'string' })))],
-      home,
-    );
-    expect(bad.code).toBe(8);
-    expect(bad.json().error.note).toMatch(/written as "null"/);
+    expect(ok.stdout).toMatch(/^audit: VALID/);
+    for (const nullAs of ['null', 'string'] as const) {
+      const file = home.file(`null-${nullAs}.json`, JSON.stringify(chain(3, false, { reason: null, nullAs })));
+      const bad = await runCli(['--json', 'verify-evidence', '--audit', file], home);
+      expect(bad.code).toBe(8);
+      expect(bad.json().error).toMatchObject({ errors: ['malformed_field'], sequence: 1 });
+      expect(bad.json().error.detail).toMatch(/event 1: reason is null, not a string/);
+      const text = await runCli(['verify-evidence', '--audit', file], home);
+      expect(text.stdout + text.stderr).toMatch(/first broken link: event 1 \(event 1: reason is null/);
+    }
   });
 });
 

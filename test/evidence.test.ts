@@ -215,25 +215,26 @@ describe('audit chains', () => {
     expect(r.sequence).toBe(code === 'previous_digest_mismatch' ? 6 : sequence);
   });
 
-  it('null purpose/reason/targetId: kept as null like the server, and the difference from the service checker is noted', () => {
-    const server = verifyAuditExport(chain(4));
-    expect(server).toMatchObject({ valid: true, errors: [] });
-    expect(server.note).toMatch(/4 event\(s\), first event 1, have null purpose, reason or targetId.*"null".*event_digest_mismatch/);
-    expect(verifyAuditExport(chain(4, false, { reason: 'retention' })).note).toBeUndefined();
-    const checkerForm = verifyAuditExport(chain(4, false, { nullAs: 'string' }));
-    expect(checkerForm).toMatchObject({ valid: false, errors: ['event_digest_mismatch'], sequence: 1 });
-    expect(checkerForm.note).toMatch(/event 1 hashes only with its null reason written as "null"/);
+  it('null purpose/reason/targetId: refused (malformed_field), hashed as the server keeps them or as the checker writes them', () => {
+    // The server hashes null, the service's offline checker String(null): no verifier of the service stands behind
+    // both, so loopsign says valid for neither (issue 39; it once kept null and said valid with a note).
+    for (const options of [{ reason: null }, { reason: null, nullAs: 'string' as const }]) {
+      const r = verifyAuditExport(chain(4, false, options));
+      expect(r).toMatchObject({ valid: false, errors: ['malformed_field'], sequence: 1 });
+      expect(r.detail).toMatch(/event 1: reason is null, not a string/);
+    }
+    expect(verifyAuditExport(chain(4, false, { reason: 'retention' })).valid).toBe(true);
   });
 
   it('the fast digest path equals the spec-literal digest over varied rows', () => {
     const rows: any[] = [
       {
         metadata_json: JSON.stringify({ z: [1, { y: 'é', Y: null }], Ä: 'ü', a: { '': 1 } }),
-        occurred_at: '2026-01-02T03:04:05Z',
-        purpose: null,
-        target_id: null,
+        occurred_at: '2026-01-02T03:04:05.000Z',
+        purpose: '',
+        target_id: 'null',
       },
-      { metadata_json: '{}', occurred_at: 'Tue, 06 Oct 2026 10:00:00 GMT', request_correlation: 'req_1', reason: 'quote "x" \\ \u2028' },
+      { metadata_json: '{}', occurred_at: '2026-10-06T10:00:00.000Z', request_correlation: 'req_1', reason: 'quote "x" \\ \u2028' },
       { metadata_json: JSON.stringify({ n: 1.5e21, m: -0, t: true }), occurred_at: '2026-08-06T10:00:00.123Z', action: '\u{1F600}' },
     ];
     let previous = GENESIS_DIGEST;

@@ -33,8 +33,12 @@ function render(outcome: ev.VerifyOutcome): string {
   if (outcome.kind === 'packet') return `${head}\n  digest ${outcome.result.packetDigest ?? 'n/a'}\n${renderChecks(outcome.result.checks)}`;
   if (outcome.kind === 'audit') {
     const r = outcome.result;
-    const broken = r.sequence ? `\n  first broken link: event ${r.sequence}${r.detail ? ` (${r.detail})` : ''}` : '';
-    return `${head}\n  events ${r.eventCount ?? 'n/a'}, head ${r.headDigest ?? 'n/a'}${broken}${r.note ? `\n  note: ${r.note}` : ''}`;
+    const broken = r.sequence
+      ? `\n  first broken link: event ${r.sequence}${r.detail ? ` (${r.detail})` : ''}`
+      : r.detail
+        ? `\n  ${r.detail}`
+        : '';
+    return `${head}\n  events ${r.eventCount ?? 'n/a'}, head ${r.headDigest ?? 'n/a'}${broken}`;
   }
   const c = outcome.result;
   return `${head}\n  exportDigest ${c.exportDigest ?? 'n/a'}${c.expected ? ` (recomputed ${c.expected})` : ''}`;

@@ -96,8 +96,6 @@ function partText(bytes: Buffer, from: number, end: number): string {
 function joinPart(run: RunCheck, part: RunCheck, partStart: number): RunCheck {
   if (run.otherWorkspaceAt === undefined)
     run.otherWorkspaceAt = part.firstWorkspace !== run.firstWorkspace ? partStart : part.otherWorkspaceAt;
-  if (part.withNulls > 0 && run.withNulls === 0) run.firstWithNulls = part.firstWithNulls;
-  run.withNulls += part.withNulls;
   run.head = part.head;
   return run;
 }

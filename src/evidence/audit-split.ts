@@ -561,7 +561,7 @@ export class ExportSplitter {
       const runs = pieces.filter((p) => p.batch).map((p) => ({ start: p.batch!.start, count: p.batch!.count, run: p.report!.run! }));
       const run = joinRuns(runs, shell.workspaceId as string);
       if (run.failure) return { shell, result: failureResult(run.failure, this.events) };
-      return { shell, result: chainResult(shell, run.head, this.events, run.withNulls, run.firstWithNulls, expectedHead) };
+      return { shell, result: chainResult(shell, run.head, this.events, expectedHead) };
     } catch (error) {
       return { shell, result: { valid: false, errors: ['verification_failed'], detail: (error as Error).message } };
     }

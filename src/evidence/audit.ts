@@ -4,7 +4,7 @@
 // order is computed once and each event is written straight into it; only the metadata object goes through the
 // general canonicalizer, and the hash is node's one-shot SHA-256.
 import { hash } from 'node:crypto';
-import { canonicalJson, canonicalString, legacyCompare } from '../protocol/canonical.js';
+import { CanonicalizationError, canonicalJson, canonicalString, legacyCompare } from '../protocol/canonical.js';
 import { isDoc, type ServiceDoc } from '../service/doc.js';
 
 export const GENESIS_DIGEST = `sha256:${'0'.repeat(64)}`;
@@ -17,8 +17,6 @@ export interface AuditResult {
   headDigest?: string;
   sequence?: number;
   detail?: string;
-  /** Where this result differs from the service's offline checker, and why (evidence.md §11.2). */
-  note?: string;
 }
 
 // An event or export as read: every field unknown until checked (src/service/doc.ts).
@@ -29,16 +27,127 @@ type Payload = Record<string, unknown>;
 // Already in the form toISOString() produces: no need to re-format (it is the common case, and it is hot).
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-/** A column in snake_case or camelCase. */
+// The string columns, in camelCase and snake_case. An event spells each one way: either spelling is read, both is
+// refused (the service's checker reads camelCase first, loopsign once read snake_case first: the same export could
+// show two readers two actors). requestCorrelation (a string, or null/absent), metadata and sequence are read apart.
+const STRING_COLUMNS = [
+  ['eventId', 'event_id'],
+  ['workspaceId', 'workspace_id'],
+  ['previousDigest', 'previous_digest'],
+  ['eventDigest', 'event_digest'],
+  ['homeRegion', 'home_region'],
+  ['actorKind', 'actor_kind'],
+  ['actorReference', 'actor_reference'],
+  ['assuranceMethod', 'assurance_method'],
+  ['action', 'action'],
+  ['targetKind', 'target_kind'],
+  ['targetId', 'target_id'],
+  ['purpose', 'purpose'],
+  ['reason', 'reason'],
+  ['result', 'result'],
+  ['occurredAt', 'occurred_at'],
+] as const;
+const TWO_SPELLINGS = [
+  ...STRING_COLUMNS.filter(([c, s]) => c !== s),
+  ['requestCorrelation', 'request_correlation'],
+  ['metadata', 'metadata_json'],
+] as const;
+
+/** A column's value (the strict reading has shown it is spelled one way). */
 function col(e: Obj, snake: string, camel: string): unknown {
   return e[snake] !== undefined ? e[snake] : e[camel];
 }
 
-export function auditEventPayload(e: Obj): Payload {
-  const metaRaw = col(e, 'metadata_json', 'metadataJson');
-  const metadata = typeof metaRaw === 'string' ? JSON.parse(metaRaw) : (metaRaw ?? e.metadata ?? {});
-  const occurred = col(e, 'occurred_at', 'occurredAt');
+/** What the strict reading of an event refuses with loopsign's own code (evidence.md, "Deliberate refusals"). */
+interface EventRefusal {
+  code: 'malformed_field' | 'ambiguous_column' | 'lone_surrogate';
+  detail: string;
+}
+
+const kindOf = (v: unknown): string =>
+  v === undefined ? 'missing' : v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+const validDate = (v: unknown): boolean => Number.isFinite(new Date(String(v)).getTime());
+/** A safe integer of 1 or more once the service's checker has applied Number() to it. */
+const coercibleSequence = (v: unknown): boolean => {
+  const n = Number(v);
+  return Number.isSafeInteger(n) && n >= 1;
+};
+
+/**
+ * The strict reading of event n (1-based), before any of its checks: each column spelled once and of its one type —
+ * a string (requestCorrelation: a string or null), metadata an object (metadata) or the text of one (metadata_json),
+ * the time in the form toISOString() writes, the sequence a number. Refused here (loopsign's own codes) is what
+ * the service's checker would coerce and accept (String(), Number(), new Date()); what it refuses itself is left
+ * to the checks after, which give its code.
+ */
+export function eventRefusal(e: Obj, n: number): EventRefusal | undefined {
+  for (const [camel, snake] of TWO_SPELLINGS) {
+    if (e[camel] !== undefined && e[snake] !== undefined)
+      return { code: 'ambiguous_column', detail: `event ${n} has both ${snake} and ${camel}; an event spells each column one way` };
+  }
+  for (const [camel, snake] of STRING_COLUMNS) {
+    const v = col(e, snake, camel);
+    if (typeof v === 'string') {
+      if (!v.isWellFormed())
+        return { code: 'lone_surrogate', detail: `event ${n}: ${snake} holds a lone surrogate, which no UTF-8 text can carry` };
+      continue;
+    }
+    // A time the checker cannot read is its own refusal (verification_failed, below).
+    if (camel === 'occurredAt' && !validDate(v)) continue;
+    const nulls = camel === 'purpose' || camel === 'reason' || camel === 'targetId';
+    return {
+      code: 'malformed_field',
+      detail: `event ${n}: ${snake} is ${kindOf(v)}, not a string${
+        v === null && nulls
+          ? ` (the server hashes null, the service's offline checker "null": no verifier of the service stands behind this digest)`
+          : ` (the service's offline checker would hash String(${snake}))`
+      }`,
+    };
+  }
+  const occurred = col(e, 'occurred_at', 'occurredAt') as string;
+  if (validDate(occurred) && !(ISO_MS.test(occurred) && new Date(occurred).toISOString() === occurred))
+    return {
+      code: 'malformed_field',
+      detail: `event ${n}: occurred_at ${JSON.stringify(occurred)} is not in the form toISOString() writes (2026-01-31T12:00:00.000Z)`,
+    };
   const correlation = col(e, 'request_correlation', 'requestCorrelation');
+  if (correlation !== undefined && correlation !== null && typeof correlation !== 'string')
+    return { code: 'malformed_field', detail: `event ${n}: request_correlation is ${kindOf(correlation)}, not a string or null` };
+  if (typeof e.sequence !== 'number' && coercibleSequence(e.sequence))
+    return { code: 'malformed_field', detail: `event ${n}: sequence is ${kindOf(e.sequence)}, not a number` };
+  if (typeof e.metadata === 'string' && isDoc(parsedOrUndefined(e.metadata)))
+    return { code: 'malformed_field', detail: `event ${n}: metadata is a string; metadata is an object (or metadata_json its JSON text)` };
+  if (isDoc(e.metadata_json))
+    return {
+      code: 'malformed_field',
+      detail: `event ${n}: metadata_json is an object; metadata_json is the JSON text of one (or metadata the object)`,
+    };
+  return undefined;
+}
+
+function parsedOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Event n's metadata object: the object, or parsed from its text; anything else is the checker's exception too. */
+function metadataOf(e: Obj, n: number): Obj {
+  if (isDoc(e.metadata)) return e.metadata;
+  if (typeof e.metadata_json === 'string') {
+    const parsed: unknown = JSON.parse(e.metadata_json);
+    if (isDoc(parsed)) return parsed;
+    throw new Error(`event ${n}: metadata_json is not the text of a JSON object`);
+  }
+  throw new Error(`event ${n}: metadata is ${kindOf(e.metadata ?? e.metadata_json)}, not an object`);
+}
+
+/** The payload of an event the strict reading accepted (evidence.md §11.2), as it is hashed. */
+export function auditEventPayload(e: Obj, n = typeof e.sequence === 'number' ? e.sequence : 0): Payload {
+  const occurred = col(e, 'occurred_at', 'occurredAt');
+  if (!validDate(occurred)) throw new Error(`event ${n}: occurred_at is not a time`);
   return {
     action: e.action,
     actorKind: col(e, 'actor_kind', 'actorKind'),
@@ -46,11 +155,11 @@ export function auditEventPayload(e: Obj): Payload {
     assuranceMethod: col(e, 'assurance_method', 'assuranceMethod'),
     eventId: col(e, 'event_id', 'eventId'),
     homeRegion: col(e, 'home_region', 'homeRegion'),
-    metadata,
-    occurredAt: ISO_MS.test(String(occurred)) ? occurred : new Date(String(occurred)).toISOString(),
+    metadata: metadataOf(e, n),
+    occurredAt: occurred,
     purpose: e.purpose,
     reason: e.reason,
-    requestCorrelation: correlation ?? null,
+    requestCorrelation: col(e, 'request_correlation', 'requestCorrelation') ?? null,
     result: e.result,
     targetId: col(e, 'target_id', 'targetId'),
     targetKind: col(e, 'target_kind', 'targetKind'),
@@ -101,26 +210,6 @@ export function auditEventDigest(previousDigest: string, event: Obj): string {
   return digestOf(previousDigest, auditEventPayload(event));
 }
 
-// evidence.md §11.2 pitfall: the service's offline checker turns null purpose/reason/targetId into "null" with
-// String(); the server keeps null, and so does loopsign. The difference is reported, never silently absorbed.
-const STRINGIFIED_BY_SERVICE_CHECKER = ['purpose', 'reason', 'targetId'] as const;
-
-function hasNullColumn(payload: Payload): boolean {
-  // A plain loop over the one list: this runs once per event and allocates nothing.
-  for (const k of STRINGIFIED_BY_SERVICE_CHECKER) if (payload[k] === null) return true;
-  return false;
-}
-
-function nullColumns(payload: Payload): string[] {
-  return STRINGIFIED_BY_SERVICE_CHECKER.filter((k) => payload[k] === null);
-}
-
-function stringified(payload: Payload): Payload {
-  const copy = { ...payload };
-  for (const k of STRINGIFIED_BY_SERVICE_CHECKER) if (copy[k] === null) copy[k] = 'null';
-  return copy;
-}
-
 /** Why a document is no audit export at all, checked before any event (the service verifier's order). */
 export function exportShapeFailure(d: unknown): AuditResult | undefined {
   if (!isDoc(d)) return { valid: false, errors: ['invalid_export_shape'], detail: 'an audit export is a JSON object' };
@@ -135,11 +224,14 @@ export function exportShapeFailure(d: unknown): AuditResult | undefined {
   if (!Array.isArray(d.events) || !d.integrity || typeof d.integrity !== 'object') {
     return { valid: false, errors: ['invalid_export_shape'], detail: 'an object with events[] and integrity is required' };
   }
-  if (typeof d.workspaceId !== 'string' || d.workspaceId === '') return { valid: false, errors: ['workspace_missing'] };
+  if (d.workspaceId === undefined || d.workspaceId === null || d.workspaceId === '') return { valid: false, errors: ['workspace_missing'] };
+  // [loopsign] Not coerced: the service's checker would compare String(workspaceId).
+  if (typeof d.workspaceId !== 'string')
+    return { valid: false, errors: ['malformed_field'], detail: `workspaceId is ${kindOf(d.workspaceId)}, not a string` };
   return undefined;
 }
 
-/** The first failing event: its index, the step of the per-event checks that failed (0 sequence … 3 digest), and what to report. */
+/** The first failing event: its index, the step of the per-event checks that failed (0 reading and sequence … 3 digest), and what to report. */
 export interface LinkFailure {
   index: number;
   step: number;
@@ -147,7 +239,6 @@ export interface LinkFailure {
   detail: string;
   /** The event's sequence, as reported (absent for verification_failed). */
   sequence?: number;
-  note?: string;
 }
 
 const workspaceMismatch = (i: number): LinkFailure => ({
@@ -181,16 +272,14 @@ export interface RunCheck {
   /** When the run was not given the workspace: the first event's, and the index of the first event with another. */
   firstWorkspace?: unknown;
   otherWorkspaceAt?: number;
-  withNulls: number;
-  /** The index of the first event with a null purpose, reason or targetId. */
-  firstWithNulls?: number;
 }
 
 /**
  * Check events[0..] as the events at index `start` onward, link by link and in the reference order per event:
- * sequence, workspace, previous digest, event digest. Without `previous` the first event's previous digest is not
- * checked (the event's own is used to hash it); without `workspaceId` no workspace is checked, only reported.
- * Nothing is allocated per event beyond the payload and its text: this loop runs 100,000+ times a second.
+ * the strict reading (eventRefusal) and the sequence, workspace, previous digest, event digest. Without `previous`
+ * the first event's previous digest is not checked (the event's own is used to hash it); without `workspaceId` no
+ * workspace is checked, only reported. Nothing is allocated per event beyond the payload and its text: this loop
+ * runs 100,000+ times a second.
  */
 export function checkRun(
   events: readonly unknown[],
@@ -198,19 +287,12 @@ export function checkRun(
   previous: string | undefined,
   workspaceId: string | undefined,
 ): RunCheck {
-  const run: RunCheck = { head: previous ?? GENESIS_DIGEST, withNulls: 0 };
+  const run: RunCheck = { head: previous ?? GENESIS_DIGEST };
   let last = previous;
   let i = start;
   let step = 0;
-  const fail = (e: Obj, code: string, detail: string, note?: string): RunCheck => {
-    run.failure = {
-      index: i,
-      step,
-      code,
-      detail,
-      sequence: typeof e.sequence === 'number' ? e.sequence : i + 1,
-      ...(note ? { note } : {}),
-    };
+  const fail = (e: Obj, code: string, detail: string): RunCheck => {
+    run.failure = { index: i, step, code, detail, sequence: typeof e.sequence === 'number' ? e.sequence : i + 1 };
     return run;
   };
   try {
@@ -218,10 +300,15 @@ export function checkRun(
       i = start + k;
       step = 0;
       const item = events[k];
-      // No event can be null (reading it was always a verification failure); any other non-object has none of an
-      // event's fields, as {} has none.
-      if (item === null || item === undefined) throw new Error(`event ${i + 1} is ${String(item)}, not an object`);
-      const e: Obj = isDoc(item) ? item : {};
+      // An event that is not an object has none of an event's fields: the service's checker fails on it.
+      if (!isDoc(item)) throw new Error(`event ${i + 1} is ${kindOf(item)}, not an object`);
+      const e: Obj = item;
+      const refusal = eventRefusal(e, i + 1);
+      if (refusal) return fail(e, refusal.code, refusal.detail);
+      if (!Number.isSafeInteger(e.sequence) || (e.sequence as number) < 1)
+        throw new Error(
+          `event ${i + 1}: sequence is ${typeof e.sequence === 'number' ? String(e.sequence) : kindOf(e.sequence)}, not a positive integer`,
+        );
       if (e.sequence !== i + 1) return fail(e, 'sequence_mismatch', `event ${i + 1} has sequence ${String(e.sequence)}`);
       step = 1;
       const ws = col(e, 'workspace_id', 'workspaceId');
@@ -236,22 +323,24 @@ export function checkRun(
       step = 3;
       // Unchecked only for a batch's first event, whose link the join checks: hashed with the digest it claims.
       const hashedOn = last ?? (claimedPrevious as string);
-      const payload = auditEventPayload(e);
-      const digest = digestOf(hashedOn, payload);
-      const claimed = col(e, 'event_digest', 'eventDigest');
-      const nulls = hasNullColumn(payload);
-      if (claimed !== digest) {
-        const note =
-          nulls && claimed === digestOf(hashedOn, stringified(payload))
-            ? `event ${i + 1} hashes only with its null ${nullColumns(payload).join('/')} written as "null" (the service's offline checker's form); the server keeps null, so loopsign does too`
-            : undefined;
-        return fail(e, 'event_digest_mismatch', `event ${i + 1} does not hash to its event_digest (expected ${digest})`, note);
-      }
-      if (nulls && run.withNulls++ === 0) run.firstWithNulls = i;
+      const digest = digestOf(hashedOn, auditEventPayload(e, i + 1));
+      if (col(e, 'event_digest', 'eventDigest') !== digest)
+        return fail(e, 'event_digest_mismatch', `event ${i + 1} does not hash to its event_digest (expected ${digest})`);
       last = run.head = digest;
     }
   } catch (error) {
-    run.failure = { index: i, step, code: 'verification_failed', detail: (error as Error).message };
+    // A lone surrogate in the metadata, found as it is canonicalised: loopsign's own refusal (the service's legacy
+    // form would escape it), at the event it is in.
+    const surrogate = error instanceof CanonicalizationError && /lone surrogate/.test(error.message);
+    run.failure = surrogate
+      ? {
+          index: i,
+          step,
+          code: 'lone_surrogate',
+          detail: `event ${i + 1}: its metadata holds a lone surrogate, which no UTF-8 text can carry`,
+          sequence: i + 1,
+        }
+      : { index: i, step, code: 'verification_failed', detail: (error as Error).message };
   }
   return run;
 }
@@ -259,28 +348,33 @@ export function checkRun(
 /** The result for a chain whose first failure is `f`, among `eventCount` events. */
 export function failureResult(f: LinkFailure, eventCount: number): AuditResult {
   if (f.code === 'verification_failed') return { valid: false, errors: ['verification_failed'], detail: f.detail };
-  return { valid: false, errors: [f.code], sequence: f.sequence, eventCount, detail: f.detail, ...(f.note ? { note: f.note } : {}) };
+  return { valid: false, errors: [f.code], sequence: f.sequence, eventCount, detail: f.detail };
 }
 
 /** The result for a chain whose every link held: its head and count against the export's integrity and the expected head. */
-export function chainResult(
-  d: Obj,
-  head: string,
-  eventCount: number,
-  withNulls: number,
-  firstWithNulls: number | undefined,
-  expectedHead?: string,
-): AuditResult {
-  const errors: string[] = [];
+export function chainResult(d: Obj, head: string, eventCount: number, expectedHead?: string): AuditResult {
   // exportShapeFailure let through an integrity that is an object or an array: an array has none of these fields.
   const integrity: Obj = isDoc(d.integrity) ? d.integrity : {};
+  // [loopsign] Read strictly too: a count that is not a number, a head that is not a string (the service's checker
+  // would compare Number(count) and String(head)).
+  for (const [key, type] of [
+    ['eventCount', 'number'],
+    ['headDigest', 'string'],
+  ] as const) {
+    const v = integrity[key];
+    if (v !== undefined && typeof v !== type)
+      return {
+        valid: false,
+        errors: ['malformed_field'],
+        eventCount,
+        headDigest: head,
+        detail: `integrity.${key} is ${kindOf(v)}, not a ${type}`,
+      };
+  }
+  const errors: string[] = [];
   if (integrity.valid !== true || integrity.headDigest !== head || integrity.eventCount !== eventCount) errors.push('head_mismatch');
   if (expectedHead !== undefined && expectedHead !== head) errors.push('expected_head_mismatch');
-  const note =
-    withNulls > 0
-      ? `${withNulls} event(s), first event ${firstWithNulls! + 1}, have null purpose, reason or targetId; they verify as the server hashes them (null kept), while the service's offline checker, which writes them as "null", would report event_digest_mismatch`
-      : undefined;
-  return { valid: errors.length === 0, errors, eventCount, headDigest: head, ...(note ? { note } : {}) };
+  return { valid: errors.length === 0, errors, eventCount, headDigest: head };
 }
 
 /** The reference implementation: the whole export in memory, every link checked in order on this thread. */
@@ -295,7 +389,7 @@ export function verifyAuditExport(doc: unknown, expectedHead?: string): AuditRes
     if (!Array.isArray(events) || typeof workspaceId !== 'string') throw new Error('unreachable: the export shape was checked');
     const run = checkRun(events, 0, GENESIS_DIGEST, workspaceId);
     if (run.failure) return failureResult(run.failure, events.length);
-    return chainResult(doc, run.head, events.length, run.withNulls, run.firstWithNulls, expectedHead);
+    return chainResult(doc, run.head, events.length, expectedHead);
   } catch (error) {
     return { valid: false, errors: ['verification_failed'], detail: (error as Error).message };
   }
@@ -307,7 +401,7 @@ export function verifyAuditExport(doc: unknown, expectedHead?: string): AuditRes
  * At one event the earliest step wins, as in checkRun.
  */
 export function joinRuns(runs: readonly { start: number; count: number; run: RunCheck }[], workspaceId: string): RunCheck {
-  const joined: RunCheck = { head: GENESIS_DIGEST, withNulls: 0 };
+  const joined: RunCheck = { head: GENESIS_DIGEST };
   for (const { start, count, run } of runs) {
     // Failures the batch could not see (at the first event whose check failed in the batch, or before it); the
     // first event's reported workspace and previous digest are set only when its earlier checks passed, and
@@ -320,8 +414,6 @@ export function joinRuns(runs: readonly { start: number; count: number; run: Run
     }
     const first = found.sort((a, b) => a.index - b.index || a.step - b.step)[0];
     if (first) return { ...joined, failure: first };
-    if (run.withNulls > 0 && joined.withNulls === 0) joined.firstWithNulls = run.firstWithNulls;
-    joined.withNulls += run.withNulls;
     if (count > 0) joined.head = run.head;
   }
   return joined;

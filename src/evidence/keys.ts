@@ -36,17 +36,23 @@ export function keyIdOfPin(spkiB64url: string): string {
 /** --public-key: a pin file when such a file exists, else the base64url SPKI itself (evidence.md §9.2). */
 export async function readPin(value: string): Promise<string> {
   let text = value;
+  let fromFile = false;
   try {
     const stat = await fs.stat(value);
     if (stat.isFile()) {
       if (stat.size > 4096)
         throw new UsageError('invalid_pin', `--public-key ${value} is ${stat.size} bytes; a pin file is one short line`);
       text = await fs.readFile(value, 'utf8');
+      fromFile = true;
     }
   } catch (error) {
     if (error instanceof UsageError) throw error;
   }
-  const pin = text.trim();
+  // A pin file's line is trimmed (as the service's verifier trims it); a pin given literally is used as it is, as the
+  // service's verifier uses it — one with spaces around it would be compared with them and match no key.
+  const pin = fromFile ? text.trim() : text;
+  if (!fromFile && pin !== pin.trim())
+    throw new UsageError('invalid_pin', '--public-key has white space around it; give the base64url key alone (or the pin file)');
   let der: Buffer;
   try {
     der = fromB64url(pin);

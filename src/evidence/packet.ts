@@ -6,6 +6,10 @@ import { createHash, verify as cryptoVerify } from 'node:crypto';
 import { canonicalJson, type KeyOrder } from '../protocol/canonical.js';
 import { isDoc, type ServiceDoc } from '../service/doc.js';
 import { KEY_ID, fromB64url, keyIdOf, keyIdOfPin, publicKeyObject } from './keys.js';
+import { loneSurrogateAt, recomputationProblem, reviewContextHashProblem, signingProblem, type Refusal } from './strict.js';
+
+/** What the signature covers, for the strict reading (the same object the digest step builds). */
+const signed0 = (payload: unknown, signing: unknown) => ({ payload, signing });
 
 export const SCHEMAS = {
   v4: 'rateloop.human-assurance.evidence.v4',
@@ -41,7 +45,6 @@ type Obj = ServiceDoc;
 const isObj = isDoc;
 /** Array.isArray, but its items stay unknown (Array.isArray would make them any). */
 const isList = (v: unknown): v is readonly unknown[] => Array.isArray(v);
-const allStrings = (list: readonly unknown[]): list is readonly string[] => list.every((x) => typeof x === 'string');
 const oneOf = (list: readonly unknown[], value: unknown): boolean => list.includes(value);
 /** What `value?.[0]` reads: an array's first item, a string's first character, an object's "0" key. */
 const firstOf = (value: unknown): unknown => (value === null || value === undefined ? undefined : (value as { 0?: unknown })[0]);
@@ -237,11 +240,13 @@ export function recomputeAggregation(recomputation: Obj, minimum: unknown, rule:
 const SHA = /^sha256:[0-9a-f]{64}$/;
 
 /** evidence.md §8.1; returns the reasons it is invalid (empty when valid). */
-export function reviewContextProblems(payload: Obj): string[] {
+export function reviewContextProblems(payload: Obj, order: KeyOrder = 'code-unit'): string[] {
   const p: string[] = [];
   const rc = payload.reviewContext;
+  // frozen is read as the service reads it: any object, an array too (whose admission policies are then absent,
+  // which its canonical form refuses: an exception, verification_failed).
   const frozen = payload.frozen;
-  if (!isObj(rc) || !isObj(frozen)) return ['reviewContext and frozen must be objects'];
+  if (!isObj(rc) || frozen === null || typeof frozen !== 'object') return ['reviewContext and frozen must be objects'];
   const t = rc.selectionTrigger;
   const gate = rc.gate;
   const v = rc.versions;
@@ -305,16 +310,18 @@ export function reviewContextProblems(payload: Obj): string[] {
     p.push(`unknown selection source ${String(t.source)}`);
   }
   const ap = v.admissionPolicies;
-  if (!isList(ap) || ap.length !== 1 || canonicalJson(ap) !== canonicalJson(frozen.admissionPolicies))
+  // Compared in the schema's canonical form: in the legacy form, keys localeCompare ranks equal keep their order.
+  const fz = frozen as Obj;
+  if (!isList(ap) || ap.length !== 1 || canonicalJson(ap, order) !== canonicalJson(fz.admissionPolicies, order))
     p.push('versions.admissionPolicies must have one entry equal to frozen.admissionPolicies');
-  if (!isList(frozen.admissionPolicyHashes) || frozen.admissionPolicyHashes.length !== 1)
+  if (!isList(fz.admissionPolicyHashes) || fz.admissionPolicyHashes.length !== 1)
     p.push('frozen.admissionPolicyHashes must have one entry');
   const a = isList(ap) ? ap[0] : undefined;
   if (
     !isObj(a) ||
     typeof a.admissionPolicyHash !== 'string' ||
     !/^0x[0-9a-f]{64}$/.test(a.admissionPolicyHash) ||
-    a.admissionPolicyHash !== firstOf(frozen.admissionPolicyHashes)
+    a.admissionPolicyHash !== firstOf(fz.admissionPolicyHashes)
   )
     p.push('admission policy hash invalid or not frozen');
   const d = isObj(a) ? a.derivedFrom : undefined;
@@ -328,7 +335,7 @@ export function reviewContextProblems(payload: Obj): string[] {
     d.hash !== aud.hash
   )
     p.push('derivedFrom must name versions.audiencePolicy');
-  if (!isObj(aud) || aud.hash !== frozen.policyHash) p.push('versions.audiencePolicy.hash must equal frozen.policyHash');
+  if (!isObj(aud) || aud.hash !== fz.policyHash) p.push('versions.audiencePolicy.hash must equal frozen.policyHash');
   return p;
 }
 
@@ -364,7 +371,7 @@ export function verifyPacket(packet: unknown, anchor: TrustAnchor): PacketResult
     const order: KeyOrder = version === 'v4' || version === undefined ? 'code-unit' : 'locale-en-US';
     // 3. Review context: every schema but v2 (an unknown schema too, as the real verifier does).
     if (version !== 'v2') {
-      const problems = reviewContextProblems(payload);
+      const problems = reviewContextProblems(payload, order);
       check(
         {
           id: 'review_context',
@@ -384,9 +391,30 @@ export function verifyPacket(packet: unknown, anchor: TrustAnchor): PacketResult
       return { valid: false, errors, checks };
     }
     checks.push({ id: 'algorithm', label: 'Signature algorithm', status: 'pass', actual: signing.algorithm });
+    // 4b. [loopsign] The strict reading (strict.ts): every field the next steps hash, derive or verify has its one
+    // type and shape, or the packet is refused here — with the service's code where it refuses the same defect
+    // (its exception: exactly ["verification_failed"]), else with loopsign's own.
+    const surrogate = loneSurrogateAt(signed0(payload, signing));
+    const refusal: Refusal | undefined =
+      surrogate !== undefined
+        ? {
+            code: version === 'v4' || version === undefined ? 'verification_failed' : 'lone_surrogate',
+            field: surrogate,
+            detail: `${surrogate} holds a lone surrogate, which no UTF-8 text can carry`,
+          }
+        : (signingProblem(signing, packet.signature) ??
+          recomputationProblem(payload, version === 'v4' || version === undefined) ??
+          (version === 'v2' ? undefined : reviewContextHashProblem(payload)));
+    if (refusal) {
+      checks.push({ id: 'strict', label: 'Strict reading', status: 'fail', actual: refusal.field, detail: refusal.detail });
+      if (refusal.code === 'verification_failed') return { valid: false, errors: ['verification_failed'], checks };
+      add(refusal.code);
+      return { valid: false, errors, checks };
+    }
+    checks.push({ id: 'strict', label: 'Strict reading', status: 'pass' });
     // 5–6. Key id and trust anchors. [loopsign] A pin without a key id stands for the pin and the id derived from
     // it, so the packet's key id is always checked against the key the user trusts.
-    const derivedKeyId = keyIdOf(fromB64url(String(signing.publicKey)), signing.algorithm);
+    const derivedKeyId = keyIdOf(fromB64url(signing.publicKey as string), signing.algorithm);
     const expectedKeyId = anchor.keyId ?? (anchor.publicKey === undefined ? undefined : keyIdOfPin(anchor.publicKey));
     if (anchor.publicKey === undefined && expectedKeyId === undefined) {
       check(
@@ -451,8 +479,9 @@ export function verifyPacket(packet: unknown, anchor: TrustAnchor): PacketResult
       ['response_root', 'Review / response root', 'responseLeaves', 'responseRoot', 'response_root_mismatch'],
     ] as const) {
       // Leaves are hashes (strings): a root over anything else proves nothing, so it never matches.
-      const leaves = rec[leavesKey];
-      const root = !isList(leaves) ? evidenceMerkleRoot([]) : allStrings(leaves) ? evidenceMerkleRoot(leaves) : undefined;
+      // The strict reading has shown the leaves to be a list of strings.
+      const leaves = rec[leavesKey] as string[];
+      const root: string | undefined = evidenceMerkleRoot(leaves);
       check(
         {
           id,
@@ -498,8 +527,8 @@ export function verifyPacket(packet: unknown, anchor: TrustAnchor): PacketResult
     }
     // 10. Signature, checked with the packet's key as the real verifier does. The packet's key is never trusted
     // by itself: a valid result also needs steps 6 to have found it equal to the pin (or bound to the key id).
-    const sig = fromB64url(String(packet.signature));
-    const key = publicKeyObject(String(signing.publicKey));
+    const sig = fromB64url(packet.signature as string);
+    const key = publicKeyObject(signing.publicKey as string);
     const bytes = Buffer.from(canonicalJson(signed, order), 'utf8');
     const ok =
       signing.algorithm === 'Ed25519'

@@ -48,7 +48,7 @@ export function auditChain(n: number, camel = false, options: { reason?: string 
       target_kind: 'ask',
       target_id: `op_${i}`,
       purpose: 'paid_feedback',
-      reason: options.reason === undefined ? null : options.reason,
+      reason: options.reason === undefined ? 'requested' : options.reason,
       request_correlation: null,
       result: 'success',
       metadata_json: JSON.stringify({ Amount: '1', alpha: i, nested: { B: 1, a: 2 } }),
@@ -57,6 +57,9 @@ export function auditChain(n: number, camel = false, options: { reason?: string 
     e.event_digest = specDigest(previous, e, options.nullAs);
     previous = e.event_digest;
     if (camel) {
+      // camelCase rows carry their metadata as an object (`metadata`), as the service's checker reads them.
+      e.metadata = JSON.parse(e.metadata_json);
+      delete e.metadata_json;
       for (const k of Object.keys(e)) if (k.includes('_')) (e[k.replace(/_([a-z])/g, (_m, c) => c.toUpperCase())] = e[k]), delete e[k];
     }
     events.push(e);
