@@ -226,6 +226,39 @@ describe('audit chains', () => {
     expect(verifyAuditExport(chain(4, false, { reason: 'retention' })).valid).toBe(true);
   });
 
+  it('times: only the form toISOString() writes; a date JavaScript would move is malformed_field, one it cannot read verification_failed', () => {
+    const at = (time: unknown) => {
+      const c = chain(2);
+      c.events[0].occurred_at = time;
+      return verifyAuditExport(c);
+    };
+    for (const moved of [
+      '2026-02-29T00:00:00.000Z',
+      '2026-04-31T00:00:00.000Z',
+      '2026-01-01T24:00:00.000Z',
+      '2026-01-01',
+      '2026-01-01T00:00:00Z',
+    ])
+      expect(at(moved), String(moved)).toMatchObject({ errors: ['malformed_field'], sequence: 1 });
+    // (Epoch milliseconds too: the checker reads String(n), which is no date.)
+    for (const unreadable of ['2026-13-01T00:00:00.000Z', '2026-01-01T23:60:00.000Z', 'yesterday', null, 1_780_000_000_000])
+      expect(at(unreadable).errors, String(unreadable)).toEqual(['verification_failed']);
+    // February 29 of a leap year is written back unchanged: it is checked as far as its digest.
+    expect(at('2024-02-29T00:00:00.000Z')).toMatchObject({ errors: ['event_digest_mismatch'], sequence: 1 });
+  });
+
+  it('a column spelled both ways is ambiguous_column, whatever the values', () => {
+    for (const [snake, camel] of [
+      ['actor_kind', 'actorKind'],
+      ['metadata_json', 'metadata'],
+      ['event_digest', 'eventDigest'],
+    ]) {
+      const c = chain(2);
+      c.events[1][camel] = snake === 'metadata_json' ? JSON.parse(c.events[1][snake]) : c.events[1][snake];
+      expect(verifyAuditExport(c), camel).toMatchObject({ valid: false, errors: ['ambiguous_column'], sequence: 2 });
+    }
+  });
+
   it('the fast digest path equals the spec-literal digest over varied rows', () => {
     const rows: any[] = [
       {
