@@ -29,7 +29,7 @@ function event(i, previous) {
     target_kind: 'ask',
     target_id: `op_${i}`,
     purpose: 'paid_feedback',
-    reason: null,
+    reason: 'requested', // a string: verify-evidence refuses a null reason (docs/evidence.md, "Deliberate refusals")
     request_correlation: null,
     result: 'success',
     metadata_json: JSON.stringify({ amount: String(i), Asset: 'USDC', nested: { b: i, A: 'x' } }),
