@@ -15,11 +15,13 @@ interface IVotingEngineInit {
 /// Questions: reserve a commitment, then reveal it by submitting (chain.md §3.4, §6.9–6.11). The reveal
 /// commitment is recomputed here from the calldata, so a submit that differs in any field from what was
 /// reserved reverts, and a submit less than RESERVED_SUBMISSION_MIN_AGE after its reservation reverts too.
+/// Reservation slots follow the live registry's rule (docs/sandbox.md): one slot per (commitment, submitter); it
+/// stays taken after its 30 minutes until the submitter cancels it or a submit consumes it, so reserving the same
+/// commitment again reverts, with empty revert data as the live registry gives.
 contract ContentRegistry {
     uint256 public constant RESERVED_SUBMISSION_MIN_AGE = 1;
     uint256 public constant RESERVATION_TTL = 30 minutes;
 
-    error AlreadyReserved();
     error ReservationNotFound();
     error ReservationTooNew();
     error ReservationExpired();
@@ -54,7 +56,8 @@ contract ContentRegistry {
     address public votingEngine;
     address public x402Submitter;
 
-    // Internal like the live registry's: there is no public reservation getter to depend on.
+    // Internal like the live registry's: there is no public reservation getter to depend on. Keyed by
+    // (commitment, submitter), as live: another address that copies a commitment cannot squat this wallet's slot.
     mapping(bytes32 => Reservation) internal reservations;
     mapping(uint256 => Content) private contents;
     uint256 public contentCount;
@@ -117,17 +120,27 @@ contract ContentRegistry {
         x402Submitter = x402_;
     }
 
+    /// A slot already taken reverts, live or expired: only cancelReservedSubmission or a submit frees it. The
+    /// reverts carry no data, as the live registry's bare `require`s.
     function reserveSubmission(bytes32 revealCommitment) external {
-        Reservation memory r = reservations[revealCommitment];
-        if (r.submitter != address(0) && block.timestamp < r.reservedAt + RESERVATION_TTL) revert AlreadyReserved();
-        reservations[revealCommitment] = Reservation(msg.sender, uint64(block.timestamp));
+        if (revealCommitment == bytes32(0)) revert();
+        bytes32 key = _reservationKey(revealCommitment, msg.sender);
+        if (reservations[key].submitter != address(0)) revert();
+        reservations[key] = Reservation(msg.sender, uint64(block.timestamp));
         emit SubmissionReserved(msg.sender, revealCommitment, block.timestamp + RESERVATION_TTL);
     }
 
+    /// The submitter's own reservation, live or expired, is cleared; anyone else's call (or no reservation) reverts
+    /// with empty data.
     function cancelReservedSubmission(bytes32 revealCommitment) external {
-        if (reservations[revealCommitment].submitter != msg.sender) revert ReservationNotFound();
-        delete reservations[revealCommitment];
+        bytes32 key = _reservationKey(revealCommitment, msg.sender);
+        if (reservations[key].submitter != msg.sender) revert();
+        delete reservations[key];
         emit SubmissionReservationCancelled(msg.sender, revealCommitment);
+    }
+
+    function _reservationKey(bytes32 revealCommitment, address submitter) internal pure returns (bytes32) {
+        return keccak256(abi.encode(revealCommitment, submitter));
     }
 
     function submitQuestionWithRewardAndRoundConfig(
@@ -284,11 +297,13 @@ contract ContentRegistry {
     }
 
     function _consumeReservation(bytes32 commitment) internal {
-        Reservation memory r = reservations[commitment];
+        bytes32 key = _reservationKey(commitment, msg.sender);
+        Reservation memory r = reservations[key];
         if (r.submitter != msg.sender) revert ReservationNotFound();
         if (block.timestamp < r.reservedAt + RESERVED_SUBMISSION_MIN_AGE) revert ReservationTooNew();
-        if (block.timestamp >= r.reservedAt + RESERVATION_TTL) revert ReservationExpired();
-        delete reservations[commitment];
+        // Live: valid up to and including its expiresAt (reservedAt + 30 minutes).
+        if (block.timestamp > r.reservedAt + RESERVATION_TTL) revert ReservationExpired();
+        delete reservations[key];
     }
 
     function _emitRewardAttached(uint256 contentId, address submitter, RewardTerms calldata t, RoundConfig calldata r) internal {
