@@ -343,6 +343,9 @@ const TRANSACTIONS = {
   transaction_reverted: chain(
     'a transaction reverted on chain and nothing after it was sent; check `loopsign status` and the transaction in a block explorer.',
   ),
+  reservation_not_cancelled: chain(
+    "the registry would not cancel this ask's expired reservation: a submission consumed it (the message names it when the chain shows one) or it was cancelled outside this journal; nothing more was sent, check `loopsign status` before asking again.",
+  ),
   stale_nonce: chain(
     'a nonce of this wallet was about to be signed for a second transaction (one nonce is one slot, owned by one payment); nothing was recorded or sent: run the same command again, or use another RPC if it repeats.',
   ),

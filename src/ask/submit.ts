@@ -13,7 +13,7 @@ import type { ExecutionMode } from '../wallet/executor.js';
 import { publicMetadataBase } from './check-plan.js';
 import { candidateTransactions, proveSubmission, type SubmissionProof } from './proof.js';
 import { checkFunds } from './funds.js';
-import { renewExpiredReservation } from './reservation.js';
+import { cancelExpiredReservation } from './reservation.js';
 import { signX402 } from './x402.js';
 import { executor, type Run } from './run.js';
 
@@ -92,14 +92,15 @@ export async function submitAsk(run: Run, options: { confirm: boolean }): Promis
   return { state: 'submitted', operationKey, confirmed, guard: g, proof };
 }
 
-/** The checked plan, executed (funds checked first on a fresh run; an expired reservation renewed). */
+/** The checked plan, executed (funds checked first on a fresh run; an expired reservation cancelled, then renewed). */
 async function pay(run: Run, g: GuardContext, response: ServiceDoc, calls: PlanCall[]): Promise<{ hashes: Hex[]; transactions: number }> {
   const { journal, client } = run;
   if (journal.txs().length === 0) await checkFunds(client, g, run.wallet, calls, run.ctx.out);
-  await renewExpiredReservation(client, journal, calls, run.ctx.out);
+  const ex = await executor(run);
+  await cancelExpiredReservation(run, g, calls, ex);
   const atomicPlan = objectField(response, 'transactionPlan')?.requiresAtomicExecution === true && calls.length > 1;
   const mode: ExecutionMode = atomicPlan ? 'atomic' : run.atomic ? 'segmented' : 'ordered';
-  const result = await (await executor(run)).execute('ask', calls, mode);
+  const result = await ex.execute('ask', calls, mode);
   await journal.setStep('ask:executed', { askHashes: result.hashes });
   return { hashes: result.hashes, transactions: result.transactions };
 }
