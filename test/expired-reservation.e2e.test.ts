@@ -207,9 +207,10 @@ describe('loopsign: a resumed ask whose reservation expired cancels it, reserves
   });
 
   // A journal that does not know the submit (here a copy of the state folder taken before it; a record set aside on a
-  // lying node's word is another way): the reservation was consumed, so the registry will not cancel it. Reserving
-  // again instead (the old way) would free nothing to stop a second submission of the same question: on the sandbox
-  // that paid the bounty twice.
+  // lying node's word is another way): the reservation was consumed, so the registry will not cancel it. The old way
+  // reserved again (the consumed slot was free), then stopped at the submit with a misleading approval_replaced; on the
+  // live chain, where the approval might still cover it, only the question key's once-per-chain rule stood between
+  // that and a second bounty.
   it('a journal that missed the submit, resumed past the 30 minutes: the cancel would revert, the run says a submission consumed the reservation, naming it, and pays nothing again', async () => {
     const w = await freshWallet();
     const before = await w.usdc();
