@@ -206,6 +206,31 @@ describe('loopsign: a resumed ask whose reservation expired cancels it, reserves
     await paidOnce(w, title, before, finished.json());
   });
 
+  // Killed once the submit was signed (journaled, not sent), then the 30 minutes pass: those bytes can no longer pay
+  // (the registry refuses a submit past the reservation's end). Before, the rerun sent them, they reverted, and every
+  // later rerun stopped at transaction_reverted: the ask could never finish. Now they go with the expired reservation,
+  // and the run cancels, reserves and submits anew. The same when the bytes did reach the chain after the end (here
+  // the test sends them itself) and reverted while the journal still said signed.
+  it.each([
+    ['never sent', false],
+    ['sent after the end and reverted, the journal still saying signed', true],
+  ])('killed after its submit was signed (%s), resumed past the 30 minutes: finishes, paid once', async (_what, sentLate) => {
+    const w = await freshWallet();
+    const before = await w.usdc();
+    const { title, args } = await stoppedAfterReservation(w, 'ask:signed:2');
+    const [op] = recordedOfKind(s.home, 'ask').filter((o) => o.txs.some((t) => t.status === 'signed' && t.calls.includes(2) && t.raw));
+    const doomed = op!.txs.find((t) => t.calls.includes(2))!;
+    if (sentLate) {
+      await s.pub.sendRawTransaction({ serializedTransaction: doomed.raw });
+      expect((await s.pub.waitForTransactionReceipt({ hash: doomed.hash })).status).toBe('reverted');
+    }
+    const resumed = await runCli(args, s.home, { env: w.env });
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    await paidOnce(w, title, before, resumed.json());
+    const after = recordedOfKind(s.home, 'ask').find((o) => o.id === op!.id)!;
+    expect(after.txs.find((t) => t.hash === doomed.hash)).toMatchObject({ stage: 'ask:expired-reservation', status: 'reverted' });
+  });
+
   // A journal that does not know the submit (here a copy of the state folder taken before it; a record set aside on a
   // lying node's word is another way): the reservation was consumed, so the registry will not cancel it. The old way
   // reserved again (the consumed slot was free), then stopped at the submit with a misleading approval_replaced; on the

@@ -1,7 +1,8 @@
 // A reservation lives 30 minutes (chain.md §6.11), and the registry keeps its slot taken after that until the
 // submitter cancels it or a submit consumes it: the same reserveSubmission sent again reverts (empty data). So when a
 // resumed ask finds its journaled reservation past its 30 minutes and its submit not yet sent, it
-//   1. takes the old reservation out of the ask stage (to EXPIRED_STAGE), so the executor will reserve again;
+//   1. takes the old reservation out of the ask stage (to EXPIRED_STAGE), so the executor will reserve again, and with
+//      it a submit journaled for it that can no longer pay (signed but not mined before the end, or reverted after it);
 //   2. cancels it: loopsign's own call (src/wallet/reservation-guard.ts), journaled and sent through the executor in a
 //      stage of its own, like every transaction;
 //   3. lets the executor reserve again, approve (or find the journaled approval) and submit.
@@ -17,6 +18,7 @@ import { crashHook } from '../store/crash-hook.js';
 import { isLive, type TxRecord } from '../store/records.js';
 import { contentHash, questionsOfSubmit } from '../protocol/submission.js';
 import { callDigest, type Executor } from '../wallet/executor.js';
+import { receiptOrNone } from '../wallet/finality.js';
 import type { GuardContext, PlanCall } from '../wallet/plan-guard.js';
 import { cancelReservationCall } from '../wallet/reservation-guard.js';
 import { callsOfRawTransaction } from '../wallet/spend-effects.js';
@@ -47,21 +49,28 @@ export async function cancelExpiredReservation(run: Run, g: GuardContext, calls:
   const out = run.ctx.out;
   if (calls[0]?.phase !== 'reserve_submission') return;
   const wallet = journal.wallet as Hex;
-  const reserveDigest = callDigest(calls[0]);
+  const submitCall = calls[calls.length - 1]!;
   const carries = (t: TxRecord, call: PlanCall) => callsOfRawTransaction(t.raw, wallet).some((c) => callDigest(c) === callDigest(call));
-  const live = (call: PlanCall) => journal.txsFor('ask').find((t) => isLive(t) && carries(t, call));
-  if (live(calls[calls.length - 1]!)) return;
+  const inAsk = (call: PlanCall, status: (t: TxRecord) => boolean) => journal.txsFor('ask').find((t) => status(t) && carries(t, call));
 
-  const reserve = live(calls[0]);
-  if (reserve) {
+  const reserve = inAsk(calls[0], isLive);
+  if (!reserve) {
+    if (inAsk(submitCall, isLive)) return;
+  } else {
     if (reserve.status !== 'mined' || reserve.blockNumber === undefined) return;
+    const submit = inAsk(submitCall, (t) => isLive(t) || t.status === 'reverted');
+    if (submit?.status === 'mined') return;
     const reservedAt = (await client.getBlock({ blockNumber: BigInt(reserve.blockNumber) })).timestamp;
     const latest = (await client.getBlock({ blockTag: 'latest' })).timestamp;
     if (latest < reservedAt + LIFETIME - MARGIN) return;
+    if (submit && !(await doomed(run, submit, reservedAt, latest))) return;
     out.progress(
       'ask.reservation_expired',
       `the journaled reservation ${reserve.hash} is past its 30 minutes, and the registry keeps its slot until it is cancelled: cancelling it, then reserving again`,
     );
+    // A submit journaled for it can no longer pay (below): it goes with it, first, so that no run ever finds the
+    // submit in the ask stage without its reservation.
+    if (submit) await journal.updateTx(submit.hash, { stage: EXPIRED_STAGE });
     await journal.updateTx(reserve.hash, { stage: EXPIRED_STAGE });
     crashHook('ask:reservation_retired');
   }
@@ -70,14 +79,44 @@ export async function cancelExpiredReservation(run: Run, g: GuardContext, calls:
   const last = retired[retired.length - 1];
   if (!last) return;
   const stage = cancelStage(retired.length);
-  const reserved = callsOfRawTransaction(last.raw, wallet).find((c) => callDigest(c) === reserveDigest)!;
+  const reserved = callsOfRawTransaction(last.raw, wallet).find((c) => callDigest(c) === callDigest(calls[0]!))!;
   const cancel = cancelReservationCall(g, reserved);
   try {
     await ex.execute(stage, [cancel], 'ordered');
   } catch (error) {
-    throw await notCancelled(run, last, calls[calls.length - 1]!, error);
+    throw await notCancelled(run, last, submitCall, error);
+  }
+  // A retired submit still journaled as signed used a nonce below the cancel's, so the chain has its outcome now (a
+  // revert: its reservation had expired). Recorded, it stops counting as a payment it can no longer make.
+  for (const t of journal.txsFor(EXPIRED_STAGE).filter((t) => t.status === 'signed' && carries(t, submitCall))) {
+    const receipt = await receiptOrNone(client, t.hash);
+    if (receipt)
+      await journal.updateTx(t.hash, {
+        status: receipt.status === 'success' ? 'mined' : 'reverted',
+        blockNumber: receipt.blockNumber.toString(),
+      });
   }
   out.progress('ask.reservation_cancelled', `the expired reservation ${last.hash} is cancelled; reserving again`);
+}
+
+/**
+ * Whether a submit journaled for an expired reservation can no longer pay: it reverted after the reservation's end
+ * (the registry refuses a submit past expiresAt), or it has no receipt and the chain is past that end, so any block
+ * that takes it will refuse it too (this run's next transactions take later nonces, so it can only be mined before
+ * the cancel and the new reservation). A submit mined in time, or one that reverted for another reason, is left to the
+ * executor, which reports it.
+ */
+async function doomed(run: Run, submit: TxRecord, reservedAt: bigint, latest: bigint): Promise<boolean> {
+  const expiresAt = reservedAt + LIFETIME;
+  let block = submit.status === 'reverted' ? submit.blockNumber : undefined;
+  if (submit.status === 'signed') {
+    const receipt = await receiptOrNone(run.client, submit.hash);
+    if (!receipt) return latest > expiresAt;
+    if (receipt.status === 'success') return false;
+    block = receipt.blockNumber.toString();
+  }
+  if (block === undefined) return false;
+  return (await run.client.getBlock({ blockNumber: BigInt(block) })).timestamp > expiresAt;
 }
 
 /**
