@@ -6,6 +6,7 @@ import { checkPayable } from '../amounts.js';
 import { checkAddress } from '../address.js';
 import { arrayField, isDoc } from '../service/doc.js';
 import { AskFieldError, normalizeAsk, translateAsk, type NormalizedAsk } from '../protocol/ask-normalize.js';
+import { fieldDescription } from '../protocol/ask-schema.js';
 import { DEFAULT_PROFILE, type ServiceProfile } from '../protocol/profiles/index.js';
 import type { Translation } from '../protocol/profiles/types.js';
 import { TEMPLATES } from '../protocol/templates.js';
@@ -23,22 +24,44 @@ export interface LoadedAsk {
  * naming the field), then validated by the service's own rules. `now` (unix seconds) is the clock the translation
  * judges a bountyStartBy by. Throws UsageError (exit 2) naming the field.
  */
-export function checkAskBody(raw: unknown, where: string, now: number, profile: ServiceProfile = DEFAULT_PROFILE): LoadedAsk {
+export function checkAskBody(
+  raw: unknown,
+  where: string,
+  now: number,
+  profile: ServiceProfile = DEFAULT_PROFILE,
+  options: { requireMaxPayment?: boolean } = {},
+): LoadedAsk {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
     throw new UsageError('invalid_ask', `${where} must hold a JSON object`);
   try {
     const { body, translations } = translateAsk(raw, now, profile);
-    const ask = normalizeAsk(withPlaceholderImages(body), { templates: TEMPLATES, profile });
+    const ask = normalizeAsk(withPlaceholderImages(body), { templates: TEMPLATES, profile, ...options });
     checkPayableAmounts(ask, where);
     // Addresses the user typed, checksum included (viem would refuse a bad one later, as an internal error).
     if (ask.walletAddress !== null) checkAddress(ask.walletAddress, `${where}: walletAddress`);
     if (ask.feedbackBonus?.awarder) checkAddress(ask.feedbackBonus.awarder, `${where}: feedbackBonus.awarder`);
     return { body, ask, translations };
   } catch (error) {
-    if (error instanceof AskFieldError)
-      throw new UsageError('invalid_ask', `${where}: ${error.message}`, { details: { field: error.field } });
+    if (error instanceof AskFieldError) throw askUsageError(error, where);
     throw error;
   }
+}
+
+/**
+ * An ask's problems as the usage error every surface shows: each problem's path, what is wrong and what to write
+ * there (the schema's description of the field: the same words an MCP client reads in tools/list).
+ */
+export function askUsageError(error: AskFieldError, where: string): UsageError {
+  const problems = error.problems.map((p) => {
+    const fix = fieldDescription(p.field);
+    return { field: p.field, message: p.message, ...(fix ? { fix } : {}) };
+  });
+  return new UsageError('invalid_ask', `${where}: ${error.message}`, {
+    ...(problems.length > 1
+      ? { hint: `fix all ${problems.length} fields named (details.problems says what each takes), then try again; nothing was sent` }
+      : {}),
+    details: { field: error.field, problems },
+  });
 }
 
 /**

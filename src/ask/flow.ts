@@ -25,6 +25,7 @@ import type { GuardContext } from '../wallet/plan-guard.js';
 import type { Wallet } from '../wallet/signers/types.js';
 import { isExternal } from '../wallet/signers/types.js';
 import type { ResolvedChain } from '../chains/index.js';
+import { askUsageError } from './ask-body.js';
 import { askSpendCaps } from './caps.js';
 import { askGuardContext, templateResolverFrom } from './check-plan.js';
 import { askFolder, askLabel, loadAsk, outgoingBody, paidRound, refuseDelegationIfUnsupported, type AskSource } from './prepare.js';
@@ -105,8 +106,7 @@ async function prepareAsk(
   try {
     ask = normalizeAsk(body, { profile: profileOf(loaded.ask) });
   } catch (error) {
-    if (error instanceof AskFieldError)
-      throw new UsageError('invalid_ask', `${askLabel(opts)}: ${error.message}`, { details: { field: error.field } });
+    if (error instanceof AskFieldError) throw askUsageError(error, askLabel(opts));
     throw error;
   }
   return { settings, service, signer, wallet: signer.address.toLowerCase() as Hex, mode, body, ask };

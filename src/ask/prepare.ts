@@ -54,16 +54,11 @@ export async function loadAsk(
   const file = askLabel(source);
   // Inline: a copy, so that nothing done to the body reaches the caller's object (a tool's arguments).
   const raw = source.file === undefined ? structuredClone(source.inline) : await readUserJson(source.file, 'ask file', 60 * 1024 * 1024);
-  const loaded = checkAskBody(raw, file, Math.floor(clock.now() / 1000), getProfile(profileId));
+  const loaded = checkAskBody(raw, file, Math.floor(clock.now() / 1000), getProfile(profileId), { requireMaxPayment: true });
   const ask = loaded.ask;
   if (ask.chainId !== chainId) {
     throw new UsageError('chain_mismatch', `${file}: chainId ${ask.chainId} is not the configured chain ${chainId}`, {
       hint: `run with --chain-id ${ask.chainId}, or change chainId in the ${source.file === undefined ? 'ask' : 'file'}`,
-    });
-  }
-  if (ask.maxPaymentAmount === null) {
-    throw new UsageError('invalid_ask', `${file}: maxPaymentAmount: is required (the most this ask may spend, in atomic units)`, {
-      details: { field: 'maxPaymentAmount' },
     });
   }
   if (detailsFile !== undefined) {

@@ -3,14 +3,15 @@
 // call, then hash recomputation) and the sandbox (which plays the service). The body must be live-shaped: a seed-shaped
 // file is translated first (translateAsk, the profile's rules); seed fields reaching this parser are refused with the
 // service's own answer. The caller's body is never changed.
-import { AskFieldError } from './ask-errors.js';
+import { AskFieldError, type AskProblem } from './ask-errors.js';
+import { clientAskSchema, askSchema, didYouMeanAmountObject, didYouMeanAtomic, nearest, shapeProblems } from './ask-schema.js';
 import { normalizeTargetAudience } from './ask-audience.js';
 import { checkHeadToHead, checkTagsText, checkTitleText } from './ask-text.js';
 import { isHostedDetailsUrl, normalizeContextUrl, normalizeDetailsUrl, normalizeImageUrl, normalizeVideoUrl } from './ask-urls.js';
 import { DEFAULT_PROFILE, getProfile, type ServiceProfile } from './profiles/index.js';
 import type { Translation } from './profiles/types.js';
 
-export { AskFieldError } from './ask-errors.js';
+export { AskFieldError, type AskProblem } from './ask-errors.js';
 export { normalizeContextUrl, normalizeImageUrl, normalizeVideoUrl } from './ask-urls.js';
 
 export type Asset = 'USDC' | 'LREP';
@@ -99,8 +100,16 @@ const servicePath = (field: string) => field.replace(/^question(?=\.|$)/, 'quest
 /** Decimal string of atomic units (the interface: all numeric quantities are decimal strings). */
 export function decimalString(value: unknown, field: string, opts: { allowNumber?: boolean } = {}): bigint {
   if (typeof value === 'number' && opts.allowNumber && Number.isSafeInteger(value) && value >= 0) return BigInt(value);
-  if (typeof value !== 'string') throw new AskFieldError(field, `must be a decimal string of atomic units, e.g. "2500000"`);
-  if (!/^(0|[1-9][0-9]*)$/.test(value)) throw new AskFieldError(field, `"${value}" is not a non-negative integer decimal string`);
+  if (typeof value !== 'string')
+    throw new AskFieldError(
+      field,
+      `${value === undefined ? 'is required: ' : ''}must be a decimal string of atomic units (1 USDC = "1000000"), e.g. "2500000" for 2.5 USDC${didYouMeanAtomic(value)}`,
+    );
+  if (!/^(0|[1-9][0-9]*)$/.test(value))
+    throw new AskFieldError(
+      field,
+      `"${value}" is not a non-negative integer decimal string of atomic units (1 USDC = "1000000")${didYouMeanAtomic(value)}`,
+    );
   return BigInt(value);
 }
 
@@ -161,10 +170,16 @@ export interface NormalizeOptions {
   templates?: { id: string; requiredInputs: string[] }[];
   /** The service profile (default: the default profile). */
   profile?: ServiceProfile;
+  /** loopsign's own rule for what it sends: maxPaymentAmount is required (the service takes an ask without it). */
+  requireMaxPayment?: boolean;
 }
 
 function normalizeQuestion(q: unknown, field: string, top: Obj, options: NormalizeOptions, profile: ServiceProfile): NormalizedQuestion {
-  if (!isObj(q)) throw new AskFieldError(field, 'must be an object');
+  if (!isObj(q))
+    throw new AskFieldError(
+      field,
+      `must be an object, e.g. {"title": ${typeof q === 'string' && q.trim() ? JSON.stringify(q.trim().slice(0, 120)) : '"Should this agent ship release 42?"'}, "contextUrl": "https://example.com/page", "categoryId": "1", "tags": ["release"]}${typeof q === 'string' ? ' (the text goes in title)' : ''}`,
+    );
   if (typeof q.title !== 'string' || q.title.trim() === '') throw new AskFieldError(`${field}.title`, 'is required');
   const title = q.title.trim();
   if (title.length > profile.ask.maxTitleLength)
@@ -376,9 +391,17 @@ function normalizeRoundConfig(body: Obj, questions: unknown[], requiredVoters: n
 }
 
 function normalizeBounty(raw: unknown): NormalizedBounty {
-  if (!isObj(raw)) throw new AskFieldError('bounty', 'is required: {amount, asset, requiredVoters}');
+  if (!isObj(raw))
+    throw new AskFieldError(
+      'bounty',
+      `${raw === undefined ? 'is required' : `${JSON.stringify(raw)} is not an object`}: {"amount": "1500000", "asset": "USDC", "requiredVoters": "3"} pays 1.5 USDC to 3 raters (amounts in atomic units: 1 USDC = "1000000")${didYouMeanAmountObject(raw)}`,
+    );
   const amount = decimalString(raw.amount, 'bounty.amount');
-  if (amount < 1_000_000n) throw new AskFieldError('bounty.amount', 'must be at least 1000000 atomic units (1 USDC)');
+  if (amount < 1_000_000n)
+    throw new AskFieldError(
+      'bounty.amount',
+      `must be at least 1000000 atomic units (1 USDC)${amount > 0n && amount < 1_000n ? `; "${amount}" is ${amount} millionths of a token: did you mean "${amount * 1_000_000n}"?` : ''}`,
+    );
   const asset = assetOf(raw.asset, 'bounty.asset', 'USDC');
   const requiredVoters =
     raw.requiredVoters === undefined || raw.requiredVoters === null ? 3 : smallInt(raw.requiredVoters, 'bounty.requiredVoters', 3, 65535);
@@ -416,74 +439,115 @@ function normalizeBonus(raw: unknown, bountyAsset: Asset, isBundle: boolean, pro
 export function normalizeAsk(body: unknown, options: NormalizeOptions = {}): NormalizedAsk {
   const profile = options.profile ?? DEFAULT_PROFILE;
   if (!isObj(body)) throw new AskFieldError('(ask)', 'the ask must be a JSON object');
+  // Every problem is collected, in the order the service would name them (the first leads: the sandbox answers with
+  // it), so that one round of fixes is enough. A part that depends on another (the round on the bounty's voters, the
+  // rules across the whole ask) is judged only when that part was sound.
+  const problems: AskProblem[] = [];
+  const attempt = <T>(part: () => T): T | undefined => {
+    try {
+      return part();
+    } catch (error) {
+      if (!(error instanceof AskFieldError)) throw error;
+      problems.push(...error.problems);
+      return undefined;
+    }
+  };
+  const problem = (field: string, message: string) => problems.push({ field, message });
+
   for (const key of Object.keys(body)) {
-    if (!profile.ask.topLevelFields.has(key)) throw new AskFieldError(key, `unknown top-level field "${key}"`);
+    if (profile.ask.topLevelFields.has(key)) continue;
+    const near = nearest(key, [...profile.ask.topLevelFields]);
+    problem(key, `unknown top-level field "${key}"${near ? `; did you mean "${near}"?` : ''}`);
   }
   const hasQuestion = given(body.question);
   const hasQuestions = given(body.questions);
-  if (hasQuestion === hasQuestions) throw new AskFieldError('question', 'give exactly one of question or questions');
+  if (hasQuestion === hasQuestions)
+    problem(
+      'question',
+      hasQuestion
+        ? 'give exactly one of question or questions'
+        : 'is required (or questions, for a bundle): {"title": "…", "contextUrl": "https://…", "categoryId": "1", "tags": ["…"]}',
+    );
   if (given(body.detailsUrl) || given(body.detailsHash)) {
-    throw new AskFieldError('detailsUrl', 'top-level detailsUrl/detailsHash cannot be combined with question(s); put them on the question');
+    problem('detailsUrl', 'top-level detailsUrl/detailsHash cannot be combined with question(s); put them on the question');
   }
-  if (hasQuestions && (!Array.isArray(body.questions) || body.questions.length < 1 || body.questions.length > 10)) {
-    throw new AskFieldError('questions', 'must be an array of 1 to 10 questions');
-  }
-  const rawQuestions: unknown[] = hasQuestion ? [body.question] : (body.questions as unknown[]);
-  rejectObsolete(body, isObj(rawQuestions[0]) ? rawQuestions[0] : undefined, profile);
+  const questionsOk = !hasQuestions || (Array.isArray(body.questions) && body.questions.length >= 1 && body.questions.length <= 10);
+  if (!questionsOk) problem('questions', 'must be an array of 1 to 10 questions');
+  const rawQuestions: unknown[] = hasQuestion ? [body.question] : questionsOk && hasQuestions ? (body.questions as unknown[]) : [];
+  attempt(() => rejectObsolete(body, isObj(rawQuestions[0]) ? rawQuestions[0] : undefined, profile));
 
   const chainRaw = body.chainId;
-  if (chainRaw === undefined) throw new AskFieldError('chainId', 'is required (8453, 84532, or 31337 for the sandbox)');
   const chainId = typeof chainRaw === 'number' ? chainRaw : typeof chainRaw === 'string' && /^\d+$/.test(chainRaw) ? Number(chainRaw) : NaN;
-  if (![8453, 84532, 31337].includes(chainId))
-    throw new AskFieldError('chainId', `${JSON.stringify(chainRaw)} is not 8453, 84532 or 31337`);
+  if (chainRaw === undefined)
+    problem('chainId', 'is required: 8453 (Base), 84532 (Base Sepolia) or 31337 (the sandbox), the configured chain');
+  else if (![8453, 84532, 31337].includes(chainId)) problem('chainId', `${JSON.stringify(chainRaw)} is not 8453, 84532 or 31337`);
 
   const clientRequestId = body.clientRequestId;
   if (typeof clientRequestId !== 'string' || !CLIENT_REQUEST_ID.test(clientRequestId.trim())) {
-    throw new AskFieldError('clientRequestId', 'must be 4-160 characters using letters, numbers, dot, dash, colon, or underscore');
+    problem(
+      'clientRequestId',
+      `${clientRequestId === undefined ? 'is required: ' : ''}must be 4-160 characters using letters, numbers, dot, dash, colon, or underscore (your idempotency label, e.g. "release-42-go-no-go")`,
+    );
   }
 
-  const bounty = normalizeBounty(body.bounty);
-  const roundConfig = normalizeRoundConfig(body, rawQuestions, bounty.requiredVoters, profile);
-  const questions = rawQuestions.map((q, i) => normalizeQuestion(q, hasQuestion ? 'question' : `questions[${i}]`, body, options, profile));
+  const bounty = attempt(() => normalizeBounty(body.bounty));
+  const roundConfig = bounty && attempt(() => normalizeRoundConfig(body, rawQuestions, bounty.requiredVoters, profile));
+  const questions = rawQuestions.map((q, i) =>
+    attempt(() => normalizeQuestion(q, hasQuestion ? 'question' : `questions[${i}]`, body, options, profile)),
+  );
   const isBundle = questions.length > 1;
-  if (isBundle && questions.some((q) => q.confidentiality.visibility === 'gated'))
-    throw new AskFieldError('questions', 'bundles cannot be gated (submit gated questions one at a time)');
-  if (isBundle && questions.some((q) => q.templateId === 'head_to_head_ab'))
-    throw new AskFieldError('questions', 'bundles cannot use head_to_head_ab');
+  const sound = questions.filter((q): q is NormalizedQuestion => q !== undefined);
+  if (isBundle && sound.some((q) => q.confidentiality.visibility === 'gated'))
+    problem('questions', 'bundles cannot be gated (submit gated questions one at a time)');
+  if (isBundle && sound.some((q) => q.templateId === 'head_to_head_ab')) problem('questions', 'bundles cannot use head_to_head_ab');
 
-  const feedbackBonus = normalizeBonus(body.feedbackBonus, bounty.asset, isBundle, profile);
-  const maxPaymentAmount = body.maxPaymentAmount === undefined ? null : decimalString(body.maxPaymentAmount, 'maxPaymentAmount');
+  const feedbackBonus = attempt(() => normalizeBonus(body.feedbackBonus, bounty?.asset ?? 'USDC', isBundle, profile));
+  const maxPaymentAmount = attempt(() =>
+    body.maxPaymentAmount === undefined ? null : decimalString(body.maxPaymentAmount, 'maxPaymentAmount'),
+  );
+  if (body.maxPaymentAmount === undefined && options.requireMaxPayment)
+    problem(
+      'maxPaymentAmount',
+      'is required: the most this ask may spend, in atomic units (1 USDC = "1000000"), covering the bounty plus a feedback bonus in the same asset',
+    );
   const payment = body.paymentMode ?? body.fundingMode;
-  const paymentMode =
-    payment === undefined ? null : normalizePaymentMode(payment, body.paymentMode !== undefined ? 'paymentMode' : 'fundingMode');
+  const paymentMode = attempt(() =>
+    payment === undefined ? null : normalizePaymentMode(payment, body.paymentMode !== undefined ? 'paymentMode' : 'fundingMode'),
+  );
   const walletRaw = body.walletAddress ?? body.agentWalletAddress;
   if (walletRaw !== undefined && (typeof walletRaw !== 'string' || !ADDRESS.test(walletRaw)))
-    throw new AskFieldError('walletAddress', 'must be a 0x-prefixed 20-byte address');
+    problem('walletAddress', 'must be a 0x-prefixed 20-byte address');
+
+  // The shape (ask-schema.ts, the schema MCP clients read): what the rules above did not already name.
+  const named = problems.map((p) => p.field);
+  const covered = (field: string) => named.some((n) => field === n || field.startsWith(`${n}.`) || field.startsWith(`${n}[`));
+  for (const p of shapeProblems(body, options.requireMaxPayment ? clientAskSchema : askSchema)) if (!covered(p.field)) problems.push(p);
+  if (problems.length > 0) throw AskFieldError.of(problems);
 
   const ask: NormalizedAsk = {
     profileId: profile.id,
     chainId,
-    clientRequestId: clientRequestId.trim(),
-    bounty,
-    roundConfig,
-    questions,
+    clientRequestId: (clientRequestId as string).trim(),
+    bounty: bounty!,
+    roundConfig: roundConfig!,
+    questions: sound,
     isBundle,
-    feedbackBonus,
-    maxPaymentAmount,
-    paymentMode,
+    feedbackBonus: feedbackBonus ?? null,
+    maxPaymentAmount: maxPaymentAmount ?? null,
+    paymentMode: paymentMode ?? null,
     walletAddress: (walletRaw as `0x${string}` | undefined) ?? null,
     dryRun: isDryRun(body),
   };
   // Tool-level rules that depend only on the input (certain, so refused here rather than by the service).
   const rejections = profile.ask.rejections;
-  if (maxPaymentAmount !== null && sameAssetTotal(ask) > maxPaymentAmount) {
+  if (ask.maxPaymentAmount !== null && sameAssetTotal(ask) > ask.maxPaymentAmount) {
     throw new AskFieldError(
       'maxPaymentAmount',
-      `${maxPaymentAmount} does not cover the ${bounty.asset} bounty plus any ${bounty.asset} feedback bonus (${sameAssetTotal(ask)})`,
+      `${ask.maxPaymentAmount} does not cover the ${ask.bounty.asset} bounty plus any ${ask.bounty.asset} feedback bonus (${sameAssetTotal(ask)})`,
       rejections.maxPayment,
     );
   }
-  const mode = paymentMode ?? defaultPaymentMode(ask);
+  const mode = ask.paymentMode ?? defaultPaymentMode(ask);
   if (mode === 'x402_authorization') {
     if (isBundle)
       throw new AskFieldError(
@@ -491,9 +555,9 @@ export function normalizeAsk(body: unknown, options: NormalizeOptions = {}): Nor
         'x402_authorization supports single-question asks only; use wallet_calls for bundles',
         rejections.x402Bundle,
       );
-    if (bounty.asset !== 'USDC')
+    if (ask.bounty.asset !== 'USDC')
       throw new AskFieldError('paymentMode', 'LREP bounties require wallet_calls funding mode', rejections.x402Lrep);
-    if (feedbackBonus && feedbackBonus.asset !== 'USDC')
+    if (ask.feedbackBonus && ask.feedbackBonus.asset !== 'USDC')
       throw new AskFieldError('paymentMode', 'x402_authorization can only fund USDC bounties and USDC feedback bonuses');
   }
   return ask;

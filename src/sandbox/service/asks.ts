@@ -125,8 +125,9 @@ export class AskService {
             { originalCode: known.originalCode },
           );
         if (error.field === 'templateId' || error.field.endsWith('.templateId'))
-          throw new ApiError(400, 'unsupported_template', error.message, 'call_rateloop_list_result_templates');
-        throw invalidArguments(error.message);
+          throw new ApiError(400, 'unsupported_template', error.first, 'call_rateloop_list_result_templates');
+        // The service names one problem: the first.
+        throw invalidArguments(error.first);
       }
       throw error;
     }

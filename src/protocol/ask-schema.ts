@@ -1,0 +1,364 @@
+// The ask's shape, written once: a zod schema that normalizeAsk runs on every ask (client and sandbox), that emits
+// the JSON Schema an MCP client reads in tools/list (loopsign_quote, loopsign_ask: the `ask` argument), and that
+// renders the field table in docs/ask.md (test/ask-schema.test.ts fails when the page differs). The rules that tie
+// fields together (voters against the bounty, the spend cap against the bounty and bonus, gated media, templates)
+// are normalizeAsk's; the descriptions here say them, so a client that reads only the schema can obey them.
+// Its tolerance is the normalizer's (numbers or decimal strings for counts, the service's aliases): nothing it accepts
+// is refused here. The interface document's (seed) fields are part of the one shape, marked as such: every live ask
+// is also a valid interface ask, so `oneOf` of two shapes would refuse valid asks; loopsign translates or refuses
+// those fields (docs/ask.md, "Seed-shaped files").
+import * as z from 'zod';
+
+/** How every amount is written: the one sentence about units, in every amount's description. */
+export const UNITS =
+  'atomic units as a decimal string: USDC and LREP have 6 decimals, so 1 USDC = "1000000", 1.5 USDC = "1500000", 0.25 USDC = "250000"';
+
+const ATOMIC = /^(0|[1-9][0-9]*)$/;
+const atomic = (what: string) => z.string().regex(ATOMIC).describe(`${what}, in ${UNITS}`);
+const asset = (fallback: string) => z.enum(['USDC', 'LREP', 'usdc', 'lrep']).describe(`the token: "USDC" or "LREP" (default ${fallback})`);
+/** A whole number the normalizer takes as a number or a decimal string. */
+const count = (what: string, min: number, max: number) =>
+  z
+    .union([z.string().regex(/^\s*[0-9]+\s*$/), z.number().int().min(min).max(max)])
+    .describe(`${what}: a whole number from ${min} to ${max}, as a decimal string ("3") or a number`);
+const address = (what: string) =>
+  z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/)
+    .describe(`${what}: 0x followed by 40 hex characters`);
+const seed = (what: string) => z.union([z.string(), z.number()]).describe(`interface (seed) shape only: ${what}`);
+const PAYMENT_MODES = [
+  'wallet_calls',
+  'x402_authorization',
+  'agent_wallet',
+  'eip3009_usdc_authorization',
+  'eip3009_authorization',
+  'native_x402',
+  'x402',
+] as const;
+
+const bounty = z
+  .looseObject({
+    amount: atomic('what the raters are paid in all (at least 1 USDC = "1000000")'),
+    asset: asset('"USDC"').optional(),
+    requiredVoters: count(
+      'how many raters must answer (default 3; at least 5 for a bounty of 1,000 USDC or more, 8 for 10,000 or more); equals roundConfig.minVoters when roundConfig is given',
+      3,
+      65535,
+    ).optional(),
+    bountyEligibility: z
+      .literal([0, 8, '0', '8', 'everyone', 'open', 'proof_of_human', 'proof-of-human'])
+      .describe('who may earn it: 0 or "everyone" (default), 8 or "proof_of_human"')
+      .optional(),
+    requiredSettledRounds: seed('"1" is dropped (the service pays on one round); anything else is refused').optional(),
+    bountyStartBy: seed('unix seconds; 0 or at least 30 minutes ahead is dropped, anything nearer is refused').optional(),
+    bountyWindowSeconds: seed('dropped when equal to the question duration, otherwise refused').optional(),
+    feedbackWindowSeconds: seed('dropped when equal to the question duration, otherwise refused').optional(),
+  })
+  .describe('the payment to the raters: {"amount": "1500000", "asset": "USDC", "requiredVoters": "3"} is 1.5 USDC for 3 raters');
+
+const roundConfig = z
+  .looseObject({
+    questionDurationSeconds: count('how long the question is open, in seconds (default 1200)', 1, 4294967295).optional(),
+    minVoters: count('equal to bounty.requiredVoters', 1, 65535).optional(),
+    maxVoters: count('at most this many raters (default 100; at least minVoters)', 1, 65535).optional(),
+    epochDuration: seed('the round length in seconds; translated to questionDurationSeconds (must equal maxDuration)').optional(),
+    maxDuration: seed('the round length in seconds; translated to questionDurationSeconds (must equal epochDuration)').optional(),
+  })
+  .describe('the round: {"questionDurationSeconds": "1200", "minVoters": "3", "maxVoters": "100"}; or give roundPreset instead');
+
+const roundPreset = z.string().describe('a named round instead of roundConfig: "pure_agent_fast" (60 s, 3 raters) or "default" (1200 s)');
+
+const templateId = z
+  .string()
+  .describe('the result template (default "generic_rating"; loopsign_templates lists them and their required inputs)');
+const templateInputs = z
+  .record(z.string(), z.unknown())
+  .describe('inputs of the template, strings by name (the ones its templateInputsSchema requires must be given)');
+const templateVersion = count('the template version (only 1 is offered)', 1, Number.MAX_SAFE_INTEGER);
+
+const confidentiality = z
+  .looseObject({
+    visibility: z
+      .enum(['public', 'gated'])
+      .describe('"public" (default) or "gated": raters see the context only after accepting terms')
+      .optional(),
+    disclosurePolicy: z
+      .enum(['private_forever', 'after_settlement', 'private_until_settlement'])
+      .describe('gated only: "private_forever" (default) or "after_settlement"')
+      .optional(),
+    bond: z
+      .looseObject({
+        amount: z.union([z.string().regex(ATOMIC), z.number().int().nonnegative()]).describe(`"0", or from 1000000 to 2^64-1, in ${UNITS}`),
+        asset: asset('"LREP"').optional(),
+      })
+      .describe('gated only: a bond raters stake (default {"amount": "0", "asset": "LREP"})')
+      .optional(),
+  })
+  .describe('who may see the context: {"visibility": "gated"} needs a service-hosted detailsUrl and no contextUrl or videoUrl');
+
+const question = z
+  .looseObject({
+    title: z.string().min(1).max(120).describe('the question raters answer, 1 to 120 characters'),
+    contextUrl: z
+      .string()
+      .describe('an https page raters look at (not a direct image file); a question needs contextUrl, imageUrls or videoUrl')
+      .optional(),
+    imageUrls: z
+      .array(z.string())
+      .max(4)
+      .describe('up to 4 images uploaded to the service (loopsign_upload_image): …/api/attachments/images/att_<id>.webp#sha256=0x<hash>')
+      .optional(),
+    imageFiles: z
+      .array(z.string())
+      .max(4)
+      .describe('local image files loopsign uploads first and lists in imageUrls (paths relative to the ask file)')
+      .optional(),
+    videoUrl: z.string().describe('a YouTube link (never together with imageUrls)').optional(),
+    detailsUrl: z.string().describe('written details hosted off-chain (https; for gated questions a service-hosted attachment)').optional(),
+    detailsHash: z
+      .string()
+      .regex(/^(0x[0-9a-fA-F]{64})?$/)
+      .describe('0x + 64 hex: the SHA-256 of the details text (given together with detailsUrl)')
+      .optional(),
+    categoryId: z
+      .union([z.string().regex(/^\s*[1-9][0-9]*\s*$/), z.number().int().positive()])
+      .describe('the category, a positive integer as a decimal string (e.g. "1")'),
+    tags: z
+      .union([z.array(z.string()).min(1).max(3), z.string().min(1)])
+      .describe('1 to 3 tags: an array of strings (or one comma-separated string), e.g. ["release"]'),
+    templateId: templateId.optional(),
+    templateVersion: templateVersion.optional(),
+    templateInputs: templateInputs.optional(),
+    confidentiality: confidentiality.optional(),
+    targetAudience: z
+      .record(z.string(), z.unknown())
+      .describe(
+        'who should answer: ageGroups, countries, expertise, languages, nationalities, roles (arrays of strings), ai, team, hybrid (objects)',
+      )
+      .optional(),
+    roundConfig: roundConfig.optional(),
+    roundPreset: roundPreset.optional(),
+  })
+  .describe(
+    'one question (give question, or questions for a bundle, not both): {"title": "Should this agent ship release 42?", "contextUrl": "https://example.com/release-42", "categoryId": "1", "tags": ["release"]}',
+  );
+
+const EXAMPLE = {
+  chainId: 8453,
+  clientRequestId: 'release-42-go-no-go',
+  maxPaymentAmount: '2500000',
+  bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+  feedbackBonus: { amount: '1000000', asset: 'USDC' },
+  question: {
+    title: 'Should this agent ship release 42?',
+    contextUrl: 'https://example.com/release-42',
+    categoryId: '1',
+    tags: ['release'],
+  },
+};
+
+/** What an ask takes, besides the service's own pass-through fields (webhooks, transport, …). */
+const fields = {
+  chainId: z
+    .literal([8453, 84532, 31337, '8453', '84532', '31337'])
+    .describe('the chain, the configured one: 8453 (Base), 84532 (Base Sepolia) or 31337 (the local sandbox)'),
+  clientRequestId: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{4,160}$/)
+    .describe(
+      'your idempotency label: 4-160 letters, digits, ".", "_", ":" or "-" (e.g. "release-42-go-no-go"); the same id resumes the same ask and never pays twice',
+    ),
+  maxPaymentAmount: atomic(
+    'the most this ask may spend, covering the bounty plus a feedback bonus in the same asset (e.g. "2500000" for a 1.5 USDC bounty and a 1 USDC bonus)',
+  ).optional(),
+  bounty,
+  question: question.optional(),
+  questions: z.array(question).min(1).max(10).describe('a bundle of 1 to 10 questions (instead of question)').optional(),
+  feedbackBonus: z
+    .looseObject({
+      amount: atomic('the bonus for written feedback, more than 0'),
+      asset: asset("the bounty's asset").optional(),
+      awarder: address('who awards it (default: the asking wallet)').optional(),
+      feedbackClosesAt: seed('refused: the service closes the bonus with the question').optional(),
+    })
+    .describe('an optional bonus for the best written feedback (single questions only): {"amount": "1000000", "asset": "USDC"}')
+    .optional(),
+  roundConfig: roundConfig.optional(),
+  roundPreset: roundPreset.optional(),
+  templateId: templateId.optional(),
+  templateVersion: templateVersion.optional(),
+  templateInputs: templateInputs.optional(),
+  confidentiality: confidentiality.optional(),
+  paymentMode: z
+    .enum(PAYMENT_MODES)
+    .describe(
+      '"wallet_calls" or "x402_authorization" (USDC single questions only); default: x402 for a single USDC question, else wallet calls',
+    )
+    .optional(),
+  fundingMode: z.enum(PAYMENT_MODES).describe('another name for paymentMode').optional(),
+  walletAddress: address('the paying wallet (loopsign fills in its own)').optional(),
+  agentWalletAddress: address('another name for walletAddress').optional(),
+  dryRun: z.boolean().describe('ask the service for a dry run (no payment)').optional(),
+  // The service's own fields, passed through untouched.
+  ...Object.fromEntries(
+    [
+      'mode',
+      'executionMode',
+      'sandbox',
+      'signatureMode',
+      'transport',
+      'paymentAuthorization',
+      'webhookUrl',
+      'webhookSecret',
+      'webhookEvents',
+      'webhookChallengeId',
+      'webhookSignature',
+    ].map((k) => [k, z.unknown().describe('passed to the service as given').optional()]),
+  ),
+};
+
+/** The ask as the service parses it (maxPaymentAmount optional): what normalizeAsk checks every body against. */
+export const askSchema = z.strictObject(fields).meta({ examples: [EXAMPLE] });
+
+/** The ask as loopsign sends it (ask, quote): the same, with maxPaymentAmount required (the spend cap is yours). */
+export const clientAskSchema = z
+  .strictObject({ ...fields, maxPaymentAmount: fields.maxPaymentAmount.unwrap() })
+  .describe(
+    `A paid ask. Amounts are ${UNITS}. Give chainId, clientRequestId, maxPaymentAmount, bounty and question (or questions); the example pays 1.5 USDC to 3 raters plus a 1 USDC feedback bonus, at most 2.5 USDC.`,
+  )
+  .meta({ examples: [EXAMPLE] });
+
+type JsonSchema = Record<string, any>;
+
+/** The JSON Schema of the ask as loopsign takes it (no $schema: it is embedded in a tool's inputSchema). */
+export function askJsonSchema(): JsonSchema {
+  const { $schema: _, ...schema } = z.toJSONSchema(clientAskSchema, { io: 'input' }) as JsonSchema;
+  return schema;
+}
+
+// --- Problems: every way a body misses the shape, each with its path and the fix (the field's description) ----------
+
+export interface ShapeProblem {
+  field: string;
+  message: string;
+}
+
+const jsonOf = new WeakMap<z.ZodType, JsonSchema>();
+function jsonSchemaOf(schema: z.ZodType): JsonSchema {
+  let json = jsonOf.get(schema);
+  if (!json) jsonOf.set(schema, (json = z.toJSONSchema(schema, { io: 'input' }) as JsonSchema));
+  return json;
+}
+
+/** The schema node at a path (properties, items, and the branches of anyOf). */
+function nodeAt(root: JsonSchema, path: PropertyKey[]): JsonSchema | undefined {
+  let node: JsonSchema | undefined = root;
+  for (const key of path) {
+    if (!node) return undefined;
+    const candidates: JsonSchema[] = [node, ...((node.anyOf as JsonSchema[] | undefined) ?? [])];
+    node = candidates
+      .map((c) => (typeof key === 'number' ? c.items : c.properties?.[key as string]) as JsonSchema | undefined)
+      .find(Boolean);
+  }
+  return node;
+}
+
+/** `questions[0].title` from ['questions', 0, 'title']. */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((out, k) => (typeof k === 'number' ? `${out}[${k}]` : out ? `${out}.${String(k)}` : String(k)), '');
+}
+
+/** The schema's description of a field: what to write there (undefined for a path the schema does not describe). */
+export function fieldDescription(field: string, schema: z.ZodType = clientAskSchema): string | undefined {
+  const path = field.split(/\.|\[(\d+)\]/).filter((k) => k !== undefined && k !== '');
+  return nodeAt(
+    jsonSchemaOf(schema),
+    path.map((k) => (/^\d+$/.test(k) ? Number(k) : k)),
+  )?.description as string | undefined;
+}
+
+const show = (v: unknown) => {
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
+};
+
+const DISPLAY = /^\s*([0-9]*\.?[0-9]+)\s*(USDC|LREP)?\s*$/i;
+
+/** The atomic units a display amount ("1.5", "1.5 USDC", 1.5) stands for, and its asset if named; undefined if none. */
+export function displayAmount(value: unknown): { atomic: string; asset?: string } | undefined {
+  const m = typeof value === 'number' ? DISPLAY.exec(String(value)) : typeof value === 'string' ? DISPLAY.exec(value) : null;
+  if (!m) return undefined;
+  const [whole, frac = ''] = m[1]!.split('.');
+  if (frac.length > 6) return undefined;
+  const atomic = BigInt(`${whole || '0'}${frac.padEnd(6, '0')}`).toString();
+  return m[2] ? { atomic, asset: m[2].toUpperCase() } : { atomic };
+}
+
+/**
+ * For a value that looks like a display amount where atomic units belong: the question a message ends with ("did you
+ * mean "1500000"?"). Never applied: the person or agent decides.
+ */
+export function didYouMeanAtomic(value: unknown): string {
+  if (typeof value === 'string' && ATOMIC.test(value)) return '';
+  const d = displayAmount(value);
+  return d ? `; that looks like a display amount: did you mean "${d.atomic}"?` : '';
+}
+
+/** For a display amount given where an object {amount, asset} belongs (`"bounty": "1.5 USDC"`). */
+export function didYouMeanAmountObject(value: unknown, fallbackAsset = 'USDC'): string {
+  const d = displayAmount(value);
+  return d ? `; did you mean {"amount": "${d.atomic}", "asset": "${d.asset ?? fallbackAsset}"}?` : '';
+}
+
+const AMOUNT_KEYS = new Set(['amount', 'maxPaymentAmount']);
+
+/** Every place `body` misses the schema's shape, each with the field's path and what to write there. */
+export function shapeProblems(body: unknown, schema: z.ZodType = askSchema): ShapeProblem[] {
+  const parsed = schema.safeParse(body, { reportInput: true });
+  if (parsed.success) return [];
+  const json = jsonSchemaOf(schema);
+  const known = Object.keys((json.properties as object | undefined) ?? {});
+  const out: ShapeProblem[] = [];
+  for (const issue of parsed.error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        const near = issue.path.length === 0 ? nearest(key, known) : undefined;
+        out.push({ field: fieldPath([...issue.path, key]), message: `unknown field "${key}"${near ? `; did you mean "${near}"?` : ''}` });
+      }
+      continue;
+    }
+    const field = fieldPath(issue.path);
+    const description = (nodeAt(json, issue.path)?.description as string | undefined) ?? issue.message;
+    const input = (issue as { input?: unknown }).input;
+    const last = issue.path.at(-1);
+    const hint =
+      typeof last === 'string' && AMOUNT_KEYS.has(last)
+        ? didYouMeanAtomic(input)
+        : (last === 'bounty' || last === 'feedbackBonus') && typeof input !== 'object'
+          ? didYouMeanAmountObject(input)
+          : '';
+    out.push({ field, message: `${input === undefined ? 'is required' : `${show(input)} is not valid`}: ${description}${hint}` });
+  }
+  return out;
+}
+
+/** The known name nearest to a misspelt one (at most 2 edits, or a difference of letter case only). */
+export function nearest(word: string, names: string[]): string | undefined {
+  let best: [string, number] | undefined;
+  for (const name of names) {
+    const d = name.toLowerCase() === word.toLowerCase() ? 0 : distance(word.toLowerCase(), name.toLowerCase());
+    if (d <= 2 && (!best || d < best[1])) best = [name, d];
+  }
+  return best?.[0];
+}
+
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row.push(Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
