@@ -2,6 +2,7 @@
 // command handlers check their meaning exactly as for the CLI. Outputs describe the command's `--json` document:
 // loose objects, because a document may carry more fields than the ones named here.
 import * as z from 'zod';
+import { askJsonSchema, UNITS } from '../protocol/ask-schema.js';
 
 export const operationKey = z
   .string()
@@ -51,6 +52,17 @@ export const replyWithinSeconds = z
   .describe(
     `answer within this many seconds (default ${REPLY_WITHIN_DEFAULT_SECONDS}, at most ${REPLY_WITHIN_CAP_SECONDS}): if the work is not done by then, the call returns pending: true with continueWith, and the work goes on in the server. Raise it only if your host resets its request timeout on progress notifications`,
   );
+
+/**
+ * The ask of loopsign_quote and loopsign_ask: its JSON Schema (src/protocol/ask-schema.ts, the schema every ask is
+ * checked against) is what tools/list shows, so a client can build a valid ask from the listing alone. The argument
+ * itself is taken as any object: the ask's own check then reports every problem at once, each with its path and what
+ * to write there (the schema's words), where the argument check would stop at the shape.
+ */
+export const askArgument = z.record(z.string(), z.unknown()).meta({
+  ...askJsonSchema(),
+  description: `the ask itself, as the JSON object an ask file would hold; give this or file, not both. Amounts are ${UNITS}.`,
+});
 
 /** An ask given inline, as the JSON object an ask file holds (interface or live shape). */
 export const inlineAsk = z

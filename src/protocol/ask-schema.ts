@@ -233,7 +233,7 @@ type JsonSchema = Record<string, any>;
 
 /** The JSON Schema of the ask as loopsign takes it (no $schema: it is embedded in a tool's inputSchema). */
 export function askJsonSchema(): JsonSchema {
-  const { $schema: _, ...schema } = z.toJSONSchema(clientAskSchema, { io: 'input' }) as JsonSchema;
+  const { $schema: _, ...schema } = z.toJSONSchema(clientAskSchema, { io: 'input', target: 'draft-7' }) as JsonSchema;
   return schema;
 }
 
@@ -361,4 +361,50 @@ function distance(a: string, b: string): number {
     prev = row;
   }
   return prev[b.length]!;
+}
+
+// --- The field table of docs/ask.md, rendered from the same schema ---------------------------------------------------
+
+const PASSED_THROUGH = 'passed to the service as given';
+
+function typeOf(node: JsonSchema): string {
+  if (Array.isArray(node.anyOf)) return (node.anyOf as JsonSchema[]).map(typeOf).join(' or ');
+  if (Array.isArray(node.enum)) return (node.enum as unknown[]).map((v) => `\`${JSON.stringify(v)}\``).join(', ');
+  const type = Array.isArray(node.type) ? node.type.join(' or ') : ((node.type as string | undefined) ?? 'any');
+  if (node.pattern) return `${type} \`${node.pattern}\``;
+  if (type === 'array') return `array of ${typeOf(node.items ?? {})}`;
+  return type;
+}
+
+const cell = (text: string) => text.replace(/\|/g, '\\|');
+
+/** The rows of the table: every field of the ask (objects opened, bundles' questions as question's), in schema order. */
+export function askFieldRows(): { field: string; type: string; required: boolean; description: string }[] {
+  const rows: { field: string; type: string; required: boolean; description: string }[] = [];
+  const walk = (node: JsonSchema, prefix: string) => {
+    const required = new Set((node.required as string[] | undefined) ?? []);
+    for (const [key, child] of Object.entries((node.properties as Record<string, JsonSchema> | undefined) ?? {})) {
+      const field = `${prefix}${key}`;
+      if (child.description === PASSED_THROUGH) continue;
+      const opened = child.properties ? child : undefined;
+      const items = child.type === 'array' && child.items?.properties ? child.items : undefined;
+      rows.push({
+        field,
+        type: opened ? 'object' : items ? 'array of objects' : typeOf(child),
+        required: required.has(key),
+        description: (child.description as string | undefined) ?? '',
+      });
+      if (opened) walk(opened, `${field}.`);
+      else if (items && key !== 'questions') walk(items, `${field}[].`);
+    }
+  };
+  walk(askJsonSchema(), '');
+  return rows;
+}
+
+/** The markdown table docs/ask.md holds between its ask-fields markers. */
+export function askFieldTable(): string {
+  const lines = ['| Field | Type | Required | What to write |', '|---|---|---|---|'];
+  for (const r of askFieldRows()) lines.push(`| \`${r.field}\` | ${cell(r.type)} | ${r.required ? 'yes' : ''} | ${cell(r.description)} |`);
+  return lines.join('\n');
 }

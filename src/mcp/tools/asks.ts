@@ -9,6 +9,7 @@ import type { LookupOptions } from '../../ask/lookups.js';
 import { tool, type Input } from '../call.js';
 import {
   address,
+  askArgument,
   contentId,
   document,
   filePath,
@@ -36,7 +37,7 @@ const askSource = (ctx: Context, i: { file?: string; ask?: Record<string, unknow
 
 const askInput = {
   file: filePath('the ask file (JSON, interface or live shape); give this or ask').optional(),
-  ask: inlineAsk.optional(),
+  ask: askArgument.optional(),
 };
 
 const lookupInput = {
@@ -100,7 +101,7 @@ export const askTools = [
     name: 'loopsign_quote',
     title: 'Quote an ask',
     description:
-      'Price an ask without paying (the ask inline, or its file): the payment, its operationKey and whether it can be submitted.',
+      'Price an ask without paying (the ask inline, or its file): the payment, its operationKey and whether it can be submitted. The ask argument\'s schema gives every field; amounts are atomic units (1 USDC = "1000000"). An invalid ask is refused with every problem listed (error.details.problems: field, message, fix).',
     input: { ...askInput, paymentMode: paymentMode.optional() },
     exactlyOne: [['file', 'ask']],
     output: serviceDocument(),
@@ -110,7 +111,7 @@ export const askTools = [
     name: 'loopsign_ask',
     title: 'Ask humans and pay',
     description:
-      "Ask humans and pay from the local wallet (the ask inline, or its file): the service's plan is checked against the ask and the spending policy, then signed, executed and confirmed; calling again with the same ask resumes and never pays twice.",
+      'Ask humans and pay from the local wallet (the ask inline, or its file): the service\'s plan is checked against the ask and the spending policy, then signed, executed and confirmed; calling again with the same ask resumes and never pays twice. The ask argument\'s schema gives every field; amounts are atomic units (1 USDC = "1000000"); loopsign_quote prices it first.',
     input: {
       ...askInput,
       paymentMode: paymentMode.optional().describe('default: the ask, else the service default'),
