@@ -6,6 +6,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { AskPerson } from '../context.js';
 import type { Approver } from '../policy/gate.js';
+import { approvalForm } from '../policy/approval-form.js';
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 /** Where a question to the person belongs: the run's signal (its end withdraws the question) and the call that started it. */
@@ -49,9 +50,5 @@ export function elicitationAsker(server: McpServer, run: AskingFor): AskPerson |
 
 export function elicitationApprover(ask: AskPerson | undefined): Approver | undefined {
   if (!ask) return undefined;
-  return (request) =>
-    ask({
-      title: 'Approve this spend',
-      message: `loopsign asks for your approval: ${request.summary}. This is above the ${request.threshold}, so it needs your yes; your agent cannot give it.`,
-    });
+  return (request) => ask(approvalForm(request));
 }

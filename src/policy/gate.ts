@@ -21,8 +21,12 @@ export interface ApprovalRequest {
   kind: 'ask' | 'rating';
   chainId: number;
   amounts: Amounts;
-  /** One line a human can decide on. */
+  /** One line for logs: loopsign's facts only (what, how much, which chain). */
   summary: string;
+  /** loopsign's own statement of the spend: what is paid, to what, on which chain (src/policy/approval-form.ts). */
+  facts: string;
+  /** Text the agent wrote, shown only after the facts, quoted, labelled untrusted and shortened. */
+  agentText?: { label: string; text: string }[];
   /** Which threshold it crosses. */
   threshold: string;
 }
@@ -134,11 +138,19 @@ export class PolicyGate {
       }
     }
     this.checkWindows((await this.store()).db, chain, planned, undefined, operationId);
+    const parts = [`a bounty of ${fmt(ask.bounty.amount, ask.bounty.asset)} to ${ask.bounty.requiredVoters} raters`];
+    if (ask.feedbackBonus) parts.push(`a feedback bonus of ${fmt(ask.feedbackBonus.amount, ask.feedbackBonus.asset)}`);
+    const questions = ask.questions.length === 1 ? 'one question' : `${ask.questions.length} questions`;
     await this.approval({
       kind: 'ask',
       chainId: chain.chainId,
       amounts: planned,
-      summary: `ask "${ask.questions[0]!.title}" (${ask.clientRequestId}) on chain ${chain.chainId}: ${describe(planned)}`,
+      summary: `ask ${ask.clientRequestId} on chain ${chain.chainId}: ${describe(planned)}`,
+      facts: `pay ${describe(planned)} (${parts.join(' and ')}) on ${chainName(chain)} for an ask of ${questions}`,
+      agentText: [
+        { label: ask.questions.length === 1 ? 'title' : 'first title', text: ask.questions[0]!.title },
+        { label: 'clientRequestId', text: ask.clientRequestId },
+      ],
       threshold: '',
     });
   }
@@ -165,6 +177,7 @@ export class PolicyGate {
       chainId: chain.chainId,
       amounts: planned,
       summary: `vote on question ${contentId} on chain ${chain.chainId}: stake ${fmt(stake, 'LREP')}`,
+      facts: `stake ${fmt(stake, 'LREP')} on a vote on question ${contentId} on ${chainName(chain)}`,
       threshold: '',
     });
   }
@@ -305,6 +318,8 @@ export class PolicyGate {
     }
   }
 }
+
+const chainName = (chain: ChainConfig) => `${chain.name} (chain ${chain.chainId}, ${chain.role})`;
 
 function describe(amounts: Amounts): string {
   const parts = ASSETS.filter((a) => (amounts[a] ?? 0n) > 0n).map((a) => fmt(amounts[a]!, a));

@@ -3,14 +3,13 @@
 // so above the threshold its spend is refused (docs/policy.md says what this can and cannot stop).
 import type { Output } from '../output.js';
 import type { Approver } from './gate.js';
+import { approvalForm } from './approval-form.js';
 
 export function terminalApprover(out: Output): Approver | undefined {
   if (out.json || process.stdin.isTTY !== true || process.stderr.isTTY !== true) return undefined;
   return async (request) => {
     const { confirm } = await import('@inquirer/prompts');
-    return confirm(
-      { message: `Approve ${request.summary}? It is above the ${request.threshold}.`, default: false },
-      { output: process.stderr },
-    );
+    const form = approvalForm(request);
+    return confirm({ message: `${form.message}\n${form.title}?`, default: false }, { output: process.stderr });
   };
 }
