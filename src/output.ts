@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { styleText } from 'node:util';
 import { LoopsignError, asKnownError, exitCodeOf, ExitCode } from './errors.js';
 import type { Env } from './env.js';
+import { forCli } from './hints.js';
 
 export interface OutputOptions {
   json: boolean;
@@ -239,7 +240,9 @@ export class Output {
     // A foreign error loopsign knows (an RPC failure from viem) is taken for what it is once, for both.
     const known = asKnownError(error);
     const code = exitCodeOf(known);
-    const body = errorBody(known, this.options.debug);
+    // On the command line: loopsign's commands, never a tool name of the service (src/hints.ts).
+    const raw = errorBody(known, this.options.debug);
+    const body = { ...raw, message: forCli(raw.message), ...(raw.hint === undefined ? {} : { hint: forCli(raw.hint) }) };
     if (this.options.json && !this.written) {
       this.written = true;
       this.write('stdout', jsonText({ ok: false, error: body }) + '\n');

@@ -162,7 +162,7 @@ describe('tool errors are loopsign error documents', () => {
     );
     expect(
       mcpHint('wait_timeout', `run \`loopsign status --operation-key 0x${'ab'.repeat(32)} --wait\` later; waiting again is safe`),
-    ).toBe(`run loopsign_status with operationKey 0x${'ab'.repeat(32)} and wait: true later; waiting again is safe`);
+    ).toBe(`run loopsign_status {operationKey: "0x${'ab'.repeat(32)}", wait: true} later; waiting again is safe`);
     expect(mcpHint('password_required', 'give --password-file FILE, or set LOOPSIGN_PASSWORD')).toMatch(/no terminal/);
     expect(mcpHint('policy_limit', 'raise the limit by editing its file')).toBe('raise the limit by editing its file');
   });

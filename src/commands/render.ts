@@ -2,6 +2,7 @@
 // shown only as a service word (an agent may act on a line labelled "next"). Terminal controls are made inert by Output.
 import { arrayField, objectField, type ServiceDoc } from '../service/doc.js';
 import { serviceWord } from '../output.js';
+import { forCli } from '../hints.js';
 
 export function renderResult(r: ServiceDoc): string {
   const d = objectField(r, 'distribution') ?? {};
@@ -10,7 +11,7 @@ export function renderResult(r: ServiceDoc): string {
     `  rating        ${d.ratingBps !== undefined ? `${(Number(d.ratingBps) / 100).toFixed(2)} % up` : 'n/a'} (${String(objectField(d, 'up')?.count ?? 0)} up, ${String(objectField(d, 'down')?.count ?? 0)} down, ${String(d.revealedCount ?? 0)} revealed)`,
     `  votes         ${String(r.voteCount ?? 0)}`,
     `  finality      ${String(r.finalityStatus ?? 'n/a')}`,
-    `  next          ${serviceWord(r.recommendedNextAction) ?? 'n/a'}`,
+    `  next          ${forCli(serviceWord(r.recommendedNextAction)) ?? 'n/a'}`,
   ];
   if (r.rationaleSummary) lines.push(`  feedback      ${String(r.rationaleSummary)}`);
   return lines.join('\n');
@@ -22,6 +23,6 @@ export function renderStatus(s: ServiceDoc): string {
     `status: ${String(s.status)}${s.ready ? ' (ready)' : s.terminal ? ' (terminal)' : ''}`,
     `  operation     ${String(s.operationKey ?? 'n/a')}`,
     `  content       ${contentIds.join(', ') || 'n/a'}`,
-    `  next          ${serviceWord(s.nextAction) ?? 'n/a'}`,
+    `  next          ${forCli(serviceWord(s.nextAction)) ?? 'n/a'}`,
   ].join('\n');
 }

@@ -32,6 +32,7 @@ import type { Env } from '../env.js';
 import { fileURLToPath } from 'node:url';
 import { errorDocument, exactlyOneIssues, invalidArguments, toolError, unknownTool } from './tool-errors.js';
 import { jsonText } from '../output.js';
+import { forMcp } from '../hints.js';
 import { UsageError } from '../errors.js';
 import type { ResolvedSigner } from '../wallet/signers/spec.js';
 import { describeSource, isExternal } from '../wallet/signers/types.js';
@@ -126,7 +127,7 @@ export async function buildMcpServer(flags: GlobalFlags, setup: McpSetup): Promi
     if (missing.length) return toolError(invalidArguments(t.name, missing), debug);
     try {
       const fields = t.job && (t.job.when?.(input) ?? true) ? await asJob(t, input, extra) : await direct(t, input, extra);
-      const doc = printedDocument(fields);
+      const doc = inCallersWords(printedDocument(fields));
       // A document that does not match the output schema is our bug, reported as one (exit 1).
       if (!t.output.safeParse(doc).success) return toolError(new Error(`the result of ${t.name} does not match its output schema`), debug);
       return { content: [{ type: 'text', text: jsonText(doc) }], structuredContent: doc };
@@ -156,6 +157,14 @@ export async function buildMcpServer(flags: GlobalFlags, setup: McpSetup): Promi
     return call(t, request.params.arguments, extra);
   });
   return server;
+}
+
+/** A document's next steps and its message, as an MCP client acts on them: tool calls, never CLI flags (src/hints.ts). */
+function inCallersWords(doc: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...doc };
+  if (Array.isArray(out.next)) out.next = out.next.map((n) => (typeof n === 'string' ? forMcp(n) : n));
+  if (typeof out.hint === 'string') out.hint = forMcp(out.hint);
+  return out;
 }
 
 const chain = (first: (() => void) | undefined, then: () => void) => (): void => {

@@ -9,6 +9,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import { EXIT_MEANING, UsageError, type ExitCodeValue } from '../errors.js';
 import { errorBody, jsonText } from '../output.js';
+import { forMcp } from '../hints.js';
 
 const ENV = "the server's environment (the env of its entry in the host's MCP configuration; restart the server after changing it)";
 
@@ -28,37 +29,9 @@ const HINTS: Record<string, string> = {
   invalid_packet_shape: 'give kind: "audit" or kind: "coverage" to say which export the file is',
 };
 
-/** A flag's value as hints write it: a placeholder (FILE, URL) or a URL. */
-const VALUE = String.raw`(?: (?:[A-Z][A-Z_]*\b|https?://\S+))?`;
-const flag = (name: string, value = VALUE) => new RegExp(`--${name}${value}`, 'g');
-
-/** Flags of the whole server and what sets the same thing for it. */
-const SERVER_SETTINGS: [RegExp, string][] = [
-  [flag('base-url'), `LOOPSIGN_BASE_URL in ${ENV} (or baseUrl in the config file)`],
-  [flag('rpc-url'), `LOOPSIGN_RPC_URL in ${ENV} (or rpcUrl in the config file)`],
-  [flag('chain-id', '(?: (\\d+))?'), `LOOPSIGN_CHAIN_ID$1 in ${ENV} (or chainId in the config file)`],
-  [flag('keystore'), `LOOPSIGN_KEYSTORE in ${ENV}`],
-  [flag('policy'), `LOOPSIGN_POLICY in ${ENV}`],
-  [flag('password-file'), `LOOPSIGN_PASSWORD_FILE in ${ENV}`],
-];
-
-/** CLI commands a hint tells the user to run, as the tool call that does the same. */
-const TOOL_CALLS: [RegExp, string][] = [
-  [/`loopsign (status|result) --operation-key (0x[0-9a-fA-F]+) --wait`/g, 'loopsign_$1 with operationKey $2 and wait: true'],
-  [/--tx HASH/g, 'transactionHashes'],
-  [/--wait\b/g, 'wait: true'],
-  [/--atomic\b/g, 'atomic: true'],
-];
-
-/** The hint as an MCP user can act on it. */
+/** The hint as an MCP user can act on it (src/hints.ts renders it; a few are replaced whole). */
 export function mcpHint(code: string, hint: string | undefined): string | undefined {
-  if (HINTS[code]) return HINTS[code];
-  if (hint === undefined) return undefined;
-  let out = hint;
-  for (const [pattern, replacement] of TOOL_CALLS) out = out.replace(pattern, replacement);
-  for (const [pattern, replacement] of SERVER_SETTINGS)
-    out = out.replace(pattern, (_m, n?: string) => replacement.replace('$1', n ? `=${n}` : ''));
-  return out;
+  return HINTS[code] ?? forMcp(hint);
 }
 
 /** loopsign's error document for a failure, with the MCP user's hint and what the exit code means. */
@@ -67,7 +40,12 @@ export function errorDocument(error: unknown, debug: boolean): { ok: false; erro
   const hint = debug && body.code === 'internal_error' ? body.hint : mcpHint(body.code, body.hint);
   return {
     ok: false,
-    error: { ...body, ...(hint === undefined ? {} : { hint }), exitMeaning: EXIT_MEANING[body.exitCode as ExitCodeValue] },
+    error: {
+      ...body,
+      message: forMcp(body.message),
+      ...(hint === undefined ? {} : { hint }),
+      exitMeaning: EXIT_MEANING[body.exitCode as ExitCodeValue],
+    },
   };
 }
 
