@@ -66,14 +66,16 @@ function argument(flag: string, value: string | undefined): string {
 }
 
 /** `loopsign <command> [positional] --flags…`, in backticks or not. */
-const COMMAND = /`?loopsign ([a-z][a-z-]*(?: [a-z][a-z-]*)?)((?: (?:--[a-z][a-z-]*(?: (?!--)[^\s`;,)]+)?|(?!--)[^\s`;,)]+))*)`?/g;
+const COMMAND =
+  /`?loopsign ([a-z][a-z-]*(?: [a-z][a-z-]*)?)((?: (?:--[a-z][a-z-]*(?: (?!--)[^\s`;,)]+)?|0x[0-9a-fA-F…]+|\d+|[A-Z][A-Z_]*|[\w./-]*[/.][\w./-]*))*)`?/g;
 
 /** A CLI command with a tool, as that tool's call; any other stays a command, its flags as option names. */
 function toolCall(command: string, rest: string, whole: string): string {
-  const words = command.split(' ');
-  const key = TOOLS[command] ? command : TOOLS[words[0]!] ? words[0]! : undefined;
-  if (!key) return whole.replace(/--([a-z][a-z-]*)/g, (_m, f: string) => `option ${f}`);
-  const tokens = `${key === command ? '' : ` ${words.slice(1).join(' ')}`}${rest}`.trim().split(/\s+/).filter(Boolean);
+  // Prose ("loopsign asks for your approval") is no command: one is in backticks, or carries a flag.
+  if (!whole.startsWith('`') && !rest.includes('--')) return whole;
+  const tool = TOOLS[command];
+  if (!tool) return whole.replace(/--([a-z][a-z-]*)/g, (_m, f: string) => `option ${f}`);
+  const tokens = rest.trim().split(/\s+/).filter(Boolean);
   const args: string[] = [];
   for (let i = 0; i < tokens.length; i++) {
     const flag = /^--([a-z][a-z-]*)$/.exec(tokens[i]!)?.[1];
@@ -81,7 +83,7 @@ function toolCall(command: string, rest: string, whole: string): string {
     const value = !FLAGS_WITHOUT_VALUE.has(flag) && tokens[i + 1] && !tokens[i + 1]!.startsWith('--') ? tokens[++i] : undefined;
     args.push(argument(flag, value));
   }
-  return `${TOOLS[key]} {${args.join(', ')}}`;
+  return `${tool} {${args.join(', ')}}`;
 }
 
 /** Text written in the CLI's words, as an MCP client can act on it: tools and arguments, never a flag. */
@@ -90,7 +92,9 @@ export function forMcp(text: string | undefined): string | undefined;
 export function forMcp(text: string | undefined): string | undefined {
   if (text === undefined) return undefined;
   // The service's tool names first, as the loopsign commands that do the same; then those as tool calls.
-  let out = forCli(text).replace(COMMAND, (whole, command: string, rest: string) => toolCall(command, rest, whole));
+  let out = serviceTools(text, (command) => `\`${command}\``).replace(COMMAND, (whole, command: string, rest: string) =>
+    toolCall(command, rest, whole),
+  );
   for (const [pattern, render] of SERVER_SETTINGS) out = out.replace(pattern, (_m, v?: string) => render(v));
   // Any flag left is a tool argument of the same name (the tools' arguments are the flags' camelCase names), except an
   // argument of the server itself: one written before `mcp` in the host's configuration stays as it is written there.
@@ -122,9 +126,11 @@ const SERVICE_TOOLS: Record<string, string> = {
 export function forCli(text: string): string;
 export function forCli(text: string | undefined): string | undefined;
 export function forCli(text: string | undefined): string | undefined {
-  if (text === undefined) return undefined;
-  return text.replace(
-    /\b(?:call_)?rateloop_([a-z0-9_]+)\b/g,
-    (_m, action: string) => SERVICE_TOOLS[action] ?? `the service's "${action.replace(/_/g, ' ')}"`,
+  return text === undefined ? undefined : serviceTools(text, (command) => command);
+}
+
+function serviceTools(text: string, command: (c: string) => string): string {
+  return text.replace(/\b(?:call_)?rateloop_([a-z0-9_]+)\b/g, (_m, action: string) =>
+    SERVICE_TOOLS[action] ? command(SERVICE_TOOLS[action]) : `the service's "${action.replace(/_/g, ' ')}"`,
   );
 }

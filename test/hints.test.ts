@@ -88,6 +88,12 @@ describe('the renderings', () => {
     expect(forMcp('run with --chain-id 8453, or change chainId in the file')).toMatch(
       /^run with LOOPSIGN_CHAIN_ID=8453 in the server's environment .*\(or chainId in the config file\), or change chainId in the file$/,
     );
+    // Prose that names loopsign is left alone; a command in backticks without flags is still a tool call.
+    expect(forMcp('loopsign asks for your approval: pay 3 USDC')).toBe('loopsign asks for your approval: pay 3 USDC');
+    expect(forMcp('loopsign status is pending')).toBe('loopsign status is pending');
+    expect(forMcp('see `loopsign templates`')).toBe('see loopsign_templates {}');
+    expect(forMcp('re-encrypt it with `loopsign wallet rekey`')).toBe('re-encrypt it with `loopsign wallet rekey`');
+    expect(forMcp('next: call_rateloop_get_rating_status')).toBe('next: `loopsign rate status`');
     // The service's own tool names become loopsign's tools.
     expect(forMcp('the service suggests: call_rateloop_list_result_templates')).toBe('the service suggests: loopsign_templates {}');
   });
