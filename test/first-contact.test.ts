@@ -27,9 +27,9 @@ describe('question text: the rules of the service parser, refused locally (exit 
   const h2h = () => JSON.parse(readFileSync(path.join(VECTORS, 'asks', 'ai-model-preference-head-to-head.json'), 'utf8'));
 
   it('blocked terms in a title or a tag', () => {
-    expect(refusal(askBody({}, { title: 'Is this NSFW image fine?' }))?.details).toEqual({ field: 'question.title' });
+    expect(refusal(askBody({}, { title: 'Is this NSFW image fine?' }))?.details).toMatchObject({ field: 'question.title' });
     expect(serviceAnswer(askBody({}, { title: 'Rate my pornography filter' }))).toBe('Your question contains prohibited content');
-    expect(refusal(askBody({}, { tags: ['agent', ' Rule34 '] }))?.details).toEqual({ field: 'question.tags' });
+    expect(refusal(askBody({}, { tags: ['agent', ' Rule34 '] }))?.details).toMatchObject({ field: 'question.tags' });
     expect(serviceAnswer(askBody({}, { tags: 'ok,onlyfans' }))).toBe('Tags contain prohibited content.');
     expect(refusal(askBody({}, { title: 'Should this agent ship the XXL plan?' }))).toBeUndefined();
   });
@@ -77,7 +77,7 @@ describe('question text: the rules of the service parser, refused locally (exit 
       const r = refusal(body);
       expect(r, what).toBeInstanceOf(UsageError);
       expect(r!.exitCode, what).toBe(2);
-      expect(r!.details, what).toEqual({ field });
+      expect(r!.details, what).toMatchObject({ field });
       expect(serviceAnswer(body), what).toBe(answer);
     }
   });
