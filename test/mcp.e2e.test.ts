@@ -340,7 +340,9 @@ describe('the spending policy through MCP', () => {
     expect(ok.isError, JSON.stringify(ok.doc)).toBe(false);
     expect(await balance()).toBe(before - 1_500_000n);
     expect(m.elicitations).toHaveLength(1);
-    expect(m.elicitations[0]!.message).toMatch(/1\.5 USDC.*approvalThreshold 1 USDC/);
+    expect(m.elicitations[0]!.message).toMatch(
+      /^loopsign asks for your approval: pay 1\.5 USDC .*\nThis is above the approvalThreshold 1 USDC/,
+    );
     answer = 'no';
     const n0 = await nonce();
     const declined = await m.call('loopsign_ask', { file: askFile(h), paymentMode: 'wallet_calls' });
