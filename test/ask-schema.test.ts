@@ -96,6 +96,17 @@ describe('a bad ask: every problem at once', () => {
     expect(found[2]!.fix).toMatch(/1 USDC = "1000000"/);
   });
 
+  it('what the normalizer takes as absent (null, a false feedbackBonus) is accepted as before', () => {
+    const body = {
+      ...good,
+      feedbackBonus: false,
+      roundConfig: null,
+      bounty: { ...good.bounty, requiredVoters: null },
+      question: { ...good.question, detailsHash: null, targetAudience: null },
+    };
+    expect(checkAskBody(body, 'ask', NOW, undefined, { requireMaxPayment: true }).ask.bounty.requiredVoters).toBe(3);
+  });
+
   it('display amounts: the atomic value they probably meant, never converted', () => {
     expect(displayAmount('1.5')).toEqual({ atomic: '1500000' });
     expect(displayAmount('1.5 USDC')).toEqual({ atomic: '1500000', asset: 'USDC' });

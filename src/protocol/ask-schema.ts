@@ -313,9 +313,24 @@ export function didYouMeanAmountObject(value: unknown, fallbackAsset = 'USDC'): 
 
 const AMOUNT_KEYS = new Set(['amount', 'maxPaymentAmount']);
 
+/**
+ * The body without what the normalizer takes as absent: null anywhere in an object, and `"feedbackBonus": false`.
+ * Where null is no answer (chainId, bounty, question), normalizeAsk names the field itself.
+ */
+function absentDropped(value: unknown, key?: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => absentDropped(v));
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (v === null || (k === 'feedbackBonus' && v === false && key === undefined)) continue;
+    out[k] = absentDropped(v, k);
+  }
+  return out;
+}
+
 /** Every place `body` misses the schema's shape, each with the field's path and what to write there. */
 export function shapeProblems(body: unknown, schema: z.ZodType = askSchema): ShapeProblem[] {
-  const parsed = schema.safeParse(body, { reportInput: true });
+  const parsed = schema.safeParse(absentDropped(body), { reportInput: true });
   if (parsed.success) return [];
   const json = jsonSchemaOf(schema);
   const known = Object.keys((json.properties as object | undefined) ?? {});
