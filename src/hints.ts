@@ -44,7 +44,7 @@ const VALUE = String.raw`(?:[A-Z][A-Z_]*\b|https?://\S+|0x[0-9a-fA-F…]+|\d+(?:
 
 /** Flags of the whole server, and what sets the same thing for it. */
 const SERVER_SETTINGS: [RegExp, (value?: string) => string][] = [
-  [/--base-url(?: (\S+))?/g, () => `LOOPSIGN_BASE_URL in ${ENV} (or baseUrl in the config file)`],
+  [/--base-url(?: (?:[A-Z][A-Z_]*\b|https?:\/\/\S+))?/g, () => `LOOPSIGN_BASE_URL in ${ENV} (or baseUrl in the config file)`],
   [/--rpc-url(?: (?:[A-Z][A-Z_]*\b|https?:\/\/\S+))?/g, () => `LOOPSIGN_RPC_URL in ${ENV} (or rpcUrl in the config file)`],
   [/--chain-id(?: (\d+))?/g, (n) => `LOOPSIGN_CHAIN_ID${n ? `=${n}` : ''} in ${ENV} (or chainId in the config file)`],
   [/--keystore(?: [A-Z][A-Z_]*\b)?/g, () => `LOOPSIGN_KEYSTORE in ${ENV}`],
