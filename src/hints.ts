@@ -4,7 +4,7 @@
 // - over MCP (forMcp): a command that has a tool becomes that tool's call with its arguments
 //   (`loopsign_status {operationKey: "K", wait: true}`), a flag of the whole server becomes the setting that sets it
 //   for the server, any other flag the tool argument of the same name (`--trusted-keys` → `trustedKeys`): never a flag
-//   (but the server's own arguments, written "before `mcp`" in the host's configuration);
+//   (but the server's own arguments: `loopsign mcp --root DIR`, or written "before `mcp`" in the host's configuration);
 // - on the command line (forCli): a tool name of the service (`call_rateloop_get_result`, `rateloop_…`) becomes the
 //   loopsign command that does it, or the service's action in plain words: never a name a CLI user cannot run.
 
@@ -53,6 +53,9 @@ const SERVER_SETTINGS: [RegExp, (value?: string) => string][] = [
   [/--password-env(?: [A-Z][A-Z_]*\b)?/g, () => `LOOPSIGN_PASSWORD in ${ENV}`],
 ];
 
+/** Stands for the dashes of a flag kept as written while the rest of a text is rendered. */
+const KEPT = '\u0000';
+
 const camel = (flag: string) => flag.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
 
 /** `--flag VALUE` as the tool argument that does the same. */
@@ -73,6 +76,8 @@ const COMMAND =
 function toolCall(command: string, rest: string, whole: string): string {
   // Prose ("loopsign asks for your approval") is no command: one is in backticks, or carries a flag.
   if (!whole.startsWith('`') && !rest.includes('--')) return whole;
+  // The server's own command line (`loopsign mcp --root DIR`): what the host's configuration holds, as written.
+  if (command === 'mcp' || command.startsWith('mcp ')) return whole.replace(/--/g, KEPT);
   const tool = TOOLS[command];
   if (!tool) return whole.replace(/--([a-z][a-z-]*)/g, (_m, f: string) => `option ${f}`);
   const tokens = rest.trim().split(/\s+/).filter(Boolean);
@@ -102,7 +107,7 @@ export function forMcp(text: string | undefined): string | undefined {
     new RegExp(String.raw`--([a-z][a-z-]*)(?![a-z-])(?! before \`mcp\`)(?: (${VALUE}))?`, 'g'),
     (_m, flag: string, value?: string) => argument(flag, value),
   );
-  return out;
+  return out.replaceAll(KEPT, '--');
 }
 
 /** The service's tools an answer may name (recoverWith, nextAction), as the loopsign command that does the same. */

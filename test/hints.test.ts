@@ -59,7 +59,9 @@ describe('every error code, both renderings', () => {
     for (const text of all) {
       const error = LoopsignError.again({ code: code as never, exitCode: entry.exit as ExitCodeValue }, text, { hint: text });
       const mcp = errorDocument(error, false).error;
-      expect(`${mcp.message}\n${mcp.hint ?? ''}`, `MCP: ${text}`).not.toMatch(FLAG_IN_MCP);
+      // The server's own command line stays as the host's configuration holds it.
+      const said = `${mcp.message}\n${mcp.hint ?? ''}`.replace(/`loopsign mcp [^`]*`/g, '');
+      expect(said, `MCP: ${text}`).not.toMatch(FLAG_IN_MCP);
       for (const json of [false, true]) expect(cliText(error, json), `CLI: ${text}`).not.toMatch(SERVICE_TOOL);
     }
   });
@@ -94,6 +96,7 @@ describe('the renderings', () => {
     expect(forMcp('see `loopsign templates`')).toBe('see loopsign_templates {}');
     expect(forMcp('re-encrypt it with `loopsign wallet rekey`')).toBe('re-encrypt it with `loopsign wallet rekey`');
     expect(forMcp('next: call_rateloop_get_rating_status')).toBe('next: `loopsign rate status`');
+    expect(forMcp('start the server with `loopsign mcp --root DIR`')).toBe('start the server with `loopsign mcp --root DIR`');
     // The service's own tool names become loopsign's tools.
     expect(forMcp('the service suggests: call_rateloop_list_result_templates')).toBe('the service suggests: loopsign_templates {}');
   });

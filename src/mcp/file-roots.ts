@@ -75,7 +75,7 @@ export class RootsGate implements FileGate {
     if (!roots.some((r) => inside(target, r)))
       refuse(
         `is outside the folders this server may read (${roots.join(', ')})`,
-        'give a file under one of them, or start the server with another `--root DIR`',
+        'give a file under one of them, or restart the server with another folder: `loopsign mcp --root DIR`',
       );
     // What the path holds, not only where it is. A FIFO or a device would hold the read (and the server) for ever; a
     // file with several names (hard links) may be one of the secrets above under a name inside a root. (A file that

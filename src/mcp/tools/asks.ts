@@ -101,7 +101,7 @@ export const askTools = [
     name: 'loopsign_quote',
     title: 'Quote an ask',
     description:
-      'Price an ask without paying (the ask inline, or its file): the payment, its operationKey and whether it can be submitted. The ask argument\'s schema gives every field; amounts are atomic units (1 USDC = "1000000"). An invalid ask is refused with every problem listed (error.details.problems: field, message, fix).',
+      'Price an ask without paying (inline or a file): the payment, its operationKey, whether it can be submitted. The ask schema gives every field; amounts are atomic units (1 USDC = "1000000"); every problem is listed at once.',
     input: { ...askInput, paymentMode: paymentMode.optional() },
     exactlyOne: [['file', 'ask']],
     output: serviceDocument(),
@@ -111,7 +111,7 @@ export const askTools = [
     name: 'loopsign_ask',
     title: 'Ask humans and pay',
     description:
-      'Ask humans and pay from the local wallet (the ask inline, or its file): the service\'s plan is checked against the ask and the spending policy, then signed, executed and confirmed; calling again with the same ask resumes and never pays twice. The ask argument\'s schema gives every field; amounts are atomic units (1 USDC = "1000000"); loopsign_quote prices it first.',
+      'Ask humans and pay from the local wallet (inline or a file): the plan is checked against the ask and the policy, signed, executed, confirmed; the same ask again resumes, never pays twice. Amounts are atomic units (1 USDC = "1000000").',
     input: {
       ...askInput,
       paymentMode: paymentMode.optional().describe('default: the ask, else the service default'),
