@@ -49,9 +49,15 @@ const BUSY_RETRY_MS = [2, 5, 10, 20, 40, 80];
 // database means something is stuck.
 const WRITE_WAIT_MS = 300_000;
 
+/**
+ * The store whose write transaction the running code is inside. One storage for every store: each live
+ * AsyncLocalStorage is carried into every promise the process makes, so one per store made a process that opens many
+ * (the slot model test opens one per simulated process, thousands) slower with each.
+ */
+const inside = new AsyncLocalStorage<Store>();
+
 export class Store {
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly inside = new AsyncLocalStorage<true>();
   private closed = false;
 
   private constructor(
@@ -117,8 +123,8 @@ export class Store {
    * write joins it.
    */
   async write<T>(fn: (db: Db) => T | Promise<T>, options: { signal?: AbortSignal } = {}): Promise<T> {
-    if (this.inside.getStore()) return fn(this.db);
-    const run = this.queue.then(() => this.inside.run(true, () => this.transaction(fn, options.signal)));
+    if (inside.getStore() === this) return fn(this.db);
+    const run = this.queue.then(() => inside.run(this, () => this.transaction(fn, options.signal)));
     this.queue = run.catch(() => undefined);
     return run;
   }
