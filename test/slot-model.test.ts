@@ -20,6 +20,8 @@
 //
 // LOOPSIGN_SLOT_MODEL_EXPECT_OLD=1: the executor before issue 35 (drop at one confirmation, re-sign at a new nonce) —
 // the property must FAIL with a double payment; the test prints the shrunk counterexample and its seed.
+// LOOPSIGN_SLOT_MODEL_FINALITY_LIES=1 adds nodes that lie about finality (the design's stated residual risk).
+// LOOPSIGN_SLOT_MODEL_TRACE=1 adds every request and answer to the printed history.
 // LOOPSIGN_PROPERTY_SEED / LOOPSIGN_PROPERTY_PATH / LOOPSIGN_PROPERTY_RUNS replay or widen a run.
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -46,6 +48,10 @@ const EXPECT_OLD = process.env.LOOPSIGN_SLOT_MODEL_EXPECT_OLD === '1';
 const STRUCTURE = process.env.LOOPSIGN_SLOT_MODEL_STRUCTURE === undefined ? !EXPECT_OLD : process.env.LOOPSIGN_SLOT_MODEL_STRUCTURE === '1';
 const SEED = process.env.LOOPSIGN_PROPERTY_SEED === undefined ? undefined : Number(process.env.LOOPSIGN_PROPERTY_SEED);
 const PATH = process.env.LOOPSIGN_PROPERTY_PATH;
+const FINALITY_LIES = process.env.LOOPSIGN_SLOT_MODEL_FINALITY_LIES === '1';
+// fc.commands shrinks along which commands ran: a replay needs that path too (printed with the seed).
+const REPLAY_PATH = process.env.LOOPSIGN_SLOT_MODEL_REPLAY_PATH;
+const PROGRESS = process.env.LOOPSIGN_SLOT_MODEL_PROGRESS === '1';
 const TRACE = process.env.LOOPSIGN_SLOT_MODEL_TRACE === '1';
 const RUNS = Number(process.env.LOOPSIGN_PROPERTY_RUNS) || 1000;
 
@@ -107,8 +113,8 @@ interface Run {
   done: boolean;
   killed: boolean;
   outcome?: string;
-  /** Dies when this many more requests have been answered (undefined: never). */
-  crashAt?: number;
+  /** Dies when this many more requests have been answered, or at its next broadcast (undefined: never). */
+  crashAt?: Crash;
   /** At the crash, the request it dies on reached the node (a broadcast that went out, its answer lost). */
   deliver?: boolean;
   wake?: () => void;
@@ -177,7 +183,16 @@ async function spawn(w: World, op: number): Promise<void> {
     try {
       const caps = { stage: () => ({ USDC: PLANS[op]!.cap }), total: { USDC: PLANS[op]!.cap }, source: 'the test plan' };
       const ledger = new SpendLedger(operation, chain, account.address, caps);
-      const executor = new Executor({ client, account, chain, op: operation, out, ledger, allowDelegation: false, maxFeePerGas: 10n ** 12n });
+      const executor = new Executor({
+        client,
+        account,
+        chain,
+        op: operation,
+        out,
+        ledger,
+        allowDelegation: false,
+        maxFeePerGas: 10n ** 12n,
+      });
       await executor.execute(STAGE, PLANS[op]!.calls, 'ordered');
       return 'ok';
     } finally {
@@ -216,6 +231,7 @@ async function drive(w: World): Promise<void> {
     const run = w.run;
     if (answered > 5000) throw new Error('harness: a run made 5000 requests without waiting or ending');
     if (run.queue.length === 0 && !run.done) {
+      const t1 = performance.now();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 30_000);
         run.wake = () => {
@@ -224,6 +240,8 @@ async function drive(w: World): Promise<void> {
         };
       });
       run.wake = undefined;
+      if (PROGRESS && performance.now() - t1 > 500)
+        process.stderr.write(`slot model: a run slept ${(performance.now() - t1).toFixed(0)} ms after ${w.log.slice(-3).join(' | ')}\n`);
       if (run.queue.length === 0 && !run.done) throw new Error('harness: a run neither asked the chain nor ended for 30 s');
     }
     if (run.done) {
@@ -234,7 +252,7 @@ async function drive(w: World): Promise<void> {
       break;
     }
     const req = run.queue[0]!;
-    if (run.crashAt === 0) {
+    if (run.crashAt === 0 || (run.crashAt === 'broadcast' && req.method === 'eth_sendRawTransaction')) {
       if (run.deliver && req.method === 'eth_sendRawTransaction') await w.sim.add(req.params[0] as Hex, true);
       w.log.push(`  run of op ${run.op} crashed at ${req.method}${run.deliver ? ' (delivered)' : ''}`);
       kill(w, run);
@@ -255,9 +273,12 @@ async function drive(w: World): Promise<void> {
       w.idle = { run, version: before, node: w.node, answer };
       if (same) break;
     }
-    if (TRACE) w.log.push(`    ${req.method} ${JSON.stringify(req.params).slice(0, 80)} → ${error ? `error ${(error as Error).message}` : JSON.stringify(answer)?.slice(0, 80)}`);
+    if (TRACE)
+      w.log.push(
+        `    ${req.method} ${JSON.stringify(req.params).slice(0, 80)} → ${error ? `error ${(error as Error).message}` : JSON.stringify(answer)?.slice(0, 80)}`,
+      );
     run.queue.shift();
-    if (run.crashAt !== undefined) run.crashAt--;
+    if (typeof run.crashAt === 'number') run.crashAt--;
     if (error) req.reject(error);
     else req.resolve(answer);
   }
@@ -295,10 +316,13 @@ function check(w: World, where: string): void {
   for (const [d, hashes] of carried) {
     if (hashes.length > 1) {
       const id = DIGEST.get(d)!;
-      fail(`DOUBLE PAYMENT: call ${id.call} (${PLANS[id.op]!.calls[id.call]!.phase}) of op ${id.op} is carried by ${hashes.length} canonical transactions ${hashes.join(', ')}`);
+      fail(
+        `DOUBLE PAYMENT: call ${id.call} (${PLANS[id.op]!.calls[id.call]!.phase}) of op ${id.op} is carried by ${hashes.length} canonical transactions ${hashes.join(', ')}`,
+      );
     }
   }
-  for (const [op, amount] of pulled) if (amount > PLANS[op]!.cap) fail(`OUTFLOW: op ${op} pulled ${amount} on chain, above its cap ${PLANS[op]!.cap}`);
+  for (const [op, amount] of pulled)
+    if (amount > PLANS[op]!.cap) fail(`OUTFLOW: op ${op} pulled ${amount} on chain, above its cap ${PLANS[op]!.cap}`);
   if (!STRUCTURE) return;
   const rows = w.main.read((db) => db.prepare('SELECT operation_id, hash, raw, nonce, status FROM transactions').all() as Row[]);
   const nonceOf = new Map<string, Set<number>>();
@@ -327,7 +351,9 @@ function describe_(w: World): string {
   );
   const name = (h: Hex) => {
     const t = s.pool.get(h);
-    const what = t?.calls.map((c) => DIGEST.get(callDigest(c))).map((id) => (id ? `op${id.op}.${PLANS[id.op]!.calls[id.call]!.phase}` : 'foreign'));
+    const what = t?.calls
+      .map((c) => DIGEST.get(callDigest(c)))
+      .map((id) => (id ? `op${id.op}.${PLANS[id.op]!.calls[id.call]!.phase}` : 'foreign'));
     return `${h.slice(0, 10)}[n${t?.nonce} ${what?.join('+') || 'foreign'}]`;
   };
   return [
@@ -356,19 +382,24 @@ const cmd = (label: string, check: (w: World) => boolean, act: (w: World) => Pro
 });
 const checkAll = check;
 
-
-const StartRun = (op: number, crash?: { at: number; deliver: boolean }) =>
+/** Where a process dies: after `n` more answered requests, or at its next broadcast (after signing and journaling). */
+type Crash = number | 'broadcast';
+const crashLabel = (at: Crash, deliver: boolean) =>
+  `${at === 'broadcast' ? 'at its next broadcast' : `after ${at} more requests`}${deliver ? ', the request delivered' : ''}`;
+const StartRun = (op: number, crash?: { at: Crash; deliver: boolean }) =>
   cmd(
-    `StartRun(op ${op}${crash ? `, crash at request ${crash.at}${crash.deliver ? ' delivered' : ''}` : ''})`,
-    (w) => !w.run,
+    `StartRun(op ${op}${crash ? `, dies ${crashLabel(crash.at, crash.deliver)}` : ''})`,
+    () => true,
     async (w) => {
+      // A process still waiting (for a receipt, for the chain) is killed first: the user's Ctrl-C, then the rerun.
+      if (w.run) kill(w, w.run);
       await spawn(w, op);
       if (crash) Object.assign(w.run!, { crashAt: crash.at, deliver: crash.deliver });
     },
   );
-const Crash = (at: number, deliver: boolean) =>
+const Crash = (at: Crash, deliver: boolean) =>
   cmd(
-    `Crash(at request ${at}${deliver ? ' delivered' : ''})`,
+    `Crash(dies ${crashLabel(at, deliver)})`,
     (w) => w.run !== undefined,
     async (w) => void Object.assign(w.run!, { crashAt: at, deliver }),
   );
@@ -381,8 +412,18 @@ const Mine = (picks: number[], adversary: boolean) =>
       w.sim.mine(WALLET, picks, !adversary);
     },
   );
-const Reorg = (depth: number) => cmd(`Reorg(${depth})`, () => true, async (w) => w.sim.reorg(depth));
-const Finalize = (k: number) => cmd(`Finalize(${k})`, () => true, async (w) => w.sim.finalize(k));
+const Reorg = (depth: number) =>
+  cmd(
+    `Reorg(${depth})`,
+    () => true,
+    async (w) => w.sim.reorg(depth),
+  );
+const Finalize = (k: number) =>
+  cmd(
+    `Finalize(${k})`,
+    () => true,
+    async (w) => w.sim.finalize(k),
+  );
 const ForeignTx = (offset: number, broadcast: boolean) =>
   cmd(
     `ForeignTx(next nonce + ${offset}${broadcast ? ', broadcast' : ''})`,
@@ -414,29 +455,43 @@ const SwitchNode = (node: NodeView) =>
 
 const nodeArb: fc.Arbitrary<NodeView> = fc.oneof(
   fc.constant(HONEST),
-  fc.record({ lag: fc.integer({ min: 0, max: 2 }), pendingBehind: fc.integer({ min: 0, max: 2 }) }).map((l) => ({ ...HONEST, name: 'lagging', ...l })),
+  fc
+    .record({ lag: fc.integer({ min: 0, max: 2 }), pendingBehind: fc.integer({ min: 0, max: 2 }) })
+    .map((l) => ({ ...HONEST, name: 'lagging', ...l })),
   fc
     .record({
-      falseTooLow: fc.boolean(),
+      falseTooLow: fc.boolean().chain((b) => (b ? fc.boolean() : fc.constant(false))),
       hideNonce: fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined }),
       forgeReceipt: fc.boolean(),
-      wrongGenesis: fc.boolean(),
-      finalizedAhead: fc.boolean(),
+      // Block 0 is read by the flows' chain-identity check, not by the executor: no wrong block 0 here.
+      // Lies about finality defeat any finality rule (the residual risk the design states); they are generated only
+      // on request, to see what they cost.
+      finalityLie: FINALITY_LIES ? fc.constantFrom(undefined, 'head' as const, 'beyond' as const) : fc.constant(undefined),
     })
     .map((l) => ({ ...HONEST, name: 'liar', ...l })),
 );
 
+const crashArb: fc.Arbitrary<Crash> = fc.oneof(fc.constant('broadcast' as const), fc.integer({ min: 0, max: 10 }));
+const opArb = fc.integer({ min: 0, max: OPS - 1 });
+const mineArb = (adversary: boolean) => fc.array(fc.nat(3), { minLength: 1, maxLength: 3 }).map((picks) => Mine(picks, adversary));
+// fc.commands picks uniformly among these: an entry given twice or thrice is weighted so.
 const commands = fc.commands(
   [
-    fc.tuple(fc.integer({ min: 0, max: OPS - 1 }), fc.option(fc.record({ at: fc.integer({ min: 0, max: 12 }), deliver: fc.boolean() }), { nil: undefined })).map(([op, crash]) => StartRun(op, crash)),
-    fc.tuple(fc.integer({ min: 0, max: 6 }), fc.boolean()).map(([at, deliver]) => Crash(at, deliver)),
-    fc.tuple(fc.array(fc.nat(3), { minLength: 1, maxLength: 3 }), fc.boolean()).map(([picks, adversary]) => Mine(picks, adversary)),
-    fc.integer({ min: 1, max: 3 }).map(Reorg),
+    opArb.map((op) => StartRun(op)),
+    opArb.map((op) => StartRun(op)),
+    fc.tuple(opArb, crashArb, fc.boolean()).map(([op, at, deliver]) => StartRun(op, { at, deliver })),
+    fc.tuple(crashArb, fc.boolean()).map(([at, deliver]) => Crash(at, deliver)),
+    mineArb(false),
+    mineArb(false),
+    mineArb(false),
+    mineArb(true),
+    mineArb(true),
+    fc.integer({ min: 1, max: 6 }).map(Reorg),
     fc.integer({ min: 1, max: 3 }).map(Finalize),
     fc.tuple(fc.integer({ min: 0, max: 1 }), fc.boolean()).map(([o, b]) => ForeignTx(o, b)),
     nodeArb.map(SwitchNode),
   ],
-  { maxCommands: 25 },
+  { maxCommands: 30, size: 'large', replayPath: REPLAY_PATH },
 );
 
 /**
@@ -446,7 +501,7 @@ const commands = fc.commands(
 async function calm(w: World, liveness: boolean): Promise<void> {
   w.log.push('-- calm: honest node, honest miner, finality advancing --');
   w.node = HONEST;
-  for (let round = 0; round < 3 * OPS + 6 && w.finished.size < OPS; round++) {
+  for (let round = 0; round < (liveness ? 3 * OPS + 6 : OPS + 1) && w.finished.size < OPS; round++) {
     if (w.run) kill(w, w.run); // a run waiting on a lie or a reorged receipt: the user's Ctrl-C, then run again
     const unfinished = [...Array(OPS).keys()].filter((i) => !w.finished.has(i));
     const op = unfinished[round % unfinished.length]!;
@@ -462,16 +517,30 @@ async function calm(w: World, liveness: boolean): Promise<void> {
   }
   if (w.run) kill(w, w.run);
   if (!liveness) return;
-  if (w.finished.size < OPS) throw new Error(`LIVENESS: ops ${[...Array(OPS).keys()].filter((i) => !w.finished.has(i)).join(', ')} never finished under an honest node\n${describe_(w)}`);
+  if (w.finished.size < OPS)
+    throw new Error(
+      `LIVENESS: ops ${[...Array(OPS).keys()].filter((i) => !w.finished.has(i)).join(', ')} never finished under an honest node\n${describe_(w)}`,
+    );
   const onChain = new Set(w.sim.canonical().flatMap((t) => t.calls.map(callDigest)));
-  for (const [d, id] of DIGEST) if (!onChain.has(d)) throw new Error(`LIVENESS: op ${id.op} finished but call ${id.call} is not on the chain\n${describe_(w)}`);
+  for (const [d, id] of DIGEST)
+    if (!onChain.has(d)) throw new Error(`LIVENESS: op ${id.op} finished but call ${id.call} is not on the chain\n${describe_(w)}`);
 }
 
+const STATS = { cases: 0, txs: 0, dropped: 0, finished: 0 };
 async function runCase(cmds: Iterable<Cmd>, liveness = true): Promise<void> {
   const w = await newWorld();
   try {
     await fc.asyncModelRun(() => ({ model: w, real: w }), cmds);
     await calm(w, liveness);
+    if (PROGRESS) {
+      const rows = w.main.read((db) => db.prepare('SELECT status FROM transactions').all() as { status: string }[]);
+      STATS.cases++;
+      STATS.txs += rows.length;
+      if (rows.some((r) => r.status === 'dropped')) STATS.dropped++;
+      STATS.finished += w.finished.size;
+      if (STATS.cases % 100 === 0)
+        process.stderr.write(`stats ${JSON.stringify(STATS)} e.g. ${w.log.filter((l) => !l.startsWith(' ')).join('; ')}\n`);
+    }
   } finally {
     if (TRACE) console.log(describe_(w));
     worlds.splice(worlds.indexOf(w), 1);
@@ -479,17 +548,24 @@ async function runCase(cmds: Iterable<Cmd>, liveness = true): Promise<void> {
   }
 }
 
-function replayLine(seed: number, path: string): string {
-  return `replay: LOOPSIGN_PROPERTY_SEED=${seed} LOOPSIGN_PROPERTY_PATH=${path}${EXPECT_OLD ? ' LOOPSIGN_SLOT_MODEL_EXPECT_OLD=1' : ''} npx vitest run test/slot-model.test.ts`;
+function replayLine(seed: number, path: string, counterexample: unknown): string {
+  const commandsPath = /replayPath="([^"]*)"/.exec(String(counterexample))?.[1];
+  return `replay: LOOPSIGN_PROPERTY_SEED=${seed} LOOPSIGN_PROPERTY_PATH=${path}${commandsPath ? ` LOOPSIGN_SLOT_MODEL_REPLAY_PATH='${commandsPath}'` : ''}${EXPECT_OLD ? ' LOOPSIGN_SLOT_MODEL_EXPECT_OLD=1' : ''} npx vitest run test/slot-model.test.ts -t 'simulated chain'`;
 }
 
 describe('nonce slots: the real executor against a simulated chain', () => {
-  it(EXPECT_OLD ? 'finds a double payment in the executor before issue 35' : 'never pays a call twice, whatever the node, the miner, reorgs and crashes', async () => {
+  it(EXPECT_OLD
+    ? 'finds a double payment in the executor before issue 35'
+    : 'never pays a call twice, whatever the node, the miner, reorgs and crashes', async () => {
     const started = Date.now();
     let cases = 0;
     const result = await fc.check(
       fc.asyncProperty(commands, async (cmds) => {
         cases++;
+        if (PROGRESS && cases % 50 === 0)
+          process.stderr.write(
+            `slot model: ${cases} cases, ${(process.cpuUsage().user / 1e6).toFixed(1)} s CPU, ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
+          );
         await runCase(cmds, !EXPECT_OLD);
       }),
       { numRuns: RUNS, seed: SEED, path: PATH, endOnFailure: false },
@@ -498,14 +574,14 @@ describe('nonce slots: the real executor against a simulated chain', () => {
     if (EXPECT_OLD) {
       expect(result.failed, `no double payment found in ${took}`).toBe(true);
       console.log(
-        `slot model (old executor): failed after ${result.numRuns} runs, ${result.numShrinks} shrinks (${took}); seed ${result.seed} path ${result.counterexamplePath}\n${replayLine(result.seed, result.counterexamplePath!)}\ncounterexample: ${String(result.counterexample?.[0])}\n${(result.errorInstance as Error | undefined)?.message}`,
+        `slot model (old executor): failed after ${result.numRuns} runs, ${result.numShrinks} shrinks (${took}); seed ${result.seed} path ${result.counterexamplePath}\n${replayLine(result.seed, result.counterexamplePath!, result.counterexample?.[0])}\ncounterexample: ${String(result.counterexample?.[0])}\n${(result.errorInstance as Error | undefined)?.message}`,
       );
       expect(String((result.errorInstance as Error).message)).toMatch(/DOUBLE PAYMENT|OUTFLOW/);
       return;
     }
     if (result.failed) {
       throw new Error(
-        `slot model: failed after ${result.numRuns} runs, ${result.numShrinks} shrinks (${took}); seed ${result.seed} path ${result.counterexamplePath}\n${replayLine(result.seed, result.counterexamplePath!)}\ncounterexample: ${String(result.counterexample?.[0])}\n${(result.errorInstance as Error | undefined)?.message}`,
+        `slot model: failed after ${result.numRuns} runs, ${result.numShrinks} shrinks (${took}); seed ${result.seed} path ${result.counterexamplePath}\n${replayLine(result.seed, result.counterexamplePath!, result.counterexample?.[0])}\ncounterexample: ${String(result.counterexample?.[0])}\n${(result.errorInstance as Error | undefined)?.message}`,
       );
     }
     console.log(`slot model: ${took}, seed ${result.seed}`);
@@ -516,21 +592,43 @@ describe('nonce slots: the real executor against a simulated chain', () => {
 // them by itself on the old executor). They fail on the executor before issue 35 and must pass after it.
 const regression = EXPECT_OLD ? it.fails : it;
 describe('nonce slots: the double payments of issue 35, replayed', () => {
-  regression('attack 1: a lying node hides a mined bonus and forges a receipt for a stale record; the rerun pays no second bonus', async () => {
-    await runCase(
-      [
-        StartRun(0),
-        Mine([0], false),
-        Mine([0], false), // op 0's approval and bonus pool, mined: op 0 is done
-        SwitchNode({ ...HONEST, name: 'lagging', pendingBehind: 1 }),
-        StartRun(1), // given the bonus pool's nonce: its approval is set aside as a stale nonce
-        SwitchNode({ ...HONEST, name: 'liar', hideNonce: 1, forgeReceipt: true }),
-        StartRun(0), // the rerun: the mined pool hidden, the stale record's receipt forged
-        Mine([0], false),
-      ],
-      !EXPECT_OLD,
-    );
-  });
+  regression(
+    'attack 1: a lying node hides a mined bonus and forges a receipt for a stale record; the rerun pays no second bonus',
+    async () => {
+      await runCase(
+        [
+          StartRun(0),
+          Mine([0], false),
+          Mine([0], false), // op 0's approval and bonus pool, mined: op 0 is done
+          SwitchNode({ ...HONEST, name: 'lagging', pendingBehind: 1 }),
+          StartRun(1), // given the bonus pool's nonce: its approval is set aside as a stale nonce
+          SwitchNode({ ...HONEST, name: 'liar', hideNonce: 1, forgeReceipt: true }),
+          StartRun(0), // the rerun: the mined pool hidden, the stale record's receipt forged
+          Mine([0], false),
+        ],
+        !EXPECT_OLD,
+      );
+    },
+  );
+
+  regression(
+    'found by the property on the old executor (seed 1028316594): a lagging count, then a liar; an approval signed twice',
+    async () => {
+      await runCase(
+        [
+          StartRun(0),
+          Mine([0], true),
+          SwitchNode({ ...HONEST, name: 'lagging', pendingBehind: 1 }),
+          StartRun(1),
+          Mine([1], false),
+          SwitchNode({ ...HONEST, name: 'liar', forgeReceipt: true, hideNonce: 1 }),
+          StartRun(1),
+          StartRun(0, { at: 0, deliver: false }),
+        ],
+        !EXPECT_OLD,
+      );
+    },
+  );
 
   regression('known limit: a record dropped at one confirmation, re-signed, then a reorg mines both', async () => {
     await runCase(

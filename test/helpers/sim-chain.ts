@@ -61,8 +61,12 @@ export interface NodeView {
   forgeReceipt: boolean;
   /** Block 0 answered with another hash. */
   wrongGenesis: boolean;
-  /** The finalized block and its counts answered as the head's, plus one transaction count. */
-  finalizedAhead: boolean;
+  /**
+   * A lie about finality. 'head': the head answered as finalized (a consistent lie: the residual risk of
+   * notes/nonce-slots.md §3.7). 'beyond': the head as finalized, with a transaction count one past the latest count
+   * (an answer no honest node can give).
+   */
+  finalityLie?: 'head' | 'beyond';
 }
 
 export const HONEST: NodeView = {
@@ -72,7 +76,6 @@ export const HONEST: NodeView = {
   falseTooLow: false,
   forgeReceipt: false,
   wrongGenesis: false,
-  finalizedAhead: false,
 };
 
 const GWEI = 1_000_000_000n;
@@ -84,6 +87,25 @@ class RpcError extends Error {
   ) {
     super(message);
   }
+}
+
+// Signing is deterministic, so the same bytes recur across cases: their decoding (a public-key recovery, the
+// costliest step of a case) is kept.
+const decoded = new Map<Hex, Omit<SimTx, 'seen'>>();
+async function decode(raw: Hex, hash: Hex): Promise<Omit<SimTx, 'seen'>> {
+  let d = decoded.get(hash);
+  if (!d) {
+    const parsed = parseTransaction(raw);
+    const from = (await recoverTransactionAddress({ serializedTransaction: raw as never })).toLowerCase() as Hex;
+    let calls: CallLike[] = [];
+    try {
+      calls = callsOfRawTransaction(raw, from);
+    } catch {}
+    d = { raw, hash, from, to: parsed.to as Hex, nonce: parsed.nonce ?? 0, input: (parsed.data ?? '0x') as Hex, calls };
+    if (decoded.size > 10_000) decoded.clear();
+    decoded.set(hash, d);
+  }
+  return d;
 }
 
 export class SimChain {
@@ -116,13 +138,7 @@ export class SimChain {
     const hash = keccak256(raw);
     let tx = this.pool.get(hash);
     if (!tx) {
-      const parsed = parseTransaction(raw);
-      const from = (await recoverTransactionAddress({ serializedTransaction: raw as never })).toLowerCase() as Hex;
-      let calls: CallLike[] = [];
-      try {
-        calls = callsOfRawTransaction(raw, from);
-      } catch {}
-      tx = { raw, hash, from, to: parsed.to as Hex, nonce: parsed.nonce ?? 0, input: (parsed.data ?? '0x') as Hex, calls, seen: this.pool.size };
+      tx = { ...(await decode(raw, hash)), seen: this.pool.size };
       this.pool.set(hash, tx);
     }
     if (broadcast && !this.where.has(hash) && !this.mempool.has(hash)) {
@@ -208,7 +224,7 @@ export class SimChain {
   /** Answers one JSON-RPC request as `node` sees the chain. Throws an RpcError for an error answer. */
   async answer(node: NodeView, method: string, params: unknown[]): Promise<unknown> {
     const viewHead = Math.max(0, this.head - node.lag);
-    const finalizedAt = node.finalizedAhead ? viewHead : Math.min(this.finalized, viewHead);
+    const finalizedAt = node.finalityLie ? viewHead : Math.min(this.finalized, viewHead);
     const hidden = (t: SimTx) => node.hideNonce !== undefined && t.nonce === node.hideNonce && this.where.has(t.hash);
     const minedInView = (h: Hex) => {
       const at = this.where.get(h);
@@ -239,9 +255,7 @@ export class SimChain {
         if (b === undefined) return null;
         const full = params[1] === true;
         if (b === 'pending') return this.blockJson(this.block(viewHead + 1, this.blocks[viewHead]!.hash, []), full, false);
-        const json = this.blockJson(b, full, node.wrongGenesis && b.number === 0);
-        // A finalized count ahead of the chain: the block reads as the head's.
-        return json;
+        return this.blockJson(b, full, node.wrongGenesis && b.number === 0);
       }
       case 'eth_getTransactionCount': {
         const from = String(params[0]).toLowerCase() as Hex;
@@ -249,11 +263,17 @@ export class SimChain {
         if (b === 'pending') {
           let n = this.countAt(from, viewHead);
           // The node's pending count: the mempool's consecutive nonces after the view's count.
-          while ([...this.mempool].some((h) => this.pool.get(h)!.from === from && this.pool.get(h)!.nonce === n) || this.nonceMinedAfter(from, n, viewHead)) n++;
+          while (
+            [...this.mempool].some((h) => this.pool.get(h)!.from === from && this.pool.get(h)!.nonce === n) ||
+            this.nonceMinedAfter(from, n, viewHead)
+          )
+            n++;
           return hex(Math.max(0, n - node.pendingBehind));
         }
         if (b === undefined) throw new RpcError(-32000, 'header not found');
-        const ahead = node.finalizedAhead && (params[1] === 'finalized' || params[1] === 'safe' || (typeof params[1] === 'object' && b.number === finalizedAt));
+        const tag = params[1];
+        const ahead =
+          node.finalityLie === 'beyond' && (tag === 'finalized' || tag === 'safe' || (typeof tag === 'object' && b.number === finalizedAt));
         return hex(this.countAt(from, b.number) + (ahead ? 1 : 0));
       }
       case 'eth_sendRawTransaction': {
@@ -272,7 +292,8 @@ export class SimChain {
         if (minedInView(tx.hash)) return this.txJson(tx, this.where.get(tx.hash)!);
         // A lagging node still holds what it has not seen mined in its pool; a node evicts what its view shows can
         // never be mined (its nonce used).
-        if ((this.mempool.has(tx.hash) || this.where.has(tx.hash)) && tx.nonce >= this.countAt(tx.from, viewHead)) return this.txJson(tx, undefined);
+        if ((this.mempool.has(tx.hash) || this.where.has(tx.hash)) && tx.nonce >= this.countAt(tx.from, viewHead))
+          return this.txJson(tx, undefined);
         return null;
       }
       case 'eth_getTransactionReceipt': {
@@ -280,7 +301,9 @@ export class SimChain {
         if (!tx || hidden(tx)) return null;
         if (minedInView(tx.hash)) return this.receiptJson(tx);
         if (node.forgeReceipt) {
-          const taker = [...this.pool.values()].find((t) => t.from === tx.from && t.nonce === tx.nonce && t.hash !== tx.hash && minedInView(t.hash));
+          const taker = [...this.pool.values()].find(
+            (t) => t.from === tx.from && t.nonce === tx.nonce && t.hash !== tx.hash && minedInView(t.hash),
+          );
           if (taker) return this.receiptJson(taker);
         }
         return null;
