@@ -128,6 +128,8 @@ interface World {
   node: NodeView;
   run?: Run;
   finished: Set<number>;
+  /** How each operation's last run ended ('ok' or an error code). */
+  lastOutcome: Map<number, string>;
   foreign: number;
   /** What happened, for the failure message. */
   log: string[];
@@ -149,6 +151,7 @@ async function newWorld(): Promise<World> {
     sim: new SimChain(),
     node: HONEST,
     finished: new Set(),
+    lastOutcome: new Map(),
     foreign: 0,
     log: [],
     idle: { version: -1, node: HONEST },
@@ -252,6 +255,7 @@ async function drive(w: World): Promise<void> {
     if (run.done) {
       w.log.push(`  run of op ${run.op} ended: ${run.outcome}`);
       if (run.outcome === 'ok') w.finished.add(run.op);
+      w.lastOutcome.set(run.op, run.outcome!);
       run.store.close();
       w.run = undefined;
       break;
@@ -507,43 +511,59 @@ const commands = fc.commands(
  * The calm tail: an honest node, an honest miner, finality advancing; each unfinished operation is run again until
  * it finishes. Then every operation's calls are on the chain exactly once (liveness, and at most once once more).
  */
-async function calm(w: World, liveness: boolean): Promise<void> {
+async function calm(w: World, liveness: boolean, strict: boolean): Promise<void> {
   w.log.push('-- calm: honest node, honest miner, finality advancing --');
   w.node = HONEST;
-  for (let round = 0; round < (liveness ? 3 * OPS + 6 : OPS + 1) && w.finished.size < OPS; round++) {
-    if (w.run) kill(w, w.run); // a run waiting on a lie or a reorged receipt: the user's Ctrl-C, then run again
-    const unfinished = [...Array(OPS).keys()].filter((i) => !w.finished.has(i));
-    const op = unfinished[round % unfinished.length]!;
+  if (w.run) kill(w, w.run); // a run waiting on a lie or a reorged receipt: the user's Ctrl-C, then run again
+  const settled = () => {
+    w.sim.mine(WALLET, [0, 0, 0, 0, 0, 0], true);
+    w.sim.finalize(w.sim.head);
+  };
+  // An operation is done when its run finished and every call of its plan is on the chain (a reorg can take a mined
+  // one back to the mempool, or leave it behind a nonce another took: then the user runs it again).
+  const onChain = () => new Set(w.sim.canonical().flatMap((t) => t.calls.map(callDigest)));
+  const open = () => {
+    const have = onChain();
+    return [...Array(OPS).keys()].filter((i) => !w.finished.has(i) || PLANS[i]!.calls.some((c) => !have.has(callDigest(c))));
+  };
+  settled();
+  for (let round = 0; round < (liveness ? 3 * OPS + 6 : OPS + 1); round++) {
+    const pending = open();
+    if (pending.length === 0) break;
+    const op = pending[round % pending.length]!;
+    w.finished.delete(op);
     w.log.push(`StartRun(op ${op}) [calm]`);
     await spawn(w, op);
     for (let k = 0; k < 4 && w.run; k++) {
       await drive(w);
-      w.sim.mine(WALLET, [0, 0, 0, 0], true);
-      w.sim.finalize(w.sim.head);
+      settled();
       await drive(w);
       check(w, 'calm');
     }
+    if (w.run) kill(w, w.run);
+    settled();
   }
-  if (w.run) kill(w, w.run);
   if (!liveness) return;
-  if (w.finished.size < OPS)
-    throw new Error(
-      `LIVENESS: ops ${[...Array(OPS).keys()].filter((i) => !w.finished.has(i)).join(', ')} never finished under an honest node\n${describe_(w)}`,
-    );
-  const onChain = new Set(w.sim.canonical().flatMap((t) => t.calls.map(callDigest)));
-  for (const [d, id] of DIGEST)
-    if (!onChain.has(d)) throw new Error(`LIVENESS: op ${id.op} finished but call ${id.call} is not on the chain\n${describe_(w)}`);
+  const left = open();
+  // Known gap (the regression below): a record seen mined, reorged out, its nonce then final under another
+  // transaction is journal_contradicted for ever. Counted, not failed, so that the search goes on for double payments.
+  if (!strict && left.length > 0 && left.every((op) => w.lastOutcome.get(op) === 'journal_contradicted')) {
+    STATS.contradicted++;
+    return;
+  }
+  if (left.length > 0)
+    throw new Error(`LIVENESS: ops ${left.join(', ')} never finished with every call on chain under an honest node\n${describe_(w)}`);
 }
 
 // The executor before issue 35 had neither slot versions nor void_checked (LOOPSIGN_SLOT_MODEL_EXPECT_OLD=1 runs there).
 const VERSIONS = EXPECT_OLD ? '(SELECT NULL AS raw WHERE 0)' : 'slot_versions';
 const VOID_CHECKED = EXPECT_OLD ? "(status = 'dropped')" : 'void_checked';
-const STATS = { cases: 0, txs: 0, dropped: 0, finished: 0 };
-async function runCase(cmds: Iterable<Cmd>, liveness = true): Promise<void> {
+const STATS = { cases: 0, txs: 0, dropped: 0, finished: 0, contradicted: 0 };
+async function runCase(cmds: Iterable<Cmd>, liveness = true, strict = true): Promise<void> {
   const w = await newWorld();
   try {
     await fc.asyncModelRun(() => ({ model: w, real: w }), cmds);
-    await calm(w, liveness);
+    await calm(w, liveness, strict);
     if (PROGRESS) {
       const rows = w.main.read((db) => db.prepare('SELECT status FROM transactions').all() as { status: string }[]);
       STATS.cases++;
@@ -578,7 +598,7 @@ describe('nonce slots: the real executor against a simulated chain', () => {
           process.stderr.write(
             `slot model: ${cases} cases, ${(process.cpuUsage().user / 1e6).toFixed(1)} s CPU, ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
           );
-        await runCase(cmds, !EXPECT_OLD);
+        await runCase(cmds, !EXPECT_OLD, false);
       }),
       { numRuns: RUNS, seed: SEED, path: PATH, endOnFailure: false },
     );
@@ -596,7 +616,9 @@ describe('nonce slots: the real executor against a simulated chain', () => {
         `slot model: failed after ${result.numRuns} runs, ${result.numShrinks} shrinks (${took}); seed ${result.seed} path ${result.counterexamplePath}\n${replayLine(result.seed, result.counterexamplePath!, result.counterexample?.[0])}\ncounterexample: ${String(result.counterexample?.[0])}\n${(result.errorInstance as Error | undefined)?.message}`,
       );
     }
-    console.log(`slot model: ${took}, seed ${result.seed}`);
+    console.log(
+      `slot model: ${took}, seed ${result.seed}; ${STATS.contradicted} cases left an operation journal_contradicted under an honest node (the known gap)`,
+    );
   }, 600_000);
 });
 
@@ -658,5 +680,18 @@ describe('nonce slots: the double payments of issue 35, replayed', () => {
       ],
       !EXPECT_OLD,
     );
+  });
+});
+
+// Found by the property on the nonce-slot executor (9fbe486; seed 1780655963, path 33:2:3:7:14:13:15:14:11:11:11:12,
+// commands path EA/0:N). No double payment: a liveness gap. Op 0's approval is mined at one confirmation (the journal
+// says mined), a reorg takes it out, a transaction loopsign did not sign takes its nonce and is finalized. Every rerun,
+// with an honest node, ends journal_contradicted ("the node contradicts the journal", exit 4): a record seen mined is
+// never dropped, even when the FINALIZED chain shows its nonce used by another transaction. Rule (c) needs a bound: a
+// record mined in a block above the finality line can still be reorged out, and then it is void at finality like any
+// other. `it.fails` until the executor finishes this operation; then make it `it`.
+describe('nonce slots: known gaps of the nonce-slot executor', () => {
+  it.fails('liveness: a record mined at one confirmation, reorged out, its nonce final under a foreign transaction: the operation finishes', async () => {
+    await runCase([StartRun(0), Mine([0], true), Reorg(1), ForeignTx(0, false), Mine([1], true), Finalize(1)]);
   });
 });
