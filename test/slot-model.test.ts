@@ -22,6 +22,7 @@
 // the property must FAIL with a double payment; the test prints the shrunk counterexample and its seed.
 // LOOPSIGN_SLOT_MODEL_HIDE_MINED=1 adds nodes that hide a mined transaction (a double payment today: see the
 // regression at the end).
+// LOOPSIGN_SLOT_MODEL_FORGE_TAKER=1 adds nodes that answer a receipt of another transaction (see the SLOTS regression).
 // LOOPSIGN_SLOT_MODEL_FINALITY_LIES=1 adds nodes that lie about finality (the design's stated residual risk).
 // LOOPSIGN_SLOT_MODEL_TRACE=1 adds every request and answer to the printed history.
 // LOOPSIGN_PROPERTY_SEED / LOOPSIGN_PROPERTY_PATH / LOOPSIGN_PROPERTY_RUNS replay or widen a run.
@@ -51,6 +52,7 @@ const EXPECT_OLD = process.env.LOOPSIGN_SLOT_MODEL_EXPECT_OLD === '1';
 const STRUCTURE = process.env.LOOPSIGN_SLOT_MODEL_STRUCTURE === undefined ? !EXPECT_OLD : process.env.LOOPSIGN_SLOT_MODEL_STRUCTURE === '1';
 const SEED = process.env.LOOPSIGN_PROPERTY_SEED === undefined ? undefined : Number(process.env.LOOPSIGN_PROPERTY_SEED);
 const PATH = process.env.LOOPSIGN_PROPERTY_PATH;
+const FORGE_TAKER = process.env.LOOPSIGN_SLOT_MODEL_FORGE_TAKER === '1';
 const HIDE_MINED = process.env.LOOPSIGN_SLOT_MODEL_HIDE_MINED === '1';
 const FINALITY_LIES = process.env.LOOPSIGN_SLOT_MODEL_FINALITY_LIES === '1';
 // fc.commands shrinks along which commands ran: a replay needs that path too (printed with the seed).
@@ -481,7 +483,10 @@ const nodeArb: fc.Arbitrary<NodeView> = fc.oneof(
       // executor (the DOUBLE PAYMENT regression below): generated only with LOOPSIGN_SLOT_MODEL_HIDE_MINED=1 until
       // the executor refuses it, so that the default run keeps guarding everything else.
       hideNonce: HIDE_MINED ? fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined }) : fc.constant(undefined),
-      forgeReceipt: fc.boolean(),
+      // A forged receipt that is another transaction's (its transactionHash) revives a void record as mined on the
+      // nonce-slot executor (the SLOTS regression below): 'taker' only with LOOPSIGN_SLOT_MODEL_FORGE_TAKER=1 until the
+      // executor checks a receipt's hash.
+      forgeReceipt: fc.constantFrom<NodeView['forgeReceipt']>(false, 'own', ...(FORGE_TAKER ? (['taker'] as const) : [])),
       // Block 0 is read by the flows' chain-identity check, not by the executor: no wrong block 0 here.
       // Lies about finality defeat any finality rule (the residual risk the design states); they are generated only
       // on request, to see what they cost.
@@ -642,7 +647,7 @@ describe('nonce slots: the double payments of issue 35, replayed', () => {
           Mine([0], false), // op 0's approval and bonus pool, mined: op 0 is done
           SwitchNode({ ...HONEST, name: 'lagging', pendingBehind: 1 }),
           StartRun(1), // given the bonus pool's nonce: its approval is set aside as a stale nonce
-          SwitchNode({ ...HONEST, name: 'liar', hideNonce: 1, forgeReceipt: true }),
+          SwitchNode({ ...HONEST, name: 'liar', hideNonce: 1, forgeReceipt: 'taker' }),
           StartRun(0), // the rerun: the mined pool hidden, the stale record's receipt forged
           Mine([0], false),
         ],
@@ -661,7 +666,7 @@ describe('nonce slots: the double payments of issue 35, replayed', () => {
           SwitchNode({ ...HONEST, name: 'lagging', pendingBehind: 1 }),
           StartRun(1),
           Mine([1], false),
-          SwitchNode({ ...HONEST, name: 'liar', forgeReceipt: true, hideNonce: 1 }),
+          SwitchNode({ ...HONEST, name: 'liar', forgeReceipt: 'taker', hideNonce: 1 }),
           StartRun(1),
           StartRun(0, { at: 0, deliver: false }),
         ],
@@ -714,6 +719,25 @@ describe('nonce slots: known gaps of the nonce-slot executor', () => {
       Finalize(2),
       StartRun(1), // the rerun: nonce 1 used at the finalized block, "no receipt": void, the pool signed again at 2
       Mine([0], false),
+    ]);
+  });
+
+  // Found by the property on the nonce-slot executor (9fbe486; seed -261225670, path 1461:5:19:21:17:15:16:18:21,
+  // commands path IAHAEB/b:VD). No double payment: the slot invariant. Op 1's approval is signed at nonce 0 and its
+  // process dies before sending it; op 0's run cancels that slot (a zero-value self-send at 0, mined, final), and op
+  // 1's rerun rightly finds its approval void and signs it again at 2. Then a node answers op 1's void record's receipt
+  // with the cancel's receipt (another transactionHash): the record is revived as MINED, and op 1 holds two live
+  // records of one call, at nonces 0 and 2 (the ledger counts both; the plan takes the approval as paid at 0, which it
+  // never was). A receipt whose transactionHash is not the asked hash is the node's fault, never this transaction's.
+  it.fails('SLOTS: a receipt of another transaction never revives a void record', async () => {
+    await runCase([
+      StartRun(1, { at: 'broadcast', deliver: false }),
+      StartRun(0),
+      Mine([3], true),
+      Finalize(1),
+      StartRun(1),
+      SwitchNode({ ...HONEST, name: 'liar', forgeReceipt: 'taker' }),
+      StartRun(1),
     ]);
   });
 

@@ -57,8 +57,11 @@ export interface NodeView {
   falseTooLow: boolean;
   /** A mined transaction with this nonce is hidden: no receipt, no transaction, its rebroadcast "nonce too low". */
   hideNonce?: number;
-  /** A transaction off the chain whose nonce another took gets the taker's receipt. */
-  forgeReceipt: boolean;
+  /**
+   * A transaction off the chain whose nonce another took gets a forged receipt: 'taker', the taker's receipt as it is
+   * (another transactionHash); 'own', the taker's block and status under the asked hash (a forger that fits its lie).
+   */
+  forgeReceipt: false | 'taker' | 'own';
   /** Block 0 answered with another hash. */
   wrongGenesis: boolean;
   /**
@@ -304,7 +307,7 @@ export class SimChain {
           const taker = [...this.pool.values()].find(
             (t) => t.from === tx.from && t.nonce === tx.nonce && t.hash !== tx.hash && minedInView(t.hash),
           );
-          if (taker) return this.receiptJson(taker);
+          if (taker) return { ...this.receiptJson(taker), ...(node.forgeReceipt === 'own' ? { transactionHash: tx.hash } : {}) };
         }
         return null;
       }
