@@ -630,7 +630,7 @@ describe('nonce slots: the real executor against a simulated chain', () => {
     console.log(
       `slot model: ${took}, seed ${result.seed}; ${STATS.contradicted} cases left an operation journal_contradicted under an honest node (the known gap)`,
     );
-  }, 600_000);
+  }, 1_200_000);
 });
 
 // The two double payments of issue 35, as command sequences (found by hand from the design note; the property finds
