@@ -11,21 +11,29 @@
 // freed, as the death of its process would.
 //
 // Invariants after every command, and after a calm tail (an honest node, an honest miner, finality advancing, each
-// unfinished operation run again):
+// operation whose calls are not all on the chain run again):
 //   carried   on the canonical chain each call of each operation is carried by at most one transaction
 //   outflow   what the canonical chain pulled for an operation ≤ its cap (the user's maxPaymentAmount)
-//   slots     per (operation, call) at most one record that is not void/dropped whose nonce differs; per nonce of the
-//             wallet at most one operation's records (the slot design; LOOPSIGN_SLOT_MODEL_STRUCTURE=0|1 sets it)
-//   liveness  in the calm tail every operation finishes with its calls carried exactly once
+//   slots     per (operation, call) at most one record that is not void (dropped and found void at finality, or
+//             reverted) whose nonce differs; per nonce of the wallet at most one operation's records (the slot design;
+//             LOOPSIGN_SLOT_MODEL_STRUCTURE=0|1 sets it)
+//   liveness  in the calm tail every operation finishes with its calls on the chain (an operation left
+//             journal_contradicted is counted, not failed: the known gap kept as an it.fails below)
+// What the harness leaves out: the flows above the executor (its plans are one bonus stage, approve then fund, per
+// operation, run 'ordered'), EIP-7702 batches, failed reads (the executor's own restarts pause in real seconds), fee
+// bumps, reverts, and the spending policy (the per-operation caps are the bound checked).
 //
-// LOOPSIGN_SLOT_MODEL_EXPECT_OLD=1: the executor before issue 35 (drop at one confirmation, re-sign at a new nonce) —
-// the property must FAIL with a double payment; the test prints the shrunk counterexample and its seed.
-// LOOPSIGN_SLOT_MODEL_HIDE_MINED=1 adds nodes that hide a mined transaction (a double payment today: see the
-// regression at the end).
-// LOOPSIGN_SLOT_MODEL_FORGE_TAKER=1 adds nodes that answer a receipt of another transaction (see the SLOTS regression).
+// LOOPSIGN_SLOT_MODEL_EXPECT_OLD=1: for the executor before issue 35 (e66d7fe: drop at one confirmation, re-sign at a
+// new nonce; e.g. `git worktree add /tmp/old e66d7fe`, copy this file and test/helpers/sim-chain.ts there, and add
+// LOOPSIGN_SLOT_MODEL_HIDE_MINED=1 LOOPSIGN_SLOT_MODEL_FORGE_TAKER=1 for attack 1's liar) — the property must FAIL with
+// a double payment, and the replayed regressions are expected to fail.
+// LOOPSIGN_SLOT_MODEL_HIDE_MINED=1 adds nodes that hide a mined transaction (a double payment on the nonce-slot
+// executor: the DOUBLE PAYMENT regression at the end).
+// LOOPSIGN_SLOT_MODEL_FORGE_TAKER=1 adds nodes that answer a receipt of another transaction (the SLOTS regression).
 // LOOPSIGN_SLOT_MODEL_FINALITY_LIES=1 adds nodes that lie about finality (the design's stated residual risk).
-// LOOPSIGN_SLOT_MODEL_TRACE=1 adds every request and answer to the printed history.
-// LOOPSIGN_PROPERTY_SEED / LOOPSIGN_PROPERTY_PATH / LOOPSIGN_PROPERTY_RUNS replay or widen a run.
+// LOOPSIGN_SLOT_MODEL_TRACE=1 adds every request and answer to the printed history; _PROGRESS=1 prints case counts.
+// LOOPSIGN_PROPERTY_SEED / LOOPSIGN_PROPERTY_PATH / LOOPSIGN_SLOT_MODEL_REPLAY_PATH replay a failure (the line is
+// printed with it); LOOPSIGN_PROPERTY_RUNS widens a run (default 1000).
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
