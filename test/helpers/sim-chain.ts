@@ -47,6 +47,10 @@ interface Block {
   txs: Hex[];
 }
 
+/**
+ * What one node answers. Sends always reach the network (the mempool); reads come from the node's own backend, so a
+ * lagging node is also the "split" node of notes/nonce-slots.md §4.1 (sends to one backend, reads from another).
+ */
 export interface NodeView {
   name: string;
   /** Reads (receipts, transactions, counts, blocks) answered at head - lag. */
