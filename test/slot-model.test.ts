@@ -30,6 +30,7 @@
 // LOOPSIGN_SLOT_MODEL_HIDE_MINED=1 adds nodes that hide a mined transaction (a double payment on the nonce-slot
 // executor: the DOUBLE PAYMENT regression at the end).
 // LOOPSIGN_SLOT_MODEL_FORGE_TAKER=1 adds nodes that answer a receipt of another transaction (the SLOTS regression).
+// LOOPSIGN_SLOT_MODEL_WRONG_GENESIS=1 adds nodes that lie about block 0 (the SLOTS regression on block 0).
 // LOOPSIGN_SLOT_MODEL_FINALITY_LIES=1 adds nodes that lie about finality (the design's stated residual risk).
 // LOOPSIGN_SLOT_MODEL_TRACE=1 adds every request and answer to the printed history; _PROGRESS=1 prints case counts.
 // LOOPSIGN_PROPERTY_SEED / LOOPSIGN_PROPERTY_PATH / LOOPSIGN_SLOT_MODEL_REPLAY_PATH replay a failure (the line is
@@ -60,6 +61,7 @@ const EXPECT_OLD = process.env.LOOPSIGN_SLOT_MODEL_EXPECT_OLD === '1';
 const STRUCTURE = process.env.LOOPSIGN_SLOT_MODEL_STRUCTURE === undefined ? !EXPECT_OLD : process.env.LOOPSIGN_SLOT_MODEL_STRUCTURE === '1';
 const SEED = process.env.LOOPSIGN_PROPERTY_SEED === undefined ? undefined : Number(process.env.LOOPSIGN_PROPERTY_SEED);
 const PATH = process.env.LOOPSIGN_PROPERTY_PATH;
+const WRONG_GENESIS = process.env.LOOPSIGN_SLOT_MODEL_WRONG_GENESIS === '1';
 const FORGE_TAKER = process.env.LOOPSIGN_SLOT_MODEL_FORGE_TAKER === '1';
 const HIDE_MINED = process.env.LOOPSIGN_SLOT_MODEL_HIDE_MINED === '1';
 const FINALITY_LIES = process.env.LOOPSIGN_SLOT_MODEL_FINALITY_LIES === '1';
@@ -496,8 +498,10 @@ const nodeArb: fc.Arbitrary<NodeView> = fc.oneof(
       // executor checks a receipt's hash.
       forgeReceipt: fc.constantFrom<NodeView['forgeReceipt']>(false, 'own', ...(FORGE_TAKER ? (['taker'] as const) : [])),
       // Block 0, read by the chain-identity check each run makes first: a lie recorded there leaves the operation
-      // journal_other_chain (exit 4) until the user sets it aside; counted in the calm tail, not failed.
-      wrongGenesis: fc.boolean().chain((b) => (b ? fc.boolean() : fc.constant(false))),
+      // journal_other_chain (exit 4) until the user sets it aside; counted in the calm tail, not failed. It also splits
+      // the local nonce floor (the SLOTS regression on block 0 below): generated only with
+      // LOOPSIGN_SLOT_MODEL_WRONG_GENESIS=1 until the executor refuses that.
+      wrongGenesis: WRONG_GENESIS ? fc.boolean().chain((b) => (b ? fc.boolean() : fc.constant(false))) : fc.constant(false),
       // Lies about finality defeat any finality rule (the residual risk the design states); they are generated only
       // on request, to see what they cost.
       finalityLie: FINALITY_LIES ? fc.constantFrom(undefined, 'head' as const, 'beyond' as const) : fc.constant(undefined),
@@ -751,6 +755,21 @@ describe('nonce slots: known gaps of the nonce-slot executor', () => {
       Finalize(1),
       StartRun(1),
       SwitchNode({ ...HONEST, name: 'liar', forgeReceipt: 'taker' }),
+      StartRun(1),
+    ]);
+  });
+
+  // Found by the property on the nonce-slot executor (7033ee6; seed 1272213551, path 99:7:5:8:8:5:7:8:9:9:9, commands
+  // path INw:F). One lie about block 0 on an operation's first run records another chain instance for it; its slot
+  // (signed at nonce 0, the process dies before sending it) is then filed under that instance, the local floor of the
+  // next operation (highestSlot, per recorded block 0) does not see it, and both journal nonce 0. The first one's bytes
+  // are valid on this chain all the same (same chain id): whichever is mined, the other operation's rerun meets a used
+  // nonce. On 31337 only (on Base a block 0 mismatch is refused), but the floor is then one node's word.
+  it.fails('SLOTS: one lie about block 0 does not let two operations journal one nonce', async () => {
+    await runCase([
+      SwitchNode({ ...HONEST, name: 'liar', wrongGenesis: true }),
+      StartRun(0, { at: 'broadcast', deliver: false }),
+      SwitchNode(HONEST),
       StartRun(1),
     ]);
   });
