@@ -32,7 +32,7 @@ import { Operation } from '../store/operation.js';
 import type { Db } from '../store/db.js';
 import { highestSlot, openSlots, type SlotRow } from '../store/slots.js';
 import { crashHook } from '../store/crash-hook.js';
-import { finalizedNonceCount, notFinal, receiptOrNone } from './finality.js';
+import { finalizedNonceCount, notFinal, ownReceipt, receiptOrNone, takerOf } from './finality.js';
 import { isLive, type Kind, type TxRecord } from '../store/records.js';
 import { claim } from '../store/claims.js';
 import type { Output } from '../output.js';
@@ -192,9 +192,8 @@ export class Executor {
       // A record found void at finality cannot be mined: a receipt for it now is a node's lie (or a reorg below the
       // finalized block), never a reason to count it again beside the calls signed anew (issue 35).
       if (tx.voidChecked) continue;
-      const found = await receiptOrNone(this.client, tx.hash);
       // A receipt of another transaction is no receipt of this one.
-      const receipt = found && found.transactionHash.toLowerCase() === tx.hash.toLowerCase() ? found : undefined;
+      const receipt = await ownReceipt(this.client, tx.hash);
       if (!receipt) {
         // Dropped before slots (schema 1: at one confirmation of another transaction): its calls are signed anew only
         // once it is void at finality (a live record already carrying them was signed before this version).
@@ -302,7 +301,7 @@ export class Executor {
    */
   private async resume(tx: TxRecord, beforeRebroadcast: () => Promise<void>): Promise<TransactionReceipt | 'dropped'> {
     if (tx.status === 'reverted') throw this.reverted(tx.hash, tx.calls);
-    let receipt = await this.client.getTransactionReceipt({ hash: tx.hash }).catch(() => undefined);
+    let receipt = await ownReceipt(this.client, tx.hash).catch(() => undefined);
     if (!receipt) {
       // A cancel of this slot (signed by another run to fill the gap this one left) took the nonce: these calls did not
       // pay, and move to a new nonce once that is final.
@@ -360,10 +359,24 @@ export class Executor {
   private async voidOrWait(tx: TxRecord): Promise<TransactionReceipt | 'dropped'> {
     const final = await finalizedNonceCount(this.client, this.chain, this.account.address);
     if (final.count > tx.nonce) {
-      const own = await receiptOrNone(this.client, tx.hash);
+      const own = await ownReceipt(this.client, tx.hash);
       if (own) return this.finish(tx, own);
+      // "No receipt" is not enough: the transaction that took the nonce must be found, and be none of this slot's
+      // versions carrying its calls (a cancel carries none).
+      const taker = await takerOf(this.client, this.account.address, tx.nonce, final.block);
+      if (taker.hash === undefined || taker.hash.toLowerCase() === tx.hash.toLowerCase())
+        throw new ChainError(
+          'rpc_inconsistent',
+          taker.hash === undefined
+            ? `no transaction of ${this.account.address} with nonce ${tx.nonce} is in block ${taker.block}, where the RPC's count of its nonces passed it (an EIP-7702 authorization may have used it): whether transaction ${tx.hash} paid cannot be told; nothing was signed`
+            : `the RPC shows transaction ${tx.hash} in block ${taker.block} and answers no receipt for it: its answers contradict each other; nothing was signed`,
+          {
+            hint: "check the wallet's transactions in a block explorer, then run the same command again with another RPC (--rpc-url)",
+            details: { transaction: tx.hash, nonce: tx.nonce, block: taker.block.toString(), taker: taker.hash },
+          },
+        );
       for (const v of tx.versions ?? []) {
-        const taken = await receiptOrNone(this.client, v.hash);
+        const taken = await ownReceipt(this.client, v.hash);
         if (taken) await this.op.updateVersion(v.hash, taken.status === 'success' ? 'mined' : 'reverted', taken.blockNumber.toString());
       }
       await this.op.markVoid(tx.hash);

@@ -64,3 +64,50 @@ export async function notFinal(
     },
   );
 }
+
+/**
+ * The transaction of `wallet` that used `nonce` in the chain up to block `upTo` (the finalized block, whose nonce count
+ * is past it): found in the block where the wallet's count passed the nonce, by an exponential then binary search
+ * of counts, then that block's transactions. undefined `hash` when no transaction of the wallet in that block has the
+ * nonce (an EIP-7702 authorization of the wallet used it). A slot is void only when this taker is none of its
+ * versions: "no receipt" alone is what a node hiding a mined transaction says (issue 35's model test paid a bonus
+ * pool twice on that one lie). A failed read is the node's failure (thrown).
+ */
+export async function takerOf(
+  client: PublicClient,
+  wallet: Hex,
+  nonce: number,
+  upTo: bigint,
+): Promise<{ hash: Hex | undefined; block: bigint }> {
+  try {
+    const count = (block: bigint) => client.getTransactionCount({ address: wallet, blockNumber: block });
+    // hi: a block whose count is past the nonce; lo: one whose count is not (or -1, before block 0).
+    let hi = upTo;
+    let lo = -1n;
+    for (let step = 1n; hi > 0n; step *= 2n) {
+      const probe = hi - step < 0n ? 0n : hi - step;
+      if ((await count(probe)) > nonce) hi = probe;
+      else {
+        lo = probe;
+        break;
+      }
+      if (probe === 0n) break;
+    }
+    while (hi - lo > 1n) {
+      const mid = (hi + lo) / 2n;
+      if ((await count(mid)) > nonce) hi = mid;
+      else lo = mid;
+    }
+    const block = await client.getBlock({ blockNumber: hi, includeTransactions: true });
+    const taker = block.transactions.find((t) => typeof t !== 'string' && t.from.toLowerCase() === wallet.toLowerCase() && t.nonce === nonce);
+    return { hash: typeof taker === 'object' ? taker.hash : undefined, block: hi };
+  } catch (error) {
+    throw asKnownError(error);
+  }
+}
+
+/** A receipt of exactly this transaction: one a node gives for another hash is none (a forgery, or a replacement). */
+export async function ownReceipt(client: PublicClient, hash: Hex): Promise<TransactionReceipt | undefined> {
+  const receipt = await receiptOrNone(client, hash);
+  return receipt && receipt.transactionHash.toLowerCase() === hash.toLowerCase() ? receipt : undefined;
+}
