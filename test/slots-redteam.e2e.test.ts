@@ -1,0 +1,219 @@
+// Red team of nonce slots (issue 35): the cancel path that fills another operation's gap. A slot that carries a
+// cancel version and was then mined (its own bytes won) is never dropped on a node's word; a cancel signed and killed
+// before its broadcast is re-broadcast, not signed again; a cancel of an EIP-7702 batch's slot fills both the nonces
+// the batch holds (its own and its authorization's), so the wallet's next transaction is not stuck behind a gap.
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseAbi, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerSecret, runCli } from './helpers/cli.js';
+import { openSession, submissionsTitled, type Session } from './helpers/chain.js';
+import { recorded, recordedOfKind, withStore } from './helpers/store.js';
+
+let s: Session;
+beforeAll(async () => {
+  s = await openSession({ raters: false });
+});
+afterAll(async () => {
+  await s.sb.stop();
+});
+
+const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
+
+async function freshWallet() {
+  const key = `0x${randomBytes(32).toString('hex')}` as Hex;
+  registerSecret(key);
+  const address = privateKeyToAccount(key).address;
+  await s.sb.control('/__sandbox/fund', { address, usdc: '10000000', lrep: '10000000', eth: '10' });
+  const env = { ...s.sb.env(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: key };
+  const balanceOf = (token: 'USDC' | 'LREP') => () =>
+    s.pub.readContract({ address: s.sb.info.tokens[token].address, abi: erc20, functionName: 'balanceOf', args: [address] });
+  return { key, address, env, usdcOf: balanceOf('USDC'), lrepOf: balanceOf('LREP') };
+}
+
+function askFile(title: string, bonus = false): string {
+  const id = `${title.replace(/\W+/g, '-')}-${Date.now()}`;
+  return s.home.file(
+    `${id}.json`,
+    JSON.stringify({
+      chainId: 31337,
+      clientRequestId: id,
+      maxPaymentAmount: bonus ? '2500000' : '1500000',
+      bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+      ...(bonus ? { feedbackBonus: { amount: '1000000', asset: 'USDC' } } : {}),
+      question: { title, contextUrl: 'https://example.com/slots', categoryId: '1', tags: ['slots'] },
+    }),
+  );
+}
+
+async function rpc(method: string, params: unknown[] = []): Promise<unknown> {
+  const res = await fetch(s.sb.info.rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  return ((await res.json()) as { result?: unknown }).result;
+}
+const mine = async (blocks: number) => {
+  for (let i = 0; i < blocks; i++) await rpc('evm_mine');
+};
+
+/** The cancels recorded for a transaction's slot (slot_versions), by the transaction's hash. */
+function cancelsOf(hash: Hex): { hash: Hex; nonce: number; status: string }[] {
+  return withStore(s.home, (db) =>
+    db
+      .prepare(
+        "SELECT v.hash, v.nonce, v.status FROM slot_versions v JOIN transactions t ON t.id = v.tx_id WHERE lower(t.hash) = ? AND v.kind = 'cancel' ORDER BY v.id",
+      )
+      .all(hash.toLowerCase()),
+  ) as { hash: Hex; nonce: number; status: string }[];
+}
+
+/** A JSON-RPC server in front of the sandbox's node; `lie` answers a request itself, or returns undefined to forward it. */
+async function lyingNode(
+  lie: (asked: { id: number; method: string; params: unknown[] }, node: (b: string) => Promise<any>) => Promise<unknown>,
+) {
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    const node = async (b: string) =>
+      (await (await fetch(s.sb.info.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: b })).json()) as any;
+    const parsed = JSON.parse(body);
+    const one = async (asked: { id: number; method: string; params: unknown[] }) => {
+      const answer = await lie(asked, node);
+      return answer === undefined ? node(JSON.stringify(asked)) : { jsonrpc: '2.0', id: asked.id, ...(answer as object) };
+    };
+    const out = Array.isArray(parsed) ? await Promise.all(parsed.map(one)) : await one(parsed);
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+describe('the cancel path of nonce slots', () => {
+  // An --atomic ask's bonus batch (approve + pool in one transaction) is signed and killed before its broadcast.
+  // Another ask of the wallet signs a cancel of that slot and is killed before broadcasting it. The first ask's rerun
+  // sends its own bytes: the pool is funded, and the record (mined) keeps its cancel version. Rerun once more through a
+  // node that hides the pool batch's receipt and answers the cancel's hash with that receipt: the mined record was
+  // marked void (dropped on the node's word, against "a record seen mined is never dropped"), its calls signed anew,
+  // and a second pool funded: 3.5 USDC on a 2.5 USDC file.
+  it('a mined record with a cancel version is never dropped on a forged receipt of the cancel: the bonus is funded once', async () => {
+    const w = await freshWallet();
+    const file = askFile(`Cancel version forged ${Date.now()}`, true);
+    const args = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--atomic'];
+    const before = await w.usdcOf();
+    const killed = await runCli(args, s.home, { env: { ...w.env, LOOPSIGN_CRASH_AFTER: 'bonus:signed:0,1' } });
+    expect(killed.code, killed.stdout + killed.stderr).toBe(-1);
+    const [op] = recordedOfKind(s.home, 'ask').filter((o) => o.txs.some((t) => t.stage === 'bonus' && t.status === 'signed'));
+    const batch = op!.txs.find((t) => t.stage === 'bonus')!;
+    expect(batch.calls).toEqual([0, 1]);
+    // Another ask of the wallet cancels the gap, and is killed with the cancel signed, not sent.
+    const other = await runCli(
+      ['--json', 'ask', '--file', askFile(`Cancel killed ${Date.now()}`), '--payment-mode', 'wallet_calls'],
+      s.home,
+      {
+        env: { ...w.env, LOOPSIGN_CRASH_AFTER: 'cancel:signed' },
+      },
+    );
+    expect(other.code, other.stdout + other.stderr).toBe(-1);
+    const [cancel] = cancelsOf(batch.hash);
+    expect(cancel).toBeDefined();
+    // The first ask's rerun sends its own bytes: one pool.
+    const rerun = await runCli(args, s.home, { env: w.env });
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    expect(rerun.json().feedbackBonus.status).toBe('funded');
+    expect(before - (await w.usdcOf()), 'bounty and bonus').toBe(2_500_000n);
+    expect(recorded(s.home, op!.id).txs.find((t) => t.hash === batch.hash)!.status).toBe('mined');
+    await mine(3);
+    // The lie: no receipt (nor transaction) for the pool batch; its receipt for the cancel's hash.
+    const lying = await lyingNode(async (asked, node) => {
+      const h = String(asked.params?.[0] ?? '').toLowerCase();
+      if ((asked.method === 'eth_getTransactionReceipt' || asked.method === 'eth_getTransactionByHash') && h === batch.hash.toLowerCase())
+        return { result: null };
+      if (asked.method === 'eth_getTransactionReceipt' && h === cancel!.hash.toLowerCase()) {
+        const real = await node(JSON.stringify({ ...asked, params: [batch.hash] }));
+        return { result: { ...real.result, transactionHash: cancel!.hash } };
+      }
+      return undefined;
+    });
+    let lied: Awaited<ReturnType<typeof runCli>>;
+    try {
+      lied = await runCli([...args, '--rpc-url', lying.url], s.home, { env: w.env });
+    } finally {
+      await lying.close();
+    }
+    expect(before - (await w.usdcOf()), `still one bonus: ${lied.stderr}`).toBe(2_500_000n);
+    expect(lied.code, lied.stdout + lied.stderr).toBe(4);
+    expect(lied.json().error.code).toBe('journal_contradicted');
+    expect(recorded(s.home, op!.id).txs.find((t) => t.hash === batch.hash)!.status).toBe('mined');
+  });
+
+  // A vote killed with its approval signed leaves a gap; the next ask signs a cancel of it and is killed before the
+  // broadcast. The ask's rerun signed the same cancel again: on a chain whose fees did not move, the very same bytes,
+  // and the journal refused them (a unique hash) with an internal error, on every rerun. A journaled cancel is
+  // re-broadcast byte for byte, like any journaled transaction.
+  it('a cancel killed before its broadcast is sent again by the rerun, not signed again: the ask and the vote each pay once', async () => {
+    const w = await freshWallet();
+    const contentId = String((await s.sb.control('/__sandbox/content', {})).contentId);
+    const voteArgs = ['--json', 'rate', '--content-id', contentId, '--up', '--prediction', '60', '--stake', '1'];
+    const vote = await runCli(voteArgs, s.home, { env: { ...w.env, LOOPSIGN_CRASH_AFTER: 'rate:1:signed:0' } });
+    expect(vote.code, vote.stdout + vote.stderr).toBe(-1);
+    const [gap] = recordedOfKind(s.home, 'rate').flatMap((o) => o.txs.filter((t) => t.status === 'signed' && t.raw));
+    const title = `Cancel resent ${Date.now()}`;
+    const args = ['--json', 'ask', '--file', askFile(title), '--payment-mode', 'wallet_calls'];
+    const usdcBefore = await w.usdcOf();
+    const lrepBefore = await w.lrepOf();
+    const killed = await runCli(args, s.home, { env: { ...w.env, LOOPSIGN_CRASH_AFTER: 'cancel:signed' } });
+    expect(killed.code, killed.stdout + killed.stderr).toBe(-1);
+    expect(cancelsOf(gap!.hash)).toHaveLength(1);
+    const ask = await runCli(args, s.home, { env: w.env });
+    expect(ask.code, ask.stdout + ask.stderr).toBe(0);
+    expect(cancelsOf(gap!.hash), 'the journaled cancel, sent again').toHaveLength(1);
+    expect(await submissionsTitled(s, title, w.address)).toBe(1);
+    expect(await w.usdcOf(), 'one bounty').toBe(usdcBefore - 1_500_000n);
+    await mine(3);
+    const rerun = await runCli(voteArgs, s.home, { env: w.env });
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    expect(await w.lrepOf(), 'one stake').toBe(lrepBefore - 1_000_000n);
+  });
+
+  // An --atomic ask's first batch (a type-4 transaction: nonce n, its authorization n + 1) is signed and killed before
+  // its broadcast. The next ask cancelled nonce n only, then allocated past the batch's slot (n + 2): nonce n + 1 stays
+  // unused for ever, and every later transaction of the wallet is stuck behind it (each run: receipt_timeout). A cancel
+  // of a batch's slot fills both its nonces.
+  it("a cancel of an EIP-7702 batch's slot fills its authorization's nonce too: the next ask is not stuck behind a gap", async () => {
+    const w = await freshWallet();
+    const first = ['--json', 'ask', '--file', askFile(`Batch gap ${Date.now()}`), '--payment-mode', 'wallet_calls', '--atomic'];
+    const before = await w.usdcOf();
+    // Whichever signature comes first is the batch's if the plan groups calls; find the batch's point from its record.
+    const killed = await runCli(first, s.home, { env: { ...w.env, LOOPSIGN_CRASH_AFTER: 'ask:signed:1,2' } });
+    expect(killed.code, killed.stdout + killed.stderr).toBe(-1);
+    const [op] = recordedOfKind(s.home, 'ask').filter((o) => o.txs.some((t) => t.kind === 'batch+authorization' && t.status === 'signed'));
+    const batch = op!.txs.find((t) => t.kind === 'batch+authorization')!;
+    const title = `After batch gap ${Date.now()}`;
+    const next = ['--json', 'ask', '--file', askFile(title), '--payment-mode', 'wallet_calls'];
+    // Killed right after its first signature: by then the gap is filled.
+    const stopped = await runCli(next, s.home, { env: { ...w.env, LOOPSIGN_CRASH_AFTER: 'ask:signed:0' } });
+    expect(stopped.code, stopped.stdout + stopped.stderr).toBe(-1);
+    expect(stopped.stderr).toMatch(/"event":"tx\.cancel"/);
+    const count = await s.pub.getTransactionCount({ address: w.address, blockTag: 'latest' });
+    expect(count, "both of the batch's nonces are used (no gap)").toBe(batch.nonce + 2);
+    const ask = await runCli(next, s.home, { env: w.env });
+    expect(ask.code, ask.stdout + ask.stderr).toBe(0);
+    expect(await submissionsTitled(s, title, w.address)).toBe(1);
+    // The killed atomic ask: its batch is void once the cancel is final, then signed anew; one bounty each.
+    await mine(3);
+    const resumed = await runCli(first, s.home, { env: w.env });
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    expect(before - (await w.usdcOf()), 'two bounties, each once').toBe(3_000_000n);
+  });
+});
