@@ -325,10 +325,12 @@ export class Operation<K extends Kind> {
    */
   async markVoid(hash: Hex): Promise<void> {
     await this.write((db) => {
-      const row = db.prepare('SELECT id FROM transactions WHERE operation_id = ? AND hash = ?').get(this.id, hash.toLowerCase()) as
-        | { id: number }
+      const row = db.prepare('SELECT id, status FROM transactions WHERE operation_id = ? AND hash = ?').get(this.id, hash.toLowerCase()) as
+        | { id: number; status: string }
         | undefined;
       if (!row) return;
+      // A record seen mined is never dropped (issue 35): the executor refuses first (journal_contradicted).
+      if (row.status === 'mined') throw new Error(`transaction ${hash} was seen mined: it is never marked void`);
       db.prepare("UPDATE transactions SET status = 'dropped', void_checked = 1 WHERE id = ?").run(row.id);
       db.prepare('UPDATE effects SET live = 0 WHERE tx_id = ?').run(row.id);
       recomputeUsage(db, this.id);

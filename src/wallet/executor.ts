@@ -308,6 +308,8 @@ export class Executor {
       for (const v of tx.versions ?? []) {
         const taken = await this.client.getTransactionReceipt({ hash: v.hash }).catch(() => undefined);
         if (!taken) continue;
+        // Seen mined, this record's own bytes won the slot: a receipt for its cancel now is the node's word against it.
+        if (tx.status === 'mined') throw this.contradicted(tx);
         await this.op.updateVersion(v.hash, taken.status === 'success' ? 'mined' : 'reverted', taken.blockNumber.toString());
         return this.voidOrWait(tx);
       }
@@ -361,6 +363,8 @@ export class Executor {
     if (final.count > tx.nonce) {
       const own = await ownReceipt(this.client, tx.hash);
       if (own) return this.finish(tx, own);
+      // The only door to a new nonce never opens for a record the journal saw mined, whatever led here.
+      if (tx.status === 'mined') throw this.contradicted(tx);
       // "No receipt" is not enough: the transaction that took the nonce must be found, and be none of this slot's
       // versions carrying its calls (a cancel carries none).
       const taker = await takerOf(this.client, this.account.address, tx.nonce, final.block);
