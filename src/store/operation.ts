@@ -304,9 +304,11 @@ export class Operation<K extends Kind> {
     at: number,
   ): void {
     const row = db
-      .prepare("SELECT id, nonce FROM transactions WHERE chain_id = ? AND wallet = ? AND hash = ? AND status = 'signed'")
-      .get(chainId, walletAddress.toLowerCase(), txHash.toLowerCase()) as { id: number; nonce: number } | undefined;
-    if (!row || row.nonce !== v.nonce) throw new Error(`no open slot ${txHash} at nonce ${v.nonce} to cancel`);
+      .prepare("SELECT id, nonce, kind FROM transactions WHERE chain_id = ? AND wallet = ? AND hash = ? AND status = 'signed'")
+      .get(chainId, walletAddress.toLowerCase(), txHash.toLowerCase()) as { id: number; nonce: number; kind: string } | undefined;
+    // An EIP-7702 self-executed batch's slot holds its nonce and its authorization's (the next): a cancel fills either.
+    const held = row && (v.nonce === row.nonce || (row.kind === 'batch+authorization' && v.nonce === row.nonce + 1));
+    if (!held) throw new Error(`no open slot ${txHash} at nonce ${v.nonce} to cancel`);
     db.prepare(
       "INSERT INTO slot_versions (tx_id, kind, hash, raw, nonce, status, signed_at) VALUES (?, 'cancel', ?, ?, ?, 'signed', ?)",
     ).run(row.id, v.hash.toLowerCase(), v.raw, v.nonce, at);

@@ -31,11 +31,18 @@ export function highestSlot(db: Db, chainId: number, wallet: string, genesis: st
   return row;
 }
 
+/** A cancel journaled for a slot: its signed bytes (re-broadcast as they are, never signed again) and its nonce. */
+export interface SlotCancel {
+  hash: Hex;
+  raw: Hex;
+  nonce: number;
+}
+
 /** Slots signed whose fate no receipt has told yet, lowest nonce first, with the cancels signed for each. */
-export function openSlots(db: Db, chainId: number, wallet: string, genesis: string): (SlotRow & { cancels: Hex[] })[] {
+export function openSlots(db: Db, chainId: number, wallet: string, genesis: string): (SlotRow & { cancels: SlotCancel[] })[] {
   const rows = db
     .prepare(`SELECT t.id, ${SLOT_COLUMNS} ${OF_WALLET} AND t.status = 'signed' ORDER BY t.nonce`)
     .all(chainId, wallet.toLowerCase(), genesis) as (SlotRow & { id: number })[];
-  const cancels = db.prepare("SELECT hash FROM slot_versions WHERE tx_id = ? AND kind = 'cancel'");
-  return rows.map(({ id, ...row }) => ({ ...row, cancels: (cancels.all(id) as { hash: Hex }[]).map((c) => c.hash) }));
+  const cancels = db.prepare("SELECT hash, raw, nonce FROM slot_versions WHERE tx_id = ? AND kind = 'cancel' ORDER BY id");
+  return rows.map(({ id, ...row }) => ({ ...row, cancels: cancels.all(id) as SlotCancel[] }));
 }

@@ -30,7 +30,7 @@ import { shortMessage } from '../chains/client.js';
 import { BATCH_MODE, erc7821Abi } from '../protocol/abi.js';
 import { Operation } from '../store/operation.js';
 import type { Db } from '../store/db.js';
-import { highestSlot, openSlots, type SlotRow } from '../store/slots.js';
+import { highestSlot, openSlots, type SlotCancel, type SlotRow } from '../store/slots.js';
 import { crashHook } from '../store/crash-hook.js';
 import { finalizedNonceCount, notFinal, ownReceipt, receiptOrNone, takerOf } from './finality.js';
 import { isLive, type Kind, type TxRecord } from '../store/records.js';
@@ -702,76 +702,99 @@ export class Executor {
     if (open.length === 0) return;
     const latest = await this.client.getTransactionCount({ address: this.account.address, blockTag: 'latest' });
     for (const slot of open) {
-      if (slot.nonce < latest) continue; // used: its owner's rerun finds out by what
+      // An EIP-7702 self-executed batch holds its nonce and its authorization's: a gap at either stops the wallet.
+      const unused = (slot.kind === 'batch+authorization' ? [slot.nonce, slot.nonce + 1] : [slot.nonce]).filter((n) => n >= latest);
+      if (unused.length === 0) continue; // used: its owner's rerun finds out by what
       if (await receiptOrNone(this.client, slot.hash)) continue;
       if (await this.client.getTransaction({ hash: slot.hash }).catch(() => undefined)) continue;
-      let known = false;
-      for (const c of slot.cancels) if (await this.client.getTransaction({ hash: c }).catch(() => undefined)) known = true;
-      if (known) continue;
-      if (slot.operation === this.op.id) {
+      if (slot.operation === this.op.id && slot.nonce >= latest) {
         this.out.progress('tx.rebroadcast', `re-broadcasting journaled transaction ${slot.hash}`);
         await this.broadcast(slot.raw, slot.hash, slot.nonce);
         continue;
       }
-      await this.cancelSlot(slot);
+      await this.cancelSlot(slot, unused);
     }
   }
 
-  private async cancelSlot(slot: SlotRow): Promise<void> {
+  /**
+   * Fills `nonces` of a slot with zero-effect cancels (versions of the slot: only one version of a nonce is mined). A
+   * cancel journaled before is re-broadcast byte for byte, never signed again (a run killed between signing it and its
+   * broadcast: signed again at unchanged fees, it was the very same bytes, which the journal refuses); one the node
+   * knows is left to be mined.
+   */
+  private async cancelSlot(slot: SlotRow & { cancels: SlotCancel[] }, nonces: number[]): Promise<void> {
     const self = this.account.address;
+    const send: SlotCancel[] = [];
+    const sign: number[] = [];
+    for (const nonce of nonces) {
+      const journaled = slot.cancels.filter((c) => c.nonce === nonce);
+      if (journaled.length === 0) {
+        sign.push(nonce);
+        continue;
+      }
+      let known = false;
+      for (const c of journaled) if (await this.client.getTransaction({ hash: c.hash }).catch(() => undefined)) known = true;
+      if (!known) send.push(journaled[journaled.length - 1]!);
+    }
+    if (send.length === 0 && sign.length === 0) return;
     this.out.progress(
       'tx.cancel',
-      `cancelling transaction ${slot.hash} (nonce ${slot.nonce}, of operation ${slot.operation}), signed by a run that stopped before sending it, so that this wallet's next transaction is not stuck behind it`,
+      `cancelling transaction ${slot.hash} (nonce ${nonces.join(' and ')}, of operation ${slot.operation}), signed by a run that stopped before sending it, so that this wallet's next transaction is not stuck behind it`,
     );
-    // A delegated wallet runs its delegate's receive on a self-send: the estimate covers it; a self-send that reverts
-    // still uses the nonce, which is all a cancel is for.
-    const gas = await this.client.estimateGas({ account: self, to: self, value: 0n }).catch(() => 100_000n);
-    const fees = await this.fees();
-    const raw = await this.op.store.write(async (db) => {
-      const signed = await this.account.signTransaction({
-        type: 'eip1559',
-        chainId: this.chain.chainId,
-        to: self,
-        data: '0x',
-        value: 0n,
-        nonce: slot.nonce,
-        gas: (gas * 12n) / 10n,
-        ...fees,
+    if (sign.length > 0) {
+      // A delegated wallet runs its delegate's receive on a self-send: the estimate covers it; a self-send that reverts
+      // still uses the nonce, which is all a cancel is for.
+      const gas = await this.client.estimateGas({ account: self, to: self, value: 0n }).catch(() => 100_000n);
+      const fees = await this.fees();
+      const signed = await this.op.store.write(async (db) => {
+        const out: SlotCancel[] = [];
+        for (const nonce of sign) {
+          const raw = await this.account.signTransaction({
+            type: 'eip1559',
+            chainId: this.chain.chainId,
+            to: self,
+            data: '0x',
+            value: 0n,
+            nonce,
+            gas: (gas * 12n) / 10n,
+            ...fees,
+          });
+          const parsed = parseTransaction(raw);
+          // What is recorded is what was asked for: a cancel pays nothing.
+          if (
+            parsed.to?.toLowerCase() !== self.toLowerCase() ||
+            (parsed.value ?? 0n) !== 0n ||
+            (parsed.data ?? '0x') !== '0x' ||
+            parsed.nonce !== nonce
+          )
+            throw new RefusedError(
+              'signed_effects_mismatch',
+              'refused: the signed cancel is not a zero-value self-send at its nonce; it was not recorded or sent',
+              {
+                details: { rule: 'signed_effects_mismatch' },
+              },
+            );
+          const version = { hash: keccak256(raw), raw, nonce };
+          Operation.insertCancel(db, slot.hash, self, this.chain.chainId, version, Date.now());
+          out.push(version);
+        }
+        return out;
       });
-      const parsed = parseTransaction(signed);
-      // What is recorded is what was asked for: a cancel pays nothing.
-      if (
-        parsed.to?.toLowerCase() !== self.toLowerCase() ||
-        (parsed.value ?? 0n) !== 0n ||
-        (parsed.data ?? '0x') !== '0x' ||
-        parsed.nonce !== slot.nonce
-      )
-        throw new RefusedError(
-          'signed_effects_mismatch',
-          'refused: the signed cancel is not a zero-value self-send at its nonce; it was not recorded or sent',
-          {
-            details: { rule: 'signed_effects_mismatch' },
-          },
-        );
-      Operation.insertCancel(
-        db,
-        slot.hash,
-        self,
-        this.chain.chainId,
-        { hash: keccak256(signed), raw: signed, nonce: slot.nonce },
-        Date.now(),
-      );
-      return signed;
-    });
-    crashHook('cancel:signed');
-    try {
-      await this.broadcast(raw, keccak256(raw), slot.nonce);
-    } catch (error) {
-      // The original was mined meanwhile, or something else took the nonce: the gap is filled either way.
-      if (error instanceof ChainError && error.code === 'nonce_used_elsewhere') return;
-      throw error;
+      crashHook('cancel:signed');
+      send.push(...signed);
     }
-    await this.waitReceipt(keccak256(raw));
+    let last: Hex | undefined;
+    for (const c of send.sort((a, b) => a.nonce - b.nonce)) {
+      try {
+        await this.broadcast(c.raw, c.hash, c.nonce);
+        last = c.hash;
+      } catch (error) {
+        // The original was mined meanwhile, or something else took the nonce: the gap is filled either way.
+        if (error instanceof ChainError && error.code === 'nonce_used_elsewhere') continue;
+        throw error;
+      }
+    }
+    if (last) await this.waitReceipt(last);
   }
 
   private async delegateState(): Promise<{ delegate: Hex; delegateCode: Hex; needsAuthorization: boolean }> {
