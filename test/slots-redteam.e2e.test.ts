@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseAbi, type Hex } from 'viem';
+import { createWalletClient, http, parseAbi, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerSecret, runCli } from './helpers/cli.js';
@@ -215,5 +215,30 @@ describe('the cancel path of nonce slots', () => {
     const resumed = await runCli(first, s.home, { env: w.env });
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     expect(before - (await w.usdcOf()), 'two bounties, each once').toBe(3_000_000n);
+  });
+  // An --atomic ask's first batch (nonce n, its authorization n + 1) is signed and killed before its broadcast; software
+  // outside loopsign then uses nonce n. Once that is final the batch is void, and its rerun must sign the batch anew.
+  // The void batch still held n + 1 in the journal: the next nonce was n + 2, which the node (count n + 1) knows
+  // nothing of, so every run of the wallet stopped with rpc_lagging, for ever.
+  it("a batch whose nonce outside software took: once final, the batch is signed anew (its authorization's nonce is not held by a void slot), paid once", async () => {
+    const w = await freshWallet();
+    const args = ['--json', 'ask', '--file', askFile(`Batch taken ${Date.now()}`), '--payment-mode', 'wallet_calls', '--atomic'];
+    const before = await w.usdcOf();
+    const killed = await runCli(args, s.home, { env: { ...w.env, LOOPSIGN_CRASH_AFTER: 'ask:signed:1,2' } });
+    expect(killed.code, killed.stdout + killed.stderr).toBe(-1);
+    const [op] = recordedOfKind(s.home, 'ask').filter((o) => o.txs.some((t) => t.kind === 'batch+authorization' && t.status === 'signed'));
+    const batch = op!.txs.find((t) => t.kind === 'batch+authorization')!;
+    const outside = createWalletClient({ account: privateKeyToAccount(w.key), transport: http(s.sb.info.rpcUrl) });
+    await s.pub.waitForTransactionReceipt({
+      hash: await outside.sendTransaction({ chain: null, to: w.address, value: 0n, nonce: batch.nonce }),
+    });
+    await mine(3);
+    const rerun = await runCli(args, s.home, { env: w.env });
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    expect(rerun.stderr).toMatch(/"event":"tx\.void"/);
+    expect(before - (await w.usdcOf()), 'one bounty').toBe(1_500_000n);
+    const again = await runCli(args, s.home, { env: w.env });
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(before - (await w.usdcOf()), 'still one bounty').toBe(1_500_000n);
   });
 });
