@@ -25,6 +25,7 @@ import {
 import type { SpendEffect } from '../wallet/spend-effects.js';
 import { jsonText } from '../output.js';
 import { recomputeUsage } from './usage.js';
+import { HOLDS_NEXT } from './slots.js';
 
 /** The id of an operation: its kind and a digest of what identifies it (the ids journal files had, so imports keep them). */
 export function operationId(kind: string, parts: (string | number)[]): string {
@@ -273,7 +274,7 @@ export class Operation<K extends Kind> {
       .prepare(
         `SELECT t.hash, t.operation_id AS operation FROM transactions t JOIN operations o ON o.id = t.operation_id
          WHERE t.chain_id = ? AND t.wallet = ? AND o.chain_genesis = ?
-           AND (t.nonce = ? OR (t.kind = 'batch+authorization' AND t.nonce + 1 = ?) OR (? = 'batch+authorization' AND t.nonce = ? + 1))
+           AND (t.nonce = ? OR (${HOLDS_NEXT} AND t.nonce + 1 = ?) OR (? = 'batch+authorization' AND t.nonce = ? + 1))
          LIMIT 1`,
       )
       .get(this.chainId, this.wallet, this.chainGenesis, tx.nonce, tx.nonce, tx.kind, tx.nonce) as

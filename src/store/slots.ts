@@ -17,14 +17,19 @@ export interface SlotRow {
 }
 
 const SLOT_COLUMNS = 't.hash, t.raw, t.nonce, t.kind, t.status, t.operation_id AS operation, t.stage';
+/** Whether a journaled transaction (t) holds the nonce after its own: a self-executed EIP-7702 batch that is not void. */
+export const HOLDS_NEXT = "t.kind = 'batch+authorization' AND NOT (t.status = 'dropped' AND t.void_checked = 1)";
 const OF_WALLET = `FROM transactions t JOIN operations o ON o.id = t.operation_id
   WHERE t.chain_id = ? AND t.wallet = ? AND o.chain_genesis = ?`;
 
-/** The slot journaled with the highest nonce (an EIP-7702 self-executed batch holds n + 1 too), if any. */
+/**
+ * The slot journaled with the highest nonce (an EIP-7702 self-executed batch holds n + 1 too, unless it is void: its
+ * nonce used in the finalized chain by another transaction, so its authorization can never be processed), if any.
+ */
 export function highestSlot(db: Db, chainId: number, wallet: string, genesis: string): (SlotRow & { next: number }) | undefined {
   const row = db
     .prepare(
-      `SELECT ${SLOT_COLUMNS}, t.nonce + CASE WHEN t.kind = 'batch+authorization' THEN 2 ELSE 1 END AS next ${OF_WALLET}
+      `SELECT ${SLOT_COLUMNS}, t.nonce + CASE WHEN ${HOLDS_NEXT} THEN 2 ELSE 1 END AS next ${OF_WALLET}
        ORDER BY next DESC LIMIT 1`,
     )
     .get(chainId, wallet.toLowerCase(), genesis) as (SlotRow & { next: number }) | undefined;
