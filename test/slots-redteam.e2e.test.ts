@@ -10,7 +10,8 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerSecret, runCli } from './helpers/cli.js';
 import { openSession, submissionsTitled, type Session } from './helpers/chain.js';
-import { recorded, recordedOfKind, withStore } from './helpers/store.js';
+import { recorded, recordedOfKind, storeFile, withStore } from './helpers/store.js';
+import { existsSync, rmSync } from 'node:fs';
 
 let s: Session;
 beforeAll(async () => {
@@ -240,5 +241,31 @@ describe('the cancel path of nonce slots', () => {
     const again = await runCli(args, s.home, { env: w.env });
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(before - (await w.usdcOf()), 'still one bounty').toBe(1_500_000n);
+  });
+
+  // Issue 35's attack 2, against nonce slots: an ask killed right after its bonus pool call is mined (nothing is
+  // checkpointed after a kill), then the database's -wal file lost (a backup or sync tool copying loopsign.db alone).
+  // The rerun finds the bonus plan and no bonus transaction, and funds a second pool: nothing detects the loss (the
+  // wallet's nonce count past every slot the store knows is not checked). Open: the fix is the store's journal mode or
+  // a high-water mark (src/store/db.ts), outside the executor.
+  it('a lost -wal file after the bonus was mined does not fund a second pool', async () => {
+    const w = await freshWallet();
+    const file = askFile(`Lost wal ${Date.now()}`, true);
+    const args = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
+    const before = await w.usdcOf();
+    const planned = await runCli(args, s.home, { env: { ...w.env, LOOPSIGN_CRASH_AFTER: 'bonus:planned' } });
+    expect(planned.code, planned.stdout + planned.stderr).toBe(-1);
+    // Any later clean run checkpoints what was journaled so far into loopsign.db.
+    const history = await runCli(['--json', 'history'], s.home, { env: w.env });
+    expect(history.code, history.stdout + history.stderr).toBe(0);
+    const killed = await runCli(args, s.home, { env: { ...w.env, LOOPSIGN_CRASH_AFTER: 'bonus:mined:1' } });
+    expect(killed.code, killed.stdout + killed.stderr).toBe(-1);
+    expect(before - (await w.usdcOf()), 'bounty and bonus').toBe(2_500_000n);
+    const db = storeFile(s.home);
+    expect(existsSync(`${db}-wal`)).toBe(true);
+    rmSync(`${db}-wal`);
+    rmSync(`${db}-shm`, { force: true });
+    const rerun = await runCli(args, s.home, { env: w.env });
+    expect(before - (await w.usdcOf()), `one bonus: ${rerun.stdout}${rerun.stderr}`).toBe(2_500_000n);
   });
 });
