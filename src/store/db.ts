@@ -4,6 +4,11 @@
 // on), so reading the ledger and the policy windows, admitting a signature and recording it happen atomically for
 // every process at once. WAL lets readers (status, history) go on while one process writes.
 //
+// A committed write is copied into loopsign.db itself at once (a checkpoint after every commit, before the write's
+// caller goes on: before signed bytes are broadcast, before a receipt's record is relied on). So loopsign.db alone
+// holds every committed record whenever no write is in progress: a kill followed by the loss of the -wal and -shm
+// files (a backup or sync tool that copies loopsign.db alone) loses no payment record (docs/store.md).
+//
 // better-sqlite3 is synchronous. A write transaction may await inside (an RPC read, a signature: see `write`), so
 // the writes of this process are queued: the one connection never runs two transactions' statements interleaved.
 // Waiting for another process's write lock is done here, asynchronously (SQLite's own busy wait would freeze the
@@ -145,11 +150,26 @@ export class Store {
     try {
       const result = await fn(this.db);
       this.db.exec('COMMIT');
+      await this.checkpoint(signal);
       return result;
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       throw error;
     }
+  }
+
+  /**
+   * Copies every committed frame of the write-ahead log into the database file and syncs it (synchronous = FULL).
+   * PASSIVE waits for no other writer (another process's write transaction may be awaiting a hardware signer); it
+   * can only stop short of the end for a reader still on an older snapshot, a moment: then it is tried again.
+   */
+  private async checkpoint(signal?: AbortSignal): Promise<void> {
+    await whileBusy(this.file, signal, () => {
+      const [row] = this.db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
+      // log is -1 when the database is not in WAL mode (nothing to copy).
+      if (row && row.log > 0 && row.checkpointed < row.log)
+        throw Object.assign(new Error('checkpoint incomplete'), { code: 'SQLITE_BUSY_CHECKPOINT' });
+    });
   }
 
   private async begin(signal?: AbortSignal): Promise<void> {
