@@ -460,6 +460,12 @@ const ASK = {
     "the answer given to check-plan is not a plan (an error envelope, or an unknown shape); give the service's plan answer.",
   ),
   unknown_template: usage('the service does not offer this template; see `loopsign templates`.'),
+  chain_check_failed: chain(
+    "loopsign could not read the chain for an earlier payment of this stage (the bonus escrow's pools for the question) before paying it; a failed read is no answer, so nothing was signed: check the RPC, then run the same command again.",
+  ),
+  bonus_not_on_chain: chain(
+    "the journal recorded this ask's bonus pool call mined, but the RPC shows no pool from this wallet for the question (a node behind or hiding it, or a reorganised chain); nothing was signed: run the same command again once the RPC shows it.",
+  ),
   bonus_plan_missing: refused(
     'feedback-bonus transactions are journaled without their plan, so loopsign will not fund again; inspect the operation with `loopsign history --operation ID`.',
   ),

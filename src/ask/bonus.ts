@@ -1,16 +1,22 @@
 // The feedback bonus of an ask. A wallet-calls ask funds it with its own plan: checked against the file and the chain
 // (the proven content, its open round), journaled before its first transaction, and once any bonus transaction is
 // signed only that journaled plan is ever resumed and confirmed — a rerun never funds a second pool, whatever the
-// service answers. An x402 one-shot ask funds it in the submit call: the pool is read from that receipt.
-import type { Hex, Log } from 'viem';
-import { RefusedError, ServiceError } from '../errors.js';
+// service answers. Before anything is signed for it, the chain is asked too (src/ask/bonus-on-chain.ts): a pool this
+// wallet funded for this question, whatever the journal remembers, means the bonus is paid, and nothing is signed;
+// a journal that saw the pool call mined while the chain shows no pool is a node's fault (exit 4), never a reason to
+// pay again. An x402 one-shot ask funds it in the submit call: the pool is read from that receipt.
+import { decodeFunctionData, type Hex, type Log } from 'viem';
+import { ChainError, RefusedError, ServiceError } from '../errors.js';
 import { sameAddress } from '../hex.js';
 import type { ChainConfig } from '../chains/table.js';
 import { objectField, type ServiceDoc } from '../service/doc.js';
 import { checkBonusPlan, refuse, type BonusTarget, type GuardContext } from '../wallet/plan-guard.js';
 import type { ExecutionMode } from '../wallet/executor.js';
 import { bonusPoolsCreated } from '../protocol/submission.js';
+import { feedbackBonusEscrowAbi } from '../protocol/abi.js';
+import { callsOfRawTransaction } from '../wallet/spend-effects.js';
 import { bonusChainFacts, type SubmissionProof } from './proof.js';
+import { bonusPoolsOnChain, type PoolOnChain } from './bonus-on-chain.js';
 import { executor, type Run } from './run.js';
 
 /** The bonus as loopsign reports it: only values it checked (the pool from its own receipt). */
@@ -35,6 +41,24 @@ export async function fundBonus(
 ): Promise<BonusOutcome> {
   const { journal, ctx, client, service } = run;
   const contentId = proof.contentIds[0]!;
+  const escrow = run.chain.contracts.feedbackBonusEscrow as Hex;
+  ctx.out.progress('bonus.chain_check', `reading the bonus escrow for a pool this wallet funded for question ${contentId}`);
+  const onChain = await bonusPoolsOnChain(client, escrow, run.wallet, contentId, proof.blockNumber);
+  if (onChain.length > 0) return alreadyFunded(run, g, operationKey, contentId, onChain);
+  const paid = journal
+    .txsFor('bonus')
+    .find(
+      (t) => t.status === 'mined' && callsOfRawTransaction(t.raw, run.wallet).some((c) => sameAddress(c.to, escrow) && isPoolCall(c.data)),
+    );
+  if (paid)
+    throw new ChainError(
+      'bonus_not_on_chain',
+      `the journal recorded this ask's feedback bonus pool call mined (transaction ${paid.hash}, nonce ${paid.nonce}), but the RPC shows no pool from this wallet for question ${contentId}: a node behind, hiding it, or a reorganised chain; nothing was signed`,
+      {
+        hint: 'check the transaction on another node or an explorer; run the same command again once the RPC shows it (loopsign never funds a pool the journal saw paid)',
+        details: { transactionHash: paid.hash, contentId },
+      },
+    );
   let plan = journal.data.bonusPlan;
   if (!plan) {
     if (journal.txsFor('bonus').length > 0)
@@ -93,6 +117,52 @@ export async function fundBonus(
     contentId,
     roundId: target.roundId.toString(),
     poolId: pool ? String(pool.poolId) : null,
+    transactionHashes: hashes,
+  };
+}
+
+const isPoolCall = (data: Hex): boolean => {
+  try {
+    return decodeFunctionData({ abi: feedbackBonusEscrowAbi, data }).functionName === 'createFeedbackBonusPoolWithAsset';
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The bonus is on chain already (this run's journal may or may not know it): nothing is signed; the service is
+ * confirmed with the journaled bonus transactions, or the pool's own transaction when the journal lost them, and the
+ * outcome is read from the chain's event, not from receipts the node may hide.
+ */
+async function alreadyFunded(run: Run, g: GuardContext, operationKey: Hex, contentId: string, pools: PoolOnChain[]): Promise<BonusOutcome> {
+  const { journal, ctx, service } = run;
+  const pool = pools[0]!;
+  ctx.out.progress(
+    'bonus.on_chain',
+    `a feedback bonus pool from this wallet for question ${contentId} is on chain already (pool ${pool.poolId}, transaction ${pool.transactionHash}); nothing is signed for the bonus`,
+  );
+  if (pools.length > 1)
+    ctx.out.warn(
+      `this wallet funded ${pools.length} feedback bonus pools for question ${contentId} (pools ${pools.map((p) => p.poolId).join(', ')})`,
+    );
+  const journaled = journal.data.bonusHashes ?? [];
+  const hashes = journaled.some((h) => h.toLowerCase() === pool.transactionHash.toLowerCase())
+    ? journaled
+    : [...journaled, pool.transactionHash];
+  if (hashes !== journaled) await journal.setStep('bonus:executed', { bonusHashes: hashes });
+  ctx.out.progress('bonus.confirm', 'confirming the feedback bonus with the service');
+  const res = await service.confirmBonus(operationKey, hashes);
+  await journal.setStep('bonus:confirmed', { bonusConfirm: res });
+  const status = objectField(res, 'feedbackBonus')?.status;
+  if (status !== 'funded') throw new ServiceError('bonus_not_funded', `the service reports the feedback bonus as ${String(status)}`);
+  const want = g.ask.feedbackBonus!;
+  return {
+    status: 'funded',
+    asset: want.asset,
+    amount: pool.amount.toString(),
+    contentId,
+    roundId: pool.roundId.toString(),
+    poolId: pool.poolId.toString(),
     transactionHashes: hashes,
   };
 }
