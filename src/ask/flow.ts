@@ -11,6 +11,7 @@ import { UsageError } from '../errors.js';
 import { Operation, operationId } from '../store/operation.js';
 import { SpendLedger } from '../store/ledger.js';
 import { checkSameChain, setAsideIfStale } from '../store/chain-identity.js';
+import { latestCount } from '../store/nonce-mark.js';
 import {
   AskFieldError,
   defaultPaymentMode,
@@ -50,6 +51,8 @@ export interface AskRunOptions {
   setAsideStale?: boolean;
   /** Wait in place while a slot's fate is not final (issue 35), instead of stopping with exit 4. */
   waitFinal?: boolean;
+  /** Confirm the wallet's transactions that loopsign's database does not know (src/store/nonce-mark.ts). */
+  acceptForeignNonces?: boolean;
 }
 
 export interface AskOutcome {
@@ -149,6 +152,10 @@ async function openAsk(ctx: Context, p: Prepared, opts: AskRunOptions & AskSourc
     const resumed = !journal.fresh;
     if (resumed) ctx.out.progress('ask.resume', `resuming from the journal (last step: ${journal.step})`);
     await checkSameChain(client, journal, '--set-aside-stale');
+    // Read now, used before the first signature (src/ask/run.ts): it overlaps the service's answers, and a count read
+    // before the database is read is the order the check needs. A failure counts only if something is to be signed.
+    const walletCount = latestCount(client, p.wallet);
+    walletCount.catch(() => undefined);
     // A changed file under the same clientRequestId is refused once anything was signed; the payment mode is a flag
     // of the run, and what a switch could pay twice is the spend ledger's to stop.
     const asked = (b: unknown) => JSON.stringify({ ...(b as Record<string, unknown>), paymentMode: undefined });
@@ -185,6 +192,8 @@ async function openAsk(ctx: Context, p: Prepared, opts: AskRunOptions & AskSourc
       waitFinal: opts.waitFinal === true,
       cannotDelegate: p.signer.capabilities.authorization ? undefined : (p.signer.capabilities.authorizationReason ?? 'not supported'),
       guard: (metadataBase?: string): GuardContext => askGuardContext(chain, p.wallet, p.ask, resolver, metadataBase),
+      walletCount,
+      acceptForeignNonces: opts.acceptForeignNonces === true,
     };
     return { run, resumed };
   } catch (error) {

@@ -10,6 +10,7 @@ import type { ServiceClient } from '../service/client.js';
 import type { NormalizedAsk, PaymentMode } from '../protocol/ask-normalize.js';
 import type { GuardContext } from '../wallet/plan-guard.js';
 import { Executor } from '../wallet/executor.js';
+import { checkWalletMark } from '../store/nonce-mark.js';
 
 export interface Run {
   ctx: Context;
@@ -33,10 +34,33 @@ export interface Run {
   cannotDelegate: string | undefined;
   /** The guard context for a metadata base (the journaled one, or the service's public one). */
   guard(metadataBase?: string): GuardContext;
+  /** The wallet's transaction count on chain, read when the run opened (src/store/nonce-mark.ts). */
+  walletCount: Promise<bigint>;
+  /** --accept-foreign-nonces: the user confirms the wallet's count on chain as explained. */
+  acceptForeignNonces: boolean;
+  /** The database's memory of the wallet checked against that count, once per run, before the first signature. */
+  walletMarkChecked?: Promise<void>;
 }
 
-/** The executor, once the signer is ready. */
+/** Refuses to sign from a database that does not explain the wallet's count on chain (state loss, other software). */
+function checkWalletMemory(run: Run): Promise<void> {
+  run.walletMarkChecked ??= (async () => {
+    const store = run.journal.store;
+    const done = await checkWalletMark(
+      store,
+      { chainId: run.chain.chainId, genesis: run.journal.chainGenesis ?? '', wallet: run.wallet },
+      await run.walletCount,
+      { accept: run.acceptForeignNonces, now: run.ctx.clock.now(), flag: '--accept-foreign-nonces' },
+    );
+    if (done === 'confirmed')
+      run.ctx.out.warn(`the wallet's transactions that loopsign's database does not know are confirmed as yours (--accept-foreign-nonces)`);
+  })();
+  return run.walletMarkChecked;
+}
+
+/** The executor, once the signer is ready and the database's memory of the wallet is checked. */
 export async function executor(run: Run): Promise<Executor> {
+  await checkWalletMemory(run);
   return new Executor({
     client: run.client,
     account: await run.account,

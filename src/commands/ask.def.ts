@@ -14,6 +14,7 @@ export interface AskOptions {
   detailsFile?: string;
   setAsideStale?: boolean;
   waitFinal?: boolean;
+  acceptForeignNonces?: boolean;
 }
 
 export function defineAsk(program: Command, lazy: Lazy): void {
@@ -35,6 +36,10 @@ export function defineAsk(program: Command, lazy: Lazy): void {
     .option(
       '--set-aside-stale',
       'set aside a journal of this ask written on another instance of the chain (a restarted sandbox) and start over',
+    )
+    .option(
+      '--accept-foreign-nonces',
+      "confirm, once, the wallet's transactions on chain that loopsign's database does not know (other software, or a restored database)",
     )
     .addHelpText(
       'after',

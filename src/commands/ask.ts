@@ -35,6 +35,7 @@ export async function ask(ctx: Context, options: AskOptions): Promise<void> {
     detailsFile: options.detailsFile,
     setAsideStale: options.setAsideStale === true,
     waitFinal: options.waitFinal === true,
+    acceptForeignNonces: options.acceptForeignNonces === true,
   };
   const o = await runAsk(ctx, request);
   const doc = askDocument(o, await askAmountsOf(ctx, request));

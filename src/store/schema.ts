@@ -145,6 +145,19 @@ const VERSIONS: string[] = [
   ) STRICT;
   CREATE INDEX slot_versions_by_tx ON slot_versions(tx_id);
   `,
+  // 3: the highest nonce count of a wallet on a chain instance that loopsign was told to take as explained (its first
+  // sight of the wallet there, or the user's confirmation of transactions it did not sign): src/store/nonce-mark.ts.
+  `
+  CREATE TABLE wallet_marks (
+    chain_id INTEGER NOT NULL,
+    genesis TEXT NOT NULL,
+    wallet TEXT NOT NULL,
+    count INTEGER NOT NULL CHECK (count >= 0),
+    reason TEXT NOT NULL CHECK (reason IN ('first_sight', 'confirmed')),
+    at INTEGER NOT NULL,
+    PRIMARY KEY (chain_id, genesis, wallet)
+  ) STRICT, WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = VERSIONS.length;
