@@ -194,6 +194,28 @@ describe('where the database may live', () => {
     expect(error).toMatchObject({ code: 'store_unreadable', exitCode: 2 });
   });
 
+  it('every commit is in loopsign.db itself at once: a copy of that file alone, taken while the process still holds the database (as after a kill, before its -wal is checkpointed), has it', async () => {
+    const dir = fresh();
+    const store = await Store.open(dir);
+    const op = await Operation.open(store, 'rate', 'rate-00000000000000000000000000000002', {
+      chainId: 31337,
+      wallet: account.address,
+      data: { contentId: '8' },
+    });
+    await op.setStep('planned');
+    // A backup or sync tool that copies loopsign.db alone, with the process alive (or killed) and its -wal beside it.
+    const copy = fresh();
+    writeFileSync(path.join(copy, 'loopsign.db'), readFileSync(path.join(dir, 'loopsign.db')));
+    const restored = new Database(path.join(copy, 'loopsign.db'), { readonly: true });
+    try {
+      expect(restored.prepare('SELECT step FROM operations WHERE id = ?').get(op.id)).toEqual({ step: 'planned' });
+    } finally {
+      restored.close();
+      await op.close();
+      store.close();
+    }
+  });
+
   it('a database a newer loopsign wrote is refused, not changed', async () => {
     const dir = fresh();
     const store = await Store.open(dir);

@@ -1,0 +1,268 @@
+// The chain is the payment's memory (issue 35): a feedback bonus pool, which the escrow accepts any number of times, is
+// paid at most once per question whatever the node says about the journal's own transactions and whatever the journal
+// lost. Each case pays a 1 USDC bounty and a 1 USDC bonus on a file whose maxPaymentAmount is 2 USDC.
+// - Attack 1: an ask finishes; another ask of the wallet is signed with the bonus transaction's nonce (a pending count
+//   one behind) and set aside (stale_nonce); the finished ask is run again through a node that hides the mined bonus
+//   transaction (no receipt, no transaction, its bytes "nonce too low") and answers the set-aside record's receipt
+//   with the bonus's. Before: the rerun dropped the bonus and funded a second pool in the same run.
+// - Attack 2: an ask killed right after its bonus pool is mined, the database's -wal and -shm lost (a backup or sync
+//   tool that copies loopsign.db alone). Before: the rerun found no bonus and funded a second pool.
+// - A database restored from a backup taken before the bonus: its rerun finds the pool on chain and signs nothing. The
+//   wallet's count on chain is past everything the restored store knows, so the next payment is refused until the user
+//   confirms once (--accept-foreign-nonces); so is the first payment after other software used the wallet.
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createWalletClient, http, parseAbi, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeHome, registerSecret, runCli, type Home } from './helpers/cli.js';
+import { openSession, type Session } from './helpers/chain.js';
+import { startStallProxy } from './helpers/stall-proxy.js';
+import { recorded, recordedOfKind, storeFile } from './helpers/store.js';
+
+let s: Session;
+beforeAll(async () => {
+  s = await openSession({ raters: false });
+});
+afterAll(async () => {
+  await s.sb.stop();
+});
+
+const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
+
+/** A wallet of its own (its nonces are the test's alone), funded. */
+async function freshWallet() {
+  const key = `0x${randomBytes(32).toString('hex')}` as Hex;
+  registerSecret(key);
+  const address = privateKeyToAccount(key).address;
+  await s.sb.control('/__sandbox/fund', { address, usdc: '10000000', lrep: '10000000', eth: '10' });
+  const env = { ...s.sb.env(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: key };
+  const usdcOf = () =>
+    s.pub.readContract({ address: s.sb.info.tokens.USDC.address, abi: erc20, functionName: 'balanceOf', args: [address] });
+  return { key, address, env, usdcOf };
+}
+
+let n = 0;
+/** An ask file in `home`: a 1 USDC bounty, with `bonus` a 1 USDC feedback bonus; maxPaymentAmount covers both once. */
+function askFile(home: Home, title: string, bonus: boolean): string {
+  const id = `${title.replace(/\W+/g, '-')}-${process.pid}-${n++}`;
+  return home.file(
+    `${id}.json`,
+    JSON.stringify({
+      chainId: 31337,
+      clientRequestId: id,
+      maxPaymentAmount: bonus ? '2000000' : '1000000',
+      bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
+      ...(bonus ? { feedbackBonus: { amount: '1000000', asset: 'USDC' } } : {}),
+      question: { title, contextUrl: 'https://example.com/chain-memory', categoryId: '1', tags: ['chain-memory'] },
+    }),
+  );
+}
+
+async function listen(server: Server): Promise<{ url: string; close(): Promise<void> }> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/**
+ * A node that hides `hidden` (mined): no receipt, no transaction, its bytes answered "nonce too low"; and answers the
+ * receipt of `stale` (a journaled transaction that was never mined) with the hidden transaction's real receipt.
+ */
+async function hidingNode(hidden: { hash: Hex; raw: Hex }, stale: Hex) {
+  const log: string[] = [];
+  const node = async (body: string) =>
+    (await (await fetch(s.sb.info.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).json()) as Record<
+      string,
+      any
+    >;
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    const call = JSON.parse(body) as { id: unknown; method: string; params: unknown[] };
+    const reply = (doc: object) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, ...doc }));
+    const param = String(call.params?.[0] ?? '').toLowerCase();
+    if (
+      (call.method === 'eth_getTransactionReceipt' || call.method === 'eth_getTransactionByHash') &&
+      param === hidden.hash.toLowerCase()
+    ) {
+      log.push(`${call.method} (hidden)`);
+      return reply({ result: null });
+    }
+    if (call.method === 'eth_sendRawTransaction' && param === hidden.raw.toLowerCase()) {
+      log.push('eth_sendRawTransaction (nonce too low)');
+      return reply({ error: { code: -32000, message: 'nonce too low' } });
+    }
+    if (call.method === 'eth_getTransactionReceipt' && param === stale.toLowerCase()) {
+      log.push('eth_getTransactionReceipt (forged)');
+      const real = await node(JSON.stringify({ jsonrpc: '2.0', id: call.id, method: 'eth_getTransactionReceipt', params: [hidden.hash] }));
+      return reply({ result: { ...real.result, transactionHash: stale } });
+    }
+    log.push(call.method);
+    reply(await node(body));
+  });
+  return { log, ...(await listen(server)) };
+}
+
+const ask = (home: Home, file: string, env: Record<string, string | undefined>, flags: string[] = []) =>
+  runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', ...flags], home, { env });
+
+describe('a feedback bonus pool is funded once per question, whatever the node or the journal says', () => {
+  it('attack 1: a node that hides the mined bonus transaction and forges a set-aside record’s receipt gets no second pool', async () => {
+    const w = await freshWallet();
+    const home = makeHome();
+    const before = await w.usdcOf();
+    // The ask, finished: its bonus is one self-executed batch (approve + pool), the wallet's last transaction.
+    const fileA = askFile(home, `Attack one ${Date.now()}`, true);
+    const first = await ask(home, fileA, w.env, ['--atomic']);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    const contentId = first.json().contentIds[0] as string;
+    expect(await poolsOf(w.address, contentId)).toBe(1);
+    expect(before - (await w.usdcOf())).toBe(2_000_000n);
+    const bonusTxs = recorded(home, first.json().operation).txs.filter((t) => t.stage === 'bonus');
+    expect(bonusTxs.map((t) => t.status)).toEqual(['mined']);
+    const bonusTx = bonusTxs[0]!;
+
+    // Another ask through a node whose pending count lags one behind: signed with the bonus's nonce, set aside.
+    const proxy = await startStallProxy(s.sb.info.rpcUrl, 'pending-count-one-behind');
+    try {
+      const lagged = await ask(home, askFile(home, `Attack one lagged ${Date.now()}`, false), w.env, ['--rpc-url', proxy.url]);
+      expect(lagged.code, lagged.stdout + lagged.stderr).toBe(4);
+      expect(lagged.json().error.code).toBe('stale_nonce');
+    } finally {
+      await proxy.close();
+    }
+    const stale = recordedOfKind(home, 'ask')
+      .flatMap((o) => o.txs)
+      .find((t) => t.nonce === bonusTx.nonce && t.hash !== bonusTx.hash);
+    expect(stale, 'a journaled record with the bonus transaction’s nonce, never mined').toBeDefined();
+    expect(before - (await w.usdcOf()), 'the lagged ask paid nothing').toBe(2_000_000n);
+
+    // The finished ask again, "as the docs say is safe", through the node that hides its bonus.
+    const liar = await hidingNode({ hash: bonusTx.hash, raw: bonusTx.raw }, stale!.hash);
+    let rerun: Awaited<ReturnType<typeof ask>>;
+    try {
+      rerun = await ask(home, fileA, w.env, ['--atomic', '--rpc-url', liar.url]);
+    } finally {
+      await liar.close();
+    }
+    // Before: the rerun marked the mined bonus dropped and signed it again at a new nonce (exit 0, two pools).
+    const pools = await poolsOf(w.address, contentId);
+    expect(pools, rerun.stdout + rerun.stderr).toBe(1);
+    expect(before - (await w.usdcOf()), 'the bounty and the bonus, each once').toBe(2_000_000n);
+    expect(liar.log, 'nothing was sent for the bonus').not.toContain('eth_sendRawTransaction');
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    expect(rerun.json().feedbackBonus).toMatchObject({ status: 'funded', contentId });
+  });
+
+  it('attack 2: an ask killed right after its bonus pool is mined, its -wal and -shm lost, funds no second pool on the rerun', async () => {
+    const w = await freshWallet();
+    const home = makeHome();
+    const before = await w.usdcOf();
+    const file = askFile(home, `Attack two ${Date.now()}`, true);
+    // The bounty paid and the bonus planned; another loopsign command then closes the database cleanly (so what the
+    // ask did so far is in loopsign.db itself, as after any normal use).
+    expect((await ask(home, file, { ...w.env, LOOPSIGN_CRASH_AFTER: 'bonus:planned' })).code).toBe(-1);
+    expect((await runCli(['--json', 'history'], home, { env: w.env })).code).toBe(0);
+    // Killed right after the pool call is mined (ordered: the approval, then the pool).
+    const killed = await ask(home, file, { ...w.env, LOOPSIGN_CRASH_AFTER: 'bonus:mined:1' });
+    expect(killed.code, killed.stdout + killed.stderr).toBe(-1);
+    expect(before - (await w.usdcOf())).toBe(2_000_000n);
+    // A backup or sync tool copies loopsign.db alone.
+    for (const side of ['-wal', '-shm']) rmSync(`${storeFile(home)}${side}`, { force: true });
+    const rerun = await ask(home, file, w.env);
+    const [op] = recordedOfKind(home, 'ask');
+    const contentId = String(op?.data.bonusPlan?.target?.contentId ?? rerun.json().contentIds?.[0]);
+    expect(await poolsOf(w.address, contentId), rerun.stdout + rerun.stderr).toBe(1);
+    expect(before - (await w.usdcOf()), 'the bounty and the bonus, each once').toBe(2_000_000n);
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    expect(rerun.json().feedbackBonus).toMatchObject({ status: 'funded', contentId });
+  });
+
+  it('a database restored from before the bonus: the rerun finds the pool on chain and signs nothing; the next payment is refused (nonces the store cannot explain) until the user confirms once', async () => {
+    const w = await freshWallet();
+    const home = makeHome();
+    const before = await w.usdcOf();
+    const file = askFile(home, `Restored ${Date.now()}`, true);
+    expect((await ask(home, file, { ...w.env, LOOPSIGN_CRASH_AFTER: 'bonus:planned' })).code).toBe(-1);
+    expect((await runCli(['--json', 'history'], home, { env: w.env })).code).toBe(0);
+    const db = storeFile(home);
+    const backup = `${db}.backup`;
+    // A backup of loopsign.db alone (every commit is checkpointed into it: docs/store.md).
+    copyFileSync(db, backup);
+    const done = await ask(home, file, w.env);
+    expect(done.code, done.stdout + done.stderr).toBe(0);
+    const contentId = done.json().contentIds[0] as string;
+    expect(before - (await w.usdcOf())).toBe(2_000_000n);
+    // The backup comes back: the journal no longer knows the bonus transactions.
+    copyFileSync(backup, db);
+    for (const side of ['-wal', '-shm', '-journal']) rmSync(`${db}${side}`, { force: true });
+    const rerun = await ask(home, file, w.env);
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    expect(rerun.json().feedbackBonus).toMatchObject({ status: 'funded', contentId });
+    expect(rerun.stderr).toMatch(/"event":"bonus\.on_chain"/);
+    expect(await poolsOf(w.address, contentId)).toBe(1);
+    expect(before - (await w.usdcOf()), 'the bounty and the bonus, each once').toBe(2_000_000n);
+    // The next ask would sign: the wallet's count on chain is past what the restored database knows.
+    const next = askFile(home, `Restored next ${Date.now()}`, false);
+    const refused = await ask(home, next, w.env);
+    expect(refused.code, refused.stdout + refused.stderr).toBe(5);
+    expect(refused.json().error).toMatchObject({
+      code: 'wallet_nonces_unexplained',
+      hint: expect.stringMatching(/--accept-foreign-nonces/),
+    });
+    expect(before - (await w.usdcOf()), 'nothing signed').toBe(2_000_000n);
+    const confirmed = await ask(home, next, w.env, ['--accept-foreign-nonces']);
+    expect(confirmed.code, confirmed.stdout + confirmed.stderr).toBe(0);
+    expect(before - (await w.usdcOf())).toBe(3_000_000n);
+    // Confirmed once: the next payment needs no flag.
+    const again = await ask(home, askFile(home, `Restored again ${Date.now()}`, false), w.env);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(before - (await w.usdcOf())).toBe(4_000_000n);
+  });
+
+  it('another program that used the wallet is confirmed once, then asks go on', async () => {
+    const w = await freshWallet();
+    const home = makeHome();
+    const first = await ask(home, askFile(home, `Foreign first ${Date.now()}`, false), w.env);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    const other = createWalletClient({ account: privateKeyToAccount(w.key), transport: http(s.sb.info.rpcUrl) });
+    for (let i = 0; i < 2; i++)
+      await s.pub.waitForTransactionReceipt({ hash: await other.sendTransaction({ chain: null, to: w.address, value: 0n }) });
+    const file = askFile(home, `Foreign second ${Date.now()}`, false);
+    const before = await w.usdcOf();
+    const refused = await ask(home, file, w.env);
+    expect(refused.code, refused.stdout + refused.stderr).toBe(5);
+    expect(refused.json().error.code).toBe('wallet_nonces_unexplained');
+    expect(await w.usdcOf()).toBe(before);
+    const confirmed = await ask(home, file, w.env, ['--accept-foreign-nonces']);
+    expect(confirmed.code, confirmed.stdout + confirmed.stderr).toBe(0);
+    expect(before - (await w.usdcOf())).toBe(1_000_000n);
+    const next = await ask(home, askFile(home, `Foreign third ${Date.now()}`, false), w.env);
+    expect(next.code, next.stdout + next.stderr).toBe(0);
+  });
+});
+
+const poolCreated = parseAbi([
+  'event FeedbackBonusPoolCreated(uint256 indexed poolId, uint256 indexed contentId, uint256 indexed roundId, address funder, address awarder, uint256 amount, uint256 feedbackClosesAt, uint256 frontendFeeBps, uint8 asset)',
+]);
+
+/** How many bonus pools `funder` funded for the question, read from the sandbox's node directly. */
+async function poolsOf(funder: Hex, contentId: string): Promise<number> {
+  const logs = await s.pub.getLogs({
+    address: s.sb.info.contracts.feedbackBonusEscrow,
+    event: poolCreated[0],
+    args: { contentId: BigInt(contentId) },
+    fromBlock: 0n,
+  });
+  return logs.filter((l) => l.args.funder?.toLowerCase() === funder.toLowerCase()).length;
+}
