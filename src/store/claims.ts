@@ -19,15 +19,19 @@ interface ClaimRow extends ProcessIdentity {
 export async function tryClaim(store: Store, name: string): Promise<Claim | undefined> {
   const me = currentProcess();
   const token = randomBytes(12).toString('hex');
-  const taken = await store.write((db) => {
-    const row = db.prepare('SELECT pid, started, boot, token FROM claims WHERE name = ?').get(name) as ClaimRow | undefined;
-    if (row && isRunning(row)) return false;
-    db.prepare(
-      `INSERT INTO claims (name, pid, started, boot, token, claimed_at) VALUES (?, ?, ?, ?, ?, ?)
+  // Not checkpointed on its own (src/store/db.ts): a claim lost with the -wal after a kill names a process that is gone.
+  const taken = await store.write(
+    (db) => {
+      const row = db.prepare('SELECT pid, started, boot, token FROM claims WHERE name = ?').get(name) as ClaimRow | undefined;
+      if (row && isRunning(row)) return false;
+      db.prepare(
+        `INSERT INTO claims (name, pid, started, boot, token, claimed_at) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT(name) DO UPDATE SET pid = excluded.pid, started = excluded.started, boot = excluded.boot, token = excluded.token, claimed_at = excluded.claimed_at`,
-    ).run(name, me.pid, me.started, me.boot, token, Date.now());
-    return true;
-  });
+      ).run(name, me.pid, me.started, me.boot, token, Date.now());
+      return true;
+    },
+    { durable: false },
+  );
   if (!taken) return undefined;
   let released = false;
   return {
@@ -35,7 +39,7 @@ export async function tryClaim(store: Store, name: string): Promise<Claim | unde
     release: async () => {
       if (released) return;
       released = true;
-      await store.write((db) => db.prepare('DELETE FROM claims WHERE name = ? AND token = ?').run(name, token));
+      await store.write((db) => db.prepare('DELETE FROM claims WHERE name = ? AND token = ?').run(name, token), { durable: false });
     },
   };
 }

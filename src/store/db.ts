@@ -125,11 +125,12 @@ export class Store {
    * Runs `fn` in a write transaction (BEGIN IMMEDIATE: the database's write lock is taken first, so what `fn` reads
    * cannot change before it commits). `fn` may await (an RPC read, a signature): other processes' writes wait
    * meanwhile, and so do this process's other writes (queued). A throw rolls everything back. A write inside a
-   * write joins it.
+   * write joins it. Once committed it is checkpointed into loopsign.db before this resolves, unless `durable` is
+   * false: a write whose loss harms nothing (a claim: its process is gone with it), copied with the next one.
    */
-  async write<T>(fn: (db: Db) => T | Promise<T>, options: { signal?: AbortSignal } = {}): Promise<T> {
+  async write<T>(fn: (db: Db) => T | Promise<T>, options: { signal?: AbortSignal; durable?: boolean } = {}): Promise<T> {
     if (inside.getStore() === this) return fn(this.db);
-    const run = this.queue.then(() => inside.run(this, () => this.transaction(fn, options.signal)));
+    const run = this.queue.then(() => inside.run(this, () => this.transaction(fn, options.signal, options.durable !== false)));
     this.queue = run.catch(() => undefined);
     return run;
   }
@@ -145,12 +146,12 @@ export class Store {
     this.db.close();
   }
 
-  private async transaction<T>(fn: (db: Db) => T | Promise<T>, signal?: AbortSignal): Promise<T> {
+  private async transaction<T>(fn: (db: Db) => T | Promise<T>, signal: AbortSignal | undefined, durable: boolean): Promise<T> {
     await this.begin(signal);
     try {
       const result = await fn(this.db);
       this.db.exec('COMMIT');
-      await this.checkpoint(signal);
+      if (durable) await this.checkpoint(signal);
       return result;
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
