@@ -17,7 +17,7 @@ import { feedbackBonusEscrowAbi } from '../protocol/abi.js';
 import { callsOfRawTransaction } from '../wallet/spend-effects.js';
 import { bonusChainFacts, type SubmissionProof } from './proof.js';
 import { bonusPoolsOnChain, type PoolOnChain } from './bonus-on-chain.js';
-import { executor, type Run } from './run.js';
+import { executor, settler, type Run } from './run.js';
 
 /** The bonus as loopsign reports it: only values it checked (the pool from its own receipt). */
 export interface BonusOutcome {
@@ -42,6 +42,7 @@ export async function fundBonus(
   const { journal, ctx, client, service } = run;
   const contentId = proof.contentIds[0]!;
   const escrow = run.chain.contracts.feedbackBonusEscrow as Hex;
+  if (!journal.data.bonusPlan && journal.txsFor('bonus').length === 0) refuseIfSetAsideHere(run, proof);
   ctx.out.progress('bonus.chain_check', `reading the bonus escrow for a pool this wallet funded for question ${contentId}`);
   const onChain = await bonusPoolsOnChain(client, escrow, run.wallet, contentId, proof.blockNumber);
   if (onChain.length > 0) return alreadyFunded(run, g, operationKey, contentId, onChain);
@@ -65,7 +66,6 @@ export async function fundBonus(
       throw new RefusedError('bonus_plan_missing', 'bonus transactions are journaled without their plan; refusing to fund again', {
         hint: `inspect operation ${journal.id} with \`loopsign history --operation ${journal.id}\`; nothing was sent`,
       });
-    refuseIfSetAsideHere(run, proof);
     let bonus = objectField(confirmed, 'feedbackBonus');
     if (!objectField(bonus, 'transactionPlan')) bonus = objectField(await service.status(operationKey), 'feedbackBonus');
     if (!bonus || !objectField(bonus, 'transactionPlan')) {
@@ -141,6 +141,9 @@ async function alreadyFunded(run: Run, g: GuardContext, operationKey: Hex, conte
     'bonus.on_chain',
     `a feedback bonus pool from this wallet for question ${contentId} is on chain already (pool ${pool.poolId}, transaction ${pool.transactionHash}); nothing is signed for the bonus`,
   );
+  // What the journal holds of the stage is settled (each record found on chain, or its own bytes sent again; one a
+  // reorganised chain mined after all counts again), so the ledger and the policy's windows count what was paid.
+  if (journal.txsFor('bonus').length > 0) await (await settler(run)).settleJournaled('bonus');
   if (pools.length > 1)
     ctx.out.warn(
       `this wallet funded ${pools.length} feedback bonus pools for question ${contentId} (pools ${pools.map((p) => p.poolId).join(', ')})`,
@@ -154,7 +157,11 @@ async function alreadyFunded(run: Run, g: GuardContext, operationKey: Hex, conte
   const res = await service.confirmBonus(operationKey, hashes);
   await journal.setStep('bonus:confirmed', { bonusConfirm: res });
   const status = objectField(res, 'feedbackBonus')?.status;
-  if (status !== 'funded') throw new ServiceError('bonus_not_funded', `the service reports the feedback bonus as ${String(status)}`);
+  if (status !== 'funded')
+    throw new ServiceError(
+      'bonus_not_funded',
+      `the service reports the feedback bonus as ${String(status)}, while the chain shows this wallet's pool ${pool.poolId} for question ${contentId} (transaction ${pool.transactionHash}); nothing was signed`,
+    );
   const want = g.ask.feedbackBonus!;
   return {
     status: 'funded',

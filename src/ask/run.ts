@@ -61,6 +61,18 @@ function checkWalletMemory(run: Run): Promise<void> {
 /** The executor, once the signer is ready and the database's memory of the wallet is checked. */
 export async function executor(run: Run): Promise<Executor> {
   await checkWalletMemory(run);
+  return newExecutor(run);
+}
+
+/**
+ * An executor used only to settle what a stage journaled (found on chain, or its own bytes sent again): it signs
+ * nothing, so it needs no check of the database's memory of the wallet.
+ */
+export async function settler(run: Run): Promise<Pick<Executor, 'settleJournaled'>> {
+  return newExecutor(run);
+}
+
+async function newExecutor(run: Run): Promise<Executor> {
   return new Executor({
     client: run.client,
     account: await run.account,
