@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BIN, median, startSandbox } from './lib.mjs';
 
-const PHASES = ['unlock', 'service', 'signing', 'blocks', 'reservation age', 'confirmation'];
+const PHASES = ['unlock', 'service', 'signing', 'blocks', 'reservation age', 'confirmation', 'checkpoint'];
 const sleepSync = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 function askOnce(home, env, mode, tag) {

@@ -1,5 +1,5 @@
 // LOOPSIGN_TIMINGS=1: how long each phase of a run took — unlocking the keystore, service calls, signing, waiting
-// for blocks, the reservation's minimum age, confirmation — written to stderr as one JSON line when the process
+// for blocks, the reservation's minimum age, confirmation, the database's checkpoints — written to stderr as one JSON line when the process
 // exits (never stdout; off by default, and then nothing is measured). Phases done concurrently each count in
 // full, so their sum can exceed the total. bench/ask.mjs prints the breakdown. The CLI turns it on from its
 // environment when it starts (src/cli.ts).
@@ -10,7 +10,7 @@ export function enableTimings(): void {
 }
 const phases = new Map<string, { ms: number; count: number }>();
 
-export type Phase = 'unlock' | 'service' | 'confirmation' | 'signing' | 'blocks' | 'reservation age';
+export type Phase = 'unlock' | 'service' | 'confirmation' | 'signing' | 'blocks' | 'reservation age' | 'checkpoint';
 
 export async function timed<T>(phase: Phase, work: () => Promise<T>): Promise<T> {
   if (!enabled) return work();

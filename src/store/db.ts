@@ -21,6 +21,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { ChainError, UsageError } from '../errors.js';
 import { ensurePrivateDir, PRIVATE_FILE } from '../fsutil.js';
 import { migrate } from './schema.js';
+import { timed } from '../timings.js';
 
 export type Db = BetterSqlite3.Database;
 
@@ -165,6 +166,10 @@ export class Store {
    * can only stop short of the end for a reader still on an older snapshot, a moment: then it is tried again.
    */
   private async checkpoint(signal?: AbortSignal): Promise<void> {
+    await timed('checkpoint', () => this.checkpointNow(signal));
+  }
+
+  private async checkpointNow(signal?: AbortSignal): Promise<void> {
     await whileBusy(this.file, signal, () => {
       const [row] = this.db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
       // log is -1 when the database is not in WAL mode (nothing to copy).
