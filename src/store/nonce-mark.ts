@@ -1,6 +1,6 @@
 // State loss is detected, not absorbed (issue 35). Every transaction loopsign signs is recorded, with its nonce,
 // before it leaves the process, so the wallet's transaction count on chain can never be past what the database
-// explains: one more than the highest nonce it recorded for the wallet on this chain instance (two more for a
+// explains: one more than the highest slot it recorded for the wallet on this chain instance (two more for a
 // self-executed EIP-7702 batch, whose authorization takes the next nonce), or the mark recorded below. A count past
 // that means the database does not know transactions of this wallet: it lost records (restored from a backup, its
 // side files lost after a crash) or other software used the wallet. Either way a payment decided from this memory
@@ -15,6 +15,7 @@
 import type { Hex, PublicClient } from 'viem';
 import { ChainError, RefusedError } from '../errors.js';
 import type { Store } from './db.js';
+import { highestSlot } from './slots.js';
 
 export interface WalletMark {
   chainId: number;
@@ -40,19 +41,14 @@ export async function latestCount(client: PublicClient, wallet: Hex): Promise<bi
 /** What the database explains of the wallet's count: recorded nonces (and 7702 authorizations) and the mark. */
 export function explainedCount(store: Store, m: WalletMark): { count: bigint; known: boolean } {
   return store.read((db) => {
-    const txs = db
-      .prepare(
-        `SELECT MAX(t.nonce + CASE t.kind WHEN 'batch+authorization' THEN 2 ELSE 1 END) AS next, COUNT(*) AS n
-           FROM transactions t JOIN operations o ON o.id = t.operation_id
-          WHERE t.chain_id = ? AND lower(t.wallet) = ? AND (o.chain_genesis IS NULL OR o.chain_genesis = ?)`,
-      )
-      .get(m.chainId, m.wallet, m.genesis) as { next: number | null; n: number };
+    // The slot the nonce allocator starts past (src/store/slots.ts): the same memory, read the same way.
+    const highest = highestSlot(db, m.chainId, m.wallet, m.genesis);
     const mark = db
       .prepare('SELECT count FROM wallet_marks WHERE chain_id = ? AND genesis = ? AND wallet = ?')
       .get(m.chainId, m.genesis, m.wallet) as { count: number } | undefined;
-    const recorded = BigInt(txs.next ?? 0);
+    const recorded = BigInt(highest?.next ?? 0);
     const marked = BigInt(mark?.count ?? 0);
-    return { count: recorded > marked ? recorded : marked, known: txs.n > 0 || mark !== undefined };
+    return { count: recorded > marked ? recorded : marked, known: highest !== undefined || mark !== undefined };
   });
 }
 
