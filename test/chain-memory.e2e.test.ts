@@ -2,9 +2,10 @@
 // paid at most once per question whatever the node says about the journal's own transactions and whatever the journal
 // lost. Each case pays a 1 USDC bounty and a 1 USDC bonus on a file whose maxPaymentAmount is 2 USDC.
 // - Attack 1: an ask finishes; another ask of the wallet is signed with the bonus transaction's nonce (a pending count
-//   one behind) and set aside (stale_nonce); the finished ask is run again through a node that hides the mined bonus
-//   transaction (no receipt, no transaction, its bytes "nonce too low") and answers the set-aside record's receipt
-//   with the bonus's. Before: the rerun dropped the bonus and funded a second pool in the same run.
+//   one behind) and set aside (stale_nonce; with nonce slots it is allocated past the bonus instead); the finished ask
+//   is run again through a node that hides the mined bonus transaction (no receipt, no transaction, its bytes "nonce
+//   too low") and answers the set-aside record's receipt with the bonus's. Before (e66d7fe): the rerun dropped the
+//   bonus and funded a second pool in the same run.
 // - Attack 2: an ask killed right after its bonus pool is mined, the database's -wal and -shm lost (a backup or sync
 //   tool that copies loopsign.db alone). Before: the rerun found no bonus and funded a second pool.
 // - A database restored from a backup taken before the bonus: its rerun finds the pool on chain and signs nothing. The
@@ -74,9 +75,9 @@ async function listen(server: Server): Promise<{ url: string; close(): Promise<v
 
 /**
  * A node that hides `hidden` (mined): no receipt, no transaction, its bytes answered "nonce too low"; and answers the
- * receipt of `stale` (a journaled transaction that was never mined) with the hidden transaction's real receipt.
+ * receipt of `stale` (a journaled transaction that was never mined), if any, with the hidden transaction's real receipt.
  */
-async function hidingNode(hidden: { hash: Hex; raw: Hex }, stale: Hex) {
+async function hidingNode(hidden: { hash: Hex; raw: Hex }, stale: Hex | undefined) {
   const log: string[] = [];
   const node = async (body: string) =>
     (await (await fetch(s.sb.info.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).json()) as Record<
@@ -102,7 +103,7 @@ async function hidingNode(hidden: { hash: Hex; raw: Hex }, stale: Hex) {
       log.push('eth_sendRawTransaction (nonce too low)');
       return reply({ error: { code: -32000, message: 'nonce too low' } });
     }
-    if (call.method === 'eth_getTransactionReceipt' && param === stale.toLowerCase()) {
+    if (call.method === 'eth_getTransactionReceipt' && stale && param === stale.toLowerCase()) {
       log.push('eth_getTransactionReceipt (forged)');
       const real = await node(JSON.stringify({ jsonrpc: '2.0', id: call.id, method: 'eth_getTransactionReceipt', params: [hidden.hash] }));
       return reply({ result: { ...real.result, transactionHash: stale } });
@@ -132,23 +133,27 @@ describe('a feedback bonus pool is funded once per question, whatever the node o
     expect(bonusTxs.map((t) => t.status)).toEqual(['mined']);
     const bonusTx = bonusTxs[0]!;
 
-    // Another ask through a node whose pending count lags one behind: signed with the bonus's nonce, set aside.
+    // Another ask through a node whose pending count lags one behind. Before nonce slots it was signed with the bonus's
+    // nonce and set aside (stale_nonce, its record kept at that nonce, never mined); with them its nonce is allocated
+    // past every journaled slot and it pays its own bounty once.
     const proxy = await startStallProxy(s.sb.info.rpcUrl, 'pending-count-one-behind');
+    let lagged: Awaited<ReturnType<typeof ask>>;
     try {
-      const lagged = await ask(home, askFile(home, `Attack one lagged ${Date.now()}`, false), w.env, ['--rpc-url', proxy.url]);
-      expect(lagged.code, lagged.stdout + lagged.stderr).toBe(4);
-      expect(lagged.json().error.code).toBe('stale_nonce');
+      lagged = await ask(home, askFile(home, `Attack one lagged ${Date.now()}`, false), w.env, ['--rpc-url', proxy.url]);
     } finally {
       await proxy.close();
     }
+    expect([0, 4], lagged.stdout + lagged.stderr).toContain(lagged.code);
+    if (lagged.code === 4) expect(lagged.json().error.code).toBe('stale_nonce');
+    const paidBefore = 2_000_000n + (lagged.code === 0 ? 1_000_000n : 0n);
     const stale = recordedOfKind(home, 'ask')
       .flatMap((o) => o.txs)
       .find((t) => t.nonce === bonusTx.nonce && t.hash !== bonusTx.hash);
-    expect(stale, 'a journaled record with the bonus transaction’s nonce, never mined').toBeDefined();
-    expect(before - (await w.usdcOf()), 'the lagged ask paid nothing').toBe(2_000_000n);
+    if (lagged.code === 4) expect(stale, 'a journaled record with the bonus transaction’s nonce, never mined').toBeDefined();
+    expect(before - (await w.usdcOf()), 'the lagged ask paid its bounty at most').toBe(paidBefore);
 
     // The finished ask again, "as the docs say is safe", through the node that hides its bonus.
-    const liar = await hidingNode({ hash: bonusTx.hash, raw: bonusTx.raw }, stale!.hash);
+    const liar = await hidingNode({ hash: bonusTx.hash, raw: bonusTx.raw }, stale?.hash);
     let rerun: Awaited<ReturnType<typeof ask>>;
     try {
       rerun = await ask(home, fileA, w.env, ['--atomic', '--rpc-url', liar.url]);
@@ -158,7 +163,7 @@ describe('a feedback bonus pool is funded once per question, whatever the node o
     // Before: the rerun marked the mined bonus dropped and signed it again at a new nonce (exit 0, two pools).
     const pools = await poolsOf(w.address, contentId);
     expect(pools, rerun.stdout + rerun.stderr).toBe(1);
-    expect(before - (await w.usdcOf()), 'the bounty and the bonus, each once').toBe(2_000_000n);
+    expect(before - (await w.usdcOf()), 'the bounty and the bonus, each once').toBe(paidBefore);
     expect(liar.log, 'no new bytes were sent for the bonus').not.toContain('eth_sendRawTransaction');
     expect(rerun.stderr).toMatch(/"event":"bonus\.on_chain"/);
     // The pool found on chain: reported funded; or the node's lie about the journal's mined record named (exit 4),
