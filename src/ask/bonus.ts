@@ -45,7 +45,7 @@ export async function fundBonus(
   if (!journal.data.bonusPlan && journal.txsFor('bonus').length === 0) refuseIfSetAsideHere(run, proof);
   ctx.out.progress('bonus.chain_check', `reading the bonus escrow for a pool this wallet funded for question ${contentId}`);
   const onChain = await bonusPoolsOnChain(client, escrow, run.wallet, contentId, proof.blockNumber);
-  if (onChain.length > 0) return alreadyFunded(run, g, operationKey, contentId, onChain);
+  if (onChain.length > 0) return alreadyFunded(run, operationKey, contentId, onChain);
   const paid = journal
     .txsFor('bonus')
     .find(
@@ -134,7 +134,7 @@ const isPoolCall = (data: Hex): boolean => {
  * confirmed with the journaled bonus transactions, or the pool's own transaction when the journal lost them, and the
  * outcome is read from the chain's event, not from receipts the node may hide.
  */
-async function alreadyFunded(run: Run, g: GuardContext, operationKey: Hex, contentId: string, pools: PoolOnChain[]): Promise<BonusOutcome> {
+async function alreadyFunded(run: Run, operationKey: Hex, contentId: string, pools: PoolOnChain[]): Promise<BonusOutcome> {
   const { journal, ctx, service } = run;
   const pool = pools[0]!;
   ctx.out.progress(
@@ -162,10 +162,10 @@ async function alreadyFunded(run: Run, g: GuardContext, operationKey: Hex, conte
       'bonus_not_funded',
       `the service reports the feedback bonus as ${String(status)}, while the chain shows this wallet's pool ${pool.poolId} for question ${contentId} (transaction ${pool.transactionHash}); nothing was signed`,
     );
-  const want = g.ask.feedbackBonus!;
   return {
     status: 'funded',
-    asset: want.asset,
+    // The chain's asset enum (chain.md: LREP = 0, USDC = 1).
+    asset: pool.asset === 1 ? 'USDC' : 'LREP',
     amount: pool.amount.toString(),
     contentId,
     roundId: pool.roundId.toString(),
