@@ -213,13 +213,15 @@ export class Operation<K extends Kind> {
 
   /** Merges fields into the operation's data (undefined removes a field). */
   async save(patch: Partial<DataOf<K>> = {}, columns: { operationKey?: string; chainGenesis?: string } = {}): Promise<void> {
+    // Not checkpointed on its own (docs/store.md): a step or a field lost with the -wal is found again by the rerun
+    // (the plan fetched and checked anew, the chain read); what was signed and mined is, in the writes that record it.
     await this.write((db) => {
       const data = { ...this.snapshot.data, ...patch };
       for (const [k, v] of Object.entries(patch)) if (v === undefined) delete (data as Record<string, unknown>)[k];
       db.prepare(
         'UPDATE operations SET data = ?, updated_at = ?, operation_key = COALESCE(?, operation_key), chain_genesis = COALESCE(?, chain_genesis) WHERE id = ?',
       ).run(jsonText(data), Date.now(), columns.operationKey?.toLowerCase() ?? null, columns.chainGenesis ?? null, this.id);
-    });
+    }, false);
   }
 
   /** Records a step (and fields) the operation reached. */
@@ -227,7 +229,7 @@ export class Operation<K extends Kind> {
     await this.write((db) => {
       db.prepare('UPDATE operations SET step = ? WHERE id = ?').run(step, this.id);
       return this.save(patch, columns);
-    });
+    }, false);
     crashHook(step);
   }
 
@@ -454,9 +456,9 @@ export class Operation<K extends Kind> {
   }
 
   /** Writes, then reads the operation back: what this object shows is always what is committed. */
-  async write<T>(fn: (db: Db) => T | Promise<T>): Promise<T> {
+  async write<T>(fn: (db: Db) => T | Promise<T>, durable = true): Promise<T> {
     try {
-      return await this.store.write(fn);
+      return await this.store.write(fn, { durable });
     } finally {
       this.refresh();
     }

@@ -99,7 +99,9 @@ export async function takerOf(
       else lo = mid;
     }
     const block = await client.getBlock({ blockNumber: hi, includeTransactions: true });
-    const taker = block.transactions.find((t) => typeof t !== 'string' && t.from.toLowerCase() === wallet.toLowerCase() && t.nonce === nonce);
+    const taker = block.transactions.find(
+      (t) => typeof t !== 'string' && t.from.toLowerCase() === wallet.toLowerCase() && t.nonce === nonce,
+    );
     return { hash: typeof taker === 'object' ? taker.hash : undefined, block: hi };
   } catch (error) {
     throw asKnownError(error);
