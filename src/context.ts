@@ -138,8 +138,14 @@ export function createContext(o: ContextOptions): Context {
   const mcp =
     o.mcp ??
     (async () => {
-      const [{ McpClient }, { DEFAULT_BASE_URL }] = await Promise.all([import('./service/mcp.js'), import('./service/client.js')]);
-      return new McpClient((await chainSettings()).baseUrl.value ?? DEFAULT_BASE_URL);
+      const [{ McpClient }, { DEFAULT_BASE_URL }, { assertSandboxRunning }] = await Promise.all([
+        import('./service/mcp.js'),
+        import('./service/client.js'),
+        import('./chains/sandbox-guard.js'),
+      ]);
+      const settings = await chainSettings();
+      assertSandboxRunning(settings.chain);
+      return new McpClient(settings.baseUrl.value ?? DEFAULT_BASE_URL);
     });
   const wallet = once(
     o.wallet ??

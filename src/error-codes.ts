@@ -163,6 +163,9 @@ const CHAIN = {
   sandbox_manifest_unreadable: usage(
     'the sandbox manifest (LOOPSIGN_SANDBOX_MANIFEST) cannot be read; check the path, or restart `loopsign sandbox`.',
   ),
+  sandbox_not_running: usage(
+    'the chain is 31337 (the local sandbox) but no sandbox manifest is where the configuration points (the message names the path); start `loopsign sandbox`, or point LOOPSIGN_SANDBOX_MANIFEST at its manifest; nothing was sent.',
+  ),
   sandbox_manifest_invalid: usage(
     'the sandbox manifest is not valid JSON or not a loopsign sandbox manifest; restart `loopsign sandbox`, which rewrites it.',
   ),

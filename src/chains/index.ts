@@ -12,6 +12,8 @@ import { BUILTIN_CHAINS, type Address, type ChainConfig, type ChainContracts } f
 import { DEFAULT_PROFILE, getProfile, type ServiceProfile } from '../protocol/profiles/index.js';
 
 export * from './table.js';
+export { assertSandboxRunning } from './sandbox-guard.js';
+import { assertSandboxRunning } from './sandbox-guard.js';
 
 /**
  * A chain's built-in facts (USDC, drand, delegate) with the service profile's trust anchors for it: its contract
@@ -51,6 +53,7 @@ export const PAID_ROUND_CONTRACTS = [
  * configure, instead of failing later at the first plan.
  */
 export function assertPaidRoundDeployment(chain: ChainConfig): void {
+  assertSandboxRunning(chain);
   const missing: string[] = PAID_ROUND_CONTRACTS.filter((k) => !chain.contracts[k]);
   if (!chain.tokens.LREP.address) missing.push('LREP');
   if (missing.length === 0) return;
@@ -59,7 +62,7 @@ export function assertPaidRoundDeployment(chain: ChainConfig): void {
     'no_trusted_deployment',
     `chain ${chain.chainId} (${chain.name}): ${why}; loopsign will not sign a paid round there`,
     {
-      hint: `configure the deployment you trust in the config file: chains.${chain.chainId}.contracts.{${PAID_ROUND_CONTRACTS.filter((k) => missing.includes(k)).join(', ')}}${missing.includes('LREP') ? ` and chains.${chain.chainId}.tokens.LREP.address` : ''}, or use --chain-id 8453 (production) or 31337 (the sandbox)`,
+      hint: `configure the deployment you trust in the config file: chains.${chain.chainId}.contracts.{${PAID_ROUND_CONTRACTS.filter((k) => missing.includes(k)).join(', ')}}${missing.includes('LREP') ? ` and chains.${chain.chainId}.tokens.LREP.address` : ''}`,
       details: { missing },
     },
   );
@@ -100,7 +103,9 @@ export async function readSandboxManifest(file: string): Promise<SandboxManifest
     text = await fs.readFile(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new UsageError('sandbox_manifest_unreadable', `cannot read sandbox manifest ${file}: ${(error as Error).message}`);
+    throw new UsageError('sandbox_manifest_unreadable', `cannot read sandbox manifest ${file}: ${(error as Error).message}`, {
+      hint: 'check the path, or start the sandbox with `loopsign sandbox` (it writes its manifest there)',
+    });
   }
   let raw: unknown;
   try {
@@ -127,8 +132,12 @@ export interface ResolvedChain {
   manifest?: SandboxManifest;
 }
 
-/** The chain the config selects, with overrides and sandbox values applied. */
-/** `env` is the run's environment (ETH_RPC_URL), `paths` its folders (the sandbox's default manifest). */
+/**
+ * The chain the config selects, with overrides and sandbox values applied. `env` is the run's environment
+ * (ETH_RPC_URL), `paths` its folders (the sandbox's default manifest). On the sandbox chain (31337) without a manifest
+ * the chain is marked (`missingManifest`): a read of a local node the user named still works, but nothing may reach a
+ * service or sign a paid round (assertSandboxRunning).
+ */
 export async function resolveChain(config: ResolvedConfig, env: Env, paths: LoopsignPaths): Promise<ResolvedChain> {
   const id = config.chainId.value;
   const chain = chainForProfile(id, getProfile(config.profile.value, `profile (from ${config.profile.source})`));
@@ -149,6 +158,9 @@ export async function resolveChain(config: ResolvedConfig, env: Env, paths: Loop
       chain.source = `sandbox manifest ${file}`;
       if (rpcUrl.value === undefined) rpcUrl = { value: manifest.rpcUrl, source: 'sandbox manifest' };
       if (baseUrl.value === undefined) baseUrl = { value: manifest.baseUrl, source: 'sandbox manifest' };
+    } else {
+      chain.missingManifest = file;
+      chain.source = `no sandbox manifest at ${file}`;
     }
   }
 

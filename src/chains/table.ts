@@ -60,6 +60,8 @@ export interface ChainConfig {
   sources?: Record<string, string>;
   /** Set when the profile knows of no trusted deployment of the service's contracts on this chain. */
   noDeployment?: string;
+  /** On the sandbox chain: the manifest path that was read and not found (no sandbox runs there). */
+  missingManifest?: string;
 }
 
 export const QUICKNET: DrandNetwork = {

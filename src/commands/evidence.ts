@@ -72,8 +72,9 @@ export function evidenceDocument(ctx: Context, outcome: ev.VerifyOutcome): Recor
 
 async function serviceHttp(ctx: Context) {
   const config = await ctx.config();
-  const { resolveChain } = await import('../chains/index.js');
+  const { resolveChain, assertSandboxRunning } = await import('../chains/index.js');
   const chain = await resolveChain(config, ctx.env, ctx.paths);
+  assertSandboxRunning(chain.chain);
   const { DEFAULT_BASE_URL } = await import('../service/client.js');
   const dl = await import('../evidence/download.js');
   return { http: dl.evidenceHttp(chain.baseUrl.value ?? DEFAULT_BASE_URL), config, dl };

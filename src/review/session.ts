@@ -8,8 +8,9 @@ import { ReviewRecords } from './records.js';
 
 export async function reviewBaseUrl(ctx: Context): Promise<string> {
   const config = await ctx.config();
-  const { resolveChain } = await import('../chains/index.js');
+  const { resolveChain, assertSandboxRunning } = await import('../chains/index.js');
   const chain = await resolveChain(config, ctx.env, ctx.paths);
+  assertSandboxRunning(chain.chain);
   const { DEFAULT_BASE_URL } = await import('../service/client.js');
   // One spelling of the origin: it keys the journals.
   return (chain.baseUrl.value ?? DEFAULT_BASE_URL).replace(/\/+$/, '');

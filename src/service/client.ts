@@ -3,6 +3,7 @@
 // operation), so transient failures are retried.
 import type { ResolvedConfig } from '../config.js';
 import type { ResolvedChain } from '../chains/index.js';
+import { assertSandboxRunning } from '../chains/sandbox-guard.js';
 import { ServiceError, UsageError } from '../errors.js';
 import type { Output } from '../output.js';
 import { HttpClient } from './http.js';
@@ -104,6 +105,7 @@ export const DEFAULT_BASE_URL = 'https://www.rateloop.ai';
  * (service-api.md §1.1); read-only ones fall back to the public service.
  */
 export function serviceClient(config: ResolvedConfig, chain: ResolvedChain, out: Output, spends: boolean): ServiceClient {
+  assertSandboxRunning(chain.chain);
   let baseUrl = chain.baseUrl.value;
   if (baseUrl === undefined) {
     if (spends) {
