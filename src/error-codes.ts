@@ -34,6 +34,7 @@ const refused = (says: string) => entry(ExitCode.refused, says);
 const credential = (says: string, alsoService?: string) => entry(ExitCode.credential, says, alsoService);
 const notReady = (says: string, alsoService?: string) => entry(ExitCode.notReady, says, alsoService);
 const evidenceInvalid = (says: string) => entry(ExitCode.evidenceInvalid, says);
+const busy = (says: string) => entry(ExitCode.busy, says);
 
 // --- The process ---------------------------------------------------------------------------------------------------
 const PROCESS = {
@@ -413,7 +414,9 @@ const GUARDS = {
   approval_required: refused(
     "the spend is above the policy's approval threshold and no human can be asked here; run it where a person can answer, or through an MCP host with elicitation. Nothing was signed.",
   ),
-  approval_declined: refused('a human declined the spend; nothing was signed.'),
+  approval_declined: refused(
+    'a person declined the spend (the approval prompt or form); nothing was signed. Do not retry it or ask again another way: ask them what they want changed.',
+  ),
   invalid_policy: usage('the policy file is not valid JSON or breaks its schema (the field is named); fix it as docs/policy.md describes.'),
   policy_unreadable: usage('the policy file cannot be read; check the path (--policy, LOOPSIGN_POLICY) or its permissions.'),
 };
@@ -428,7 +431,9 @@ const STORE = {
   store_busy: chain(
     'another loopsign process has held the database for minutes (a hardware signer waiting, a slow RPC); wait for it, then run the same command again. Nothing was signed.',
   ),
-  journal_locked: usage('another loopsign process is working on this operation; wait for it to finish, then run the command again.'),
+  journal_locked: busy(
+    'another loopsign process is working on this operation (the same ask, rating or confirmation) and this run sent nothing; wait for it to finish, then run the same command again: it resumes, never pays twice.',
+  ),
   journal_corrupt: usage(
     "an operation's journal in the database cannot be read (it was changed outside loopsign); restore the database from a backup. Nothing was signed.",
   ),
@@ -892,6 +897,7 @@ export type RefusedCode = CodeOfExit<typeof ExitCode.refused>;
 export type CredentialCode = CodeOfExit<typeof ExitCode.credential>;
 export type NotReadyCode = CodeOfExit<typeof ExitCode.notReady>;
 export type EvidenceInvalidCode = CodeOfExit<typeof ExitCode.evidenceInvalid>;
+export type BusyCode = CodeOfExit<typeof ExitCode.busy>;
 
 // --- Codes the service chooses -------------------------------------------------------------------------------------
 //

@@ -7,6 +7,7 @@ import type {
   ChainCode,
   CredentialCode,
   ErrorCode,
+  BusyCode,
   EvidenceInvalidCode,
   NotReadyCode,
   RefusedCode,
@@ -25,6 +26,8 @@ export const ExitCode = {
   credential: 6,
   notReady: 7,
   evidenceInvalid: 8,
+  /** Busy: another loopsign process holds what this run needs (the same operation); nothing was sent, run it again. */
+  busy: 9,
   /** Stopped by SIGINT (Ctrl-C): 128 + 2, as shells report it. */
   interrupted: 130,
   /** Stopped by SIGTERM: 128 + 15. */
@@ -43,6 +46,7 @@ export const EXIT_MEANING: Record<ExitCodeValue, string> = {
   6: 'keystore or credential error (missing keystore, wrong password, no password source)',
   7: 'not ready yet (a wait timed out or was cancelled, a result is not final)',
   8: 'evidence failed verification',
+  9: 'busy: another loopsign process is working on the same operation (nothing was sent); wait for it, then run the same command again',
   130: 'stopped by SIGINT (Ctrl-C); run the same command again to resume',
   143: 'stopped by SIGTERM; run the same command again to resume',
 };
@@ -145,6 +149,16 @@ export class EvidenceInvalidError extends LoopsignError {
   declare readonly code: EvidenceInvalidCode;
 
   constructor(code: EvidenceInvalidCode, message: string, options?: ErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** Another loopsign process holds what this run needs (the same operation's journal): a retry later succeeds. */
+export class BusyError extends LoopsignError {
+  override exitCode: ExitCodeValue = ExitCode.busy;
+  declare readonly code: BusyCode;
+
+  constructor(code: BusyCode, message: string, options?: ErrorOptions) {
     super(code, message, options);
   }
 }

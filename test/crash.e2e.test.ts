@@ -126,7 +126,7 @@ describe('SIGKILL at every step, then rerun: one submission, one payment', () =>
     const first = runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'], home, { env });
     await new Promise((r) => setTimeout(r, 1500));
     const second = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'], home, { env });
-    expect(second.code).toBe(2);
+    expect(second.code).toBe(9);
     expect(second.json().error.code).toBe('journal_locked');
     expect((await first).code).toBe(0);
   });

@@ -12,6 +12,7 @@ import {
   ChainError,
   CredentialError,
   EvidenceInvalidError,
+  BusyError,
   EXIT_MEANING,
   InterruptedError,
   NotReadyError,
@@ -35,6 +36,7 @@ const CLASS_EXIT: Record<string, number> = {
   CredentialError: 6,
   NotReadyError: 7,
   EvidenceInvalidError: 8,
+  BusyError: 9,
 };
 const TYPE_EXIT: Record<string, number | undefined> = {
   UsageCode: 2,
@@ -44,6 +46,7 @@ const TYPE_EXIT: Record<string, number | undefined> = {
   CredentialCode: 6,
   NotReadyCode: 7,
   EvidenceInvalidCode: 8,
+  BusyCode: 9,
   ErrorCode: undefined,
 };
 const CODE_TYPE = new RegExp(`\\b(${Object.keys(TYPE_EXIT).join('|')})\\b`);
@@ -284,6 +287,7 @@ describe('the error-code table', () => {
       6: (c) => new CredentialError(c, 'm'),
       7: (c) => new NotReadyError(c, 'm'),
       8: (c) => new EvidenceInvalidError(c, 'm'),
+      9: (c) => new BusyError(c, 'm'),
     };
     for (const [code, e] of Object.entries(TABLE)) {
       if (e.exit === 1) expect(errorBody(new Error('x'), false)).toMatchObject({ code, exitCode: 1 });

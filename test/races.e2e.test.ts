@@ -128,8 +128,8 @@ describe('a killed ask with a bonus, rerun by several processes at once', () => 
     const runs = await together(RERUNS, args, home, s.sb.env());
     for (const r of runs) {
       if (r.code === 0) continue;
-      // The only other answer: another process is working on this operation (exit 2), nothing sent.
-      expect(r.code, r.stdout + r.stderr).toBe(2);
+      // The only other answer: another process is working on this operation (exit 9, busy), nothing sent.
+      expect(r.code, r.stdout + r.stderr).toBe(9);
       expect(r.json().error.code).toBe('journal_locked');
     }
     expect(

@@ -47,6 +47,14 @@ function refuse(
   details: Record<string, unknown>,
 ): never {
   const builtIn = details.policy === BUILT_IN_POLICY;
+  // A person's "no" is the answer, not an obstacle: nothing is suggested that would put the same spend to them again
+  // or get around them (another host, another policy).
+  if (code === 'approval_declined') {
+    throw new RefusedError(code, `refused: a person declined this spend; ${message}; nothing was signed`, {
+      hint: 'a person declined this spend: do not retry it or ask again another way; ask them what they want changed',
+      details: { rule: code, ...details, ...(builtIn ? { builtInDefault: true } : {}) },
+    });
+  }
   let hint =
     code === 'policy_limit'
       ? 'the policy changes only by editing its file (see `loopsign config show` and docs/policy.md)'
@@ -307,7 +315,7 @@ export class PolicyGate {
           });
         this.out.progress('policy.approval', `asking a human to approve: ${request.summary}`);
         if (!(await this.approver(req)))
-          refuse('approval_declined', `the spend was not approved (${req.threshold})`, {
+          refuse('approval_declined', `${describe(request.amounts)} is above the ${req.threshold}`, {
             limit: 'approvalThreshold',
             asset,
             amount: amount.toString(),

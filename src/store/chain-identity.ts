@@ -3,7 +3,7 @@
 // block 0 tells instances apart, so it is recorded when an operation first reaches the chain, and a rerun against
 // another instance is told what happened instead of resuming transactions that cannot exist there.
 import type { Hex, PublicClient } from 'viem';
-import { ChainError, UsageError } from '../errors.js';
+import { BusyError, ChainError } from '../errors.js';
 import type { Store } from './db.js';
 import type { Operation } from './operation.js';
 import type { Kind, TxRecord } from './records.js';
@@ -92,8 +92,8 @@ export async function setAsideIfStale(
   const genesis = await genesisHash(client);
   const held = await claim(store, `operation:${id}`, {
     busy: () =>
-      new UsageError('journal_locked', `another loopsign process is working on this operation (${id})`, {
-        hint: 'wait for it to finish, then run the command again',
+      new BusyError('journal_locked', `another loopsign process is working on this operation (${id}); this run sent nothing`, {
+        hint: 'wait for it to finish, then run the same command again: it resumes from the journal and never pays twice',
       }),
   });
   try {

@@ -5,7 +5,7 @@
 // resumes without sending anything twice. Nothing secret is kept but what the user needs to prove a vote.
 import { createHash } from 'node:crypto';
 import type { Hex } from 'viem';
-import { ChainError, RefusedError, UsageError } from '../errors.js';
+import { BusyError, ChainError, RefusedError } from '../errors.js';
 import type { Db, Store } from './db.js';
 import { claim, type Claim } from './claims.js';
 import { crashHook } from './crash-hook.js';
@@ -154,8 +154,8 @@ export class Operation<K extends Kind> {
     if (!isKind(kind)) throw new Error(`unknown operation kind ${kind}`);
     const held = await claim(store, `operation:${id}`, {
       busy: () =>
-        new UsageError('journal_locked', `another loopsign process is working on this operation (${id})`, {
-          hint: 'wait for it to finish, then run the command again',
+        new BusyError('journal_locked', `another loopsign process is working on this operation (${id}); this run sent nothing`, {
+          hint: 'wait for it to finish, then run the same command again: it resumes from the journal and never pays twice',
         }),
     });
     try {
