@@ -62,7 +62,10 @@ export interface AskOutcome {
   status: string;
   contentIds: string[];
   transactionHashes: string[];
+  /** The ask's transactions on chain, over every run of it. */
   transactions: number;
+  /** Of those, the ones this run signed and sent (0 for a rerun of a finished ask). */
+  sentThisRun: number;
   feedbackBonus: BonusOutcome | null;
   /** With wait: the settled result, as the service gave it (rater text is untrusted). */
   result: ServiceDoc | null;
@@ -206,6 +209,13 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
   const prepared = await prepareAsk(ctx, opts);
   const { run, resumed } = await openAsk(ctx, prepared, opts);
   const { journal, ask, mode, service } = run;
+  // What earlier runs journaled: the report counts the rest as sent by this one.
+  const earlier = new Set(journal.txs().map((t) => t.hash.toLowerCase()));
+  const minedAsk = () => journal.txsFor('ask').filter((t) => t.status === 'mined');
+  const counts = () => {
+    const mined = minedAsk();
+    return { transactions: mined.length, sentThisRun: mined.filter((t) => !earlier.has(t.hash.toLowerCase())).length };
+  };
   try {
     const submitted = await submitAsk(run, { confirm: opts.confirm });
     // The mode the ask was paid in (journaled when planned): a finished ask rerun with the other flag pays nothing
@@ -213,14 +223,14 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
     const paymentMode = journal.data.paymentMode ?? mode;
     const base = { clientRequestId: ask.clientRequestId, paymentMode, resumed, operation: journal.id };
     if (submitted.state === 'executed_not_confirmed') {
-      const { operationKey, hashes, transactions } = submitted;
+      const { operationKey, hashes } = submitted;
       return {
         ...base,
         operationKey,
         status: 'executed_not_confirmed',
         contentIds: [],
         transactionHashes: hashes,
-        transactions,
+        ...counts(),
         feedbackBonus: null,
         result: null,
         next: [`loopsign confirm --operation-key ${operationKey}`],
@@ -231,18 +241,12 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
       'ask.proven',
       `the submission is on chain (question ${proof.contentIds.join(', ')}, transaction ${proof.transactionHash})`,
     );
-    const transactionHashes = [
-      ...new Set([
-        ...journal
-          .txsFor('ask')
-          .filter((t) => t.status === 'mined')
-          .map((t) => t.hash),
-        proof.transactionHash,
-      ]),
-    ];
+    const transactionHashes = [...new Set([...minedAsk().map((t) => t.hash), proof.transactionHash])];
 
+    // The bonus goes the way the ask was paid (journaled), whatever --payment-mode this run was given: a rerun that
+    // omits the flag must find the bonus an earlier run funded, not look for it in the other mode's receipts.
     let feedbackBonus: BonusOutcome | null = null;
-    if (ask.feedbackBonus && mode === 'wallet_calls') feedbackBonus = await fundBonus(run, guard, operationKey, confirmed, proof);
+    if (ask.feedbackBonus && paymentMode === 'wallet_calls') feedbackBonus = await fundBonus(run, guard, operationKey, confirmed, proof);
     else if (ask.feedbackBonus)
       feedbackBonus = oneShotBonus(run.chain, run.wallet, proof, await run.client.getTransactionReceipt({ hash: proof.transactionHash }));
 
@@ -258,7 +262,7 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
       status: 'submitted',
       contentIds: proof.contentIds,
       transactionHashes,
-      transactions: journal.txsFor('ask').filter((t) => t.status === 'mined').length,
+      ...counts(),
       feedbackBonus,
       result,
       next: result ? [] : [`loopsign status --operation-key ${operationKey} --wait`, `loopsign result --operation-key ${operationKey}`],

@@ -5,6 +5,7 @@ import { objectField, type ServiceDoc } from '../service/doc.js';
 import { loadAsk, outgoingBody, type AskSource } from './prepare.js';
 import type { PaymentMode } from '../protocol/ask-normalize.js';
 import { waitForReady } from './wait.js';
+import type { ServiceClient } from '../service/client.js';
 import { checkAddress } from '../address.js';
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;
@@ -108,8 +109,26 @@ export async function result(ctx: Context, o: LookupOptions): Promise<ServiceDoc
     }
     return unlessNotFound(await env.service.resultByClient(chainId, o.clientRequestId, wallet, o.contentId), o, wallet, chainId);
   }
-  if (o.contentId) return env.service.resultByContent(o.contentId);
+  if (o.contentId) return resultByContent(env.service, o.contentId);
   throw new UsageError('missing_identifier', 'give --operation-key, --client-request-id or --content-id');
+}
+
+/**
+ * A question's result by its content id. The live service reads it from its indexer, which answers a question it
+ * does not know with 404 (the route's `invalid_arguments`, HTTP 404): that is "no such question", said so (exit 3),
+ * never a pending result to wait on.
+ */
+async function resultByContent(service: ServiceClient, contentId: string): Promise<ServiceDoc> {
+  try {
+    return await service.resultByContent(contentId);
+  } catch (error) {
+    if (error instanceof ServiceError && error.details?.status === 404)
+      throw new ServiceError(error.code, `the service knows no question with content id ${contentId} (HTTP 404: ${error.message})`, {
+        hint: 'check the content id (`loopsign ask` prints it as content), or look the ask up with --operation-key',
+        details: { ...error.details, contentId },
+      });
+    throw error;
+  }
 }
 
 /** The service's quote for an ask (a file, or inline), checked locally first exactly as `ask` checks it. */

@@ -47,7 +47,7 @@ export async function ask(ctx: Context, options: AskOptions): Promise<void> {
       `  pays          ${paid.join(' + ') || 'n/a'}${amounts.maxPayment ? `, at most ${amounts.maxPayment.display}` : ''}`,
       `  operation     ${o.operationKey}`,
       `  content       ${o.contentIds.join(', ') || '(not yet)'}`,
-      `  transactions  ${o.transactionHashes.join(', ')}${o.transactions ? ` (${o.transactions} sent this run)` : ''}`,
+      `  transactions  ${o.transactionHashes.join(', ') || '(none)'} (${sentLine(o)})`,
     ];
     if (o.feedbackBonus)
       lines.push(
@@ -57,6 +57,12 @@ export async function ask(ctx: Context, options: AskOptions): Promise<void> {
     if (o.next.length) lines.push('', 'next:', ...o.next.map((n) => `  ${n}`));
     return lines.join('\n');
   });
+}
+
+/** "2 sent this run", "0 sent this run, 3 earlier": never an earlier run's transactions counted as this one's. */
+function sentLine(o: AskOutcome): string {
+  const before = o.transactions - o.sentThisRun;
+  return `${o.sentThisRun} sent this run${before > 0 ? `, ${before} earlier` : ''}`;
 }
 
 /** What the user's own ask pays, in display units beside the atomic ones (the ask was checked by runAsk). */

@@ -142,7 +142,8 @@ export const askTools = [
       status: z.string().optional(),
       contentIds: z.array(z.string()).optional(),
       transactionHashes: z.array(z.string()).optional(),
-      transactions: z.number().optional().describe('transactions sent by this call'),
+      transactions: z.number().optional().describe("the ask's transactions on chain, over every call for it"),
+      sentThisRun: z.number().optional().describe('of those, the ones this call sent (0 when it found the ask already paid)'),
       feedbackBonus: z.looseObject({ status: z.string() }).nullable().optional(),
       result: z
         .record(z.string(), z.unknown())

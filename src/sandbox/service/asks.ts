@@ -14,7 +14,7 @@ import {
 } from '../../protocol/ask-normalize.js';
 import { computeAskHashes, walletBoundClientRequestId, x402Nonce } from '../../protocol/ask-hashes.js';
 import { TEMPLATES } from '../../protocol/templates.js';
-import { RoundVotingEngine } from '../contracts/artifacts.js';
+import { ContentRegistry, RoundVotingEngine } from '../contracts/artifacts.js';
 import type { SandboxChain } from '../chain.js';
 import { sameAddress, sameHex } from '../../hex.js';
 import { ApiError, conflict, invalidArguments, invalidRequest } from './envelope.js';
@@ -462,6 +462,20 @@ export class AskService {
 
   // ---- status and results ----
 
+  private async contentExists(contentId: bigint): Promise<boolean> {
+    try {
+      await this.chain.publicClient.readContract({
+        address: this.addresses.contentRegistry,
+        abi: ContentRegistry.abi,
+        functionName: 'sandboxContentInfo',
+        args: [contentId],
+      });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   private async roundOf(contentId: bigint): Promise<RoundView> {
     const engine = { address: this.addresses.roundVotingEngine, abi: RoundVotingEngine.abi } as const;
     const roundId = (await this.chain.publicClient.readContract({
@@ -605,6 +619,12 @@ export class AskService {
   }
 
   async resultForContent(contentId: bigint, operation: Obj | null): Promise<Obj> {
+    // As the live service (0b442ae): by content alone the result comes from its indexer, whose 404 for a question it
+    // does not know becomes the route's error (HTTP 404, invalid_arguments), never a pending package.
+    if (operation === null && !(await this.contentExists(contentId)))
+      throw new ApiError(404, 'invalid_arguments', 'Ponder request failed: 404 Not Found', 'fix_tool_arguments', {
+        originalCode: 'PonderHttpError',
+      });
     return this.decorator.result(views.resultBody(contentId, await this.roundOf(contentId), operation, this.baseUrl));
   }
 }
