@@ -4,7 +4,7 @@
 // only the definition of the command that runs is imported, and the top-level help is answered by the bin from
 // text rendered by this program at build time (scripts/help-text.mjs; test/cold-start.cli.test.ts compares them).
 import { createRequire } from 'node:module';
-import type { Command } from 'commander';
+import type { Command, ParseOptionsResult } from 'commander';
 import { Output } from './output.js';
 import { createContext } from './context.js';
 import { ExitCode } from './errors.js';
@@ -52,6 +52,36 @@ export const HELP_WIDTH = 80;
 const helpWidth = (stream: NodeJS.WriteStream): number => Math.min(stream.isTTY ? stream.columns : HELP_WIDTH, HELP_WIDTH);
 
 /** The word naming the command to run: the first argument that is neither an option nor a global option's value. */
+/**
+ * Commander checks a command's required options before its unknown ones, so `ask --fille x` said "required option
+ * --file not specified" and never suggested --file. Commands made by this class (and their subcommands) report the
+ * first unknown option first, with commander's did-you-mean, as it would have right after. Only a leaf command with
+ * an action is checked so (a group's unknown words belong to its subcommands), never when help was asked for.
+ */
+function unknownOptionsFirst(Base: typeof commander.Command): typeof commander.Command {
+  type Internals = { _actionHandler?: unknown; _allowUnknownOption?: boolean; unknownOption(flag: string): never };
+  class UnknownOptionsFirst extends Base {
+    override createCommand(name?: string): Command {
+      return new UnknownOptionsFirst(name);
+    }
+    private lastUnknown: string[] = [];
+    override parseOptions(argv: string[]): ParseOptionsResult {
+      const parsed = super.parseOptions(argv);
+      this.lastUnknown = parsed.unknown;
+      return parsed;
+    }
+    // Runs after the command's own options were parsed and after a help request was answered.
+    _checkForMissingMandatoryOptions(): void {
+      const self = this as unknown as Internals;
+      const first = this.lastUnknown[0];
+      if (this.commands.length === 0 && self._actionHandler && !self._allowUnknownOption && first?.startsWith('-'))
+        self.unknownOption(first);
+      (Base.prototype as unknown as { _checkForMissingMandatoryOptions(): void })._checkForMissingMandatoryOptions.call(this);
+    }
+  }
+  return UnknownOptionsFirst;
+}
+
 function commandWord(program: Command, args: string[]): string | undefined {
   const takesValue = new Set(program.options.filter((o) => o.required || o.optional).flatMap((o) => [o.long, o.short]));
   for (let i = 0; i < args.length; i++) {
@@ -68,7 +98,7 @@ function commandWord(program: Command, args: string[]): string | undefined {
  * unknown command, anything unclear) it defines them all.
  */
 export async function buildProgram(out: Output, argv?: string[]): Promise<Command> {
-  const program = new commander.Command('loopsign');
+  const program = new (unknownOptionsFirst(commander.Command))('loopsign');
 
   // Each action builds its context from the globals, loads its module, and runs.
   const lazy: Lazy =
@@ -153,11 +183,14 @@ export async function endProcess(code: number): Promise<void> {
 
 /** Runs the CLI and returns the exit code; never throws. */
 export async function main(argv: string[]): Promise<number> {
-  // A closed pipe (`loopsign --help | head`) is not an error worth a stack trace.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(0);
-    throw error;
-  });
+  // A closed pipe (`loopsign --help | head`, `loopsign ask … 2>&1 | head -2`) is not an error, and never a reason to
+  // stop: a paying command goes on to its end (and its exit code) whoever stopped reading, on stdout or stderr. What
+  // it would have printed is lost; what it did is journaled (`loopsign history`).
+  for (const stream of [process.stdout, process.stderr])
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
+      throw error;
+    });
   const has = (flag: string): boolean => argv.slice(2).includes(flag);
   // The one place the process's environment is read (and the MCP server's, which this process runs): every run gets
   // it as a value through its Context (src/env.ts), by reference — nothing is copied out of it, secrets included.

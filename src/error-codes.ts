@@ -821,6 +821,9 @@ const MCP_SERVER = {
 
 // --- The sandbox ---------------------------------------------------------------------------------------------------
 const SANDBOX = {
+  sandbox_already_running: usage(
+    'a sandbox already runs with this --state-dir (the message names its pid); it was left untouched: use it, stop it first, or give another --state-dir.',
+  ),
   anvil_not_found: usage(
     'no anvil binary for the sandbox chain; `npm install` on linux-x64, or install Foundry, or set LOOPSIGN_ANVIL to an anvil binary.',
   ),

@@ -264,16 +264,21 @@ describe('amounts and funding for people', () => {
     });
   });
 
-  it('sandbox fund gives another wallet ETH and tokens in display units; wallet balance names the token contracts', async () => {
+  it('sandbox fund gives another wallet ETH and tokens in display units, each asset not named its default; wallet balance names the token contracts', async () => {
     const w = throwaway();
+    // LREP is not named: it keeps its default (100), so the wallet's first `rate` has its stake (issue 36).
     const f = await run(['--json', 'sandbox', 'fund', w.address, '--usdc', '2.5', '--eth', '0.5']);
-    expect(f.code, f.stderr).toBe(0);
-    expect(f.json()).toMatchObject({ address: w.address, funded: { eth: '0.5', usdc: '2.5', lrep: '0' } });
+    expect(f.code, f.stdout + f.stderr).toBe(0);
+    expect(f.json()).toMatchObject({ address: w.address, funded: { eth: '0.5', usdc: '2.5', lrep: '100' } });
     const b = await run(['--json', 'wallet', 'balance', '--address', w.address]);
     const by = Object.fromEntries(b.json().balances.map((x: { symbol: string }) => [x.symbol, x]));
     expect(by.ETH).toMatchObject({ atomic: '500000000000000000', tokenAddress: null });
     expect(by.USDC).toMatchObject({ atomic: '2500000', tokenAddress: sb.info.tokens.USDC.address });
-    expect(by.LREP).toMatchObject({ atomic: '0', tokenAddress: sb.info.tokens.LREP.address });
+    expect(by.LREP).toMatchObject({ atomic: '100000000', tokenAddress: sb.info.tokens.LREP.address });
+    // 0 leaves an asset out.
+    const w2 = throwaway();
+    const only = await run(['--json', 'sandbox', 'fund', w2.address, '--lrep', '0', '--usdc', '0']);
+    expect(only.json()).toMatchObject({ funded: { eth: '1', usdc: '0', lrep: '0' } });
     const bad = await run(['--json', 'sandbox', 'fund', w.address, '--usdc', '1.0000001']);
     expect(bad.code).toBe(2);
     expect(

@@ -43,9 +43,9 @@ export function defineSandbox(program: Command, lazy: Lazy): void {
     .command('fund')
     .description('give a wallet ETH, USDC and LREP on the running sandbox (default: 1 ETH, 100 USDC, 100 LREP)')
     .argument('<address>', 'the wallet to fund')
-    .option('--eth <amount>', 'set its ETH balance to this (display units, e.g. 0.5)')
-    .option('--usdc <amount>', 'mint this much USDC to it (display units, e.g. 100)')
-    .option('--lrep <amount>', 'mint this much LREP to it (display units, e.g. 25)')
+    .option('--eth <amount>', 'set its ETH balance to this (display units; default 1; 0 leaves it)')
+    .option('--usdc <amount>', 'mint this much USDC to it (display units; default 100; 0 for none)')
+    .option('--lrep <amount>', 'mint this much LREP to it (display units; default 100; 0 for none)')
     .addHelpText(
       'after',
       examples([

@@ -123,10 +123,11 @@ export async function sandboxFund(ctx: Context, options: SandboxFundOptions, arg
   const { checkAddress } = await import('../address.js');
   const { formatUnits, parseDisplayAmount, MAX_TOKEN_AMOUNT } = await import('../amounts.js');
   const address = checkAddress(args[0], 'address');
-  const none = options.eth === undefined && options.usdc === undefined && options.lrep === undefined;
-  const eth = parseDisplayAmount(options.eth ?? (none ? '1' : '0'), 18, '--eth');
-  const usdc = parseDisplayAmount(options.usdc ?? (none ? '100' : '0'), 6, '--usdc');
-  const lrep = parseDisplayAmount(options.lrep ?? (none ? '100' : '0'), 6, '--lrep');
+  // Each asset not named keeps its default: `--usdc 100 --eth 1` still gives the LREP a first `rate` stakes (an asset
+  // is left out with 0, e.g. --lrep 0).
+  const eth = parseDisplayAmount(options.eth ?? '1', 18, '--eth');
+  const usdc = parseDisplayAmount(options.usdc ?? '100', 6, '--usdc');
+  const lrep = parseDisplayAmount(options.lrep ?? '100', 6, '--lrep');
   for (const [flag, v, d] of [
     ['--eth', eth, 18],
     ['--usdc', usdc, 6],

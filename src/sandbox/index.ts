@@ -27,6 +27,7 @@ import { ReviewWorkspace } from './service/review-workspace.js';
 import { newApiKey } from './service/review-fixtures.js';
 import { ReviewRoutes } from './service/review-routes.js';
 import { beforeHttp } from '../wasm-tier.js';
+import { claimStateDir } from './state-lock.js';
 
 export interface SandboxOptions {
   port?: number;
@@ -76,6 +77,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   // The sandbox is its own program (the service's local stand-in), not the core: its default folder is the process's.
   const stateDir = path.resolve(options.stateDir ?? defaultSandboxDir(loopsignPaths(process.env)));
   await ensurePrivateDir(stateDir);
+  // Before anything in the folder is written: another sandbox's credentials and manifest stay untouched.
+  const releaseStateDir = await claimStateDir(stateDir);
   const port = options.port ?? (await freePort());
   const baseUrl = `http://127.0.0.1:${port}`;
 
@@ -338,12 +341,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         (srv as { closeAllConnections?: () => void }).closeAllConnections?.();
         await closed;
         await a.stop();
+        await releaseStateDir();
       },
     };
   } catch (error) {
     await keeper?.stop();
     server?.close();
     await anvil?.stop();
+    await releaseStateDir();
     throw error;
   }
 }

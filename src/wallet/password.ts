@@ -21,6 +21,11 @@ export async function readPasswordFile(file: string): Promise<string> {
     throw new CredentialError(
       'password_file_unreadable',
       code === 'ENOENT' ? `password file ${file} does not exist` : `cannot read password file ${file} (${code ?? 'error'})`,
+      code === 'ENOENT'
+        ? {
+            hint: `create it readable by you alone, e.g. for a new wallet: (umask 077 && head -c 24 /dev/urandom | base64 > ${file}); for an existing keystore put its password in it the same way`,
+          }
+        : undefined,
     );
   }
   // One trailing newline is an artefact of `echo ... > file`, not part of the password.
