@@ -13,6 +13,39 @@ function masked(env: Env, name: string): { value: string; source: string } {
   return { value: set ? '[set, masked]' : '[unset]', source: set ? 'env' : 'default' };
 }
 
+/**
+ * The service the commands call, which `baseUrl` alone does not say: with none configured, read-only commands call
+ * the production service (spending ones refuse); on the sandbox chain the manifest's, and none without one.
+ */
+async function serviceUrl(resolved: Awaited<ReturnType<typeof resolveChain>>): Promise<{ value: string | null; source: string }> {
+  if (resolved.chain.missingManifest !== undefined)
+    return { value: null, source: `none: no sandbox manifest at ${resolved.chain.missingManifest}; nothing is sent` };
+  if (resolved.baseUrl.value !== undefined) return { value: resolved.baseUrl.value, source: resolved.baseUrl.source };
+  const { DEFAULT_BASE_URL } = await import('../service/client.js');
+  return { value: DEFAULT_BASE_URL, source: 'default, for read-only commands; spending ones need --base-url' };
+}
+
+/** Whether a password is at hand, never what it is: a file named, the variable set, or neither. */
+function passwordStatus(ctx: Context, config: Awaited<ReturnType<Context['config']>>): { value: string; source: string } {
+  if (config.passwordFile.value !== undefined) return { value: '[in a file, not read here]', source: config.passwordFile.source };
+  return masked(ctx.env, config.passwordEnv.value);
+}
+
+/** Where an unlock takes the password from, in the order src/wallet/password.ts tries them. */
+function passwordSource(ctx: Context, config: Awaited<ReturnType<Context['config']>>): { value: string; source: string } {
+  const file = config.passwordFile;
+  if (file.value !== undefined)
+    return {
+      value: `file ${file.value}`,
+      source: file.source === 'env' ? 'env LOOPSIGN_PASSWORD_FILE' : file.source === 'flag' ? 'flag --password-file' : file.source,
+    };
+  const name = config.passwordEnv.value;
+  if (ctx.env[name] !== undefined && ctx.env[name] !== '')
+    return { value: `environment variable ${name}`, source: config.passwordEnv.source };
+  if (process.stdin.isTTY === true && process.stderr.isTTY === true) return { value: 'a prompt on this terminal', source: 'default' };
+  return { value: `none: no password file, ${name} unset, no terminal to prompt on`, source: 'default' };
+}
+
 /** The policy files in force and what each window has left: `config show` and the MCP policy tool print this. */
 export async function policyView(gate: PolicyGate, chain: ChainConfig) {
   return {
@@ -33,13 +66,15 @@ export async function configShow(ctx: Context): Promise<void> {
     configFile: { value: config.configFile.value, source: config.configFile.source, found: config.configFileFound },
     chainId: config.chainId,
     baseUrl: resolved.baseUrl,
+    serviceUrl: await serviceUrl(resolved),
     rpcUrl: resolved.rpcUrl,
     rpcTimeoutMs: config.rpcTimeoutMs,
     maxFeePerGasGwei: { value: formatGwei(resolved.maxFeePerGas.value), source: resolved.maxFeePerGas.source },
     keystore: config.keystore,
     passwordFile: config.passwordFile,
     passwordEnv: config.passwordEnv,
-    passwordStatus: masked(ctx.env, config.passwordEnv.value),
+    passwordStatus: passwordStatus(ctx, config),
+    passwordSource: passwordSource(ctx, config),
     apiKeyFile: config.apiKeyFile,
     privateKeyEnv: masked(ctx.env, 'LOOPSIGN_PRIVATE_KEY'),
     signer: { value: describeSource(config.signer.source), source: config.signer.origin, from: config.signer.from ?? null },
