@@ -4,6 +4,8 @@ import { examples, type Lazy } from './define.js';
 
 export interface McpConfigOptions {
   host: string;
+  /** The `mcp --root` folders given before `config` (commander keeps them on the parent command). */
+  root?: string[];
 }
 
 export function defineMcp(program: Command, lazy: Lazy): void {
@@ -41,7 +43,7 @@ export function defineMcp(program: Command, lazy: Lazy): void {
     .action(
       lazy(
         () => import('./mcp.js'),
-        (m) => m.mcpConfig,
+        (m) => (ctx, o: McpConfigOptions, args) => m.mcpConfig(ctx, { ...o, root: mcp.opts<{ root?: string[] }>().root ?? [] }, args),
       ),
     );
 }

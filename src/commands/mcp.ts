@@ -32,7 +32,7 @@ const HOSTS = {
  * settings in force now that came from a flag or the environment go into `env`; secrets never do (a password file's
  * path does, the password does not).
  */
-export async function mcpConfig(ctx: Context, options: McpConfigOptions): Promise<void> {
+export async function mcpConfig(ctx: Context, options: McpConfigOptions, _args?: unknown[]): Promise<void> {
   const host = String(options.host) as keyof typeof HOSTS;
   if (!Object.hasOwn(HOSTS, host)) throw new UsageError('invalid_host', `--host ${String(options.host)} must be claude, cursor or vscode`);
   const config = await ctx.config();
@@ -54,7 +54,26 @@ export async function mcpConfig(ctx: Context, options: McpConfigOptions): Promis
     const value = ctx.env[name];
     if (value) env[name] = abs(value);
   }
-  const server = { ...(host === 'vscode' ? { type: 'stdio' } : {}), command: process.execPath, args: [bin, 'mcp'], env };
+  // What only a flag sets travels as one, before or after `mcp` as the server reads it: a host that declares no MCP
+  // roots (the MCP Inspector) reads files only under the --root folders.
+  if (config.signer.origin === 'flag' && ctx.flags.signer !== undefined) env.LOOPSIGN_SIGNER = ctx.flags.signer;
+  if (config.signer.fromOrigin === 'flag' && ctx.flags.from !== undefined) env.LOOPSIGN_FROM = ctx.flags.from;
+  if (config.rpcUrl.source === 'flag' || config.rpcUrl.source === 'env')
+    ctx.out.warn(
+      'the RPC URL is not printed (it may carry a key): add LOOPSIGN_RPC_URL to the env of the server entry yourself, or put rpcUrl in the config file',
+    );
+  const before = [
+    ...(ctx.flags.allowWeakKdf === true ? ['--allow-weak-kdf'] : []),
+    ...(typeof ctx.flags.passwordEnv === 'string' ? ['--password-env', ctx.flags.passwordEnv] : []),
+    ...(ctx.flags.debug === true ? ['--debug'] : []),
+  ];
+  const roots = (options.root ?? []).flatMap((r) => ['--root', abs(r)]);
+  const server = {
+    ...(host === 'vscode' ? { type: 'stdio' } : {}),
+    command: process.execPath,
+    args: [bin, ...before, 'mcp', ...roots],
+    env,
+  };
   const document = { [HOSTS[host].key]: { loopsign: server } };
   if (config.passwordFile.value === undefined) {
     ctx.out.warn(
