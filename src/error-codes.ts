@@ -443,9 +443,6 @@ const STORE = {
   journal_not_set_aside: chain(
     "--set-aside-stale did not set this operation's journal aside: the RPC names another block 0 and has no receipt for its transactions, but it shows the wallet's nonces they used as used, so it may be this chain behind a lagging node; rerun without the flag once the node caught up, or use a new clientRequestId.",
   ),
-  wallet_nonces_unexplained: refused(
-    "the wallet's transaction count on chain is past every nonce loopsign's database knows for it (the database lost records: restored from a backup, its side files lost; or other software used the wallet), so loopsign will not pay from a memory that may be missing payments; check the wallet's transactions, then run the same command again with --accept-foreign-nonces to confirm once.",
-  ),
   journal_other_chain: chain(
     "this operation's journal belongs to another instance of the chain (it was restarted or replaced); use a new clientRequestId, or rerun with the flag the hint names to set the old record aside.",
   ),

@@ -16,7 +16,7 @@ import { openSession } from './helpers/chain.js';
 import { startStallProxy } from './helpers/stall-proxy.js';
 
 let n = 0;
-const PHASES = ['unlock', 'service', 'signing', 'blocks', 'reservation age', 'confirmation'];
+const PHASES = ['unlock', 'service', 'signing', 'blocks', 'reservation age', 'confirmation', 'checkpoint'];
 
 function askFile(home: Home, tag: string): string {
   const body = {

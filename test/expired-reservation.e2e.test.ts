@@ -7,10 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeFunctionData, parseAbi, parseAbiItem, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
-import { makeHome, registerSecret, runCli } from './helpers/cli.js';
-import { openSession, submissionsTitled, type Session } from './helpers/chain.js';
+import { encodeFunctionData, parseAbiItem, type Hex } from 'viem';
+import { makeHome, runCli } from './helpers/cli.js';
+import { fundedWallet, openSession, submissionsTitled, type Session } from './helpers/chain.js';
 import { recordedOfKind } from './helpers/store.js';
 import { contentRegistryAbi } from '../src/protocol/abi.js';
 
@@ -22,22 +21,12 @@ afterAll(async () => {
   await s.sb.stop();
 });
 
-const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
 const reserved = parseAbiItem('event SubmissionReserved(address indexed submitter, bytes32 indexed revealCommitment, uint256 expiresAt)');
 const cancelled = parseAbiItem('event SubmissionReservationCancelled(address indexed submitter, bytes32 indexed revealCommitment)');
 const PAST_EXPIRY = 1900;
 
 /** A wallet of the test's own (so balances and events are this test's alone), funded by the sandbox. */
-async function freshWallet() {
-  const key = `0x${randomBytes(32).toString('hex')}` as Hex;
-  registerSecret(key);
-  const account = privateKeyToAccount(key);
-  await s.sb.control('/__sandbox/fund', { address: account.address, usdc: '10000000', lrep: '10000000', eth: '10' });
-  const env = { ...s.sb.env(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: key };
-  const usdc = () =>
-    s.pub.readContract({ address: s.sb.info.tokens.USDC.address, abi: erc20, functionName: 'balanceOf', args: [account.address] });
-  return { account, address: account.address, env, usdc };
-}
+const freshWallet = () => fundedWallet(s.sb, s.pub);
 
 async function rpc(method: string, params: unknown[]): Promise<{ result?: any; error?: { code: number; message: string; data?: string } }> {
   const res = await fetch(s.sb.info.rpcUrl, {
@@ -147,7 +136,7 @@ describe('loopsign: a resumed ask whose reservation expired cancels it, reserves
     expect(doc.feedbackBonus.status).toBe('funded');
     expect(await submissionsTitled(s, title, w.address), 'one submission').toBe(1);
     expect(await bonusPoolsFundedBy(w.address, doc.contentIds[0]), 'one bonus pool').toBe(1);
-    expect(before - (await w.usdc()), 'the bounty once and the bonus once').toBe(2_500_000n);
+    expect(before - (await w.usdcOf()), 'the bounty once and the bonus once').toBe(2_500_000n);
     const registry = s.sb.info.contracts.contentRegistry!;
     const reservations = await s.pub.getLogs({ address: registry, event: reserved, args: { submitter: w.address }, fromBlock: 0n });
     const cancelLogs = await s.pub.getLogs({ address: registry, event: cancelled, args: { submitter: w.address }, fromBlock: 0n });
@@ -174,7 +163,7 @@ describe('loopsign: a resumed ask whose reservation expired cancels it, reserves
     'stopped after %s, resumed past the 30 minutes: cancelled, reserved again, submitted, bounty and bonus paid once',
     async (point) => {
       const w = await freshWallet();
-      const before = await w.usdc();
+      const before = await w.usdcOf();
       const { title, args } = await stoppedAfterReservation(w, point);
       const resumed = await runCli(args, s.home, { env: w.env });
       expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
@@ -197,7 +186,7 @@ describe('loopsign: a resumed ask whose reservation expired cancels it, reserves
     'ask:mined:0',
   ])('the resumed run killed after %s: the next run finishes, one cancel, paid once', async (point) => {
     const w = await freshWallet();
-    const before = await w.usdc();
+    const before = await w.usdcOf();
     const { title, args } = await stoppedAfterReservation(w);
     const killed = await runCli(args, s.home, { env: { ...w.env, LOOPSIGN_CRASH_AFTER: point } });
     expect(killed.code, `the resumed run must be killed at ${point}: ${killed.stdout}${killed.stderr}`).toBe(-1);
@@ -216,7 +205,7 @@ describe('loopsign: a resumed ask whose reservation expired cancels it, reserves
     ['sent after the end and reverted, the journal still saying signed', true],
   ])('killed after its submit was signed (%s), resumed past the 30 minutes: finishes, paid once', async (_what, sentLate) => {
     const w = await freshWallet();
-    const before = await w.usdc();
+    const before = await w.usdcOf();
     const { title, args } = await stoppedAfterReservation(w, 'ask:signed:2');
     const [op] = recordedOfKind(s.home, 'ask').filter((o) => o.txs.some((t) => t.status === 'signed' && t.calls.includes(2) && t.raw));
     const doomed = op!.txs.find((t) => t.calls.includes(2))!;
@@ -238,7 +227,7 @@ describe('loopsign: a resumed ask whose reservation expired cancels it, reserves
   // that and a second bounty.
   it('a journal that missed the submit, resumed past the 30 minutes: the cancel would revert, the run says a submission consumed the reservation, naming it, and pays nothing again', async () => {
     const w = await freshWallet();
-    const before = await w.usdc();
+    const before = await w.usdcOf();
     const { title, args } = await stoppedAfterReservation(w, 'ask:mined:1', false);
     const copy = makeHome();
     for (const dir of ['state', 'config']) {
@@ -248,7 +237,7 @@ describe('loopsign: a resumed ask whose reservation expired cancels it, reserves
     // The original journal goes on: its submit is mined (the service not yet told), consuming the reservation.
     const submitted = await runCli(args, s.home, { env: { ...w.env, LOOPSIGN_CRASH_AFTER: 'ask:mined:2' } });
     expect(submitted.code, submitted.stderr).toBe(-1);
-    expect(before - (await w.usdc()), 'the bounty').toBe(1_500_000n);
+    expect(before - (await w.usdcOf()), 'the bounty').toBe(1_500_000n);
     const [submission] = await s.pub.getLogs({
       address: s.sb.info.contracts.contentRegistry!,
       event: parseAbiItem(
@@ -268,11 +257,11 @@ describe('loopsign: a resumed ask whose reservation expired cancels it, reserves
       transactionHash: submission!.transactionHash,
       contentIds: [String(submission!.args.contentId)],
     });
-    expect(before - (await w.usdc()), 'nothing paid again').toBe(1_500_000n);
+    expect(before - (await w.usdcOf()), 'nothing paid again').toBe(1_500_000n);
     expect(await submissionsTitled(s, title, w.address)).toBe(1);
     // The journal that knows the submit finishes the ask: the bonus once.
     const finished = await runCli(args, s.home, { env: w.env });
     expect(finished.code, finished.stdout + finished.stderr).toBe(0);
-    expect(before - (await w.usdc()), 'the bounty and the bonus, once each').toBe(2_500_000n);
+    expect(before - (await w.usdcOf()), 'the bounty and the bonus, once each').toBe(2_500_000n);
   });
 });

@@ -1,22 +1,10 @@
-// A stalled RPC, as a user meets it: a node that accepts the connection and never answers. loopsign gives up
-// after the configured RPC timeout with exit 4 and one clear line; when the stall hits right after a transaction
-// reached the chain, rerunning the same command against a healthy node finishes the ask with exactly one
-// submission and one payment; so does a connection dropped right after the send (viem never resends a raw
-// transaction itself), and when, on the rerun, the node fails its reads of transactions and calls the resent bytes'
-// nonce used, or its reads lag one transaction behind; and when, paid, the node fails its receipt reads or answers
-// none for transactions it gave the receipts of; and when a node whose pending nonce lags one behind gave out a
-// nonce the wallet's last ask already used, the authorization's nonce of an EIP-7702 batch included. A node that fails
-// a gas estimate or an atomic
-// simulation is the RPC failing (exit 4), not a revert. (429, 5xx, service timeouts and connection resets:
-// http-client.test.ts, ask.e2e.)
-import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createWalletClient, http, keccak256, parseAbi, type Hex } from 'viem';
+import { createWalletClient, http, keccak256, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerSecret, runCli } from './helpers/cli.js';
-import { openSession, submissionsTitled as titled, tokenBalance, type Session } from './helpers/chain.js';
+import { runCli } from './helpers/cli.js';
+import { fundedWallet, openSession, submissionsTitled as titled, tokenBalance, type Session } from './helpers/chain.js';
 import { startStallProxy, type StallMode } from './helpers/stall-proxy.js';
 import { recorded, recordedOfKind } from './helpers/store.js';
 
@@ -281,19 +269,8 @@ describe('a stalled RPC', () => {
 });
 
 describe('a node whose pending nonce lags one behind', () => {
-  const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
-
   // A wallet of its own, funded, never delegated: its first --atomic batch carries an EIP-7702 authorization.
-  async function freshWallet() {
-    const key = `0x${randomBytes(32).toString('hex')}` as Hex;
-    registerSecret(key);
-    const address = privateKeyToAccount(key).address;
-    await s.sb.control('/__sandbox/fund', { address, usdc: '10000000', lrep: '10000000', eth: '10' });
-    const env = { ...s.sb.env(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: key };
-    const balanceOf = (token: 'USDC' | 'LREP') => () =>
-      s.pub.readContract({ address: s.sb.info.tokens[token].address, abi: erc20, functionName: 'balanceOf', args: [address] });
-    return { key, address, env, usdcOf: balanceOf('USDC'), lrepOf: balanceOf('LREP') };
-  }
+  const freshWallet = () => fundedWallet(s.sb, s.pub);
 
   /** An --atomic ask of the wallet, mined: its first batch delegates the wallet (a type-4 transaction, two nonces). */
   async function atomicAsk(w: Awaited<ReturnType<typeof freshWallet>>) {

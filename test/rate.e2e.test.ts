@@ -3,18 +3,17 @@
 // prediction equal what was committed. Hostile rating plans and messages are refused with exit 5.
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createWalletClient, http, parseAbi, toFunctionSelector, toHex, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
-import { filesUnder, findSecret, makeHome, readVector, registerSecret, runCli, type Home } from './helpers/cli.js';
+import { filesUnder, findSecret, makeHome, readVector, runCli, type Home } from './helpers/cli.js';
 import { api, type SandboxHandle } from './helpers/sandbox.js';
 import { tlockDecrypt } from '../src/vote/tlock.js';
 import { decodeVotePlaintext, commitHash } from '../src/vote/commit.js';
 import { capture } from './helpers/capture.js';
-import { openSession, type Pub } from './helpers/chain.js';
+import { fundedWallet, openSession, type Pub } from './helpers/chain.js';
 import { recorded, recordedOfKind, storeFile, withStore } from './helpers/store.js';
 
 const engineAbi = parseAbi([
@@ -277,21 +276,7 @@ describe('a vote is never approved twice', () => {
   const nonce = () => pub.getTransactionCount({ address: sb.info.devWallet.address });
 
   /** A wallet of its own, funded, with no allowance to the engine: a fresh plan approves its stake. */
-  async function freshWallet() {
-    const key = `0x${randomBytes(32).toString('hex')}` as Hex;
-    registerSecret(key);
-    const account = privateKeyToAccount(key);
-    await sb.control('/__sandbox/fund', { address: account.address, usdc: '10000000', lrep: '10000000', eth: '10' });
-    const env = { ...sb.env(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: key };
-    const lrepOf = async () =>
-      (await pub.readContract({
-        address: sb.info.tokens.LREP.address,
-        abi: engineAbi,
-        functionName: 'balanceOf',
-        args: [account.address],
-      })) as bigint;
-    return { account, env, lrepOf };
-  }
+  const freshWallet = () => fundedWallet(sb, pub);
 
   it('a vote already cast from another loopsign home of the same wallet: refused before anything is signed (AlreadyCommitted, exit 4), no second approval', async () => {
     const id = await newContent();

@@ -1,15 +1,10 @@
-// Red team of nonce slots (issue 35): the cancel path that fills another operation's gap. A slot that carries a
-// cancel version and was then mined (its own bytes won) is never dropped on a node's word; a cancel signed and killed
-// before its broadcast is re-broadcast, not signed again; a cancel of an EIP-7702 batch's slot fills both the nonces
-// the batch holds (its own and its authorization's), so the wallet's next transaction is not stuck behind a gap.
-import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createWalletClient, http, keccak256, parseAbi, type Hex } from 'viem';
+import { createWalletClient, http, keccak256, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerSecret, runCli } from './helpers/cli.js';
-import { openSession, submissionsTitled, type Session } from './helpers/chain.js';
+import { runCli } from './helpers/cli.js';
+import { fundedWallet, openSession, submissionsTitled, type Session } from './helpers/chain.js';
 import { recorded, recordedOfKind, storeFile, withStore } from './helpers/store.js';
 import { existsSync, rmSync } from 'node:fs';
 
@@ -21,18 +16,7 @@ afterAll(async () => {
   await s.sb.stop();
 });
 
-const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
-
-async function freshWallet() {
-  const key = `0x${randomBytes(32).toString('hex')}` as Hex;
-  registerSecret(key);
-  const address = privateKeyToAccount(key).address;
-  await s.sb.control('/__sandbox/fund', { address, usdc: '10000000', lrep: '10000000', eth: '10' });
-  const env = { ...s.sb.env(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: key };
-  const balanceOf = (token: 'USDC' | 'LREP') => () =>
-    s.pub.readContract({ address: s.sb.info.tokens[token].address, abi: erc20, functionName: 'balanceOf', args: [address] });
-  return { key, address, env, usdcOf: balanceOf('USDC'), lrepOf: balanceOf('LREP') };
-}
+const freshWallet = () => fundedWallet(s.sb, s.pub);
 
 function askFile(title: string, bonus = false): string {
   const id = `${title.replace(/\W+/g, '-')}-${Date.now()}`;

@@ -194,7 +194,7 @@ describe('where the database may live', () => {
     expect(error).toMatchObject({ code: 'store_unreadable', exitCode: 2 });
   });
 
-  it('every commit is in loopsign.db itself at once: a copy of that file alone, taken while the process still holds the database (as after a kill, before its -wal is checkpointed), has it', async () => {
+  it('every record of a signature is in loopsign.db itself at once: a copy of that file alone, taken while the process still holds the database (as after a kill, before its -wal is checkpointed), has it', async () => {
     const dir = fresh();
     const store = await Store.open(dir);
     const op = await Operation.open(store, 'rate', 'rate-00000000000000000000000000000002', {
@@ -202,13 +202,19 @@ describe('where the database may live', () => {
       wallet: account.address,
       data: { contentId: '8' },
     });
+    // Steps and fields are checkpointed with the next write that is (docs/store.md): the signature's record is one.
     await op.setStep('planned');
+    const hash = `0x${'cd'.repeat(32)}` as const;
+    await op.write((db) => op.insertTx(db, { stage: 'rate:1', calls: [0], hash, raw: '0x01', nonce: 0, kind: 'call' }, [], Date.now()));
     // A backup or sync tool that copies loopsign.db alone, with the process alive (or killed) and its -wal beside it.
     const copy = fresh();
     writeFileSync(path.join(copy, 'loopsign.db'), readFileSync(path.join(dir, 'loopsign.db')));
     const restored = new Database(path.join(copy, 'loopsign.db'), { readonly: true });
     try {
       expect(restored.prepare('SELECT step FROM operations WHERE id = ?').get(op.id)).toEqual({ step: 'planned' });
+      expect(restored.prepare('SELECT hash, status FROM transactions WHERE operation_id = ?').all(op.id)).toEqual([
+        { hash, status: 'signed' },
+      ]);
     } finally {
       restored.close();
       await op.close();

@@ -54,6 +54,7 @@ function checkWalletMemory(run: Run): Promise<void> {
     );
     if (done === 'confirmed')
       run.ctx.out.warn(`the wallet's transactions that loopsign's database does not know are confirmed as yours (--accept-foreign-nonces)`);
+    else if (typeof done === 'object') run.ctx.out.warn(done.unexplained);
   })();
   return run.walletMarkChecked;
 }

@@ -4,8 +4,12 @@
 // self-executed EIP-7702 batch, whose authorization takes the next nonce), or the mark recorded below. A count past
 // that means the database does not know transactions of this wallet: it lost records (restored from a backup, its
 // side files lost after a crash) or other software used the wallet. Either way a payment decided from this memory
-// could be one already made, so nothing is signed until the user confirms once (--accept-foreign-nonces), which
-// records the count as the wallet's new mark.
+// could be one already made. The database itself no longer loses committed records with its side files (every
+// signature's record is checkpointed into loopsign.db, src/store/db.ts), and the payment the contracts accept twice,
+// a bonus pool, is read from the chain before it is paid (src/ask/bonus-on-chain.ts); so this is said, loudly, once per
+// new count (a warning naming the numbers and the flag), not refused: other software and a second state folder on one
+// wallet are common and documented, and an agent over MCP cannot pass the flag. --accept-foreign-nonces records the
+// count as confirmed without the warning.
 //
 // The count is read from the chain before the database is read: a transaction another loopsign process of this
 // database gets mined meanwhile was recorded before it was broadcast, so it is never taken for a foreign one.
@@ -13,7 +17,7 @@
 // the count as its first mark: that cannot be told apart from a database lost whole (docs/store.md says what still
 // holds then).
 import type { Hex, PublicClient } from 'viem';
-import { ChainError, RefusedError } from '../errors.js';
+import { ChainError } from '../errors.js';
 import type { Store } from './db.js';
 import { highestSlot } from './slots.js';
 
@@ -52,7 +56,13 @@ export function explainedCount(store: Store, m: WalletMark): { count: bigint; kn
   });
 }
 
-async function record(store: Store, m: WalletMark, count: bigint, reason: 'first_sight' | 'confirmed', now: number): Promise<void> {
+async function record(
+  store: Store,
+  m: WalletMark,
+  count: bigint,
+  reason: 'first_sight' | 'confirmed' | 'warned',
+  now: number,
+): Promise<void> {
   await store.write((db) =>
     db
       .prepare(
@@ -64,31 +74,24 @@ async function record(store: Store, m: WalletMark, count: bigint, reason: 'first
 }
 
 /**
- * Refuses (exit 5, wallet_nonces_unexplained) to sign for a wallet whose count on chain (`count`, read before this
- * call) is past what the database explains, unless `accept`: then the count becomes the wallet's mark. Returns what it
- * did, for the caller's progress line.
+ * Whether the wallet's count on chain (`count`, read before this call) is past what the database explains: then the
+ * count becomes the wallet's mark, and the caller warns unless `accept`. Returns what it did.
  */
 export async function checkWalletMark(
   store: Store,
   m: WalletMark,
   count: bigint,
   o: { accept: boolean; now: number; flag: string },
-): Promise<'explained' | 'first_sight' | 'confirmed'> {
+): Promise<'explained' | 'first_sight' | 'confirmed' | { unexplained: string }> {
   const explained = explainedCount(store, m);
   if (count <= explained.count) return 'explained';
   if (!explained.known) {
     await record(store, m, count, 'first_sight', o.now);
     return 'first_sight';
   }
-  if (!o.accept)
-    throw new RefusedError(
-      'wallet_nonces_unexplained',
-      `wallet ${m.wallet} has sent ${count} transactions on chain ${m.chainId}, but loopsign's database explains only ${explained.count}: it lost records (restored from a backup, or its -wal file lost after a crash) or other software used this wallet; a payment decided from it could be one already made, so nothing was signed`,
-      {
-        hint: `check the wallet's latest transactions (an explorer, or the other software you use with it); if they are not loopsign's payments missing from its database, run the same command again with ${o.flag} (once: it records the new count)`,
-        details: { chainId: m.chainId, wallet: m.wallet, onChain: count.toString(), explained: explained.count.toString() },
-      },
-    );
-  await record(store, m, count, 'confirmed', o.now);
-  return 'confirmed';
+  await record(store, m, count, o.accept ? 'confirmed' : 'warned', o.now);
+  if (o.accept) return 'confirmed';
+  return {
+    unexplained: `wallet ${m.wallet} has sent ${count} transactions on chain ${m.chainId}, but loopsign's database explains only ${explained.count}: it lost records (restored from a backup) or other software (or another loopsign state folder) used this wallet. Check the wallet's latest transactions; ${o.flag} confirms them as yours without this warning`,
+  };
 }

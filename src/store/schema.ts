@@ -153,7 +153,7 @@ const VERSIONS: string[] = [
     genesis TEXT NOT NULL,
     wallet TEXT NOT NULL,
     count INTEGER NOT NULL CHECK (count >= 0),
-    reason TEXT NOT NULL CHECK (reason IN ('first_sight', 'confirmed')),
+    reason TEXT NOT NULL CHECK (reason IN ('first_sight', 'confirmed', 'warned')),
     at INTEGER NOT NULL,
     PRIMARY KEY (chain_id, genesis, wallet)
   ) STRICT, WITHOUT ROWID;

@@ -2,8 +2,10 @@
 // stored vote commits. And the usual session: a sandbox, an isolated home, a public client on its RPC. The sandbox
 // is the worker's shared one (test/setup/sandbox-pool.ts) with a wallet of the file's own; LOOPSIGN_TEST_SANDBOX=per-file
 // (or a run without the pool's global setup) starts one for the file, as every file once did.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createPublicClient, http, parseAbi, parseAbiItem, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { makeHome, registerSecret, type Home } from './cli.js';
 import { startSandbox, type SandboxHandle } from './sandbox.js';
 import { poolBroker, sharedSandbox } from './sandbox-pool.js';
@@ -87,4 +89,20 @@ export async function bonusPoolsFunded(s: Session, contentId?: string): Promise<
     fromBlock: 0n,
   });
   return logs.filter((l) => l.args.funder?.toLowerCase() === s.sb.info.devWallet.address.toLowerCase()).length;
+}
+
+/**
+ * A wallet of the test's own, funded by the sandbox (its nonces, balances and events are the test's alone), used by
+ * its private key: env runs loopsign as it; usdcOf and lrepOf read its balances.
+ */
+export async function fundedWallet(sb: SandboxHandle, pub: Pub) {
+  const key = `0x${randomBytes(32).toString('hex')}` as Hex;
+  registerSecret(key);
+  const account = privateKeyToAccount(key);
+  const address = account.address;
+  await sb.control('/__sandbox/fund', { address, usdc: '10000000', lrep: '10000000', eth: '10' });
+  const env = { ...sb.env(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: key };
+  const balanceOf = (token: 'USDC' | 'LREP') => async () =>
+    (await pub.readContract({ address: sb.info.tokens[token].address, abi: erc20, functionName: 'balanceOf', args: [address] })) as bigint;
+  return { key, account, address, env, usdcOf: balanceOf('USDC'), lrepOf: balanceOf('LREP') };
 }
