@@ -123,7 +123,12 @@ describe("the ask's schema in tools/list", () => {
     expect(by.bounty!.message).toContain('did you mean {"amount": "1500000", "asset": "USDC"}?');
     expect(by.question!.message).toContain(`"title": ${JSON.stringify(GUESS.question)}`);
     expect(by.maxPaymentAmount!.message).toMatch(/atomic units \(1 USDC = "1000000"\)/);
-    for (const p of problems) expect(p.fix, p.field).toBeTruthy();
+    // Each fix is the field's own description, as tools/list advertises it (a model reads the same words twice).
+    const advertised = (
+      (await client.listTools()).tools.find((t) => t.name === 'loopsign_quote')!.inputSchema.properties as Record<string, any>
+    ).ask.properties as Record<string, { description: string }>;
+    for (const p of problems) expect(p.fix, p.field).toBe(advertised[p.field]!.description);
+    expect(by.bounty!.fix).toContain('{"amount": "1500000", "asset": "USDC"');
     for (const p of problems) expect(first.error.message).toContain(`${p.field}: ${p.message}`);
     expect(received).toEqual([]);
 
