@@ -68,7 +68,7 @@ function snapshotOf<K extends Kind>(db: Db, row: OperationRow, kind: K): Operati
   if (row.kind !== kind) throw corrupt(row.id, `it is a ${row.kind} operation, not ${kind}`);
   const txs = db
     .prepare(
-      'SELECT id, stage, calls, hash, raw, nonce, kind, status, block_number, signed_at, void_checked FROM transactions WHERE operation_id = ? ORDER BY seq',
+      'SELECT id, stage, calls, hash, raw, nonce, kind, status, block_number, block_hash, signed_at, void_checked FROM transactions WHERE operation_id = ? ORDER BY seq',
     )
     .all(row.id) as { id: number }[];
   const versions = db
@@ -327,15 +327,17 @@ export class Operation<K extends Kind> {
   /**
    * A transaction found void at finality: its nonce is used in the finalized chain by none of its versions. It can never
    * be mined: it stops counting, and its calls may be signed anew at a new nonce (the only way calls reach one).
+   * `reorged`: the executor proved that a record seen mined was reorganised away (the chain no longer has the block it
+   * was seen in, and the finalized chain shows another transaction at its nonce); without it a mined record is kept.
    */
-  async markVoid(hash: Hex): Promise<void> {
+  async markVoid(hash: Hex, reorged = false): Promise<void> {
     await this.write((db) => {
       const row = db.prepare('SELECT id, status FROM transactions WHERE operation_id = ? AND hash = ?').get(this.id, hash.toLowerCase()) as
         | { id: number; status: string }
         | undefined;
       if (!row) return;
       // A record seen mined is never dropped (issue 35): the executor refuses first (journal_contradicted).
-      if (row.status === 'mined') throw new Error(`transaction ${hash} was seen mined: it is never marked void`);
+      if (row.status === 'mined' && !reorged) throw new Error(`transaction ${hash} was seen mined: it is never marked void`);
       db.prepare("UPDATE transactions SET status = 'dropped', void_checked = 1 WHERE id = ?").run(row.id);
       db.prepare('UPDATE effects SET live = 0 WHERE tx_id = ?').run(row.id);
       recomputeUsage(db, this.id);
@@ -391,7 +393,10 @@ export class Operation<K extends Kind> {
   }
 
   /** A transaction's status (and block) as the chain showed it; a transaction that is not live pays nothing more. */
-  async updateTx(hash: Hex, patch: { status?: TxRecord['status']; blockNumber?: string; stage?: string }): Promise<void> {
+  async updateTx(
+    hash: Hex,
+    patch: { status?: TxRecord['status']; blockNumber?: string; blockHash?: Hex; stage?: string },
+  ): Promise<void> {
     const tx = this.snapshot.txs.find((t) => t.hash.toLowerCase() === hash.toLowerCase());
     if (!tx) return;
     await this.write((db) => {
@@ -405,6 +410,8 @@ export class Operation<K extends Kind> {
         recomputeUsage(db, this.id);
       }
       if (patch.blockNumber !== undefined) db.prepare('UPDATE transactions SET block_number = ? WHERE id = ?').run(patch.blockNumber, id);
+      if (patch.blockHash !== undefined)
+        db.prepare('UPDATE transactions SET block_hash = ? WHERE id = ?').run(patch.blockHash.toLowerCase(), id);
       if (patch.stage !== undefined) {
         db.prepare('UPDATE transactions SET stage = ? WHERE id = ?').run(patch.stage, id);
         db.prepare('UPDATE effects SET stage = ? WHERE tx_id = ?').run(patch.stage, id);
@@ -420,7 +427,7 @@ export class Operation<K extends Kind> {
    * again and covers its calls (its rerun must not sign them again). Not when another operation holds the same bytes
    * (they were taken over: that operation's). Returns whether the record changed.
    */
-  async reviveMined(hash: Hex, status: 'mined' | 'reverted', blockNumber: string): Promise<boolean> {
+  async reviveMined(hash: Hex, status: 'mined' | 'reverted', blockNumber: string, blockHash: Hex): Promise<boolean> {
     return this.write((db) => {
       const row = db.prepare('SELECT id, status FROM transactions WHERE operation_id = ? AND hash = ?').get(this.id, hash.toLowerCase()) as
         | { id: number; status: TxRecord['status'] }
@@ -430,7 +437,12 @@ export class Operation<K extends Kind> {
         .prepare("SELECT 1 FROM transactions WHERE chain_id = ? AND wallet = ? AND hash = ? AND operation_id <> ? AND status <> 'dropped'")
         .get(this.chainId, this.wallet, hash.toLowerCase(), this.id);
       if (owner) return false;
-      db.prepare('UPDATE transactions SET status = ?, block_number = ? WHERE id = ?').run(status, blockNumber, row.id);
+      db.prepare('UPDATE transactions SET status = ?, block_number = ?, block_hash = ? WHERE id = ?').run(
+        status,
+        blockNumber,
+        blockHash.toLowerCase(),
+        row.id,
+      );
       db.prepare('UPDATE effects SET live = ? WHERE tx_id = ?').run(status === 'mined' ? 1 : 0, row.id);
       recomputeUsage(db, this.id);
       return true;

@@ -25,6 +25,8 @@ export interface TxRecord {
   /** dropped: provably never minable (its nonce was taken by another mined transaction of this wallet). */
   status: (typeof TX_STATUSES)[number];
   blockNumber?: string;
+  /** The block it was seen mined in (from schema 4 on): a reorg is told from a node's lie by this block's absence. */
+  blockHash?: Hex;
   /** Milliseconds since the epoch. */
   signedAt: number;
   /** A dropped record found void at finality (its nonce used in the finalized chain by none of its versions). */
@@ -211,6 +213,7 @@ const txRow = z.object({
   kind: z.enum(TX_KINDS),
   status: z.enum(TX_STATUSES),
   block_number: decimal.nullable(),
+  block_hash: hash.nullable().optional(),
   signed_at: z.number().int(),
   void_checked: z.number().int().optional(),
 });
@@ -257,6 +260,7 @@ export function parseTxRow(id: string, row: unknown): TxRecord {
     kind: r.kind,
     status: r.status,
     ...(r.block_number === null ? {} : { blockNumber: r.block_number }),
+    ...(r.block_hash ? { blockHash: r.block_hash } : {}),
     signedAt: r.signed_at,
     ...(r.void_checked ? { voidChecked: true } : {}),
   };

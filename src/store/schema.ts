@@ -158,6 +158,12 @@ const VERSIONS: string[] = [
     PRIMARY KEY (chain_id, genesis, wallet)
   ) STRICT, WITHOUT ROWID;
   `,
+  // 4: the hash of the block a transaction was seen mined in. A record seen mined is dropped only when the chain no
+  // longer has that block at its height AND its nonce is used in the finalized chain by another transaction (a reorg
+  // took it out); a node that shows the same block and says the transaction is not there contradicts itself.
+  `
+  ALTER TABLE transactions ADD COLUMN block_hash TEXT;
+  `,
 ];
 
 export const SCHEMA_VERSION = VERSIONS.length;

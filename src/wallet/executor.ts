@@ -202,7 +202,7 @@ export class Executor {
         continue;
       }
       const status = receipt.status === 'success' ? 'mined' : 'reverted';
-      if (await this.op.reviveMined(tx.hash, status, receipt.blockNumber.toString()))
+      if (await this.op.reviveMined(tx.hash, status, receipt.blockNumber.toString(), receipt.blockHash))
         this.out.progress(
           'tx.revived',
           `transaction ${tx.hash}, set aside because another transaction took its nonce, is ${status} after all (the chain reorganised): it counts, and its calls are not signed again`,
@@ -308,8 +308,9 @@ export class Executor {
       for (const v of tx.versions ?? []) {
         const taken = await this.client.getTransactionReceipt({ hash: v.hash }).catch(() => undefined);
         if (!taken) continue;
-        // Seen mined, this record's own bytes won the slot: a receipt for its cancel now is the node's word against it.
-        if (tx.status === 'mined') throw this.contradicted(tx);
+        // Seen mined, this record's own bytes won the slot: a receipt for its cancel now is the node's word against it,
+        // unless the block it was seen in is gone (a reorg).
+        if (tx.status === 'mined') await this.refuseIfStillCanonical(tx);
         await this.op.updateVersion(v.hash, taken.status === 'success' ? 'mined' : 'reverted', taken.blockNumber.toString());
         return this.voidOrWait(tx);
       }
@@ -321,13 +322,13 @@ export class Executor {
           await this.broadcast(tx.raw, tx.hash, tx.nonce);
         } catch (error) {
           if (!(error instanceof ChainError && error.code === 'nonce_used_elsewhere')) throw error;
-          if (tx.status === 'mined') throw this.contradicted(tx, error);
+          if (tx.status === 'mined') await this.refuseIfStillCanonical(tx, error);
           return this.voidOrWait(tx);
         }
       }
       const waited = await this.waitReceipt(tx.hash);
       if (waited.transactionHash.toLowerCase() !== tx.hash.toLowerCase()) {
-        if (tx.status === 'mined') throw this.contradicted(tx);
+        if (tx.status === 'mined') await this.refuseIfStillCanonical(tx);
         return this.voidOrWait(tx);
       }
       receipt = waited;
@@ -335,6 +336,30 @@ export class Executor {
       this.out.progress('tx.resume', `transaction ${tx.hash} is already mined; not sending it again`);
     }
     return this.finish(tx, receipt);
+  }
+
+  /**
+   * A record the journal saw mined, which the node now shows neither mined nor able to be. Either a reorg took its block
+   * away, the receipt it was recorded from was forged, or the node lies now. The node's word about the transaction
+   * decides nothing; the block it was seen in does. Gone from its height (another hash): a reorg. Still there, it must
+   * show which transaction of this wallet used the nonce in it: this one (the node contradicts itself), another one (a
+   * block cannot hold two transactions of one sender at one nonce: the recorded receipt was not this transaction's), or
+   * none (nothing to tell them apart). Refused (journal_contradicted) unless a reorg or another taker is shown; then
+   * voidOrWait judges the slot at finality like any other. Records from before block hashes were kept (schema 4):
+   * refused, as before.
+   */
+  private async refuseIfStillCanonical(tx: TxRecord, cause?: unknown): Promise<void> {
+    if (!tx.blockHash || tx.blockNumber === undefined) throw this.contradicted(tx, cause);
+    let block: Awaited<ReturnType<PublicClient['getBlock']>> | undefined;
+    try {
+      block = await this.client.getBlock({ blockNumber: BigInt(tx.blockNumber), includeTransactions: true });
+    } catch (error) {
+      if ((error as Error)?.name !== 'BlockNotFoundError') throw asKnownError(error);
+    }
+    if (!block || block.hash?.toLowerCase() !== tx.blockHash.toLowerCase()) return;
+    const wallet = this.account.address.toLowerCase();
+    const taker = block.transactions.find((t) => typeof t !== 'string' && t.from.toLowerCase() === wallet && t.nonce === tx.nonce);
+    if (typeof taker !== 'object' || taker.hash.toLowerCase() === tx.hash.toLowerCase()) throw this.contradicted(tx, cause);
   }
 
   /** A transaction the journal saw mined that the node now shows neither mined nor able to be: the node's fault. */
@@ -363,8 +388,9 @@ export class Executor {
     if (final.count > tx.nonce) {
       const own = await ownReceipt(this.client, tx.hash);
       if (own) return this.finish(tx, own);
-      // The only door to a new nonce never opens for a record the journal saw mined, whatever led here.
-      if (tx.status === 'mined') throw this.contradicted(tx);
+      // The only door to a new nonce opens for a record the journal saw mined only when the block it was seen in is no
+      // longer the chain's at that height (a reorg), checked again here, at finality.
+      if (tx.status === 'mined') await this.refuseIfStillCanonical(tx);
       // "No receipt" is not enough: the transaction that took the nonce must be found, and be none of this slot's
       // versions carrying its calls (a cancel carries none).
       const taker = await takerOf(this.client, this.account.address, tx.nonce, final.block);
@@ -383,7 +409,7 @@ export class Executor {
         const taken = await ownReceipt(this.client, v.hash);
         if (taken) await this.op.updateVersion(v.hash, taken.status === 'success' ? 'mined' : 'reverted', taken.blockNumber.toString());
       }
-      await this.op.markVoid(tx.hash);
+      await this.op.markVoid(tx.hash, tx.status === 'mined');
       this.out.progress(
         'tx.void',
         `transaction ${tx.hash} can never be mined: nonce ${tx.nonce} is used in the finalized chain (block ${final.block}) by another transaction; it paid nothing, and its calls are signed again at a new nonce`,
@@ -409,7 +435,7 @@ export class Executor {
 
   private async finish(tx: TxRecord, receipt: TransactionReceipt): Promise<TransactionReceipt> {
     const status = receipt.status === 'success' ? 'mined' : 'reverted';
-    await this.op.updateTx(tx.hash, { status, blockNumber: receipt.blockNumber.toString() });
+    await this.op.updateTx(tx.hash, { status, blockNumber: receipt.blockNumber.toString(), blockHash: receipt.blockHash });
     if (status === 'reverted') throw this.reverted(tx.hash, tx.calls);
     return receipt;
   }
