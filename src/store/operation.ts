@@ -393,10 +393,7 @@ export class Operation<K extends Kind> {
   }
 
   /** A transaction's status (and block) as the chain showed it; a transaction that is not live pays nothing more. */
-  async updateTx(
-    hash: Hex,
-    patch: { status?: TxRecord['status']; blockNumber?: string; blockHash?: Hex; stage?: string },
-  ): Promise<void> {
+  async updateTx(hash: Hex, patch: { status?: TxRecord['status']; blockNumber?: string; blockHash?: Hex; stage?: string }): Promise<void> {
     const tx = this.snapshot.txs.find((t) => t.hash.toLowerCase() === hash.toLowerCase());
     if (!tx) return;
     await this.write((db) => {
