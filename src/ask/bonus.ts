@@ -4,7 +4,7 @@
 // service answers. Before anything is signed for it, the chain is asked too (src/ask/bonus-on-chain.ts): a pool this
 // wallet funded for this question, whatever the journal remembers, means the bonus is paid, and nothing is signed;
 // a journal that saw the pool call mined while the chain shows no pool is a node's fault (exit 4), never a reason to
-// pay again. An x402 one-shot ask funds it in the submit call: the pool is read from that receipt.
+// pay again, unless the executor finds that record void at finality (a reorganisation took it away). An x402 one-shot ask funds it in the submit call: the pool is read from that receipt.
 import { decodeFunctionData, type Hex, type Log } from 'viem';
 import { ChainError, RefusedError, ServiceError } from '../errors.js';
 import { sameAddress } from '../hex.js';
@@ -46,11 +46,18 @@ export async function fundBonus(
   ctx.out.progress('bonus.chain_check', `reading the bonus escrow for a pool this wallet funded for question ${contentId}`);
   const onChain = await bonusPoolsOnChain(client, escrow, run.wallet, contentId, proof.blockNumber);
   if (onChain.length > 0) return alreadyFunded(run, operationKey, contentId, onChain);
-  const paid = journal
-    .txsFor('bonus')
-    .find(
-      (t) => t.status === 'mined' && callsOfRawTransaction(t.raw, run.wallet).some((c) => sameAddress(c.to, escrow) && isPoolCall(c.data)),
-    );
+  const minedPool = () =>
+    journal
+      .txsFor('bonus')
+      .find(
+        (t) =>
+          t.status === 'mined' && callsOfRawTransaction(t.raw, run.wallet).some((c) => sameAddress(c.to, escrow) && isPoolCall(c.data)),
+      );
+  // The journal saw the pool call mined and the chain shows no pool: the executor judges that record first (it signs
+  // nothing). A node hiding it is refused there (journal_contradicted); a reorganisation that took its block away
+  // leaves it void only once its nonce is final under another transaction (nonce_not_final until then).
+  if (minedPool()) await (await settler(run)).settleJournaled('bonus');
+  const paid = minedPool();
   if (paid)
     throw new ChainError(
       'bonus_not_on_chain',
