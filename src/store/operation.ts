@@ -317,6 +317,47 @@ export class Operation<K extends Kind> {
     ).run(row.id, v.hash.toLowerCase(), v.raw, v.nonce, at);
   }
 
+  /**
+   * Records a fee bump of an open slot of this operation (the same calls at the same nonce, higher fees) before it is
+   * broadcast: whichever version the chain mines, the journal knows its bytes. Checkpointed like every signature.
+   */
+  async recordBump(txHash: Hex, v: { hash: Hex; raw: Hex; nonce: number }): Promise<void> {
+    await this.write((db) => {
+      const row = db
+        .prepare("SELECT id, nonce FROM transactions WHERE operation_id = ? AND hash = ? AND status = 'signed'")
+        .get(this.id, txHash.toLowerCase()) as { id: number; nonce: number } | undefined;
+      if (!row || row.nonce !== v.nonce) throw new Error(`no open slot ${txHash} at nonce ${v.nonce} to bump`);
+      db.prepare(
+        "INSERT INTO slot_versions (tx_id, kind, hash, raw, nonce, status, signed_at) VALUES (?, 'bump', ?, ?, ?, 'signed', ?)",
+      ).run(row.id, v.hash.toLowerCase(), v.raw, v.nonce, Date.now());
+    });
+    crashHook('bump:signed');
+  }
+
+  /**
+   * A bump of this record was mined: its bytes become the record's (hash and raw), and the bytes it replaced a version
+   * of the slot, so that every later read of the record (receipts, proofs, the service's confirmation) names the
+   * transaction the chain holds. The effects stay the record's: the calls are the same.
+   */
+  async adoptBump(txHash: Hex, bumpHash: Hex): Promise<void> {
+    await this.write((db) => {
+      const tx = db
+        .prepare('SELECT id, hash, raw FROM transactions WHERE operation_id = ? AND hash = ?')
+        .get(this.id, txHash.toLowerCase()) as { id: number; hash: string; raw: string } | undefined;
+      const v = db
+        .prepare("SELECT id, hash, raw FROM slot_versions WHERE hash = ? AND kind = 'bump' AND tx_id = ?")
+        .get(bumpHash.toLowerCase(), tx?.id ?? -1) as { id: number; hash: string; raw: string } | undefined;
+      if (!tx || !v) throw new Error(`no bump ${bumpHash} of transaction ${txHash} to adopt`);
+      db.prepare('UPDATE slot_versions SET hash = ? WHERE id = ?').run(`swap:${v.id}`, v.id);
+      db.prepare('UPDATE transactions SET hash = ?, raw = ? WHERE id = ?').run(v.hash, v.raw, tx.id);
+      db.prepare("UPDATE slot_versions SET hash = ?, raw = ?, status = 'signed', block_number = NULL WHERE id = ?").run(
+        tx.hash,
+        tx.raw,
+        v.id,
+      );
+    });
+  }
+
   /** A version's status as the chain showed it. */
   async updateVersion(hash: Hex, status: SlotVersion['status'], blockNumber: string): Promise<void> {
     await this.write((db) => {

@@ -35,9 +35,12 @@ export interface TxRecord {
   versions?: SlotVersion[];
 }
 
-/** Another version of a transaction's nonce slot: a cancel (a zero-value self-send with no data) pays nothing. */
+/**
+ * Another version of a transaction's nonce slot: a cancel (a zero-value self-send with no data) pays nothing; a bump
+ * carries the very calls of the record at higher fees (its effects are the record's, counted once).
+ */
 export interface SlotVersion {
-  kind: 'cancel';
+  kind: 'cancel' | 'bump';
   hash: Hex;
   raw: Hex;
   nonce: number;
@@ -219,7 +222,7 @@ const txRow = z.object({
 });
 
 const versionRow = z.object({
-  kind: z.literal('cancel'),
+  kind: z.enum(['cancel', 'bump']),
   hash,
   raw: hex,
   nonce: z.number().int().nonnegative(),

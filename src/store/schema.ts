@@ -160,9 +160,28 @@ const VERSIONS: string[] = [
   `,
   // 4: the hash of the block a transaction was seen mined in. A record seen mined is dropped only when the chain no
   // longer has that block at its height AND its nonce is used in the finalized chain by another transaction (a reorg
-  // took it out); a node that shows the same block and says the transaction is not there contradicts itself.
+  // took it out); a node that shows the same block and says the transaction is not there contradicts itself. And fee
+  // bumps: a slot's version of kind 'bump' carries the same calls at the same nonce with higher fees (signed when the
+  // chain's base fee rose past what the slot offered); only one version of a slot can be mined, and once a bump is, it
+  // becomes the record's own bytes. SQLite cannot widen a CHECK in place: the table is rebuilt, its rows kept.
   `
   ALTER TABLE transactions ADD COLUMN block_hash TEXT;
+  CREATE TABLE slot_versions_4 (
+    id INTEGER PRIMARY KEY,
+    tx_id INTEGER NOT NULL REFERENCES transactions(id),
+    kind TEXT NOT NULL CHECK (kind IN ('cancel', 'bump')),
+    hash TEXT NOT NULL UNIQUE,
+    raw TEXT NOT NULL,
+    nonce INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('signed', 'mined', 'reverted')),
+    block_number TEXT,
+    signed_at INTEGER NOT NULL
+  ) STRICT;
+  INSERT INTO slot_versions_4 (id, tx_id, kind, hash, raw, nonce, status, block_number, signed_at)
+    SELECT id, tx_id, kind, hash, raw, nonce, status, block_number, signed_at FROM slot_versions;
+  DROP TABLE slot_versions;
+  ALTER TABLE slot_versions_4 RENAME TO slot_versions;
+  CREATE INDEX slot_versions_by_tx ON slot_versions(tx_id);
   `,
 ];
 

@@ -44,10 +44,19 @@ export interface SlotCancel {
 }
 
 /** Slots signed whose fate no receipt has told yet, lowest nonce first, with the cancels signed for each. */
-export function openSlots(db: Db, chainId: number, wallet: string, genesis: string): (SlotRow & { cancels: SlotCancel[] })[] {
+export function openSlots(
+  db: Db,
+  chainId: number,
+  wallet: string,
+  genesis: string,
+): (SlotRow & { cancels: SlotCancel[]; bumps: SlotCancel[] })[] {
   const rows = db
     .prepare(`SELECT t.id, ${SLOT_COLUMNS} ${OF_WALLET} AND t.status = 'signed' ORDER BY t.nonce`)
     .all(chainId, wallet.toLowerCase(), genesis) as (SlotRow & { id: number })[];
-  const cancels = db.prepare("SELECT hash, raw, nonce FROM slot_versions WHERE tx_id = ? AND kind = 'cancel' ORDER BY id");
-  return rows.map(({ id, ...row }) => ({ ...row, cancels: cancels.all(id) as SlotCancel[] }));
+  const versions = db.prepare('SELECT hash, raw, nonce FROM slot_versions WHERE tx_id = ? AND kind = ? ORDER BY id');
+  return rows.map(({ id, ...row }) => ({
+    ...row,
+    cancels: versions.all(id, 'cancel') as SlotCancel[],
+    bumps: versions.all(id, 'bump') as SlotCancel[],
+  }));
 }

@@ -268,7 +268,8 @@ export class Executor {
       remaining.map((i) => calls[i]!),
       mode,
     ).map((seg) => seg.map((k) => remaining[k]!));
-    const hashOf: (Hex | undefined)[] = coveredBy.map((t) => t?.hash);
+    // A journaled transaction mined as one of its fee bumps is named by the bytes the chain holds.
+    const hashOf: (Hex | undefined)[] = coveredBy.map((t) => t && (receiptOf.get(t.hash)?.transactionHash ?? t.hash));
     // The whole rest of the plan is admitted before its first signature, so a plan the ledger would stop half-way
     // (say, after a reservation) sends nothing at all; each transaction is admitted again as it is signed.
     await this.ledger.check(
@@ -303,39 +304,132 @@ export class Executor {
     if (tx.status === 'reverted') throw this.reverted(tx.hash, tx.calls);
     let receipt = await ownReceipt(this.client, tx.hash).catch(() => undefined);
     if (!receipt) {
-      // A cancel of this slot (signed by another run to fill the gap this one left) took the nonce: these calls did not
-      // pay, and move to a new nonce once that is final.
       for (const v of tx.versions ?? []) {
-        const taken = await this.client.getTransactionReceipt({ hash: v.hash }).catch(() => undefined);
+        const taken = await ownReceipt(this.client, v.hash).catch(() => undefined);
         if (!taken) continue;
-        // Seen mined, this record's own bytes won the slot: a receipt for its cancel now is the node's word against it,
-        // unless the block it was seen in is gone (a reorg).
+        // A fee bump carries these very calls: mined, they paid, in the bump's bytes.
+        if (v.kind === 'bump') return this.adopt(tx, v.hash, taken);
+        // A cancel of this slot (signed by another run to fill the gap this one left) took the nonce: these calls did
+        // not pay, and move to a new nonce once that is final. Seen mined, this record's own bytes won the slot: a
+        // receipt for its cancel now is the node's word against it, unless the block it was seen in is gone (a reorg).
         if (tx.status === 'mined') await this.refuseIfStillCanonical(tx);
         await this.op.updateVersion(v.hash, taken.status === 'success' ? 'mined' : 'reverted', taken.blockNumber.toString());
         return this.voidOrWait(tx);
       }
-      const pending = await this.client.getTransaction({ hash: tx.hash }).catch(() => undefined);
+      // The version to wait for: the latest fee bump, or the record's own bytes; a new bump when the chain's base fee
+      // rose past what it offers (it could wait for ever).
+      let current: { hash: Hex; raw: Hex; nonce: number } = [...(tx.versions ?? [])].reverse().find((v) => v.kind === 'bump') ?? tx;
+      if (tx.status === 'signed') current = await this.bumpIfUnderpriced(tx, current);
+      const pending = await this.client.getTransaction({ hash: current.hash }).catch(() => undefined);
       if (!pending) {
         await beforeRebroadcast();
-        this.out.progress('tx.rebroadcast', `re-broadcasting journaled transaction ${tx.hash}`);
+        this.out.progress('tx.rebroadcast', `re-broadcasting journaled transaction ${current.hash}`);
         try {
-          await this.broadcast(tx.raw, tx.hash, tx.nonce);
+          await this.broadcast(current.raw, current.hash, current.nonce);
         } catch (error) {
           if (!(error instanceof ChainError && error.code === 'nonce_used_elsewhere')) throw error;
           if (tx.status === 'mined') await this.refuseIfStillCanonical(tx, error);
           return this.voidOrWait(tx);
         }
       }
-      const waited = await this.waitReceipt(tx.hash);
-      if (waited.transactionHash.toLowerCase() !== tx.hash.toLowerCase()) {
-        if (tx.status === 'mined') await this.refuseIfStillCanonical(tx);
-        return this.voidOrWait(tx);
+      const waited = await this.waitReceipt(current.hash);
+      const by = waited.transactionHash.toLowerCase();
+      if (by !== tx.hash.toLowerCase()) {
+        this.op.refresh();
+        const now = this.op.txs().find((t) => t.hash === tx.hash) ?? tx;
+        const bump = now.versions?.find((v) => v.kind === 'bump' && v.hash.toLowerCase() === by);
+        if (bump) return this.adopt(now, bump.hash, waited);
+        if (now.status === 'mined') await this.refuseIfStillCanonical(now);
+        return this.voidOrWait(now);
       }
       receipt = waited;
     } else {
       this.out.progress('tx.resume', `transaction ${tx.hash} is already mined; not sending it again`);
     }
     return this.finish(tx, receipt);
+  }
+
+  /**
+   * A fee bump (issue 35: a slot's versions are its bytes, fee bumps, and at most one cancel). An open slot whose max
+   * fee is below the latest block's base fee cannot be mined until fees fall; its calls are signed again at the same
+   * nonce (same recipient, data, value, gas and authorization) with both fees raised by at least an eighth (what nodes
+   * ask of a replacement) and room for the base fee to double, within the configured cap. The bump is recorded before
+   * it is sent; only one version of a nonce can be mined, and the calls' effects are counted once, with the record.
+   */
+  private async bumpIfUnderpriced(tx: TxRecord, current: { hash: Hex; raw: Hex; nonce: number }) {
+    const old = parseTransaction(current.raw);
+    if ((old.type !== 'eip1559' && old.type !== 'eip7702') || old.maxFeePerGas === undefined) return current;
+    const base = (
+      await this.client.getBlock({ blockTag: 'latest' }).catch((error: unknown) => {
+        throw asKnownError(error);
+      })
+    ).baseFeePerGas;
+    if (base === null || base === undefined || old.maxFeePerGas >= base) return current;
+    const network = await this.fees();
+    const raise = (v: bigint) => v + v / 8n + 1n;
+    const maxPriorityFeePerGas = [raise(old.maxPriorityFeePerGas ?? 0n), network.maxPriorityFeePerGas].reduce((a, b) => (a > b ? a : b));
+    let maxFeePerGas = [raise(old.maxFeePerGas), 2n * base + maxPriorityFeePerGas].reduce((a, b) => (a > b ? a : b));
+    if (maxFeePerGas > this.maxFeePerGas) maxFeePerGas = this.maxFeePerGas;
+    if (maxFeePerGas < raise(old.maxFeePerGas) || maxFeePerGas <= base || maxPriorityFeePerGas > maxFeePerGas)
+      throw new ChainError(
+        'fee_cap',
+        `transaction ${current.hash} (nonce ${tx.nonce}) offers ${formatGwei(old.maxFeePerGas)} gwei per gas, below the base fee of ${formatGwei(base)} gwei, and a replacement would pass the cap of ${formatGwei(this.maxFeePerGas)} gwei; nothing was signed`,
+        {
+          hint: 'wait for fees to fall and run the same command again (the journaled transaction is kept), or raise maxFeePerGasGwei in the config file (or LOOPSIGN_MAX_FEE_GWEI)',
+        },
+      );
+    const raw = await this.account.signTransaction({
+      type: old.type,
+      chainId: old.chainId!,
+      nonce: old.nonce!,
+      to: old.to!,
+      data: old.data ?? '0x',
+      value: old.value ?? 0n,
+      gas: old.gas!,
+      ...(old.accessList ? { accessList: old.accessList } : {}),
+      ...(old.type === 'eip7702' ? { authorizationList: old.authorizationList } : {}),
+      maxFeePerGas,
+      maxPriorityFeePerGas,
+    } as Parameters<typeof this.account.signTransaction>[0]);
+    // What is recorded is what was asked for: the very calls of the record, at its nonce, on this chain.
+    const bump = parseTransaction(raw);
+    const same = (a: unknown, b: unknown) =>
+      JSON.stringify(a, (_, v) => (typeof v === 'bigint' ? v.toString() : v)) ===
+      JSON.stringify(b, (_, v) => (typeof v === 'bigint' ? v.toString() : v));
+    if (
+      bump.nonce !== tx.nonce ||
+      bump.chainId !== old.chainId ||
+      bump.to?.toLowerCase() !== old.to?.toLowerCase() ||
+      (bump.data ?? '0x') !== (old.data ?? '0x') ||
+      (bump.value ?? 0n) !== (old.value ?? 0n) ||
+      bump.gas !== old.gas ||
+      !same(bump.type === 'eip7702' ? bump.authorizationList : undefined, old.type === 'eip7702' ? old.authorizationList : undefined)
+    )
+      throw new RefusedError(
+        'signed_effects_mismatch',
+        'refused: the signed fee bump does not carry the calls of the transaction it replaces; it was not recorded or sent',
+        {
+          details: { rule: 'signed_effects_mismatch' },
+        },
+      );
+    const version = { hash: keccak256(raw), raw, nonce: tx.nonce };
+    await this.op.recordBump(tx.hash, version);
+    this.out.progress(
+      'tx.bump',
+      `transaction ${current.hash} (nonce ${tx.nonce}) offers ${formatGwei(old.maxFeePerGas)} gwei per gas, below the base fee of ${formatGwei(base)} gwei: the same calls signed again at its nonce with ${formatGwei(maxFeePerGas)} gwei (${version.hash}); only one of them can be mined`,
+      { transaction: current.hash, bump: version.hash, nonce: tx.nonce },
+    );
+    this.op.refresh();
+    return version;
+  }
+
+  /** A fee bump of `tx` was mined: its bytes become the record's, and the calls are paid once, by them. */
+  private async adopt(tx: TxRecord, bump: Hex, receipt: TransactionReceipt): Promise<TransactionReceipt> {
+    await this.op.adoptBump(tx.hash, bump);
+    this.out.progress('tx.bump_mined', `transaction ${bump}, a fee bump of ${tx.hash}, is mined: it carries the same calls`);
+    const now = this.op.txs().find((t) => t.hash.toLowerCase() === bump.toLowerCase());
+    if (!now) throw new Error(`the adopted bump ${bump} is not in the journal`);
+    return this.finish(now, receipt);
   }
 
   /**
@@ -388,13 +482,19 @@ export class Executor {
     if (final.count > tx.nonce) {
       const own = await ownReceipt(this.client, tx.hash);
       if (own) return this.finish(tx, own);
+      for (const v of tx.versions ?? []) {
+        if (v.kind !== 'bump') continue;
+        const bumped = await ownReceipt(this.client, v.hash);
+        if (bumped) return this.adopt(tx, v.hash, bumped);
+      }
       // The only door to a new nonce opens for a record the journal saw mined only when the block it was seen in is no
       // longer the chain's at that height (a reorg), checked again here, at finality.
       if (tx.status === 'mined') await this.refuseIfStillCanonical(tx);
       // "No receipt" is not enough: the transaction that took the nonce must be found, and be none of this slot's
       // versions carrying its calls (a cancel carries none).
       const taker = await takerOf(this.client, this.account.address, tx.nonce, final.block);
-      if (taker.hash === undefined || taker.hash.toLowerCase() === tx.hash.toLowerCase())
+      const ours = [tx.hash, ...(tx.versions ?? []).filter((v) => v.kind === 'bump').map((v) => v.hash)].map((h) => h.toLowerCase());
+      if (taker.hash === undefined || ours.includes(taker.hash.toLowerCase()))
         throw new ChainError(
           'rpc_inconsistent',
           taker.hash === undefined
@@ -731,8 +831,12 @@ export class Executor {
       // An EIP-7702 self-executed batch holds its nonce and its authorization's: a gap at either stops the wallet.
       const unused = (slot.kind === 'batch+authorization' ? [slot.nonce, slot.nonce + 1] : [slot.nonce]).filter((n) => n >= latest);
       if (unused.length === 0) continue; // used: its owner's rerun finds out by what
-      if (await receiptOrNone(this.client, slot.hash)) continue;
-      if (await this.client.getTransaction({ hash: slot.hash }).catch(() => undefined)) continue;
+      let known = false;
+      for (const hash of [slot.hash, ...slot.bumps.map((b) => b.hash)]) {
+        if ((await receiptOrNone(this.client, hash)) || (await this.client.getTransaction({ hash }).catch(() => undefined))) known = true;
+        if (known) break;
+      }
+      if (known) continue;
       if (slot.operation === this.op.id && slot.nonce >= latest) {
         this.out.progress('tx.rebroadcast', `re-broadcasting journaled transaction ${slot.hash}`);
         await this.broadcast(slot.raw, slot.hash, slot.nonce);
@@ -748,7 +852,7 @@ export class Executor {
    * broadcast: signed again at unchanged fees, it was the very same bytes, which the journal refuses); one the node
    * knows is left to be mined.
    */
-  private async cancelSlot(slot: SlotRow & { cancels: SlotCancel[] }, nonces: number[]): Promise<void> {
+  private async cancelSlot(slot: SlotRow & { cancels: SlotCancel[]; bumps: SlotCancel[] }, nonces: number[]): Promise<void> {
     const self = this.account.address;
     const send: SlotCancel[] = [];
     const sign: number[] = [];
