@@ -499,6 +499,9 @@ const nodeArb: fc.Arbitrary<NodeView> = fc.oneof(
       // nonce-slot executor (the SLOTS regression below): 'taker' only with LOOPSIGN_SLOT_MODEL_FORGE_TAKER=1 until the
       // executor checks a receipt's hash.
       forgeReceipt: fc.constantFrom<NodeView['forgeReceipt']>(false, 'own', ...(FORGE_TAKER ? (['taker'] as const) : [])),
+      // With hideNonce, the hidden transaction's block body answered with another transaction at its nonce (made up, or
+      // itself renamed): the taker search believed it until the taker's signature was checked (the regressions below).
+      forgeBody: HIDE_MINED ? fc.constantFrom<NodeView['forgeBody']>(undefined, 'forged', 'renamed') : fc.constant(undefined),
       // Block 0, read by the chain-identity check each run makes first: a lie recorded there leaves the operation
       // journal_other_chain (exit 4) until the user sets it aside; counted in the calm tail, not failed. It also splits
       // the local nonce floor (the SLOTS regression on block 0 below): generated only with
@@ -706,6 +709,28 @@ describe('nonce slots: the double payments of issue 35, replayed', () => {
       !EXPECT_OLD,
     );
   });
+});
+
+// Red team of the taker search (takerOf, src/wallet/finality.ts). A slot is void once the finalized count is past its
+// nonce, no version has a receipt, and the transaction found at that nonce (in the block where the count passed it) is
+// none of its versions. A node that hides a mined bonus pool can also answer that block's body with another
+// transaction in its place: a made-up one of the wallet, or the pool itself under another hash. Neither can carry the
+// wallet's signature over its fields: the taker is believed only once its fields hash to its hash and its signature
+// recovers the wallet.
+describe('nonce slots: a node that lies about the taker', () => {
+  for (const forgeBody of ['forged', 'renamed'] as const) {
+    it(`a mined bonus pool hidden, its block's body answering a ${forgeBody} transaction at its nonce: the rerun pays nothing again`, async () => {
+      await runCase([
+        StartRun(1),
+        Mine([0], false), // the approval mined at nonce 0; the pool signed and sent at nonce 1
+        SwitchNode({ ...HONEST, name: 'liar', hideNonce: 1, forgeBody }),
+        Mine([0], false), // the pool mined at nonce 1: this node hides it, and answers its block with another transaction
+        Finalize(2),
+        StartRun(1), // the rerun: nonce 1 used at the finalized block, no receipt, "a taker" that is not the pool
+        Mine([0], false),
+      ]);
+    });
+  }
 });
 
 // Found by the property on the nonce-slot executor (9fbe486; seed 1780655963, path 33:2:3:7:14:13:15:14:11:11:11:12,

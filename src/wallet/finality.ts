@@ -3,8 +3,18 @@
 // Base and Base Sepolia answer the `finalized` tag (their L1 batch is final, about 20 minutes behind the head) and
 // `safe` (the batch is on L1, about 2 minutes); a chain's `finality` setting picks one (src/chains/table.ts). The
 // sandbox's anvil runs with one slot an epoch, so its finalized block is two behind the head.
-import type { Hex, PublicClient, TransactionReceipt } from 'viem';
+import {
+  keccak256,
+  recoverTransactionAddress,
+  serializeTransaction,
+  type Hex,
+  type PublicClient,
+  type Transaction,
+  type TransactionReceipt,
+  type TransactionSerializable,
+} from 'viem';
 import { ChainError, asKnownError } from '../errors.js';
+import { sameAddress, sameHex } from '../hex.js';
 import type { ChainConfig } from '../chains/table.js';
 import type { TxRecord } from '../store/records.js';
 
@@ -102,9 +112,40 @@ export async function takerOf(
     const taker = block.transactions.find(
       (t) => typeof t !== 'string' && t.from.toLowerCase() === wallet.toLowerCase() && t.nonce === nonce,
     );
-    return { hash: typeof taker === 'object' ? taker.hash : undefined, block: hi };
+    if (typeof taker !== 'object') return { hash: undefined, block: hi };
+    // The node's word that this is the taker is believed only once the wallet's signature says so: a node hiding the
+    // slot's own mined transaction could otherwise answer its block with a made-up one, or with the slot's own
+    // transaction under another hash, and "void" would have its calls signed a second time.
+    if (!(await signedBy(taker, wallet)))
+      throw new ChainError(
+        'rpc_inconsistent',
+        `the RPC shows a transaction ${taker.hash} of ${wallet} with nonce ${nonce} in block ${hi} whose fields do not hash to that hash or do not carry the wallet's signature: whether the transaction loopsign journaled at that nonce paid cannot be told; nothing was signed`,
+        {
+          hint: "check the wallet's transactions in a block explorer, then run the same command again with another RPC (--rpc-url)",
+          details: { nonce, block: hi.toString(), taker: taker.hash },
+        },
+      );
+    return { hash: taker.hash, block: hi };
   } catch (error) {
     throw asKnownError(error);
+  }
+}
+
+/**
+ * Whether a transaction as a node answered it is one `wallet` signed: its fields, serialized with its signature, hash
+ * to its hash, and that signature recovers the wallet. A node can rename or make up a transaction, never sign one. A
+ * transaction whose type cannot be serialized here (an OP-stack deposit, which carries no signature) is not proven.
+ */
+export async function signedBy(t: Transaction, wallet: Hex): Promise<boolean> {
+  try {
+    const fields = { ...t, data: t.input } as unknown as TransactionSerializable;
+    // viem's formatter derives yParity from v where a node gives only v; a legacy transaction's v carries its chain id.
+    const signature = t.type === 'legacy' ? { r: t.r, s: t.s, v: t.v } : { r: t.r, s: t.s, yParity: t.yParity };
+    const serialized = serializeTransaction(fields, signature as never);
+    if (!sameHex(keccak256(serialized), t.hash)) return false;
+    return sameAddress(await recoverTransactionAddress({ serializedTransaction: serialized as never }), wallet);
+  } catch {
+    return false;
   }
 }
 

@@ -69,6 +69,12 @@ export interface NodeView {
   /** Block 0 answered with another hash. */
   wrongGenesis: boolean;
   /**
+   * With hideNonce: the hidden transaction's entry in its block's body is replaced, so the block still shows the nonce
+   * used: 'forged', by a made-up transaction of the wallet (another hash, its own fields and signature copied);
+   * 'renamed', by the hidden transaction itself under another hash.
+   */
+  forgeBody?: 'forged' | 'renamed';
+  /**
    * A lie about finality. 'head': the head answered as finalized (a consistent lie: the residual risk of
    * notes/nonce-slots.md §3.7). 'beyond': the head as finalized, with a transaction count one past the latest count
    * (an answer no honest node can give).
@@ -262,7 +268,17 @@ export class SimChain {
         if (b === undefined) return null;
         const full = params[1] === true;
         if (b === 'pending') return this.blockJson(this.block(viewHead + 1, this.blocks[viewHead]!.hash, []), full, false);
-        return this.blockJson(b, full, node.wrongGenesis && b.number === 0);
+        const json = this.blockJson(b, full, node.wrongGenesis && b.number === 0);
+        if (full && node.forgeBody)
+          json.transactions = json.transactions.map((t) => {
+            const tx = typeof t === 'string' ? undefined : this.pool.get(t.hash);
+            if (!tx || typeof t === 'string' || !hidden(tx)) return t;
+            const hash = keccak256(toHex(`forged:${tx.hash}`));
+            return node.forgeBody === 'renamed'
+              ? { ...t, hash }
+              : { ...t, hash, to: '0x000000000000000000000000000000000000dead', input: '0x' };
+          });
+        return json;
       }
       case 'eth_getTransactionCount': {
         const from = String(params[0]).toLowerCase() as Hex;
@@ -361,23 +377,25 @@ export class SimChain {
 
   private txJson(tx: SimTx, at: number | undefined) {
     const b = at === undefined ? undefined : this.blocks[at]!;
+    // The signed fields as the bytes carry them, so that an answer can be checked against its signature.
+    const p = parseTransaction(tx.raw);
     return {
       hash: tx.hash,
       nonce: hex(tx.nonce),
       from: tx.from,
       to: tx.to,
       input: tx.input,
-      value: '0x0',
-      gas: hex(60_000),
-      maxFeePerGas: hex(2n * GWEI),
-      maxPriorityFeePerGas: hex(GWEI),
+      value: hex(p.value ?? 0n),
+      gas: hex(p.gas ?? 60_000n),
+      maxFeePerGas: hex(p.maxFeePerGas ?? 2n * GWEI),
+      maxPriorityFeePerGas: hex(p.maxPriorityFeePerGas ?? GWEI),
       type: '0x2',
       chainId: hex(this.chainId),
-      v: '0x0',
-      r: '0x1',
-      s: '0x1',
-      yParity: '0x0',
-      accessList: [],
+      v: hex(p.v ?? BigInt(p.yParity ?? 0)),
+      r: p.r ?? '0x1',
+      s: p.s ?? '0x1',
+      yParity: hex(p.yParity ?? 0),
+      accessList: p.accessList ?? [],
       blockHash: b?.hash ?? null,
       blockNumber: b ? hex(b.number) : null,
       transactionIndex: b ? hex(b.txs.indexOf(tx.hash)) : null,
