@@ -207,6 +207,44 @@ describe('a feedback bonus pool is funded once per question, whatever the node o
     expect(before - (await w.usdcOf())).toBe(4_000_000n);
   });
 
+  // Red team (h6). The restored database above, rerun through a node whose eth_getLogs answers nothing (a provider whose
+  // log index lags its head, as several do for recent blocks, or a node that hides events). The journal restored from
+  // before the bonus holds no bonus transaction, so the chain check is the bonus's only memory, and one node's empty
+  // answer defeats it: the rerun funds a second pool (4 USDC left the wallet on a 2 USDC file). The wallet's mark sees
+  // the lost records (the count on chain is past what the database explains) but only warns, in the very run that pays.
+  // docs/security.md's residual is "a node that lies consistently — hides the pool's event as well as the journal's
+  // transaction"; with a restored database one answer suffices. A fix is the lead's call (the mark warns rather than
+  // refuses on purpose): e.g. when the database does not explain the wallet's count and the journal holds no bonus
+  // transaction, refuse the bonus (not the ask) until the unexplained nonces are proven not to carry a pool call for
+  // this question (their transactions found by takerOf's signature-checked search and decoded), or until the flag.
+  it.fails('a database restored from before the bonus, rerun through a node whose logs lag: no second pool', async () => {
+    const w = await freshWallet();
+    const home = makeHome();
+    const before = await w.usdcOf();
+    const file = askFile(home, `Restored lagging logs ${Date.now()}`, true);
+    expect((await ask(home, file, { ...w.env, LOOPSIGN_CRASH_AFTER: 'bonus:planned' })).code).toBe(-1);
+    expect((await runCli(['--json', 'history'], home, { env: w.env })).code).toBe(0);
+    const db = storeFile(home);
+    const backup = `${db}.backup`;
+    copyFileSync(db, backup);
+    const done = await ask(home, file, w.env);
+    expect(done.code, done.stdout + done.stderr).toBe(0);
+    const contentId = done.json().contentIds[0] as string;
+    expect(before - (await w.usdcOf())).toBe(2_000_000n);
+    copyFileSync(backup, db);
+    for (const side of ['-wal', '-shm', '-journal']) rmSync(`${db}${side}`, { force: true });
+    const proxy = await startStallProxy(s.sb.info.rpcUrl, 'logs-empty');
+    let rerun: Awaited<ReturnType<typeof ask>>;
+    try {
+      rerun = await ask(home, file, w.env, ['--rpc-url', proxy.url]);
+    } finally {
+      await proxy.close();
+    }
+    expect(proxy.forwarded, 'the chain check asked this node').toContain('eth_getLogs (empty)');
+    expect(await poolsOf(w.address, contentId), rerun.stdout + rerun.stderr).toBe(1);
+    expect(before - (await w.usdcOf()), 'the bounty and the bonus, each once').toBe(2_000_000n);
+  });
+
   it('another program that used the wallet: confirmed with the flag, else said in a warning; asks go on', async () => {
     const w = await freshWallet();
     const home = makeHome();

@@ -33,6 +33,8 @@
 //   up with the block that mined the wallet's last transaction, or that counts each transaction it took as one nonce):
 //   every pending nonce read answers one less than the node's; everything else, latest-block nonce reads included, is
 //   the node's own.
+// - 'logs-empty': every eth_getLogs answered with no logs (a provider whose log index lags behind its head, or a node
+//   that hides events); everything else is the node's own.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -53,7 +55,8 @@ export type StallMode =
   | 'genesis-lies'
   | 'reads-lag-one-tx'
   | 'pending-count-one-behind'
-  | 'receipts-null-once-mined';
+  | 'receipts-null-once-mined'
+  | 'logs-empty';
 
 export interface StallProxy {
   url: string;
@@ -95,6 +98,11 @@ export async function startStallProxy(target: string, mode: StallMode): Promise<
     if (proxy.mode === 'latest-fails' && block === 'latest') {
       proxy.forwarded.push(`${method} (failed)`);
       return fail(res, call.id, -32603, 'the node is overloaded (test)');
+    }
+    if (proxy.mode === 'logs-empty' && method === 'eth_getLogs') {
+      proxy.forwarded.push(`${method} (empty)`);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id ?? null, result: [] }));
     }
     if (proxy.mode === 'receipts-empty-after-send' && method === 'eth_getTransactionReceipt' && proxy.sent.length > 0 && emptied < 6) {
       emptied++;
