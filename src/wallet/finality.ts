@@ -116,15 +116,23 @@ export async function takerOf(
     // The node's word that this is the taker is believed only once the wallet's signature says so: a node hiding the
     // slot's own mined transaction could otherwise answer its block with a made-up one, or with the slot's own
     // transaction under another hash, and "void" would have its calls signed a second time.
-    if (!(await signedBy(taker, wallet)))
+    if (!(await signedBy(taker, wallet))) {
+      // An OP-stack deposit (a bridge transaction sent on L1 by this address) uses the wallet's nonce too, and carries
+      // no signature to check: its proof is on L1, which no RPC answer here shows. Said as what it is.
+      const deposit = (taker as { typeHex?: string }).typeHex === '0x7e' || (taker.type as string) === 'deposit';
       throw new ChainError(
         'rpc_inconsistent',
-        `the RPC shows a transaction ${taker.hash} of ${wallet} with nonce ${nonce} in block ${hi} whose fields do not hash to that hash or do not carry the wallet's signature: whether the transaction loopsign journaled at that nonce paid cannot be told; nothing was signed`,
+        deposit
+          ? `the RPC shows an L1 deposit ${taker.hash} from ${wallet} with nonce ${nonce} in block ${hi}: a deposit carries no signature loopsign can check, so whether the transaction loopsign journaled at that nonce paid cannot be told from this RPC; nothing was signed`
+          : `the RPC shows a transaction ${taker.hash} of ${wallet} with nonce ${nonce} in block ${hi} whose fields do not hash to that hash or do not carry the wallet's signature: whether the transaction loopsign journaled at that nonce paid cannot be told; nothing was signed`,
         {
-          hint: "check the wallet's transactions in a block explorer, then run the same command again with another RPC (--rpc-url)",
+          hint: deposit
+            ? "if you bridged from L1 with this address, that deposit took the nonce and loopsign's transaction can never be mined (check both in a block explorer): this operation paid nothing for it; otherwise run the same command again with another RPC (--rpc-url)"
+            : "check the wallet's transactions in a block explorer, then run the same command again with another RPC (--rpc-url)",
           details: { nonce, block: hi.toString(), taker: taker.hash },
         },
       );
+    }
     return { hash: taker.hash, block: hi };
   } catch (error) {
     throw asKnownError(error);
