@@ -211,7 +211,8 @@ describe('a feedback bonus pool is funded once per question, whatever the node o
   // log index lags its head, as several do for recent blocks, or a node that hides events). The journal restored from
   // before the bonus holds no bonus transaction, so the chain check is the bonus's only memory, and one node's empty
   // answer defeats it: the rerun funds a second pool (4 USDC left the wallet on a 2 USDC file). The wallet's mark sees
-  // the lost records (the count on chain is past what the database explains) but only warns, in the very run that pays.
+  // the lost records (the count on chain is past what the database explains) but only warns, in the very run that pays
+  // (and a copy from before the wallet's first use in this database takes the count as its first mark: no warning).
   // docs/security.md's residual is "a node that lies consistently — hides the pool's event as well as the journal's
   // transaction"; with a restored database one answer suffices. A fix is the lead's call (the mark warns rather than
   // refuses on purpose): e.g. when the database does not explain the wallet's count and the journal holds no bonus
