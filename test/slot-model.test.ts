@@ -730,6 +730,17 @@ describe('nonce slots: a node that lies about the taker', () => {
         Mine([0], false),
       ]);
     });
+    it(`a bonus pool the journal saw mined, hidden, its block answering a ${forgeBody} transaction at its nonce: not set aside, not paid again`, async () => {
+      await runCase([
+        StartRun(1),
+        Mine([0], false),
+        Mine([0], false), // the approval and the pool mined, and seen mined: op 1 is done
+        SwitchNode({ ...HONEST, name: 'liar', hideNonce: 1, forgeBody }),
+        Finalize(2),
+        StartRun(1), // the rerun: the pool's block (same hash) shows another transaction at its nonce, and so does the taker search
+        Mine([0], false),
+      ]);
+    });
   }
 });
 
