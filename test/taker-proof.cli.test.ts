@@ -5,7 +5,7 @@
 // lies about the taker"). Here the proof is run on what a real node (anvil) answers for every transaction type a wallet
 // sends, so that an honest taker is never refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, createWalletClient, http, keccak256, toHex, type Hex, type PublicClient } from 'viem';
+import { createPublicClient, createWalletClient, custom, http, keccak256, toHex, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
 import { startAnvil, type AnvilProcess } from '../src/sandbox/anvil.js';
@@ -70,11 +70,72 @@ describe("a nonce's taker is the wallet's only when its signature says so", () =
   });
 
   it('takerOf finds each nonce’s transaction on an honest node', async () => {
-    const latest = await pub.getBlockNumber();
+    // Not viem's cached block number (the receipt waits above polled it): the chain's head now.
+    const latest = await pub.getBlockNumber({ cacheTime: 0 });
     for (const s of sent) {
       const tx = await minedTx(s.hash);
       const taker = await takerOf(pub, account.address, tx.nonce, latest);
       expect(taker).toEqual({ hash: s.hash, block: tx.blockNumber });
     }
+  });
+});
+
+describe('a taker that carries no wallet signature stops the verdict (rpc_inconsistent), naming what it is', () => {
+  // A node (viem's custom transport) whose wallet count passes nonce 0 at block 5, where it shows `taker`.
+  const nodeShowing = (taker: Record<string, unknown>) =>
+    createPublicClient({
+      chain: foundry,
+      transport: custom({
+        request: async ({ method, params }: { method: string; params?: unknown[] }) => {
+          if (method === 'eth_getTransactionCount') return Number(params?.[1]) >= 5 ? '0x1' : '0x0';
+          if (method === 'eth_getBlockByNumber')
+            return {
+              number: params?.[0],
+              hash: keccak256(toHex(`block ${String(params?.[0])}`)),
+              parentHash: `0x${'00'.repeat(32)}`,
+              timestamp: '0x1',
+              transactions: Number(params?.[0]) === 5 ? [taker] : [],
+            };
+          throw new Error(`unexpected ${method}`);
+        },
+      }),
+    }) as PublicClient;
+  const base = {
+    hash: keccak256(toHex('made up')),
+    from: account.address,
+    to: TO,
+    nonce: '0x0',
+    input: '0x',
+    value: '0x0',
+    gas: '0x5208',
+    blockNumber: '0x5',
+    blockHash: keccak256(toHex('block 5')),
+    transactionIndex: '0x0',
+  };
+
+  it('a made-up transaction of the wallet', async () => {
+    const made = {
+      ...base,
+      type: '0x2',
+      chainId: '0x7a69',
+      maxFeePerGas: '0x1',
+      maxPriorityFeePerGas: '0x1',
+      r: '0x1',
+      s: '0x1',
+      yParity: '0x0',
+      v: '0x0',
+    };
+    await expect(takerOf(nodeShowing(made), account.address, 0, 9n)).rejects.toMatchObject({
+      code: 'rpc_inconsistent',
+      message: expect.stringMatching(/do not hash to that hash or do not carry the wallet's signature/),
+    });
+  });
+
+  it('an OP-stack deposit from the wallet (no signature to check)', async () => {
+    const deposit = { ...base, type: '0x7e', sourceHash: keccak256(toHex('source')), mint: '0x0', isSystemTx: false };
+    await expect(takerOf(nodeShowing(deposit), account.address, 0, 9n)).rejects.toMatchObject({
+      code: 'rpc_inconsistent',
+      message: expect.stringMatching(/an L1 deposit .* carries no signature loopsign can check/),
+    });
   });
 });
