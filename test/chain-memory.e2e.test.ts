@@ -210,7 +210,7 @@ describe('a feedback bonus pool is funded once per question, whatever the node o
   // Red team (h6). The restored database above, rerun through a node whose eth_getLogs answers nothing (a provider whose
   // log index lags its head, as several do for recent blocks, or a node that hides events). The journal restored from
   // before the bonus holds no bonus transaction, so the chain check is the bonus's only memory, and one node's empty
-  // answer defeats it: the rerun funds a second pool (4 USDC left the wallet on a 2 USDC file). The wallet's mark sees
+  // answer defeats it: the rerun funds a second pool (3 USDC left the wallet on a 2 USDC file). The wallet's mark sees
   // the lost records (the count on chain is past what the database explains) but only warns, in the very run that pays
   // (and a copy from before the wallet's first use in this database takes the count as its first mark: no warning).
   // docs/security.md's residual is "a node that lies consistently — hides the pool's event as well as the journal's
