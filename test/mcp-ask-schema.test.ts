@@ -90,16 +90,21 @@ describe("the ask's schema in tools/list", () => {
       const tool = tools.find((t) => t.name === name)!;
       const ask = (tool.inputSchema.properties as Record<string, any>).ask;
       expect(ask.required, name).toEqual(['chainId', 'clientRequestId', 'maxPaymentAmount', 'bounty']);
-      expect(ask.properties.bounty.required, name).toEqual(['amount']);
-      expect(ask.properties.bounty.properties.amount.description, name).toMatch(/atomic units.*1 USDC = "1000000"/);
-      expect(ask.properties.bounty.properties.amount.pattern, name).toBe('^(0|[1-9][0-9]*)$');
+      // bounty and roundConfig: oneOf the live shape and the interface document's (seed) shape.
+      const [liveBounty, seedBounty] = ask.properties.bounty.oneOf;
+      expect([liveBounty.title, seedBounty.title], name).toEqual(['live shape', expect.stringMatching(/^interface \(seed\) shape/)]);
+      expect(liveBounty.required, name).toEqual(['amount']);
+      expect(liveBounty.properties.amount.description, name).toMatch(/atomic units.*1 USDC = "1000000"/);
+      expect(liveBounty.properties.amount.pattern, name).toBe('^[1-9][0-9]{6,}$');
       expect(ask.properties.question.required, name).toEqual(['title', 'categoryId', 'tags']);
       expect(ask.properties.chainId.enum, name).toContain(8453);
       expect(ask.examples?.[0]?.bounty?.amount, name).toBe('1500000');
 
       const validate = new Ajv({ strict: true, allowUnionTypes: true }).compile(tool.inputSchema);
       expect(validate({ ask: CORRECT }), JSON.stringify(validate.errors)).toBe(true);
-      expect(validate({ ask: tool.inputSchema.properties!.ask && ask.examples[0] })).toBe(true);
+      // One example of each shape, both valid.
+      expect(ask.examples.map((e: any) => e.roundConfig?.epochDuration !== undefined)).toEqual([false, true]);
+      for (const example of ask.examples) expect(validate({ ask: example }), JSON.stringify(validate.errors)).toBe(true);
       expect(validate({ ask: GUESS })).toBe(false);
       const all = new Ajv({ strict: true, allowUnionTypes: true, allErrors: true }).compile(tool.inputSchema);
       all({ ask: GUESS });

@@ -9,7 +9,7 @@ import { normalizeTargetAudience } from './ask-audience.js';
 import { checkHeadToHead, checkTagsText, checkTitleText } from './ask-text.js';
 import { isHostedDetailsUrl, normalizeContextUrl, normalizeDetailsUrl, normalizeImageUrl, normalizeVideoUrl } from './ask-urls.js';
 import { DEFAULT_PROFILE, getProfile, type ServiceProfile } from './profiles/index.js';
-import type { Translation } from './profiles/types.js';
+import type { ServiceRejection, Translation } from './profiles/types.js';
 
 export { AskFieldError, type AskProblem } from './ask-errors.js';
 export { normalizeContextUrl, normalizeImageUrl, normalizeVideoUrl } from './ask-urls.js';
@@ -522,6 +522,29 @@ export function normalizeAsk(body: unknown, options: NormalizeOptions = {}): Nor
   const named = problems.map((p) => p.field);
   const covered = (field: string) => named.some((n) => field === n || field.startsWith(`${n}.`) || field.startsWith(`${n}[`));
   for (const p of shapeProblems(body, options.requireMaxPayment ? clientAskSchema : askSchema)) if (!covered(p.field)) problems.push(p);
+
+  // The rules across the ask (the schema states what JSON Schema can): judged on the parts that were sound, and
+  // reported with the rest, so that one answer names every problem.
+  const rejections = profile.ask.rejections;
+  const cross = (field: string, message: string, service?: ServiceRejection) =>
+    covered(field) ? undefined : problems.push(service ? { field, message, service } : { field, message });
+  if (bounty && feedbackBonus !== undefined && maxPaymentAmount !== undefined && maxPaymentAmount !== null) {
+    const total = sameAssetTotal({ bounty, feedbackBonus });
+    if (total > maxPaymentAmount)
+      cross(
+        'maxPaymentAmount',
+        `${maxPaymentAmount} does not cover the ${bounty.asset} bounty plus any ${bounty.asset} feedback bonus (${total})`,
+        rejections.maxPayment,
+      );
+  }
+  if (paymentMode === 'x402_authorization') {
+    if (isBundle)
+      cross('paymentMode', 'x402_authorization supports single-question asks only; use wallet_calls for bundles', rejections.x402Bundle);
+    else if (bounty && bounty.asset !== 'USDC')
+      cross('paymentMode', 'LREP bounties require wallet_calls funding mode', rejections.x402Lrep);
+    else if (feedbackBonus && feedbackBonus.asset !== 'USDC')
+      cross('paymentMode', 'x402_authorization can only fund USDC bounties and USDC feedback bonuses');
+  }
   if (problems.length > 0) throw AskFieldError.of(problems);
 
   const ask: NormalizedAsk = {
@@ -538,28 +561,6 @@ export function normalizeAsk(body: unknown, options: NormalizeOptions = {}): Nor
     walletAddress: (walletRaw as `0x${string}` | undefined) ?? null,
     dryRun: isDryRun(body),
   };
-  // Tool-level rules that depend only on the input (certain, so refused here rather than by the service).
-  const rejections = profile.ask.rejections;
-  if (ask.maxPaymentAmount !== null && sameAssetTotal(ask) > ask.maxPaymentAmount) {
-    throw new AskFieldError(
-      'maxPaymentAmount',
-      `${ask.maxPaymentAmount} does not cover the ${ask.bounty.asset} bounty plus any ${ask.bounty.asset} feedback bonus (${sameAssetTotal(ask)})`,
-      rejections.maxPayment,
-    );
-  }
-  const mode = ask.paymentMode ?? defaultPaymentMode(ask);
-  if (mode === 'x402_authorization') {
-    if (isBundle)
-      throw new AskFieldError(
-        'paymentMode',
-        'x402_authorization supports single-question asks only; use wallet_calls for bundles',
-        rejections.x402Bundle,
-      );
-    if (ask.bounty.asset !== 'USDC')
-      throw new AskFieldError('paymentMode', 'LREP bounties require wallet_calls funding mode', rejections.x402Lrep);
-    if (ask.feedbackBonus && ask.feedbackBonus.asset !== 'USDC')
-      throw new AskFieldError('paymentMode', 'x402_authorization can only fund USDC bounties and USDC feedback bonuses');
-  }
   return ask;
 }
 

@@ -1,12 +1,15 @@
 // The ask's shape, written once: a zod schema that normalizeAsk runs on every ask (client and sandbox), that emits
 // the JSON Schema an MCP client reads in tools/list (loopsign_quote, loopsign_ask: the `ask` argument), and that
-// renders the field table in docs/ask.md (test/ask-schema.test.ts fails when the page differs). The rules that tie
-// fields together (voters against the bounty, the spend cap against the bounty and bonus, gated media, templates)
-// are normalizeAsk's; the descriptions here say them, so a client that reads only the schema can obey them.
-// Its tolerance is the normalizer's (numbers or decimal strings for counts, the service's aliases): nothing it accepts
-// is refused here. The interface document's (seed) fields are part of the one shape, marked as such: every live ask
-// is also a valid interface ask, so `oneOf` of two shapes would refuse valid asks; loopsign translates or refuses
-// those fields (docs/ask.md, "Seed-shaped files").
+// renders the field table and the category list in docs/ask.md (test/ask-schema.test.ts, test/ask-shapes.test.ts
+// fail when the page differs). Its tolerance is the normalizer's (numbers or decimal strings for counts, the
+// service's aliases): nothing it accepts is refused here.
+// Two shapes are taken: the live service's and the interface document's (seed), which loopsign translates or refuses
+// field by field (docs/ask.md, "Seed-shaped files"). They differ only in bounty and roundConfig, so those two are
+// `oneOf` the two shapes (a seed field makes the interface shape; none, the live one): exactly one fits, and the
+// schema stays one object instead of two whole copies (31 KB against 48 KB in tools/list, measured).
+// The rules that tie fields together are normalizeAsk's, reported with every other problem; the schema states the
+// ones JSON Schema can say (ASK_RULES, QUESTION_RULES: `anyOf`, `not`, `if`/`then`) and the descriptions say the rest
+// (values compared with each other: voters against the bounty, the spend cap against the bounty and bonus).
 import * as z from 'zod';
 
 /** How every amount is written: the one sentence about units, in every amount's description. */
@@ -37,12 +40,144 @@ const PAYMENT_MODES = [
   'x402',
 ] as const;
 
-const bounty = z
-  .looseObject({
-    amount: atomic('what the raters are paid in all (at least 1 USDC = "1000000")'),
+/**
+ * RateLoop's categories: ids 1 to 8 of the live CategoryRegistry (Base, chain.md: 0x6260E54E…). RateLoop's deploy
+ * script (branch main, packages/foundry/script/Deploy.s.sol, `_seedCategories`) adds them in this order, and the
+ * registry numbers them from 1; `subcategories` are the tags it suggests for each.
+ */
+export const CATEGORIES = [
+  {
+    id: 1,
+    name: 'Products',
+    slug: 'products',
+    tags: ['Value', 'Quality', 'Usability', 'Durability', 'Design', 'Support', 'Safety', 'Sustainability'],
+  },
+  {
+    id: 2,
+    name: 'Places & Travel',
+    slug: 'places-travel',
+    tags: [
+      'Restaurants',
+      'Cafes',
+      'Nightlife',
+      'Hotels',
+      'Attractions',
+      'Itineraries',
+      'Service',
+      'Atmosphere',
+      'Accessibility',
+      'Value',
+      'Local Tips',
+      'Family',
+      'Solo Travel',
+    ],
+  },
+  {
+    id: 3,
+    name: 'Software',
+    slug: 'software',
+    tags: [
+      'Web Apps',
+      'Mobile Apps',
+      'Developer Tools',
+      'Repos',
+      'Libraries',
+      'APIs',
+      'Smart Contracts',
+      'Productivity',
+      'Onboarding',
+      'Performance',
+      'Trust',
+      'Pricing',
+    ],
+  },
+  {
+    id: 4,
+    name: 'Media',
+    slug: 'media',
+    tags: ['Images', 'YouTube', 'Education', 'Entertainment', 'Art', 'Photography', 'Audio', 'Culture'],
+  },
+  {
+    id: 5,
+    name: 'Design',
+    slug: 'design',
+    tags: ['Visual Design', 'Brand', 'Typography', 'Layout', 'Accessibility', 'Photography', 'Fashion', 'Architecture'],
+  },
+  {
+    id: 6,
+    name: 'AI Answers',
+    slug: 'ai-answers',
+    tags: ['Helpfulness', 'Clarity', 'Safety', 'Creativity', 'Reasoning', 'Code', 'Images', 'Research'],
+  },
+  {
+    id: 7,
+    name: 'Text',
+    slug: 'text',
+    tags: [
+      'Developer Docs',
+      'Getting Started',
+      'API Reference',
+      'Tutorials',
+      'Articles',
+      'Research',
+      'Policy',
+      'Copywriting',
+      'Accuracy',
+      'Completeness',
+      'Readability',
+      'Troubleshooting',
+      'Examples',
+    ],
+  },
+  {
+    id: 8,
+    name: 'General',
+    slug: 'general',
+    tags: ['Taste', 'Usefulness', 'Interesting', 'Clear', 'Fun', 'Convincing', 'Worthwhile', 'Other'],
+  },
+] as const;
+
+/** `required` in a rule, with its keys named under `properties` too (a strict validator asks for both). */
+const req = (...keys: string[]) => ({ required: keys, properties: Object.fromEntries(keys.map((k) => [k, true])) });
+
+/** The two shapes loopsign takes: the live service's, and the interface document's (seed), which it translates. */
+type Shape = 'live' | 'seed';
+
+/**
+ * A field only the interface (seed) shape has: in the seed shape, what loopsign does with it; in the live shape,
+ * absent (`not: {}`), which is what keeps the two shapes apart (`oneOf`).
+ */
+const seedOnly = (shape: Shape, what: string) =>
+  shape === 'seed' ? seed(what).optional() : z.never().optional().describe(`interface (seed) shape only: ${what}`);
+
+const X402_MODES = ['x402_authorization', 'eip3009_usdc_authorization', 'eip3009_authorization', 'native_x402', 'x402'];
+
+const SEED_BOUNTY_KEYS = ['requiredSettledRounds', 'bountyStartBy', 'bountyWindowSeconds', 'feedbackWindowSeconds'];
+const SEED_ROUND_KEYS = ['epochDuration', 'maxDuration'];
+
+/**
+ * Both shapes of an object, exactly one of which fits (`oneOf`): the live one (no seed field) and the interface
+ * document's (at least one seed field: a refinement for zod, `anyOf` of `required` for JSON Schema).
+ */
+function bothShapes<L extends z.ZodType, S extends z.ZodObject>(live: L, seedShape: S, seedKeys: string[]) {
+  const hasSeedKey = (v: Record<string, unknown>) => seedKeys.some((k) => v[k] !== undefined && v[k] !== null);
+  return z.xor([
+    live.meta({ title: 'live shape' }),
+    seedShape
+      .refine(hasSeedKey)
+      .meta({ title: 'interface (seed) shape: has at least one of its own fields', anyOf: seedKeys.map((k) => req(k)) }),
+  ]);
+}
+
+const bountyShape = (shape: Shape) =>
+  z.looseObject({
+    amount: z
+      .string()
+      .regex(/^[1-9][0-9]{6,}$/)
+      .describe(`what the raters are paid in all, at least 1 USDC = "1000000", in ${UNITS}`),
     asset: asset('"USDC"').optional(),
     requiredVoters: count(
-      'how many raters must answer (default 3; at least 5 for a bounty of 1,000 USDC or more, 8 for 10,000 or more); equals roundConfig.minVoters when roundConfig is given',
+      'how many raters must answer (default 3; at least 5 for a bounty of 1,000 USDC = "1000000000" or more, 8 for 10,000 USDC or more); equals roundConfig.minVoters when roundConfig is given',
       3,
       65535,
     ).optional(),
@@ -50,22 +185,32 @@ const bounty = z
       .literal([0, 8, '0', '8', 'everyone', 'open', 'proof_of_human', 'proof-of-human'])
       .describe('who may earn it: 0 or "everyone" (default), 8 or "proof_of_human"')
       .optional(),
-    requiredSettledRounds: seed('"1" is dropped (the service pays on one round); anything else is refused').optional(),
-    bountyStartBy: seed('unix seconds; 0 or at least 30 minutes ahead is dropped, anything nearer is refused').optional(),
-    bountyWindowSeconds: seed('dropped when equal to the question duration, otherwise refused').optional(),
-    feedbackWindowSeconds: seed('dropped when equal to the question duration, otherwise refused').optional(),
-  })
-  .describe('the payment to the raters: {"amount": "1500000", "asset": "USDC", "requiredVoters": "3"} is 1.5 USDC for 3 raters');
+    requiredSettledRounds: seedOnly(shape, '"1" is dropped (the service pays on one round); anything else is refused'),
+    bountyStartBy: seedOnly(shape, 'unix seconds; 0 or at least 30 minutes ahead is dropped, anything nearer is refused'),
+    bountyWindowSeconds: seedOnly(shape, 'dropped when equal to the question duration, otherwise refused'),
+    feedbackWindowSeconds: seedOnly(shape, 'dropped when equal to the question duration, otherwise refused'),
+  });
 
-const roundConfig = z
-  .looseObject({
-    questionDurationSeconds: count('how long the question is open, in seconds (default 1200)', 1, 4294967295).optional(),
-    minVoters: count('equal to bounty.requiredVoters', 1, 65535).optional(),
+const bounty = bothShapes(bountyShape('live'), bountyShape('seed'), SEED_BOUNTY_KEYS).describe(
+  'the payment to the raters: {"amount": "1500000", "asset": "USDC", "requiredVoters": "3"} is 1.5 USDC for 3 raters',
+);
+
+const roundConfigShape = (shape: Shape) =>
+  z.looseObject({
+    questionDurationSeconds: count(
+      `how long the question is open, in seconds (default 1200)${shape === 'seed' ? '; if given with epochDuration, equal to it' : ''}`,
+      1,
+      4294967295,
+    ).optional(),
+    minVoters: count('equal to bounty.requiredVoters (3 when the bounty does not say)', 1, 65535).optional(),
     maxVoters: count('at most this many raters (default 100; at least minVoters)', 1, 65535).optional(),
-    epochDuration: seed('the round length in seconds; translated to questionDurationSeconds (must equal maxDuration)').optional(),
-    maxDuration: seed('the round length in seconds; translated to questionDurationSeconds (must equal epochDuration)').optional(),
-  })
-  .describe('the round: {"questionDurationSeconds": "1200", "minVoters": "3", "maxVoters": "100"}; or give roundPreset instead');
+    epochDuration: seedOnly(shape, 'the round length in seconds; translated to questionDurationSeconds (must equal maxDuration)'),
+    maxDuration: seedOnly(shape, 'the round length in seconds; translated to questionDurationSeconds (must equal epochDuration)'),
+  });
+
+const roundConfig = bothShapes(roundConfigShape('live'), roundConfigShape('seed'), SEED_ROUND_KEYS).describe(
+  'the round: {"questionDurationSeconds": "1200", "minVoters": "3", "maxVoters": "100"} (interface shape: {"epochDuration": "1200", "maxDuration": "1200", …}); or give roundPreset instead, not both',
+);
 
 const roundPreset = z.string().describe('a named round instead of roundConfig: "pure_agent_fast" (60 s, 3 raters) or "default" (1200 s)');
 
@@ -97,12 +242,44 @@ const confidentiality = z
   })
   .describe('who may see the context: {"visibility": "gated"} needs a service-hosted detailsUrl and no contextUrl or videoUrl');
 
+/** A string with something in it (loopsign takes an empty or blank URL as absent). */
+const FILLED = { type: 'string', pattern: '\\S' };
+
+/**
+ * The rules across a question's fields that JSON Schema can state (loopsign's check, ask-normalize.ts, reports the
+ * same ones; test/ask-schema.test.ts holds the two in step): some media to look at; a video never with images; a
+ * gated question (confidentiality on the question) with a service-hosted detailsUrl and no contextUrl or videoUrl.
+ */
+const QUESTION_RULES = {
+  anyOf: ['contextUrl', 'imageUrls', 'imageFiles', 'videoUrl', 'detailsUrl'].map((k) => req(k)),
+  allOf: [
+    { not: { required: ['videoUrl', 'imageUrls'], properties: { videoUrl: FILLED, imageUrls: { type: 'array', minItems: 1 } } } },
+    {
+      if: {
+        required: ['confidentiality'],
+        properties: { confidentiality: { type: 'object', required: ['visibility'], properties: { visibility: { const: 'gated' } } } },
+      },
+      then: {
+        ...req('detailsUrl'),
+        not: {
+          anyOf: [
+            { required: ['contextUrl'], properties: { contextUrl: FILLED } },
+            { required: ['videoUrl'], properties: { videoUrl: FILLED } },
+          ],
+        },
+      },
+    },
+  ],
+};
+
 const question = z
   .looseObject({
     title: z.string().min(1).max(120).describe('the question raters answer, 1 to 120 characters'),
     contextUrl: z
       .string()
-      .describe('an https page raters look at (not a direct image file); a question needs contextUrl, imageUrls or videoUrl')
+      .describe(
+        'an https page raters look at (not a direct image file); a question needs contextUrl, imageUrls or videoUrl (a gated one: detailsUrl)',
+      )
       .optional(),
     imageUrls: z
       .array(z.string())
@@ -122,8 +299,8 @@ const question = z
       .describe('0x + 64 hex: the SHA-256 of the details text (given together with detailsUrl)')
       .optional(),
     categoryId: z
-      .union([z.string().regex(/^\s*[1-9][0-9]*\s*$/), z.number().int().positive()])
-      .describe('the category, a positive integer as a decimal string (e.g. "1")'),
+      .union([z.string().regex(/^\s*[1-8]\s*$/), z.number().int().min(1).max(8)])
+      .describe(`the category, "1" to "8" as a decimal string (or a number): ${CATEGORIES.map((c) => `${c.id} ${c.name}`).join(', ')}`),
     tags: z
       .union([z.array(z.string()).min(1).max(3), z.string().min(1)])
       .describe('1 to 3 tags: an array of strings (or one comma-separated string), e.g. ["release"]'),
@@ -142,7 +319,8 @@ const question = z
   })
   .describe(
     'one question (give question, or questions for a bundle, not both): {"title": "Should this agent ship release 42?", "contextUrl": "https://example.com/release-42", "categoryId": "1", "tags": ["release"]}',
-  );
+  )
+  .meta(QUESTION_RULES);
 
 const EXAMPLE = {
   chainId: 8453,
@@ -158,6 +336,63 @@ const EXAMPLE = {
   },
 };
 
+/** An interface (seed) shaped ask: the interface document's round and bounty fields, which loopsign translates. */
+const SEED_EXAMPLE = {
+  chainId: 8453,
+  clientRequestId: 'release-42-go-no-go-seed',
+  maxPaymentAmount: '1500000',
+  bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3', requiredSettledRounds: '1' },
+  roundConfig: { epochDuration: '1200', maxDuration: '1200', minVoters: '3', maxVoters: '100' },
+  question: {
+    title: 'Should this agent ship release 42?',
+    contextUrl: 'https://example.com/release-42',
+    categoryId: '1',
+    tags: ['release'],
+  },
+};
+
+/** Whether a body holds a field of the interface (seed) shape (null counts as absent, as the normalizer takes it). */
+export function isSeedShaped(body: unknown): boolean {
+  const obj = (v: unknown): Record<string, unknown> =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  const has = (o: Record<string, unknown>, keys: string[]) => keys.some((k) => o[k] !== undefined && o[k] !== null);
+  const b = obj(body);
+  return (
+    has(obj(b.bounty), SEED_BOUNTY_KEYS) ||
+    has(obj(b.roundConfig), SEED_ROUND_KEYS) ||
+    has(obj(obj(b.question).roundConfig), SEED_ROUND_KEYS)
+  );
+}
+
+/**
+ * The rules across the ask's fields that JSON Schema can state: question or questions (not both); x402 pays a single
+ * USDC question (and a USDC bonus) only; a feedback bonus is for single questions. The rest are in the descriptions
+ * (voters against the bounty, the spend cap against the bounty and bonus); loopsign's check reports all of them.
+ */
+const ASK_RULES = [
+  { anyOf: [req('question'), req('questions')] },
+  { not: req('question', 'questions') },
+  {
+    if: {
+      anyOf: [
+        { required: ['paymentMode'], properties: { paymentMode: { enum: X402_MODES } } },
+        { not: req('paymentMode'), required: ['fundingMode'], properties: { fundingMode: { enum: X402_MODES } } },
+      ],
+    },
+    then: {
+      properties: {
+        questions: { type: 'array', maxItems: 1 },
+        bounty: { type: 'object', properties: { asset: { enum: ['USDC', 'usdc'] } } },
+        feedbackBonus: { type: 'object', properties: { asset: { enum: ['USDC', 'usdc'] } } },
+      },
+    },
+  },
+  {
+    if: { required: ['questions'], properties: { questions: { type: 'array', minItems: 2 } } },
+    then: { not: req('feedbackBonus') },
+  },
+];
+
 /** What an ask takes, besides the service's own pass-through fields (webhooks, transport, …). */
 const fields = {
   chainId: z
@@ -170,17 +405,25 @@ const fields = {
       'your idempotency label: 4-160 letters, digits, ".", "_", ":" or "-" (e.g. "release-42-go-no-go"); the same id resumes the same ask and never pays twice',
     ),
   maxPaymentAmount: atomic(
-    'the most this ask may spend, covering the bounty plus a feedback bonus in the same asset (e.g. "2500000" for a 1.5 USDC bounty and a 1 USDC bonus)',
+    'the most this ask may spend: at least the bounty plus a feedback bonus in the same asset (e.g. "2500000" for a 1.5 USDC bounty and a 1 USDC bonus)',
   ).optional(),
   bounty,
   question: question.optional(),
-  questions: z.array(question).min(1).max(10).describe('a bundle of 1 to 10 questions (instead of question)').optional(),
+  questions: z
+    .array(question)
+    .min(1)
+    .max(10)
+    .describe('a bundle of 1 to 10 questions (instead of question; no feedbackBonus, no x402, no gated questions)')
+    .optional(),
   feedbackBonus: z
     .looseObject({
       amount: atomic('the bonus for written feedback, more than 0'),
       asset: asset("the bounty's asset").optional(),
       awarder: address('who awards it (default: the asking wallet)').optional(),
-      feedbackClosesAt: seed('refused: the service closes the bonus with the question').optional(),
+      feedbackClosesAt: z
+        .never()
+        .optional()
+        .describe('refused (interface shape): the service closes the bonus with the question and takes no close time'),
     })
     .describe('an optional bonus for the best written feedback (single questions only): {"amount": "1000000", "asset": "USDC"}')
     .optional(),
@@ -193,7 +436,7 @@ const fields = {
   paymentMode: z
     .enum(PAYMENT_MODES)
     .describe(
-      '"wallet_calls" or "x402_authorization" (USDC single questions only); default: x402 for a single USDC question, else wallet calls',
+      '"wallet_calls" or "x402_authorization" (x402: a single question with a USDC bounty and any bonus in USDC); default: x402 where it can pay, else wallet calls',
     )
     .optional(),
   fundingMode: z.enum(PAYMENT_MODES).describe('another name for paymentMode').optional(),
@@ -219,15 +462,15 @@ const fields = {
 };
 
 /** The ask as the service parses it (maxPaymentAmount optional): what normalizeAsk checks every body against. */
-export const askSchema = z.strictObject(fields).meta({ examples: [EXAMPLE] });
+export const askSchema = z.strictObject(fields).meta({ allOf: ASK_RULES, examples: [EXAMPLE, SEED_EXAMPLE] });
 
 /** The ask as loopsign sends it (ask, quote): the same, with maxPaymentAmount required (the spend cap is yours). */
 export const clientAskSchema = z
   .strictObject({ ...fields, maxPaymentAmount: fields.maxPaymentAmount.unwrap() })
   .describe(
-    `A paid ask. Amounts are ${UNITS}. Give chainId, clientRequestId, maxPaymentAmount, bounty and question (or questions); the example pays 1.5 USDC to 3 raters plus a 1 USDC feedback bonus, at most 2.5 USDC.`,
+    `A paid ask. Amounts are ${UNITS}. Give chainId, clientRequestId, maxPaymentAmount, bounty and question (or questions); the first example pays 1.5 USDC to 3 raters plus a 1 USDC feedback bonus, at most 2.5 USDC. Two shapes are taken: the live service's and the interface document's (seed), which differ in bounty and roundConfig (each oneOf the two; loopsign translates the seed fields or refuses them, naming the field); the second example is seed-shaped.`,
   )
-  .meta({ examples: [EXAMPLE] });
+  .meta({ allOf: ASK_RULES, examples: [EXAMPLE, SEED_EXAMPLE] });
 
 type JsonSchema = Record<string, any>;
 
@@ -251,12 +494,16 @@ function jsonSchemaOf(schema: z.ZodType): JsonSchema {
   return json;
 }
 
-/** The schema node at a path (properties, items, and the branches of anyOf). */
+/** The schema node at a path (properties, items, and the branches of oneOf and anyOf, the live shape first). */
 function nodeAt(root: JsonSchema, path: PropertyKey[]): JsonSchema | undefined {
   let node: JsonSchema | undefined = root;
   for (const key of path) {
     if (!node) return undefined;
-    const candidates: JsonSchema[] = [node, ...((node.anyOf as JsonSchema[] | undefined) ?? [])];
+    const candidates: JsonSchema[] = [
+      node,
+      ...((node.oneOf as JsonSchema[] | undefined) ?? []),
+      ...((node.anyOf as JsonSchema[] | undefined) ?? []),
+    ];
     node = candidates
       .map((c) => (typeof key === 'number' ? c.items : c.properties?.[key as string]) as JsonSchema | undefined)
       .find(Boolean);
@@ -335,18 +582,28 @@ export function shapeProblems(body: unknown, schema: z.ZodType = askSchema): Sha
   const json = jsonSchemaOf(schema);
   const known = Object.keys((json.properties as object | undefined) ?? {});
   const out: ShapeProblem[] = [];
-  for (const issue of parsed.error.issues) {
+  const report = (issue: z.core.$ZodIssue, prefix: PropertyKey[]) => {
+    const path = [...prefix, ...issue.path];
+    if (issue.code === 'invalid_union' && issue.errors.length === 2 && !issue.errors.some((e) => e.length === 0)) {
+      // bounty or roundConfig in neither shape: the problems of the shape it has the fields of (seed fields make it
+      // the interface shape), each with its own path.
+      const value = valueAt(body, path);
+      const seedShaped = isSeedShaped({ bounty: value, roundConfig: value });
+      for (const inner of issue.errors[seedShaped ? 1 : 0]!) report(inner, path);
+      return;
+    }
+    if (issue.code === 'custom' && issue.path.length === 0 && prefix.length > 0) return; // the seed shape's refinement
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
-        const near = issue.path.length === 0 ? nearest(key, known) : undefined;
-        out.push({ field: fieldPath([...issue.path, key]), message: `unknown field "${key}"${near ? `; did you mean "${near}"?` : ''}` });
+        const near = path.length === 0 ? nearest(key, known) : undefined;
+        out.push({ field: fieldPath([...path, key]), message: `unknown field "${key}"${near ? `; did you mean "${near}"?` : ''}` });
       }
-      continue;
+      return;
     }
-    const field = fieldPath(issue.path);
-    const description = (nodeAt(json, issue.path)?.description as string | undefined) ?? issue.message;
+    const field = fieldPath(path);
+    const description = (nodeAt(json, path)?.description as string | undefined) ?? issue.message;
     const input = (issue as { input?: unknown }).input;
-    const last = issue.path.at(-1);
+    const last = path.at(-1);
     const hint =
       typeof last === 'string' && AMOUNT_KEYS.has(last)
         ? didYouMeanAtomic(input)
@@ -354,8 +611,15 @@ export function shapeProblems(body: unknown, schema: z.ZodType = askSchema): Sha
           ? didYouMeanAmountObject(input)
           : '';
     out.push({ field, message: `${input === undefined ? 'is required' : `${show(input)} is not valid`}: ${description}${hint}` });
-  }
+  };
+  for (const issue of parsed.error.issues) report(issue, []);
   return out;
+}
+
+function valueAt(body: unknown, path: PropertyKey[]): unknown {
+  let node = body;
+  for (const key of path) node = node !== null && typeof node === 'object' ? (node as Record<PropertyKey, unknown>)[key] : undefined;
+  return node;
 }
 
 /** The known name nearest to a misspelt one (at most 2 edits, or a difference of letter case only). */
@@ -393,27 +657,50 @@ function typeOf(node: JsonSchema): string {
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
-/** The rows of the table: every field of the ask (objects opened, bundles' questions as question's), in schema order. */
+/** A field the shape does not take (`not: {}`). */
+const absent = (node: JsonSchema | undefined) => !node || (node.not !== undefined && Object.keys(node.not).length === 0);
+
+/**
+ * The rows of the table: every field of the ask in either shape (objects opened, bundles' questions as question's), in
+ * schema order; a field of the interface (seed) shape only is marked so in its type.
+ */
 export function askFieldRows(): { field: string; type: string; required: boolean; description: string }[] {
   const rows: { field: string; type: string; required: boolean; description: string }[] = [];
-  const walk = (node: JsonSchema, prefix: string) => {
-    const required = new Set((node.required as string[] | undefined) ?? []);
-    for (const [key, child] of Object.entries((node.properties as Record<string, JsonSchema> | undefined) ?? {})) {
+  const walk = (live: JsonSchema, seedShape: JsonSchema, prefix: string) => {
+    const required = new Set((live.required as string[] | undefined) ?? []);
+    const liveProps = (live.properties as Record<string, JsonSchema> | undefined) ?? {};
+    const seedProps = (seedShape.properties as Record<string, JsonSchema> | undefined) ?? {};
+    for (const key of new Set([...Object.keys(liveProps), ...Object.keys(seedProps)])) {
       const field = `${prefix}${key}`;
+      const inLive = !absent(liveProps[key]);
+      const inSeed = !absent(seedProps[key]);
+      const child = (inLive ? liveProps[key] : inSeed ? seedProps[key] : (liveProps[key] ?? seedProps[key]))!;
       if (child.description === PASSED_THROUGH) continue;
-      const opened = child.properties ? child : undefined;
+      const shapes = Array.isArray(child.oneOf) ? (child.oneOf as JsonSchema[]) : undefined;
+      const opened = child.properties || shapes ? child : undefined;
       const items = child.type === 'array' && child.items?.properties ? child.items : undefined;
+      const type = shapes
+        ? 'object (oneOf: live or interface shape)'
+        : opened
+          ? 'object'
+          : items
+            ? 'array of objects'
+            : !inLive && !inSeed
+              ? 'refused in both shapes'
+              : typeOf(child);
       rows.push({
         field,
-        type: opened ? 'object' : items ? 'array of objects' : typeOf(child),
+        type: inLive || !inSeed ? type : `${type} (interface shape only)`,
         required: required.has(key),
         description: (child.description as string | undefined) ?? '',
       });
-      if (opened) walk(opened, `${field}.`);
-      else if (items && key !== 'questions') walk(items, `${field}[].`);
+      if (shapes) walk(shapes[0]!, shapes[1]!, `${field}.`);
+      else if (opened) walk(opened, seedProps[key] ?? opened, `${field}.`);
+      else if (items && key !== 'questions') walk(items, seedProps[key]?.items ?? items, `${field}[].`);
     }
   };
-  walk(askJsonSchema(), '');
+  const schema = askJsonSchema();
+  walk(schema, schema, '');
   return rows;
 }
 
@@ -421,5 +708,12 @@ export function askFieldRows(): { field: string; type: string; required: boolean
 export function askFieldTable(): string {
   const lines = ['| Field | Type | Required | What to write |', '|---|---|---|---|'];
   for (const r of askFieldRows()) lines.push(`| \`${r.field}\` | ${cell(r.type)} | ${r.required ? 'yes' : ''} | ${cell(r.description)} |`);
+  return lines.join('\n');
+}
+
+/** The category list docs/ask.md holds between its categories markers. */
+export function categoryTable(): string {
+  const lines = ['| `categoryId` | Name | Slug | Suggested tags |', '|---|---|---|---|'];
+  for (const c of CATEGORIES) lines.push(`| \`"${c.id}"\` | ${cell(c.name)} | \`${c.slug}\` | ${c.tags.join(', ')} |`);
   return lines.join('\n');
 }
