@@ -9,7 +9,7 @@ import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { checkAskBody } from '../src/ask/ask-body.js';
 import { UsageError } from '../src/errors.js';
-import { askJsonSchema, CATEGORIES, categoryTable, isSeedShaped } from '../src/protocol/ask-schema.js';
+import { askJsonSchema, CATEGORIES, categoryTable, clientAskSchema, isSeedShaped, shapeProblems } from '../src/protocol/ask-schema.js';
 import { ROOT } from './helpers/cli.js';
 import { NOW } from './helpers/corpus-asks.js';
 
@@ -57,7 +57,7 @@ function problems(body: unknown): { field: string; message: string; fix?: string
 }
 
 describe('two shapes, both described (oneOf)', () => {
-  it('loopsign takes both: the live ask as written, the seed ask translated', () => {
+  it('loopsign takes both (the seed ask translated); the JSON Schema accepts a correct ask of each, bounty and roundConfig each fitting exactly one branch', () => {
     expect(checkAskBody(LIVE, 'ask', NOW).translations).toEqual([]);
     const seed = checkAskBody(SEED, 'ask', NOW);
     expect(seed.translations.map((t) => t.field)).toEqual([
@@ -69,9 +69,6 @@ describe('two shapes, both described (oneOf)', () => {
     ]);
     expect(seed.ask.roundConfig.questionDurationSeconds).toBe(1200);
     expect([isSeedShaped(LIVE), isSeedShaped(SEED)]).toEqual([false, true]);
-  });
-
-  it('the JSON Schema accepts a correct ask of each shape; bounty and roundConfig each fit exactly one branch', () => {
     expect(validate(LIVE), JSON.stringify(validate.errors)).toBe(true);
     expect(validate(SEED), JSON.stringify(validate.errors)).toBe(true);
     const branches = (node: any) => (node.oneOf as any[]).map((b) => ajv.compile(b));
@@ -93,14 +90,17 @@ describe('two shapes, both described (oneOf)', () => {
       expect(validate(example), JSON.stringify(validate.errors)).toBe(true);
       expect(problems(example)).toEqual([]);
     }
-  });
-
-  it('an ask that fits neither shape is refused by both, and loopsign names the field in the shape it is closer to', () => {
+    // An ask that fits neither is refused by both; loopsign names the field in the shape it is closer to.
     const wrongSeed = { ...SEED, bounty: { ...SEED.bounty, amount: '1.5' } };
     expect(validate(wrongSeed)).toBe(false);
     const found = problems(wrongSeed);
     expect(found.map((p) => p.field)).toEqual(['bounty.amount']);
     expect(found[0]!.message).toContain('did you mean "1500000"?');
+    // The schema's own answer (before the normalizer's rules): the seed branch's problem, with its path, not "bounty".
+    for (const body of [wrongSeed, { ...LIVE, bounty: { ...LIVE.bounty, amount: '1.5' } }])
+      expect(shapeProblems(body, clientAskSchema).map((p) => [p.field, p.message.includes('did you mean "1500000"?')])).toEqual([
+        ['bounty.amount', true],
+      ]);
   });
 });
 
@@ -161,24 +161,26 @@ describe('rules across fields: stated in the schema where JSON Schema can say th
     ],
   ];
 
-  it('the control: the live ask breaks none of them', () => {
-    expect(validate(LIVE), JSON.stringify(validate.errors)).toBe(true);
-    expect(problems(LIVE)).toEqual([]);
-  });
-
   it.each(stated)('%s: the schema refuses it, and loopsign names that field', (_what, body, field) => {
     expect(validate(body)).toBe(false);
     expect(problems(body).map((p) => p.field)).toEqual([field]);
   });
 
-  it.each(described)('%s: said in the description (JSON Schema cannot compare), and loopsign names it', (_what, body, field, words) => {
-    expect(validate(body), JSON.stringify(validate.errors)).toBe(true);
-    const found = problems(body);
-    expect(found.map((p) => p.field)).toEqual([field]);
-    expect(found[0]!.fix).toMatch(words);
+  it("the rules JSON Schema cannot say (they compare values) are in the descriptions, and loopsign names each beside the ask's other problems", () => {
+    for (const [what, body, field, words] of described) {
+      expect(validate(body), `${what}: ${JSON.stringify(validate.errors)}`).toBe(true);
+      const found = problems({ ...body, clientRequestId: 'x' });
+      expect(
+        found.map((p) => p.field),
+        what,
+      ).toEqual(['clientRequestId', field]);
+      expect(found[1]!.fix, what).toMatch(words);
+    }
   });
 
-  it('one answer names every problem, the rules across fields among them', () => {
+  it('one answer names every problem, the rules across fields among them (the live ask, the control, breaks none)', () => {
+    expect(validate(LIVE), JSON.stringify(validate.errors)).toBe(true);
+    expect(problems(LIVE)).toEqual([]);
     const body = {
       ...LIVE,
       clientRequestId: 'x',

@@ -151,4 +151,34 @@ describe("the ask's schema in tools/list", () => {
     expect(received[0]!.body).toMatchObject({ ...CORRECT });
     expect(calls).toBe(2);
   });
+
+  it('the seed-shaped example is taken and sent translated; an ask breaking rules across fields gets them all in one answer', async () => {
+    const client = await connect();
+    received.splice(0);
+    const ask = ((await client.listTools()).tools.find((t) => t.name === 'loopsign_quote')!.inputSchema.properties as Record<string, any>)
+      .ask;
+    const quote = async (a: unknown) => client.callTool({ name: 'loopsign_quote', arguments: { ask: a } });
+
+    const seedShaped = errorDoc(await quote({ ...ask.examples[1], walletAddress: WALLET }));
+    expect(seedShaped.error.code).not.toBe('invalid_ask');
+    expect(received.map((r) => `${r.method} ${r.url}`)).toEqual(['POST /api/agent/quote']);
+    expect(received[0]!.body.roundConfig).toEqual({ questionDurationSeconds: '1200', minVoters: '3', maxVoters: '100' });
+    expect(received[0]!.body.bounty).toEqual({ amount: '1500000', asset: 'USDC', requiredVoters: '3' });
+
+    const broken = errorDoc(
+      await quote({
+        ...CORRECT,
+        clientRequestId: 'x',
+        paymentMode: 'x402_authorization',
+        maxPaymentAmount: '1000000',
+        bounty: { ...CORRECT.bounty, asset: 'LREP' },
+        question: { ...CORRECT.question, categoryId: '9' },
+      }),
+    );
+    const problems = broken.error.problems as { field: string; message: string; fix?: string }[];
+    expect(problems.map((p) => p.field)).toEqual(['clientRequestId', 'question.categoryId', 'maxPaymentAmount', 'paymentMode']);
+    for (const p of problems) expect(p.fix, p.field).toBeTruthy();
+    expect(problems.find((p) => p.field === 'question.categoryId')!.fix).toContain('1 Products');
+    expect(received).toHaveLength(1);
+  });
 });
