@@ -59,10 +59,14 @@ export const replyWithinSeconds = z
  * itself is taken as any object: the ask's own check then reports every problem at once, each with its path and what
  * to write there (the schema's words), where the argument check would stop at the shape.
  */
-export const askArgument = z.record(z.string(), z.unknown()).meta({
-  ...askJsonSchema(),
-  description: `the ask itself, as the JSON object an ask file would hold; give this or file, not both. Amounts are ${UNITS}.`,
-});
+export const askArgumentFor = (chainId?: number) =>
+  z.record(z.string(), z.unknown()).meta({
+    ...askJsonSchema(chainId),
+    description: `the ask itself, as the JSON object an ask file would hold; give this or file, not both. Amounts are ${UNITS}.`,
+  });
+
+/** The `ask` argument as listed when the chain is not known (a server given no configuration: in-process tests). */
+export const askArgument = askArgumentFor().optional();
 
 /** An ask given inline, as the JSON object an ask file holds (interface or live shape). */
 export const inlineAsk = z

@@ -18,7 +18,7 @@ import { Audience, printedDocument, RunOutput, runContext, type Extra, type Serv
 import { callCancelled, callKey, Jobs, type Job } from './jobs.js';
 import { LogLevel } from './log-level.js';
 import { reserveStdout } from './stdio.js';
-import { REPLY_WITHIN_DEFAULT_SECONDS } from './schemas.js';
+import { askArgument, askArgumentFor, REPLY_WITHIN_DEFAULT_SECONDS } from './schemas.js';
 import { askTools } from './tools/asks.js';
 import { evidenceTools } from './tools/evidence.js';
 import { imageTools } from './tools/images.js';
@@ -136,11 +136,22 @@ export async function buildMcpServer(flags: GlobalFlags, setup: McpSetup): Promi
     }
   };
 
+  // The ask's schema names the chain this server is configured for (its chainId and examples), so that a client
+  // building an ask from tools/list alone asks on that chain.
+  const chainId = setup.config?.chainId.value;
+  const listed = (input: z.ZodRawShape): z.ZodRawShape =>
+    chainId !== undefined && input.ask === askArgument ? { ...input, ask: askArgumentFor(chainId).optional() } : input;
   for (const t of TOOLS) {
     tools.set(t.name, t);
     server.registerTool(
       t.name,
-      { title: t.title, description: t.description, inputSchema: t.input, outputSchema: t.output, annotations: annotationsFor(t.name) },
+      {
+        title: t.title,
+        description: t.description,
+        inputSchema: listed(t.input),
+        outputSchema: t.output,
+        annotations: annotationsFor(t.name),
+      },
       (input: Record<string, unknown>, extra: Extra) => call(t, input, extra),
     );
   }

@@ -474,9 +474,21 @@ export const clientAskSchema = z
 
 type JsonSchema = Record<string, any>;
 
-/** The JSON Schema of the ask as loopsign takes it (no $schema: it is embedded in a tool's inputSchema). */
-export function askJsonSchema(): JsonSchema {
+const CHAIN_NAMES: Record<number, string> = { 8453: 'Base', 84532: 'Base Sepolia', 31337: 'the local sandbox' };
+
+/**
+ * The JSON Schema of the ask as loopsign takes it (no $schema: it is embedded in a tool's inputSchema). Given the
+ * chain a server is configured for, chainId is that chain alone and the examples use it: a client that copies the
+ * example then asks on the right chain (an ask for another chain is refused, chain_mismatch).
+ */
+export function askJsonSchema(chainId?: number): JsonSchema {
   const { $schema: _, ...schema } = z.toJSONSchema(clientAskSchema, { io: 'input', target: 'draft-7' }) as JsonSchema;
+  if (chainId === undefined) return schema;
+  schema.properties.chainId = {
+    enum: [chainId, String(chainId)],
+    description: `the chain this server is configured for: ${chainId}${CHAIN_NAMES[chainId] ? ` (${CHAIN_NAMES[chainId]})` : ''}; an ask for another chain is refused`,
+  };
+  schema.examples = (schema.examples as JsonSchema[]).map((e) => ({ ...e, chainId }));
   return schema;
 }
 

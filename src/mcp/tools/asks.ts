@@ -37,7 +37,7 @@ const askSource = (ctx: Context, i: { file?: string; ask?: Record<string, unknow
 
 const askInput = {
   file: filePath('the ask file (JSON, interface or live shape); give this or ask').optional(),
-  ask: askArgument.optional(),
+  ask: askArgument,
 };
 
 const lookupInput = {
