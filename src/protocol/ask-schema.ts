@@ -11,6 +11,9 @@
 // ones JSON Schema can say (ASK_RULES, QUESTION_RULES: `anyOf`, `not`, `if`/`then`) and the descriptions say the rest
 // (values compared with each other: voters against the bounty, the spend cap against the bounty and bonus).
 import * as z from 'zod';
+import { CATEGORIES } from './categories.js';
+
+export { CATEGORIES };
 
 /** How every amount is written: the one sentence about units, in every amount's description. */
 export const UNITS =
@@ -38,103 +41,6 @@ const PAYMENT_MODES = [
   'eip3009_authorization',
   'native_x402',
   'x402',
-] as const;
-
-/**
- * RateLoop's categories: ids 1 to 8 of the live CategoryRegistry (Base, chain.md: 0x6260E54E…). RateLoop's deploy
- * script (branch main, packages/foundry/script/Deploy.s.sol, `_seedCategories`) adds them in this order, and the
- * registry numbers them from 1; `subcategories` are the tags it suggests for each.
- */
-export const CATEGORIES = [
-  {
-    id: 1,
-    name: 'Products',
-    slug: 'products',
-    tags: ['Value', 'Quality', 'Usability', 'Durability', 'Design', 'Support', 'Safety', 'Sustainability'],
-  },
-  {
-    id: 2,
-    name: 'Places & Travel',
-    slug: 'places-travel',
-    tags: [
-      'Restaurants',
-      'Cafes',
-      'Nightlife',
-      'Hotels',
-      'Attractions',
-      'Itineraries',
-      'Service',
-      'Atmosphere',
-      'Accessibility',
-      'Value',
-      'Local Tips',
-      'Family',
-      'Solo Travel',
-    ],
-  },
-  {
-    id: 3,
-    name: 'Software',
-    slug: 'software',
-    tags: [
-      'Web Apps',
-      'Mobile Apps',
-      'Developer Tools',
-      'Repos',
-      'Libraries',
-      'APIs',
-      'Smart Contracts',
-      'Productivity',
-      'Onboarding',
-      'Performance',
-      'Trust',
-      'Pricing',
-    ],
-  },
-  {
-    id: 4,
-    name: 'Media',
-    slug: 'media',
-    tags: ['Images', 'YouTube', 'Education', 'Entertainment', 'Art', 'Photography', 'Audio', 'Culture'],
-  },
-  {
-    id: 5,
-    name: 'Design',
-    slug: 'design',
-    tags: ['Visual Design', 'Brand', 'Typography', 'Layout', 'Accessibility', 'Photography', 'Fashion', 'Architecture'],
-  },
-  {
-    id: 6,
-    name: 'AI Answers',
-    slug: 'ai-answers',
-    tags: ['Helpfulness', 'Clarity', 'Safety', 'Creativity', 'Reasoning', 'Code', 'Images', 'Research'],
-  },
-  {
-    id: 7,
-    name: 'Text',
-    slug: 'text',
-    tags: [
-      'Developer Docs',
-      'Getting Started',
-      'API Reference',
-      'Tutorials',
-      'Articles',
-      'Research',
-      'Policy',
-      'Copywriting',
-      'Accuracy',
-      'Completeness',
-      'Readability',
-      'Troubleshooting',
-      'Examples',
-    ],
-  },
-  {
-    id: 8,
-    name: 'General',
-    slug: 'general',
-    tags: ['Taste', 'Usefulness', 'Interesting', 'Clear', 'Fun', 'Convincing', 'Worthwhile', 'Other'],
-  },
 ] as const;
 
 /** `required` in a rule, with its keys named under `properties` too (a strict validator asks for both). */
