@@ -122,3 +122,26 @@ describe('a bad ask: every problem at once', () => {
     ]);
   });
 });
+
+describe('an ask for another chain than the configured one', () => {
+  const ask = (chainId: number) => {
+    const c = corpus.cases.find((k: Case) => k.verdict.accepted && k.request.body.maxPaymentAmount !== undefined)!;
+    return { ...c.request.body, chainId };
+  };
+  it('on the sandbox chain, the hint never points at another chain (issue 36: never production by accident)', async () => {
+    const { loadAsk } = await import('../src/ask/prepare.js');
+    const err = await loadAsk({ inline: ask(8453) }, 31337, undefined, undefined, { now: () => NOW * 1000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UsageError);
+    expect((err as UsageError).code).toBe('chain_mismatch');
+    expect((err as UsageError).hint).not.toMatch(/8453|--chain-id|LOOPSIGN_CHAIN_ID/);
+    expect((err as UsageError).hint).toMatch(/31337/);
+  });
+  it('elsewhere, it names both ways out', async () => {
+    const { loadAsk } = await import('../src/ask/prepare.js');
+    const err = (await loadAsk({ inline: ask(31337) }, 8453, undefined, undefined, { now: () => NOW * 1000 }).catch(
+      (e: unknown) => e,
+    )) as UsageError;
+    expect(err.code).toBe('chain_mismatch');
+    expect(err.hint).toMatch(/to 8453.*--chain-id 31337/);
+  });
+});

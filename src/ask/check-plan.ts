@@ -290,7 +290,10 @@ export async function checkPlan(input: CheckPlanInput): Promise<CheckPlanResult>
   const { ask, translations } = checkAskBody(askJson, 'ask', input.now, getProfile(input.chain.profile));
   if (ask.chainId !== input.chain.chainId)
     throw new UsageError('chain_mismatch', `the ask is for chain ${ask.chainId}, the configured chain is ${input.chain.chainId}`, {
-      hint: `run with --chain-id ${ask.chainId}`,
+      hint:
+        input.chain.chainId === 31337
+          ? 'this check is configured for the local sandbox chain (31337): check a plan for the ask on that chain'
+          : `run with --chain-id ${ask.chainId}`,
     });
   const kind = kindOf(response);
   const resolver =

@@ -58,7 +58,11 @@ export async function loadAsk(
   const ask = loaded.ask;
   if (ask.chainId !== chainId) {
     throw new UsageError('chain_mismatch', `${file}: chainId ${ask.chainId} is not the configured chain ${chainId}`, {
-      hint: `run with --chain-id ${ask.chainId}, or change chainId in the ${source.file === undefined ? 'ask' : 'file'}`,
+      // From the sandbox's chain, no hint points at another chain (issue 36: never production by accident).
+      hint:
+        chainId === 31337
+          ? `set chainId to 31337 in the ${source.file === undefined ? 'ask' : 'file'}: this loopsign is configured for the local sandbox chain`
+          : `change chainId in the ${source.file === undefined ? 'ask' : 'file'} to ${chainId}, or run with --chain-id ${ask.chainId}`,
     });
   }
   if (detailsFile !== undefined) {
