@@ -7,6 +7,7 @@ import type { PaymentMode } from '../protocol/ask-normalize.js';
 import { waitForReady } from './wait.js';
 import type { ServiceClient } from '../service/client.js';
 import { checkAddress } from '../address.js';
+import type { TxStates } from '../wallet/tx-states.js';
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;
 
@@ -85,6 +86,39 @@ export async function status(ctx: Context, o: LookupOptions): Promise<ServiceDoc
   // An unknown key is refused before waiting on it (the service's not_found is terminal).
   if (o.operationKey) unlessNotFound(await env.service.status(key), o);
   return waitForReady(env.service, key, ctx.out, { timeoutSeconds: o.timeoutSeconds, signal: ctx.signal });
+}
+
+/**
+ * Where the ask's transactions stand (issue 35), from this database's journal of it: the ask the service's status
+ * names (its operationKey), else the one of this clientRequestId, chain and wallet. None when this database has no
+ * journal of it (an ask made elsewhere; a machine that never signed gets no database for a lookup), and no chain
+ * read unless the journal saw one mined (src/wallet/tx-states.ts).
+ */
+export async function askTransactionStates(ctx: Context, s: ServiceDoc, o: LookupOptions): Promise<TxStates> {
+  const none: TxStates = { finality: null, transactions: [] };
+  const [{ existsSync }, path, { STORE_FILE }] = await Promise.all([import('node:fs'), import('node:path'), import('../store/db.js')]);
+  if (!existsSync(path.join(ctx.paths.state, STORE_FILE))) return none;
+  const [{ findByOperationKey, operationId, readOperation }, { transactionStates }] = await Promise.all([
+    import('../store/operation.js'),
+    import('../wallet/tx-states.js'),
+  ]);
+  const store = await ctx.store();
+  const chain = (await ctx.chainSettings()).chain;
+  const key = typeof s.operationKey === 'string' && HASH.test(s.operationKey) ? s.operationKey : o.operationKey;
+  let journal = key ? findByOperationKey(store, key) : undefined;
+  if (!journal && o.clientRequestId) {
+    const wallet = (await lookupWallet(ctx, o.wallet)).toLowerCase();
+    journal = readOperation(store, 'ask', operationId('ask', [chain.chainId, wallet, o.clientRequestId]));
+  }
+  if (!journal) return none;
+  const connect = async () => {
+    if (journal.chainId !== chain.chainId)
+      throw new Error(
+        `the ask is on chain ${journal.chainId}, not the configured chain ${chain.chainId} (give --chain-id ${journal.chainId})`,
+      );
+    return (await ctx.chain()).client;
+  };
+  return transactionStates(connect, chain, journal.txs);
 }
 
 export async function result(ctx: Context, o: LookupOptions): Promise<ServiceDoc> {

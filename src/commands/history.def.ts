@@ -25,7 +25,7 @@ export function defineHistory(program: Command, lazy: Lazy): void {
         'loopsign history --csv --since 30d > spend.csv',
         'loopsign history --operation ask-0123…',
       ]) +
-        '\nAn amount counts from when it was signed until it is proven harmless (a reverted or dropped transaction, an\nauthorization that expired unused): what could leave the wallet, as the spending policy counts it.\n',
+        '\nAn amount counts from when it was signed until it is proven harmless (a reverted or dropped transaction, an\nauthorization that expired unused): what could leave the wallet, as the spending policy counts it.\nEach transaction of those operations is shown with its state: open, included, final, reverted, void, taken,\ncancelled, or unknown (a failed read of the chain, never final).\n',
     )
     .action(
       lazy(

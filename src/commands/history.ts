@@ -2,6 +2,9 @@
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import type { HistoryOptions } from './history.def.js';
+import type { TxRecord } from '../store/records.js';
+import type { FinalityView, TxStateView } from '../wallet/tx-states.js';
+import { renderTransactions } from './render.js';
 
 const UNITS: Record<string, number> = { h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
 
@@ -23,14 +26,29 @@ export async function history(ctx: Context, options: HistoryOptions): Promise<vo
   if (options.operation !== undefined) return operation(ctx, options.operation);
   const since = options.since === undefined ? undefined : parseSince(options.since);
   const chainId = options.allChains ? undefined : (await ctx.config()).chainId.value;
-  const { spendHistory, historyCsv } = await import('../store/history.js');
-  const h = spendHistory(await ctx.store(), { since, chainId });
-  ctx.out.result(h as unknown as Record<string, unknown>, () => {
-    if (options.csv) return historyCsv(h);
+  const { spendHistory, historyCsv, journaledTransactions } = await import('../store/history.js');
+  const store = await ctx.store();
+  const h = spendHistory(store, { since, chainId });
+  // CSV is the spend rows alone: no chain read for an export.
+  if (options.csv) return ctx.out.result(h as unknown as Record<string, unknown>, () => historyCsv(h));
+  const states = await historyTransactionStates(
+    ctx,
+    journaledTransactions(
+      store,
+      h.rows.map((r) => r.operation),
+    ),
+  );
+  ctx.out.result({ ...h, ...states } as unknown as Record<string, unknown>, () => {
     if (h.rows.length === 0)
       return `nothing spent${h.since ? ` since ${h.since}` : ''}${chainId !== undefined ? ` on chain ${chainId}` : ''}`;
+    const byOperation = new Map<string, TxStateView[]>();
+    for (const t of states.transactions) byOperation.set(t.operation, [...(byOperation.get(t.operation) ?? []), t]);
     return [
       ...h.rows.map((r) => `${r.day}  chain ${r.chainId}  ${r.display.padStart(16)}  ${r.kind.padEnd(6)} ${r.operation}  ${r.wallet}`),
+      ...(byOperation.size ? ['', 'transactions'] : []),
+      ...[...byOperation].flatMap(([operation, txs]) =>
+        renderTransactions({ finality: states.finality, transactions: txs }, '  ').map((line, i) => (i === 0 ? `  ${operation}` : line)),
+      ),
       '',
       ...h.totals.map((t) => `total on chain ${t.chainId}: ${t.display}`),
       ...h.windows.map((w) => `${w.window} on chain ${w.chainId} (every wallet, as the policy counts): ${w.display}`),
@@ -38,14 +56,56 @@ export async function history(ctx: Context, options: HistoryOptions): Promise<vo
   });
 }
 
+/**
+ * Where each transaction stands (src/wallet/tx-states.ts): the configured chain read once for all of them; one on
+ * another chain (--all-chains) is unknown unless the journal alone tells (open, void, …).
+ */
+export async function historyTransactionStates(
+  ctx: Context,
+  txs: { operation: string; chainId: number; tx: TxRecord }[],
+): Promise<{ finality: FinalityView | null; transactions: (TxStateView & { operation: string })[] }> {
+  const { transactionStates, labelTransactions } = await import('../wallet/tx-states.js');
+  const chain = (await ctx.chainSettings()).chain;
+  const here = txs.filter((t) => t.chainId === chain.chainId);
+  const read = await transactionStates(
+    async () => (await ctx.chain()).client,
+    chain,
+    here.map((t) => t.tx),
+  );
+  const labelled = new Map(here.map((t, i) => [t, read.transactions[i]!]));
+  return {
+    finality: read.finality,
+    transactions: txs.map((t) => ({
+      operation: t.operation,
+      ...(labelled.get(t) ??
+        labelTransactions([t.tx], {
+          unknown: `it is on chain ${t.chainId}; history reads the configured chain ${chain.chainId} (--chain-id ${t.chainId})`,
+        })[0]!),
+    })),
+  };
+}
+
 async function operation(ctx: Context, id: string): Promise<void> {
   if (!/^[a-z][a-z0-9-]*-[0-9a-f]{32}(~[a-z0-9-]+)?$/.test(id))
     throw new UsageError('invalid_operation', `--operation ${id} is not an operation id (kind-<32 hex>, as loopsign prints it)`);
   const { operationView } = await import('../store/view.js');
-  const view = operationView(await ctx.store(), id);
-  if (!view)
+  const found = operationView(await ctx.store(), id);
+  if (!found)
     throw new UsageError('unknown_operation', `no operation ${id} in loopsign's database`, {
       hint: 'operation ids are printed by the command that made them (its `operation` field); `loopsign history` lists those that spent',
     });
-  ctx.out.result(view, () => JSON.stringify(view, null, 2));
+  const { view, chainId, txs } = found;
+  const states = await historyTransactionStates(
+    ctx,
+    txs.map((tx) => ({ operation: id, chainId, tx })),
+  );
+  const doc = {
+    ...view,
+    finality: states.finality,
+    transactions: view.transactions.map((t, i) => {
+      const { state, blockNumber, confirmations, finalAtBlock, reason } = states.transactions[i]!;
+      return { ...t, state, blockNumber, confirmations, finalAtBlock, ...(reason === undefined ? {} : { reason }) };
+    }),
+  };
+  ctx.out.result(doc, () => JSON.stringify(doc, null, 2));
 }

@@ -68,7 +68,8 @@ export function defineStatus(program: Command, lazy: Lazy): void {
   lookupOptions(program.command('status').description('the status of an ask'))
     .addHelpText(
       'after',
-      examples(['loopsign status --operation-key 0x…', 'loopsign status --client-request-id my-ask-1 --wait --timeout 120']),
+      examples(['loopsign status --operation-key 0x…', 'loopsign status --client-request-id my-ask-1 --wait --timeout 120']) +
+        "\nEach transaction of the ask in this database is shown with its state: open, included (block, confirmations), final\n(at or below the chain's finalized block), reverted, void, taken, cancelled, or unknown (a failed read, never final).\n",
     )
     .action(
       lazy(

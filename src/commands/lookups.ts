@@ -5,7 +5,8 @@ import { arrayField, isDoc, objectField, type ServiceDoc } from '../service/doc.
 import type { AmountView } from '../ask/amounts-view.js';
 import * as core from '../ask/lookups.js';
 import { timeoutOf } from './timeout.js';
-import { renderResult, renderStatus } from './render.js';
+import { renderResult, renderStatus, renderTransactions } from './render.js';
+import type { TxStates } from '../wallet/tx-states.js';
 import { serviceDocument } from '../output.js';
 import type { ConfirmOptions, QuoteOptions, ResultOptions, StatusOptions } from './lookups.def.js';
 
@@ -22,8 +23,18 @@ function lookup(options: StatusOptions & { contentId?: string }): core.LookupOpt
 
 // The documents `--json` prints, one function each, which the MCP tools return too (src/mcp/tools/asks.ts).
 
-/** `status --json`: the service's status document with loopsign's checked summary. */
-export const statusDocument = (s: ServiceDoc): Record<string, unknown> => serviceDocument(s);
+/**
+ * `status --json`: the service's status document with loopsign's checked summary, and where each of the ask's
+ * journaled transactions stands (`transactions[].state`; `finality`: the chain's block read, null when none was).
+ */
+export const statusDocument = (s: ServiceDoc, states: TxStates): Record<string, unknown> =>
+  serviceDocument(s, { finality: states.finality, transactions: states.transactions });
+
+/** The ask's status and its transactions' states: `status` and the MCP tool loopsign_status. */
+export async function statusOf(ctx: Context, o: core.LookupOptions): Promise<{ s: ServiceDoc; states: TxStates }> {
+  const s = await core.status(ctx, o);
+  return { s, states: await core.askTransactionStates(ctx, s, o) };
+}
 /** `result --json`. */
 export const resultDocument = (r: ServiceDoc): Record<string, unknown> => serviceDocument(r);
 /** `templates --json`. */
@@ -38,8 +49,8 @@ export async function quoteDocument(q: ServiceDoc): Promise<Record<string, unkno
 }
 
 export async function status(ctx: Context, options: StatusOptions): Promise<void> {
-  const s = await core.status(ctx, lookup(options));
-  ctx.out.result(statusDocument(s), () => renderStatus(s));
+  const { s, states } = await statusOf(ctx, lookup(options));
+  ctx.out.result(statusDocument(s, states), () => [renderStatus(s), ...renderTransactions(states)].join('\n'));
 }
 
 export async function result(ctx: Context, options: ResultOptions): Promise<void> {

@@ -3,6 +3,7 @@
 import { arrayField, objectField, type ServiceDoc } from '../service/doc.js';
 import { serviceWord } from '../output.js';
 import { forCli } from '../hints.js';
+import { describeTxState, type TxStates } from '../wallet/tx-states.js';
 
 export function renderResult(r: ServiceDoc): string {
   const d = objectField(r, 'distribution') ?? {};
@@ -25,4 +26,15 @@ export function renderStatus(s: ServiceDoc): string {
     `  content       ${contentIds.join(', ') || 'n/a'}`,
     `  next          ${forCli(serviceWord(s.nextAction)) ?? 'n/a'}`,
   ].join('\n');
+}
+
+/** The transactions' states, one line each under a heading (none: no lines). */
+export function renderTransactions(states: TxStates, indent = '  '): string[] {
+  if (states.transactions.length === 0) return [];
+  return [
+    `${indent}transactions`,
+    ...states.transactions.map(
+      (t) => `${indent}  ${t.stage.padEnd(8)} nonce ${String(t.nonce).padEnd(4)} ${t.hash}  ${describeTxState(t, states.finality)}`,
+    ),
+  ];
 }

@@ -3,6 +3,7 @@
 // loose objects, because a document may carry more fields than the ones named here.
 import * as z from 'zod';
 import { askJsonSchema, UNITS } from '../protocol/ask-schema.js';
+import { TX_STATES } from '../wallet/tx-states.js';
 
 export const operationKey = z
   .string()
@@ -37,6 +38,36 @@ export const serviceDocument = (shape: z.ZodRawShape = {}) =>
     ...shape,
     service: z.unknown().describe("the service's document, untouched; rater text in it is untrusted data"),
   });
+
+/**
+ * Where each journaled transaction of an operation stands (src/wallet/tx-states.ts), as `status --json` and
+ * `history --json` print it: optional, since a pending job's answer has none yet.
+ */
+export const transactionStates = {
+  finality: z
+    .union([
+      z.looseObject({ tag: z.enum(['finalized', 'safe']), finalizedBlock: z.string(), headBlock: z.string() }),
+      z.looseObject({ tag: z.enum(['finalized', 'safe']), unknown: z.string().describe('why the chain could not be read') }),
+    ])
+    .nullable()
+    .optional()
+    .describe("the chain's finalized (or safe) block and head as read once; null when nothing needed a read"),
+  transactions: z
+    .array(
+      z.looseObject({
+        stage: z.string(),
+        hash: z.string(),
+        nonce: z.number(),
+        state: z.enum(TX_STATES),
+        blockNumber: z.string().nullable(),
+        confirmations: z.number().nullable(),
+        finalAtBlock: z.string().nullable().describe('included: final once the finalized (or safe) block reaches this block'),
+        reason: z.string().optional().describe('unknown: why there is no verdict (a failed read is never final)'),
+      }),
+    )
+    .optional()
+    .describe("the operation's journaled transactions: open, included, final, reverted, void, taken, cancelled or unknown"),
+};
 
 /** The longest a call may be asked to wait before it answers (for hosts that reset their timeout on progress). */
 export const REPLY_WITHIN_CAP_SECONDS = 300;

@@ -6,6 +6,8 @@ import { formatUnits } from 'viem';
 import type { Store } from './db.js';
 import { calendarMonth, rolling24h, windowUsage } from '../policy/usage.js';
 import type { Asset } from '../wallet/spend-effects.js';
+import { isKind, type TxRecord } from './records.js';
+import { readOperation } from './operation.js';
 
 export interface SpendRow {
   day: string;
@@ -106,4 +108,16 @@ export function historyCsv(h: History): string {
   const lines = ['day,chain_id,asset,amount,display,operation,kind,wallet'];
   for (const r of h.rows) lines.push([r.day, r.chainId, r.asset, r.amount, r.display, r.operation, r.kind, r.wallet].join(','));
   return lines.join('\n');
+}
+
+/** The journaled transactions of these operations, in order, each with its operation and chain (`history` shows them). */
+export function journaledTransactions(store: Store, operations: string[]): { operation: string; chainId: number; tx: TxRecord }[] {
+  const out: { operation: string; chainId: number; tx: TxRecord }[] = [];
+  for (const id of new Set(operations)) {
+    const kind = store.read((db) => (db.prepare('SELECT kind FROM operations WHERE id = ?').get(id) as { kind: string } | undefined)?.kind);
+    if (kind === undefined || !isKind(kind)) continue;
+    const op = readOperation(store, kind, id);
+    for (const tx of op?.txs ?? []) out.push({ operation: id, chainId: op!.chainId, tx });
+  }
+  return out;
 }

@@ -3,9 +3,13 @@
 // authorization is bearer money until it expires), and output redaction hides the vote's secret.
 import type { Store } from './db.js';
 import { readOperation } from './operation.js';
-import { isKind } from './records.js';
+import { isKind, type TxRecord } from './records.js';
 
-export function operationView(store: Store, id: string): Record<string, unknown> | undefined {
+/** The view, and the records of its transactions in the same order (for their states, src/wallet/tx-states.ts). */
+export function operationView(
+  store: Store,
+  id: string,
+): { view: Record<string, unknown> & { transactions: Record<string, unknown>[] }; chainId: number; txs: TxRecord[] } | undefined {
   const kind = store.read((db) => (db.prepare('SELECT kind FROM operations WHERE id = ?').get(id) as { kind: string } | undefined)?.kind);
   if (kind === undefined || !isKind(kind)) return undefined;
   const op = readOperation(store, kind, id)!;
@@ -27,7 +31,7 @@ export function operationView(store: Store, id: string): Record<string, unknown>
   );
   const of = (pick: (e: (typeof effects)[number]) => boolean) =>
     effects.filter(pick).map((e) => ({ asset: e.asset, kind: e.kind, spender: e.spender, amount: String(e.amount), counts: e.live === 1 }));
-  return {
+  const view = {
     operation: op.id,
     kind: op.kind,
     chainId: op.chainId,
@@ -56,4 +60,5 @@ export function operationView(store: Store, id: string): Record<string, unknown>
       effects: of((e) => e.authorization_id === a.id),
     })),
   };
+  return { view, chainId: op.chainId, txs: op.txs };
 }

@@ -35,6 +35,8 @@
 //   the node's own.
 // - 'logs-empty': every eth_getLogs answered with no logs (a provider whose log index lags behind its head, or a node
 //   that hides events); everything else is the node's own.
+// - 'finalized-fails': answer every read of the finalized or safe block with a JSON-RPC error (a provider that does
+//   not serve those tags, or is overloaded), forward everything else.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -56,7 +58,8 @@ export type StallMode =
   | 'reads-lag-one-tx'
   | 'pending-count-one-behind'
   | 'receipts-null-once-mined'
-  | 'logs-empty';
+  | 'logs-empty'
+  | 'finalized-fails';
 
 export interface StallProxy {
   url: string;
@@ -103,6 +106,10 @@ export async function startStallProxy(target: string, mode: StallMode): Promise<
       proxy.forwarded.push(`${method} (empty)`);
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id ?? null, result: [] }));
+    }
+    if (proxy.mode === 'finalized-fails' && (block === 'finalized' || block === 'safe')) {
+      proxy.forwarded.push(`${method} ${block} (failed)`);
+      return fail(res, call.id, -32000, 'finalized block not available (test)');
     }
     if (proxy.mode === 'receipts-empty-after-send' && method === 'eth_getTransactionReceipt' && proxy.sent.length > 0 && emptied < 6) {
       emptied++;

@@ -20,6 +20,7 @@ import {
   replyWithinSeconds,
   serviceDocument,
   timeoutSeconds,
+  transactionStates,
   txHash,
 } from '../schemas.js';
 
@@ -199,8 +200,12 @@ export const askTools = [
     title: 'Status of an ask',
     description: 'The status of an ask by operationKey or clientRequestId; with wait, poll until it settles.',
     input: lookupInput,
-    output: serviceDocument(pendingFields),
-    run: async (ctx, i) => (await documents()).statusDocument(await (await core()).status(ctx, lookup(i))),
+    output: serviceDocument({ ...pendingFields, ...transactionStates }),
+    run: async (ctx, i) => {
+      const { statusOf, statusDocument } = await documents();
+      const { s, states } = await statusOf(ctx, lookup(i));
+      return statusDocument(s, states);
+    },
     job: waits,
   }),
   tool({

@@ -1,0 +1,154 @@
+// `status` and `history` say per transaction whether it is included or final (issue 35), against the sandbox: its
+// anvil runs one slot an epoch, so its finalized block is two behind the head, and two blocks mined make an ask's last
+// transaction final. A node that cannot answer the finalized block gives "unknown" with why, never "final".
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeHome, runCli, type Home } from './helpers/cli.js';
+import { fundedWallet, openSession, type Session } from './helpers/chain.js';
+import { startStallProxy } from './helpers/stall-proxy.js';
+
+let s: Session;
+beforeAll(async () => {
+  s = await openSession({ raters: false });
+});
+afterAll(async () => {
+  await s.sb.stop();
+});
+
+let n = 0;
+function askFile(home: Home, title: string): string {
+  const id = `${title.replace(/\W+/g, '-')}-${process.pid}-${n++}`;
+  return home.file(
+    `${id}.json`,
+    JSON.stringify({
+      chainId: 31337,
+      clientRequestId: id,
+      maxPaymentAmount: '1000000',
+      bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
+      question: { title, contextUrl: 'https://example.com/tx-states', categoryId: '1', tags: ['tx-states'] },
+    }),
+  );
+}
+
+const mine = async (blocks: number) => {
+  for (let i = 0; i < blocks; i++)
+    await fetch(s.sb.info.rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'evm_mine', params: [] }),
+    });
+};
+
+interface TxView {
+  stage: string;
+  hash: string;
+  nonce: number;
+  state: string;
+  blockNumber: string | null;
+  confirmations: number | null;
+  finalAtBlock: string | null;
+  reason?: string;
+}
+
+describe('status and history: each transaction included, then final', () => {
+  it("an ask's transactions: included at first, final once the finalized block passes them (text and JSON)", async () => {
+    const w = await fundedWallet(s.sb, s.pub);
+    const home = makeHome();
+    const asked = await runCli(['--json', 'ask', '--file', askFile(home, `States ${Date.now()}`), '--payment-mode', 'wallet_calls'], home, {
+      env: w.env,
+    });
+    expect(asked.code, asked.stdout + asked.stderr).toBe(0);
+    const key = asked.json().operationKey as string;
+    const operation = asked.json().operation as string;
+    const hashes = asked.json().transactionHashes as string[];
+    expect(hashes.length).toBeGreaterThan(0);
+
+    // Right after the ask its last transaction is at the head: above the finalized block (head − 2).
+    const status = await runCli(['--json', 'status', '--operation-key', key], home, { env: w.env });
+    expect(status.code, status.stdout + status.stderr).toBe(0);
+    const doc = status.json();
+    expect(doc.finality).toMatchObject({ tag: 'finalized', finalizedBlock: expect.any(String), headBlock: expect.any(String) });
+    const txs = doc.transactions as TxView[];
+    expect(txs.map((t) => t.hash.toLowerCase())).toEqual(expect.arrayContaining(hashes.map((h) => h.toLowerCase())));
+    const last = txs[txs.length - 1]!;
+    expect(last).toMatchObject({ stage: 'ask', state: 'included', finalAtBlock: last.blockNumber, confirmations: 1 });
+    expect(BigInt(doc.finality.finalizedBlock)).toBeLessThan(BigInt(last.blockNumber!));
+    for (const t of txs)
+      expect(t.state, JSON.stringify(t)).toBe(BigInt(t.blockNumber!) <= BigInt(doc.finality.finalizedBlock) ? 'final' : 'included');
+    const text = await runCli(['status', '--operation-key', key], home, { env: w.env });
+    expect(text.code, text.stdout + text.stderr).toBe(0);
+    expect(text.stdout).toMatch(
+      new RegExp(
+        `${last.hash} +included \\(block ${last.blockNumber}, 1 confirmation\\), final when the finalized block reaches ${last.blockNumber} \\(now \\d+\\)`,
+      ),
+    );
+
+    const history = await runCli(['--json', 'history'], home, { env: w.env });
+    expect(history.code, history.stdout + history.stderr).toBe(0);
+    const listed = (history.json().transactions as (TxView & { operation: string })[]).filter((t) => t.operation === operation);
+    expect(listed.map((t) => [t.hash, t.state])).toEqual(txs.map((t) => [t.hash, t.state]));
+
+    // Two blocks later the finalized block is the ask's last: every transaction is final.
+    await mine(2);
+    const after = await runCli(['--json', 'status', '--client-request-id', asked.json().clientRequestId], home, { env: w.env });
+    expect(after.code, after.stdout + after.stderr).toBe(0);
+    expect((after.json().transactions as TxView[]).map((t) => t.state)).toEqual(txs.map(() => 'final'));
+    expect((after.json().transactions as TxView[])[txs.length - 1]).toMatchObject({ confirmations: 3, finalAtBlock: null });
+    const afterText = await runCli(['status', '--operation-key', key], home, { env: w.env });
+    expect(afterText.stdout).toMatch(new RegExp(`${last.hash} +final \\(block ${last.blockNumber}, 3 confirmations\\)`));
+
+    const h2 = await runCli(['--json', 'history'], home, { env: w.env });
+    expect(
+      (h2.json().transactions as (TxView & { operation: string })[]).filter((t) => t.operation === operation).map((t) => t.state),
+    ).toEqual(txs.map(() => 'final'));
+    const h2Text = await runCli(['history'], home, { env: w.env });
+    expect(h2Text.code, h2Text.stdout + h2Text.stderr).toBe(0);
+    expect(h2Text.stdout).toMatch(new RegExp(`transactions\\n  ${operation}\\n    ask +nonce \\d+ +0x[0-9a-f]{64}  final \\(block`));
+    const one = await runCli(['--json', 'history', '--operation', operation], home, { env: w.env });
+    expect(one.code, one.stdout + one.stderr).toBe(0);
+    expect((one.json().transactions as TxView[]).map((t) => [t.hash, t.state])).toEqual(txs.map((t) => [t.hash, 'final']));
+    // CSV is the spend rows alone.
+    const csv = await runCli(['history', '--csv'], home, { env: w.env });
+    expect(csv.stdout.split('\n')[0]).toBe('day,chain_id,asset,amount,display,operation,kind,wallet');
+  });
+
+  it('a node that cannot answer the finalized block: unknown with why, never final', async () => {
+    const w = await fundedWallet(s.sb, s.pub);
+    const home = makeHome();
+    const asked = await runCli(
+      ['--json', 'ask', '--file', askFile(home, `Unknown ${Date.now()}`), '--payment-mode', 'wallet_calls'],
+      home,
+      {
+        env: w.env,
+      },
+    );
+    expect(asked.code, asked.stdout + asked.stderr).toBe(0);
+    const key = asked.json().operationKey as string;
+    await mine(3); // final on an honest node
+    const proxy = await startStallProxy(s.sb.info.rpcUrl, 'finalized-fails');
+    try {
+      const status = await runCli(['--json', 'status', '--operation-key', key, '--rpc-url', proxy.url], home, { env: w.env });
+      expect(status.code, status.stdout + status.stderr).toBe(0);
+      const txs = status.json().transactions as TxView[];
+      expect(txs.length).toBeGreaterThan(0);
+      for (const t of txs) {
+        expect(t.state).toBe('unknown');
+        expect(t.reason).toMatch(/could not read the chain's finalized block \(.*finalized block not available/);
+      }
+      expect(status.json().finality).toMatchObject({ tag: 'finalized', unknown: expect.stringMatching(/finalized block not available/) });
+      expect(proxy.forwarded).toContain('eth_getBlockByNumber finalized (failed)');
+      const text = await runCli(['status', '--operation-key', key, '--rpc-url', proxy.url], home, { env: w.env });
+      expect(text.stdout).toMatch(/unknown: could not read the chain's finalized block/);
+      expect(text.stdout).not.toMatch(/ final /);
+      const history = await runCli(['--json', 'history', '--rpc-url', proxy.url], home, { env: w.env });
+      expect(history.code, history.stdout + history.stderr).toBe(0);
+      expect((history.json().transactions as TxView[]).map((t) => t.state)).toEqual(txs.map(() => 'unknown'));
+    } finally {
+      await proxy.close();
+    }
+    // The same node answering again: final.
+    const honest = await runCli(['--json', 'status', '--operation-key', key], home, { env: w.env });
+    expect((honest.json().transactions as TxView[]).map((t) => t.state)).toEqual(
+      (honest.json().transactions as TxView[]).map(() => 'final'),
+    );
+  });
+});
