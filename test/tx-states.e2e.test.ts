@@ -1,6 +1,10 @@
 // `status` and `history` say per transaction whether it is included or final (issue 35), against the sandbox: its
 // anvil runs one slot an epoch, so its finalized block is two behind the head, and two blocks mined make an ask's last
-// transaction final. A node that cannot answer the finalized block gives "unknown" with why, never "final".
+// transaction final. A node that cannot answer the finalized block gives "unknown" with why, never "final". And a
+// vote (`rate`) checks the database's memory of the wallet before its first signature as an ask does: an unexplained
+// transaction count on chain is said once per new count, and --accept-foreign-nonces confirms it.
+import { createWalletClient, http } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHome, runCli, type Home } from './helpers/cli.js';
 import { fundedWallet, openSession, type Session } from './helpers/chain.js';
@@ -150,5 +154,38 @@ describe('status and history: each transaction included, then final', () => {
     expect((honest.json().transactions as TxView[]).map((t) => t.state)).toEqual(
       (honest.json().transactions as TxView[]).map(() => 'final'),
     );
+  });
+});
+
+describe("rate checks the database's memory of the wallet before its first signature, as ask does", () => {
+  it('a count on chain the database does not explain: warned once per new count; --accept-foreign-nonces confirms it', async () => {
+    const w = await fundedWallet(s.sb, s.pub);
+    const home = makeHome();
+    const vote = async (flags: string[] = []) => {
+      const contentId = String((await s.sb.control('/__sandbox/content', {})).contentId);
+      const r = await runCli(['--json', 'rate', '--content-id', contentId, '--up', '--prediction', '60', '--stake', '1', ...flags], home, {
+        env: w.env,
+      });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      return r;
+    };
+    const first = await vote();
+    expect(first.stderr).not.toMatch(/database explains only/);
+    // Another program sends from the wallet: the next vote says so, once.
+    const other = createWalletClient({ account: privateKeyToAccount(w.key), transport: http(s.sb.info.rpcUrl) });
+    const outside = async () => {
+      for (let i = 0; i < 2; i++)
+        await s.pub.waitForTransactionReceipt({ hash: await other.sendTransaction({ chain: null, to: w.address, value: 0n }) });
+    };
+    await outside();
+    const warned = await vote();
+    expect(warned.stderr).toMatch(/has sent \d+ transactions on chain 31337, but loopsign's database explains only \d+/);
+    expect(warned.stderr).toMatch(/--accept-foreign-nonces confirms them/);
+    const quiet = await vote();
+    expect(quiet.stderr).not.toMatch(/database explains only/);
+    await outside();
+    const confirmed = await vote(['--accept-foreign-nonces']);
+    expect(confirmed.stderr).toMatch(/confirmed as yours \(--accept-foreign-nonces\)/);
+    expect(confirmed.stderr).not.toMatch(/database explains only/);
   });
 });

@@ -10,7 +10,7 @@ import type { ServiceClient } from '../service/client.js';
 import type { NormalizedAsk, PaymentMode } from '../protocol/ask-normalize.js';
 import type { GuardContext } from '../wallet/plan-guard.js';
 import { Executor } from '../wallet/executor.js';
-import { checkWalletMark } from '../store/nonce-mark.js';
+import { walletMemoryCheck } from '../store/nonce-mark.js';
 
 export interface Run {
   ctx: Context;
@@ -42,19 +42,15 @@ export interface Run {
   walletMarkChecked?: Promise<void>;
 }
 
-/** Refuses to sign from a database that does not explain the wallet's count on chain (state loss, other software). */
+/** Warns before signing from a database that does not explain the wallet's count on chain (state loss, other software). */
 function checkWalletMemory(run: Run): Promise<void> {
-  run.walletMarkChecked ??= (async () => {
-    const store = run.journal.store;
-    const done = await checkWalletMark(
-      store,
-      { chainId: run.chain.chainId, genesis: run.journal.chainGenesis ?? '', wallet: run.wallet },
-      await run.walletCount,
-      { accept: run.acceptForeignNonces, now: run.ctx.clock.now(), flag: '--accept-foreign-nonces' },
-    );
-    if (done === 'confirmed')
-      run.ctx.out.warn(`the wallet's transactions that loopsign's database does not know are confirmed as yours (--accept-foreign-nonces)`);
-    else if (typeof done === 'object') run.ctx.out.warn(done.unexplained);
+  run.walletMarkChecked ??= walletMemoryCheck({
+    store: run.journal.store,
+    mark: () => ({ chainId: run.chain.chainId, genesis: run.journal.chainGenesis ?? '', wallet: run.wallet }),
+    count: run.walletCount,
+    accept: run.acceptForeignNonces,
+    now: () => run.ctx.clock.now(),
+    warn: (m) => run.ctx.out.warn(m),
   })();
   return run.walletMarkChecked;
 }

@@ -8,6 +8,7 @@ export interface RateOptions extends VoteOptions {
   newRound?: boolean;
   setAsideStale?: boolean;
   waitFinal?: boolean;
+  acceptForeignNonces?: boolean;
 }
 
 /** `rate commit` reads the vote options from `rate`. */
@@ -37,6 +38,10 @@ export function defineRate(program: Command, lazy: Lazy): void {
     .option(
       '--set-aside-stale',
       'set aside a journal of this vote written on another instance of the chain (a restarted sandbox) and start over',
+    )
+    .option(
+      '--accept-foreign-nonces',
+      "confirm, once, the wallet's transactions on chain that loopsign's database does not know (other software, or a restored database)",
     )
     .addHelpText(
       'after',

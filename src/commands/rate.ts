@@ -31,6 +31,7 @@ export async function rate(ctx: Context, options: RateOptions): Promise<void> {
     newRound: options.newRound === true,
     setAsideStale: options.setAsideStale === true,
     waitFinal: options.waitFinal === true,
+    acceptForeignNonces: options.acceptForeignNonces === true,
   });
   ctx.out.result(r, () =>
     [

@@ -26,6 +26,7 @@ import { allowanceShortfall, revertData, revertReason } from '../wallet/revert-r
 import { shortMessage } from '../chains/client.js';
 import { checkAddress } from '../address.js';
 import { checkRateFunds } from './funds.js';
+import { latestCount, walletMemoryCheck } from '../store/nonce-mark.js';
 
 export interface RateOptions {
   contentId: string;
@@ -41,6 +42,8 @@ export interface RateOptions {
   setAsideStale?: boolean;
   /** Wait in place while a slot's fate is not final (issue 35), instead of stopping with exit 4. */
   waitFinal?: boolean;
+  /** Confirm the wallet's transactions that loopsign's database does not know (src/store/nonce-mark.ts). */
+  acceptForeignNonces?: boolean;
 }
 
 /**
@@ -115,8 +118,12 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
   const signer = await ctx.wallet();
   if (opts.atomic) await refuseDelegationIfUnsupported(signer, ctx);
   const wallet = signer.address.toLowerCase() as Hex;
-  const store = await ctx.store();
   const { client } = await ctx.chain();
+  // Read before the database is (src/store/nonce-mark.ts), used before the first signature; a failure counts only if
+  // something is to be signed.
+  const walletCount = latestCount(client, wallet);
+  walletCount.catch(() => undefined);
+  const store = await ctx.store();
   let id = latestVote(store, chain.chainId, wallet, opts.contentId);
   if (opts.setAsideStale) {
     const aside = await setAsideIfStale(store, client, id, chain);
@@ -133,8 +140,18 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
   const account = await signer.account;
   const mcp = await ctx.mcp();
   let journal = await Operation.open(store, 'rate', id, { chainId: chain.chainId, wallet, data: { contentId: opts.contentId } });
-  const executor = () =>
-    new Executor({
+  // The database's memory of the wallet, checked once before the vote's first signature, as an ask's is.
+  const checkWalletMemory = walletMemoryCheck({
+    store,
+    mark: () => ({ chainId: chain.chainId, genesis: journal.chainGenesis ?? '', wallet }),
+    count: walletCount,
+    accept: opts.acceptForeignNonces === true,
+    now: () => ctx.clock.now(),
+    warn: (m) => ctx.out.warn(m),
+  });
+  const executor = async () => {
+    await checkWalletMemory();
+    return new Executor({
       client,
       account,
       chain,
@@ -146,6 +163,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
       maxFeePerGas: settings.maxFeePerGas.value,
       waitFinal: opts.waitFinal === true,
     });
+  };
   try {
     await checkSameChain(client, journal, '--set-aside-stale');
     // One vote per operation, never overwritten: a vote journaled for an earlier round stays as it is, and voting
@@ -186,7 +204,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
     if (!round) {
       const calls = checkOpenRoundPlan(chain, context.openRoundTransactionPlan, input.contentId);
       ctx.out.progress('rate.open_round', 'the round is not open: opening it (the plan passed its checks)');
-      await executor().execute(`open:${Date.now()}`, calls, 'ordered');
+      await (await executor()).execute(`open:${Date.now()}`, calls, 'ordered');
       context = readRatingContext(await mcp.call('rateloop_get_rating_context', { ...args, stakeWei: input.stake.toString() }));
       round = await onChainRound(client, chain, input.contentId);
       if (!round) throw new ChainError('round_not_open', 'the round is still not open after openRound');
@@ -284,7 +302,7 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
 
     // Planned and executed under the wallet's claim: the service leaves the approval out when the allowance covers the
     // stake, so no other vote of this wallet may spend that allowance between this plan and its commit.
-    const ex = executor();
+    const ex = await executor();
     const { hashes, transactions } = await ex.withWalletLock(async () => {
       // On resume the journaled plan is reused once anything of it was signed and can still reach the chain: a fresh
       // one may differ (say, no approval once the stake moved), and call indexes must keep meaning the transactions

@@ -95,3 +95,31 @@ export async function checkWalletMark(
     unexplained: `wallet ${m.wallet} has sent ${count} transactions on chain ${m.chainId}, but loopsign's database explains only ${explained.count}: it lost records (restored from a backup) or other software (or another loopsign state folder) used this wallet. Check the wallet's latest transactions; ${o.flag} confirms them as yours without this warning`,
   };
 }
+
+/**
+ * The check a paying run makes once, before its first signature (ask and rate alike): the count read when the run
+ * opened, against the database's memory of the wallet; a warning when it is unexplained (or confirmed by the flag).
+ * Memoised: the first call checks, every later one awaits that check.
+ */
+export function walletMemoryCheck(o: {
+  store: Store;
+  /** Read at the check, not before: the journal records its chain instance when it opens. */
+  mark: () => WalletMark;
+  count: Promise<bigint>;
+  accept: boolean;
+  now: () => number;
+  warn: (message: string) => void;
+}): () => Promise<void> {
+  let checked: Promise<void> | undefined;
+  return () =>
+    (checked ??= (async () => {
+      const done = await checkWalletMark(o.store, o.mark(), await o.count, {
+        accept: o.accept,
+        now: o.now(),
+        flag: '--accept-foreign-nonces',
+      });
+      if (done === 'confirmed')
+        o.warn(`the wallet's transactions that loopsign's database does not know are confirmed as yours (--accept-foreign-nonces)`);
+      else if (typeof done === 'object') o.warn(done.unexplained);
+    })());
+}
