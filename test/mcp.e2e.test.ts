@@ -174,7 +174,12 @@ describe('asking through MCP', () => {
     expect(r.doc).toEqual((await cli(h, ['--json', 'result', '--operation-key', a.doc.operationKey])).json());
     const st = await m.call('loopsign_status', { clientRequestId: JSON.parse(readFileSync(file, 'utf8')).clientRequestId, wait: true });
     expect(st.doc).toMatchObject({ ok: true, operationKey: a.doc.operationKey, ready: true });
-    expect(st.doc).toEqual((await cli(h, ['--json', 'status', '--operation-key', a.doc.operationKey])).json());
+    // The same fields as the CLI's, each transaction with its state (the chain's head, read by each, may have moved).
+    const viaCli = (await cli(h, ['--json', 'status', '--operation-key', a.doc.operationKey])).json();
+    expect(st.doc.transactions.length).toBeGreaterThan(0);
+    expect(st.doc.transactions.map((t: { state: string }) => t.state)).toEqual(st.doc.transactions.map(() => 'final'));
+    expect({ ...st.doc, finality: undefined }).toEqual({ ...viaCli, finality: undefined });
+    expect(st.doc.finality).toMatchObject({ tag: 'finalized', finalizedBlock: expect.any(String) });
     const c = await m.call('loopsign_confirm', { operationKey: a.doc.operationKey });
     expect(c.doc).toMatchObject({ ok: true, operationKey: a.doc.operationKey, status: 'submitted' });
     expect(await m.stop()).toBe(0);

@@ -54,7 +54,7 @@ describe('labelTransactions (no chain access)', () => {
     expect(labelTransactions([tx(0, { blockNumber: '10' })], chain, new Map([[hash(1), { blockNumber: 10n }]]))[0]).toMatchObject({
       state: 'final',
       blockNumber: '10',
-      confirmations: 3,
+      confirmations: null,
       finalAtBlock: null,
     });
     // No receipt read, none found, or a failed read: never final.
@@ -116,8 +116,8 @@ describe('transactionStates (an in-process chain)', () => {
     const states = await transactionStates(async () => client, {}, records);
     expect(states.finality).toEqual({ tag: 'finalized', finalizedBlock: '2', headBlock: '3' });
     expect(states.transactions.map((t) => [t.state, t.blockNumber, t.confirmations])).toEqual([
-      ['final', '1', 3],
-      ['final', '2', 2],
+      ['final', '1', null],
+      ['final', '2', null],
       ['included', '3', 1],
     ]);
     expect(calls.filter((c) => c === 'eth_getBlockByNumber finalized')).toHaveLength(1);

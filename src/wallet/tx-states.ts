@@ -20,7 +20,7 @@ export interface TxStateView {
   state: TxState;
   /** The block it is in (included, final, reverted), as the chain answers it when it was read, else the journal's. */
   blockNumber: string | null;
-  /** included and final: how many blocks hold it, its own counted (the head − its block + 1). */
+  /** included: how many blocks hold it, its own counted (the head − its block + 1); a final one needs none. */
   confirmations: number | null;
   /** included: final once the chain's finalized (or safe) block reaches this block. */
   finalAtBlock: string | null;
@@ -96,9 +96,12 @@ export function labelTransactions(
         );
       block = check.blockNumber;
     }
-    const seen = { blockNumber: block.toString(), confirmations: chain.head >= block ? Number(chain.head - block + 1n) : 0 };
-    if (block <= chain.finalized) return view(t, 'final', seen);
-    return view(t, 'included', { ...seen, finalAtBlock: block.toString() });
+    if (block <= chain.finalized) return view(t, 'final', { blockNumber: block.toString() });
+    return view(t, 'included', {
+      blockNumber: block.toString(),
+      confirmations: chain.head >= block ? Number(chain.head - block + 1n) : 0,
+      finalAtBlock: block.toString(),
+    });
   });
 }
 
@@ -152,7 +155,7 @@ export async function transactionStates(
   };
 }
 
-/** One line for people: "final (block 12, 3 confirmations)", "included (block 12, 1 confirmation), final when …", … */
+/** One line for people: "final (block 12)", "included (block 12, 1 confirmation), final when …", … */
 export function describeTxState(t: TxStateView, finality?: FinalityView | null): string {
   switch (t.state) {
     case 'open':
@@ -162,7 +165,7 @@ export function describeTxState(t: TxStateView, finality?: FinalityView | null):
       return `included (block ${t.blockNumber}, ${t.confirmations} confirmation${t.confirmations === 1 ? '' : 's'}), final when the ${finality?.tag ?? 'finalized'} block reaches ${t.finalAtBlock}${now}`;
     }
     case 'final':
-      return `final (block ${t.blockNumber}, ${t.confirmations} confirmations)`;
+      return `final (block ${t.blockNumber})`;
     case 'reverted':
       return `reverted${t.blockNumber ? ` in block ${t.blockNumber}` : ''}: it paid nothing`;
     case 'void':
