@@ -3,6 +3,7 @@ import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import type { HistoryOptions } from './history.def.js';
 import type { TxRecord } from '../store/records.js';
+import type { ChainConfig } from '../chains/table.js';
 import type { FinalityView, TxStateView } from '../wallet/tx-states.js';
 import { renderTransactions } from './render.js';
 
@@ -65,7 +66,21 @@ export async function historyTransactionStates(
   txs: { operation: string; chainId: number; tx: TxRecord }[],
 ): Promise<{ finality: FinalityView | null; transactions: (TxStateView & { operation: string })[] }> {
   const { transactionStates, labelTransactions } = await import('../wallet/tx-states.js');
-  const chain = (await ctx.chainSettings()).chain;
+  const journalOnly = (unknown?: string) => ({
+    finality: null,
+    transactions: txs.map((t) => ({
+      operation: t.operation,
+      ...labelTransactions([t.tx], unknown === undefined ? undefined : { unknown })[0]!,
+    })),
+  });
+  // Nothing seen mined: the journal alone tells (no chain settings resolved, no read).
+  if (!txs.some((t) => t.tx.status === 'mined')) return journalOnly();
+  let chain: ChainConfig;
+  try {
+    chain = (await ctx.chainSettings()).chain;
+  } catch (error) {
+    return journalOnly(`the configured chain could not be resolved (${(error as Error).message.split('\n')[0]})`);
+  }
   const here = txs.filter((t) => t.chainId === chain.chainId);
   const read = await transactionStates(
     async () => (await ctx.chain()).client,

@@ -39,6 +39,8 @@ export interface TxStates {
   transactions: TxStateView[];
 }
 
+const RECEIPTS_AT_ONCE = 8;
+
 /** A receipt read again for a transaction that would be final: its block, none (the node has no receipt), or a failure. */
 export type ReceiptCheck = { blockNumber: bigint } | { none: true } | { failed: string };
 
@@ -132,23 +134,22 @@ export async function transactionStates(
     return { finality: { tag, unknown }, transactions: labelTransactions(txs, { unknown }) };
   }
   const receipts = new Map<string, ReceiptCheck>();
-  await Promise.all(
-    mined
-      .filter((t) => t.blockNumber !== undefined && BigInt(t.blockNumber) <= finalized)
-      .map(async (t) => {
-        try {
-          const r = await client.getTransactionReceipt({ hash: t.hash });
-          // A receipt for another hash is none (a forgery).
-          receipts.set(
-            t.hash.toLowerCase(),
-            r.transactionHash.toLowerCase() === t.hash.toLowerCase() ? { blockNumber: r.blockNumber } : { none: true },
-          );
-        } catch (error) {
-          const name = (error as Error)?.name;
-          receipts.set(t.hash.toLowerCase(), name === 'TransactionReceiptNotFoundError' ? { none: true } : { failed: why(error) });
-        }
-      }),
-  );
+  const check = async (t: TxRecord) => {
+    try {
+      const r = await client.getTransactionReceipt({ hash: t.hash });
+      // A receipt for another hash is none (a forgery).
+      receipts.set(
+        t.hash.toLowerCase(),
+        r.transactionHash.toLowerCase() === t.hash.toLowerCase() ? { blockNumber: r.blockNumber } : { none: true },
+      );
+    } catch (error) {
+      const name = (error as Error)?.name;
+      receipts.set(t.hash.toLowerCase(), name === 'TransactionReceiptNotFoundError' ? { none: true } : { failed: why(error) });
+    }
+  };
+  // A few at a time: `history` over many operations must not flood a public RPC into refusing (then unknown).
+  const due = mined.filter((t) => t.blockNumber !== undefined && BigInt(t.blockNumber) <= finalized);
+  for (let i = 0; i < due.length; i += RECEIPTS_AT_ONCE) await Promise.all(due.slice(i, i + RECEIPTS_AT_ONCE).map(check));
   return {
     finality: { tag, finalizedBlock: finalized.toString(), headBlock: head.toString() },
     transactions: labelTransactions(txs, { finalized, head }, receipts),
