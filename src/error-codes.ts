@@ -474,6 +474,9 @@ const ASK = {
   bonus_not_on_chain: chain(
     "the journal recorded this ask's bonus pool call mined, but the RPC shows no pool from this wallet for the question (a node behind or hiding it, or a reorganised chain); nothing was signed: run the same command again once the RPC shows it.",
   ),
+  wallet_nonces_unexplained: refused(
+    "the wallet's transaction count on chain is past what loopsign's database recorded or you confirmed, so it may not know a feedback bonus pool this wallet already funded; nothing was signed for the bonus: check the wallet's latest transactions, then run again with --accept-foreign-nonces.",
+  ),
   bonus_plan_missing: refused(
     'feedback-bonus transactions are journaled without their plan, so loopsign will not fund again; inspect the operation with `loopsign history --operation ID`.',
   ),

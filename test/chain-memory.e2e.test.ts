@@ -209,16 +209,11 @@ describe('a feedback bonus pool is funded once per question, whatever the node o
 
   // Red team (h6). The restored database above, rerun through a node whose eth_getLogs answers nothing (a provider whose
   // log index lags its head, as several do for recent blocks, or a node that hides events). The journal restored from
-  // before the bonus holds no bonus transaction, so the chain check is the bonus's only memory, and one node's empty
-  // answer defeats it: the rerun funds a second pool (3 USDC left the wallet on a 2 USDC file). The wallet's mark sees
-  // the lost records (the count on chain is past what the database explains) but only warns, in the very run that pays
-  // (and a copy from before the wallet's first use in this database takes the count as its first mark: no warning).
-  // docs/security.md's residual is "a node that lies consistently — hides the pool's event as well as the journal's
-  // transaction"; with a restored database one answer suffices. A fix is the lead's call (the mark warns rather than
-  // refuses on purpose): e.g. when the database does not explain the wallet's count and the journal holds no bonus
-  // transaction, refuse the bonus (not the ask) until the unexplained nonces are proven not to carry a pool call for
-  // this question (their transactions found by takerOf's signature-checked search and decoded), or until the flag.
-  it.fails('a database restored from before the bonus, rerun through a node whose logs lag: no second pool', async () => {
+  // before the bonus holds no bonus transaction, so the chain check was the bonus's only memory, and one node's empty
+  // answer defeated it: the rerun funded a second pool (3 USDC left the wallet on a 2 USDC file), with only the mark's
+  // warning. Now a bonus is signed only when the wallet's count on chain is what the database recorded or a person
+  // confirmed (wallet_nonces_unexplained, exit 5, until --accept-foreign-nonces).
+  it('a database restored from before the bonus, rerun through a node whose logs lag: no second pool', async () => {
     const w = await freshWallet();
     const home = makeHome();
     const before = await w.usdcOf();
@@ -243,6 +238,9 @@ describe('a feedback bonus pool is funded once per question, whatever the node o
     }
     expect(proxy.forwarded, 'the chain check asked this node').toContain('eth_getLogs (empty)');
     expect(await poolsOf(w.address, contentId), rerun.stdout + rerun.stderr).toBe(1);
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(5);
+    expect(rerun.json().error.code).toBe('wallet_nonces_unexplained');
+    expect(rerun.json().error.hint).toMatch(/--accept-foreign-nonces/);
     expect(before - (await w.usdcOf()), 'the bounty and the bonus, each once').toBe(2_000_000n);
   });
 

@@ -17,7 +17,7 @@ import { feedbackBonusEscrowAbi } from '../protocol/abi.js';
 import { callsOfRawTransaction } from '../wallet/spend-effects.js';
 import { bonusChainFacts, type SubmissionProof } from './proof.js';
 import { bonusPoolsOnChain, type PoolOnChain } from './bonus-on-chain.js';
-import { executor, settler, type Run } from './run.js';
+import { executor, refuseUnconfirmedNonces, settler, type Run } from './run.js';
 
 /** The bonus as loopsign reports it: only values it checked (the pool from its own receipt). */
 export interface BonusOutcome {
@@ -67,6 +67,9 @@ export async function fundBonus(
         details: { transactionHash: paid.hash, contentId },
       },
     );
+  // Nothing of the bonus is on chain as far as this node's events and the journal tell: the database's memory of the
+  // wallet must hold too, or a person confirms it.
+  await refuseUnconfirmedNonces(run, contentId);
   let plan = journal.data.bonusPlan;
   if (!plan) {
     if (journal.txsFor('bonus').length > 0)

@@ -10,7 +10,8 @@ import type { ServiceClient } from '../service/client.js';
 import type { NormalizedAsk, PaymentMode } from '../protocol/ask-normalize.js';
 import type { GuardContext } from '../wallet/plan-guard.js';
 import { Executor } from '../wallet/executor.js';
-import { walletMemoryCheck } from '../store/nonce-mark.js';
+import { confirmCount, latestCount, unconfirmedCount, walletMemoryCheck } from '../store/nonce-mark.js';
+import { RefusedError } from '../errors.js';
 
 export interface Run {
   ctx: Context;
@@ -53,6 +54,31 @@ function checkWalletMemory(run: Run): Promise<void> {
     warn: (m) => run.ctx.out.warn(m),
   })();
   return run.walletMarkChecked;
+}
+
+/**
+ * Before a feedback bonus pool is signed (the contracts accept any number of pools for a question): the wallet's count
+ * on chain must be what the database recorded or the user confirmed. Otherwise the database may not know a pool this
+ * wallet funded (restored from a backup, or another state folder or program paid it), and the chain's events, read
+ * once, are then the only memory: nothing is signed until a person confirms (--accept-foreign-nonces) after checking.
+ */
+export async function refuseUnconfirmedNonces(run: Run, contentId: string): Promise<void> {
+  const m = { chainId: run.chain.chainId, genesis: run.journal.chainGenesis ?? '', wallet: run.wallet };
+  const count = await latestCount(run.client, run.wallet);
+  const gap = unconfirmedCount(run.journal.store, m, count);
+  if (!gap) return;
+  if (run.acceptForeignNonces) {
+    await confirmCount(run.journal.store, m, count, run.ctx.clock.now());
+    return;
+  }
+  throw new RefusedError(
+    'wallet_nonces_unexplained',
+    `wallet ${run.wallet} has sent ${count} transactions on chain ${run.chain.chainId}, but loopsign's database knows of ${gap.explained}: it may not know a feedback bonus pool this wallet already funded for question ${contentId}, so none was signed`,
+    {
+      hint: `a person checks the wallet's latest transactions for a feedback bonus pool for question ${contentId}; if there is none, run the same command again with --accept-foreign-nonces`,
+      details: { walletCount: count.toString(), explained: gap.explained.toString(), contentId },
+    },
+  );
 }
 
 /** The executor, once the signer is ready and the database's memory of the wallet is checked. */

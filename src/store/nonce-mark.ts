@@ -9,7 +9,8 @@
 // a bonus pool, is read from the chain before it is paid (src/ask/bonus-on-chain.ts); so this is said, loudly, once per
 // new count (a warning naming the numbers and the flag), not refused: other software and a second state folder on one
 // wallet are common and documented, and an agent over MCP cannot pass the flag. --accept-foreign-nonces records the
-// count as confirmed without the warning.
+// count as confirmed without the warning. The one exception is the bonus pool itself (unconfirmedCount, below): a
+// count only warned about explains nothing there, since one empty log read would then be the pool's only memory.
 //
 // The count is read from the chain before the database is read: a transaction another loopsign process of this
 // database gets mined meanwhile was recorded before it was broadcast, so it is never taken for a foreign one.
@@ -122,4 +123,30 @@ export function walletMemoryCheck(o: {
         o.warn(`the wallet's transactions that loopsign's database does not know are confirmed as yours (--accept-foreign-nonces)`);
       else if (typeof done === 'object') o.warn(done.unexplained);
     })());
+}
+
+/**
+ * For the one payment the contracts accept twice, a feedback bonus pool: the wallet's count on chain (read just now)
+ * against what the database recorded itself or the user confirmed. A count the database was only warned about does
+ * not explain anything here: a database restored from before the pool was funded, and one log read that comes back
+ * empty (a provider whose log index lags), would fund a second pool on a warning. undefined when explained.
+ */
+export function unconfirmedCount(store: Store, m: WalletMark, count: bigint): { explained: bigint } | undefined {
+  const explained = store.read((db) => {
+    const highest = highestSlot(db, m.chainId, m.wallet, m.genesis);
+    const mark = db
+      .prepare(
+        "SELECT count FROM wallet_marks WHERE chain_id = ? AND genesis = ? AND wallet = ? AND reason IN ('first_sight', 'confirmed')",
+      )
+      .get(m.chainId, m.genesis, m.wallet) as { count: number } | undefined;
+    const recorded = BigInt(highest?.next ?? 0);
+    const marked = BigInt(mark?.count ?? 0);
+    return recorded > marked ? recorded : marked;
+  });
+  return count > explained ? { explained } : undefined;
+}
+
+/** Records the user's confirmation (--accept-foreign-nonces) of the wallet's count as explained. */
+export async function confirmCount(store: Store, m: WalletMark, count: bigint, now: number): Promise<void> {
+  await record(store, m, count, 'confirmed', now);
 }
