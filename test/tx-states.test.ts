@@ -34,10 +34,12 @@ describe('labelTransactions (no chain access)', () => {
         tx(2, { status: 'dropped', voidChecked: true, blockNumber: undefined }),
         tx(3, { status: 'dropped', blockNumber: undefined }),
         tx(4, { status: 'signed', blockNumber: undefined, versions: [cancel] }),
+        // A fee bump at the same nonce carries the same calls: seen mined before the record adopts it, never "cancelled".
+        tx(5, { status: 'signed', blockNumber: undefined, versions: [{ ...cancel, kind: 'bump', nonce: 5 }] }),
       ],
       undefined,
     );
-    expect(states.map((s) => s.state)).toEqual(['open', 'reverted', 'void', 'taken', 'cancelled']);
+    expect(states.map((s) => s.state)).toEqual(['open', 'reverted', 'void', 'taken', 'cancelled', 'open']);
     expect(states[1]).toMatchObject({ blockNumber: '5', confirmations: null, finalAtBlock: null });
   });
 

@@ -78,6 +78,7 @@ export function labelTransactions(
   return txs.map((t): TxStateView => {
     const unknown = (reason: string) => view(t, 'unknown', { reason });
     // Its nonce was taken by a cancel loopsign signed at the same nonce (a version of its slot): its calls did not pay.
+    // A fee bump (the same calls) is another matter: once mined it becomes the record's own bytes (adoptBump).
     if ((t.versions ?? []).some((v) => v.kind === 'cancel' && v.status !== 'signed') && t.status !== 'mined' && t.status !== 'reverted')
       return view(t, 'cancelled');
     if (t.status === 'signed') return view(t, 'open');
