@@ -34,7 +34,7 @@
 // LOOPSIGN_SLOT_MODEL_FINALITY_LIES=1 adds nodes that lie about finality (the design's stated residual risk).
 // LOOPSIGN_SLOT_MODEL_TRACE=1 adds every request and answer to the printed history; _PROGRESS=1 prints case counts.
 // LOOPSIGN_PROPERTY_SEED / LOOPSIGN_PROPERTY_PATH / LOOPSIGN_SLOT_MODEL_REPLAY_PATH replay a failure (the line is
-// printed with it); LOOPSIGN_PROPERTY_RUNS widens a run (default 1000).
+// printed with it); LOOPSIGN_PROPERTY_RUNS widens a run (default 2000: "thousands of cases", issue 35).
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -71,7 +71,7 @@ const FINALITY_LIES = process.env.LOOPSIGN_SLOT_MODEL_FINALITY_LIES === '1';
 const REPLAY_PATH = process.env.LOOPSIGN_SLOT_MODEL_REPLAY_PATH;
 const PROGRESS = process.env.LOOPSIGN_SLOT_MODEL_PROGRESS === '1';
 const TRACE = process.env.LOOPSIGN_SLOT_MODEL_TRACE === '1';
-const RUNS = Number(process.env.LOOPSIGN_PROPERTY_RUNS) || 1000;
+const RUNS = Number(process.env.LOOPSIGN_PROPERTY_RUNS) || 2000;
 
 const USDC = '0x00000000000000000000000000000000000000a1' as Hex;
 const ESCROW = '0x00000000000000000000000000000000000000b2' as Hex;
