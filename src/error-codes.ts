@@ -363,7 +363,7 @@ const TRANSACTIONS = {
     "a transaction loopsign saw mined is now unknown to the RPC and its nonce used by another; a mined record is never set aside on one node's word, so nothing was signed: check the transaction in a block explorer and run again with another RPC.",
   ),
   rpc_inconsistent: chain(
-    "the RPC's answers contradict each other about which transaction used a nonce of this wallet (one it shows in a block has no receipt, or none it shows used it); nothing was signed: check the wallet's transactions and run again with another RPC.",
+    "the RPC's answers contradict each other about which transaction used a nonce of this wallet (one it shows in a block has no receipt, none it shows used it, or the one it shows is not a transaction the wallet signed); nothing was signed: check the wallet's transactions and run again with another RPC.",
   ),
   rpc_lagging: chain(
     "the RPC knows nothing of this wallet's latest journaled transaction (it lags behind the chain, or serves another instance of it); nothing was signed: run again once it has caught up, or with another RPC.",

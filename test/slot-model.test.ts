@@ -510,6 +510,8 @@ const nodeArb: fc.Arbitrary<NodeView> = fc.oneof(
       // Lies about finality defeat any finality rule (the residual risk the design states); they are generated only
       // on request, to see what they cost.
       finalityLie: FINALITY_LIES ? fc.constantFrom(undefined, 'head' as const, 'beyond' as const) : fc.constant(undefined),
+      // With hideNonce: the hidden transaction's block answered with another hash and a forged taker in its body.
+      forgeBlock: fc.boolean(),
     })
     .map((l) => ({ ...HONEST, name: 'liar', ...l })),
 );
@@ -768,6 +770,25 @@ describe('nonce slots: known gaps of the nonce-slot executor', () => {
       Mine([0], false), // the pool mined at nonce 1: this node hides it
       Finalize(2),
       StartRun(1), // the rerun: nonce 1 used at the finalized block, "no receipt": void, the pool signed again at 2
+      Mine([0], false),
+    ]);
+  });
+
+  // Red team of bb54f4d/2cc3df6 (h8). A record seen mined is set aside when the block it was seen in is gone from its
+  // height, and a taker is found at finality. Both are one node's word: a node that hides the mined bonus pool (no
+  // receipt, no transaction, "nonce too low"), answers its block's height with another hash, and shows in that block a
+  // forged transaction of the wallet at the pool's nonce (a made-up hash; it cannot sign for the wallet) gets the pool
+  // marked void, and the rerun signs it again at a new nonce: two pools on the canonical chain, 4 USDC on a 2 USDC cap.
+  // The taker must be a transaction the wallet signed: its bytes re-serialized from the fields the node gives, their
+  // hash the one named, their signer the wallet; a node cannot forge that.
+  it("DOUBLE PAYMENT no more: a node forging the mined pool's block (another hash, a made-up taker) does not make it void", async () => {
+    await runCase([
+      StartRun(1),
+      Mine([0], false), // the approval mined at nonce 0; the pool signed and sent at nonce 1
+      Mine([0], false), // the pool mined at nonce 1, seen mined by the run (its block hash journaled)
+      Finalize(2),
+      SwitchNode({ ...HONEST, name: 'liar', hideNonce: 1, forgeBlock: true }),
+      StartRun(1), // the rerun: the pool hidden, its block "gone", a forged taker at nonce 1
       Mine([0], false),
     ]);
   });

@@ -80,6 +80,12 @@ export interface NodeView {
    * (an answer no honest node can give).
    */
   finalityLie?: 'head' | 'beyond';
+  /**
+   * With hideNonce: the block holding the hidden transaction is answered with another hash, and in its body the hidden
+   * transaction is replaced by a forged one of the wallet at that nonce (another input and hash, the signature copied:
+   * a node cannot sign for the wallet). What a node must fake to make a mined record look reorganised away.
+   */
+  forgeBlock?: boolean;
 }
 
 export const HONEST: NodeView = {
@@ -268,6 +274,22 @@ export class SimChain {
         if (b === undefined) return null;
         const full = params[1] === true;
         if (b === 'pending') return this.blockJson(this.block(viewHead + 1, this.blocks[viewHead]!.hash, []), full, false);
+        const forged = node.forgeBlock ? b.txs.find((h) => hidden(this.pool.get(h)!)) : undefined;
+        if (forged) {
+          const json = this.blockJson(b, full, false);
+          const fake = keccak256(toHex(`forged:${forged}`));
+          return {
+            ...json,
+            hash: keccak256(toHex(`forged:${b.hash}`)),
+            transactions: (json.transactions as unknown[]).map((t) =>
+              t === forged
+                ? fake
+                : typeof t === 'object' && (t as { hash: Hex }).hash === forged
+                  ? { ...(t as object), hash: fake, input: '0xdead' }
+                  : t,
+            ),
+          };
+        }
         const json = this.blockJson(b, full, node.wrongGenesis && b.number === 0);
         if (full && node.forgeBody)
           json.transactions = json.transactions.map((t) => {
