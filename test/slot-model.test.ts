@@ -793,6 +793,29 @@ describe('nonce slots: known gaps of the nonce-slot executor', () => {
     ]);
   });
 
+  // Red team (h8), the residual the fix above leaves: the taker a forged block shows is a transaction the wallet DID
+  // sign at that nonce, never mined there. Op 0's approval is signed at nonce 0 and its process dies before sending it;
+  // op 1's run cancels that slot (a zero-value self-send at 0, signed by loopsign, a version of op 0's slot); the
+  // approval's bytes are mined all the same, and op 0's rerun sees them mined. A node then hides them, answers their
+  // block's height with another hash and shows the cancel there: the approval is found void and signed again at a new
+  // nonce, carried twice on the canonical chain (with a bonus pool instead, paid twice). One node's word again; a
+  // cancel of a slot whose record was seen mined is no proof of a reorg, and the node could equally show a transaction
+  // other software signed. Not fixed: it needs a second source (another RPC) or the finality of the block the record was
+  // seen in (a record seen mined in a block at or below the finalized one cannot be reorged out).
+  it.fails('residual: a forged block showing a cancel the wallet signed for the slot does not make a mined record void', async () => {
+    await runCase([
+      StartRun(0, { at: 'broadcast', deliver: false }), // op 0's approval journaled at nonce 0, never sent
+      StartRun(1), // fills the gap: a cancel of op 0's slot at nonce 0, sent; waits for it
+      Mine([0], true), // op 0's approval bytes mined at nonce 0 all the same (someone had them)
+      StartRun(0), // op 0 sees its approval mined (block hash journaled), sends its pool
+      Mine([0, 0, 0], false),
+      Finalize(5),
+      SwitchNode({ ...HONEST, name: 'liar', hideNonce: 0, forgeBlock: 'signed' }),
+      StartRun(0), // the approval hidden, its block "gone", the cancel shown as the taker: void, signed again
+      Mine([0], false),
+    ]);
+  });
+
   // Found by the property on the nonce-slot executor (9fbe486; seed -261225670, path 1461:5:19:21:17:15:16:18:21,
   // commands path IAHAEB/b:VD). No double payment: the slot invariant. Op 1's approval is signed at nonce 0 and its
   // process dies before sending it; op 0's run cancels that slot (a zero-value self-send at 0, mined, final), and op

@@ -83,9 +83,11 @@ export interface NodeView {
   /**
    * With hideNonce: the block holding the hidden transaction is answered with another hash, and in its body the hidden
    * transaction is replaced by a forged one of the wallet at that nonce (another input and hash, the signature copied:
-   * a node cannot sign for the wallet). What a node must fake to make a mined record look reorganised away.
+   * a node cannot sign for the wallet). What a node must fake to make a mined record look reorganised away. 'signed':
+   * the taker shown is a transaction the wallet did sign at that nonce and that is not mined (a cancel of the slot,
+   * say), as the node got it, when there is one.
    */
-  forgeBlock?: boolean;
+  forgeBlock?: boolean | 'signed';
 }
 
 export const HONEST: NodeView = {
@@ -277,16 +279,31 @@ export class SimChain {
         const forged = node.forgeBlock ? b.txs.find((h) => hidden(this.pool.get(h)!)) : undefined;
         if (forged) {
           const json = this.blockJson(b, full, false);
-          const fake = keccak256(toHex(`forged:${forged}`));
+          const hiddenTx = this.pool.get(forged)!;
+          const signed =
+            node.forgeBlock === 'signed'
+              ? [...this.pool.values()].find((t) => t.from === hiddenTx.from && t.nonce === hiddenTx.nonce && !this.where.has(t.hash))
+              : undefined;
+          const fake = signed?.hash ?? keccak256(toHex(`forged:${forged}`));
+          const forgedHash = keccak256(toHex(`forged:${b.hash}`));
           return {
             ...json,
-            hash: keccak256(toHex(`forged:${b.hash}`)),
+            hash: forgedHash,
             transactions: (json.transactions as unknown[]).map((t) =>
-              t === forged
-                ? fake
-                : typeof t === 'object' && (t as { hash: Hex }).hash === forged
-                  ? { ...(t as object), hash: fake, input: '0xdead' }
-                  : t,
+              signed && t === forged
+                ? signed.hash
+                : signed && typeof t === 'object' && (t as { hash: Hex }).hash === forged
+                  ? {
+                      ...this.txJson(signed, undefined),
+                      blockHash: json.hash,
+                      blockNumber: json.number,
+                      transactionIndex: (t as { transactionIndex: Hex }).transactionIndex,
+                    }
+                  : t === forged
+                    ? fake
+                    : typeof t === 'object' && (t as { hash: Hex }).hash === forged
+                      ? { ...(t as object), hash: fake, input: '0xdead' }
+                      : t,
             ),
           };
         }
