@@ -512,6 +512,8 @@ const nodeArb: fc.Arbitrary<NodeView> = fc.oneof(
       finalityLie: FINALITY_LIES ? fc.constantFrom(undefined, 'head' as const, 'beyond' as const) : fc.constant(undefined),
       // With hideNonce: the hidden transaction's block answered with another hash and a forged taker in its body.
       forgeBlock: fc.boolean(),
+      // A base fee far above what the journaled transactions offer: every rerun bumps its open slot (h8's red team).
+      baseFeeGwei: fc.option(fc.constantFrom(10, 400), { nil: undefined }),
     })
     .map((l) => ({ ...HONEST, name: 'liar', ...l })),
 );
@@ -588,11 +590,12 @@ async function calm(w: World, liveness: boolean, strict: boolean): Promise<void>
 // The executor before issue 35 had neither slot versions nor void_checked (LOOPSIGN_SLOT_MODEL_EXPECT_OLD=1 runs there).
 const VERSIONS = EXPECT_OLD ? '(SELECT NULL AS raw WHERE 0)' : 'slot_versions';
 const VOID_CHECKED = EXPECT_OLD ? "(status = 'dropped')" : 'void_checked';
-const STATS = { cases: 0, txs: 0, dropped: 0, finished: 0, contradicted: 0, otherChain: 0 };
+const STATS = { cases: 0, txs: 0, dropped: 0, finished: 0, contradicted: 0, otherChain: 0, bumped: 0 };
 async function runCase(cmds: Iterable<Cmd>, liveness = true, strict = true): Promise<void> {
   const w = await newWorld();
   try {
     await fc.asyncModelRun(() => ({ model: w, real: w }), cmds);
+    if (!EXPECT_OLD && w.main.read((db) => db.prepare("SELECT 1 FROM slot_versions WHERE kind = 'bump' LIMIT 1").get())) STATS.bumped++;
     await calm(w, liveness, strict);
     if (PROGRESS) {
       const rows = w.main.read((db) => db.prepare('SELECT status FROM transactions').all() as { status: string }[]);
@@ -647,7 +650,7 @@ describe('nonce slots: the real executor against a simulated chain', () => {
       );
     }
     console.log(
-      `slot model: ${took}, seed ${result.seed}; ${STATS.contradicted} cases left an operation journal_contradicted under an honest node (the known gap), ${STATS.otherChain} journal_other_chain after a lie about block 0`,
+      `slot model: ${took}, seed ${result.seed}; ${STATS.contradicted} cases left an operation journal_contradicted under an honest node (the known gap), ${STATS.otherChain} journal_other_chain after a lie about block 0, ${STATS.bumped} with a fee bump`,
     );
   }, 1_200_000);
 });

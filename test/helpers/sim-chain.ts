@@ -88,6 +88,8 @@ export interface NodeView {
    * say), as the node got it, when there is one.
    */
   forgeBlock?: boolean | 'signed';
+  /** Every block's base fee answered as this many gwei (the chain's own is 1): open transactions look underpriced. */
+  baseFeeGwei?: number;
 }
 
 export const HONEST: NodeView = {
@@ -264,6 +266,10 @@ export class SimChain {
       const n = Number(tag);
       return n <= viewHead ? this.blocks[n] : undefined;
     };
+    const blockJson = (b: Block, full: boolean, wrongHash: boolean) => ({
+      ...this.blockJson(b, full, wrongHash),
+      ...(node.baseFeeGwei === undefined ? {} : { baseFeePerGas: hex(BigInt(node.baseFeeGwei) * GWEI) }),
+    });
     switch (method) {
       case 'eth_chainId':
         return hex(this.chainId);
@@ -275,10 +281,10 @@ export class SimChain {
           method === 'eth_getBlockByHash' ? this.blocks.slice(0, viewHead + 1).find((x) => x.hash === params[0]) : blockAt(params[0]);
         if (b === undefined) return null;
         const full = params[1] === true;
-        if (b === 'pending') return this.blockJson(this.block(viewHead + 1, this.blocks[viewHead]!.hash, []), full, false);
+        if (b === 'pending') return blockJson(this.block(viewHead + 1, this.blocks[viewHead]!.hash, []), full, false);
         const forged = node.forgeBlock ? b.txs.find((h) => hidden(this.pool.get(h)!)) : undefined;
         if (forged) {
-          const json = this.blockJson(b, full, false);
+          const json = blockJson(b, full, false);
           const hiddenTx = this.pool.get(forged)!;
           const signed =
             node.forgeBlock === 'signed'
@@ -307,7 +313,7 @@ export class SimChain {
             ),
           };
         }
-        const json = this.blockJson(b, full, node.wrongGenesis && b.number === 0);
+        const json = blockJson(b, full, node.wrongGenesis && b.number === 0);
         if (full && node.forgeBody)
           json.transactions = json.transactions.map((t) => {
             const tx = typeof t === 'string' ? undefined : this.pool.get(t.hash);
