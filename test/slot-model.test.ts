@@ -749,6 +749,28 @@ describe('nonce slots: a node that lies about the taker', () => {
   }
 });
 
+// Red team of 532c33c (h8): fee bumps racing a gap cancel. Op 0's approval is journaled at nonce 0 and its process dies
+// before sending it; a node answers a base fee far above what it offers. Op 1's run cancels that slot (a version at
+// nonce 0); op 0's rerun bumps it (another version at nonce 0). Whichever of the three versions a miner takes (the
+// original, the cancel, the bump), each call is carried once, and the calm tail finishes both operations.
+describe('nonce slots: fee bumps racing a gap cancel', () => {
+  it.each([0, 1, 2, 3])('the miner takes candidate %i at nonce 0', async (pick) => {
+    await runCase([
+      StartRun(0, { at: 'broadcast', deliver: false }),
+      SwitchNode({ ...HONEST, name: 'liar', baseFeeGwei: 400 }),
+      StartRun(1),
+      StartRun(0),
+      StartRun(0, { at: 'broadcast', deliver: true }),
+      Mine([pick, 0, 0], true),
+      Reorg(1),
+      Mine([pick + 1, 0, 0], true),
+      Finalize(1),
+      StartRun(0),
+      StartRun(1),
+    ]);
+  });
+});
+
 // Found by the property on the nonce-slot executor (9fbe486; seed 1780655963, path 33:2:3:7:14:13:15:14:11:11:11:12,
 // commands path EA/0:N). No double payment: a liveness gap. Op 0's approval is mined at one confirmation (the journal
 // says mined), a reorg takes it out, a transaction loopsign did not sign takes its nonce and is finalized. Every rerun,
