@@ -53,8 +53,8 @@ export async function fundBonus(
         (t) =>
           t.status === 'mined' && callsOfRawTransaction(t.raw, run.wallet).some((c) => sameAddress(c.to, escrow) && isPoolCall(c.data)),
       );
-  // The journal saw the pool call mined and the chain shows no pool: the executor judges that record first (it signs
-  // nothing). A node hiding it is refused there (journal_contradicted); a reorganisation that took its block away
+  // The journal saw the pool call mined and the chain shows no pool: the executor judges that record first (it allocates
+  // no nonce). A node hiding it is refused there (journal_contradicted); a reorganisation that took its block away
   // leaves it void only once its nonce is final under another transaction (nonce_not_final until then).
   if (minedPool()) await (await settler(run)).settleJournaled('bonus');
   const paid = minedPool();

@@ -88,8 +88,9 @@ export async function executor(run: Run): Promise<Executor> {
 }
 
 /**
- * An executor used only to settle what a stage journaled (found on chain, or its own bytes sent again): it signs
- * nothing, so it needs no check of the database's memory of the wallet.
+ * An executor used only to settle what a stage journaled (found on chain, or its own bytes sent again): it allocates no
+ * nonce, so it needs no check of the database's memory of the wallet. It may sign a fee bump of a journaled transaction
+ * the base fee left behind: the same calls at that transaction's own nonce (only one of them can be mined).
  */
 export async function settler(run: Run): Promise<Pick<Executor, 'settleJournaled'>> {
   return newExecutor(run);
