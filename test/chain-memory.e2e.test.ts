@@ -31,7 +31,7 @@ function askFile(home: Home, title: string, bonus: boolean): string {
       maxPaymentAmount: bonus ? '2000000' : '1000000',
       bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
       ...(bonus ? { feedbackBonus: { amount: '1000000', asset: 'USDC' } } : {}),
-      question: { title, contextUrl: 'https://example.com/chain-memory', categoryId: '1', tags: ['chain-memory'] },
+      question: { title, contextUrl: `https://example.com/chain-memory/${id}`, categoryId: '1', tags: ['chain-memory'] },
     }),
   );
 }

@@ -61,7 +61,7 @@ function askFile(name: string, title: string, tag: string, bonus = false): strin
       maxPaymentAmount: bonus ? '2500000' : '1500000',
       bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
       ...(bonus ? { feedbackBonus: { amount: '1000000', asset: 'USDC' } } : {}),
-      question: { title, contextUrl: `https://example.com/${tag}`, categoryId: '1', tags: [tag] },
+      question: { title, contextUrl: `https://example.com/${tag}/${name}-${process.pid}-${Date.now()}`, categoryId: '1', tags: [tag] },
     }),
   );
 }

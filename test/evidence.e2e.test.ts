@@ -36,7 +36,12 @@ beforeAll(async () => {
       clientRequestId: `evidence-${Date.now()}`,
       maxPaymentAmount: '1500000',
       bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-      question: { title: 'Evidence run', contextUrl: 'https://example.com/evidence', categoryId: '1', tags: ['evidence'] },
+      question: {
+        title: 'Evidence run',
+        contextUrl: `https://example.com/evidence/${process.pid}-${Date.now()}`,
+        categoryId: '1',
+        tags: ['evidence'],
+      },
     }),
   );
   const r = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--wait', '--timeout', SETTLE_TIMEOUT]);

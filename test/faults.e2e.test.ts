@@ -26,7 +26,12 @@ function askFile(title: string): string {
       clientRequestId: `${title.replace(/\W+/g, '-')}-${Date.now()}`,
       maxPaymentAmount: '1500000',
       bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-      question: { title, contextUrl: 'https://example.com/stall', categoryId: '1', tags: ['stall'] },
+      question: {
+        title,
+        contextUrl: `https://example.com/stall/${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+        categoryId: '1',
+        tags: ['stall'],
+      },
     }),
   );
 }

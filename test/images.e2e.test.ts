@@ -238,7 +238,12 @@ describe('handoff and signing links', () => {
         clientRequestId: `link-${Date.now()}`,
         maxPaymentAmount: '1000000',
         bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
-        question: { title: 'Handoff question', contextUrl: 'https://example.com/h', categoryId: '1', tags: ['h'] },
+        question: {
+          title: 'Handoff question',
+          contextUrl: `https://example.com/h/${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+          categoryId: '1',
+          tags: ['h'],
+        },
       }),
     );
 

@@ -65,7 +65,7 @@ function askFile(home: Home, title: string, amounts: { bounty: string; bonus?: s
       maxPaymentAmount: amounts.max,
       bounty: { amount: amounts.bounty, asset: 'USDC', requiredVoters: '3' },
       ...(amounts.bonus ? { feedbackBonus: { amount: amounts.bonus, asset: 'USDC' } } : {}),
-      question: { title, contextUrl: 'https://example.com/race', categoryId: '1', tags: ['race'] },
+      question: { title, contextUrl: `https://example.com/race/${process.pid}-${n}-${Date.now()}`, categoryId: '1', tags: ['race'] },
     }),
   );
 }

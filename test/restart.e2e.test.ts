@@ -34,7 +34,12 @@ describe('the same ask on a restarted chain', () => {
         clientRequestId: `restart-${process.pid}-${Date.now()}`,
         maxPaymentAmount: '1500000',
         bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-        question: { title: 'Restart test', contextUrl: 'https://example.com/restart', categoryId: '1', tags: ['restart'] },
+        question: {
+          title: 'Restart test',
+          contextUrl: `https://example.com/restart/${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+          categoryId: '1',
+          tags: ['restart'],
+        },
       }),
     );
     const args = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
@@ -86,7 +91,12 @@ describe('an ask that signed nothing before the chain restarted', () => {
         clientRequestId: `restart-unsigned-${process.pid}-${Date.now()}`,
         maxPaymentAmount: '1500000',
         bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-        question: { title: 'Restart before signing', contextUrl: 'https://example.com/restart', categoryId: '1', tags: ['restart'] },
+        question: {
+          title: 'Restart before signing',
+          contextUrl: `https://example.com/restart/${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+          categoryId: '1',
+          tags: ['restart'],
+        },
       }),
     );
     const args = ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];

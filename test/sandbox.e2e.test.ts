@@ -39,14 +39,16 @@ async function roundCore(contentId: bigint, roundId: bigint): Promise<readonly [
 }
 
 function askBody(extra: Record<string, unknown> = {}): Record<string, any> {
+  // The registry takes a question once per chain: each ask's context URL makes its key its own.
+  const id = `${Date.now()}-${idCounter++}`;
   return {
     chainId: 31337,
-    clientRequestId: `sandbox-e2e-${Date.now()}-${idCounter++}`,
+    clientRequestId: `sandbox-e2e-${id}`,
     walletAddress: TEST_ADDRESS,
     maxPaymentAmount: '1500000',
     bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
     roundConfig: { questionDurationSeconds: '1200', minVoters: '3', maxVoters: '100' },
-    question: { title: 'Should this agent proceed?', contextUrl: 'https://example.com/context', categoryId: '1', tags: ['agent'] },
+    question: { title: 'Should this agent proceed?', contextUrl: `https://example.com/context/${id}`, categoryId: '1', tags: ['agent'] },
     ...extra,
   };
 }

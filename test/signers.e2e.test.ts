@@ -49,7 +49,12 @@ describe('--signer aws through the binary', () => {
         clientRequestId: `signers-e2e-${process.pid}-${Date.now()}`,
         maxPaymentAmount: '1500000',
         bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-        question: { title: 'Signed by KMS', contextUrl: 'https://example.com/kms', categoryId: '1', tags: ['kms'] },
+        question: {
+          title: 'Signed by KMS',
+          contextUrl: `https://example.com/kms/${process.pid}-${Date.now()}`,
+          categoryId: '1',
+          tags: ['kms'],
+        },
       }),
     );
     const pub = createPublicClient({ transport: http(s.sb.info.rpcUrl) });
@@ -81,7 +86,7 @@ describe('refused before anything is signed', () => {
         clientRequestId: `refused-${Date.now()}`,
         maxPaymentAmount: '1500000',
         bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
-        question: { title: 'Refused', contextUrl: 'https://example.com/r', categoryId: '1', tags: ['r'] },
+        question: { title: 'Refused', contextUrl: `https://example.com/r/${process.pid}-${Date.now()}`, categoryId: '1', tags: ['r'] },
       }),
     );
 

@@ -28,7 +28,7 @@ function askFile(title: string, bonus = false): string {
       maxPaymentAmount: bonus ? '2500000' : '1500000',
       bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
       ...(bonus ? { feedbackBonus: { amount: '1000000', asset: 'USDC' } } : {}),
-      question: { title, contextUrl: 'https://example.com/slots', categoryId: '1', tags: ['slots'] },
+      question: { title, contextUrl: `https://example.com/slots/${id}`, categoryId: '1', tags: ['slots'] },
     }),
   );
 }

@@ -215,16 +215,19 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
           const details = gated
             ? rating.hostDetails(String(b.details ?? 'Confidential release notes: build 42 fixes the login bug.'))
             : undefined;
+          // The registry takes a question once per chain (its key: category, media, details, URL, title, tags): each
+          // call's question gets a key of its own, the public one by its context URL, the gated one by its title.
+          const unique = `${Date.now()}-${randomBytes(4).toString('hex')}`;
           const body = {
             chainId: 31337,
-            clientRequestId: `sandbox-content-${Date.now()}-${randomBytes(4).toString('hex')}`,
+            clientRequestId: `sandbox-content-${unique}`,
             maxPaymentAmount: '1000000',
             paymentMode: 'wallet_calls',
             bounty: { amount: '1000000', asset: 'USDC', requiredVoters: '3' },
             roundConfig: { questionDurationSeconds: String(b.durationSeconds ?? 1200), minVoters: '3', maxVoters: '100' },
             question: gated
               ? {
-                  title: String(b.title ?? 'A gated question'),
+                  title: `${String(b.title ?? 'A gated question')} (${unique})`,
                   categoryId: '1',
                   tags: ['sandbox'],
                   detailsUrl: details!.url,
@@ -233,7 +236,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
                 }
               : {
                   title: String(b.title ?? 'A public question'),
-                  contextUrl: 'https://example.com/sandbox-content',
+                  contextUrl: `https://example.com/sandbox-content/${unique}`,
                   categoryId: '1',
                   tags: ['sandbox'],
                 },

@@ -3,6 +3,7 @@ pragma solidity ^0.8.28;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import "./Types.sol";
+import "./SubmissionRules.sol";
 
 interface IRewardEscrow {
     function fundFrom(address payer, address token, uint256 amount, uint256 poolKey) external;
@@ -18,15 +19,17 @@ interface IVotingEngineInit {
 /// Reservation slots follow the live registry's rule (docs/sandbox.md): one slot per (commitment, submitter); it
 /// stays taken after its 30 minutes until the submitter cancels it or a submit consumes it, so reserving the same
 /// commitment again reverts, with empty revert data as the live registry gives.
+/// A question's key (its category, media, details, context URL, title and tags: QuestionHashes.submissionKey) is
+/// used once per chain: `submissionKeyUsed` is the live registry's public view, and a second submission of the same
+/// key reverts. The submission checks are SubmissionRules' (the live media validator's, category and reward rules);
+/// like the live registry, this one reverts with empty data, except the round bounds (ProtocolConfig's
+/// `InvalidConfig()`).
 contract ContentRegistry {
     uint256 public constant RESERVED_SUBMISSION_MIN_AGE = 1;
     uint256 public constant RESERVATION_TTL = 30 minutes;
 
-    error ReservationNotFound();
-    error ReservationTooNew();
-    error ReservationExpired();
-    error InvalidRewardTerms();
-    error InvalidRoundConfig();
+    // Sandbox-only entry points (configure, the x402 gateway's caller check) keep a name; every rule the live
+    // registry checks with a bare `require` reverts with empty data (SubmissionRules.fail).
     error NotAuthorized();
     error UnknownContent();
 
@@ -60,6 +63,8 @@ contract ContentRegistry {
     // (commitment, submitter), as live: another address that copies a commitment cannot squat this wallet's slot.
     mapping(bytes32 => Reservation) internal reservations;
     mapping(uint256 => Content) private contents;
+    /// The live registry's public view: a question key already submitted on this chain.
+    mapping(bytes32 => bool) public submissionKeyUsed;
     uint256 public contentCount;
     uint256 public bundleCount;
 
@@ -157,29 +162,9 @@ contract ContentRegistry {
         Spec calldata spec,
         Confidentiality calldata confidentiality
     ) external returns (uint256 contentId) {
-        _checkTerms(rewardTerms, roundConfig);
-        bytes32 media = QuestionHashes.mediaHash(imageUrls, videoUrl);
-        bytes32 detailsHash = QuestionHashes.detailsTupleHash(details);
-        bytes32 subKey = QuestionHashes.submissionKey(categoryId, media, detailsHash, contextUrl, title, tags);
-        bytes32 commitment = keccak256(
-            abi.encode(
-                QuestionHashes.REVEAL_TAG,
-                subKey,
-                media,
-                keccak256(abi.encode(title, tags)),
-                detailsHash,
-                categoryId,
-                salt,
-                msg.sender,
-                QuestionHashes.rewardTermsHash(rewardTerms),
-                QuestionHashes.roundConfigHash(roundConfig),
-                spec.questionMetadataHash,
-                spec.resultSpecHash,
-                QuestionHashes.confidentialityHash(confidentiality)
-            )
-        );
-        _consumeReservation(commitment);
         BundleQuestion memory q = BundleQuestion(contextUrl, imageUrls, videoUrl, title, tags, categoryId, details, salt, spec);
+        bytes32 commitment = _admitSingle(q, rewardTerms, roundConfig, confidentiality);
+        _consumeReservation(commitment);
         contentId = _register(msg.sender, 0, confidentiality.gated, rewardTerms, roundConfig, q, commitment);
         IRewardEscrow(rewardEscrow).fundFrom(msg.sender, _token(rewardTerms.asset), rewardTerms.amount, contentId);
         _emitRewardAttached(contentId, msg.sender, rewardTerms, roundConfig);
@@ -190,11 +175,21 @@ contract ContentRegistry {
         RewardTerms calldata rewardTerms,
         RoundConfig calldata roundConfig
     ) external returns (uint256 bundleId, uint256[] memory contentIds) {
-        _checkTerms(rewardTerms, roundConfig);
-        if (questions.length < 2 || questions.length > 10) revert InvalidRewardTerms();
+        SubmissionRules.check(questions.length >= 2 && questions.length <= 10);
+        SubmissionRules.checkRound(roundConfig);
+        // A bundle, unlike a single question, needs requiredVoters == minVoters and at most 100 voters a round.
+        SubmissionRules.check(roundConfig.maxVoters <= SubmissionRules.BUNDLE_MAX_VOTERS && rewardTerms.requiredVoters == roundConfig.minVoters);
+        SubmissionRules.checkReward(rewardTerms);
         bytes32[] memory items = new bytes32[](questions.length);
         for (uint256 i = 0; i < questions.length; i++) {
             BundleQuestion calldata q = questions[i];
+            SubmissionRules.checkQuestion(q.contextUrl, q.imageUrls, q.videoUrl, q.title, q.tags, q.categoryId, q.details, q.salt, q.spec, false);
+            // Marked as it is checked, so two equal questions in one bundle are refused too.
+            _useKey(
+                QuestionHashes.submissionKey(
+                    q.categoryId, QuestionHashes.mediaHash(q.imageUrls, q.videoUrl), QuestionHashes.detailsTupleHash(q.details), q.contextUrl, q.title, q.tags
+                )
+            );
             items[i] = keccak256(
                 abi.encode(
                     QuestionHashes.BUNDLE_ITEM_TAG,
@@ -250,7 +245,14 @@ contract ContentRegistry {
         bytes32 commitment
     ) external returns (uint256 contentId) {
         if (msg.sender != x402Submitter) revert NotAuthorized();
-        _checkTerms(rewardTerms, roundConfig);
+        SubmissionRules.checkRound(roundConfig);
+        SubmissionRules.checkQuestion(q.contextUrl, q.imageUrls, q.videoUrl, q.title, q.tags, q.categoryId, q.details, q.salt, q.spec, gated);
+        SubmissionRules.checkReward(rewardTerms);
+        _useKey(
+            QuestionHashes.submissionKey(
+                q.categoryId, QuestionHashes.mediaHash(q.imageUrls, q.videoUrl), QuestionHashes.detailsTupleHash(q.details), q.contextUrl, q.title, q.tags
+            )
+        );
         contentId = _register(submitter, 0, gated, rewardTerms, roundConfig, q, commitment);
         _emitRewardAttached(contentId, submitter, rewardTerms, roundConfig);
     }
@@ -288,21 +290,50 @@ contract ContentRegistry {
     function _token(uint8 asset) internal view returns (address) {
         if (asset == 1) return usdc;
         if (asset == 0) return lrep;
-        revert InvalidRewardTerms();
+        SubmissionRules.fail();
     }
 
-    function _checkTerms(RewardTerms calldata t, RoundConfig calldata r) internal pure {
-        if (t.asset > 1 || t.amount < 1_000_000 || t.requiredVoters < 3 || (t.bountyEligibility != 0 && t.bountyEligibility != 8)) revert InvalidRewardTerms();
-        if (r.minVoters != t.requiredVoters || r.maxVoters < r.minVoters || r.epochDuration == 0 || r.maxDuration < r.epochDuration) revert InvalidRoundConfig();
+    /// A single question's checks, its key marked used, and the reveal commitment its reservation must hold.
+    function _admitSingle(BundleQuestion memory q, RewardTerms calldata t, RoundConfig calldata r, Confidentiality calldata c)
+        internal
+        returns (bytes32)
+    {
+        SubmissionRules.checkRound(r);
+        SubmissionRules.checkQuestion(q.contextUrl, q.imageUrls, q.videoUrl, q.title, q.tags, q.categoryId, q.details, q.salt, q.spec, c.gated);
+        SubmissionRules.checkReward(t);
+        bytes32 media = QuestionHashes.mediaHash(q.imageUrls, q.videoUrl);
+        bytes32 detailsHash = QuestionHashes.detailsTupleHash(q.details);
+        bytes32 subKey = QuestionHashes.submissionKey(q.categoryId, media, detailsHash, q.contextUrl, q.title, q.tags);
+        _useKey(subKey);
+        return keccak256(
+            bytes.concat(
+                abi.encode(QuestionHashes.REVEAL_TAG, subKey, media, keccak256(abi.encode(q.title, q.tags)), detailsHash, q.categoryId, q.salt),
+                abi.encode(
+                    msg.sender,
+                    QuestionHashes.rewardTermsHash(t),
+                    QuestionHashes.roundConfigHash(r),
+                    q.spec.questionMetadataHash,
+                    q.spec.resultSpecHash,
+                    QuestionHashes.confidentialityHash(c)
+                )
+            )
+        );
     }
 
+    /// A question key is used once per chain (the live registry's submissionKeyUsed): a second use reverts, empty.
+    function _useKey(bytes32 key) internal {
+        SubmissionRules.check(!submissionKeyUsed[key]);
+        submissionKeyUsed[key] = true;
+    }
+
+    /// The reservation must be this submitter's, at least RESERVED_SUBMISSION_MIN_AGE old and not past its end (live:
+    /// valid up to and including expiresAt, reservedAt + 30 minutes); each failure reverts with empty data, as live.
     function _consumeReservation(bytes32 commitment) internal {
         bytes32 key = _reservationKey(commitment, msg.sender);
         Reservation memory r = reservations[key];
-        if (r.submitter != msg.sender) revert ReservationNotFound();
-        if (block.timestamp < r.reservedAt + RESERVED_SUBMISSION_MIN_AGE) revert ReservationTooNew();
-        // Live: valid up to and including its expiresAt (reservedAt + 30 minutes).
-        if (block.timestamp > r.reservedAt + RESERVATION_TTL) revert ReservationExpired();
+        SubmissionRules.check(r.submitter == msg.sender);
+        SubmissionRules.check(block.timestamp <= r.reservedAt + RESERVATION_TTL);
+        SubmissionRules.check(block.timestamp >= r.reservedAt + RESERVED_SUBMISSION_MIN_AGE);
         delete reservations[key];
     }
 
