@@ -468,6 +468,9 @@ const ASK = {
     "the answer given to check-plan is not a plan (an error envelope, or an unknown shape); give the service's plan answer.",
   ),
   unknown_template: usage('the service does not offer this template; see `loopsign templates`.'),
+  question_already_submitted: refused(
+    'this question (its title, tags, category, context URL, media and details) is already on this chain, and the registry takes each question once; change one of those fields to ask again. Nothing was signed.',
+  ),
   chain_check_failed: chain(
     "loopsign could not read the chain for an earlier payment of this stage (the bonus escrow's pools for the question) before paying it; a failed read is no answer, so nothing was signed: check the RPC, then run the same command again.",
   ),

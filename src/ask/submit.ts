@@ -13,6 +13,7 @@ import type { ExecutionMode } from '../wallet/executor.js';
 import { publicMetadataBase } from './check-plan.js';
 import { candidateTransactions, proveSubmission, type SubmissionProof } from './proof.js';
 import { checkFunds } from './funds.js';
+import { refuseSubmittedQuestions } from './chain-preflight.js';
 import { cancelExpiredReservation } from './reservation.js';
 import { signX402 } from './x402.js';
 import { executor, type Run } from './run.js';
@@ -49,6 +50,9 @@ export async function submitAsk(run: Run, options: { confirm: boolean }): Promis
     await journal.setStep('ask:planned', { operationKey, metadataBase: g.hashes.metadataBase, paymentMode: run.mode }, { operationKey });
     let calls: PlanCall[];
     let redeemed = false;
+    // Before the first signature of an ask (a transaction or an x402 authorization): a question already on chain
+    // would be refused by the registry only after the reservation and approval were mined.
+    if (journal.txs().length === 0 && journal.authorizations().length === 0) await refuseSubmittedQuestions(run.client, g);
     if (run.mode === 'wallet_calls') {
       calls = checkWalletPlan(g, response);
     } else {

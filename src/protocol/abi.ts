@@ -25,6 +25,9 @@ export const contentRegistryAbi = parseAbi([
   'function submitQuestionBundleWithRewardAndRoundConfig((string contextUrl, string[] imageUrls, string videoUrl, string title, string tags, uint256 categoryId, (string detailsUrl, bytes32 detailsHash) details, bytes32 salt, (bytes32 questionMetadataHash, bytes32 resultSpecHash) spec)[] questions, (uint8 asset, uint256 amount, uint256 requiredVoters, uint8 bountyEligibility) rewardTerms, (uint32 epochDuration, uint32 maxDuration, uint16 minVoters, uint16 maxVoters) roundConfig) returns (uint256 bundleId, uint256[] contentIds)',
   'function getContentRoundConfig(uint256 contentId) view returns ((uint32 epochDuration, uint32 maxDuration, uint16 minVoters, uint16 maxVoters))',
   'function isContentActive(uint256 contentId) view returns (bool)',
+  // The live registry's public mapping: a question key (chain.md §6.6) already submitted on this chain. Read before
+  // anything is signed, since a second submission of a key reverts only after the reservation and approval are mined.
+  'function submissionKeyUsed(bytes32 submissionKey) view returns (bool)',
   // The live registry's events (chain.md §4.3): a submission is proven from these in the wallet's own receipts.
   'event SubmissionReserved(address indexed submitter, bytes32 indexed revealCommitment, uint256 expiresAt)',
   'event ContentSubmitted(uint256 indexed contentId, address indexed submitter, bytes32 contentHash, string url, string title, string tags, uint256 indexed categoryId)',

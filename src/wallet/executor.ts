@@ -37,7 +37,7 @@ import { isLive, type Kind, type TxRecord } from '../store/records.js';
 import { claim } from '../store/claims.js';
 import type { Output } from '../output.js';
 import type { PlanCall } from './plan-guard.js';
-import { allowanceShortfall, revertReason } from './revert-reason.js';
+import { allowanceShortfall, emptyRevertNote, revertData, revertReason } from './revert-reason.js';
 import { timed } from '../timings.js';
 
 /** How many times a receipt wait cut short by a failed RPC read starts again (pauses of 0.5, 1, 2 and 4 s). */
@@ -719,7 +719,9 @@ export class Executor {
           },
         );
       }
-      throw new ChainError('call_would_revert', `plan call ${seg[0]} (${call.phase}) would revert: ${reason}`, {
+      // An empty revert names no rule: say what was checked and what cannot be told, not "execution reverted".
+      const said = revertData(error) === undefined ? emptyRevertNote(call.phase) : reason;
+      throw new ChainError('call_would_revert', `plan call ${seg[0]} (${call.phase}) would revert: ${said}`, {
         hint: 'nothing was sent for this call; check balances and `loopsign status`, then run the command again',
         cause: error,
       });

@@ -21,6 +21,8 @@ const KNOWN_ERRORS = parseAbi([
   'error InvalidCiphertext()',
   'error DrandChainHashMismatch()',
   'error TargetRoundOutOfWindow()',
+  // ProtocolConfig.validateRoundConfig's refusal, which the live registry passes on for a submit's round settings.
+  'error InvalidConfig()',
   'error ERC20InsufficientBalance(address sender, uint256 balance, uint256 needed)',
   'error ERC20InsufficientAllowance(address spender, uint256 allowance, uint256 needed)',
 ]);
@@ -35,6 +37,8 @@ const HINTS: Record<string, string> = {
   ThresholdReached: 'the round already has the votes it needs',
   ConfidentialityCredentialRequired: 'gated content needs an active human credential on this wallet',
   TargetRoundOutOfWindow: 'the commit window moved on; run the command again to build a fresh commit',
+  InvalidConfig:
+    "the round settings are outside the chain's bounds (ProtocolConfig: a question of 20 seconds to 30 days, 3 to 100 settlement voters, a cap of 3 to 200 voters)",
   ERC20InsufficientBalance: 'the wallet does not hold enough of the token',
   ERC20InsufficientAllowance: 'the approval before this call did not cover it',
 };
@@ -70,4 +74,25 @@ export function revertReason(error: unknown): string | undefined {
  */
 export function allowanceShortfall(reason: string): boolean {
   return /InsufficientAllowance|insufficient allowance|amount exceeds allowance/i.test(reason);
+}
+
+/**
+ * What an empty revert (no data at all: the live ContentRegistry's bare `require`s, and the x402 submitter's and bonus
+ * escrow's `require` strings, which production builds strip) can and cannot tell, for the call that met it: what
+ * loopsign checked itself before it got there, and the rules it cannot tell apart.
+ */
+export function emptyRevertNote(phase: string): string {
+  const prefix = 'the contract reverted without a reason (the live contracts give none for this)';
+  switch (phase) {
+    case 'reserve_submission':
+      return `${prefix}. loopsign checked the commitment is this ask's; the registry refuses a reservation whose slot this wallet already holds (live, or expired and not cancelled), and it cannot tell which`;
+    case 'submit_question':
+      return `${prefix}. loopsign checked the call is this ask's question, terms and wallet, that the category is one of the registry's (1 to 8) and that the question was not on chain before it signed; it cannot tell which of the registry's other rules refused it: the reservation (missing, less than a second old, or past its 30 minutes), the question already submitted since, the media and URL rules, the title and tag lengths, the details hash, or the reward floor`;
+    case 'submit_x402_question':
+      return `${prefix}. loopsign checked the authorization's nonce binds this very question and its terms, that the category is one of the registry's (1 to 8) and that the question was not on chain before it signed; it cannot tell which rule refused it: the authorization (used, expired or not yet valid), the question already submitted since, the media and URL rules, the title and tag lengths, the details hash, or the reward floor`;
+    case 'create_feedback_bonus_pool':
+      return `${prefix}. loopsign checked the bonus is this ask's, for its own question; it cannot tell which of the escrow's rules refused it (the round, the amount, the awarder, the approval)`;
+    default:
+      return `${prefix}; loopsign cannot tell which rule refused the call`;
+  }
 }
