@@ -47,12 +47,15 @@ afterAll(async () => {
 });
 
 describe("a submission claim must be this ask's, not any question this wallet once asked", () => {
+  // The registry takes a question once per chain (its key: category, media, details, URL, title, tags): the same
+  // question asked again can never be submitted, so its honest rerun is refused before anything is signed; another
+  // question with the same title is asked and paid.
   it.each([
-    ['the same question asked again', { tags: ['repeat'], contextUrl: 'https://example.com/repeat' }],
-    ['another question with the same title', { tags: ['other'], contextUrl: 'https://example.com/other' }],
-  ])(
-    'claims_submitted_earlier (%s): nothing is paid for the earlier question, and an honest rerun asks the new one',
-    async (_label, earlierFields) => {
+    ['the same question asked again', { tags: ['repeat'], contextUrl: 'https://example.com/repeat' }, false],
+    ['another question with the same title', { tags: ['other'], contextUrl: 'https://example.com/other' }, true],
+  ] as const)(
+    'claims_submitted_earlier (%s): nothing is paid for the earlier question, and an honest rerun asks the new one if the chain can take it',
+    async (_label, earlierFields, askable) => {
       const title = `Red team: is this release ready? ${n}`;
       const earlier = await run([
         '--json',
@@ -81,6 +84,13 @@ describe("a submission claim must be this ask's, not any question this wallet on
       expect(r.json().error.code).toBe('unproven_submission');
 
       const honest = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
+      if (!askable) {
+        expect(honest.code, honest.stdout + honest.stderr).toBe(5);
+        expect(honest.json().error.code).toBe('question_already_submitted');
+        expect(await usdc(), 'nothing paid').toBe(before);
+        expect(await nonce(), 'nothing signed').toBe(n0);
+        return;
+      }
       expect(honest.code, honest.stdout + honest.stderr).toBe(0);
       expect(honest.json().contentIds[0]).not.toBe(earlierId);
       expect(honest.json().feedbackBonus.status).toBe('funded');
