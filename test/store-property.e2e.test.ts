@@ -15,8 +15,9 @@
 // killed ask's rerun.
 // The rare endings lean on kills and reruns (issue 40: spend_limit, plan_changed and approval_replaced came up a
 // handful of times in thousands of processes, and an overspend hides in rare paths), so the generator leans towards
-// the kill points that reach them (RARE_POINTS) and the run prints how often each came up.
-// Bounded by case count, not time: LOOPSIGN_PROPERTY_RUNS=N runs N cases (default 15, about a minute here); a failure
+// the kill points that reach them (RARE_POINTS), each case runs episodes that meet them (`Episodes`), and a default
+// run fails unless each came up at least 50 times.
+// Bounded by case count, not time: LOOPSIGN_PROPERTY_RUNS=N runs N cases (default 15); a failure
 // prints the command that replays it, and the failing case's story (what each process ended with) goes to the file it
 // names (test/helpers/property.ts). The run prints a tally of how every process ended.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -63,6 +64,7 @@ const RARE_POINTS: Record<Ask['mode'], string[]> = {
   wallet_calls: ['ask:signed:0', 'ask:mined:0', 'ask:mined:1', 'ask:mined:1'],
   x402_authorization: ['ask:x402_signed'],
 };
+const RARE_ENDINGS = ['spend_limit', 'plan_changed', 'approval_replaced'];
 // What a process may end with besides success: refused by the policy or a cap (5), another process on the same
 // operation (journal_locked), a killed run's approval replaced by another operation's (approval_replaced), killed (-1).
 const ALLOWED_ERRORS = new Set(['policy_limit', 'spend_limit', 'journal_locked', 'approval_replaced', 'wallet_busy']);
@@ -90,25 +92,45 @@ interface Rate {
 }
 type Proc = Ask | Rate;
 /**
- * A rare ending met on purpose, beside the random processes: an ask killed where that ending starts, run again so as to
- * meet it, and (resume) once more as it started, which resumes from its journal.
- *   spend_limit: killed once its x402 authorization is signed; run again with wallet_calls.
- *   plan_changed: killed once a wallet_calls transaction is signed or mined (point); run again with x402.
- *   approval_replaced: killed once its approval is mined; another ask from the wallet then runs (its approval replaces
- *     the killed one's, and its submit pulls it); run again with wallet_calls.
+ * The rare endings met on purpose, beside the random processes (issue 40: each at least 50 times in a default run; a
+ * random episode count and kill point met each 24 to 37 times in 15 cases, and spent most of its runs on asks the
+ * policy refused). The episode asks fit perAsk, and the window has room for what they can pay beside the generated
+ * one (`windowOf`), so a tight window refuses mostly random processes and each episode meets its ending:
+ *   spend, four a case: killed once its x402 authorization is signed; run again with wallet_calls (spend_limit: the
+ *     authorization counts against the ask's cap until it expires); maybe resumed as it started.
+ *   trios, one per wallet: three asks (bounties 1, 1.5 and 2 USDC, no bonus; the wallet's lock orders them at random)
+ *     killed once their approvals are mined. Approvals set, not add: the wallet's allowance to the escrow is the last
+ *     one mined, or one a random process set later, at most 2 USDC, which pays at most one of the three. Two of them
+ *     are run again with x402 (plan_changed: a wallet_calls transaction is mined), then, alone, all three with
+ *     wallet_calls: at most one finds an allowance it can use and pays, the others end in approval_replaced.
+ *   plan (maybe): killed once a wallet_calls transaction is signed or mined, run again with x402 (plan_changed).
  */
-interface Episode {
-  ending: 'spend_limit' | 'plan_changed' | 'approval_replaced';
+interface SpendEpisode {
+  wallet: 0 | 1;
+  bounty: bigint;
+  bonus: bigint;
+  resume: boolean;
+}
+interface Trio {
+  /** The one of the three (by bounty: 1, 1.5, 2 USDC) not run again with x402. */
+  notSwitched: number;
+}
+const TRIO_BOUNTIES = [USDC, (3n * USDC) / 2n, 2n * USDC];
+interface PlanEpisode {
   wallet: 0 | 1;
   bounty: bigint;
   bonus: bigint;
   point: string;
-  resume: boolean;
+}
+interface Episodes {
+  spend: SpendEpisode[];
+  trios: [Trio, Trio];
+  plan: PlanEpisode | undefined;
 }
 interface Case {
   procs: Proc[];
   mcp: Ask | undefined;
-  episodes: Episode[];
+  episodes: Episodes;
   rerun: boolean;
   /** A slow node (every request delayed this long), or the sandbox's own. */
   rpcDelayMs: number;
@@ -144,17 +166,29 @@ const ask: fc.Arbitrary<Ask> = fc
 const rate: fc.Arbitrary<Rate> = fc
   .record({ wallet, stake: fc.constantFrom(1n, 2n, 3n).map((l) => l * USDC), sameAs, kill: kill(RATE_POINTS) })
   .map((r) => ({ kind: 'rate' as const, ...r }));
-const episode: fc.Arbitrary<Episode> = fc.record({
-  ending: fc.constantFrom<Episode['ending']>('spend_limit', 'plan_changed', 'approval_replaced'),
-  wallet,
-  bounty: fc.constantFrom(2n, 3n, 4n).map((h) => (h * USDC) / 2n),
-  bonus: fc.constantFrom(0n, 0n, USDC / 2n),
-  point: fc.constantFrom('ask:signed:0', 'ask:mined:0', 'ask:signed:1', 'ask:mined:1'),
-  resume: fc.oneof({ weight: 1, arbitrary: fc.constant(true) }, { weight: 2, arbitrary: fc.constant(false) }),
+const amounts = { bounty: fc.constantFrom(2n, 3n, 4n).map((h) => (h * USDC) / 2n), bonus: fc.constantFrom(0n, 0n, USDC / 2n) };
+const trio: fc.Arbitrary<Trio> = fc.record({ notSwitched: fc.constantFrom(0, 1, 2) });
+const episodes: fc.Arbitrary<Episodes> = fc.record({
+  spend: fc.array(
+    fc.record({
+      wallet,
+      ...amounts,
+      resume: fc.oneof({ weight: 1, arbitrary: fc.constant(true) }, { weight: 2, arbitrary: fc.constant(false) }),
+    }),
+    {
+      minLength: 4,
+      maxLength: 4,
+    },
+  ),
+  trios: fc.tuple(trio, trio),
+  plan: fc.option(fc.record({ wallet, ...amounts, point: fc.constantFrom('ask:signed:0', 'ask:mined:0', 'ask:signed:1', 'ask:mined:1') }), {
+    nil: undefined,
+    freq: 2,
+  }),
 });
 const testCase: fc.Arbitrary<Case> = fc
   .record({
-    episodes: fc.array(episode, { minLength: 6, maxLength: 9 }),
+    episodes,
     procs: fc.array(fc.oneof({ weight: 3, arbitrary: ask as fc.Arbitrary<Proc> }, { weight: 1, arbitrary: rate as fc.Arbitrary<Proc> }), {
       minLength: 2,
       maxLength: 5,
@@ -173,7 +207,21 @@ const testCase: fc.Arbitrary<Case> = fc
     }),
   })
   // 3 to 6 processes in all.
-  .filter((c) => c.procs.length + (c.mcp ? 1 : 0) >= 3);
+  .filter((c) => c.procs.length + (c.mcp ? 1 : 0) >= 3)
+  // An episode's ask fits perAsk (a refused one meets no rare ending): its bonus goes where bounty and bonus would not.
+  .map((c) => {
+    const fit = <E extends { bounty: bigint; bonus: bigint }>(e: E): E => (e.bounty + e.bonus > c.policy.perAsk ? { ...e, bonus: 0n } : e);
+    return { ...c, episodes: { ...c.episodes, spend: c.episodes.spend.map(fit), plan: c.episodes.plan && fit(c.episodes.plan) } };
+  });
+
+/** What the episodes' asks can pay in all (the trios' 1 + 1.5 + 2 USDC each). */
+const episodesNeed = (e: Episodes): bigint =>
+  [...e.spend, ...(e.plan ? [e.plan] : [])].reduce((t, a) => t + a.bounty + a.bonus, 0n) + 2n * TRIO_BOUNTIES.reduce((t, b) => t + b, 0n);
+/**
+ * The case's USDC window: the generated one is what the random processes compete for (a tight one refuses some of
+ * them), and the episodes' asks have room beside it, since they sign first. Every invariant checks this window.
+ */
+const windowOf = (c: Case): bigint => c.policy.windowUsdc + episodesNeed(c.episodes);
 
 /** How the processes of the run ended (success, killed, or the error code), over every case: printed when the run ends. */
 const tally = new Map<string, number>();
@@ -316,7 +364,7 @@ async function check(c: Case): Promise<void> {
     version: 1,
     perAsk: { maxUsdc: String(c.policy.perAsk) },
     perRating: { maxStakeLrep: String(c.policy.perRating) },
-    rolling24h: { '31337': { maxUsdc: String(c.policy.windowUsdc), maxLrep: String(c.policy.windowLrep) } },
+    rolling24h: { '31337': { maxUsdc: String(windowOf(c)), maxLrep: String(c.policy.windowLrep) } },
   };
   writeFileSync(path.join(home.env.XDG_CONFIG_HOME, 'loopsign', 'policy.json'), JSON.stringify(policy));
   for (const w of wallets)
@@ -394,53 +442,69 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
   const before = await Promise.all(wallets.map(async (w) => ({ usdc: await balance('USDC', w), lrep: await balance('LREP', w) })));
   const startBlock = (await s.pub.getBlockNumber()) + 1n;
 
-  // The episodes' runs, round by round: the first beside the random processes, the second beside their reruns.
+  // The episodes' runs, stage by stage: the first beside the random processes, the second beside their reruns, the
+  // third alone (no random process changes the wallets' allowances meanwhile).
   const none: Kill = { kind: 'none' };
   const other = (m: Ask['mode']): Ask['mode'] => (m === 'wallet_calls' ? 'x402_authorization' : 'wallet_calls');
-  const rounds: { p: Planned; what: string }[][] = [[], [], []];
-  for (const [k, e] of c.episodes.entries()) {
-    const first: Ask['mode'] = e.ending === 'spend_limit' ? 'x402_authorization' : 'wallet_calls';
-    const point = e.ending === 'spend_limit' ? 'ask:x402_signed' : e.ending === 'plan_changed' ? e.point : 'ask:mined:1';
-    const base: Ask = {
-      kind: 'ask',
-      wallet: e.wallet,
-      mode: first,
-      bounty: e.bounty,
-      bonus: e.bonus,
-      slack: 0n,
-      sameAs: undefined,
-      kill: none,
-      rerunMode: 'same',
-    };
-    const f = askOf(`e${k}`, base);
-    const what = `episode ${k} (${e.ending})`;
-    rounds[0]!.push({ p: inMode(f, first, { kind: 'crash', point }), what: `${what}, killed at ${point}` });
-    if (e.ending === 'approval_replaced') {
-      rounds[1]!.push({ p: askOf(`e${k}b`, base), what: `${what}, another ask from the wallet` });
-      rounds[2]!.push({ p: f, what: `${what}, run again` });
-    } else {
-      rounds[1]!.push({ p: inMode(f, other(first), none), what: `${what}, run again in the other mode` });
-      if (e.resume) rounds[2]!.push({ p: f, what: `${what}, resumed` });
+  const stages: { p: Planned; what: string }[][] = [[], [], []];
+  const episodeAsk = (wallet: 0 | 1, mode: Ask['mode'], bounty: bigint, bonus: bigint): Ask => ({
+    kind: 'ask',
+    wallet,
+    mode,
+    bounty,
+    bonus,
+    slack: 0n,
+    sameAs: undefined,
+    kill: none,
+    rerunMode: 'same',
+  });
+  for (const [k, e] of c.episodes.spend.entries()) {
+    const f = askOf(`s${k}`, episodeAsk(e.wallet, 'x402_authorization', e.bounty, e.bonus));
+    const what = `spend episode ${k}`;
+    stages[0]!.push({
+      p: inMode(f, 'x402_authorization', { kind: 'crash', point: 'ask:x402_signed' }),
+      what: `${what}, killed at ask:x402_signed`,
+    });
+    stages[1]!.push({ p: inMode(f, 'wallet_calls', none), what: `${what}, run again with wallet_calls` });
+    if (e.resume) stages[2]!.push({ p: f, what: `${what}, resumed` });
+  }
+  for (const [w, t] of c.episodes.trios.entries()) {
+    for (const [k, bounty] of TRIO_BOUNTIES.entries()) {
+      const f = askOf(`t${w}${k}`, episodeAsk(w as 0 | 1, 'wallet_calls', bounty, 0n));
+      const what = `wallet ${w}'s trio ask ${k}`;
+      stages[0]!.push({ p: inMode(f, 'wallet_calls', { kind: 'crash', point: 'ask:mined:1' }), what: `${what}, killed at ask:mined:1` });
+      if (t.notSwitched !== k) stages[1]!.push({ p: inMode(f, 'x402_authorization', none), what: `${what}, run again with x402` });
+      stages[2]!.push({ p: f, what: `${what}, run again` });
     }
+  }
+  const pe = c.episodes.plan;
+  if (pe) {
+    const f = askOf('p', episodeAsk(pe.wallet, 'wallet_calls', pe.bounty, pe.bonus));
+    stages[0]!.push({ p: inMode(f, 'wallet_calls', { kind: 'crash', point: pe.point }), what: `plan episode, killed at ${pe.point}` });
+    stages[1]!.push({ p: inMode(f, 'x402_authorization', none), what: 'plan episode, run again with x402' });
   }
 
   const start = (p: Planned, i: number, k: Kill) => (i === mcpAt ? runMcpAsk(home, p, k) : runProc(home, p, k));
-  const runRound = (r: { p: Planned }[]) => Promise.all(r.map(({ p }) => runProc(home, p, p.proc.kill)));
-  const [outcomes, episodes1] = await Promise.all([Promise.all(planned.map((p, i) => start(p, i, p.proc.kill))), runRound(rounds[0]!)]);
+  const runStage = (r: { p: Planned }[]) => Promise.all(r.map(({ p }) => runProc(home, p, p.proc.kill)));
+  const t0 = Date.now();
+  const [outcomes, episodes0] = await Promise.all([Promise.all(planned.map((p, i) => start(p, i, p.proc.kill))), runStage(stages[0]!)]);
+  const t1 = Date.now();
   // A killed process run again, an ask possibly in the other payment mode: the same command but for --payment-mode.
   const again = planned.map(
     (p): Planned => (p.proc.kind !== 'ask' || p.proc.rerunMode === 'same' ? p : inMode(p, other(p.proc.mode), p.proc.kill)),
   );
-  const [reruns, episodes2] = await Promise.all([
+  const [reruns, episodes1] = await Promise.all([
     c.rerun ? Promise.all(again.map((p, i) => (outcomes[i]!.code === -1 ? start(p, i, none) : undefined))) : [],
-    runRound(rounds[1]!),
+    runStage(stages[1]!),
   ]);
-  const episodes3 = await runRound(rounds[2]!);
+  const t2 = Date.now();
+  const episodes2 = await runStage(stages[2]!);
+  const timing = { stages: [t1 - t0, t2 - t1, Date.now() - t2] };
   // Every run (the first ones, then the reruns, then the episodes') with the command it ran and how it was to end.
   const ran = [
     ...outcomes.map((o, i) => ({ o, p: planned[i]!, what: `process ${i}`, kill: planned[i]!.proc.kill })),
     ...reruns.flatMap((o, i) => (o ? [{ o, p: again[i]!, what: `process ${i}'s rerun`, kill: none }] : [])),
-    ...[episodes1, episodes2, episodes3].flatMap((os, r) => os.map((o, i) => ({ o, ...rounds[r]![i]!, kill: rounds[r]![i]!.p.proc.kill }))),
+    ...[episodes0, episodes1, episodes2].flatMap((os, r) => os.map((o, i) => ({ o, ...stages[r]![i]!, kill: stages[r]![i]!.p.proc.kill }))),
   ];
   const current: Record<string, unknown> = { case: n, generated: c, ran: ran.map(({ o, what }) => ({ what, ...o })) };
   lastStory = current;
@@ -513,7 +577,7 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
         .all(Date.now() - 86_400_000) as { asset: string; used: bigint }[],
   );
   const used = (asset: string) => windowRows.find((r) => r.asset === asset)?.used ?? 0n;
-  expect(used('USDC'), "the 24-hour window's USDC rows").toBeLessThanOrEqual(c.policy.windowUsdc);
+  expect(used('USDC'), "the 24-hour window's USDC rows").toBeLessThanOrEqual(windowOf(c));
   expect(used('LREP'), "the 24-hour window's LREP rows").toBeLessThanOrEqual(c.policy.windowLrep);
 
   // The hourly sums are the rows' sums.
@@ -544,7 +608,7 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
   expect(
     left.reduce((t, l) => t + l.usdc, 0n),
     'USDC beyond the 24-hour window',
-  ).toBeLessThanOrEqual(c.policy.windowUsdc);
+  ).toBeLessThanOrEqual(windowOf(c));
   expect(
     left.reduce((t, l) => t + l.lrep, 0n),
     'LREP beyond the 24-hour window',
@@ -552,7 +616,7 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
 
   if (process.env.LOOPSIGN_PROPERTY_VERBOSE)
     console.log(
-      `case ${n}: ${JSON.stringify({ generated: c, ran: current.ran }, bigints)}\n  left ${JSON.stringify(left, bigints)}, ${sent.length} transactions`,
+      `case ${n}: ${JSON.stringify({ generated: c, ran: current.ran }, bigints)}\n  left ${JSON.stringify(left, bigints)}, ${sent.length} transactions, stages ${timing.stages.join(' / ')} ms`,
     );
   capture.count('store property cases', `case ${n}`);
   capture.count('store property processes killed', `case ${n}`, ran.filter(({ o }) => o.code === -1).length);
@@ -566,11 +630,12 @@ describe('random concurrent processes and kills against one database', () => {
         fc.asyncProperty(testCase, (c) => check(c)),
         { numRuns: RUNS, endOnFailure: true, story: () => JSON.stringify(lastStory, bigints, 1) },
       );
-      // Not vacuous: a default run meets every rare ending (each came up 24 to 35 times in a run here; a replayed case
-      // or a short run need not).
+      // Not vacuous: a default run meets every rare ending at least 50 times (issue 40; the episodes alone meet
+      // spend_limit 4 times a case, plan_changed at least 4 and approval_replaced at least 4). A replayed case or a
+      // shorter run need not.
       if (RUNS >= 15 && !replaying())
-        for (const ending of ['spend_limit', 'plan_changed', 'approval_replaced'])
-          expect(tally.get(ending), tallyLine()).toBeGreaterThan(0);
+        for (const ending of RARE_ENDINGS)
+          expect(tally.get(ending) ?? 0, `${ending} in a default run: ${tallyLine()}`).toBeGreaterThanOrEqual(50);
     },
     120_000 + RUNS * 240_000,
   );
