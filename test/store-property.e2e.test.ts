@@ -518,11 +518,20 @@ async function runCase(c: Case, n: number, home: Home, rpcUrl: string | undefine
   const switched = (r: (typeof ran)[number]): boolean =>
     r.p.proc.kind === 'ask' &&
     ran.some((q) => q !== r && q.p.clientRequestId === r.p.clientRequestId && (q.p.proc as Ask).mode !== (r.p.proc as Ask).mode);
+  const operationOf = (p: Planned): string => `${p.proc.wallet}:${p.clientRequestId ?? p.contentId}`;
+  // A killed run's signed, unsent transaction leaves a gap at its nonce, which another process sending from the wallet
+  // fills: the operation run again must wait until the chain says whether its step paid (nonce_not_final, "nothing
+  // else was signed"; seen at seed -2141298612, case 11: a random ask killed at ask:signed:0 beside a trio).
+  const rerunOfKilled = (r: (typeof ran)[number]): boolean =>
+    ran.some((q) => q !== r && q.o.code === -1 && operationOf(q.p) === operationOf(r.p));
   for (const r of ran) {
     const { o, what } = r;
     expect(o.code, `${what} ended in an internal error: ${o.message}`).not.toBe(1);
     if (o.code !== 0 && o.code !== -1) {
-      const allowed = ALLOWED_ERRORS.has(o.error ?? '') || (o.error === 'plan_changed' && o.code === 5 && switched(r));
+      const allowed =
+        ALLOWED_ERRORS.has(o.error ?? '') ||
+        (o.error === 'plan_changed' && o.code === 5 && switched(r)) ||
+        (o.error === 'nonce_not_final' && rerunOfKilled(r));
       expect(allowed, `${what} ended in ${o.error}: ${o.message}`).toBe(true);
     }
   }
