@@ -17,6 +17,7 @@ import { buildCommitVoteParams } from '../src/vote/build.js';
 import { commitKey, decodeVotePlaintext } from '../src/vote/commit.js';
 import { tlockDecrypt } from '../src/vote/tlock.js';
 import { votingEngineAbi } from '../src/protocol/abi.js';
+import { RoundVotingEngine, ProtocolConfig } from '../src/sandbox/contracts/artifacts.js';
 
 const account = privateKeyToAccount(TEST_PRIVATE_KEY as Hex);
 const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)', 'function approve(address,uint256) returns (bool)']);
@@ -70,10 +71,18 @@ async function runPlan(calls: { to: Hex; data: Hex; value: string; phase: string
 }
 
 // No keeper tick before the jump: the sandbox's time control lets the raters answer what was just asked first
-// (they live in real time), so a question submitted a moment before the jump still gets its votes.
-async function settle(): Promise<void> {
+// (they live in real time), so a question submitted a moment before the jump still gets its votes. The round is then
+// revealed and settled: SettlementPending, as on the live engine.
+async function closeRound(): Promise<void> {
   await sb.control('/__sandbox/time', { advanceSeconds: 1300 });
   for (let i = 0; i < 5; i++) await sb.control('/__sandbox/keeper/tick', {});
+}
+
+/** Closes the round, then waits out the engine's one-hour snapshot timeout: the keeper applies the timeout settlement. */
+async function settle(): Promise<void> {
+  await closeRound();
+  await sb.control('/__sandbox/time', { advanceSeconds: 3601 });
+  for (let i = 0; i < 3; i++) await sb.control('/__sandbox/keeper/tick', {});
 }
 
 const usdcBalance = async () =>
@@ -255,6 +264,71 @@ describe('a wallet-call ask, executed step by step with viem', () => {
   });
 });
 
+describe('settlement as the live engine settles', () => {
+  it('a settled round reads SettlementPending, its stakes held, until the timeout settlement an hour later', async () => {
+    const body = askBody({ paymentMode: 'wallet_calls' });
+    body.question = { ...body.question, title: `Settles after the snapshot timeout? ${body.clientRequestId}` };
+    const r = await api(base, 'POST', '/api/agent/asks', body);
+    const txs = await runPlan(r.body.transactionPlan.calls);
+    const c = await api(base, 'POST', `/api/agent/asks/${r.body.operationKey}/confirm`, { transactionHashes: txs });
+    const contentId = BigInt(c.body.contentIds[0]);
+    const engine = sb.info.contracts.roundVotingEngine;
+    await closeRound();
+    const commits = await pub.getContractEvents({
+      address: engine,
+      abi: RoundVotingEngine.abi,
+      eventName: 'VoteCommitted',
+      args: { contentId },
+      fromBlock: 0n,
+    });
+    const voters = commits.map((l) => (l.args as { voter: Hex }).voter);
+    expect(voters).toHaveLength(3);
+    const lrepOf = (a: Hex) =>
+      pub.readContract({ address: sb.info.tokens.LREP.address, abi: erc20, functionName: 'balanceOf', args: [a] }) as Promise<bigint>;
+    const held = await Promise.all(voters.map(lrepOf));
+
+    // Revealed and settled: the verdict is public, the round is SettlementPending (5) and the stakes stay in the engine.
+    expect((await roundCore(contentId, 1n)).slice(1, 4)).toEqual([5, 3, 3]);
+    const pending = await api(base, 'GET', `/api/agent/results/${r.body.operationKey}`);
+    expect(pending.body).toMatchObject({
+      answer: 'pending',
+      ready: false,
+      finalityStatus: 'normal_finality',
+      blockedReason: 'normal_payout_finality',
+    });
+    expect(pending.body.distribution).toMatchObject({ state: 5, stateLabel: 'SettlementPending', revealedCount: 3 });
+    expect((await api(base, 'GET', `/api/agent/asks/${r.body.operationKey}`)).body).toMatchObject({ ready: false, terminal: false });
+    // The empty snapshot before the timeout: the engine's own revert.
+    const early = await pub
+      .simulateContract({
+        account,
+        address: engine,
+        abi: RoundVotingEngine.abi,
+        functionName: 'applyRbtsSettlementSnapshot',
+        args: [contentId, 1n, [], []],
+      })
+      .then(
+        () => 'accepted',
+        (e: Error) => e.message,
+      );
+    expect(early).toMatch(/RoundNotExpired/);
+    await sb.control('/__sandbox/time', { advanceSeconds: 3000 });
+    await sb.control('/__sandbox/keeper/tick', {});
+    expect((await roundCore(contentId, 1n))[1]).toBe(5);
+    expect(await Promise.all(voters.map(lrepOf))).toEqual(held);
+
+    // An hour after it became ready, the keeper applies the empty snapshot: Settled, stakes back, the result final.
+    await sb.control('/__sandbox/time', { advanceSeconds: 601 });
+    await sb.control('/__sandbox/keeper/tick', {});
+    await sb.control('/__sandbox/keeper/tick', {});
+    expect((await roundCore(contentId, 1n))[1]).toBe(1);
+    expect(await Promise.all(voters.map(lrepOf))).toEqual(held.map((b) => b + 1_000_000n));
+    const final = await api(base, 'GET', `/api/agent/results/${r.body.operationKey}`);
+    expect(final.body).toMatchObject({ ready: true, finalityStatus: 'final' });
+    expect(final.body.answer).not.toBe('pending');
+  });
+});
+
 describe('an x402 ask', () => {
   it('settles with a signed ReceiveWithAuthorization and moves exactly the bounty', async () => {
     // Keeper passes only on demand: the time jump itself must let the raters answer first (this once flaked in CI
@@ -418,7 +492,7 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
     // threshold vote (one more storage write) and run it out of gas, as it once did in CI.
     expect((await pub.waitForTransactionReceipt({ hash: commit })).status).toBe('success');
     await sb.control('/__sandbox/settings', { raters: true });
-    return { contentId, roundId, commitKey: claimed.secret.commitKey as Hex };
+    return { contentId, roundId, commitKey: claimed.secret.commitKey as Hex, voter };
   }
 
   it('is revealed by the keeper with the committed direction and prediction', async () => {
@@ -433,6 +507,94 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
     expect(stored.revealed).toBe(true);
     expect(stored.isUp).toBe(false);
     expect(stored.predictedUpBps).toBe(3100);
+  });
+
+  it('a reveal before the epoch ends is EpochNotEnded; a second staked vote on the question within 24 hours is CooldownActive', async () => {
+    const { contentId, roundId, commitKey, voter } = await directCommit(15);
+    const engine = sb.info.contracts.roundVotingEngine;
+    const refusal = (p: Promise<unknown>) =>
+      p.then(
+        () => 'accepted',
+        (e: Error) => e.message,
+      );
+    const zero = `0x${'0'.repeat(64)}` as Hex;
+    expect(
+      await refusal(
+        pub.simulateContract({
+          account,
+          address: engine,
+          abi: RoundVotingEngine.abi,
+          functionName: 'revealVoteByCommitKey',
+          args: [contentId, roundId, commitKey, false, 3100, zero],
+        }),
+      ),
+    ).toMatch(/EpochNotEnded/);
+    await settle();
+    // A new round on the same question: the voter's earlier vote is less than 24 hours old.
+    const opened = await createWalletClient({ account: voter, transport: http(sb.info.rpcUrl) }).writeContract({
+      account: voter,
+      chain: null,
+      address: engine,
+      abi: votingEngineAbi,
+      functionName: 'openRound',
+      args: [contentId],
+    });
+    expect((await pub.waitForTransactionReceipt({ hash: opened })).status).toBe('success');
+    const [next, ref] = (await pub.readContract({
+      address: engine,
+      abi: votingEngineAbi,
+      functionName: 'previewCommitContext',
+      args: [contentId],
+    })) as [bigint, number];
+    expect(next).toBe(roundId + 1n);
+    const again = (who: Hex) =>
+      refusal(
+        pub.simulateContract({
+          account: who,
+          address: engine,
+          abi: RoundVotingEngine.abi,
+          functionName: 'commitVote',
+          args: [contentId, (next << 16n) | BigInt(ref), 1n, zero, `0x${'11'.repeat(32)}`, '0x', 2_000_000n, zero.slice(0, 42) as Hex],
+        }),
+      );
+    expect(await again(voter.address)).toMatch(/CooldownActive/);
+    // Someone who never voted on it gets past the cooldown (to the drand check its made-up commit fails).
+    expect(await again(sb.info.devWallet.address)).toMatch(/DrandChainHashMismatch/);
+  });
+
+  it('each round keeps the drand settings it opened with when ProtocolConfig changes them', async () => {
+    const { contentId, roundId } = await directCommit(16);
+    const { mnemonicToAccount } = await import('viem/accounts');
+    const deployer = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 0 });
+    const dw = createWalletClient({ account: deployer, transport: http(sb.info.rpcUrl) });
+    const config = sb.info.contracts.protocolConfig;
+    const set = async (hash: Hex) => {
+      const tx = await dw.writeContract({
+        account: deployer,
+        chain: null,
+        address: config,
+        abi: ProtocolConfig.abi,
+        functionName: 'setDrandConfig',
+        args: [hash, BigInt(sb.info.drand.genesis), BigInt(sb.info.drand.period)],
+      });
+      expect((await pub.waitForTransactionReceipt({ hash: tx })).status).toBe('success');
+    };
+    await sb.control('/__sandbox/settings', { keeperBackground: false });
+    onTestFinished(() => sb.control('/__sandbox/settings', { keeperBackground: true }));
+    const other = `0x${'ab'.repeat(32)}` as Hex;
+    await set(other);
+    try {
+      expect(await pub.readContract({ address: config, abi: ProtocolConfig.abi, functionName: 'drandChainHash' })).toBe(other);
+      const context = (await pub.readContract({
+        address: sb.info.contracts.roundVotingEngine,
+        abi: votingEngineAbi,
+        functionName: 'advisoryRoundContext',
+        args: [contentId, roundId, 0n],
+      })) as readonly unknown[];
+      expect(context[2]).toBe(`0x${sb.info.drand.chainHash}`);
+    } finally {
+      await set(`0x${sb.info.drand.chainHash}`);
+    }
   });
 
   it('a commit whose reveal the engine refuses is reported once and does not hold up the other reveals', async () => {
@@ -455,6 +617,14 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
       args: [contentId, roundId, commitKey],
     })) as { revealed: boolean };
     expect(stored.revealed).toBe(false);
+    // The reveal grace is 60 minutes, as live: ten minutes past the round's end the unrevealed commit still holds up
+    // settlement; once the grace is over the round settles without it.
+    await sb.control('/__sandbox/time', { advanceSeconds: 700 });
+    await sb.control('/__sandbox/keeper/tick', {});
+    expect((await roundCore(contentId, roundId))[1]).toBe(0);
+    await sb.control('/__sandbox/time', { advanceSeconds: 3000 });
+    await sb.control('/__sandbox/keeper/tick', {});
+    expect((await roundCore(contentId, roundId))[1]).toBe(5);
   });
 });
 

@@ -5,13 +5,30 @@ import { serviceWord } from '../output.js';
 import { forCli } from '../hints.js';
 import { describeTxState, type TxStates } from '../wallet/tx-states.js';
 
+/**
+ * What each round state (RoundVotingEngine's roundCore.state, chain.md §4.2) means to the asker. SettlementPending
+ * has a public verdict that is not final: the round's stakes and rewards wait for its payout snapshot (or the
+ * engine's one-hour timeout settlement). A tie has no verdict.
+ */
+const ROUND_STATES: Record<number, string> = {
+  0: 'Open (votes are still coming in or being revealed)',
+  1: 'Settled',
+  2: 'Cancelled (too few votes before the round ended)',
+  3: 'Tied (up and down stakes are equal: no verdict)',
+  4: 'RevealFailed (too few votes were revealed)',
+  5: 'SettlementPending (the verdict is in; stakes and rewards wait for the settlement snapshot, normally within an hour)',
+};
+
 export function renderResult(r: ServiceDoc): string {
   const d = objectField(r, 'distribution') ?? {};
+  const state = typeof d.state === 'number' ? ROUND_STATES[d.state] : undefined;
+  const readyAt = serviceWord(r.estimatedReadyAt);
   const lines = [
     `answer: ${String(r.answer)}${r.ready ? '' : ' (not final)'}`,
     `  rating        ${d.ratingBps !== undefined ? `${(Number(d.ratingBps) / 100).toFixed(2)} % up` : 'n/a'} (${String(objectField(d, 'up')?.count ?? 0)} up, ${String(objectField(d, 'down')?.count ?? 0)} down, ${String(d.revealedCount ?? 0)} revealed)`,
     `  votes         ${String(r.voteCount ?? 0)}`,
-    `  finality      ${String(r.finalityStatus ?? 'n/a')}`,
+    ...(state ? [`  round         ${state}`] : []),
+    `  finality      ${String(r.finalityStatus ?? 'n/a')}${readyAt && /^[0-9]+$/.test(readyAt) ? ` (expected by ${new Date(Number(readyAt) * 1000).toISOString()})` : ''}`,
     `  next          ${forCli(serviceWord(r.recommendedNextAction)) ?? 'n/a'}`,
   ];
   if (r.rationaleSummary) lines.push(`  feedback      ${String(r.rationaleSummary)}`);

@@ -184,7 +184,7 @@ export class SandboxChain {
   async deployAll(drand: { chainHash: string; genesis: number; period: number }): Promise<SandboxAddresses> {
     const usdc = await this.deploy('SandboxUSDC');
     const lrep = await this.deploy('LoopReputation');
-    const protocolConfig = await this.deploy('ProtocolConfig', [`0x${drand.chainHash}`, BigInt(drand.genesis), BigInt(drand.period)]);
+    const protocolConfig = await this.deploy('ProtocolConfig');
     const contentRegistry = await this.deploy('ContentRegistry');
     const questionRewardPoolEscrow = await this.deploy('QuestionRewardPoolEscrow');
     const feedbackBonusEscrow = await this.deploy('FeedbackBonusEscrow');
@@ -193,6 +193,13 @@ export class SandboxChain {
     const advisoryVoteRecorder = await this.deploy('AdvisoryVoteRecorder', [roundVotingEngine, contentRegistry]);
     const batchExecutor = await this.deploy('BatchExecutor');
     const d = this.deployer;
+    // As on a live deployment, the drand settings are a config call, made before any round opens (each round
+    // snapshots them when it opens).
+    await this.send(d, protocolConfig, A.ProtocolConfig.abi, 'setDrandConfig', [
+      `0x${drand.chainHash}`,
+      BigInt(drand.genesis),
+      BigInt(drand.period),
+    ]);
     await this.send(d, contentRegistry, A.ContentRegistry.abi, 'configure', [
       usdc,
       lrep,

@@ -1,7 +1,7 @@
 // The keeper makes asks come alive: simulated raters commit tlock-encrypted votes to each new question, every
 // commit (theirs or a user's) is revealed by decrypting it with the beacon once its round is out, and rounds
 // settle. Nothing here knows a plaintext it did not decrypt: reveals go through tlock like any keeper's.
-import { BaseError, ContractFunctionRevertedError, decodeEventLog, keccak256, toHex, type Hex } from 'viem';
+import { BaseError, ContractFunctionRevertedError, decodeEventLog, keccak256, toEventSelector, toHex, type Hex } from 'viem';
 import { RoundVotingEngine } from './contracts/artifacts.js';
 import { sameAddress } from '../hex.js';
 import { advisoryRecorderAbi, contentRegistryAbi, votingEngineAbi } from '../protocol/abi.js';
@@ -13,6 +13,11 @@ import type { SandboxBeacon } from './beacon.js';
 import type { SandboxChain } from './chain.js';
 
 const ZERO_KEY = `0x${'0'.repeat(64)}`;
+/** The engine's rules the keeper plans by (RoundVotingEngine and ProtocolConfig, as live). */
+const VOTE_COOLDOWN_SECONDS = 24 * 3600;
+const REVEAL_GRACE_SECONDS = 3600;
+const SNAPSHOT_TIMEOUT_SECONDS = 3600;
+const SETTLEMENT_PENDING_TOPIC = toEventSelector('RbtsSettlementPending(uint256,uint256,address)');
 
 /** roundCore's first four outputs: startTime, state, voteCount, revealedCount. */
 type RoundCore = readonly [number, number, number, number];
@@ -41,6 +46,12 @@ export class Keeper {
   private readonly voted = new Set<string>(); // `${contentId}:${roundId}`
   private readonly pending = new Map<string, PendingCommit>(); // by commitKey
   private readonly openRounds = new Map<string, { contentId: bigint; roundId: bigint }>();
+  /**
+   * Rounds settleRound left SettlementPending, with the moment they became ready (the block of their
+   * RbtsSettlementPending event): the sandbox runs no payout oracle, so each waits out the engine's snapshot timeout
+   * and then gets the empty snapshot, the live engine's own timeout path.
+   */
+  private readonly pendingSettlements = new Map<string, { contentId: bigint; roundId: bigint; readyAt: number }>();
   // What a pass reads of each open round, and the newest block it had seen before reading it. Both views read storage
   // only, which changes only in a new block, so a pass that finds no block newer than that reuses the answer: every
   // pass (one each 400 ms) read two views per open round, and a sandbox with 30 rounds open in one test file spent
@@ -163,6 +174,7 @@ export class Keeper {
     return this.enqueue(async () => {
       await this.scanLogs();
       this.openRounds.clear();
+      this.pendingSettlements.clear();
       this.pending.clear();
       this.ownVotes.clear();
       this.roundCores.clear();
@@ -250,6 +262,13 @@ export class Keeper {
         }
         continue;
       }
+      if (l.topics[0] === SETTLEMENT_PENDING_TOPIC) {
+        const d = decodeEventLog({ abi: RoundVotingEngine.abi, data: l.data, topics: l.topics, eventName: 'RbtsSettlementPending' });
+        const { contentId, roundId } = d.args as { contentId: bigint; roundId: bigint };
+        const block = await this.chain.publicClient.getBlock({ blockNumber: l.blockNumber! });
+        this.pendingSettlements.set(`${contentId}:${roundId}`, { contentId, roundId, readyAt: Number(block.timestamp) });
+        continue;
+      }
       try {
         const d = decodeEventLog({ abi: votingEngineAbi, data: l.data, topics: l.topics });
         if (d.eventName === 'VoteCommitted') {
@@ -265,7 +284,7 @@ export class Keeper {
           this.openRounds.set(`${a.contentId}:${a.roundId}`, { contentId: a.contentId, roundId: a.roundId });
         }
       } catch {
-        // RoundOpened / VoteRevealed / RoundSettled are not in the shared ABI; handled by reading state
+        // RoundOpened / VoteRevealed / RoundSettled and the like are not in the shared ABI; handled by reading state
       }
     }
   }
@@ -300,6 +319,14 @@ export class Keeper {
     for (const [i, rater] of raters.entries()) {
       // The chain is the record of who voted, so a pass that failed half-way is finished by the next one.
       if ((await this.read<readonly [Hex, Hex]>('voterCommitKey', [contentId, roundId, rater.address]))[1] !== ZERO_KEY) continue;
+      // A rater who voted on this question in the last 24 hours (an earlier round) may not vote again yet (live rule).
+      const [lastVote] = await this.read<readonly [bigint, bigint, bigint]>('voteCooldownTimestamps', [
+        contentId,
+        rater.address,
+        rater.address,
+        ZERO_KEY,
+      ]);
+      if (lastVote > 0n && this.chain.now() < Number(lastVote) + VOTE_COOLDOWN_SECONDS) continue;
       // Deterministic opinions per question: most raters like it, a seeded minority does not.
       const h = BigInt(keccak256(toHex(`${contentId}:${roundId}:${i}`)));
       const isUp = h % 10n < 7n;
@@ -412,7 +439,12 @@ export class Keeper {
         }
       }
     }
+    // The earliest moment something on chain waits for (a reveal window, a reveal grace, a snapshot timeout).
     let waitUntil = 0;
+    const waitFor = (t: number) => {
+      if (t > this.chain.now() && (waitUntil === 0 || t < waitUntil)) waitUntil = t;
+    };
+    const p = this.beacon.network.period;
     for (const [key, { contentId, roundId }] of this.openRounds) {
       const [startTime, state, voteCount, revealedCount] = await this.roundCore(contentId, roundId);
       if (state !== 0) {
@@ -421,26 +453,50 @@ export class Keeper {
         continue;
       }
       const [epochDuration, maxDuration, minVoters] = await this.roundConfig(contentId, roundId);
+      const now = this.chain.now();
       const epochEnd = startTime + epochDuration;
+      const roundEnd = startTime + maxDuration;
+      // Every commit is revealable by epochEnd + 2 periods (its target round's window), so the reveal grace is surely
+      // over this long after it (or after the round's end, when later).
+      const graceOver = Math.max(roundEnd, epochEnd + 2 * p) + REVEAL_GRACE_SECONDS;
       const allRevealed = voteCount > 0 && revealedCount === voteCount;
-      const expired = this.chain.now() >= startTime + maxDuration + 600;
-      if (this.chain.now() >= epochEnd && ((revealedCount >= minVoters && allRevealed) || expired)) {
-        await this.chain.send(this.chain.deployer, this.chain.addresses.roundVotingEngine, RoundVotingEngine.abi, 'settleRound', [
+      let call: string | undefined;
+      if (revealedCount >= minVoters && (allRevealed || now >= graceOver)) call = 'settleRound';
+      else if (now >= roundEnd && voteCount < minVoters) call = 'cancelExpiredRound';
+      else if (now >= graceOver && revealedCount < minVoters) call = 'finalizeRevealFailedRound';
+      if (call) {
+        await this.chain.send(this.chain.deployer, this.chain.addresses.roundVotingEngine, RoundVotingEngine.abi, call as never, [
           contentId,
           roundId,
         ]);
         this.openRounds.delete(key);
         this.roundCores.delete(key);
         summary.settled++;
-      } else if (voteCount >= minVoters && this.chain.now() < epochEnd + 2 * this.beacon.network.period + 1) {
-        waitUntil = Math.max(waitUntil, epochEnd + 2 * this.beacon.network.period + 1);
+      } else if (voteCount >= minVoters && now < epochEnd + 2 * p + 1) waitFor(epochEnd + 2 * p + 1);
+    }
+    // A settled round (this pass's included) gets its RbtsSettlementPending event read, then waits out the timeout.
+    if (summary.settled > 0) await this.scanLogs();
+    for (const [key, s] of this.pendingSettlements) {
+      const due = s.readyAt + SNAPSHOT_TIMEOUT_SECONDS;
+      if (this.chain.now() < due) {
+        waitFor(due);
+        continue;
       }
+      await this.chain.send(
+        this.chain.deployer,
+        this.chain.addresses.roundVotingEngine,
+        RoundVotingEngine.abi,
+        'applyRbtsSettlementSnapshot',
+        [s.contentId, s.roundId, [], []],
+      );
+      this.pendingSettlements.delete(key);
+      summary.settled++;
     }
     if (waitUntil === 0) {
       // Nothing on chain to wait for: the earliest moment another service waits for, if any.
       for (const wake of this.wakeups) {
         const t = wake();
-        if (t !== undefined && t > this.chain.now() && (waitUntil === 0 || t < waitUntil)) waitUntil = t;
+        if (t !== undefined) waitFor(t);
       }
     }
     if (this.autoAdvance && waitUntil > this.chain.now() && summary.raterVotes + summary.reveals + summary.settled === 0) {

@@ -34,11 +34,35 @@ export interface RoundView {
   downCount: number;
   upStake: bigint;
   downStake: bigint;
+  /** When a SettlementPending round became ready for its payout snapshot (0 in any other state). */
+  payoutReadyAt: number;
 }
 
 const ROUND_STATE_LABEL = ['Open', 'Settled', 'Cancelled', 'Tied', 'RevealFailed', 'SettlementPending'];
-/** Settled, Cancelled, Tied, RevealFailed: the round has its final word. */
+/** Settled, Cancelled, Tied, RevealFailed: the round has its final word. SettlementPending (5) has a public verdict
+ * but waits for its payout snapshot: not final, as the live service says. */
 export const TERMINAL_ROUND_STATES = new Set([1, 2, 3, 4]);
+const SETTLEMENT_PENDING = 5;
+/** The live service's normal payout-finality path: the snapshot (or its timeout) within an hour of settlement. */
+const NORMAL_PAYOUT_FINALITY_MAX_DELAY_SECONDS = 3600;
+
+/** The live result package's finality fields for a round state (RateLoop 0b442ae, resultPackage.ts). */
+function finalityOf(r: RoundView, now: number) {
+  if (TERMINAL_ROUND_STATES.has(r.state)) return { blockedReason: null, estimatedReadyAt: null, finalityStatus: 'final', stalled: false };
+  if (r.state === SETTLEMENT_PENDING) {
+    const readyAt = r.payoutReadyAt + NORMAL_PAYOUT_FINALITY_MAX_DELAY_SECONDS;
+    const stalled = now > readyAt;
+    return {
+      blockedReason: stalled ? 'payout_finality_sla_exceeded' : 'normal_payout_finality',
+      estimatedReadyAt: String(readyAt),
+      finalityStatus: stalled ? 'stalled' : 'normal_finality',
+      stalled,
+    };
+  }
+  if (r.state === 0)
+    return { blockedReason: 'round_not_closed', estimatedReadyAt: null, finalityStatus: 'waiting_for_round_close', stalled: false };
+  return { blockedReason: 'non_terminal_round_state', estimatedReadyAt: null, finalityStatus: 'not_final', stalled: false };
+}
 
 export function templatesBody(): Obj {
   return {
@@ -390,24 +414,30 @@ export function resultPendingBody(operation: Obj): Obj {
 }
 
 /** A question's result from its current round (the rating bands are the templates' interpretation). */
-export function resultBody(contentId: bigint, r: RoundView, operation: Obj | null, baseUrl: string): Obj {
+export function resultBody(contentId: bigint, r: RoundView, operation: Obj | null, baseUrl: string, now: number): Obj {
   const ready = TERMINAL_ROUND_STATES.has(r.state);
   const settled = r.state === 1;
   const total = r.upCount + r.downCount;
+  const finality = finalityOf(r, now);
+  // As live: pending until the payout snapshot settles the round; a tie is inconclusive; a cancelled or reveal-failed
+  // round failed.
   const answer = !ready
     ? 'pending'
-    : !settled
+    : r.state === 3
       ? 'inconclusive'
-      : r.ratingBps >= 7000
-        ? 'proceed'
-        : r.ratingBps >= 5500
-          ? 'proceed_with_caution'
-          : r.ratingBps >= 4000
-            ? 'revise_and_resubmit'
-            : 'do_not_proceed';
+      : !settled
+        ? 'failed'
+        : r.ratingBps >= 7000
+          ? 'proceed'
+          : r.ratingBps >= 5500
+            ? 'proceed_with_caution'
+            : r.ratingBps >= 4000
+              ? 'revise_and_resubmit'
+              : 'do_not_proceed';
   const next: Record<string, string> = {
     pending: 'wait_for_settlement',
     inconclusive: 'collect_more_votes',
+    failed: 'manual_review',
     proceed: 'proceed',
     proceed_with_caution: 'proceed_after_addressing_objections',
     revise_and_resubmit: 'revise_and_resubmit',
@@ -421,7 +451,7 @@ export function resultBody(contentId: bigint, r: RoundView, operation: Obj | nul
     cohortSummary: null,
     targetAudienceMatch: null,
     confidence: { level: !ready ? 'none' : total >= 5 ? 'medium' : 'low', score: ready ? Math.min(1, total / 10) : 0 },
-    blockedReason: ready ? null : r.state === 0 ? 'round_not_closed' : 'non_terminal_round_state',
+    blockedReason: finality.blockedReason,
     distribution: {
       conservativeRatingBps: Math.max(0, r.ratingBps - 500),
       down: { count: r.downCount, share: share(r.downCount), stake: r.downStake.toString() },
@@ -434,9 +464,10 @@ export function resultBody(contentId: bigint, r: RoundView, operation: Obj | nul
       up: { count: r.upCount, share: share(r.upCount), stake: r.upStake.toString() },
     },
     dissentingView: null,
-    estimatedReadyAt: ready ? null : new Date((r.startTime + 1200) * 1000).toISOString(),
+    estimatedReadyAt:
+      r.state === SETTLEMENT_PENDING ? finality.estimatedReadyAt : ready ? null : new Date((r.startTime + 1200) * 1000).toISOString(),
     featureTest: null,
-    finalityStatus: ready ? 'final' : 'waiting_for_round_close',
+    finalityStatus: finality.finalityStatus,
     feedbackQuality: null,
     includesVetoWindow: false,
     liveAskGuidance: null,
@@ -463,7 +494,7 @@ export function resultBody(contentId: bigint, r: RoundView, operation: Obj | nul
       unit: 'raw_staked_voting_power',
       up: r.upStake.toString(),
     },
-    stalled: false,
+    stalled: finality.stalled,
     voteCount: r.voteCount,
     wait: ready ? null : { code: 'still_settling', recoverWith: 'poll_rateloop_get_question_status' },
   };

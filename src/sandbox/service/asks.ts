@@ -493,8 +493,14 @@ export class AskService {
       functionName: 'sandboxRoundTally',
       args: [contentId, roundId],
     })) as readonly [number, number, number, bigint, bigint, number];
+    const payoutReadyAt = (await this.chain.publicClient.readContract({
+      ...engine,
+      functionName: 'sandboxPayoutReadyAt',
+      args: [contentId, roundId],
+    })) as number;
     return {
       roundId,
+      payoutReadyAt,
       startTime: core[0],
       state: core[1],
       voteCount: core[2],
@@ -625,6 +631,6 @@ export class AskService {
       throw new ApiError(404, 'invalid_arguments', 'Ponder request failed: 404 Not Found', 'fix_tool_arguments', {
         originalCode: 'PonderHttpError',
       });
-    return this.decorator.result(views.resultBody(contentId, await this.roundOf(contentId), operation, this.baseUrl));
+    return this.decorator.result(views.resultBody(contentId, await this.roundOf(contentId), operation, this.baseUrl, this.chain.now()));
   }
 }
