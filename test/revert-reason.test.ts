@@ -55,5 +55,13 @@ describe('revertReason: the round bounds', () => {
     expect(revertReason(e)).toMatch(
       /^InvalidConfig: the round settings are outside the chain's bounds \(ProtocolConfig: .*20 seconds to 30 days/,
     );
+describe("the voting engine's reveal errors (live names, RateLoop 0b442ae)", () => {
+  it('are named with a hint: a reveal too early is EpochNotEnded, a wrong one HashMismatch', () => {
+    const abi = parseAbi(['error EpochNotEnded()', 'error HashMismatch()', 'error UnrevealedPastEpochVotes()']);
+    const named = (errorName: 'EpochNotEnded' | 'HashMismatch' | 'UnrevealedPastEpochVotes') =>
+      revertReason(Object.assign(new BaseError('Execution reverted'), { data: encodeErrorResult({ abi, errorName }) }));
+    expect(named('EpochNotEnded')).toMatch(/^EpochNotEnded: the vote cannot be revealed before/);
+    expect(named('HashMismatch')).toMatch(/^HashMismatch: the reveal does not match the commit/);
+    expect(named('UnrevealedPastEpochVotes')).toMatch(/^UnrevealedPastEpochVotes: /);
   });
 });

@@ -23,6 +23,11 @@ const KNOWN_ERRORS = parseAbi([
   'error TargetRoundOutOfWindow()',
   // ProtocolConfig.validateRoundConfig's refusal, which the live registry passes on for a submit's round settings.
   'error InvalidConfig()',
+  'error EpochNotEnded()',
+  'error NoCommit()',
+  'error AlreadyRevealed()',
+  'error HashMismatch()',
+  'error UnrevealedPastEpochVotes()',
   'error ERC20InsufficientBalance(address sender, uint256 balance, uint256 needed)',
   'error ERC20InsufficientAllowance(address spender, uint256 allowance, uint256 needed)',
 ]);
@@ -39,6 +44,11 @@ const HINTS: Record<string, string> = {
   TargetRoundOutOfWindow: 'the commit window moved on; run the command again to build a fresh commit',
   InvalidConfig:
     "the round settings are outside the chain's bounds (ProtocolConfig: a question of 20 seconds to 30 days, 3 to 100 settlement voters, a cap of 3 to 200 voters)",
+  EpochNotEnded: "the vote cannot be revealed before its round's epoch ends and its drand round is out; try again later",
+  NoCommit: 'the voting engine has no such commit in this round',
+  AlreadyRevealed: 'the vote is revealed already',
+  HashMismatch: 'the reveal does not match the commit (the journaled vote is not the one on chain)',
+  UnrevealedPastEpochVotes: "the round's reveal grace is over: a late reveal no longer counts",
   ERC20InsufficientBalance: 'the wallet does not hold enough of the token',
   ERC20InsufficientAllowance: 'the approval before this call did not cover it',
 };
