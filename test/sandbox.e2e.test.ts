@@ -17,7 +17,7 @@ import { buildCommitVoteParams } from '../src/vote/build.js';
 import { commitKey, decodeVotePlaintext } from '../src/vote/commit.js';
 import { tlockDecrypt } from '../src/vote/tlock.js';
 import { votingEngineAbi } from '../src/protocol/abi.js';
-import { RoundVotingEngine, ProtocolConfig } from '../src/sandbox/contracts/artifacts.js';
+import { FeedbackBonusEscrow, ProtocolConfig, QuestionRewardPoolEscrow, RoundVotingEngine } from '../src/sandbox/contracts/artifacts.js';
 
 const account = privateKeyToAccount(TEST_PRIVATE_KEY as Hex);
 const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)', 'function approve(address,uint256) returns (bool)']);
@@ -398,6 +398,29 @@ describe('a feedback bonus', () => {
     expect(fb.body.feedbackBonus).toMatchObject({ status: 'funded', enabled: true, amount: '1000000' });
     expect(fb.body.feedbackBonus.poolId).toMatch(/^\d+$/);
     expect(await usdcBalance()).toBe(before - 2_500_000n);
+    // The live escrow's default frontend fee (300 bps, at most 500) is the pool's, and its event says so.
+    const [created] = await pub.getContractEvents({
+      address: sb.info.contracts.feedbackBonusEscrow,
+      abi: FeedbackBonusEscrow.abi,
+      eventName: 'FeedbackBonusPoolCreated',
+      args: { poolId: BigInt(fb.body.feedbackBonus.poolId) },
+      fromBlock: 0n,
+    });
+    expect((created!.args as { frontendFeeBps: bigint }).frontendFeeBps).toBe(300n);
+    expect(
+      await pub.readContract({
+        address: sb.info.contracts.feedbackBonusEscrow,
+        abi: FeedbackBonusEscrow.abi,
+        functionName: 'MAX_FRONTEND_FEE_BPS',
+      }),
+    ).toBe(500n);
+    expect(
+      await pub.readContract({
+        address: sb.info.contracts.questionRewardPoolEscrow,
+        abi: QuestionRewardPoolEscrow.abi,
+        functionName: 'defaultFrontendFeeBps',
+      }),
+    ).toBe(300);
   });
 });
 

@@ -19,6 +19,8 @@ contract QuestionRewardPoolEscrow {
 
     error NotAuthorized();
 
+    /// The live escrow's frontend fee on reward claims (bps); the sandbox pays no claims, but reports it as live does.
+    uint16 public defaultFrontendFeeBps = 300;
     address public immutable owner;
     address public registry;
     address public x402Submitter;
@@ -68,7 +70,15 @@ contract FeedbackBonusEscrow {
         uint256 feedbackClosesAt;
         address awarder;
         address funder;
+        uint16 frontendFeeBps;
     }
+
+    /// The live escrow's frontend fee: each pool keeps the default of its creation (300 bps), at most 500 bps; an
+    /// award through a frontend pays it that share. The sandbox makes no awards, so the fee shows in the pool and
+    /// its event only.
+    uint256 public constant DEFAULT_FRONTEND_FEE_BPS = 300;
+    uint256 public constant MAX_FRONTEND_FEE_BPS = 500;
+    uint16 public defaultFrontendFeeBps = uint16(DEFAULT_FRONTEND_FEE_BPS);
 
     address public immutable owner;
     address public usdc;
@@ -105,6 +115,13 @@ contract FeedbackBonusEscrow {
         x402Submitter = x402_;
     }
 
+    /// As live: a require string (stripped from the live deploy profile's bytecode, so empty data there).
+    function setDefaultFrontendFeeBps(uint256 frontendFeeBps_) external {
+        if (msg.sender != owner) revert NotAuthorized();
+        require(frontendFeeBps_ <= MAX_FRONTEND_FEE_BPS, "Fee too high");
+        defaultFrontendFeeBps = uint16(frontendFeeBps_);
+    }
+
     function createFeedbackBonusPoolWithAsset(uint256 contentId, uint256 roundId, uint8 asset, uint256 amount, uint256 feedbackClosesAt, address awarder)
         external
         returns (uint256 poolId)
@@ -130,7 +147,7 @@ contract FeedbackBonusEscrow {
         if (roundId == 0 || IEngineView(engine).currentRoundId(contentId) != roundId) revert RoundMismatch();
         if (asset > 1 || amount == 0 || awarder == address(0) || feedbackClosesAt <= block.timestamp) revert InvalidBonus();
         poolId = ++poolCount;
-        pools[poolId] = Pool(contentId, roundId, asset, amount, feedbackClosesAt, awarder, funder);
-        emit FeedbackBonusPoolCreated(poolId, contentId, roundId, funder, awarder, amount, feedbackClosesAt, 0, asset);
+        pools[poolId] = Pool(contentId, roundId, asset, amount, feedbackClosesAt, awarder, funder, defaultFrontendFeeBps);
+        emit FeedbackBonusPoolCreated(poolId, contentId, roundId, funder, awarder, amount, feedbackClosesAt, defaultFrontendFeeBps, asset);
     }
 }
