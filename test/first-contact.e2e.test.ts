@@ -257,10 +257,13 @@ describe('amounts and funding for people', () => {
     const text = await run(['quote', '--file', file]);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/: 1\.5 USDC \(1500000 atomic units\)/);
+    // What reaches raters: the bounty less the escrow's 3 % frontend fee (300 bps, the live default).
+    expect(text.stdout).toMatch(/to raters +1\.455 USDC of the bounty, after the 3 % frontend fee/);
     const json = await run(['--json', 'quote', '--file', file]);
     expect(json.json().amounts).toEqual({
       total: { atomic: '1500000', asset: 'USDC', display: '1.5 USDC' },
       maxPaymentHint: { atomic: '1500000', asset: 'USDC', display: '1.5 USDC' },
+      bountyAfterFrontendFee: { atomic: '1455000', asset: 'USDC', display: '1.455 USDC' },
     });
   });
 

@@ -131,3 +131,16 @@ describe('waiting for an ask', () => {
     },
   );
 });
+
+describe('amounts that reach raters after the frontend fee', () => {
+  it("the quote's bounty and bonus less the escrows' 300 bps (rounded down as the escrows do), shown only for a checked form", () => {
+    const q = {
+      payment: { amount: '1500000', asset: 'USDC', bountyAmount: '1500000', feedbackBonusAmount: '333', feedbackBonusAsset: 'USDC' },
+    };
+    expect(quoteAmounts(q)).toMatchObject({
+      bountyAfterFrontendFee: { atomic: '1455000', display: '1.455 USDC' },
+      feedbackBonusAfterFrontendFee: { atomic: '324', display: '0.000324 USDC' },
+    });
+    expect(quoteAmounts({ payment: { amount: '1', asset: 'USDC', bountyAmount: '1e6' } }).bountyAfterFrontendFee).toBeUndefined();
+  });
+});

@@ -5,6 +5,19 @@ import { displayAmount } from '../amounts.js';
 import type { NormalizedAsk } from '../protocol/ask-normalize.js';
 import { objectField, type ServiceDoc } from '../service/doc.js';
 
+/**
+ * The frontend fee both escrows take from what raters receive, in basis points: the question reward pool escrow's
+ * and the feedback bonus escrow's default (300, at most 500; RateLoop 0b442ae). A rater who answers through a
+ * frontend gets the amount less this share, so that is what loopsign shows as reaching raters. The asker pays the
+ * whole amount either way.
+ */
+export const FRONTEND_FEE_BPS = 300n;
+
+/** What reaches raters of `atomic` after the frontend fee (the escrows round the fee down). */
+export function afterFrontendFee(atomic: bigint): bigint {
+  return atomic - (atomic * FRONTEND_FEE_BPS) / 10_000n;
+}
+
 export interface AmountView {
   atomic: string;
   asset: string;
@@ -18,6 +31,11 @@ function view(atomic: unknown, asset: unknown): AmountView | undefined {
   return display === undefined ? undefined : { atomic: text, asset, display };
 }
 
+/** The view of what reaches raters of an amount already shown (so of a checked form). */
+function afterFee(v: AmountView | undefined): AmountView | undefined {
+  return v ? view(afterFrontendFee(BigInt(v.atomic)), v.asset) : undefined;
+}
+
 /** What the user's ask pays: the bounty, any feedback bonus, and the most it may spend. */
 export function askAmounts(ask: Pick<NormalizedAsk, 'bounty' | 'feedbackBonus' | 'maxPaymentAmount'>): Record<string, AmountView> {
   const out: Record<string, AmountView> = {};
@@ -27,6 +45,10 @@ export function askAmounts(ask: Pick<NormalizedAsk, 'bounty' | 'feedbackBonus' |
   if (bonus) out.feedbackBonus = bonus;
   const max = ask.maxPaymentAmount === null ? undefined : view(ask.maxPaymentAmount, ask.bounty.asset);
   if (max) out.maxPayment = max;
+  const bountyToRaters = afterFee(bounty);
+  if (bountyToRaters) out.bountyAfterFrontendFee = bountyToRaters;
+  const bonusToRaters = afterFee(bonus);
+  if (bonusToRaters) out.feedbackBonusAfterFrontendFee = bonusToRaters;
   return out;
 }
 
@@ -38,5 +60,9 @@ export function quoteAmounts(q: ServiceDoc): Record<string, AmountView> {
   if (total) out.total = total;
   const hint = view(q.maxPaymentAmountHint, p.asset);
   if (hint) out.maxPaymentHint = hint;
+  const bounty = afterFee(view(p.bountyAmount, p.asset));
+  if (bounty) out.bountyAfterFrontendFee = bounty;
+  const bonus = afterFee(view(p.feedbackBonusAmount, p.feedbackBonusAsset));
+  if (bonus) out.feedbackBonusAfterFrontendFee = bonus;
   return out;
 }

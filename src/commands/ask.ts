@@ -5,7 +5,7 @@ import { dryRunAsk, runAsk, type AskOptions as AskRequest, type AskOutcome } fro
 import type { AskSource } from '../ask/prepare.js';
 import type { AmountView } from '../ask/amounts-view.js';
 import type { ServiceDoc } from '../service/doc.js';
-import { renderResult } from './render.js';
+import { renderResult, toRatersLine } from './render.js';
 import { serviceDocument } from '../output.js';
 import type { AskOptions } from './ask.def.js';
 import { timeoutOf } from './timeout.js';
@@ -45,6 +45,7 @@ export async function ask(ctx: Context, options: AskOptions): Promise<void> {
     const lines = [
       `${o.resumed ? 'resumed and finished' : 'asked'} ${o.clientRequestId} (${o.paymentMode}): ${o.status}`,
       `  pays          ${paid.join(' + ') || 'n/a'}${amounts.maxPayment ? `, at most ${amounts.maxPayment.display}` : ''}`,
+      ...[toRatersLine(amounts)].filter((l) => l !== undefined),
       `  operation     ${o.operationKey}`,
       `  content       ${o.contentIds.join(', ') || '(not yet)'}`,
       `  transactions  ${o.transactionHashes.join(', ') || '(none)'} (${sentLine(o)})`,

@@ -5,7 +5,7 @@ import { arrayField, isDoc, objectField, type ServiceDoc } from '../service/doc.
 import type { AmountView } from '../ask/amounts-view.js';
 import * as core from '../ask/lookups.js';
 import { timeoutOf } from './timeout.js';
-import { renderResult, renderStatus, renderTransactions } from './render.js';
+import { renderResult, renderStatus, renderTransactions, toRatersLine } from './render.js';
 import type { TxStates } from '../wallet/tx-states.js';
 import { serviceDocument } from '../output.js';
 import type { ConfirmOptions, QuoteOptions, ResultOptions, StatusOptions } from './lookups.def.js';
@@ -77,10 +77,12 @@ export async function quote(ctx: Context, options: QuoteOptions): Promise<void> 
     const max = amounts.maxPaymentHint
       ? `${amounts.maxPaymentHint.display} (${amounts.maxPaymentHint.atomic})`
       : String(q.maxPaymentAmountHint);
+    const toRaters = toRatersLine(amounts);
     return [
       `quote for ${String(q.clientRequestId)}: ${total}, ${String(q.paymentMode)}`,
       `  operation     ${String(q.operationKey)}`,
       `  max payment   ${max}`,
+      ...(toRaters ? [toRaters] : []),
       `  can submit    ${String(q.canSubmit)}`,
     ].join('\n');
   });

@@ -4,6 +4,7 @@ import { arrayField, objectField, type ServiceDoc } from '../service/doc.js';
 import { serviceWord } from '../output.js';
 import { forCli } from '../hints.js';
 import { describeTxState, type TxStates } from '../wallet/tx-states.js';
+import type { AmountView } from '../ask/amounts-view.js';
 
 /**
  * What each round state (RoundVotingEngine's roundCore.state, chain.md §4.2) means to the asker. SettlementPending
@@ -54,4 +55,13 @@ export function renderTransactions(states: TxStates, indent = '  '): string[] {
       (t) => `${indent}  ${t.stage.padEnd(8)} nonce ${String(t.nonce).padEnd(4)} ${t.hash}  ${describeTxState(t, states.finality)}`,
     ),
   ];
+}
+
+/** "  to raters     1.455 USDC of the bounty, 0.97 USDC of the bonus, after the 3 % frontend fee" (or nothing). */
+export function toRatersLine(amounts: Record<string, AmountView>): string | undefined {
+  const parts = [
+    amounts.bountyAfterFrontendFee && `${amounts.bountyAfterFrontendFee.display} of the bounty`,
+    amounts.feedbackBonusAfterFrontendFee && `${amounts.feedbackBonusAfterFrontendFee.display} of the bonus`,
+  ].filter((p) => p !== undefined);
+  return parts.length ? `  to raters     ${parts.join(', ')}, after the 3 % frontend fee` : undefined;
 }
