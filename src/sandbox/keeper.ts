@@ -462,7 +462,9 @@ export class Keeper {
       const allRevealed = voteCount > 0 && revealedCount === voteCount;
       let call: string | undefined;
       if (revealedCount >= minVoters && (allRevealed || now >= graceOver)) call = 'settleRound';
-      else if (now >= roundEnd && voteCount < minVoters) call = 'cancelExpiredRound';
+      // An expired round without enough commits is cancelled once its reveal grace is over too (the engine allows it at
+      // once; the keeper waits, as it always has, so a round closed to votes stays visible a while).
+      else if (now >= graceOver && voteCount < minVoters) call = 'cancelExpiredRound';
       else if (now >= graceOver && revealedCount < minVoters) call = 'finalizeRevealFailedRound';
       if (call) {
         await this.chain.send(this.chain.deployer, this.chain.addresses.roundVotingEngine, RoundVotingEngine.abi, call as never, [
