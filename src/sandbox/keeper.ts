@@ -374,13 +374,15 @@ export class Keeper {
     if (!p.advisory) {
       // The voter may have revealed it already (`loopsign rate reveal`): the chain says so, and sending the reveal
       // again would revert and stall every pass after it.
-      const onChain = await this.read<{ revealed: boolean; isUp: boolean; predictedUpBps: number }>('sandboxCommitOf', [
+      // Through the live engine's own views: commitCore (revealed, direction) and rbtsCommitState (prediction).
+      const [, , , , revealed, isUp] = await this.read<readonly [Hex, bigint, Hex, number, boolean, boolean, number]>('commitCore', [
         p.contentId,
         p.roundId,
         p.commitKey,
       ]);
-      if (onChain.revealed) {
-        this.revealed.set(p.commitKey.toLowerCase(), { isUp: onChain.isUp, predictedUpBps: onChain.predictedUpBps });
+      if (revealed) {
+        const [predictedUpBps] = await this.read<readonly [number, ...unknown[]]>('rbtsCommitState', [p.contentId, p.roundId, p.commitKey]);
+        this.revealed.set(p.commitKey.toLowerCase(), { isUp, predictedUpBps });
         this.pending.delete(p.commitKey);
         return false;
       }

@@ -7,7 +7,6 @@ const KNOWN_ERRORS = parseAbi([
   'error InvalidStake()',
   'error InvalidCommitHash()',
   'error RoundNotOpen()',
-  'error RoundAlreadyOpen()',
   'error ThresholdReached()',
   'error SelfVote()',
   'error ContentNotActive()',
@@ -33,8 +32,8 @@ const KNOWN_ERRORS = parseAbi([
 ]);
 
 const HINTS: Record<string, string> = {
-  RoundNotOpen: 'the question has no round open for votes now',
-  RoundAlreadyOpen: 'the question still has a round that is closed to votes but not settled; try again once it settles',
+  RoundNotOpen:
+    'the question has no round open for votes now (a round closed to votes but not settled yet keeps a new one from opening; try again once it settles)',
   AlreadyCommitted: 'this wallet already voted in this round',
   SelfVote: 'a submitter cannot rate their own question',
   CooldownActive: 'this wallet voted on this question less than 24 hours ago',

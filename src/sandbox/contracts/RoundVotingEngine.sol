@@ -59,7 +59,6 @@ contract RoundVotingEngine {
     error InvalidStake();
     error InvalidCommitHash();
     error RoundNotOpen();
-    error RoundAlreadyOpen();
     error SelfVote();
     error ContentNotActive();
     error ConfidentialityCredentialRequired();
@@ -187,10 +186,24 @@ contract RoundVotingEngine {
         _open(contentId);
     }
 
+    /// As live: an open round that accepts votes is kept (nothing to do); one that expired short of commits is
+    /// cancelled, one whose reveals failed is finalized, and a new round opens; a round closed to votes but not
+    /// settled yet (or past its reveal threshold) is RoundNotOpen. A terminal round (SettlementPending included) is
+    /// followed by a new one.
     function openRound(uint256 contentId) external {
         if (IRegistryForEngine(registry).sandboxContentSubmitter(contentId) == address(0)) revert ContentNotActive();
         uint256 id = currentRoundId[contentId];
-        if (id != 0 && rounds[contentId][id].state == OPEN) revert RoundAlreadyOpen();
+        if (id != 0 && rounds[contentId][id].state == OPEN) {
+            Round storage r = rounds[contentId][id];
+            if (_canCancel(r)) {
+                _markCancelled(contentId, id, r);
+            } else if (_canFinalizeRevealFailed(r)) {
+                _markRevealFailed(contentId, id, r);
+            } else {
+                if (!_isOpen(r) || r.thresholdReachedAt != 0) revert RoundNotOpen();
+                return;
+            }
+        }
         _open(contentId);
     }
 
@@ -292,6 +305,18 @@ contract RoundVotingEngine {
         return (lastVoteTimestamp[contentId][voter], lastVoteTimestamp[contentId][identityHolder], 0);
     }
 
+    /// The live engine's RBTS view of a commit: its revealed prediction and the stake returned to it (the sandbox
+    /// scores nothing: score and reward weight are 0, the scoring weight is the stake).
+    function rbtsCommitState(uint256 contentId, uint256 roundId, bytes32 commitKey)
+        external
+        view
+        returns (uint16 predictedUpBps, uint16 scoreBps, uint256 scoringWeight, uint256 rewardWeight, uint256 stakeReturned)
+    {
+        Commit storage c = commits[contentId][roundId][commitKey];
+        bool returned = c.revealed && rounds[contentId][roundId].state == SETTLED;
+        return (c.predictedUpBps, 0, c.revealed ? c.stake : 0, 0, returned ? c.stake : 0);
+    }
+
     // sandbox* views serve the sandbox's keeper and tests; the live engine has none of them.
     function sandboxRoundCommitKeys(uint256 contentId, uint256 roundId) external view returns (bytes32[] memory) {
         return commitKeysByRound[contentId][roundId];
@@ -299,11 +324,6 @@ contract RoundVotingEngine {
 
     function sandboxCommitOf(uint256 contentId, uint256 roundId, bytes32 commitKey) external view returns (Commit memory) {
         return commits[contentId][roundId][commitKey];
-    }
-
-    /// When a SettlementPending round became ready for its payout snapshot (0 otherwise).
-    function sandboxPayoutReadyAt(uint256 contentId, uint256 roundId) external view returns (uint48) {
-        return rounds[contentId][roundId].payoutReadyAt;
     }
 
     function _isOpen(Round storage r) internal view returns (bool) {
@@ -499,16 +519,35 @@ contract RoundVotingEngine {
         emit RoundSettled(contentId, roundId, r.upWins == 1, losing);
     }
 
+    function _canCancel(Round storage r) internal view returns (bool) {
+        return _expired(r) && r.revealedCount < r.cfg.minVoters && r.voteCount < r.cfg.minVoters;
+    }
+
+    function _canFinalizeRevealFailed(Round storage r) internal view returns (bool) {
+        return r.voteCount >= r.cfg.minVoters && r.revealedCount < r.cfg.minVoters && _expired(r) && _revealGraceElapsed(r);
+    }
+
+    function _markCancelled(uint256 contentId, uint256 roundId, Round storage r) internal {
+        r.state = CANCELLED;
+        r.settledAt = uint48(block.timestamp);
+        lastRatingBps[contentId] = r.referenceRatingBps;
+        emit RoundCancelled(contentId, roundId);
+    }
+
+    function _markRevealFailed(uint256 contentId, uint256 roundId, Round storage r) internal {
+        r.state = REVEAL_FAILED;
+        r.settledAt = uint48(block.timestamp);
+        lastRatingBps[contentId] = r.referenceRatingBps;
+        emit RoundRevealFailed(contentId, roundId);
+    }
+
     /// An expired round without enough commits (live: cancelExpiredRound). Stakes are refunded by claim.
     function cancelExpiredRound(uint256 contentId, uint256 roundId) external {
         Round storage r = rounds[contentId][roundId];
         if (r.startTime == 0 || r.state != OPEN) revert RoundNotOpen();
         if (!_expired(r)) revert RoundNotExpired();
-        if (r.revealedCount >= r.cfg.minVoters || r.voteCount >= r.cfg.minVoters) revert ThresholdReached();
-        r.state = CANCELLED;
-        r.settledAt = uint48(block.timestamp);
-        lastRatingBps[contentId] = r.referenceRatingBps;
-        emit RoundCancelled(contentId, roundId);
+        if (!_canCancel(r)) revert ThresholdReached();
+        _markCancelled(contentId, roundId, r);
     }
 
     /// A round with enough commits whose reveals never reached minVoters by the end of the reveal grace (live:
@@ -518,11 +557,8 @@ contract RoundVotingEngine {
         if (r.startTime == 0 || r.state != OPEN) revert RoundNotOpen();
         if (r.voteCount < r.cfg.minVoters) revert NotEnoughVotes();
         if (r.revealedCount >= r.cfg.minVoters) revert ThresholdReached();
-        if (!_expired(r) || !_revealGraceElapsed(r)) revert RevealGraceActive();
-        r.state = REVEAL_FAILED;
-        r.settledAt = uint48(block.timestamp);
-        lastRatingBps[contentId] = r.referenceRatingBps;
-        emit RoundRevealFailed(contentId, roundId);
+        if (!_canFinalizeRevealFailed(r)) revert RevealGraceActive();
+        _markRevealFailed(contentId, roundId, r);
     }
 
     /// A voter's refund from a cancelled round (every commit), or a tied or reveal-failed one (revealed commits).

@@ -476,6 +476,45 @@ export class AskService {
     }
   }
 
+  /**
+   * A round's revealed votes, from the engine's RbtsVoteRevealed events (as the live service's indexer reads them):
+   * counts and stakes (the event's effective weight) each way.
+   */
+  private async tallyOf(contentId: bigint, roundId: bigint) {
+    const logs = await this.chain.publicClient.getContractEvents({
+      address: this.addresses.roundVotingEngine,
+      abi: RoundVotingEngine.abi,
+      eventName: 'RbtsVoteRevealed',
+      args: { contentId, roundId },
+      fromBlock: 0n,
+    });
+    const t = { upCount: 0, downCount: 0, upStake: 0n, downStake: 0n };
+    for (const l of logs) {
+      const { isUp, effectiveWeight } = l.args as { isUp: boolean; effectiveWeight: bigint };
+      if (isUp) {
+        t.upCount++;
+        t.upStake += effectiveWeight;
+      } else {
+        t.downCount++;
+        t.downStake += effectiveWeight;
+      }
+    }
+    return t;
+  }
+
+  /** When a SettlementPending round became ready: the block time of its RbtsSettlementPending event. */
+  private async pendingSince(contentId: bigint, roundId: bigint): Promise<number> {
+    const [log] = await this.chain.publicClient.getContractEvents({
+      address: this.addresses.roundVotingEngine,
+      abi: RoundVotingEngine.abi,
+      eventName: 'RbtsSettlementPending',
+      args: { contentId, roundId },
+      fromBlock: 0n,
+    });
+    if (!log?.blockNumber) return 0;
+    return Number((await this.chain.publicClient.getBlock({ blockNumber: log.blockNumber })).timestamp);
+  }
+
   private async roundOf(contentId: bigint): Promise<RoundView> {
     const engine = { address: this.addresses.roundVotingEngine, abi: RoundVotingEngine.abi } as const;
     const roundId = (await this.chain.publicClient.readContract({
@@ -488,30 +527,21 @@ export class AskService {
       functionName: 'roundCore',
       args: [contentId, roundId],
     })) as readonly [number, number, number, number, bigint, number, number, number];
-    const tally = (await this.chain.publicClient.readContract({
-      ...engine,
-      functionName: 'sandboxRoundTally',
-      args: [contentId, roundId],
-    })) as readonly [number, number, number, bigint, bigint, number];
-    const payoutReadyAt = (await this.chain.publicClient.readContract({
-      ...engine,
-      functionName: 'sandboxPayoutReadyAt',
-      args: [contentId, roundId],
-    })) as number;
+    const tally = await this.tallyOf(contentId, roundId);
+    // A decided round's rating (the engine's rounding of the up stake's share); none before or without a verdict.
+    const total = tally.upStake + tally.downStake;
+    const decided = (core[1] === 1 || core[1] === 3 || core[1] === 5) && total > 0n;
     return {
       roundId,
-      payoutReadyAt,
+      payoutReadyAt: core[1] === 5 ? await this.pendingSince(contentId, roundId) : 0,
       startTime: core[0],
       state: core[1],
       voteCount: core[2],
       revealedCount: core[3],
       totalStake: core[4],
       settledAt: core[6],
-      ratingBps: tally[0],
-      upCount: tally[1],
-      downCount: tally[2],
-      upStake: tally[3],
-      downStake: tally[4],
+      ratingBps: decided ? Number((tally.upStake * 10000n + total / 2n) / total) : 0,
+      ...tally,
     };
   }
 
@@ -565,12 +595,8 @@ export class AskService {
       args: [contentId, roundId],
     })) as readonly [number, number, number, number, bigint, number, number, number];
     if (core[1] !== 1) return undefined;
-    const tally = (await this.chain.publicClient.readContract({
-      ...engine,
-      functionName: 'sandboxRoundTally',
-      args: [contentId, roundId],
-    })) as readonly [number, number, number, bigint, bigint, number];
-    const run = { up: tally[1], down: tally[2], settledAt: new Date(core[6] * 1000).toISOString() };
+    const tally = await this.tallyOf(contentId, roundId);
+    const run = { up: tally.upCount, down: tally.downCount, settledAt: new Date(core[6] * 1000).toISOString() };
     this.settledSeen.set(id, { roundId, run });
     return run;
   }
