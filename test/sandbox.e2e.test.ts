@@ -434,13 +434,17 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
    * (anvil account `voterIndex`, no simulated rater). With `lie`, the commit hash is that of the opposite vote,
    * so the ciphertext decrypts to a vote whose reveal the engine refuses.
    */
-  async function directCommit(voterIndex: number, lie = false) {
+  async function askWithoutRaters(): Promise<bigint> {
     await sb.control('/__sandbox/settings', { raters: false });
     const body = askBody({ paymentMode: 'wallet_calls' });
     const r = await api(base, 'POST', '/api/agent/asks', body);
     const txs = await runPlan(r.body.transactionPlan.calls);
     const c = await api(base, 'POST', `/api/agent/asks/${r.body.operationKey}/confirm`, { transactionHashes: txs });
-    const contentId = BigInt(c.body.contentId);
+    return BigInt(c.body.contentId);
+  }
+
+  async function directCommit(voterIndex: number, lie = false, on?: { contentId: bigint; isUp: boolean }) {
+    const contentId = on ? on.contentId : await askWithoutRaters();
     const engine = sb.info.contracts.roundVotingEngine;
     const { mnemonicToAccount } = await import('viem/accounts');
     const voter = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: voterIndex });
@@ -483,8 +487,8 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
         },
         [network],
       );
-    const built = await build(false);
-    const claimed = lie ? await build(true) : built;
+    const built = await build(on?.isUp ?? false);
+    const claimed = lie ? await build(!(on?.isUp ?? false)) : built;
     const approve = await vw.writeContract({
       account: voter,
       chain: null,
@@ -514,7 +518,7 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
     // Raters join only now: a rater commit landing between viem's gas estimate and this one could make this the
     // threshold vote (one more storage write) and run it out of gas, as it once did in CI.
     expect((await pub.waitForTransactionReceipt({ hash: commit })).status).toBe('success');
-    await sb.control('/__sandbox/settings', { raters: true });
+    if (!on) await sb.control('/__sandbox/settings', { raters: true });
     return { contentId, roundId, commitKey: claimed.secret.commitKey as Hex, voter };
   }
 
@@ -583,6 +587,56 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
     expect(await again(voter.address)).toMatch(/CooldownActive/);
     // Someone who never voted on it gets past the cooldown (to the drand check its made-up commit fails).
     expect(await again(sb.info.devWallet.address)).toMatch(/DrandChainHashMismatch/);
+  });
+
+  it('equal stakes up and down: the round is Tied, inconclusive, and each revealed voter claims the stake back', async () => {
+    const contentId = await askWithoutRaters();
+    onTestFinished(() => sb.control('/__sandbox/settings', { raters: true }));
+    const voters = [];
+    for (const [i, isUp] of [true, false, true, false].entries())
+      voters.push((await directCommit(17 + i, false, { contentId, isUp })).voter);
+    const lrepOf = (a: Hex) =>
+      pub.readContract({ address: sb.info.tokens.LREP.address, abi: erc20, functionName: 'balanceOf', args: [a] }) as Promise<bigint>;
+    const held = await Promise.all(voters.map((v) => lrepOf(v.address)));
+    await closeRound();
+    expect((await roundCore(contentId, 1n)).slice(1, 4)).toEqual([3, 4, 4]);
+    const result = await api(base, 'GET', `/api/agent/results/by-content/${contentId}`);
+    expect(result.status).toBe(200);
+    expect(result.body).toMatchObject({ answer: 'inconclusive', ready: true, distribution: { state: 3, stateLabel: 'Tied' } });
+    // Nothing comes back by itself (as live, a refund is pulled): each voter claims it.
+    expect(await Promise.all(voters.map((v) => lrepOf(v.address)))).toEqual(held);
+    for (const v of voters) {
+      const hash = await createWalletClient({ account: v, transport: http(sb.info.rpcUrl) }).writeContract({
+        account: v,
+        chain: null,
+        address: sb.info.contracts.roundVotingEngine,
+        abi: RoundVotingEngine.abi,
+        functionName: 'claimCancelledRoundRefund',
+        args: [contentId, 1n],
+      });
+      expect((await pub.waitForTransactionReceipt({ hash })).status).toBe('success');
+    }
+    expect(await Promise.all(voters.map((v) => lrepOf(v.address)))).toEqual(held.map((b) => b + 2_000_000n));
+  });
+
+  it('openRound on a round that ended short of votes cancels it and opens the next (live), instead of refusing', async () => {
+    const contentId = await askWithoutRaters();
+    onTestFinished(() => sb.control('/__sandbox/settings', { raters: true }));
+    await sb.control('/__sandbox/time', { advanceSeconds: 1300 });
+    const { mnemonicToAccount } = await import('viem/accounts');
+    const anyone = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 21 });
+    await sb.control('/__sandbox/fund', { address: anyone.address, eth: '1' });
+    const hash = await createWalletClient({ account: anyone, transport: http(sb.info.rpcUrl) }).writeContract({
+      account: anyone,
+      chain: null,
+      address: sb.info.contracts.roundVotingEngine,
+      abi: votingEngineAbi,
+      functionName: 'openRound',
+      args: [contentId],
+    });
+    expect((await pub.waitForTransactionReceipt({ hash })).status).toBe('success');
+    expect((await roundCore(contentId, 1n))[1]).toBe(2);
+    expect((await roundCore(contentId, 2n))[1]).toBe(0);
   });
 
   it('each round keeps the drand settings it opened with when ProtocolConfig changes them', async () => {
