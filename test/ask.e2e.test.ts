@@ -489,6 +489,7 @@ describe('confirm, status and result', () => {
   it('rerunning a finished ask pays nothing and reports the same operation', async () => {
     const file = askFile();
     const first = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
     const usdc = await balance('USDC');
     const n0 = await nonce();
     const second = await run(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls']);

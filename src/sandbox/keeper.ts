@@ -17,6 +17,7 @@ const ZERO_KEY = `0x${'0'.repeat(64)}`;
 const VOTE_COOLDOWN_SECONDS = 24 * 3600;
 const REVEAL_GRACE_SECONDS = 3600;
 const SNAPSHOT_TIMEOUT_SECONDS = 3600;
+const RESERVATION_HOLD_MS = 120_000;
 const SETTLEMENT_PENDING_TOPIC = toEventSelector('RbtsSettlementPending(uint256,uint256,address)');
 
 /** roundCore's first four outputs: startTime, state, voteCount, revealedCount. */
@@ -52,6 +53,12 @@ export class Keeper {
    * and then gets the empty snapshot, the live engine's own timeout path.
    */
   private readonly pendingSettlements = new Map<string, { contentId: bigint; roundId: bigint; readyAt: number }>();
+  /**
+   * Reservations seen lately (in real time): an ask reserves, then submits a second or two later, and a clock jump in
+   * between (the snapshot timeout's is an hour, longer than a reservation's 30 minutes) would expire it under the
+   * asker. --auto-advance never jumps past one; one not used within RESERVATION_HOLD_MS holds nothing.
+   */
+  private reservations: { expiresAt: number; seenAt: number }[] = [];
   // What a pass reads of each open round, and the newest block it had seen before reading it. Both views read storage
   // only, which changes only in a new block, so a pass that finds no block newer than that reuses the answer: every
   // pass (one each 400 ms) read two views per open round, and a sandbox with 30 rounds open in one test file spent
@@ -238,6 +245,7 @@ export class Keeper {
           const d = decodeEventLog({ abi: contentRegistryAbi, data: l.data, topics: l.topics });
           if (d.eventName === 'ContentSubmitted')
             this.openRounds.set(`${d.args.contentId}:1`, { contentId: d.args.contentId, roundId: 1n });
+          if (d.eventName === 'SubmissionReserved') this.reservations.push({ expiresAt: Number(d.args.expiresAt), seenAt: Date.now() });
         } catch {
           // other registry events
         }
@@ -507,7 +515,10 @@ export class Keeper {
       // A question asked while this pass ran gets its raters (next pass) before the clock jumps past its window.
       const known = this.openRounds.size;
       await this.scanLogs();
-      if (this.openRounds.size === known) {
+      // Never past a reservation an ask may be about to use (see `reservations`).
+      this.reservations = this.reservations.filter((r) => Date.now() - r.seenAt < RESERVATION_HOLD_MS && r.expiresAt > this.chain.now());
+      for (const r of this.reservations) if (waitUntil > r.expiresAt - 60) waitUntil = r.expiresAt - 60;
+      if (this.openRounds.size === known && waitUntil > this.chain.now()) {
         await this.chain.advanceTime(waitUntil - this.chain.now());
         summary.advanced = 1;
       }
