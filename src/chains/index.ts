@@ -90,6 +90,22 @@ export const sandboxManifestSchema = z.object({
   devWallet: z.object({ address, keystore: z.string(), passwordFile: z.string() }).optional(),
   workspace: z.object({ id: z.string(), apiKeyFile: z.string(), sessionCookieFile: z.string().optional() }).optional(),
   pid: z.number().int().optional(),
+  /** MetaMask's Delegation Framework as the sandbox deployed it (issue 38): addresses and runtime code hashes. */
+  delegation: z
+    .object({
+      entryPoint: address,
+      contracts: z.object({
+        delegationManager: address,
+        deleGator: address,
+        erc20PeriodTransferEnforcer: address,
+        multiTokenPeriodEnforcer: address,
+        allowedCalldataEnforcer: address,
+        timestampEnforcer: address,
+        nonceEnforcer: address,
+      }),
+      codeHashes: z.record(z.string(), z.string().regex(/^0x[0-9a-f]{64}$/)),
+    })
+    .optional(),
 });
 export type SandboxManifest = z.infer<typeof sandboxManifestSchema>;
 

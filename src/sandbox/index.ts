@@ -28,6 +28,7 @@ import { newApiKey } from './service/review-fixtures.js';
 import { ReviewRoutes } from './service/review-routes.js';
 import { beforeHttp } from '../wasm-tier.js';
 import { claimStateDir } from './state-lock.js';
+import { deployDelegationFramework } from './delegation.js';
 
 export interface SandboxOptions {
   port?: number;
@@ -90,6 +91,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     const chain = new SandboxChain(anvil.rpcUrl);
     const beacon = new SandboxBeacon(chain.now() - 60, () => chain.now());
     const addresses = await chain.deployAll(beacon.network);
+    const delegation = await deployDelegationFramework(chain);
     const dev = await devWallet(stateDir);
     await chain.fund(dev.address, { eth: '100', usdc: DEV_USDC, lrep: DEV_LREP });
     await chain.setupRaters();
@@ -315,6 +317,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       },
       tokens: { USDC: { address: addresses.usdc }, LREP: { address: addresses.lrep } },
       batchDelegate: addresses.batchExecutor,
+      delegation,
       drand: { ...beacon.network, url: `${baseUrl}/drand/${beacon.network.chainHash}` },
       devWallet: { address: dev.address, keystore: dev.keystore, passwordFile: dev.passwordFile },
       workspace: { id: evidence.workspaceId, apiKeyFile, sessionCookieFile },
