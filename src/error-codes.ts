@@ -842,6 +842,22 @@ const SANDBOX = {
   sandbox_fund_failed: service("the sandbox refused to fund the address (its HTTP status is given); check the sandbox's output."),
 };
 
+// --- On-chain budgets: grants an owner signs and an agent redeems (issue 38) ----------------------------------------
+const BUDGET = {
+  budget_unsupported_chain: usage(
+    "loopsign knows no trusted delegation contracts on this chain; use Base, Base Sepolia or the sandbox (restart an older `loopsign sandbox`, whose manifest lacks them).",
+  ),
+  budget_code_hashes_unreadable: usage(
+    "the file of delegation code hashes recorded at first use cannot be read; restore it from a backup (deleting it trusts whatever code is there now).",
+  ),
+  budget_contract_missing: chain(
+    'a pinned delegation contract (DelegationManager, DeleGator or an enforcer) has no code on this RPC; check --rpc-url: it must be of the configured chain. Nothing was signed.',
+  ),
+  budget_code_changed: chain(
+    "a pinned delegation contract runs other code than the pinned or first-recorded one (both hashes are given); find out why before trusting it. Nothing was signed.",
+  ),
+};
+
 /** The table, by area (docs/errors.md keeps this order). */
 export const ERROR_AREAS = {
   'The process': PROCESS,
@@ -865,6 +881,7 @@ export const ERROR_AREAS = {
   Evidence: EVIDENCE,
   "loopsign's MCP server": MCP_SERVER,
   'The sandbox': SANDBOX,
+  'On-chain budgets': BUDGET,
 } as const;
 
 export const ERROR_CODES = {
@@ -889,6 +906,7 @@ export const ERROR_CODES = {
   ...EVIDENCE,
   ...MCP_SERVER,
   ...SANDBOX,
+  ...BUDGET,
 };
 
 type Table = typeof ERROR_CODES;
