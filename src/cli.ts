@@ -40,6 +40,7 @@ const COMMANDS: [name: string, load: () => Promise<Define>][] = [
   ['review', async () => (await import('./commands/review.def.js')).defineReview],
   ['generate', async () => (await import('./commands/generate.def.js')).defineGenerate],
   ['history', async () => (await import('./commands/history.def.js')).defineHistory],
+  ['budget', async () => (await import('./commands/budget.def.js')).defineBudget],
   ['mcp', async () => (await import('./commands/mcp.def.js')).defineMcp],
   ['sandbox', async () => (await import('./commands/sandbox.def.js')).defineSandbox],
 ];

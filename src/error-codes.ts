@@ -845,16 +845,40 @@ const SANDBOX = {
 // --- On-chain budgets: grants an owner signs and an agent redeems (issue 38) ----------------------------------------
 const BUDGET = {
   budget_unsupported_chain: usage(
-    "loopsign knows no trusted delegation contracts on this chain; use Base, Base Sepolia or the sandbox (restart an older `loopsign sandbox`, whose manifest lacks them).",
+    'loopsign knows no trusted delegation contracts on this chain; use Base, Base Sepolia or the sandbox (restart an older `loopsign sandbox`, whose manifest lacks them).',
   ),
   budget_code_hashes_unreadable: usage(
-    "the file of delegation code hashes recorded at first use cannot be read; restore it from a backup (deleting it trusts whatever code is there now).",
+    'the file of delegation code hashes recorded at first use cannot be read; restore it from a backup (deleting it trusts whatever code is there now).',
   ),
   budget_contract_missing: chain(
     'a pinned delegation contract (DelegationManager, DeleGator or an enforcer) has no code on this RPC; check --rpc-url: it must be of the configured chain. Nothing was signed.',
   ),
   budget_code_changed: chain(
-    "a pinned delegation contract runs other code than the pinned or first-recorded one (both hashes are given); find out why before trusting it. Nothing was signed.",
+    'a pinned delegation contract runs other code than the pinned or first-recorded one (both hashes are given); find out why before trusting it. Nothing was signed.',
+  ),
+  invalid_expiry: usage('--expires is not a duration like 90d, 12h or 30m (at most 5 years); give one.'),
+  invalid_budget_caps: usage(
+    'the caps of a grant do not fit: each is more than 0, and the per-day cap is not above the per-30-days cap; fix the flags.',
+  ),
+  budget_self_grant: usage(
+    "--to is the owner's own address; a grant goes to the agent's session address (`loopsign wallet address` on the agent's machine).",
+  ),
+  budget_owner_delegated_elsewhere: refused(
+    "the owner's account runs code other than loopsign's batch delegate or the pinned DeleGator (another EIP-7702 delegate, or a contract); loopsign will not replace it. Nothing was signed.",
+  ),
+  budget_signer_unsupported: usage(
+    'the configured signer cannot sign what a grant needs (EIP-712 typed data, and an EIP-7702 authorization the first time); use a keystore, KMS or JSON-RPC signer.',
+  ),
+  budget_confirmation_required: refused(
+    'a grant is shown to a person before it is signed, and no terminal can ask here; run it on a terminal, or pass --yes after reading the plan (`--json` prints it). Nothing was signed.',
+  ),
+  budget_declined: refused('the person declined the grant at the prompt; nothing was signed or sent.'),
+  budget_no_grant: usage('no grant file was given and none is recorded for this chain; pass --grant grant.json, or grant one first.'),
+  budget_grant_invalid: usage(
+    'the grant file is not a loopsign grant for this chain (its shape, chain or contracts differ); have the owner run `loopsign budget grant` again.',
+  ),
+  budget_read_failed: chain(
+    "reading the grant's state from the enforcers failed; check the RPC and run again (nothing is signed by `budget show`).",
   ),
 };
 

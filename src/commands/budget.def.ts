@@ -1,0 +1,59 @@
+// loopsign budget grant | show: definitions (handlers in budget.ts). On-chain budgets (issue 38, docs/budget.md).
+import type { Command } from 'commander';
+import { examples, type Lazy } from './define.js';
+
+export interface BudgetGrantOptions {
+  to: string;
+  usdcPerDay: string;
+  usdcPer30Days: string;
+  expires: string;
+  out: string;
+  yes?: boolean;
+  force?: boolean;
+}
+
+export interface BudgetShowOptions {
+  grant?: string;
+}
+
+export function defineBudget(program: Command, lazy: Lazy): void {
+  const budget = program
+    .command('budget')
+    .description("on-chain budgets: the owner grants an agent's address capped USDC pulls that the chain enforces");
+  budget
+    .command('grant')
+    .description(
+      "owner side: let the agent's address pull USDC from this wallet, capped per UTC day and per 30 days until an expiry (MetaMask delegation; sets this wallet's EIP-7702 delegate the first time)",
+    )
+    .requiredOption('--to <address>', "the agent's session address (`loopsign wallet address` where the agent runs)")
+    .requiredOption('--usdc-per-day <amount>', 'at most this much USDC per UTC day (display units: 20 = 20 USDC)')
+    .requiredOption('--usdc-per-30-days <amount>', 'at most this much USDC per 30 days from the first day')
+    .requiredOption('--expires <duration>', 'the grant ends after this long: 90d, 12h, 30m (at most 5 years)')
+    .requiredOption('--out <file>', 'where to write the signed grant (mode 0600) for the agent')
+    .option('--yes', 'sign without the y/N question (read the plan first: `--json` prints it)')
+    .option('--force', 'replace an existing --out file')
+    .addHelpText(
+      'after',
+      examples([
+        'loopsign budget grant --to 0xAgent… --usdc-per-day 10 --usdc-per-30-days 25 --expires 90d --out grant.json',
+        'loopsign --json budget grant --to 0xAgent… --usdc-per-day 20 --usdc-per-30-days 200 --expires 30d --out grant.json --yes',
+      ]),
+    )
+    .action(
+      lazy(
+        () => import('./budget.js'),
+        (m) => m.budgetGrant,
+      ),
+    );
+  budget
+    .command('show')
+    .description('caps, used, available, next reset and expiry of the grants, read from the enforcers on chain')
+    .option('--grant <file>', 'a grant file (default: every grant recorded in the state folder for this chain)')
+    .addHelpText('after', examples(['loopsign budget show', 'loopsign --json budget show --grant grant.json']))
+    .action(
+      lazy(
+        () => import('./budget.js'),
+        (m) => m.budgetShow,
+      ),
+    );
+}

@@ -1,0 +1,168 @@
+// loopsign budget grant | show (issue 38, docs/budget.md).
+import path from 'node:path';
+import { promises as fs } from 'node:fs';
+import type { Context } from '../context.js';
+import { RefusedError, UsageError } from '../errors.js';
+import { ensurePrivateDir, readUserJson, refuseUnwritable, writeFileAtomically, writeFileNoFollow } from '../fsutil.js';
+import { checkAddress } from '../address.js';
+import { formatUnits, parseDisplayAmount } from '../amounts.js';
+import type { BudgetGrantOptions, BudgetShowOptions } from './budget.def.js';
+
+const UNIT_SECONDS: Record<string, number> = { m: 60, h: 3600, d: 86_400, w: 604_800 };
+const MAX_EXPIRY_SECONDS = 5 * 366 * 86_400;
+
+/** `--expires`: 90d, 12h, 30m, 4w. */
+export function parseExpiry(value: string): number {
+  const m = /^([1-9][0-9]{0,6})([mhdw])$/.exec(value.trim());
+  const seconds = m ? Number(m[1]) * UNIT_SECONDS[m[2]!]! : Number.NaN;
+  if (!Number.isSafeInteger(seconds) || seconds > MAX_EXPIRY_SECONDS)
+    throw new UsageError('invalid_expiry', `--expires ${value} is not a duration like 90d, 12h or 30m (at most 5 years)`);
+  return seconds;
+}
+
+/** Where granted and imported grants are recorded: one file per grant, by its delegation hash. */
+function grantsDir(ctx: Context): string {
+  return path.join(ctx.paths.state, 'budget', 'grants');
+}
+
+const usdc = (atomic: bigint | string) => `${formatUnits(BigInt(atomic), 6)} USDC`;
+const iso = (s: number) => new Date(s * 1000).toISOString();
+
+export async function budgetGrant(ctx: Context, o: BudgetGrantOptions): Promise<void> {
+  const session = checkAddress(o.to, '--to');
+  const perDay = parseDisplayAmount(o.usdcPerDay, 6, '--usdc-per-day');
+  const per30Days = parseDisplayAmount(o.usdcPer30Days, 6, '--usdc-per-30-days');
+  const expiresInSeconds = parseExpiry(o.expires);
+  const out = path.resolve(o.out);
+  // Before any chain read or signature: a grant that cannot be saved is not signed.
+  await refuseUnwritable(out, { replace: o.force === true, replaceFlag: '--force' });
+
+  const { delegationAnchors } = await import('../chains/delegation.js');
+  const { planGrant, signGrant } = await import('../budget/grant.js');
+  const { settings, client } = await ctx.chain();
+  const chain = settings.chain;
+  const anchors = delegationAnchors(chain.chainId, settings.manifest);
+  const token = chain.tokens.USDC.address;
+  if (!token) throw new UsageError('budget_unsupported_chain', `no USDC address is configured on chain ${chain.chainId}`);
+  const wallet = await ctx.wallet();
+  try {
+    const deps = {
+      client,
+      chainId: chain.chainId,
+      owner: wallet.address,
+      usdc: token,
+      anchors,
+      ...(chain.batchDelegate ? { batchDelegate: chain.batchDelegate } : {}),
+      stateDir: ctx.paths.state,
+      maxFeePerGas: settings.maxFeePerGas.value,
+    };
+    const plan = await planGrant(deps, { session, perDay, per30Days, expiresInSeconds });
+    const l = plan.limits;
+    const planText = [
+      `grant from ${plan.owner} (this wallet) to ${l.session} on ${chain.name} (${chain.chainId})`,
+      `  USDC ${l.token}: at most ${usdc(l.perDay)} per UTC day and ${usdc(l.per30Days)} per 30 days`,
+      `  periods from ${iso(l.start)}; expires ${iso(l.expiresAt)}; revocable by nonce ${l.nonce}`,
+      `  only USDC.transfer to ${l.session}, only through the DelegationManager below`,
+      plan.ownerCode === 'deleGator'
+        ? `  this wallet already runs the pinned DeleGator ${anchors.contracts.deleGator}`
+        : `  first, one EIP-7702 transaction points this wallet at the DeleGator ${anchors.contracts.deleGator}${plan.ownerCode === 'batchDelegate' ? ` (replacing loopsign's batch delegate ${chain.batchDelegate}; atomic asks keep working)` : ''}`,
+      '  contracts (code hash, trust):',
+      ...plan.contracts.map((c) => `    ${c.name.padEnd(28)} ${c.address}  ${c.codeHash}  ${c.trust}`),
+    ].join('\n');
+    if (o.yes !== true) {
+      if (ctx.out.json || process.stdin.isTTY !== true || process.stderr.isTTY !== true)
+        throw new RefusedError(
+          'budget_confirmation_required',
+          'a grant is confirmed by a person before it is signed, and no terminal can ask here; nothing was signed',
+          {
+            hint: 'run it on a terminal, or read the plan and pass --yes',
+            details: { plan: planDoc(plan) },
+          },
+        );
+      const { confirm } = await import('@inquirer/prompts');
+      const yes = await confirm({ message: `${planText}\nSign this grant?`, default: false }, { output: process.stderr });
+      if (!yes) throw new RefusedError('budget_declined', 'the grant was declined at the prompt; nothing was signed or sent');
+    }
+    ctx.out.progress(
+      'budget.sign',
+      plan.ownerCode === 'deleGator' ? 'signing the grant' : 'delegating this wallet to the DeleGator, then signing the grant',
+    );
+    const account = await wallet.account;
+    const signed = await signGrant(deps, plan, account, new Date(ctx.clock.now()));
+    const text = JSON.stringify(signed.grant, null, 2) + '\n';
+    await writeFileNoFollow(out, text, { replace: o.force === true, replaceFlag: '--force' });
+    const hash = signed.grant.delegations[0]!.hash;
+    await ensurePrivateDir(grantsDir(ctx));
+    await writeFileAtomically(path.join(grantsDir(ctx), `${hash}.json`), text);
+    ctx.out.result(
+      { grant: hash, file: out, ...planDoc(plan), ...(signed.delegationTx ? { delegationTx: signed.delegationTx } : {}) },
+      () =>
+        `${planText}\n${signed.delegationTx ? `delegated in ${signed.delegationTx}\n` : ''}signed grant ${hash}\nwritten to ${out} (mode 0600); on the agent's machine: loopsign budget import ${path.basename(out)}`,
+    );
+  } finally {
+    await wallet.close();
+  }
+}
+
+function planDoc(plan: import('../budget/grant.js').GrantPlan) {
+  const l = plan.limits;
+  return {
+    chainId: plan.chainId,
+    owner: plan.owner,
+    session: l.session,
+    token: l.token,
+    perDay: l.perDay.toString(),
+    per30Days: l.per30Days.toString(),
+    start: l.start,
+    expiresAt: l.expiresAt,
+    nonce: l.nonce.toString(),
+    ownerCode: plan.ownerCode,
+    contracts: plan.contracts,
+  };
+}
+
+export async function budgetShow(ctx: Context, o: BudgetShowOptions): Promise<void> {
+  const { delegationAnchors } = await import('../chains/delegation.js');
+  const { parseGrantFile } = await import('../budget/grant-file.js');
+  const { readGrantState } = await import('../budget/show.js');
+  const { settings, client } = await ctx.chain();
+  const chainId = settings.chain.chainId;
+  const anchors = delegationAnchors(chainId, settings.manifest);
+  let files: string[];
+  if (o.grant !== undefined) files = [path.resolve(o.grant)];
+  else {
+    const names = await fs.readdir(grantsDir(ctx)).catch(() => [] as string[]);
+    files = names.filter((n) => n.endsWith('.json')).map((n) => path.join(grantsDir(ctx), n));
+  }
+  const grants: import('../budget/show.js').GrantState[] = [];
+  for (const file of files) {
+    const doc = parseGrantFile(await readUserJson(file, 'grant file'), file);
+    if (doc.chainId !== chainId) {
+      if (o.grant === undefined) continue;
+      throw new UsageError('budget_grant_invalid', `${file} is a grant on chain ${doc.chainId}, not the configured chain ${chainId}`);
+    }
+    if (doc.delegationManager.toLowerCase() !== anchors.contracts.delegationManager.toLowerCase())
+      throw new UsageError(
+        'budget_grant_invalid',
+        `${file} names the DelegationManager ${doc.delegationManager}, not the pinned ${anchors.contracts.delegationManager}`,
+      );
+    grants.push(await readGrantState(client, anchors.contracts, doc));
+  }
+  if (grants.length === 0)
+    throw new UsageError('budget_no_grant', `no grant is recorded for chain ${chainId} in ${grantsDir(ctx)}`, {
+      hint: 'pass --grant grant.json, or grant one with `loopsign budget grant`',
+    });
+  ctx.out.result({ chainId, grants }, () =>
+    grants
+      .map((g) =>
+        [
+          `grant ${g.grant}: ${g.status}; ${g.owner} → ${g.session}; expires ${g.expiresAtIso}`,
+          ...g.windows.map(
+            (w) =>
+              `  per ${w.window === 'day' ? 'UTC day' : '30 days'}: ${usdc(w.available)} of ${usdc(w.cap)} available (${usdc(w.used)} used); resets ${w.resetsAtIso}`,
+          ),
+        ].join('\n'),
+      )
+      .join('\n'),
+  );
+}
