@@ -877,6 +877,31 @@ const BUDGET = {
   budget_grant_invalid: usage(
     'the grant file is not a loopsign grant for this chain (its shape, chain or contracts differ); have the owner run `loopsign budget grant` again.',
   ),
+  budget_grant_wrong_chain: refused(
+    'the grant file is for another chain than the configured one; configure its chain, or have the owner grant on this one. Nothing was stored.',
+  ),
+  budget_grant_unknown_contract: refused(
+    'the grant names a DelegationManager or DeleGator other than the pinned ones; it cannot be trusted: have the owner run `loopsign budget grant` again. Nothing was stored.',
+  ),
+  budget_grant_wrong_session: refused(
+    "the grant's delegate is not this wallet (another agent's grant, or an open delegate); import it with the wallet it names, or have the owner grant to this one. Nothing was stored.",
+  ),
+  budget_grant_caveats: refused(
+    "the grant's caveats are not exactly a budget grant's (a missing, extra or unknown caveat, another token, a re-delegation, or limits edited after signing); have the owner grant again. Nothing was stored.",
+  ),
+  budget_grant_wrong_recipient: refused(
+    "the grant lets USDC go to another address than this wallet; have the owner grant to this wallet's address. Nothing was stored.",
+  ),
+  budget_grant_bad_signature: refused(
+    "the grant's signature is not its owner's over its caveats (tampered or corrupted); have the owner grant again. Nothing was stored.",
+  ),
+  budget_owner_not_delegated: refused(
+    "the grant's owner does not run the pinned DeleGator, so nothing could be pulled; the owner runs `loopsign budget grant` again (it sets the delegation). Nothing was stored.",
+  ),
+  budget_expired: refused('the grant is past its expiry; ask the owner for a new one. Nothing was stored.'),
+  budget_revoked: refused(
+    'the owner revoked the grant (disabled it, or moved its nonce on); ask the owner for a new one. Nothing was stored.',
+  ),
   budget_read_failed: chain(
     "reading the grant's state from the enforcers failed; check the RPC and run again (nothing is signed by `budget show`).",
   ),

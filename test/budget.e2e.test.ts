@@ -11,8 +11,10 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerSecret, runCli } from './helpers/cli.js';
 import { fundedWallet, openSession, type Session } from './helpers/chain.js';
-import { pullCalldata, type Delegation } from '../src/budget/delegation.js';
-import { delegationOf, parseGrantFile } from '../src/budget/grant-file.js';
+import { delegationHash, delegationTypedData, pullCalldata, ROOT_AUTHORITY, type Delegation } from '../src/budget/delegation.js';
+import { delegationOf, grantDocument, parseGrantFile } from '../src/budget/grant-file.js';
+import { grantCaveats, type Caveat } from '../src/budget/terms.js';
+import type { DelegationContracts } from '../src/chains/delegation.js';
 import { readFileSync } from 'node:fs';
 
 let s: Session;
@@ -22,6 +24,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await s.sb.stop();
 });
+
+// The first test's grant, for the import checks of the second.
+let firstGrant: { out: string; ownerKey: Hex; agentKey: Hex; contracts: Record<string, Hex>; usdc: Hex } | undefined;
 
 const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
 const USDC = 1_000_000n;
@@ -80,6 +85,7 @@ describe('a budget grant the chain enforces', () => {
     // The owner now runs the pinned DeleGator (EIP-7702 designator).
     expect(await s.pub.getCode({ address: owner.address })).toBe(`0xef0100${contracts.deleGator!.slice(2).toLowerCase()}`);
     const file = parseGrantFile(JSON.parse(readFileSync(out, 'utf8')), out);
+    firstGrant = { out, ownerKey: owner.key, agentKey, contracts, usdc };
     const delegation: Delegation = delegationOf(file);
     expect(isAddressEqual(delegation.delegator, owner.address)).toBe(true);
 
@@ -140,6 +146,89 @@ describe('a budget grant the chain enforces', () => {
         }),
       ]);
       expect(g.expiresAt).toBe(file.delegations[0]!.limits.expiresAt);
+    }
+  });
+
+  it('budget import accepts the grant with its own wallet and refuses every other shape, each with its own code', async () => {
+    const g = firstGrant!;
+    const agentEnv = { ...s.sb.env(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: g.agentKey };
+    const ok = await runCli(['--json', 'budget', 'import', g.out], s.home, { env: agentEnv });
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+    expect(ok.json().status).toBe('active');
+    expect(ok.json().windows[0].available).toBe('0');
+
+    const base = JSON.parse(readFileSync(g.out, 'utf8'));
+    const owner = privateKeyToAccount(g.ownerKey);
+    const agent = privateKeyToAccount(g.agentKey).address;
+    const c = g.contracts as unknown as DelegationContracts;
+    const start = base.delegations[0].limits.start as number;
+    const limits = {
+      token: g.usdc,
+      session: agent,
+      perDay: 10_000_000n,
+      per30Days: 25_000_000n,
+      start,
+      expiresAt: base.delegations[0].limits.expiresAt as number,
+      nonce: 0n,
+    };
+    // A grant signed by `signer` (the real owner unless said) over these caveats, as a file.
+    const signedGrant = async (caveats: Caveat[], signer = owner) => {
+      const unsigned = { delegate: agent, delegator: signer.address, authority: ROOT_AUTHORITY as Hex, caveats, salt: 7n };
+      const signature = await signer.signTypedData(delegationTypedData(unsigned, 31337, c.delegationManager) as never);
+      return grantDocument({
+        chainId: 31337,
+        owner: signer.address,
+        session: agent,
+        delegationManager: c.delegationManager,
+        deleGator: c.deleGator,
+        entry: { asset: 'USDC', hash: delegationHash(unsigned), delegation: { ...unsigned, signature }, limits },
+        createdAt: new Date(),
+      });
+    };
+    const other = privateKeyToAccount(`0x${randomBytes(32).toString('hex')}`);
+    const cases: [string, unknown, string, Record<string, string | undefined>?][] = [
+      ['another chain', { ...base, chainId: 8453 }, 'budget_grant_wrong_chain'],
+      ['another DelegationManager', { ...base, delegationManager: other.address }, 'budget_grant_unknown_contract'],
+      ['not JSON of a grant', { ...base, delegations: [] }, 'budget_grant_invalid'],
+      [
+        "another agent's wallet",
+        base,
+        'budget_grant_wrong_session',
+        { ...agentEnv, LOOPSIGN_PRIVATE_KEY: `0x${randomBytes(32).toString('hex')}` },
+      ],
+      [
+        'a signed extra caveat',
+        await signedGrant([...grantCaveats(c, limits), { enforcer: c.nonceEnforcer, terms: '0x', args: '0x' }]),
+        'budget_grant_caveats',
+      ],
+      [
+        'a signed recipient other than this wallet',
+        await signedGrant(grantCaveats(c, { ...limits, session: other.address })),
+        'budget_grant_wrong_recipient',
+      ],
+      ['an owner not on the DeleGator', await signedGrant(grantCaveats(c, limits), other), 'budget_owner_not_delegated'],
+    ];
+    // Caps raised after signing, with the hash and limits copy made to match: only the signature can tell.
+    const raised = await signedGrant(grantCaveats(c, limits));
+    const more = grantCaveats(c, { ...limits, perDay: 20_000_000n });
+    raised.delegations[0]!.delegation.caveats = more.map((x) => ({ enforcer: x.enforcer, terms: x.terms, args: x.args }));
+    raised.delegations[0]!.limits.perDay = '20000000';
+    raised.delegations[0]!.hash = delegationHash({
+      delegate: agent,
+      delegator: owner.address,
+      authority: ROOT_AUTHORITY as Hex,
+      caveats: more,
+      salt: 7n,
+    });
+    cases.push(['caps raised after signing', raised, 'budget_grant_bad_signature']);
+    // The same, with the hash left as signed: the edit shows without a signature check.
+    const edited = JSON.parse(JSON.stringify(base));
+    edited.delegations[0].delegation.caveats[0].terms = more[0]!.terms;
+    cases.push(['caveats edited, hash kept', edited, 'budget_grant_caveats']);
+    for (const [what, doc, code, env] of cases) {
+      const file = s.home.file(`bad-${code}-${Math.random().toString(36).slice(2)}.json`, JSON.stringify(doc));
+      const r = await runCli(['--json', 'budget', 'import', file], s.home, { env: env ?? agentEnv });
+      expect([what, r.code, r.json().error?.code], r.stdout + r.stderr).toEqual([what, code === 'budget_grant_invalid' ? 2 : 5, code]);
     }
   });
 });

@@ -46,6 +46,19 @@ export function defineBudget(program: Command, lazy: Lazy): void {
       ),
     );
   budget
+    .command('import')
+    .description(
+      'agent side: check a grant file against this wallet, the chain and the pinned contracts (each refusal has its own code), then record it',
+    )
+    .argument('<grant.json>', 'the grant file the owner wrote with `budget grant`')
+    .addHelpText('after', examples(['loopsign budget import grant.json', 'loopsign --json budget import grant.json']))
+    .action(
+      lazy(
+        () => import('./budget.js'),
+        (m) => m.budgetImport,
+      ),
+    );
+  budget
     .command('show')
     .description('caps, used, available, next reset and expiry of the grants, read from the enforcers on chain')
     .option('--grant <file>', 'a grant file (default: every grant recorded in the state folder for this chain)')

@@ -121,6 +121,33 @@ function planDoc(plan: import('../budget/grant.js').GrantPlan) {
   };
 }
 
+export async function budgetImport(ctx: Context, _o: Record<string, unknown>, args: unknown[]): Promise<void> {
+  const file = path.resolve(String(args[0]));
+  const { delegationAnchors, checkDelegationCode } = await import('../chains/delegation.js');
+  const { parseGrantFile } = await import('../budget/grant-file.js');
+  const { checkGrant } = await import('../budget/import.js');
+  const doc = parseGrantFile(await readUserJson(file, 'grant file'), file);
+  const { settings, client } = await ctx.chain();
+  const chain = settings.chain;
+  const anchors = delegationAnchors(chain.chainId, settings.manifest);
+  const token = chain.tokens.USDC.address;
+  if (!token) throw new UsageError('budget_unsupported_chain', `no USDC address is configured on chain ${chain.chainId}`);
+  await checkDelegationCode(client, anchors, ctx.paths.state);
+  const wallet = await ctx.walletAddress();
+  const { state } = await checkGrant({ client, chainId: chain.chainId, wallet, usdc: token, anchors }, doc);
+  await ensurePrivateDir(grantsDir(ctx));
+  await writeFileAtomically(path.join(grantsDir(ctx), `${state.grant}.json`), JSON.stringify(doc, null, 2) + '\n');
+  ctx.out.result({ imported: state.grant, file, ...state }, () =>
+    [
+      `imported grant ${state.grant}: ${state.owner} → ${state.session} (this wallet); ${state.status}; expires ${state.expiresAtIso}`,
+      ...state.windows.map(
+        (w) =>
+          `  per ${w.window === 'day' ? 'UTC day' : '30 days'}: ${usdc(w.available)} of ${usdc(w.cap)} available; resets ${w.resetsAtIso}`,
+      ),
+    ].join('\n'),
+  );
+}
+
 export async function budgetShow(ctx: Context, o: BudgetShowOptions): Promise<void> {
   const { delegationAnchors } = await import('../chains/delegation.js');
   const { parseGrantFile } = await import('../budget/grant-file.js');
