@@ -55,6 +55,9 @@ describe('revertReason: the round bounds', () => {
     expect(revertReason(e)).toMatch(
       /^InvalidConfig: the round settings are outside the chain's bounds \(ProtocolConfig: .*20 seconds to 30 days/,
     );
+  });
+});
+
 describe("the voting engine's reveal errors (live names, RateLoop 0b442ae)", () => {
   it('are named with a hint: a reveal too early is EpochNotEnded, a wrong one HashMismatch', () => {
     const abi = parseAbi(['error EpochNotEnded()', 'error HashMismatch()', 'error UnrevealedPastEpochVotes()']);
