@@ -99,10 +99,11 @@ describe('only the command that runs is defined', () => {
 describe('the program, bundled at build (scripts/bundle.mjs)', () => {
   const DIST = path.join(ROOT, 'dist');
   // What the bundle leaves to node_modules (scripts/bundle.mjs's EXTERNAL): native addons, the anvil package and the
-  // optional signer SDKs; and ws's optional native helpers, which it requires inside a try. Everything else a file
-  // imports is node's own.
+  // optional signer SDKs; and the optional helpers packages require inside a try and do without: ws's native ones, and
+  // debug's supports-color (debug comes with MetaMask's delegation packages). Everything else a file imports is node's own.
+  const OPTIONAL = ['bufferutil', 'utf-8-validate', 'supports-color'];
   const LEFT_OUT =
-    /^(better-sqlite3|sharp|@foundry-rs\/.+|@aws-sdk\/.+|@google-cloud\/.+|@grpc\/.+|@ledgerhq\/.+|rxjs|bufferutil|utf-8-validate)$/;
+    /^(better-sqlite3|sharp|@foundry-rs\/.+|@aws-sdk\/.+|@google-cloud\/.+|@grpc\/.+|@ledgerhq\/.+|rxjs|bufferutil|utf-8-validate|supports-color)$/;
   const nodeOwn = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
   it('every file in dist/ imports only node, the native addons and the optional SDKs: all else is bundled', () => {
@@ -136,8 +137,8 @@ describe('the program, bundled at build (scripts/bundle.mjs)', () => {
         .slice(0, s.startsWith('@') ? 2 : 1)
         .join('/');
     const needed = [...new Set([...fromBundle, ...required].filter((s) => !nodeOwn.has(s) && !s.startsWith('node:')).map(packageOf))];
-    // ws requires its optional native helpers inside a try, and does without them.
-    expect(needed.filter((p) => !installed.has(p) && p !== 'bufferutil' && p !== 'utf-8-validate')).toEqual([]);
+    // ws and debug require their optional helpers inside a try, and do without them.
+    expect(needed.filter((p) => !installed.has(p) && !OPTIONAL.includes(p))).toEqual([]);
   });
 
   it('the files the program starts by path (the audit worker) are files of the build', () => {

@@ -454,8 +454,9 @@ export class Keeper {
     const waitFor = (t: number) => {
       if (t > this.chain.now() && (waitUntil === 0 || t < waitUntil)) waitUntil = t;
     };
-    const p = this.beacon.network.period;
     for (const [key, { contentId, roundId }] of this.openRounds) {
+      // Read per round: a pass with no open round needs no beacon.
+      const p = this.beacon.network.period;
       const [startTime, state, voteCount, revealedCount] = await this.roundCore(contentId, roundId);
       if (state !== 0) {
         this.openRounds.delete(key);

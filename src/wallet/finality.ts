@@ -63,7 +63,12 @@ export async function notFinal(
     'nonce_not_final',
     `nonce ${tx.nonce} is used by a transaction that is not ${tx.hash}; whether this step paid becomes final at block ${latest} (the chain's ${chain.finality ?? 'finalized'} block is ${finalized}); nothing else was signed`,
     {
-      hint: `run the same command again in about ${retryAfterSeconds} s: it signs these calls anew only if they did not pay`,
+      hint:
+        `run the same command again in about ${retryAfterSeconds} s: it signs these calls anew only if they did not pay` +
+        // The sandbox's anvil makes a block only for a transaction unless it was started with --block-time.
+        (chain.chainId === 31337
+          ? '; the sandbox makes a block only for a transaction unless it was started with a block time, so the next block may wait for the next transaction'
+          : ''),
       details: {
         transaction: tx.hash,
         nonce: tx.nonce,
