@@ -1,11 +1,11 @@
 import { copyFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createWalletClient, http, parseAbi, type Hex } from 'viem';
+import { createWalletClient, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHome, runCli, type Home } from './helpers/cli.js';
-import { fundedWallet, openSession, type Session } from './helpers/chain.js';
+import { bonusPoolsBy, fundedWallet, openSession, type Session } from './helpers/chain.js';
 import { startStallProxy } from './helpers/stall-proxy.js';
 import { recorded, recordedOfKind, storeFile } from './helpers/store.js';
 
@@ -101,7 +101,7 @@ describe('a feedback bonus pool is funded once per question, whatever the node o
     const first = await ask(home, fileA, w.env, ['--atomic']);
     expect(first.code, first.stdout + first.stderr).toBe(0);
     const contentId = first.json().contentIds[0] as string;
-    expect(await poolsOf(w.address, contentId)).toBe(1);
+    expect(await bonusPoolsBy(s, w.address, contentId)).toBe(1);
     expect(before - (await w.usdcOf())).toBe(2_000_000n);
     const bonusTxs = recorded(home, first.json().operation).txs.filter((t) => t.stage === 'bonus');
     expect(bonusTxs.map((t) => t.status)).toEqual(['mined']);
@@ -135,7 +135,7 @@ describe('a feedback bonus pool is funded once per question, whatever the node o
       await liar.close();
     }
     // Before: the rerun marked the mined bonus dropped and signed it again at a new nonce (exit 0, two pools).
-    const pools = await poolsOf(w.address, contentId);
+    const pools = await bonusPoolsBy(s, w.address, contentId);
     expect(pools, rerun.stdout + rerun.stderr).toBe(1);
     expect(before - (await w.usdcOf()), 'the bounty and the bonus, each once').toBe(paidBefore);
     expect(liar.log, 'no new bytes were sent for the bonus').not.toContain('eth_sendRawTransaction');
@@ -164,7 +164,7 @@ describe('a feedback bonus pool is funded once per question, whatever the node o
     const rerun = await ask(home, file, w.env);
     const [op] = recordedOfKind(home, 'ask');
     const contentId = String(op?.data.bonusPlan?.target?.contentId ?? rerun.json().contentIds?.[0]);
-    expect(await poolsOf(w.address, contentId), rerun.stdout + rerun.stderr).toBe(1);
+    expect(await bonusPoolsBy(s, w.address, contentId), rerun.stdout + rerun.stderr).toBe(1);
     expect(before - (await w.usdcOf()), 'the bounty and the bonus, each once').toBe(2_000_000n);
     expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
     expect(rerun.json().feedbackBonus).toMatchObject({ status: 'funded', contentId });
@@ -192,7 +192,7 @@ describe('a feedback bonus pool is funded once per question, whatever the node o
     expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
     expect(rerun.json().feedbackBonus).toMatchObject({ status: 'funded', contentId });
     expect(rerun.stderr).toMatch(/"event":"bonus\.on_chain"/);
-    expect(await poolsOf(w.address, contentId)).toBe(1);
+    expect(await bonusPoolsBy(s, w.address, contentId)).toBe(1);
     expect(before - (await w.usdcOf()), 'the bounty and the bonus, each once').toBe(2_000_000n);
     // The next ask signs: the wallet's count on chain is past what the restored database knows, which it says once.
     const next = askFile(home, `Restored next ${Date.now()}`, false);
@@ -237,7 +237,7 @@ describe('a feedback bonus pool is funded once per question, whatever the node o
       await proxy.close();
     }
     expect(proxy.forwarded, 'the chain check asked this node').toContain('eth_getLogs (empty)');
-    expect(await poolsOf(w.address, contentId), rerun.stdout + rerun.stderr).toBe(1);
+    expect(await bonusPoolsBy(s, w.address, contentId), rerun.stdout + rerun.stderr).toBe(1);
     expect(rerun.code, rerun.stdout + rerun.stderr).toBe(5);
     expect(rerun.json().error.code).toBe('wallet_nonces_unexplained');
     expect(rerun.json().error.hint).toMatch(/--accept-foreign-nonces/);
@@ -266,18 +266,3 @@ describe('a feedback bonus pool is funded once per question, whatever the node o
     expect(next.stderr).toMatch(/has sent \d+ transactions on chain 31337, but loopsign's database explains only/);
   });
 });
-
-const poolCreated = parseAbi([
-  'event FeedbackBonusPoolCreated(uint256 indexed poolId, uint256 indexed contentId, uint256 indexed roundId, address funder, address awarder, uint256 amount, uint256 feedbackClosesAt, uint256 frontendFeeBps, uint8 asset)',
-]);
-
-/** How many bonus pools `funder` funded for the question, read from the sandbox's node directly. */
-async function poolsOf(funder: Hex, contentId: string): Promise<number> {
-  const logs = await s.pub.getLogs({
-    address: s.sb.info.contracts.feedbackBonusEscrow,
-    event: poolCreated[0],
-    args: { contentId: BigInt(contentId) },
-    fromBlock: 0n,
-  });
-  return logs.filter((l) => l.args.funder?.toLowerCase() === funder.toLowerCase()).length;
-}

@@ -5,7 +5,7 @@
 import { parseTransaction } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHome, runCli } from './helpers/cli.js';
-import { fundedWallet, openSession, type Session } from './helpers/chain.js';
+import { anvilRpc, fundedWallet, openSession, type Session } from './helpers/chain.js';
 import { recorded, recordedOfKind, withStore } from './helpers/store.js';
 
 let s: Session;
@@ -15,17 +15,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await s.sb.stop();
 });
-
-async function rpc(method: string, params: unknown[]): Promise<unknown> {
-  const res = await fetch(s.sb.info.rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const doc = (await res.json()) as { result?: unknown; error?: { message: string } };
-  if (doc.error) throw new Error(`${method}: ${doc.error.message}`);
-  return doc.result;
-}
 
 describe('a journaled transaction the base fee left behind', () => {
   it('is bumped at its nonce on the rerun (recorded before it is sent), mined once, and the ask pays once', async () => {
@@ -54,8 +43,8 @@ describe('a journaled transaction the base fee left behind', () => {
     expect(approval.status).toBe('signed');
     const offered = parseTransaction(approval.raw).maxFeePerGas!;
     // The base fee rises past what it offers (and stays there: an empty block lowers it by an eighth at most).
-    await rpc('anvil_setNextBlockBaseFeePerGas', [`0x${(offered * 4n).toString(16)}`]);
-    await rpc('evm_mine', []);
+    await anvilRpc(s, 'anvil_setNextBlockBaseFeePerGas', [`0x${(offered * 4n).toString(16)}`]);
+    await anvilRpc(s, 'evm_mine', []);
     expect((await s.pub.getBlock()).baseFeePerGas! > offered).toBe(true);
 
     // Killed again right after the bump is recorded, before it is sent: the next rerun sends that bump as it is.

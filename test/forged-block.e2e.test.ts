@@ -7,12 +7,12 @@
 // --atomic: the bonus is one batch (approve + pool), so the void record's calls are both signed again. Ordered, only the
 // pool call is, and it fails its estimate on the allowance the first pool used (call_would_revert): no second pool
 // there, by the token's luck rather than by loopsign's rule.
-import { keccak256, parseAbi, toHex, type Hex } from 'viem';
+import { keccak256, toHex, type Hex } from 'viem';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHome, runCli, type Home } from './helpers/cli.js';
-import { fundedWallet, openSession, type Session } from './helpers/chain.js';
+import { anvilRpc, bonusPoolsBy, fundedWallet, openSession, type Session } from './helpers/chain.js';
 import { recorded } from './helpers/store.js';
 
 let s: Session;
@@ -22,19 +22,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await s.sb.stop();
 });
-
-const poolCreated = parseAbi([
-  'event FeedbackBonusPoolCreated(uint256 indexed poolId, uint256 indexed contentId, uint256 indexed roundId, address funder, address awarder, uint256 amount, uint256 feedbackClosesAt, uint256 frontendFeeBps, uint8 asset)',
-]);
-
-async function rpc(method: string, params: unknown[]): Promise<any> {
-  const res = await fetch(s.sb.info.rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  return ((await res.json()) as { result?: unknown }).result;
-}
 
 /** The forging node in front of the sandbox's anvil (see the file's head). */
 async function forgingNode(hidden: { hash: Hex; raw: Hex }) {
@@ -56,7 +43,7 @@ async function forgingNode(hidden: { hash: Hex; raw: Hex }) {
       log.push(param === hidden.raw.toLowerCase() ? 'eth_sendRawTransaction (hidden: nonce too low)' : 'eth_sendRawTransaction');
       if (param === hidden.raw.toLowerCase()) return reply({ error: { code: -32000, message: 'nonce too low' } });
     } else log.push(call.method);
-    const result = await rpc(call.method, call.params ?? []);
+    const result = await anvilRpc(s, call.method, call.params ?? []);
     if (call.method === 'eth_getLogs' && Array.isArray(result))
       return reply({ result: result.filter((l: { transactionHash?: string }) => l.transactionHash?.toLowerCase() !== hash) });
     if ((call.method === 'eth_getBlockByNumber' || call.method === 'eth_getBlockByHash') && result?.transactions) {
@@ -124,7 +111,7 @@ describe('a node that forges a mined bonus pool’s block', () => {
       .at(-1)!;
     expect(pool.status).toBe('mined');
     expect(before - (await w.usdcOf())).toBe(2_000_000n);
-    await rpc('anvil_mine', ['0x3']); // the pool's block below the sandbox's finalized block (head − 2)
+    await anvilRpc(s, 'anvil_mine', ['0x3']); // the pool's block below the sandbox's finalized block (head − 2)
 
     const liar = await forgingNode({ hash: pool.hash, raw: pool.raw });
     let rerun: Awaited<ReturnType<typeof ask>>;
@@ -134,16 +121,7 @@ describe('a node that forges a mined bonus pool’s block', () => {
       await liar.close();
     }
     expect(liar.log, 'the node was asked for the pool’s block').toContain('eth_getBlockByNumber (forged block)');
-    const pools = await s.pub.getLogs({
-      address: s.sb.info.contracts.feedbackBonusEscrow,
-      event: poolCreated[0],
-      args: { contentId },
-      fromBlock: 0n,
-    });
-    expect(
-      pools.filter((l) => l.args.funder?.toLowerCase() === w.address.toLowerCase()),
-      rerun.stdout + rerun.stderr,
-    ).toHaveLength(1);
+    expect(await bonusPoolsBy(s, w.address, contentId), rerun.stdout + rerun.stderr).toBe(1);
     expect(before - (await w.usdcOf()), 'the bounty and the bonus, each once').toBe(2_000_000n);
     expect(rerun.code, rerun.stdout + rerun.stderr).toBe(4);
     expect(rerun.json().error.code).toBe('rpc_inconsistent');

@@ -3,10 +3,10 @@
 // loopsign did not sign takes its nonce; the chain goes on until that is final. The pool paid nothing: the reorg undid
 // it. The rerun must fund it once: never journal_contradicted for ever (the record was seen mined, but the block it was
 // seen in is gone), never two pools.
-import { createWalletClient, http, parseAbi } from 'viem';
+import { createWalletClient, http } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHome, runCli, type Home } from './helpers/cli.js';
-import { fundedWallet, openSession, type Session } from './helpers/chain.js';
+import { anvilRpc, bonusPoolsBy, fundedWallet, openSession, type Session } from './helpers/chain.js';
 import { recorded } from './helpers/store.js';
 
 let s: Session;
@@ -16,21 +16,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await s.sb.stop();
 });
-
-const poolCreated = parseAbi([
-  'event FeedbackBonusPoolCreated(uint256 indexed poolId, uint256 indexed contentId, uint256 indexed roundId, address funder, address awarder, uint256 amount, uint256 feedbackClosesAt, uint256 frontendFeeBps, uint8 asset)',
-]);
-
-async function rpc(method: string, params: unknown[]): Promise<unknown> {
-  const res = await fetch(s.sb.info.rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const doc = (await res.json()) as { result?: unknown; error?: { message: string } };
-  if (doc.error) throw new Error(`${method}: ${doc.error.message}`);
-  return doc.result;
-}
 
 function askFile(home: Home, title: string): string {
   const id = `${title.replace(/\W+/g, '-')}-${process.pid}`;
@@ -65,24 +50,18 @@ describe('a reorganisation takes a mined payment away', () => {
     expect(before - (await w.usdcOf())).toBe(2_000_000n);
 
     // The chain drops the pool's block; the wallet's next transaction (not loopsign's) takes the pool's nonce.
-    await rpc('anvil_rollback', [1]);
+    await anvilRpc(s, 'anvil_rollback', [1]);
     expect(await s.pub.getTransactionCount({ address: w.address })).toBe(pool.nonce);
     expect(before - (await w.usdcOf()), 'the reorg undid the pool').toBe(1_000_000n);
     const other = createWalletClient({ account: w.account, transport: http(s.sb.info.rpcUrl) });
     const foreign = await other.sendTransaction({ chain: null, to: w.address, value: 0n, nonce: pool.nonce });
     await s.pub.waitForTransactionReceipt({ hash: foreign });
-    await rpc('anvil_mine', ['0x3']); // past the sandbox's finalized block (head − 2)
+    await anvilRpc(s, 'anvil_mine', ['0x3']); // past the sandbox's finalized block (head − 2)
 
     const rerun = await ask();
     expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
     expect(rerun.stderr).toMatch(/"event":"tx\.void"/);
-    const pools = await s.pub.getLogs({
-      address: s.sb.info.contracts.feedbackBonusEscrow,
-      event: poolCreated[0],
-      args: { contentId },
-      fromBlock: 0n,
-    });
-    expect(pools.filter((l) => l.args.funder?.toLowerCase() === w.address.toLowerCase())).toHaveLength(1);
+    expect(await bonusPoolsBy(s, w.address, contentId)).toBe(1);
     expect(before - (await w.usdcOf()), 'the bounty and the bonus, each once').toBe(2_000_000n);
     const again = recorded(home, first.json().operation).txs.filter((t) => t.stage === 'bonus');
     expect(again.find((t) => t.hash === pool.hash)?.status).toBe('dropped');

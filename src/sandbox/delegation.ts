@@ -15,6 +15,7 @@ import {
   TimestampEnforcer,
 } from '@metamask/delegation-abis/bytecode';
 import type { Address } from '../chains/table.js';
+import type { DelegationContracts } from '../chains/delegation.js';
 import type { SandboxChain } from './chain.js';
 
 /** anvil's preinstalled deterministic deployer (Arachnid's), present unless started with --disable-default-create2-deployer. */
@@ -23,7 +24,7 @@ export const CREATE2_DEPLOYER: Address = '0x4e59b44847b379578588920cA78FbF26c0B4
 export const GATOR_SALT: Hex = stringToHex('GATOR', { size: 32 });
 
 /** Creation code and constructor arguments of every contract, in deployment order (the DeleGator needs the first two). */
-function initCodes(owner: Address): { name: keyof SandboxDelegationContracts | 'entryPoint'; code: Hex }[] {
+function initCodes(owner: Address): { name: keyof DelegationContracts | 'entryPoint'; code: Hex }[] {
   const entryPoint = create2Address(EntryPoint as Hex);
   const managerCode = concat([DelegationManager as Hex, encodeAbiParameters([{ type: 'address' }], [owner])]);
   const delegationManager = create2Address(managerCode);
@@ -49,20 +50,9 @@ function create2Address(code: Hex): Address {
   return getContractAddress({ opcode: 'CREATE2', from: CREATE2_DEPLOYER, salt: GATOR_SALT, bytecode: code }) as Address;
 }
 
-/** What a budget grant needs, by the names the sandbox manifest and src/chains/delegation.ts use. */
-export interface SandboxDelegationContracts {
-  delegationManager: Address;
-  deleGator: Address;
-  erc20PeriodTransferEnforcer: Address;
-  multiTokenPeriodEnforcer: Address;
-  allowedCalldataEnforcer: Address;
-  timestampEnforcer: Address;
-  nonceEnforcer: Address;
-}
-
 export interface SandboxDelegation {
   entryPoint: Address;
-  contracts: SandboxDelegationContracts;
+  contracts: DelegationContracts;
   /** keccak256 of each contract's runtime code as deployed, by address (lower case). */
   codeHashes: Record<string, Hex>;
 }
@@ -104,5 +94,5 @@ export async function deployDelegationFramework(chain: SandboxChain): Promise<Sa
     codeHashes[address.toLowerCase()] = keccak256(runtime);
   }
   const { entryPoint, ...contracts } = out;
-  return { entryPoint: entryPoint!, contracts: contracts as unknown as SandboxDelegationContracts, codeHashes };
+  return { entryPoint: entryPoint!, contracts: contracts as unknown as DelegationContracts, codeHashes };
 }

@@ -106,3 +106,30 @@ export async function fundedWallet(sb: SandboxHandle, pub: Pub) {
     (await pub.readContract({ address: sb.info.tokens[token].address, abi: erc20, functionName: 'balanceOf', args: [address] })) as bigint;
   return { key, account, address, env, usdcOf: balanceOf('USDC'), lrepOf: balanceOf('LREP') };
 }
+
+/** A JSON-RPC call straight to the sandbox's anvil (its own methods: anvil_rollback, anvil_mine, …); an error throws. */
+export async function anvilRpc(s: Session, method: string, params: unknown[] = []): Promise<any> {
+  const res = await fetch(s.sb.info.rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const doc = (await res.json()) as { result?: unknown; error?: { message: string } };
+  if (doc.error) throw new Error(`${method}: ${doc.error.message}`);
+  return doc.result;
+}
+
+const bonusPoolCreated = parseAbiItem(
+  'event FeedbackBonusPoolCreated(uint256 indexed poolId, uint256 indexed contentId, uint256 indexed roundId, address funder, address awarder, uint256 amount, uint256 feedbackClosesAt, uint256 frontendFeeBps, uint8 asset)',
+);
+
+/** How many feedback bonus pools `funder` created for the question, read from the sandbox's node directly. */
+export async function bonusPoolsBy(s: Session, funder: Hex, contentId: string | bigint): Promise<number> {
+  const logs = await s.pub.getLogs({
+    address: s.sb.info.contracts.feedbackBonusEscrow as Hex,
+    event: bonusPoolCreated,
+    args: { contentId: BigInt(contentId) },
+    fromBlock: 0n,
+  });
+  return logs.filter((l) => l.args.funder?.toLowerCase() === funder.toLowerCase()).length;
+}
