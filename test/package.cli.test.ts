@@ -41,10 +41,12 @@ describe('the npm package', () => {
     };
     const files = doc.files.map((f) => f.path);
     expect(packageProblems(files)).toEqual([]);
-    // Lean: about 2.5 MiB packed today: dist/ is the program bundled with the packages it runs on (viem, zod, undici,
+    // Lean: about 3 MiB packed today: dist/ is the program bundled with the packages it runs on (viem, zod, undici,
     // the MCP SDK…), which an install then no longer fetches, the contract artifacts and the docs; and the V8 code
-    // cache of each of its files (bin/load-chunks.cjs), about 1.2 MiB of it.
-    expect(doc.size).toBeLessThan(3 * 1024 * 1024);
+    // cache of each of its files (bin/load-chunks.cjs), about 1.2 MiB of it. MetaMask's delegation-core (budget grants,
+    // issue 38) brings @metamask/utils with lodash, debug and a word list, some 550 KB unpacked, for a few encoders:
+    // loopsign's own encoders would shed them. Until then the bound is 3.5 MiB (Node 24's code caches are larger).
+    expect(doc.size).toBeLessThan(3.5 * 1024 * 1024);
 
     const extracted = path.join(tmp, 'installed');
     mkdirSync(extracted);
