@@ -58,7 +58,7 @@ export class Keeper {
    * between (the snapshot timeout's is an hour, longer than a reservation's 30 minutes) would expire it under the
    * asker. --auto-advance never jumps past one; one not used within RESERVATION_HOLD_MS holds nothing.
    */
-  private reservations: { expiresAt: number; seenAt: number }[] = [];
+  private reservations: { submitter: string; expiresAt: number; seenAt: number }[] = [];
   // What a pass reads of each open round, and the newest block it had seen before reading it. Both views read storage
   // only, which changes only in a new block, so a pass that finds no block newer than that reuses the answer: every
   // pass (one each 400 ms) read two views per open round, and a sandbox with 30 rounds open in one test file spent
@@ -245,7 +245,18 @@ export class Keeper {
           const d = decodeEventLog({ abi: contentRegistryAbi, data: l.data, topics: l.topics });
           if (d.eventName === 'ContentSubmitted')
             this.openRounds.set(`${d.args.contentId}:1`, { contentId: d.args.contentId, roundId: 1n });
-          if (d.eventName === 'SubmissionReserved') this.reservations.push({ expiresAt: Number(d.args.expiresAt), seenAt: Date.now() });
+          if (d.eventName === 'SubmissionReserved')
+            this.reservations.push({
+              submitter: d.args.submitter.toLowerCase(),
+              expiresAt: Number(d.args.expiresAt),
+              seenAt: Date.now(),
+            });
+          // A reservation used (its submitter's submission follows it) holds the clock no longer: without
+          // this, every ask's result waited out RESERVATION_HOLD_MS before the snapshot timeout's jump.
+          if (d.eventName === 'ContentSubmitted' || d.eventName === 'QuestionBundleSubmitted') {
+            const used = this.reservations.findIndex((r) => r.submitter === d.args.submitter.toLowerCase());
+            if (used >= 0) this.reservations.splice(used, 1);
+          }
         } catch {
           // other registry events
         }
