@@ -177,8 +177,12 @@ describe("the ask's schema in tools/list", () => {
     );
     const problems = broken.error.problems as { field: string; message: string; fix?: string }[];
     expect(problems.map((p) => p.field)).toEqual(['clientRequestId', 'question.categoryId', 'maxPaymentAmount', 'paymentMode']);
-    for (const p of problems) expect(p.fix, p.field).toBeTruthy();
-    expect(problems.find((p) => p.field === 'question.categoryId')!.fix).toContain('1 Products');
+    // Each fix says what that field takes, in the words an agent can act on.
+    const fix = Object.fromEntries(problems.map((p) => [p.field, p.fix ?? '']));
+    expect(fix.clientRequestId).toMatch(/4-160 letters, digits/);
+    expect(fix['question.categoryId']).toMatch(/"1" to "8".*1 Products.*8 General/);
+    expect(fix.maxPaymentAmount).toMatch(/at least the bounty plus a feedback bonus.*1 USDC = "1000000"/);
+    expect(fix.paymentMode).toMatch(/x402: a single question with a USDC bounty/);
     expect(received).toHaveLength(1);
   });
 });
