@@ -209,6 +209,41 @@ describe('asks through to a settled result', () => {
   });
 });
 
+describe('--auto-advance and an x402 ask in flight', () => {
+  it("the keeper's clock never jumps past an authorization the service just asked a wallet to sign (it would expire under the ask)", async () => {
+    await sb.control('/__sandbox/settings', { autoAdvance: true, keeperBackground: false });
+    try {
+      // A round with a two-hour epoch: its raters vote, the clock jumps to the epoch's end; the next pass reveals and
+      // settles (SettlementPending), and the one after would jump the snapshot timeout's hour.
+      const long = await run([
+        '--json',
+        'ask',
+        '--file',
+        askFile({ roundConfig: { questionDurationSeconds: '7200', minVoters: '3', maxVoters: '100' } }),
+      ]);
+      expect(long.code, long.stderr.slice(-1500)).toBe(0);
+      for (let i = 0; i < 6; i++) if ((await sb.control('/__sandbox/keeper/tick', {})).keeper.advanced === 1) break;
+      const latest = async () => Number((await pub.getBlock({ blockTag: 'latest' })).timestamp);
+      // The service asks for an authorization valid 30 minutes (as the live one does); the asker has not signed yet.
+      const body = JSON.parse(readFileSync(askFile({ walletAddress: dev, paymentMode: 'x402_authorization' }), 'utf8'));
+      const res = await fetch(`${sb.info.baseUrl}/api/agent/asks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const asked = await res.json();
+      expect(asked.nextAction, JSON.stringify(asked)).toBe('sign_x402_authorization');
+      const validBefore = Number(asked.x402AuthorizationRequest.authorization.validBefore);
+      const jumps = [];
+      for (let i = 0; i < 3; i++) jumps.push((await sb.control('/__sandbox/keeper/tick', {})).keeper.advanced);
+      expect(jumps).toContain(1); // the clock did move, up to the authorization and no further
+      expect(await latest()).toBeLessThan(validBefore);
+    } finally {
+      await sb.control('/__sandbox/settings', { keeperBackground: true });
+    }
+  });
+});
+
 describe('asks as the live service takes them (issue 12 §3)', () => {
   it('a seed-shaped file is sent live-shaped (one-epoch round, one settled round, windows = the duration) and paid by x402: its hashes are verified', async () => {
     const before = await balance('USDC');

@@ -129,6 +129,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       onCall: (name) => evidence.audit(`mcp.${name}`, 'tool', name, {}, 'workspace_agent'),
     });
     keeper = new Keeper(chain, beacon, log);
+    const kp = keeper;
+    asks.onX402Request = (wallet, validBefore) => kp.holdFor(wallet, validBefore);
     const rating = new RatingService(chain, beacon, keeper, baseUrl, hostile);
     const images = new ImageService(baseUrl, hostile, () => chain.now());
     const generation = new GenerationService(workspace, () => chain.now());

@@ -59,6 +59,15 @@ export class Keeper {
    * asker. --auto-advance never jumps past one; one not used within RESERVATION_HOLD_MS holds nothing.
    */
   private reservations: { submitter: string; expiresAt: number; seenAt: number }[] = [];
+
+  /**
+   * An x402 authorization the service just asked `wallet` to sign holds the clock as a reservation does: the asker
+   * signs, then sends its one call, and a jump in between (an hour for a snapshot timeout, past the authorization's 30
+   * minutes) made USDC refuse it (ERC3009InvalidAuthorizationTime) under an ask that did nothing wrong.
+   */
+  holdFor(wallet: string, validBefore: number): void {
+    this.reservations.push({ submitter: wallet.toLowerCase(), expiresAt: validBefore, seenAt: Date.now() });
+  }
   // What a pass reads of each open round, and the newest block it had seen before reading it. Both views read storage
   // only, which changes only in a new block, so a pass that finds no block newer than that reuses the answer: every
   // pass (one each 400 ms) read two views per open round, and a sandbox with 30 rounds open in one test file spent

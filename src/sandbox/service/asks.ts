@@ -86,6 +86,8 @@ interface SettledRun {
 export class AskService {
   /** The live rule for question.imageUrls (approved uploads of this wallet, stored digest); set by the image side. */
   imagesError: (imageUrls: string[], wallet: string) => string | null = () => null;
+  /** Told of each x402 authorization it asks a wallet to sign (the keeper's clock must not jump past it). */
+  onX402Request: (wallet: string, validBefore: number) => void = () => {};
 
   constructor(
     private readonly chain: SandboxChain,
@@ -329,6 +331,7 @@ export class AskService {
     const validAfter = 0n;
     const validBefore = BigInt(this.chain.now() + 1800);
     op.x402 = { validAfter, validBefore, nonce: nonceFor(validAfter, validBefore), value };
+    this.onX402Request(op.wallet, Number(validBefore));
     return {
       ...common,
       nextAction: 'sign_x402_authorization',
