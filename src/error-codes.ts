@@ -898,9 +898,20 @@ const BUDGET = {
   budget_owner_not_delegated: refused(
     "the grant's owner does not run the pinned DeleGator, so nothing could be pulled; the owner runs `loopsign budget grant` again (it sets the delegation). Nothing was stored.",
   ),
-  budget_expired: refused('the grant is past its expiry; ask the owner for a new one. Nothing was stored.'),
+  budget_expired: refused(
+    'the grant is past its expiry; ask the owner for a new one. At import nothing was stored; in an ask nothing was signed or paid.',
+  ),
   budget_revoked: refused(
-    'the owner revoked the grant (disabled it, or moved its nonce on); ask the owner for a new one. Nothing was stored.',
+    'the owner revoked the grant (disabled it, or moved its nonce on); ask the owner for a new one. At import nothing was stored; in an ask nothing was signed or paid.',
+  ),
+  budget_exhausted: refused(
+    "the ask would pull more of the owner's money than the grant has left in its day or 30-day period (the chain's enforcers say so); the error's details give resetsAt and retryAfterSeconds. Nothing was signed or paid: run it again after the reset, or ask the owner for more.",
+  ),
+  budget_pull_refused: refused(
+    "refused: a budget pull was not exactly the imported grant's transfer to this wallet through the pinned DelegationManager (or the grant it journaled is gone); nothing was signed. Import the grant again with `loopsign budget import`.",
+  ),
+  budget_unavailable: chain(
+    "the grant cannot be used now: the DelegationManager is paused, or its state could not be read from the chain; nothing was signed or paid. Check the RPC and run the ask again (the owner unpauses nothing: MetaMask's manager is paused by its operators).",
   ),
   budget_read_failed: chain(
     "reading the grant's state from the enforcers failed; check the RPC and run again (nothing is signed by `budget show`).",

@@ -41,6 +41,8 @@ export interface Run {
   acceptForeignNonces: boolean;
   /** The database's memory of the wallet checked against that count, once per run, before the first signature. */
   walletMarkChecked?: Promise<void>;
+  /** The run's executor, once made (src/ask/run.ts). */
+  executorInstance?: Promise<Executor>;
 }
 
 /** Warns before signing from a database that does not explain the wallet's count on chain (state loss, other software). */
@@ -96,7 +98,16 @@ export async function settler(run: Run): Promise<Pick<Executor, 'settleJournaled
   return newExecutor(run);
 }
 
-async function newExecutor(run: Run): Promise<Executor> {
+/**
+ * One executor per run: a stage that holds the wallet's claim across several executions (a budget pull, then the plan
+ * it pays for: src/budget/pull.ts) runs them on the same instance, which knows it holds the claim.
+ */
+function newExecutor(run: Run): Promise<Executor> {
+  run.executorInstance ??= buildExecutor(run);
+  return run.executorInstance;
+}
+
+async function buildExecutor(run: Run): Promise<Executor> {
   return new Executor({
     client: run.client,
     account: await run.account,

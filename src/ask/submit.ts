@@ -9,7 +9,8 @@ import { isLive } from '../store/records.js';
 import { authorizationUsed } from '../store/ledger.js';
 import { objectField, type ServiceDoc } from '../service/doc.js';
 import { checkAskEnvelope, checkWalletPlan, checkX402Plan, refuse, type GuardContext, type PlanCall } from '../wallet/plan-guard.js';
-import type { ExecutionMode } from '../wallet/executor.js';
+import type { ExecutionMode, Executor } from '../wallet/executor.js';
+import { pullBefore, pullStage, sessionGrant, withPull } from '../budget/pull.js';
 import { publicMetadataBase } from './check-plan.js';
 import { candidateTransactions, proveSubmission, type SubmissionProof } from './proof.js';
 import { checkFunds } from './funds.js';
@@ -37,7 +38,7 @@ export async function submitAsk(run: Run, options: { confirm: boolean }): Promis
     };
   }
   ctx.out.progress('ask.request', `asking the service (${run.mode})`);
-  let response = await service.ask(run.body);
+  const response = await service.ask(run.body);
   let operationKey: Hex;
   let confirmed: ServiceDoc;
   if (response.status === 'submitted') {
@@ -48,42 +49,19 @@ export async function submitAsk(run: Run, options: { confirm: boolean }): Promis
     g = run.guard(publicMetadataBase(response.questionMetadataBaseUrl));
     operationKey = checkAskEnvelope(g, response);
     await journal.setStep('ask:planned', { operationKey, metadataBase: g.hashes.metadataBase, paymentMode: run.mode }, { operationKey });
-    let calls: PlanCall[];
-    let redeemed = false;
-    // Before the first signature of an ask (a transaction or an x402 authorization): a question already on chain
-    // would be refused by the registry only after the reservation and approval were mined.
-    if (journal.txs().length === 0 && journal.authorizations().length === 0) await refuseSubmittedQuestions(run.client, g);
-    if (run.mode === 'wallet_calls') {
-      calls = checkWalletPlan(g, response);
-    } else {
-      // A transaction of a wallet_calls plan of this ask already on chain (or signed) with no authorization ever signed
-      // for it: an x402 plan cannot account for it, so the run would end in plan_changed anyway. Refuse before signing:
-      // an authorization signed now would count against the ask's cap until it expires, barring the wallet_calls rerun.
-      const walletCall = journal.authorizations().length === 0 ? journal.txsFor('ask').find(isLive) : undefined;
-      if (walletCall)
-        throw new RefusedError(
-          'plan_changed',
-          `this ask was started with --payment-mode wallet_calls and its transaction ${walletCall.hash} is ${walletCall.status}: an x402 authorization would be a second way to pay; nothing was signed`,
-          { hint: 'run the same ask again with --payment-mode wallet_calls: it resumes from the journal' },
-        );
-      const signed = await signX402(run, g, response);
-      response = await service.ask({ ...run.body, paymentAuthorization: signed.payload });
-      checkAskEnvelope(g, response);
-      calls = checkX402Plan(g, response, signed.message, signed.signature);
-      // Anyone may send the payer's authorization to the X402QuestionSubmitter (the live contract has no sender
-      // check); its nonce binds this very question, so once it is used the ask is paid, whoever sent it.
-      redeemed =
-        (await authorizationUsed(run.client, run.chain, run.wallet, signed.message.nonce)) &&
-        journal.txsFor('ask').every((t) => !isLive(t));
-    }
-    ctx.out.progress('ask.checked', `the plan passed every check (${calls.length} call${calls.length === 1 ? '' : 's'})`, { operationKey });
-    if (redeemed) {
+    // With an imported grant, the wallet's claim is held from the budget pull to the payment (src/budget/pull.ts): no
+    // other loopsign process on this wallet spends the pulled money in between.
+    const grant = await sessionGrant(ctx.paths.state, run.chain.chainId, run.wallet);
+    const ex = grant ? await executor(run) : undefined;
+    const planAndPay = () => checkAndPay(run, g, response, ex);
+    const done = ex ? await ex.withWalletLock(planAndPay) : await planAndPay();
+    if (done.redeemed) {
       ctx.out.warn(
         "this ask's x402 authorization was already redeemed on chain by a transaction this wallet did not send: it paid for this ask's question (its nonce binds it), so nothing is sent; the submission is proven from the chain",
       );
       confirmed = await service.status(operationKey);
     } else {
-      const paid = await pay(run, g, response, calls);
+      const paid = done.paid!;
       if (!options.confirm) return { state: 'executed_not_confirmed', operationKey, hashes: paid.hashes, transactions: paid.transactions };
       ctx.out.progress('ask.confirm', 'confirming the transactions with the service');
       confirmed = await service.confirm(operationKey, paid.hashes);
@@ -96,17 +74,71 @@ export async function submitAsk(run: Run, options: { confirm: boolean }): Promis
   return { state: 'submitted', operationKey, confirmed, guard: g, proof };
 }
 
+/**
+ * The plan checked (x402: the authorization signed, after the budget pull when a grant applies) and paid, or found
+ * redeemed already. `ex` is the executor holding the wallet's claim when a grant applies.
+ */
+async function checkAndPay(
+  run: Run,
+  g: GuardContext,
+  first: ServiceDoc,
+  ex: Executor | undefined,
+): Promise<{ redeemed: boolean; paid?: { hashes: Hex[]; transactions: number } }> {
+  const { ctx, journal, service } = run;
+  let response = first;
+  let calls: PlanCall[];
+  let redeemed = false;
+  // Before the first signature of an ask (a transaction or an x402 authorization): a question already on chain
+  // would be refused by the registry only after the reservation and approval were mined.
+  if (journal.txs().length === 0 && journal.authorizations().length === 0) await refuseSubmittedQuestions(run.client, g);
+  if (run.mode === 'wallet_calls') {
+    calls = checkWalletPlan(g, response);
+  } else {
+    // A transaction of a wallet_calls plan of this ask already on chain (or signed) with no authorization ever signed
+    // for it: an x402 plan cannot account for it, so the run would end in plan_changed anyway. Refuse before signing:
+    // an authorization signed now would count against the ask's cap until it expires, barring the wallet_calls rerun.
+    const walletCall = journal.authorizations().length === 0 ? journal.txsFor('ask').find(isLive) : undefined;
+    if (walletCall)
+      throw new RefusedError(
+        'plan_changed',
+        `this ask was started with --payment-mode wallet_calls and its transaction ${walletCall.hash} is ${walletCall.status}: an x402 authorization would be a second way to pay; nothing was signed`,
+        { hint: 'run the same ask again with --payment-mode wallet_calls: it resumes from the journal' },
+      );
+    // The budget pull is mined before the authorization is signed: USDC checks the payer's balance when it is redeemed.
+    if (ex) await pullBefore(run, ex, 'ask', 'x402');
+    const signed = await signX402(run, g, response);
+    response = await service.ask({ ...run.body, paymentAuthorization: signed.payload });
+    checkAskEnvelope(g, response);
+    calls = checkX402Plan(g, response, signed.message, signed.signature);
+    // Anyone may send the payer's authorization to the X402QuestionSubmitter (the live contract has no sender
+    // check); its nonce binds this very question, so once it is used the ask is paid, whoever sent it.
+    redeemed =
+      (await authorizationUsed(run.client, run.chain, run.wallet, signed.message.nonce)) && journal.txsFor('ask').every((t) => !isLive(t));
+  }
+  ctx.out.progress('ask.checked', `the plan passed every check (${calls.length} call${calls.length === 1 ? '' : 's'})`, {
+    operationKey: journal.data.operationKey,
+  });
+  if (redeemed) return { redeemed };
+  return { redeemed, paid: await pay(run, g, response, calls) };
+}
+
 /** The checked plan, executed (funds checked first on a fresh run; an expired reservation cancelled, then renewed). */
 async function pay(run: Run, g: GuardContext, response: ServiceDoc, calls: PlanCall[]): Promise<{ hashes: Hex[]; transactions: number }> {
   const { journal, client } = run;
-  if (journal.txs().length === 0) await checkFunds(client, g, run.wallet, calls, run.ctx.out);
+  // Fresh: nothing of this ask signed yet but its budget pull (src/budget/pull.ts), if any.
+  const fresh = journal.txs().every((t) => t.stage === pullStage('ask'));
   const ex = await executor(run);
-  await cancelExpiredReservation(run, g, calls, ex);
   const atomicPlan = objectField(response, 'transactionPlan')?.requiresAtomicExecution === true && calls.length > 1;
   const mode: ExecutionMode = atomicPlan ? 'atomic' : run.atomic ? 'segmented' : 'ordered';
-  const result = await ex.execute('ask', calls, mode);
-  await journal.setStep('ask:executed', { askHashes: result.hashes });
-  return { hashes: result.hashes, transactions: result.transactions };
+  // Under the wallet's claim from the budget pull to the payment (a claim this run already holds is not taken again).
+  return ex.withWalletLock(async () => {
+    const pull = await pullBefore(run, ex, 'ask', run.mode === 'x402_authorization' ? 'x402' : mode);
+    if (fresh) await checkFunds(client, g, run.wallet, calls, run.ctx.out, pull.covers);
+    await cancelExpiredReservation(run, g, calls, ex);
+    const result = await ex.execute('ask', withPull(run, calls, pull.batched), mode);
+    await journal.setStep('ask:executed', { askHashes: result.hashes });
+    return { hashes: result.hashes, transactions: result.transactions };
+  });
 }
 
 /** The chain's word, not the service's: which questions this wallet's own transaction submitted. */

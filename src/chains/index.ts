@@ -170,6 +170,7 @@ export async function resolveChain(config: ResolvedConfig, env: Env, paths: Loop
       chain.tokens.LREP.address = manifest.tokens.LREP.address as Address;
       for (const k of [...Object.keys(manifest.contracts), 'USDC', 'LREP']) chain.sources![k] = 'sandbox manifest';
       if (manifest.batchDelegate) chain.batchDelegate = manifest.batchDelegate as Address;
+      if (manifest.delegation) chain.delegationManager = manifest.delegation.contracts.delegationManager as Address;
       chain.drand = { ...manifest.drand };
       chain.source = `sandbox manifest ${file}`;
       if (rpcUrl.value === undefined) rpcUrl = { value: manifest.rpcUrl, source: 'sandbox manifest' };

@@ -2,7 +2,7 @@
 // the guards accept as call targets; the service's own claims are never used in their place. Bump TABLE_VERSION
 // whenever a value changes so `loopsign config show` tells which table a run used.
 
-export const TABLE_VERSION = '2026-08.1';
+export const TABLE_VERSION = '2026-08.2';
 
 export type Address = `0x${string}`;
 
@@ -43,6 +43,11 @@ export interface ChainConfig {
   drand: DrandNetwork;
   /** Pinned ERC-7821 batch delegate for EIP-7702; never taken from the service. */
   batchDelegate?: Address;
+  /**
+   * MetaMask's DelegationManager (issue 38): the only contract an agent's budget pull may call. Base and Base Sepolia:
+   * @metamask/delegation-deployments (Delegation Framework v1.3.0); the sandbox: its manifest.
+   */
+  delegationManager?: Address;
   defaultRpcUrl?: string;
   /**
    * Which block a slot's fate is final at before its calls may move to a new nonce (issue 35): `finalized` (default)
@@ -104,6 +109,7 @@ export const BUILTIN_CHAINS: Record<number, ChainConfig> = {
     },
     drand: QUICKNET,
     batchDelegate: '0x000000005c84F8Fd50b21CAC312528A64437030e',
+    delegationManager: '0xdb9B1e94B5b69Df7e401DDbedE43491141047dB3',
     defaultRpcUrl: 'https://mainnet.base.org',
     // Base's base fee is usually around 0.01 gwei; 2 gwei is two orders of magnitude of headroom.
     defaultMaxFeePerGasGwei: 2,
@@ -125,6 +131,7 @@ export const BUILTIN_CHAINS: Record<number, ChainConfig> = {
       LREP: { decimals: 6 },
     },
     drand: QUICKNET_T,
+    delegationManager: '0xdb9B1e94B5b69Df7e401DDbedE43491141047dB3',
     defaultRpcUrl: 'https://sepolia.base.org',
     defaultMaxFeePerGasGwei: 2,
     source: 'built-in',

@@ -16,6 +16,7 @@ import {
   votingEngineAbi,
   x402SubmitterAbi,
 } from '../protocol/abi.js';
+import { decodePullCall } from '../budget/pull-call.js';
 
 export type Asset = 'USDC' | 'LREP';
 
@@ -108,6 +109,15 @@ export function callEffects(chain: ChainConfig, call: CallLike): SpendEffect[] {
       return [{ asset: 'LREP', kind: 'pull', spender: call.to, amount: d.args[6] as bigint }];
     }
     unaccounted(call, 'on the RoundVotingEngine is not an open, commit or reveal');
+  }
+  if (to(chain.delegationManager)) {
+    // A budget pull (issue 38): the owner's USDC or LREP moves to the recipient through the owner's grant. Nothing
+    // leaves this wallet, so the pull counts as no spending (the ask's payment is what the ledger and the policy
+    // count); src/budget/pull.ts checks before signing that it redeems the imported grant to this wallet.
+    const pull = decodePullCall(call.data);
+    const known = pull && (['USDC', 'LREP'] as const).some((a) => sameAddress(pull.token, chain.tokens[a].address));
+    if (!known) unaccounted(call, 'on the DelegationManager is not a budget pull (one USDC or LREP transfer of a grant)');
+    return [];
   }
   if (to(c.advisoryVoteRecorder)) {
     if (decoded(advisoryRecorderAbi, call)?.functionName === 'recordAdvisoryVote') return [];

@@ -1,0 +1,340 @@
+// The agent's side of a grant inside an ask (issue 38): once this wallet (S) imported a grant, a stage that pays
+// (the ask, the bonus) first pulls what it will spend and S's free balance does not cover, from the owner O through
+// MetaMask's DelegationManager, under the wallet's claim so no other loopsign process spends it in between.
+//
+//   needed   what the stage pays of USDC, from the user's file alone (src/ask/caps.ts: the bounty, the bonus)
+//   free     S's USDC balance less what other asks of S pulled and have not paid yet (their journals say so)
+//   pull     max(0, needed − free), refused before anything is signed when the chain's enforcers say the grant's day
+//            or 30-day period has less left (budget_exhausted), or the grant is revoked, expired or unusable
+//
+// Ordered plans and x402: the pull is its own journaled transaction (stage `<stage>_pull`), mined before the plan
+// (or the authorization). Batched plans (--atomic, requiresAtomicExecution): the pull is a call of the same EIP-7702
+// batch as the payment, so a batch that fails undoes the pull. A rerun finds the pull in the journal and reuses its
+// very call (found on chain, or its bytes sent again): one ask never pulls twice. The pull moves O's money to S and is
+// no spending of S (src/wallet/spend-effects.ts); the ask's payment is what the ledger and the policy count.
+import path from 'node:path';
+import { promises as fs } from 'node:fs';
+import { erc20Abi, formatUnits, isAddressEqual, type Hex } from 'viem';
+import { decodeDelegations } from '@metamask/delegation-core';
+import { ChainError, RefusedError } from '../errors.js';
+import type { Address } from '../chains/table.js';
+import { checkDelegationCode, delegationAnchors, type DelegationAnchors } from '../chains/delegation.js';
+import { operationsOf } from '../store/operation.js';
+import { isLive } from '../store/records.js';
+import type { Amounts } from '../store/ledger.js';
+import { callEffects, callsOfRawTransaction } from '../wallet/spend-effects.js';
+import type { ExecutionMode, ExecutionResult, Executor } from '../wallet/executor.js';
+import type { PlanCall } from '../wallet/plan-guard.js';
+import { askSpendCaps } from '../ask/caps.js';
+import type { Run } from '../ask/run.js';
+import { delegationHash, pullCalldata } from './delegation.js';
+import { delegationOf, parseGrantFile, type GrantFile } from './grant-file.js';
+import { decodePullCall } from './pull-call.js';
+import { readGrantState, type GrantState } from './show.js';
+import { delegatedTo } from './grant.js';
+
+export type PayingStage = 'ask' | 'bonus';
+
+/** The stage a pull of `stage` is journaled under when it is its own transaction. */
+export const pullStage = (stage: PayingStage) => `${stage}_pull`;
+
+const PHASE = 'budget_pull';
+
+/** Where the grants `budget import` (and `budget grant`) record: one file per grant, named by its hash. */
+export function grantsDir(stateDir: string): string {
+  return path.join(stateDir, 'budget', 'grants');
+}
+
+/**
+ * The newest grant imported for this wallet on this chain (delegate and recipient are this wallet), if any. A grant
+ * the wallet gave as an owner is not one it pulls from. A file there that is not a grant is refused (exit 2).
+ */
+export async function sessionGrant(stateDir: string, chainId: number, wallet: Hex): Promise<GrantFile | undefined> {
+  const dir = grantsDir(stateDir);
+  const names = await fs.readdir(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return [] as string[];
+    throw error;
+  });
+  const mine: GrantFile[] = [];
+  for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
+    const file = path.join(dir, name);
+    const doc = parseGrantFile(JSON.parse(await fs.readFile(file, 'utf8')), file);
+    if (doc.chainId !== chainId) continue;
+    if (!isAddressEqual(doc.session as Address, wallet) || !isAddressEqual(doc.delegations[0]!.delegation.delegate as Address, wallet))
+      continue;
+    mine.push(doc);
+  }
+  return mine.sort((a, b) => b.createdAt.localeCompare(a.createdAt))[0];
+}
+
+/** The pull call journaled for this stage (its own transaction, or a call of a batch), if a live transaction carries one. */
+function journaledPull(run: Run, stage: PayingStage): { call: PlanCall; own: boolean } | undefined {
+  for (const [s, own] of [
+    [pullStage(stage), true],
+    [stage, false],
+  ] as const) {
+    for (const tx of run.journal.txsFor(s).filter(isLive)) {
+      const call = callsOfRawTransaction(tx.raw, run.wallet).find((c) => decodePullCall(c.data) !== undefined);
+      if (call) return { call: { phase: PHASE, to: call.to, data: call.data, value: '0' }, own };
+    }
+  }
+  return undefined;
+}
+
+const STEPS_PAST = {
+  ask: ['ask:executed', 'ask:confirmed', 'bonus:planned', 'bonus:executed', 'bonus:confirmed', 'done'],
+  bonus: ['bonus:executed', 'bonus:confirmed', 'done'],
+} as const;
+
+/**
+ * What other asks of this wallet pulled and have not paid yet (a run killed between its pull and its payment): that
+ * money in S's balance is theirs, and their reruns reuse their pull instead of pulling again. Read under the wallet's
+ * claim, so no other loopsign process is between a pull and its payment meanwhile.
+ */
+function pulledNotPaid(run: Run, token: Hex): bigint {
+  let total = 0n;
+  for (const op of operationsOf(run.journal.store, 'ask', run.chain.chainId, run.wallet)) {
+    if (op.id === run.journal.id || op.id.includes('~') || op.chainGenesis !== run.journal.chainGenesis) continue;
+    for (const stage of ['ask', 'bonus'] as const) {
+      const pulled = op.txs
+        .filter((t) => t.stage === pullStage(stage) && t.status === 'mined')
+        .flatMap((t) => callsOfRawTransaction(t.raw, run.wallet as Hex))
+        .map((c) => decodePullCall(c.data))
+        .filter((p) => p !== undefined && isAddressEqual(p.token, token))
+        .reduce((sum, p) => sum + p!.amount, 0n);
+      if (pulled === 0n) continue;
+      const paid =
+        (STEPS_PAST[stage] as readonly string[]).includes(op.step) ||
+        op.txs.some(
+          (t) =>
+            t.stage === stage &&
+            t.status === 'mined' &&
+            callsOfRawTransaction(t.raw, run.wallet as Hex).some((c) => callEffects(run.chain, c).some((e) => e.kind === 'pull')),
+        );
+      if (!paid) total += pulled;
+    }
+  }
+  return total;
+}
+
+const usdc = (atomic: bigint | string) => `${formatUnits(BigInt(atomic), 6)} USDC`;
+
+/** Refuses (before anything is signed) what the grant's state says cannot be pulled now. */
+function refuseUnusable(state: GrantState, want: bigint): void {
+  const retry = { hint: 'ask the owner for a new grant (`loopsign budget grant`), then `loopsign budget import` it' };
+  if (state.status === 'revoked_disabled' || state.status === 'revoked_nonce')
+    throw new RefusedError(
+      'budget_revoked',
+      `the owner revoked grant ${state.grant} (${state.status === 'revoked_nonce' ? 'nonce moved on' : 'disabled'}); nothing was signed or paid`,
+      { ...retry, details: { grant: state.grant } },
+    );
+  if (state.status === 'expired')
+    throw new RefusedError('budget_expired', `grant ${state.grant} expired at ${state.expiresAtIso}; nothing was signed or paid`, {
+      ...retry,
+      details: { grant: state.grant, expiresAt: state.expiresAt },
+    });
+  if (state.status === 'paused')
+    throw new ChainError(
+      'budget_unavailable',
+      'the DelegationManager is paused: the grant cannot be redeemed now; nothing was signed or paid',
+      {
+        hint: 'run the ask again later',
+        details: { grant: state.grant },
+      },
+    );
+  // The tightest window decides; when both are short, the later reset is the first time the pull can pass.
+  const short = state.windows.filter((w) => BigInt(w.available) < want);
+  if (short.length === 0) return;
+  const binding = short.reduce((a, b) => (b.resetsAt > a.resetsAt ? b : a));
+  const never = state.windows.some((w) => BigInt(w.cap) < want);
+  const retryAfterSeconds = Math.max(0, binding.resetsAt - state.chainTime);
+  throw new RefusedError(
+    'budget_exhausted',
+    `this ask would pull ${usdc(want)} from the owner's grant, which has ${short.map((w) => `${usdc(w.available)} of ${usdc(w.cap)} left this ${w.window === 'day' ? 'UTC day' : '30-day period'}`).join(' and ')}; ${never ? 'the grant never allows that much at once' : `it resets at ${binding.resetsAtIso} (in ${retryAfterSeconds} s)`}; nothing was signed or paid`,
+    {
+      hint: never
+        ? 'ask for less, or ask the owner for a larger grant'
+        : `run the same ask again after ${binding.resetsAtIso}, or ask the owner for a larger grant`,
+      details: {
+        grant: state.grant,
+        needed: want.toString(),
+        window: binding.window,
+        available: binding.available,
+        cap: binding.cap,
+        resetsAt: binding.resetsAt,
+        resetsAtIso: binding.resetsAtIso,
+        retryAfterSeconds,
+      },
+    },
+  );
+}
+
+export interface PullPlan {
+  /** None when the wallet's free balance covers this stage and only later stages need the grant. */
+  call?: PlanCall;
+  /** Its own transaction before the stage's plan (ordered, x402), or a call of the stage's batch. */
+  own: boolean;
+  /** What the grant covers beyond the wallet's balance now: the pull (when batched) and later stages' pulls. */
+  covers: Amounts;
+}
+
+/**
+ * Checks that a pull call redeems the imported grant to this wallet through the pinned DelegationManager, for the
+ * pinned USDC: built here from the grant file, never from a service's answer, and checked again before signing.
+ */
+export function checkPullCall(call: PlanCall, o: { anchors: DelegationAnchors; grant: GrantFile; wallet: Hex; token: Hex }): bigint {
+  const fail = (why: string): never => {
+    throw new RefusedError('budget_pull_refused', `refused: the budget pull ${why}; nothing was signed`, {
+      hint: 'run `loopsign budget show` and import the grant again (`loopsign budget import`)',
+      details: { rule: 'budget_pull_refused', to: call.to },
+    });
+  };
+  if (!isAddressEqual(call.to, o.anchors.contracts.delegationManager))
+    fail(`calls ${call.to}, not the pinned DelegationManager ${o.anchors.contracts.delegationManager}`);
+  const pull = decodePullCall(call.data);
+  if (!pull) return fail('is not one transfer through redeemDelegations');
+  if (!isAddressEqual(pull.token, o.token)) fail(`moves the token ${pull.token}, not the pinned USDC ${o.token}`);
+  if (!isAddressEqual(pull.recipient, o.wallet)) fail(`pays ${pull.recipient}, not this wallet ${o.wallet}`);
+  if (pull.amount <= 0n) fail('moves nothing');
+  const chain = decodeDelegations(pull.context);
+  if (chain.length !== 1) fail(`redeems a chain of ${chain.length} delegations, not the grant alone`);
+  const d = chain[0]!;
+  const hash = delegationHash({ ...d, salt: BigInt(d.salt), caveats: d.caveats as never } as never);
+  if (hash.toLowerCase() !== o.grant.delegations[0]!.hash.toLowerCase())
+    fail(`redeems delegation ${hash}, not the imported grant ${o.grant.delegations[0]!.hash}`);
+  if (!isAddressEqual(d.delegate as Address, o.wallet) || !isAddressEqual(d.delegator as Address, o.grant.owner as Address))
+    fail(`redeems a delegation from ${d.delegator} to ${d.delegate}, not the grant from ${o.grant.owner} to this wallet`);
+  return pull.amount;
+}
+
+/**
+ * The pull a paying stage needs, or none: reused from the journal, or planned now (under the wallet's claim) from the
+ * grant's state on chain. `later` is what later stages of this ask will pull for (checked against the grant now, so an
+ * ask the grant cannot finish is refused before its reservation).
+ */
+export async function planPull(run: Run, stage: PayingStage, batch: boolean): Promise<PullPlan | undefined> {
+  const { ctx, chain, client, journal } = run;
+  const token = chain.tokens.USDC.address as Hex | undefined;
+  const reused = journaledPull(run, stage);
+  const grant = token ? await sessionGrant(ctx.paths.state, chain.chainId, run.wallet) : undefined;
+  if (!grant || !token) {
+    if (reused)
+      throw new RefusedError(
+        'budget_pull_refused',
+        'refused: this ask journaled a budget pull, and no imported grant is recorded for it now',
+        {
+          hint: 'import the grant again (`loopsign budget import`) and run the same ask again',
+        },
+      );
+    return undefined;
+  }
+  const { settings } = await ctx.chain();
+  const anchors = delegationAnchors(chain.chainId, settings.manifest);
+  if (!chain.delegationManager || !isAddressEqual(chain.delegationManager, anchors.contracts.delegationManager))
+    throw new ChainError('budget_unavailable', `no DelegationManager is pinned for chain ${chain.chainId} beside the grant's anchors`, {
+      hint: 'restart the sandbox (its manifest names the delegation contracts), or use Base',
+    });
+  if (reused) {
+    checkPullCall(reused.call, { anchors, grant, wallet: run.wallet, token });
+    return { call: reused.call, own: reused.own, covers: {} };
+  }
+  // Paid already in an earlier run (a payment of this stage is journaled): nothing to pull for it.
+  if (
+    journal.txsFor(stage).some((t) => isLive(t) && callsOfRawTransaction(t.raw, run.wallet).some((c) => callEffects(chain, c).length > 0))
+  )
+    return undefined;
+  const caps = askSpendCaps(run.ask, 'the ask', journal.data.paymentMode ?? run.mode);
+  const needed = caps.stage(stage).USDC ?? 0n;
+  const later = stage === 'ask' ? (caps.stage('bonus').USDC ?? 0n) : 0n;
+  if (needed + later === 0n) return undefined;
+  const balance = await client.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [run.wallet] });
+  const others = pulledNotPaid(run, token);
+  const free = balance > others ? balance - others : 0n;
+  const total = needed + later - free;
+  if (total <= 0n) return undefined;
+  const amount = needed > free ? needed - free : 0n;
+  // The chain's word on the grant: the pinned contracts' code, the owner still on the DeleGator, the enforcers' state.
+  await checkDelegationCode(client, anchors, ctx.paths.state);
+  let state: GrantState;
+  try {
+    const [s, code] = await Promise.all([
+      readGrantState(client, anchors.contracts, grant),
+      client.getCode({ address: grant.owner as Address }),
+    ]);
+    state = s;
+    const target = delegatedTo(code);
+    if (!target || !isAddressEqual(target, anchors.contracts.deleGator))
+      throw new RefusedError(
+        'budget_revoked',
+        `the owner ${grant.owner} no longer runs the pinned DeleGator ${anchors.contracts.deleGator}: grant ${grant.delegations[0]!.hash} cannot be redeemed; nothing was signed or paid`,
+        { hint: 'ask the owner for a new grant (`loopsign budget grant` sets the delegation again)' },
+      );
+  } catch (error) {
+    if (error instanceof RefusedError) throw error;
+    throw new ChainError(
+      'budget_unavailable',
+      `the grant's state could not be read from the chain: ${(error as Error).message}; nothing was signed or paid`,
+      {
+        hint: 'check the RPC (--rpc-url) and run the same ask again',
+        cause: error,
+      },
+    );
+  }
+  refuseUnusable(state, total);
+  ctx.out.progress(
+    'budget.check',
+    `grant ${state.grant}: ${state.windows.map((w) => `${usdc(w.available)} left this ${w.window === 'day' ? 'UTC day' : '30-day period'}`).join(', ')}; this ask pulls ${usdc(total)} (the wallet has ${usdc(free)} free)`,
+  );
+  const covers: Amounts = { USDC: batch ? total : total - amount };
+  if (amount === 0n) return { own: !batch, covers };
+  const call: PlanCall = {
+    phase: PHASE,
+    description: `pull ${usdc(amount)} from ${grant.owner} under grant ${state.grant}`,
+    to: anchors.contracts.delegationManager,
+    data: pullCalldata(delegationOf(grant), token, run.wallet, amount),
+    value: '0',
+  };
+  checkPullCall(call, { anchors, grant, wallet: run.wallet, token });
+  return { call, own: !batch, covers };
+}
+
+/**
+ * A stage's own pull, sent and mined now (ordered plans, x402 before its authorization), under the claim the caller
+ * holds. Returns the batched pull for the caller to add to its plan, and what the grant covers for the funds check.
+ */
+export async function pullBefore(
+  run: Run,
+  ex: Executor,
+  stage: PayingStage,
+  mode: ExecutionMode | 'x402',
+): Promise<{ batched?: PlanCall; covers: Amounts }> {
+  const plan = await planPull(run, stage, mode === 'atomic' || mode === 'segmented');
+  if (!plan?.call) return { covers: plan?.covers ?? {} };
+  if (!plan.own) return { batched: plan.call, covers: plan.covers };
+  run.ctx.out.progress(`${pullStage(stage)}.send`, plan.call.description ?? 'pulling from the grant');
+  await ex.execute(pullStage(stage), [plan.call], 'ordered');
+  return { covers: plan.covers };
+}
+
+/** The plan with the batched pull just before its first call that spends (so it shares that call's batch). */
+export function withPull(run: Run, calls: PlanCall[], pull: PlanCall | undefined): PlanCall[] {
+  if (!pull) return calls;
+  const at = calls.findIndex((c) => callEffects(run.chain, c).length > 0);
+  const out = [...calls];
+  out.splice(at < 0 ? 0 : at, 0, pull);
+  return out;
+}
+
+/** A paying stage's plan, with its budget pull, under the wallet's claim. */
+export async function executeWithPull(
+  run: Run,
+  ex: Executor,
+  stage: PayingStage,
+  calls: PlanCall[],
+  mode: ExecutionMode,
+): Promise<ExecutionResult> {
+  return ex.withWalletLock(async () => {
+    const { batched } = await pullBefore(run, ex, stage, mode);
+    return ex.execute(stage, withPull(run, calls, batched), mode);
+  });
+}
