@@ -145,7 +145,7 @@ describe('an ask paid from the owner’s grant', () => {
 
   it('uses S’s free balance first: with 1 USDC of its own, a 1.5 USDC ask pulls 0.5', async () => {
     const agent = await agentWithGrant('10', '50');
-    await s.sb.control('/__sandbox/fund', { address: agent.address, usdc: '1000000', eth: '0' });
+    await s.sb.control('/__sandbox/fund', { address: agent.address, usdc: '1000000', eth: '1' });
     const r = await ask(agent, askFile('1.5'), ['--payment-mode', 'wallet_calls']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect((await pulledTo(agent.address)).total).toBe(500_000n);
@@ -179,11 +179,10 @@ describe('an ask paid from the owner’s grant', () => {
     expect(e.code).toBe('budget_exhausted');
     const chainNow = Number((await s.pub.getBlock()).timestamp);
     const dayStart = chainNow - (chainNow % 86_400);
-    expect(e.details).toEqual(
-      expect.objectContaining({ window: 'day', available: '500000', needed: '1500000', resetsAt: dayStart + 86_400 }),
-    );
-    expect(e.details.retryAfterSeconds).toBeGreaterThan(0);
-    expect(e.details.retryAfterSeconds).toBeLessThanOrEqual(86_400);
+    // The error's details are fields of its JSON: the window that binds, what it has left, when it resets.
+    expect(e).toEqual(expect.objectContaining({ window: 'day', available: '500000', needed: '1500000', resetsAt: dayStart + 86_400 }));
+    expect(e.retryAfterSeconds).toBeGreaterThan(0);
+    expect(e.retryAfterSeconds).toBeLessThanOrEqual(86_400);
     // Nothing signed: S's nonce and O's balance did not move.
     expect(await s.pub.getTransactionCount({ address: agent.address })).toBe(nonce);
     expect(await balance(owner.address)).toBe(ownerBefore);
