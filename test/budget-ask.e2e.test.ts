@@ -4,96 +4,33 @@
 // the DelegationManager. A run killed between its pull and its payment, run again, pulls nothing more. Past the grant's
 // daily cap the ask is refused (budget_exhausted, with resetsAt) before anything is signed; a revoked grant likewise.
 // Every assertion reads the chain (O's transfers to S, balances), never loopsign's own word.
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { createWalletClient, http, parseAbi, parseAbiItem, type Hex } from 'viem';
+import { readFileSync } from 'node:fs';
+import { createWalletClient, http, parseAbi, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerSecret, runCli } from './helpers/cli.js';
-import { fundedWallet, openSession, type Session } from './helpers/chain.js';
+import { runCli } from './helpers/cli.js';
+import { openSession, type Session } from './helpers/chain.js';
 import { startMcp } from './helpers/mcp.js';
+import { agentWithGrant as grantTo, budgetAsk, budgetOwner, transfers, usdcOf, USDC, type Agent, type Owner } from './helpers/budget.js';
 
 let s: Session;
-let owner: Awaited<ReturnType<typeof fundedWallet>>;
-let usdc: Hex;
+let owner: Owner;
 let contracts: Record<string, Hex>;
-const USDC = 1_000_000n;
-const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
-const transfer = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
 beforeAll(async () => {
   s = await openSession({ raters: false });
-  usdc = s.sb.info.tokens.USDC.address as Hex;
-  owner = await fundedWallet(s.sb, s.pub);
-  await s.sb.control('/__sandbox/fund', { address: owner.address, usdc: String(200n * USDC) });
-  const manifest = JSON.parse(
-    (await import('node:fs')).readFileSync(path.join(s.sb.stateDir, 'manifest.json'), 'utf8'),
-  );
-  contracts = manifest.delegation.contracts;
-  // Not within an hour of 00:00 UTC on the chain's clock: each test's pulls fall in one UTC day.
-  const chainNow = Number((await s.pub.getBlock()).timestamp);
-  const toMidnight = 86_400 - (chainNow % 86_400);
-  if (toMidnight < 3600) await s.sb.control('/__sandbox/time', { advanceSeconds: toMidnight + 60 });
+  owner = await budgetOwner(s, 200n * USDC);
+  contracts = JSON.parse(readFileSync(path.join(s.sb.stateDir, 'manifest.json'), 'utf8')).delegation.contracts;
 });
 afterAll(async () => {
   await s.sb.stop();
 });
 
-const balance = async (who: Hex) => (await s.pub.readContract({ address: usdc, abi: erc20, functionName: 'balanceOf', args: [who] })) as bigint;
-
-/** What O moved to `to` in USDC, over the whole chain: the pulls, read from the token's own events. */
-async function pulledTo(to: Hex): Promise<{ total: bigint; count: number; hashes: Hex[] }> {
-  const logs = await s.pub.getLogs({ address: usdc, event: transfer, args: { from: owner.address, to }, fromBlock: 0n });
-  return {
-    total: logs.reduce((sum, l) => sum + (l.args.value ?? 0n), 0n),
-    count: logs.length,
-    hashes: logs.map((l) => l.transactionHash as Hex),
-  };
-}
-
-export interface Agent {
-  address: Hex;
-  key: Hex;
-  env: Record<string, string | undefined>;
-  grantFile: string;
-}
-
-/** A fresh agent wallet S with gas and no USDC, granted `perDay`/`per30Days` USDC by O, the grant imported by S. */
-async function agentWithGrant(perDay: string, per30Days: string): Promise<Agent> {
-  const key = `0x${randomBytes(32).toString('hex')}` as Hex;
-  registerSecret(key);
-  const address = privateKeyToAccount(key).address;
-  await s.sb.control('/__sandbox/fund', { address, eth: '1' });
-  const grantFile = path.join(s.home.dir, `grant-${address}.json`);
-  const granted = await runCli(
-    ['--json', 'budget', 'grant', '--to', address, '--usdc-per-day', perDay, '--usdc-per-30-days', per30Days, '--expires', '7d', '--out', grantFile, '--yes'],
-    s.home,
-    { env: owner.env },
-  );
-  expect(granted.code, granted.stdout + granted.stderr).toBe(0);
-  const env = { ...s.sb.env(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined, LOOPSIGN_PRIVATE_KEY: key };
-  const imported = await runCli(['--json', 'budget', 'import', grantFile], s.home, { env });
-  expect(imported.code, imported.stdout + imported.stderr).toBe(0);
-  return { address, key, env, grantFile };
-}
-
-let n = 0;
-/** An ask file: a `bounty` (display USDC) bounty, and with `bonus` a USDC feedback bonus. */
-function askFile(bounty: string, bonus?: string): string {
-  const atomic = (v: string) => String(BigInt(Math.round(Number(v) * 1e6)));
-  const id = `budget-${process.pid}-${Date.now()}-${n++}`;
-  return s.home.file(
-    `${id}.json`,
-    JSON.stringify({
-      chainId: 31337,
-      clientRequestId: id,
-      maxPaymentAmount: String(BigInt(atomic(bounty)) + (bonus ? BigInt(atomic(bonus)) : 0n)),
-      bounty: { amount: atomic(bounty), asset: 'USDC', requiredVoters: '3' },
-      ...(bonus ? { feedbackBonus: { amount: atomic(bonus), asset: 'USDC' } } : {}),
-      question: { title: `Budget ask ${id}`, contextUrl: `https://example.com/budget/${id}`, categoryId: '1', tags: ['budget'] },
-    }),
-  );
-}
+const balance = (who: Hex) => usdcOf(s, who);
+const pulledTo = (to: Hex) => transfers(s, owner.address, to);
+const agentWithGrant = (perDay: string, per30Days: string) => grantTo(s, owner, perDay, per30Days);
+const askFile = (bounty: string, bonus?: string) => budgetAsk(s, bounty, bonus).file;
 
 async function ask(agent: Agent, file: string, flags: string[] = [], env: Record<string, string> = {}) {
   return runCli(['--json', 'ask', '--file', file, ...flags], s.home, { env: { ...agent.env, ...env } });
