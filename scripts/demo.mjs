@@ -155,6 +155,56 @@ async function mcpStep(sbEnv, file) {
   if (refused.error?.code !== 'policy_limit') throw new Error(`step "${title}": the ask was not refused by the policy`);
 }
 
+/**
+ * Issue 38: the wallet this demo created is an agent's (S) with gas and no USDC; the sandbox's dev wallet, its owner
+ * O, grants it 2 USDC a day on chain; S's ask pulls its 1.5 USDC bounty from O through MetaMask's DelegationManager, and
+ * a second ask past the day's cap is refused (budget_exhausted) before anything is signed.
+ */
+async function budgetSteps(sbEnv) {
+  const agentEnv = {
+    LOOPSIGN_CHAIN_ID: '31337',
+    LOOPSIGN_SANDBOX_MANIFEST: sbEnv.LOOPSIGN_SANDBOX_MANIFEST,
+    LOOPSIGN_PASSWORD_FILE: passwordFile,
+  };
+  const agent = JSON.parse(
+    spawnSync(process.execPath, [bin, '--json', 'wallet', 'address'], { env: { ...env, ...agentEnv }, encoding: 'utf8' }).stdout,
+  ).address;
+  step("the sandbox gives the agent's wallet gas, and no USDC", ['sandbox', 'fund', agent, '--usdc', '0', '--lrep', '0'], agentEnv);
+  const grant = path.join(home, 'grant.json');
+  step(
+    "the owner (the dev wallet) grants the agent 2 USDC a day, enforced on chain by MetaMask's delegation contracts",
+    ['budget', 'grant', '--to', agent, '--usdc-per-day', '2', '--usdc-per-30-days', '10', '--expires', '1d', '--out', grant, '--yes'],
+    sbEnv,
+  );
+  step('the agent imports the grant (checked against the chain and its own address)', ['budget', 'import', grant], agentEnv);
+  const budgetAsk = (id) => {
+    const file = path.join(home, `${id}.json`);
+    writeFileSync(
+      file,
+      JSON.stringify({
+        chainId: 31337,
+        clientRequestId: id,
+        maxPaymentAmount: '1500000',
+        bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+        question: { title: `Agent question ${id}`, contextUrl: `https://example.com/${id}`, categoryId: '1', tags: ['budget', 'demo'] },
+      }),
+    );
+    return file;
+  };
+  step(
+    "the agent asks: it pulls the 1.5 USDC bounty from the owner's grant, then pays",
+    ['ask', '--file', budgetAsk('demo-agent-ask-1'), '--payment-mode', 'wallet_calls'],
+    agentEnv,
+  );
+  step(
+    "a second 1.5 USDC ask would cross the 2 USDC day: refused by the chain's numbers (budget_exhausted, exit 5), nothing signed",
+    ['ask', '--file', budgetAsk('demo-agent-ask-2'), '--payment-mode', 'wallet_calls'],
+    agentEnv,
+    5,
+  );
+  step("the grant as the chain's enforcers count it", ['budget', 'show', '--grant', grant], agentEnv);
+}
+
 let sandbox;
 try {
   step('create an encrypted wallet', ['wallet', 'new', '--password-file', passwordFile]);
@@ -350,6 +400,7 @@ try {
     readFileSync(askFile, 'utf8').replace('demo-release-go-no-go', 'demo-mcp-ask').replace('release 42', 'release 44'),
   );
   await mcpStep(sbEnv, mcpFile);
+  await budgetSteps(sbEnv);
   step('balances afterwards: the refused plan moved nothing', ['wallet', 'balance'], sbEnv);
   console.log('\nsummary');
   console.log(`  ${'step'.padEnd(96)} ${'time'.padStart(8)}  exit  transactions`);
