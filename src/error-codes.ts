@@ -870,9 +870,9 @@ const BUDGET = {
     'the configured signer cannot sign what a grant needs (EIP-712 typed data, and an EIP-7702 authorization the first time); use a keystore, KMS or JSON-RPC signer.',
   ),
   budget_confirmation_required: refused(
-    'a grant is shown to a person before it is signed, and no terminal can ask here; run it on a terminal, or pass --yes after reading the plan (`--json` prints it). Nothing was signed.',
+    'a grant or a revocation is shown to a person before it is signed, and no terminal can ask here; run it on a terminal, or pass --yes after reading the plan (`--json` prints it). Nothing was signed.',
   ),
-  budget_declined: refused('the person declined the grant at the prompt; nothing was signed or sent.'),
+  budget_declined: refused('the person declined the grant or revocation at the prompt; nothing was signed or sent.'),
   budget_no_grant: usage('no grant file was given and none is recorded for this chain; pass --grant grant.json, or grant one first.'),
   budget_grant_invalid: usage(
     'the grant file is not a loopsign grant for this chain (its shape, chain or contracts differ); have the owner run `loopsign budget grant` again.',
@@ -916,6 +916,11 @@ const BUDGET = {
   budget_read_failed: chain(
     "reading the grant's state from the enforcers failed; check the RPC and run again (nothing is signed by `budget show`).",
   ),
+  budget_revoke_target: usage('`budget revoke` needs exactly one of --grant <file|id> (one grant) and --all (every grant of this wallet).'),
+  budget_grant_not_found: usage(
+    'no grant with that id is recorded in the state folder; pass the grant file, or an id `loopsign budget show` lists.',
+  ),
+  budget_not_owner: usage("the grant is another wallet's: only its owner can revoke it; run it with the owner's signer."),
 };
 
 /** The table, by area (docs/errors.md keeps this order). */

@@ -10,6 +10,7 @@ import { startFakeAwsKms, type FakeKms } from './helpers/fake-aws-kms.js';
 import {
   CHAIN_ID,
   DELEGATE,
+  DELEGATOR,
   NO_CONFIG,
   OTHER_DELEGATE,
   delegateAndMine,
@@ -39,13 +40,14 @@ afterAll(async () => {
   await Promise.all([chain?.stop(), kms?.stop()]);
 });
 
-function open(from = FROM, keyId = KEY_ID) {
+function open(from = FROM, keyId = KEY_ID, pinned: { deleGator?: typeof DELEGATOR } = {}) {
   const resolved: ResolvedSigner = { source: { kind: 'aws', keyId }, from, origin: 'flag' };
   return openWallet(resolved, {
     config: NO_CONFIG,
     out: quietOut(),
     chainId: CHAIN_ID,
     delegate: DELEGATE,
+    ...pinned,
     aws: {
       clientConfig: {
         endpoint: kms.endpoint,
@@ -149,6 +151,16 @@ describe('AWS KMS signer', () => {
     const raw = await chain.pub.getTransaction({ hash: receipt.transactionHash });
     expect(raw.type).toBe('eip7702');
     expect(raw.authorizationList?.[0]?.address.toLowerCase()).toBe(DELEGATE.toLowerCase());
+    await wallet.close();
+  });
+  it("signs the EIP-7702 delegation to the pinned budget DeleGator (an owner's first grant); unpinned, that address is refused", async () => {
+    kms.setMode({});
+    const unpinned = await (await open()).account;
+    await expectExit(unpinned.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATOR, nonce: 1 }), 5, 'authorization_foreign_delegate');
+    const wallet = await open(FROM, undefined, { deleGator: DELEGATOR });
+    const receipt = await delegateAndMine(chain, await wallet.account, DELEGATOR);
+    const mined = await chain.pub.getTransaction({ hash: receipt.transactionHash });
+    expect(mined.authorizationList?.[0]?.address.toLowerCase()).toBe(DELEGATOR.toLowerCase());
     await wallet.close();
   });
 });

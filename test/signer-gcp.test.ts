@@ -11,6 +11,7 @@ import { startFakeGcpKms, type FakeGcp } from './helpers/fake-gcp-kms.js';
 import {
   CHAIN_ID,
   DELEGATE,
+  DELEGATOR,
   NO_CONFIG,
   OTHER_DELEGATE,
   delegateAndMine,
@@ -39,13 +40,14 @@ afterAll(async () => {
   await Promise.all([chain?.stop(), gcp?.stop()]);
 });
 
-function open(from = FROM, keyVersion = KEY_VERSION) {
+function open(from = FROM, keyVersion = KEY_VERSION, pinned: { deleGator?: typeof DELEGATOR } = {}) {
   const resolved: ResolvedSigner = { source: { kind: 'gcp', keyVersion }, from, origin: 'flag' };
   return openWallet(resolved, {
     config: NO_CONFIG,
     out: quietOut(),
     chainId: CHAIN_ID,
     delegate: DELEGATE,
+    ...pinned,
     gcp: { clientOptions: gcp.clientOptions },
   });
 }
@@ -129,6 +131,16 @@ describe('Cloud KMS signer', () => {
     gcp.setMode({});
     const wallet = await open();
     await delegateAndMine(chain, await wallet.account);
+    await wallet.close();
+  });
+  it("signs the EIP-7702 delegation to the pinned budget DeleGator (an owner's first grant); unpinned, that address is refused", async () => {
+    gcp.setMode({});
+    const unpinned = await (await open()).account;
+    await expectExit(unpinned.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATOR, nonce: 1 }), 5, 'authorization_foreign_delegate');
+    const wallet = await open(FROM, undefined, { deleGator: DELEGATOR });
+    const receipt = await delegateAndMine(chain, await wallet.account, DELEGATOR);
+    const mined = await chain.pub.getTransaction({ hash: receipt.transactionHash });
+    expect(mined.authorizationList?.[0]?.address.toLowerCase()).toBe(DELEGATOR.toLowerCase());
     await wallet.close();
   });
 });

@@ -15,7 +15,7 @@ import {
 import { privateKeyToAccount, toAccount } from 'viem/accounts';
 import { guardAccount, hashAuthorizationTuple } from '../src/wallet/signers/guard.js';
 import { SECP256K1_N } from '../src/wallet/signers/signature.js';
-import { CHAIN_ID, DELEGATE, OTHER_DELEGATE, TARGET, expectExit, expectLowS } from './helpers/signers.js';
+import { CHAIN_ID, DELEGATE, DELEGATOR, OTHER_DELEGATE, TARGET, expectExit, expectLowS } from './helpers/signers.js';
 
 const key = privateKeyToAccount(keccak256(toHex('loopsign guard test key')));
 const other = privateKeyToAccount(keccak256(toHex('loopsign guard other key')));
@@ -171,6 +171,32 @@ describe('verifying guard', () => {
     expect(asked).toEqual([]);
     const unpinned = guardAccount(key, { from: FROM, label: 'x', chainId: CHAIN_ID });
     await expectExit(unpinned.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATE, nonce: 1 }), 5, 'no_pinned_delegate');
+  });
+
+  it("authorizes the chain's pinned budget DeleGator beside the batch delegate, alone or with it, and still no other address", async () => {
+    const both = guardAccount(key, { from: FROM, label: 'x', chainId: CHAIN_ID, delegate: DELEGATE, deleGator: DELEGATOR });
+    const signed = await both.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATOR, nonce: 3 });
+    expect(signed.address).toBe(DELEGATOR);
+    const t4 = { ...tx, type: 'eip7702', accessList: undefined, authorizationList: [signed] } as never;
+    expect(parseTransaction(await both.signTransaction(t4)).authorizationList?.[0]?.address.toLowerCase()).toBe(DELEGATOR.toLowerCase());
+    await expectExit(
+      both.signAuthorization!({ chainId: CHAIN_ID, address: OTHER_DELEGATE, nonce: 3 }),
+      5,
+      'authorization_foreign_delegate',
+    );
+    const onlyDeleGator = guardAccount(key, { from: FROM, label: 'x', chainId: CHAIN_ID, deleGator: DELEGATOR });
+    expect((await onlyDeleGator.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATOR, nonce: 3 })).address).toBe(DELEGATOR);
+    await expectExit(
+      onlyDeleGator.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATE, nonce: 3 }),
+      5,
+      'authorization_foreign_delegate',
+    );
+    // Without it pinned (another chain, or no anchors), the DeleGator is a foreign delegate like any other.
+    await expectExit(
+      signer().account.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATOR, nonce: 3 }),
+      5,
+      'authorization_foreign_delegate',
+    );
   });
 
   it('refuses bytes that are no transaction, and an unsigned one', async () => {

@@ -10,7 +10,9 @@ import { startHostileRpc, type HostileRpc } from './helpers/hostile-rpc.js';
 import {
   CHAIN_ID,
   DELEGATE,
+  DELEGATOR,
   NO_CONFIG,
+  OTHER_DELEGATE,
   TARGET,
   expectExit,
   expectLowS,
@@ -39,9 +41,16 @@ afterAll(async () => {
   await chain?.stop();
 });
 
-function open(from: Address = FROM, url = rpc.url()) {
+function open(from: Address = FROM, url = rpc.url(), pinned: { deleGator?: Address } = {}) {
   const resolved: ResolvedSigner = { source: parseSignerSpec(`rpc:${url}`), from, origin: 'flag' };
-  return openWallet(resolved, { config: NO_CONFIG, out: quietOut(), chainId: CHAIN_ID, delegate: DELEGATE, rpc: { timeoutMs: 20_000 } });
+  return openWallet(resolved, {
+    config: NO_CONFIG,
+    out: quietOut(),
+    chainId: CHAIN_ID,
+    delegate: DELEGATE,
+    ...pinned,
+    rpc: { timeoutMs: 20_000 },
+  });
 }
 const signingCalls = () => rpc.methods.filter((m) => m !== 'eth_accounts').length;
 async function call(account: Awaited<ReturnType<typeof open>>['account'] extends Promise<infer A> ? A : never) {
@@ -94,6 +103,19 @@ describe('JSON-RPC remote signer', () => {
     const account = await wallet.account;
     const before = signingCalls();
     await expectExit(account.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATE, nonce: 1 }), 5, 'signer_cannot_delegate');
+    expect(signingCalls()).toBe(before);
+  });
+
+  it("the pinned budget DeleGator is a delegate it may name: refused for the signer's reason, not as a foreign delegate", async () => {
+    rpc.mode = 'honest';
+    const account = await (await open(FROM, rpc.url(), { deleGator: DELEGATOR })).account;
+    const before = signingCalls();
+    await expectExit(account.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATOR, nonce: 1 }), 5, 'signer_cannot_delegate');
+    await expectExit(
+      account.signAuthorization!({ chainId: CHAIN_ID, address: OTHER_DELEGATE, nonce: 1 }),
+      5,
+      'authorization_foreign_delegate',
+    );
     expect(signingCalls()).toBe(before);
   });
 

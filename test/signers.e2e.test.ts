@@ -3,6 +3,8 @@
 // and `wallet address`; and every refusal before anything is signed — two signers named at once (exit 2), a --from
 // the signer does not hold (exit 6), --atomic with a signer that cannot delegate (exit 5), an MCP server asked to
 // serve an external signer with no spending policy (exit 2).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keccak256, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -132,5 +134,44 @@ describe('refused before anything is signed', () => {
     expect(r.code, r.stdout).toBe(2);
     expect(r.json().error.code).toBe('policy_required');
     expect(r.json().error.message).toMatch(/external signer signs for the agent/);
+  });
+});
+
+describe('an owner whose key is in KMS grants a budget (issue 38)', () => {
+  it("the first grant points the KMS key's account at the configured chain's pinned DeleGator, then signs the grant", async () => {
+    const deleGator = JSON.parse(readFileSync(path.join(s.sb.stateDir, 'manifest.json'), 'utf8')).delegation.contracts.deleGator as string;
+    const agent = privateKeyToAccount(keccak256(toHex('loopsign e2e budget agent'))).address;
+    const out = path.join(home.dir, 'kms-grant.json');
+    const r = await runCli(
+      [
+        '--json',
+        '--signer',
+        `aws:${KEY_ID}`,
+        '--from',
+        FROM,
+        'budget',
+        'grant',
+        '--to',
+        agent,
+        '--usdc-per-day',
+        '1',
+        '--usdc-per-30-days',
+        '5',
+        '--expires',
+        '7d',
+        '--out',
+        out,
+        '--yes',
+      ],
+      home,
+      { env: { ...awsEnv(), LOOPSIGN_KEYSTORE: undefined, LOOPSIGN_PASSWORD_FILE: undefined } },
+    );
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.json()).toMatchObject({ owner: FROM, session: agent, ownerCode: 'none' });
+    const pub = createPublicClient({ transport: http(s.sb.info.rpcUrl) });
+    const tx = await pub.getTransaction({ hash: r.json().delegationTx });
+    expect(tx.from.toLowerCase()).toBe(FROM.toLowerCase());
+    expect(tx.authorizationList?.[0]?.address.toLowerCase()).toBe(deleGator.toLowerCase());
+    expect((await pub.getCode({ address: FROM }))?.toLowerCase()).toBe(`0xef0100${deleGator.slice(2).toLowerCase()}`);
   });
 });

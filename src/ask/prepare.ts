@@ -97,6 +97,12 @@ export async function refuseDelegationIfUnsupported(wallet: Wallet, ctx: Context
   const delegate = settings.chain.batchDelegate;
   const code = ((await client.getCode({ address: wallet.address })) ?? '0x').toLowerCase();
   if (delegate && code === `0xef0100${delegate.slice(2).toLowerCase()}`) return;
+  // An owner already on the pinned DeleGator (a budget grant, issue 38) runs its batches there: no authorization needed.
+  const { delegationAnchors, hasDelegationAnchors } = await import('../chains/delegation.js');
+  if (hasDelegationAnchors(settings.chain.chainId, settings.manifest)) {
+    const deleGator = delegationAnchors(settings.chain.chainId, settings.manifest).contracts.deleGator;
+    if (code === `0xef0100${deleGator.slice(2).toLowerCase()}`) return;
+  }
   throw new RefusedError(
     'signer_cannot_delegate',
     `refused: --atomic may need an EIP-7702 authorization, which ${describeSource(wallet.source)} cannot sign: ${wallet.capabilities.authorizationReason ?? 'not supported'}; nothing was signed`,

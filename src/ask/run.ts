@@ -119,5 +119,9 @@ async function buildExecutor(run: Run): Promise<Executor> {
     cannotDelegate: run.cannotDelegate,
     maxFeePerGas: run.maxFeePerGas,
     waitFinal: run.waitFinal,
+    deleGator: async () => {
+      const { trustedDeleGator } = await import('../chains/delegation.js');
+      return trustedDeleGator(run.client, run.chain.chainId, (await run.ctx.chain()).settings.manifest, run.ctx.paths.state);
+    },
   });
 }

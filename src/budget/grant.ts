@@ -1,8 +1,8 @@
 // The owner's side of a budget grant (issue 38): plan (read the chain, check the pinned contracts' code, decide the
 // caveats), then, once a person said yes, point the owner's account at the pinned DeleGator (EIP-7702) if it is not
-// yet, and sign the Delegation. Everything signed is built here from the owner's own flags and the pinned anchors.
+// yet (a journaled transaction on the executor, src/budget/owner-tx.ts), and sign the Delegation. Everything signed is built here from the owner's own flags and the pinned anchors.
 import { randomBytes } from 'node:crypto';
-import { formatGwei, isAddressEqual, parseAbi, type Hex, type LocalAccount, type PublicClient } from 'viem';
+import { isAddressEqual, parseAbi, type Hex, type LocalAccount, type PublicClient } from 'viem';
 import { ChainError, RefusedError, UsageError } from '../errors.js';
 import type { Address } from '../chains/table.js';
 import { checkDelegationCode, type CheckedCode, type DelegationAnchors } from '../chains/delegation.js';
@@ -26,7 +26,6 @@ export interface GrantDeps {
   /** The chain's pinned Calibur (loopsign's batch delegate): the only other code the owner may run, and is replaced. */
   batchDelegate?: Address;
   stateDir: string;
-  maxFeePerGas: bigint;
 }
 
 /** The owner's EIP-7702 state: none, the pinned DeleGator already, or loopsign's batch delegate (which the grant replaces). */
@@ -100,57 +99,35 @@ export async function planGrant(d: GrantDeps, r: GrantRequest): Promise<GrantPla
   };
 }
 
-/**
- * Points the owner's account at the pinned DeleGator: one type-4 transaction to itself (no call), whose authorization
- * (nonce + 1: the sender's own nonce is used by the transaction first) names the DeleGator. Checked on chain after.
- */
-async function delegateOwner(d: GrantDeps, account: LocalAccount): Promise<Hex> {
-  if (!account.signAuthorization)
-    throw new UsageError('budget_signer_unsupported', 'the configured signer cannot sign an EIP-7702 authorization', {
-      hint: 'use the keystore (or LOOPSIGN_PRIVATE_KEY) for the first grant of this account',
-    });
-  const nonce = await d.client.getTransactionCount({ address: d.owner, blockTag: 'pending' });
-  const authorization = await account.signAuthorization({ address: d.anchors.contracts.deleGator, chainId: d.chainId, nonce: nonce + 1 });
-  const fees = await d.client.estimateFeesPerGas();
-  if (fees.maxFeePerGas > d.maxFeePerGas)
-    throw new ChainError(
-      'fee_cap',
-      `the network asks ${formatGwei(fees.maxFeePerGas)} gwei per gas, above the cap of ${formatGwei(d.maxFeePerGas)}; nothing was signed`,
-      { hint: 'wait for fees to fall, or raise maxFeePerGasGwei (LOOPSIGN_MAX_FEE_GWEI)' },
-    );
-  const request = { account: d.owner, to: d.owner, data: '0x' as Hex, value: 0n, authorizationList: [authorization] };
-  const gas = ((await d.client.estimateGas(request)) * 12n) / 10n;
-  const raw = await account.signTransaction({
-    type: 'eip7702',
-    chainId: d.chainId,
-    nonce,
-    to: d.owner,
-    data: '0x',
-    value: 0n,
-    gas,
-    maxFeePerGas: fees.maxFeePerGas,
-    maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-    authorizationList: [authorization],
-  });
-  const hash = await d.client.sendRawTransaction({ serializedTransaction: raw });
-  const receipt = await d.client.waitForTransactionReceipt({ hash, pollingInterval: 250 });
-  const now = delegatedTo(await d.client.getCode({ address: d.owner }));
-  if (receipt.status !== 'success' || !now || !isAddressEqual(now, d.anchors.contracts.deleGator))
-    throw new ChainError('rpc_failed', `the transaction ${hash} that points the owner at the DeleGator did not take effect`, {
-      hint: 'check the transaction on the chain, then run `loopsign budget grant` again',
-    });
-  return hash;
-}
-
 export interface SignedGrant {
   grant: GrantFile;
   /** The EIP-7702 transaction, when this grant set the owner's delegation. */
   delegationTx?: Hex;
 }
 
-export async function signGrant(d: GrantDeps, plan: GrantPlan, account: LocalAccount, now: Date): Promise<SignedGrant> {
+/**
+ * Signs the grant once the owner runs the DeleGator: `delegate` points the account at it first (a journaled transaction
+ * on the executor, src/budget/owner-tx.ts; it settles what an earlier run journaled, and sends nothing when the account
+ * already runs the DeleGator) and returns its transaction, if it sent or resumed one.
+ */
+export async function signGrant(
+  d: GrantDeps,
+  plan: GrantPlan,
+  account: LocalAccount,
+  now: Date,
+  delegate: () => Promise<Hex | undefined>,
+): Promise<SignedGrant> {
   if (!account.signTypedData) throw new UsageError('budget_signer_unsupported', 'the configured signer cannot sign EIP-712 typed data');
-  const delegationTx = plan.ownerCode === 'deleGator' ? undefined : await delegateOwner(d, account);
+  const delegationTx = await delegate();
+  const code = delegatedTo(await d.client.getCode({ address: d.owner }));
+  if (!code || !isAddressEqual(code, plan.anchors.contracts.deleGator))
+    throw new ChainError(
+      'rpc_failed',
+      `the owner ${d.owner} does not run the DeleGator ${plan.anchors.contracts.deleGator} after its delegation; nothing was signed`,
+      {
+        hint: 'check the transaction on the chain, then run `loopsign budget grant` again',
+      },
+    );
   const unsigned = {
     delegate: plan.limits.session,
     delegator: plan.owner,

@@ -93,6 +93,11 @@ export function delegationAnchors(chainId: number, manifest?: SandboxManifest): 
   });
 }
 
+/** Whether the chain pins budget contracts: Base, Base Sepolia, and a sandbox whose manifest names them. */
+export function hasDelegationAnchors(chainId: number, manifest?: SandboxManifest): boolean {
+  return chainId === 8453 || chainId === 84532 || (chainId === 31337 && manifest?.delegation !== undefined);
+}
+
 export interface CheckedCode {
   name: DelegationContractName;
   address: Address;
@@ -123,12 +128,17 @@ async function readRecorded(file: string): Promise<Record<string, string>> {
  * recorded now when none is). A contract with no code, or with other code, is refused (exit 4): nothing is signed
  * against it.
  */
-export async function checkDelegationCode(client: PublicClient, anchors: DelegationAnchors, stateDir: string): Promise<CheckedCode[]> {
+export async function checkDelegationCode(
+  client: PublicClient,
+  anchors: DelegationAnchors,
+  stateDir: string,
+  names: readonly DelegationContractName[] = DELEGATION_CONTRACT_NAMES,
+): Promise<CheckedCode[]> {
   const file = codeHashFile(stateDir);
   const recorded = await readRecorded(file);
   let changed = false;
   const out: CheckedCode[] = [];
-  for (const name of DELEGATION_CONTRACT_NAMES) {
+  for (const name of names) {
     const address = anchors.contracts[name];
     const code = await client.getCode({ address });
     if (!code || code === '0x') {
@@ -172,4 +182,24 @@ function mismatch(name: string, address: Address, expected: Hex, actual: Hex, ho
       details: { contract: name, address, expected, actual },
     },
   );
+}
+
+/**
+ * The configured chain's pinned DeleGator as a trusted batch delegate of the executor (issue 38: an owner's account on
+ * it keeps running atomic plans), with its code checked like every anchor's; undefined where the chain pins none.
+ */
+export function trustedDeleGator(
+  client: PublicClient,
+  chainId: number,
+  manifest: SandboxManifest | undefined,
+  stateDir: string,
+): { address: Address; verify(): Promise<void> } | undefined {
+  if (!hasDelegationAnchors(chainId, manifest)) return undefined;
+  const anchors = delegationAnchors(chainId, manifest);
+  return {
+    address: anchors.contracts.deleGator,
+    verify: async () => {
+      await checkDelegationCode(client, anchors, stateDir, ['deleGator']);
+    },
+  };
 }

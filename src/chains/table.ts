@@ -48,6 +48,11 @@ export interface ChainConfig {
    * @metamask/delegation-deployments (Delegation Framework v1.3.0); the sandbox: its manifest.
    */
   delegationManager?: Address;
+  /**
+   * The budget trust anchors (src/chains/delegation.ts) an owner's own revocations call (issue 38): set only by the
+   * `budget` commands, so no other plan's calls to them are ever accounted for.
+   */
+  delegation?: { delegationManager: Address; nonceEnforcer: Address };
   defaultRpcUrl?: string;
   /**
    * Which block a slot's fate is final at before its calls may move to a new nonce (issue 35): `finalized` (default)

@@ -16,6 +16,12 @@ export interface BudgetShowOptions {
   grant?: string;
 }
 
+export interface BudgetRevokeOptions {
+  grant?: string;
+  all?: boolean;
+  yes?: boolean;
+}
+
 export function defineBudget(program: Command, lazy: Lazy): void {
   const budget = program
     .command('budget')
@@ -67,6 +73,28 @@ export function defineBudget(program: Command, lazy: Lazy): void {
       lazy(
         () => import('./budget.js'),
         (m) => m.budgetShow,
+      ),
+    );
+  budget
+    .command('revoke')
+    .description(
+      'owner side: stop a grant on chain (DelegationManager.disableDelegation) or every grant of this wallet (NonceEnforcer.incrementNonce): one transaction from this wallet',
+    )
+    .option('--grant <file|id>', 'the grant to revoke: its file, or its id (delegation hash) as `budget show` lists it')
+    .option('--all', 'revoke every grant of this wallet, recorded here or not (grants signed later still work)')
+    .option('--yes', 'send without the y/N question (read the plan first: `--json` prints it)')
+    .addHelpText(
+      'after',
+      examples([
+        'loopsign budget revoke --grant grant.json',
+        'loopsign budget revoke --all',
+        'loopsign --json budget revoke --grant 0x1a2b… --yes',
+      ]),
+    )
+    .action(
+      lazy(
+        () => import('./budget-revoke.js'),
+        (m) => m.budgetRevoke,
       ),
     );
 }

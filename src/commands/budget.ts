@@ -54,7 +54,6 @@ export async function budgetGrant(ctx: Context, o: BudgetGrantOptions): Promise<
       anchors,
       ...(chain.batchDelegate ? { batchDelegate: chain.batchDelegate } : {}),
       stateDir: ctx.paths.state,
-      maxFeePerGas: settings.maxFeePerGas.value,
     };
     const plan = await planGrant(deps, { session, perDay, per30Days, expiresInSeconds });
     const l = plan.limits;
@@ -88,7 +87,19 @@ export async function budgetGrant(ctx: Context, o: BudgetGrantOptions): Promise<
       plan.ownerCode === 'deleGator' ? 'signing the grant' : 'delegating this wallet to the DeleGator, then signing the grant',
     );
     const account = await wallet.account;
-    const signed = await signGrant(deps, plan, account, new Date(ctx.clock.now()));
+    const { delegateOwner } = await import('../budget/owner-tx.js');
+    const owner = {
+      ctx,
+      client,
+      chain,
+      anchors,
+      account,
+      cannotDelegate: wallet.capabilities.authorization ? undefined : (wallet.capabilities.authorizationReason ?? 'not supported'),
+      maxFeePerGas: settings.maxFeePerGas.value,
+    };
+    const signed = await signGrant(deps, plan, account, new Date(ctx.clock.now()), async () =>
+      plan.ownerCode === 'deleGator' ? undefined : delegateOwner(owner),
+    );
     const text = JSON.stringify(signed.grant, null, 2) + '\n';
     await writeFileNoFollow(out, text, { replace: o.force === true, replaceFlag: '--force' });
     const hash = signed.grant.delegations[0]!.hash;

@@ -162,6 +162,8 @@ export async function runRate(ctx: Context, opts: RateOptions): Promise<RateOutc
       cannotDelegate: signer.capabilities.authorization ? undefined : (signer.capabilities.authorizationReason ?? 'not supported'),
       maxFeePerGas: settings.maxFeePerGas.value,
       waitFinal: opts.waitFinal === true,
+      deleGator: async () =>
+        (await import('../chains/delegation.js')).trustedDeleGator(client, chain.chainId, settings.manifest, ctx.paths.state),
     });
   };
   try {

@@ -166,6 +166,8 @@ export const KIND_DATA = {
   'private-review': z
     .object({ baseUrl: z.string().optional(), idempotencyKey: z.string().optional(), payloadDigest: z.string().optional() })
     .passthrough(),
+  // An owner's budget transaction (issue 38): the EIP-7702 delegation of a first grant, or a revocation.
+  budget: z.object({ grant: hash.optional() }).passthrough(),
   'project-create': z
     .object({
       request: serviceDoc.optional(),

@@ -70,6 +70,19 @@ export interface ExecutorOptions {
   maxFeePerGas: bigint;
   /** When a slot's fate is not final yet, wait in place (a terminal's --wait-final) instead of stopping (exit 4). */
   waitFinal?: boolean;
+  /** The configured chain's pinned DeleGator (issue 38), trusted as this wallet's batch delegate once it runs it; asked for only by an atomic plan. */
+  deleGator?: () => Promise<TrustedDeleGator | undefined>;
+}
+
+/**
+ * An owner's account on the pinned DeleGator of a budget grant (issue 38) runs its atomic plans through the DeleGator's
+ * ERC-7579 `execute(mode, executionCalldata)`: the same selector, batch mode 0x01 and (target, value, data)[] encoding as
+ * ERC-7821, callable by the account itself. Its address comes from the chain's trust anchors (src/chains/delegation.ts).
+ */
+export interface TrustedDeleGator {
+  address: Hex;
+  /** Refuses unless the code at `address` is the pinned (or first-use recorded) DeleGator's. */
+  verify(): Promise<void>;
 }
 
 const RESERVATION_WAIT_MS = 1250;
@@ -89,6 +102,7 @@ export class Executor {
   private readonly cannotDelegate: string | undefined;
   private readonly maxFeePerGas: bigint;
   private readonly waitFinal: boolean;
+  private readonly deleGator: (() => Promise<TrustedDeleGator | undefined>) | undefined;
   private holding = false;
 
   constructor(o: ExecutorOptions) {
@@ -104,6 +118,7 @@ export class Executor {
       maxFeePerGas: this.maxFeePerGas,
     } = o);
     this.waitFinal = o.waitFinal === true;
+    this.deleGator = o.deleGator;
   }
 
   /** The transactions a plan becomes under a mode (chain.md §12.5 for segmented). */
@@ -930,6 +945,8 @@ export class Executor {
   }
 
   private async delegateState(): Promise<{ delegate: Hex; delegateCode: Hex; needsAuthorization: boolean }> {
+    const onDeleGator = await this.deleGatorState();
+    if (onDeleGator) return onDeleGator;
     const delegate = this.chain.batchDelegate as Hex | undefined;
     if (!delegate) {
       throw new RefusedError(
@@ -989,6 +1006,76 @@ export class Executor {
       );
     }
     return { delegate, delegateCode, needsAuthorization: false };
+  }
+
+  /** This wallet already runs the trusted DeleGator (a budget grant's owner): its code checked, it runs the batch. */
+  private async deleGatorState(): Promise<{ delegate: Hex; delegateCode: Hex; needsAuthorization: false } | undefined> {
+    const trusted = await this.deleGator?.();
+    if (!trusted) return undefined;
+    const delegate = trusted.address;
+    const code = ((await this.client.getCode({ address: this.account.address })) ?? '0x').toLowerCase();
+    if (code !== `0xef0100${delegate.slice(2).toLowerCase()}`) return undefined;
+    await trusted.verify();
+    const supports = await this.client
+      .readContract({ address: delegate, abi: erc7821Abi, functionName: 'supportsExecutionMode', args: [BATCH_MODE] })
+      .catch(() => false);
+    if (supports !== true)
+      throw new RefusedError('delegate_unsupported', `the pinned DeleGator ${delegate} does not support batch mode 0x01; nothing was sent`);
+    return { delegate, delegateCode: ((await this.client.getCode({ address: delegate })) ?? '0x') as Hex, needsAuthorization: false };
+  }
+
+  /**
+   * Points this wallet at `target` by EIP-7702 (issue 38: an owner's account onto the pinned DeleGator before its first
+   * grant) with one self-transaction that carries no call, its authorization at the transaction's nonce + 1. Journaled
+   * under `stage` like every transaction: under the wallet's claim, in a nonce slot (which holds the authorization's
+   * nonce too), resumed byte for byte. A rerun settles what was journaled first, and signs a new authorization only when
+   * the wallet is still not on `target` and nothing journaled can be mined any more. The caller decided that the wallet
+   * may leave what it runs now. Returns the transaction that set it, or undefined when the wallet already ran `target`.
+   */
+  async setDelegation(stage: string, target: Hex): Promise<Hex | undefined> {
+    return this.withWalletLock(async () => {
+      const self = this.account.address;
+      const designator = `0xef0100${target.slice(2).toLowerCase()}`;
+      await this.reviveDropped(stage);
+      let last: Hex | undefined;
+      for (const tx of this.op.txsFor(stage).filter(isLive)) {
+        const receipt = await this.resume(tx, async () => {});
+        if (receipt !== 'dropped') last = receipt.transactionHash;
+      }
+      if (((await this.client.getCode({ address: self })) ?? '0x').toLowerCase() === designator) return last;
+      if (this.cannotDelegate !== undefined)
+        throw new RefusedError(
+          'signer_cannot_delegate',
+          `refused: pointing ${self} at ${target} needs an EIP-7702 authorization this signer cannot sign (${this.cannotDelegate}); nothing was signed`,
+          { hint: 'sign this once with the keystore or a KMS key of the same address', details: { rule: 'signer_cannot_delegate' } },
+        );
+      const targetCode = ((await this.client.getCode({ address: target })) ?? '0x') as Hex;
+      if (targetCode === '0x')
+        throw new RefusedError('delegate_missing', `the delegate ${target} has no code on chain ${this.chain.chainId}; nothing was sent`);
+      // The self-call runs the delegate's receive once the authorization is processed: estimated with its code in place.
+      const request = { account: self, to: self, data: '0x' as Hex, value: 0n, stateOverride: [{ address: self, code: targetCode }] };
+      const gas = await this.client.estimateGas({ ...request, blockTag: 'pending' }).catch((error: unknown) => {
+        throw asKnownError(error);
+      });
+      const fees = await this.fees();
+      this.out.progress(`${stage}.delegate`, `delegating ${self} to ${target} (EIP-7702)`);
+      const receipt = await this.send(stage, [], [], 'batch+authorization', async (nonce) => {
+        // Self-executed: the transaction bumps the nonce before the authorization list is processed.
+        const authorization = await this.account.signAuthorization!({ chainId: this.chain.chainId, address: target, nonce: nonce + 1 });
+        return this.account.signTransaction({
+          type: 'eip7702',
+          chainId: this.chain.chainId,
+          to: self,
+          data: '0x',
+          value: 0n,
+          nonce,
+          gas: (gas * 13n) / 10n + 30_000n,
+          authorizationList: [authorization],
+          ...fees,
+        });
+      });
+      return receipt.transactionHash;
+    });
   }
 
   private async sendBatch(stage: string, seg: number[], calls: PlanCall[]): Promise<TransactionReceipt> {

@@ -3,7 +3,7 @@
 // spender pull up to its amount; a submit, bonus or commit call pulls an amount through an allowance or an
 // EIP-3009 authorization; everything else the plans contain moves nothing. A call this module cannot account for
 // is refused, whatever the plan guard said: the spend ledger must see every way money can leave.
-import { decodeAbiParameters, decodeFunctionData, parseTransaction, type Hex } from 'viem';
+import { decodeAbiParameters, decodeFunctionData, parseAbi, parseTransaction, type Hex } from 'viem';
 import { RefusedError } from '../errors.js';
 import { sameAddress } from '../hex.js';
 import type { ChainConfig } from '../chains/table.js';
@@ -32,6 +32,14 @@ export interface CallLike {
   to: Hex;
   data: Hex;
 }
+
+// An owner's revocations of budget grants (issue 38): MetaMask's DelegationManager v1.3.0 and NonceEnforcer.
+export const budgetRevokeAbi = parseAbi([
+  'struct Caveat { address enforcer; bytes terms; bytes args; }',
+  'struct Delegation { address delegate; address delegator; bytes32 authority; Caveat[] caveats; uint256 salt; bytes signature; }',
+  'function disableDelegation(Delegation _delegation)',
+  'function incrementNonce(address _delegationManager)',
+]);
 
 // The reward and bonus asset enums of the contracts (chain.md §5.1): LREP 0, USDC 1.
 const ASSET_OF_ENUM: Record<number, Asset> = { 0: 'LREP', 1: 'USDC' };
@@ -110,6 +118,16 @@ export function callEffects(chain: ChainConfig, call: CallLike): SpendEffect[] {
     }
     unaccounted(call, 'on the RoundVotingEngine is not an open, commit or reveal');
   }
+  const budget = chain.delegation;
+  if (budget && (to(budget.delegationManager) || to(budget.nonceEnforcer))) {
+    // They stop pulls from this wallet and move nothing: disableDelegation on the manager, incrementNonce(manager) on
+    // the NonceEnforcer (its nonce is the sender's, so only for this wallet).
+    const d = decoded(budgetRevokeAbi, call);
+    if (to(budget.delegationManager) && d?.functionName === 'disableDelegation') return [];
+    if (to(budget.nonceEnforcer) && d?.functionName === 'incrementNonce' && sameAddress(d.args[0] as Hex, budget.delegationManager))
+      return [];
+    unaccounted(call, 'on the budget contracts is not a revocation');
+  }
   if (to(chain.delegationManager)) {
     // A budget pull (issue 38): the owner's USDC or LREP moves to the recipient through the owner's grant. Nothing
     // leaves this wallet, so the pull counts as no spending (the ask's payment is what the ledger and the policy
@@ -135,6 +153,8 @@ export function callsOfRawTransaction(raw: Hex, wallet: Hex): CallLike[] {
 /** The calls of a transaction from `wallet` with this target and input (a mined one, read back from the chain). */
 export function callsOfTransaction(to: Hex, data: Hex, wallet: Hex): CallLike[] {
   if (!sameAddress(to, wallet)) return [{ to, data }];
+  // A self-send without data calls nothing (an EIP-7702 delegation's own transaction, issue 38; a cancel).
+  if (data === '0x') return [];
   const d = decodeFunctionData({ abi: erc7821Abi, data });
   const [calls] = decodeAbiParameters(
     [

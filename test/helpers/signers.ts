@@ -22,6 +22,8 @@ export const CHAIN_ID = 31337;
 /** The delegate the suites pin: Simple7702Account, the one entry on the Ledger app's EIP-7702 whitelist. */
 export const DELEGATE: Address = '0x4Cd241E8d1510e30b2076397afc7508Ae59C66c9';
 export const OTHER_DELEGATE: Address = '0x000000005c84F8Fd50b21CAC312528A64437030e';
+/** A chain's pinned budget DeleGator, as the Context passes it to external signers (Base's EIP7702StatelessDeleGator v1.3.0). */
+export const DELEGATOR: Address = '0x63c0c19a282a1B52b07dD5a65b58948A07DAE32B';
 export const TARGET: Address = '0x00000000000000000000000000000000000000c1';
 
 export interface Chain {
@@ -126,9 +128,9 @@ export async function expectTypedDataAndMessage(account: LocalAccount) {
 }
 
 /** The self-executed delegation loopsign's executor makes: authorization nonce = transaction nonce + 1. */
-export async function delegateAndMine(chain: Chain, account: LocalAccount): Promise<TransactionReceipt> {
+export async function delegateAndMine(chain: Chain, account: LocalAccount, target: Address = DELEGATE): Promise<TransactionReceipt> {
   const nonce = await chain.pub.getTransactionCount({ address: account.address, blockTag: 'pending' });
-  const authorization = await account.signAuthorization!({ chainId: CHAIN_ID, address: DELEGATE, nonce: nonce + 1 });
+  const authorization = await account.signAuthorization!({ chainId: CHAIN_ID, address: target, nonce: nonce + 1 });
   expect(BigInt(authorization.s) <= SECP256K1_N / 2n).toBe(true);
   const raw = await account.signTransaction({
     type: 'eip7702',
@@ -144,7 +146,7 @@ export async function delegateAndMine(chain: Chain, account: LocalAccount): Prom
   const receipt = await chain.mine(raw);
   expect(receipt.status).toBe('success');
   expect(receipt.from.toLowerCase()).toBe(account.address.toLowerCase());
-  expect((await chain.pub.getCode({ address: account.address }))?.toLowerCase()).toBe(`0xef0100${DELEGATE.slice(2).toLowerCase()}`);
+  expect((await chain.pub.getCode({ address: account.address }))?.toLowerCase()).toBe(`0xef0100${target.slice(2).toLowerCase()}`);
   return receipt;
 }
 

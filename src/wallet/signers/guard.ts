@@ -5,8 +5,8 @@
 //    found by recovery, and must recover to --from over the digest loopsign computed itself.
 //  - A signed transaction is parsed and compared field by field with what was asked; the bytes handed back are
 //    loopsign's own serialisation of the request with the checked signature, never the signer's bytes.
-//  - Authorizations: never chain id 0 (valid on every chain), never a delegate but the chain's pinned one, and the
-//    tuple a signer returns must be the one asked for.
+//  - Authorizations: never chain id 0 (valid on every chain), never a delegate but the chain's pinned ones (the batch
+//    delegate, and the budget DeleGator of its trust anchors), and the tuple a signer returns must be the one asked for.
 import {
   concatHex,
   hashMessage,
@@ -35,8 +35,10 @@ export interface GuardOptions {
   label: string;
   /** The configured chain: a transaction or authorization for another chain is refused. */
   chainId?: number;
-  /** The chain's pinned ERC-7821 batch delegate; without one, every authorization is refused. */
+  /** The chain's pinned ERC-7821 batch delegate; without one (and no deleGator), every authorization is refused. */
   delegate?: Address;
+  /** The chain's pinned budget DeleGator (src/chains/delegation.ts, issue 38): an owner's first grant points the account at it. */
+  deleGator?: Address;
   /** Why this signer cannot sign authorizations at all (capabilities.authorizationReason). */
   noAuthorizationReason?: string;
 }
@@ -65,7 +67,10 @@ function refuse(code: RefusedCode, message: string, details?: Record<string, unk
 }
 
 /** The authorization checks that come before any signer is asked (and again on a transaction's list). */
-export function checkAuthorizationRequest(a: AuthorizationTuple, options: Pick<GuardOptions, 'chainId' | 'delegate' | 'label'>): void {
+export function checkAuthorizationRequest(
+  a: AuthorizationTuple,
+  options: Pick<GuardOptions, 'chainId' | 'delegate' | 'deleGator' | 'label'>,
+): void {
   if (!Number.isSafeInteger(a.chainId) || a.chainId === 0) {
     refuse(
       'authorization_any_chain',
@@ -78,12 +83,13 @@ export function checkAuthorizationRequest(a: AuthorizationTuple, options: Pick<G
       `refused an EIP-7702 authorization for chain ${a.chainId}: loopsign is configured for chain ${options.chainId}`,
     );
   }
-  if (!options.delegate)
+  const pinned = [options.delegate, options.deleGator].filter((d): d is Address => d !== undefined);
+  if (pinned.length === 0)
     refuse('no_pinned_delegate', `refused an EIP-7702 authorization to ${a.address}: no batch delegate is pinned for this chain`);
-  if (!isAddressEqual(a.address, options.delegate)) {
+  if (!pinned.some((d) => isAddressEqual(a.address, d))) {
     refuse(
       'authorization_foreign_delegate',
-      `refused an EIP-7702 authorization to ${a.address}: the only delegate loopsign authorizes on this chain is the pinned ${options.delegate}`,
+      `refused an EIP-7702 authorization to ${a.address}: the only ${pinned.length === 1 ? 'delegate' : 'delegates'} loopsign authorizes on this chain ${pinned.length === 1 ? 'is' : 'are'} the pinned ${pinned.join(' and ')}`,
     );
   }
 }

@@ -25,8 +25,10 @@ export interface OpenWalletOptions {
   env: Env;
   /** The configured chain: signatures for another chain are refused. */
   chainId: number;
-  /** The chain's pinned batch delegate (chain.batchDelegate): the only one an authorization may name. */
+  /** The chain's pinned batch delegate (chain.batchDelegate): an authorization may name it, or the pinned DeleGator. */
   delegate?: Address;
+  /** The chain's pinned budget DeleGator (its trust anchors, src/chains/delegation.ts): an owner's grant delegates to it. */
+  deleGator?: Address;
   /** Device prompts and waits; defaults to out.progress. */
   progress?: ProgressSink;
   /** Per-source client settings: tests point them at loopback fakes; production passes none. */
@@ -82,6 +84,7 @@ export async function openWallet(resolved: ResolvedSigner, options: OpenWalletOp
       label,
       chainId: options.chainId,
       ...(options.delegate ? { delegate: options.delegate } : {}),
+      ...(options.deleGator ? { deleGator: options.deleGator } : {}),
       ...(capabilities.authorizationReason ? { noAuthorizationReason: capabilities.authorizationReason } : {}),
     }),
   );

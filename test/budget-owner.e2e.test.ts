@@ -1,0 +1,227 @@
+// The owner's side of on-chain budgets (issue 38) through the built binary, on the sandbox's anvil with MetaMask's
+// contracts: the grant's EIP-7702 delegation is a journaled transaction (killed after signing it, the rerun sends those
+// very bytes; killed after it is mined, the rerun sends nothing more); the owner's own atomic ask still pays, through
+// the DeleGator's batch execution; `budget revoke --grant` and `--all` stop grants on chain, and one agent's revoked
+// grant leaves another's working until --all.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createWalletClient, http, parseAbi, parseTransaction, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerSecret, runCli } from './helpers/cli.js';
+import { fundedWallet, openSession, type Session } from './helpers/chain.js';
+import { recordedOfKind } from './helpers/store.js';
+import { pullCalldata } from '../src/budget/delegation.js';
+import { delegationOf, parseGrantFile } from '../src/budget/grant-file.js';
+
+let s: Session;
+let contracts: Record<string, Hex>;
+let usdc: Hex;
+beforeAll(async () => {
+  s = await openSession({ raters: false });
+  contracts = JSON.parse(readFileSync(path.join(s.sb.stateDir, 'manifest.json'), 'utf8')).delegation.contracts;
+  usdc = s.sb.info.tokens.USDC.address as Hex;
+});
+afterAll(async () => {
+  await s.sb.stop();
+});
+
+const USDC = 1_000_000n;
+const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
+const balance = async (who: Hex) =>
+  (await s.pub.readContract({ address: usdc, abi: erc20, functionName: 'balanceOf', args: [who] })) as bigint;
+
+type Owner = Awaited<ReturnType<typeof fundedWallet>>;
+
+async function newAgent() {
+  const key = `0x${randomBytes(32).toString('hex')}` as Hex;
+  registerSecret(key);
+  const account = privateKeyToAccount(key);
+  await s.sb.control('/__sandbox/fund', { address: account.address, eth: '1' });
+  return { key, account, wallet: createWalletClient({ account, transport: http(s.sb.info.rpcUrl) }) };
+}
+
+const grantArgs = (to: Hex, out: string) => [
+  '--json',
+  'budget',
+  'grant',
+  '--to',
+  to,
+  '--usdc-per-day',
+  '5',
+  '--usdc-per-30-days',
+  '20',
+  '--expires',
+  '30d',
+  '--out',
+  out,
+  '--yes',
+];
+
+async function grant(owner: Owner, to: Hex, env: Record<string, string | undefined> = owner.env) {
+  const out = path.join(s.home.dir, `grant-${randomBytes(4).toString('hex')}.json`);
+  const r = await runCli(grantArgs(to, out), s.home, { env });
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  return { out, doc: r.json(), file: parseGrantFile(JSON.parse(readFileSync(out, 'utf8')), out) };
+}
+
+/** A pull of `amount` USDC by the agent under the grant, sent with fixed gas so that a refusal is mined as a revert. */
+async function pull(agent: Awaited<ReturnType<typeof newAgent>>, file: ReturnType<typeof parseGrantFile>, amount: bigint) {
+  const hash = await agent.wallet.sendTransaction({
+    chain: null,
+    to: contracts.delegationManager!,
+    data: pullCalldata(delegationOf(file), usdc, agent.account.address, amount),
+    gas: 900_000n,
+  });
+  return (await s.pub.waitForTransactionReceipt({ hash, pollingInterval: 50 })).status;
+}
+
+const designator = (a: Hex) => `0xef0100${a.slice(2).toLowerCase()}`;
+
+describe("the grant's EIP-7702 delegation runs on the executor", () => {
+  it('killed right after it is signed, the rerun sends those journaled bytes: one authorization, one transaction', async () => {
+    const owner = await fundedWallet(s.sb, s.pub);
+    const agent = await newAgent();
+    const out = path.join(s.home.dir, 'grant-killed-signed.json');
+    const killed = await runCli(grantArgs(agent.account.address, out), s.home, {
+      env: { ...owner.env, LOOPSIGN_CRASH_AFTER: 'delegate:signed:' },
+    });
+    expect(killed.code, `the first run must be killed after signing the delegation\n${killed.stdout}${killed.stderr}`).toBe(-1);
+    // Signed and journaled, never broadcast: the chain has nothing of it.
+    expect(await s.pub.getTransactionCount({ address: owner.address })).toBe(0);
+    const journaled = recordedOfKind(s.home, 'budget')
+      .flatMap((o) => o.txs)
+      .filter((t) => parseTransaction(t.raw as Hex).to?.toLowerCase() === owner.address.toLowerCase());
+    expect(journaled).toHaveLength(1);
+    expect(journaled[0]).toMatchObject({ stage: 'delegate', kind: 'batch+authorization', status: 'signed', nonce: 0 });
+
+    const rerun = await runCli(grantArgs(agent.account.address, out), s.home, { env: owner.env });
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    expect(rerun.json().delegationTx).toBe(journaled[0]!.hash);
+    expect(rerun.stderr).toContain(`re-broadcasting journaled transaction ${journaled[0]!.hash}`);
+    // The transaction at nonce 0 and its authorization at nonce 1: nothing else was signed at a new nonce.
+    expect(await s.pub.getTransactionCount({ address: owner.address })).toBe(2);
+    expect((await s.pub.getCode({ address: owner.address }))?.toLowerCase()).toBe(designator(contracts.deleGator!));
+    const receipt = await s.pub.getTransactionReceipt({ hash: journaled[0]!.hash as Hex });
+    console.log(`gas of the grant's delegation transaction: ${receipt.gasUsed}`);
+  });
+
+  it('killed after it is mined, the rerun signs no second delegation and finishes the grant', async () => {
+    const owner = await fundedWallet(s.sb, s.pub);
+    const agent = await newAgent();
+    const out = path.join(s.home.dir, 'grant-killed-mined.json');
+    const killed = await runCli(grantArgs(agent.account.address, out), s.home, {
+      env: { ...owner.env, LOOPSIGN_CRASH_AFTER: 'delegate:mined:' },
+    });
+    expect(killed.code, `the first run must be killed after the delegation is mined\n${killed.stdout}${killed.stderr}`).toBe(-1);
+    expect(await s.pub.getTransactionCount({ address: owner.address })).toBe(2);
+    const rerun = await runCli(grantArgs(agent.account.address, out), s.home, { env: owner.env });
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    expect(rerun.json().ownerCode).toBe('deleGator');
+    expect(rerun.json().delegationTx).toBeUndefined();
+    expect(await s.pub.getTransactionCount({ address: owner.address })).toBe(2);
+  });
+});
+
+describe("the owner's own asks after a grant", () => {
+  it('an --atomic ask pays once, its approval and submit in one batch through the DeleGator', async () => {
+    const owner = await fundedWallet(s.sb, s.pub);
+    const agent = await newAgent();
+    await grant(owner, agent.account.address);
+    expect((await s.pub.getCode({ address: owner.address }))?.toLowerCase()).toBe(designator(contracts.deleGator!));
+    const before = await balance(owner.address);
+    const tag = `${process.pid}-${Date.now()}`;
+    const file = s.home.file(
+      `owner-atomic-${tag}.json`,
+      JSON.stringify({
+        chainId: 31337,
+        clientRequestId: `owner-atomic-${tag}`,
+        maxPaymentAmount: '1500000',
+        bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
+        question: {
+          title: `Owner atomic ${tag}`,
+          contextUrl: `https://example.com/owner-atomic/${tag}`,
+          categoryId: '1',
+          tags: ['budget'],
+        },
+      }),
+    );
+    const r = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--atomic'], s.home, { env: owner.env });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const doc = r.json();
+    expect(doc.status).toBe('submitted');
+    expect(before - (await balance(owner.address))).toBe(1_500_000n);
+    // The reservation, then one self-call carrying approve + submit: the payment is one transaction.
+    expect(doc.transactions).toBe(2);
+    const pay = await s.pub.getTransaction({ hash: doc.transactionHashes[1] });
+    expect(pay.to?.toLowerCase()).toBe(owner.address.toLowerCase());
+    expect(pay.input.slice(0, 10)).toBe('0xe9ae5c53'); // execute(bytes32,bytes)
+    // Still the DeleGator: the grant keeps working, Calibur was not put back.
+    expect((await s.pub.getCode({ address: owner.address }))?.toLowerCase()).toBe(designator(contracts.deleGator!));
+  });
+});
+
+describe('budget revoke', () => {
+  it('--grant stops one grant (show says revoked, a pull reverts), another agent keeps its own; --all stops every grant', async () => {
+    const owner = await fundedWallet(s.sb, s.pub);
+    const [a1, a2] = [await newAgent(), await newAgent()];
+    const g1 = await grant(owner, a1.account.address);
+    const g2 = await grant(owner, a2.account.address);
+    expect(await pull(a1, g1.file, 1n * USDC)).toBe('success');
+    expect(await pull(a2, g2.file, 1n * USDC)).toBe('success');
+    const id1 = g1.file.delegations[0]!.hash;
+
+    // Without --yes and without a terminal, nothing is sent.
+    const unconfirmed = await runCli(['--json', 'budget', 'revoke', '--grant', g1.out], s.home, { env: owner.env });
+    expect(unconfirmed.code, unconfirmed.stdout + unconfirmed.stderr).toBe(5);
+    expect(unconfirmed.json().error.code).toBe('budget_confirmation_required');
+    // Neither or both targets: a usage error.
+    const neither = await runCli(['--json', 'budget', 'revoke', '--yes'], s.home, { env: owner.env });
+    expect([neither.code, neither.json().error.code]).toEqual([2, 'budget_revoke_target']);
+    // The agent cannot revoke the owner's grant.
+    const notOwner = await runCli(['--json', 'budget', 'revoke', '--grant', g1.out, '--yes'], s.home, {
+      env: { ...owner.env, LOOPSIGN_PRIVATE_KEY: a1.key },
+    });
+    expect([notOwner.code, notOwner.json().error.code]).toEqual([2, 'budget_not_owner']);
+
+    const one = await runCli(['--json', 'budget', 'revoke', '--grant', id1, '--yes'], s.home, { env: owner.env });
+    expect(one.code, one.stdout + one.stderr).toBe(0);
+    expect(one.json()).toMatchObject({ grant: id1, revoked: true, already: false });
+    console.log(`gas of budget revoke --grant: ${one.json().gasUsed}`);
+    const shown = await runCli(['--json', 'budget', 'show', '--grant', g1.out], s.home, { env: owner.env });
+    expect(shown.json().grants[0].status).toBe('revoked_disabled');
+    expect(await pull(a1, g1.file, 1n * USDC)).toBe('reverted');
+    // The second agent's grant is its own.
+    expect(await pull(a2, g2.file, 1n * USDC)).toBe('success');
+    // Revoking it again sends nothing.
+    const again = await runCli(['--json', 'budget', 'revoke', '--grant', g1.out, '--yes'], s.home, { env: owner.env });
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.json()).toMatchObject({ already: true, transaction: null });
+
+    const all = await runCli(['--json', 'budget', 'revoke', '--all', '--yes'], s.home, { env: owner.env });
+    expect(all.code, all.stdout + all.stderr).toBe(0);
+    expect(all.json().nonce).toBe('1');
+    expect(all.json().revoked).toEqual(expect.arrayContaining([id1, g2.file.delegations[0]!.hash]));
+    console.log(`gas of budget revoke --all: ${all.json().gasUsed}`);
+    const after = await runCli(['--json', 'budget', 'show'], s.home, { env: owner.env });
+    const mine = after.json().grants.filter((g: { owner: string }) => g.owner.toLowerCase() === owner.address.toLowerCase());
+    expect(mine.map((g: { status: string }) => g.status).sort()).toEqual(['revoked_disabled', 'revoked_nonce']);
+    expect(await pull(a2, g2.file, 1n * USDC)).toBe('reverted');
+    // A grant signed after --all carries the new nonce, and works.
+    const g3 = await grant(owner, a2.account.address);
+    expect(await pull(a2, g3.file, 1n * USDC)).toBe('success');
+  });
+
+  it('--all killed after its transaction is mined: the rerun does not move the nonce again', async () => {
+    const owner = await fundedWallet(s.sb, s.pub);
+    const agent = await newAgent();
+    await grant(owner, agent.account.address);
+    const args = ['--json', 'budget', 'revoke', '--all', '--yes'];
+    const killed = await runCli(args, s.home, { env: { ...owner.env, LOOPSIGN_CRASH_AFTER: 'all:0:mined:0' } });
+    expect(killed.code, killed.stdout + killed.stderr).toBe(-1);
+    const rerun = await runCli(args, s.home, { env: owner.env });
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    expect(rerun.json().nonce).toBe('1');
+  });
+});
