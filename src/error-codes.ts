@@ -902,6 +902,9 @@ const BUDGET = {
   budget_revoked: refused(
     'the owner revoked the grant (disabled it, or moved its nonce on); ask the owner for a new one. Nothing was stored.',
   ),
+  budget_unavailable: chain(
+    'the DelegationManager is paused (by its owner), so no grant can be redeemed and its figures are not what a pull would get; nothing was pulled or signed: run again later.',
+  ),
   budget_read_failed: chain(
     "reading the grant's state from the enforcers failed; check the RPC and run again (nothing is signed by `budget show`).",
   ),

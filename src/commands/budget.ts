@@ -1,12 +1,13 @@
 // loopsign budget grant | show (issue 38, docs/budget.md).
 import path from 'node:path';
-import { promises as fs } from 'node:fs';
 import type { Context } from '../context.js';
-import { RefusedError, UsageError } from '../errors.js';
+import { ChainError, RefusedError, UsageError } from '../errors.js';
 import { ensurePrivateDir, readUserJson, refuseUnwritable, writeFileAtomically, writeFileNoFollow } from '../fsutil.js';
 import { checkAddress } from '../address.js';
 import { formatUnits, parseDisplayAmount } from '../amounts.js';
 import type { BudgetGrantOptions, BudgetShowOptions } from './budget.def.js';
+import { grantsDir as grantsDirOf } from '../budget/records.js';
+import { checkBudgetShowRequest, type BudgetShowRequest } from '../budget/show-request.js';
 
 const UNIT_SECONDS: Record<string, number> = { m: 60, h: 3600, d: 86_400, w: 604_800 };
 const MAX_EXPIRY_SECONDS = 5 * 366 * 86_400;
@@ -20,9 +21,9 @@ export function parseExpiry(value: string): number {
   return seconds;
 }
 
-/** Where granted and imported grants are recorded: one file per grant, by its delegation hash. */
+/** Where granted and imported grants are recorded (src/budget/records.ts). */
 function grantsDir(ctx: Context): string {
-  return path.join(ctx.paths.state, 'budget', 'grants');
+  return grantsDirOf(ctx.paths.state);
 }
 
 const usdc = (atomic: bigint | string) => `${formatUnits(BigInt(atomic), 6)} USDC`;
@@ -148,37 +149,52 @@ export async function budgetImport(ctx: Context, _o: Record<string, unknown>, ar
   );
 }
 
-export async function budgetShow(ctx: Context, o: BudgetShowOptions): Promise<void> {
+/**
+ * What `budget show` prints and the MCP `loopsign_budget` tool returns: each grant's caps, used, available, next reset
+ * and expiry, read from the enforcers on chain. Fails closed: a paused DelegationManager (nothing can be pulled, and
+ * its views may not say what a pull would get) is exit 4 `budget_unavailable`, not a document with a status.
+ */
+export async function budgetShowDocument(ctx: Context, request: BudgetShowRequest) {
   const { delegationAnchors } = await import('../chains/delegation.js');
   const { parseGrantFile } = await import('../budget/grant-file.js');
   const { readGrantState } = await import('../budget/show.js');
+  const { recordedGrants } = await import('../budget/records.js');
   const { settings, client } = await ctx.chain();
   const chainId = settings.chain.chainId;
   const anchors = delegationAnchors(chainId, settings.manifest);
-  let files: string[];
-  if (o.grant !== undefined) files = [path.resolve(o.grant)];
-  else {
-    const names = await fs.readdir(grantsDir(ctx)).catch(() => [] as string[]);
-    files = names.filter((n) => n.endsWith('.json')).map((n) => path.join(grantsDir(ctx), n));
-  }
+  const docs: { file: string; grant: import('../budget/grant-file.js').GrantFile }[] = [];
+  if (request.grant !== undefined) {
+    const file = path.resolve(request.grant);
+    const grant = parseGrantFile(await readUserJson(file, 'grant file'), file);
+    if (grant.chainId !== chainId)
+      throw new UsageError('budget_grant_invalid', `${file} is a grant on chain ${grant.chainId}, not the configured chain ${chainId}`);
+    docs.push({ file, grant });
+  } else docs.push(...(await recordedGrants(ctx.paths.state, { chainId })));
   const grants: import('../budget/show.js').GrantState[] = [];
-  for (const file of files) {
-    const doc = parseGrantFile(await readUserJson(file, 'grant file'), file);
-    if (doc.chainId !== chainId) {
-      if (o.grant === undefined) continue;
-      throw new UsageError('budget_grant_invalid', `${file} is a grant on chain ${doc.chainId}, not the configured chain ${chainId}`);
-    }
-    if (doc.delegationManager.toLowerCase() !== anchors.contracts.delegationManager.toLowerCase())
+  for (const { file, grant } of docs) {
+    if (grant.delegationManager.toLowerCase() !== anchors.contracts.delegationManager.toLowerCase())
       throw new UsageError(
         'budget_grant_invalid',
-        `${file} names the DelegationManager ${doc.delegationManager}, not the pinned ${anchors.contracts.delegationManager}`,
+        `${file} names the DelegationManager ${grant.delegationManager}, not the pinned ${anchors.contracts.delegationManager}`,
       );
-    grants.push(await readGrantState(client, anchors.contracts, doc));
+    grants.push(await readGrantState(client, anchors.contracts, grant));
   }
   if (grants.length === 0)
     throw new UsageError('budget_no_grant', `no grant is recorded for chain ${chainId} in ${grantsDir(ctx)}`, {
       hint: 'pass --grant grant.json, or grant one with `loopsign budget grant`',
     });
+  const paused = grants.find((g) => g.status === 'paused');
+  if (paused)
+    throw new ChainError(
+      'budget_unavailable',
+      `the DelegationManager ${anchors.contracts.delegationManager} is paused: no grant can be redeemed now, and what it shows is not what a pull would get`,
+      { hint: 'nothing is pulled while it is paused; run again later (the pause is set by its owner, MetaMask, not by loopsign)' },
+    );
+  return { chainId, grants };
+}
+
+export async function budgetShow(ctx: Context, o: BudgetShowOptions): Promise<void> {
+  const { chainId, grants } = await budgetShowDocument(ctx, checkBudgetShowRequest(o));
   ctx.out.result({ chainId, grants }, () =>
     grants
       .map((g) =>
