@@ -872,7 +872,7 @@ const BUDGET = {
   budget_confirmation_required: refused(
     'a grant is shown to a person before it is signed, and no terminal can ask here; run it on a terminal, or pass --yes after reading the plan (`--json` prints it). Nothing was signed.',
   ),
-  budget_declined: refused('the person declined the grant at the prompt; nothing was signed or sent.'),
+  budget_declined: refused('the person declined the grant or sweep at the prompt; nothing was signed or sent.'),
   budget_no_grant: usage('no grant file was given and none is recorded for this chain; pass --grant grant.json, or grant one first.'),
   budget_grant_invalid: usage(
     'the grant file is not a loopsign grant for this chain (its shape, chain or contracts differ); have the owner run `loopsign budget grant` again.',
@@ -904,6 +904,12 @@ const BUDGET = {
   ),
   budget_unavailable: chain(
     'the DelegationManager is paused (by its owner), so no grant can be redeemed and its figures are not what a pull would get; nothing was pulled or signed: run again later.',
+  ),
+  budget_sweep_pending: refused(
+    'an unfinished operation of this wallet cannot be read, so loopsign cannot tell what it still needs; nothing was swept: let it finish, then sweep again.',
+  ),
+  budget_sweep_confirmation_required: refused(
+    'a sweep is shown to a person before it is sent, and no terminal can ask here; run it on a terminal, or pass --yes after reading the plan (`--json` prints it in details.plan). Nothing was signed.',
   ),
   budget_read_failed: chain(
     "reading the grant's state from the enforcers failed; check the RPC and run again (nothing is signed by `budget show`).",

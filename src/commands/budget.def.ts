@@ -1,4 +1,4 @@
-// loopsign budget grant | show: definitions (handlers in budget.ts). On-chain budgets (issue 38, docs/budget.md).
+// loopsign budget grant | import | show | sweep: definitions (handlers in budget.ts). On-chain budgets (issue 38, docs/budget.md).
 import type { Command } from 'commander';
 import { examples, type Lazy } from './define.js';
 
@@ -14,6 +14,11 @@ export interface BudgetGrantOptions {
 
 export interface BudgetShowOptions {
   grant?: string;
+}
+
+export interface BudgetSweepOptions {
+  float?: string;
+  yes?: boolean;
 }
 
 export function defineBudget(program: Command, lazy: Lazy): void {
@@ -67,6 +72,20 @@ export function defineBudget(program: Command, lazy: Lazy): void {
       lazy(
         () => import('./budget.js'),
         (m) => m.budgetShow,
+      ),
+    );
+  budget
+    .command('sweep')
+    .description(
+      "agent side: send this wallet's USDC and LREP above --float back to the owner of its grant (one journaled transaction per token; what a pending ask still needs stays)",
+    )
+    .option('--float <amount>', 'keep this much of each token on this wallet (display units: 2 = 2 USDC and 2 LREP; default 0)')
+    .option('--yes', 'send without the y/N question (read the plan first: `--json` without --yes prints it)')
+    .addHelpText('after', examples(['loopsign budget sweep', 'loopsign --json budget sweep --float 2 --yes']))
+    .action(
+      lazy(
+        () => import('./budget.js'),
+        (m) => m.budgetSweep,
       ),
     );
 }

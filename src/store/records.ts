@@ -166,6 +166,8 @@ export const KIND_DATA = {
   'private-review': z
     .object({ baseUrl: z.string().optional(), idempotencyKey: z.string().optional(), payloadDigest: z.string().optional() })
     .passthrough(),
+  // `budget sweep`: S's tokens above a float, back to the owner of its grant (src/budget/sweep.ts).
+  'budget-sweep': z.object({ owner: z.string(), usdc: z.string(), lrep: z.string(), float: z.string() }).passthrough(),
   'project-create': z
     .object({
       request: serviceDoc.optional(),
