@@ -263,7 +263,10 @@ export async function budgetSweep(ctx: Context, o: BudgetSweepOptions): Promise<
         let amounts = { USDC: 0n, LREP: 0n };
         const ledger = new SpendLedger(op, sweepChain, S, {
           stage: (stage) => (stage === 'sweep' ? amounts : {}),
-          total: amounts,
+          // Read when a signature is admitted: the amounts this run planned under the wallet's claim.
+          get total() {
+            return amounts;
+          },
           source: 'the balances this sweep read above --float',
         });
         const account = await wallet.account;
