@@ -872,7 +872,7 @@ const BUDGET = {
   budget_confirmation_required: refused(
     'a grant or a revocation is shown to a person before it is signed, and no terminal can ask here; run it on a terminal, or pass --yes after reading the plan (`--json` prints it). Nothing was signed.',
   ),
-  budget_declined: refused('the person declined the grant or revocation at the prompt; nothing was signed or sent.'),
+  budget_declined: refused('the person declined the grant, revocation or sweep at the prompt; nothing was signed or sent.'),
   budget_no_grant: usage('no grant file was given and none is recorded for this chain; pass --grant grant.json, or grant one first.'),
   budget_grant_invalid: usage(
     'the grant file is not a loopsign grant for this chain (its shape, chain or contracts differ); have the owner run `loopsign budget grant` again.',
@@ -911,7 +911,13 @@ const BUDGET = {
     "refused: a budget pull was not exactly the imported grant's transfer to this wallet through the pinned DelegationManager (or the grant it journaled is gone); nothing was signed. Import the grant again with `loopsign budget import`.",
   ),
   budget_unavailable: chain(
-    "the grant cannot be used now: the DelegationManager is paused, or its state could not be read from the chain; nothing was signed or paid. Check the RPC and run the ask again (the owner unpauses nothing: MetaMask's manager is paused by its operators).",
+    "the grant cannot be used now: the DelegationManager is paused (by its operators; the owner cannot unpause it), or its state could not be read from the chain; no grant can be redeemed and nothing was pulled, signed or paid. Check the RPC and run again later.",
+  ),
+  budget_sweep_pending: refused(
+    'an unfinished operation of this wallet cannot be read, so loopsign cannot tell what it still needs; nothing was swept: let it finish, then sweep again.',
+  ),
+  budget_sweep_confirmation_required: refused(
+    'a sweep is shown to a person before it is sent, and no terminal can ask here; run it on a terminal, or pass --yes after reading the plan (`--json` prints it in details.plan). Nothing was signed.',
   ),
   budget_read_failed: chain(
     "reading the grant's state from the enforcers failed; check the RPC and run again (nothing is signed by `budget show`).",

@@ -67,7 +67,14 @@ describe('annotations', () => {
     const tools = Object.fromEntries((await client.listTools()).tools.map((t) => [t.name, t.annotations]));
     for (const name of ['loopsign_ask', 'loopsign_rate', 'loopsign_upload_image'])
       expect(tools[name], name).toMatchObject({ destructiveHint: true, openWorldHint: true, readOnlyHint: false });
-    for (const name of ['loopsign_templates', 'loopsign_quote', 'loopsign_status', 'loopsign_result', 'loopsign_wallet_balance'])
+    for (const name of [
+      'loopsign_templates',
+      'loopsign_quote',
+      'loopsign_status',
+      'loopsign_result',
+      'loopsign_wallet_balance',
+      'loopsign_budget',
+    ])
       expect(tools[name], name).toMatchObject({ readOnlyHint: true, openWorldHint: true });
     for (const name of [
       'loopsign_wallet_address',

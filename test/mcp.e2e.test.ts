@@ -87,6 +87,7 @@ describe('the server', () => {
     expect(tools.map((t) => t.name).sort()).toEqual(
       [
         'ask',
+        'budget',
         'check_plan',
         'confirm',
         'policy',

@@ -72,6 +72,11 @@ export interface ChainConfig {
   noDeployment?: string;
   /** On the sandbox chain: the manifest path that was read and not found (no sandbox runs there). */
   missingManifest?: string;
+  /**
+   * Set only on the chain a `budget sweep` operation's executor and ledger see (src/budget/sweep.ts): the grant's
+   * owner, the one address a USDC or LREP `transfer` of that operation may go to. Never in the table or a profile.
+   */
+  returnTo?: Address;
 }
 
 export const QUICKNET: DrandNetwork = {

@@ -1,4 +1,4 @@
-// loopsign budget grant | show: definitions (handlers in budget.ts). On-chain budgets (issue 38, docs/budget.md).
+// loopsign budget grant | import | show | sweep: definitions (handlers in budget.ts). On-chain budgets (issue 38, docs/budget.md).
 import type { Command } from 'commander';
 import { examples, type Lazy } from './define.js';
 
@@ -19,6 +19,11 @@ export interface BudgetShowOptions {
 export interface BudgetRevokeOptions {
   grant?: string;
   all?: boolean;
+  yes?: boolean;
+}
+
+export interface BudgetSweepOptions {
+  float?: string;
   yes?: boolean;
 }
 
@@ -95,6 +100,20 @@ export function defineBudget(program: Command, lazy: Lazy): void {
       lazy(
         () => import('./budget-revoke.js'),
         (m) => m.budgetRevoke,
+      ),
+    );
+  budget
+    .command('sweep')
+    .description(
+      "agent side: send this wallet's USDC and LREP above --float back to the owner of its grant (one journaled transaction per token; what a pending ask still needs stays)",
+    )
+    .option('--float <amount>', 'keep this much of each token on this wallet (display units: 2 = 2 USDC and 2 LREP; default 0)')
+    .option('--yes', 'send without the y/N question (read the plan first: `--json` without --yes prints it)')
+    .addHelpText('after', examples(['loopsign budget sweep', 'loopsign --json budget sweep --float 2 --yes']))
+    .action(
+      lazy(
+        () => import('./budget.js'),
+        (m) => m.budgetSweep,
       ),
     );
 }

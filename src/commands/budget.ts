@@ -1,12 +1,14 @@
 // loopsign budget grant | show (issue 38, docs/budget.md).
 import path from 'node:path';
-import { promises as fs } from 'node:fs';
 import type { Context } from '../context.js';
-import { RefusedError, UsageError } from '../errors.js';
+import { ChainError, RefusedError, UsageError } from '../errors.js';
 import { ensurePrivateDir, readUserJson, refuseUnwritable, writeFileAtomically, writeFileNoFollow } from '../fsutil.js';
 import { checkAddress } from '../address.js';
 import { formatUnits, parseDisplayAmount } from '../amounts.js';
-import type { BudgetGrantOptions, BudgetShowOptions } from './budget.def.js';
+import type { BudgetGrantOptions, BudgetShowOptions, BudgetSweepOptions } from './budget.def.js';
+import type { Address } from '../chains/table.js';
+import { grantsDir as grantsDirOf } from '../budget/records.js';
+import { checkBudgetShowRequest, type BudgetShowRequest } from '../budget/show-request.js';
 
 const UNIT_SECONDS: Record<string, number> = { m: 60, h: 3600, d: 86_400, w: 604_800 };
 const MAX_EXPIRY_SECONDS = 5 * 366 * 86_400;
@@ -20,9 +22,9 @@ export function parseExpiry(value: string): number {
   return seconds;
 }
 
-/** Where granted and imported grants are recorded: one file per grant, by its delegation hash. */
+/** Where granted and imported grants are recorded (src/budget/records.ts). */
 function grantsDir(ctx: Context): string {
-  return path.join(ctx.paths.state, 'budget', 'grants');
+  return grantsDirOf(ctx.paths.state);
 }
 
 const usdc = (atomic: bigint | string) => `${formatUnits(BigInt(atomic), 6)} USDC`;
@@ -159,37 +161,52 @@ export async function budgetImport(ctx: Context, _o: Record<string, unknown>, ar
   );
 }
 
-export async function budgetShow(ctx: Context, o: BudgetShowOptions): Promise<void> {
+/**
+ * What `budget show` prints and the MCP `loopsign_budget` tool returns: each grant's caps, used, available, next reset
+ * and expiry, read from the enforcers on chain. Fails closed: a paused DelegationManager (nothing can be pulled, and
+ * its views may not say what a pull would get) is exit 4 `budget_unavailable`, not a document with a status.
+ */
+export async function budgetShowDocument(ctx: Context, request: BudgetShowRequest) {
   const { delegationAnchors } = await import('../chains/delegation.js');
   const { parseGrantFile } = await import('../budget/grant-file.js');
   const { readGrantState } = await import('../budget/show.js');
+  const { recordedGrants } = await import('../budget/records.js');
   const { settings, client } = await ctx.chain();
   const chainId = settings.chain.chainId;
   const anchors = delegationAnchors(chainId, settings.manifest);
-  let files: string[];
-  if (o.grant !== undefined) files = [path.resolve(o.grant)];
-  else {
-    const names = await fs.readdir(grantsDir(ctx)).catch(() => [] as string[]);
-    files = names.filter((n) => n.endsWith('.json')).map((n) => path.join(grantsDir(ctx), n));
-  }
+  const docs: { file: string; grant: import('../budget/grant-file.js').GrantFile }[] = [];
+  if (request.grant !== undefined) {
+    const file = path.resolve(request.grant);
+    const grant = parseGrantFile(await readUserJson(file, 'grant file'), file);
+    if (grant.chainId !== chainId)
+      throw new UsageError('budget_grant_invalid', `${file} is a grant on chain ${grant.chainId}, not the configured chain ${chainId}`);
+    docs.push({ file, grant });
+  } else docs.push(...(await recordedGrants(ctx.paths.state, { chainId })));
   const grants: import('../budget/show.js').GrantState[] = [];
-  for (const file of files) {
-    const doc = parseGrantFile(await readUserJson(file, 'grant file'), file);
-    if (doc.chainId !== chainId) {
-      if (o.grant === undefined) continue;
-      throw new UsageError('budget_grant_invalid', `${file} is a grant on chain ${doc.chainId}, not the configured chain ${chainId}`);
-    }
-    if (doc.delegationManager.toLowerCase() !== anchors.contracts.delegationManager.toLowerCase())
+  for (const { file, grant } of docs) {
+    if (grant.delegationManager.toLowerCase() !== anchors.contracts.delegationManager.toLowerCase())
       throw new UsageError(
         'budget_grant_invalid',
-        `${file} names the DelegationManager ${doc.delegationManager}, not the pinned ${anchors.contracts.delegationManager}`,
+        `${file} names the DelegationManager ${grant.delegationManager}, not the pinned ${anchors.contracts.delegationManager}`,
       );
-    grants.push(await readGrantState(client, anchors.contracts, doc));
+    grants.push(await readGrantState(client, anchors.contracts, grant));
   }
   if (grants.length === 0)
     throw new UsageError('budget_no_grant', `no grant is recorded for chain ${chainId} in ${grantsDir(ctx)}`, {
       hint: 'pass --grant grant.json, or grant one with `loopsign budget grant`',
     });
+  const paused = grants.find((g) => g.status === 'paused');
+  if (paused)
+    throw new ChainError(
+      'budget_unavailable',
+      `the DelegationManager ${anchors.contracts.delegationManager} is paused: no grant can be redeemed now, and what it shows is not what a pull would get`,
+      { hint: 'nothing is pulled while it is paused; run again later (the pause is set by its owner, MetaMask, not by loopsign)' },
+    );
+  return { chainId, grants };
+}
+
+export async function budgetShow(ctx: Context, o: BudgetShowOptions): Promise<void> {
+  const { chainId, grants } = await budgetShowDocument(ctx, checkBudgetShowRequest(o));
   ctx.out.result({ chainId, grants }, () =>
     grants
       .map((g) =>
@@ -203,4 +220,188 @@ export async function budgetShow(ctx: Context, o: BudgetShowOptions): Promise<vo
       )
       .join('\n'),
   );
+}
+
+/**
+ * `budget sweep`: S's USDC and LREP above --float (and above what its pending asks still need) back to the owner of
+ * its grant, as a journaled operation on the executor. An unfinished sweep of S is settled first (found on chain or
+ * re-broadcast byte for byte), so a rerun after a crash never sends a second transfer for the first one's tokens.
+ */
+export async function budgetSweep(ctx: Context, o: BudgetSweepOptions): Promise<void> {
+  const floatAtomic = o.float === undefined ? 0n : parseDisplayAmount(o.float, 6, '--float');
+  const [{ recordedGrants, grantsOfSession }, sweep, { Operation }, { Executor }, { SpendLedger }, { randomBytes }] = await Promise.all([
+    import('../budget/records.js'),
+    import('../budget/sweep.js'),
+    import('../store/operation.js'),
+    import('../wallet/executor.js'),
+    import('../store/ledger.js'),
+    import('node:crypto'),
+  ]);
+  const { settings, client } = await ctx.chain();
+  const chain = settings.chain;
+  const wallet = await ctx.wallet();
+  try {
+    const S = wallet.address;
+    const mine = grantsOfSession(await recordedGrants(ctx.paths.state, { chainId: chain.chainId }), S, chain.chainId);
+    if (mine.length === 0)
+      throw new UsageError(
+        'budget_no_grant',
+        `no grant to ${S} is recorded for chain ${chain.chainId}, so there is no owner to sweep back to`,
+        {
+          hint: 'import the grant first: loopsign budget import grant.json',
+        },
+      );
+    const owners = [...new Set(mine.map((g) => g.grant.owner.toLowerCase()))];
+    if (owners.length > 1)
+      throw new UsageError(
+        'usage',
+        `${S} holds grants from ${owners.length} owners (${owners.join(', ')}); loopsign cannot tell whose tokens these are`,
+        {
+          hint: 'sweep by hand, or keep one owner per session address (a session address per owner)',
+        },
+      );
+    const owner = mine[0]!.grant.owner as Address;
+    const tokens = { USDC: chain.tokens.USDC.address, LREP: chain.tokens.LREP.address };
+    const store = await ctx.store();
+    const sweepChain = { ...chain, returnTo: owner };
+    const run = async (id: string, resume: boolean) => {
+      const op = await Operation.open(store, 'budget-sweep', id, {
+        chainId: chain.chainId,
+        wallet: S,
+        data: { owner, usdc: '0', lrep: '0', float: floatAtomic.toString() },
+      });
+      try {
+        let amounts = { USDC: 0n, LREP: 0n };
+        const ledger = new SpendLedger(op, sweepChain, S, {
+          stage: (stage) => (stage === 'sweep' ? amounts : {}),
+          // Read when a signature is admitted: the amounts this run planned under the wallet's claim.
+          get total() {
+            return amounts;
+          },
+          source: 'the balances this sweep read above --float',
+        });
+        const account = await wallet.account;
+        const executor = new Executor({
+          client,
+          account,
+          chain: sweepChain,
+          op,
+          out: ctx.out,
+          ledger,
+          allowDelegation: false,
+          maxFeePerGas: settings.maxFeePerGas.value,
+        });
+        return await executor.withWalletLock(async () => {
+          if (resume) {
+            await executor.settleJournaled('sweep');
+            const d = op.data as { usdc: string; lrep: string };
+            await op.setStep('done');
+            return {
+              operation: id,
+              resumed: true,
+              amounts: { USDC: BigInt(d.usdc), LREP: BigInt(d.lrep) },
+              hashes: op.txsFor('sweep').map((t) => t.hash),
+            };
+          }
+          const need = await store.read((db) => sweep.pendingNeeds(db, chain.chainId, S, ctx.clock.now()));
+          if (need.unreadable.length)
+            throw new RefusedError(
+              'budget_sweep_pending',
+              `loopsign cannot tell what the pending operation(s) ${need.unreadable.join(', ')} of ${S} still need; nothing was swept`,
+              {
+                hint: 'let them finish (loopsign status / history --operation), then sweep again',
+              },
+            );
+          const balance = async (token: Address | undefined) =>
+            token
+              ? ((await client.readContract({ address: token, abi: ERC20_BALANCE, functionName: 'balanceOf', args: [S] })) as bigint)
+              : 0n;
+          const balances = { USDC: await balance(tokens.USDC), LREP: await balance(tokens.LREP) };
+          const float = { USDC: floatAtomic, LREP: floatAtomic };
+          amounts = sweep.sweepAmounts(balances, float, need.reserved);
+          if (!tokens.LREP) amounts.LREP = 0n;
+          const plan = { owner, float, balances, reserved: need.reserved, amounts, pending: need.pending };
+          const calls = sweep.sweepCalls(plan, tokens as Record<'USDC' | 'LREP', Address>);
+          const planText = [
+            `sweep from ${S} (this wallet) back to ${owner}, the owner of its grant:`,
+            ...(['USDC', 'LREP'] as const).map(
+              (a) =>
+                `  ${a}: balance ${sweep.display(balances[a], a)}, keep ${sweep.display(float[a], a)} (--float)${need.reserved[a] > 0n ? ` + ${sweep.display(need.reserved[a], a)} for pending asks` : ''}: sweep ${sweep.display(amounts[a], a)}`,
+            ),
+            ...need.pending.map(
+              (p) =>
+                `  pending: ${p.operation} (${p.step}) still needs ${Object.entries(p.needs)
+                  .map(([a, v]) => sweep.display(BigInt(v), a as 'USDC'))
+                  .join(' + ')}`,
+            ),
+          ].join('\n');
+          if (calls.length === 0) {
+            await op.setStep('done');
+            return { operation: id, plan, planText, hashes: [] as string[] };
+          }
+          if (o.yes !== true) {
+            if (ctx.out.json || process.stdin.isTTY !== true || process.stderr.isTTY !== true)
+              throw new RefusedError('budget_sweep_confirmation_required', `${planText}\nno terminal can ask here; nothing was signed`, {
+                hint: 'run it on a terminal, or read the plan and pass --yes',
+                details: { plan: sweepDoc(plan) },
+              });
+            const { confirm } = await import('@inquirer/prompts');
+            if (!(await confirm({ message: `${planText}\nSend it?`, default: false }, { output: process.stderr })))
+              throw new RefusedError('budget_declined', 'the sweep was declined at the prompt; nothing was signed or sent');
+          }
+          await op.setStep('sweep:planned', { usdc: amounts.USDC.toString(), lrep: amounts.LREP.toString() });
+          const { hashes } = await executor.execute('sweep', calls, 'ordered');
+          await op.setStep('done');
+          return { operation: id, plan, planText, hashes };
+        });
+      } finally {
+        await op.close();
+      }
+    };
+    // An unfinished sweep of S first (a crash between signing and the receipt): settled, never signed again.
+    const unfinished = await store.read(
+      (db) =>
+        db
+          .prepare("SELECT id FROM operations WHERE kind = 'budget-sweep' AND chain_id = ? AND lower(wallet) = lower(?) AND step != 'done'")
+          .all(chain.chainId, S) as { id: string }[],
+    );
+    const resumed: { operation: string; hashes: string[] }[] = [];
+    for (const { id } of unfinished) resumed.push(await run(id, true));
+    const r = await run(`budget-sweep-${randomBytes(16).toString('hex')}`, false);
+    const plan = 'plan' in r && r.plan ? r.plan : undefined;
+    ctx.out.result(
+      {
+        operation: r.operation,
+        owner,
+        ...(plan ? sweepDoc(plan) : {}),
+        transactionHashes: r.hashes,
+        ...(resumed.length ? { resumed: resumed.map((x) => ({ operation: x.operation, transactionHashes: x.hashes })) } : {}),
+      },
+      () =>
+        [
+          ...resumed.map((x) => `finished the earlier sweep ${x.operation}: ${x.hashes.join(', ') || 'nothing was sent'}`),
+          'planText' in r ? r.planText : '',
+          r.hashes.length ? `swept in ${r.hashes.join(', ')} (operation ${r.operation})` : 'nothing to sweep; nothing was sent',
+        ]
+          .filter(Boolean)
+          .join('\n'),
+    );
+  } finally {
+    await wallet.close();
+  }
+}
+
+const ERC20_BALANCE = [
+  {
+    type: 'function',
+    name: 'balanceOf',
+    stateMutability: 'view',
+    inputs: [{ name: 'who', type: 'address' }],
+    outputs: [{ type: 'uint256' }],
+  },
+] as const;
+
+function sweepDoc(plan: import('../budget/sweep.js').SweepPlan) {
+  const s = (x: Record<string, bigint>) => ({ USDC: x.USDC!.toString(), LREP: x.LREP!.toString() });
+  return { float: s(plan.float), balances: s(plan.balances), reserved: s(plan.reserved), swept: s(plan.amounts), pending: plan.pending };
 }

@@ -59,6 +59,31 @@ export async function policyView(gate: PolicyGate, chain: ChainConfig) {
   };
 }
 
+/**
+ * The grants imported for this wallet on this chain (recorded by `budget import`; nothing read from the chain) and
+ * where the local policy is looser than one of them. A wallet that cannot be named (no keystore) has none.
+ */
+async function budgetView(ctx: Context, gate: PolicyGate, chainId: number) {
+  const wallet = await ctx.walletAddress().catch(() => null);
+  if (wallet === null) return { wallet: null, grants: [], warnings: [] };
+  const [{ recordedGrants, grantsOfSession }, { policyLooserThanGrants }] = await Promise.all([
+    import('../budget/records.js'),
+    import('../budget/policy-compare.js'),
+  ]);
+  const mine = grantsOfSession(await recordedGrants(ctx.paths.state, { chainId, skipInvalid: true }), wallet, chainId);
+  return {
+    wallet,
+    grants: mine.map(({ grant: g }) => ({
+      grant: g.delegations[0]!.hash,
+      owner: g.owner,
+      perDay: g.delegations[0]!.limits.perDay,
+      per30Days: g.delegations[0]!.limits.per30Days,
+      expiresAt: g.delegations[0]!.limits.expiresAt,
+    })),
+    warnings: policyLooserThanGrants(gate.policies, chainId, mine),
+  };
+}
+
 export async function configShow(ctx: Context): Promise<void> {
   const config = await ctx.config();
   const resolved = await resolveChain(config, ctx.env, ctx.paths);
@@ -104,8 +129,10 @@ export async function configShow(ctx: Context): Promise<void> {
     source: config.profile.source,
     routes: { asks: p.routes.asks, publicMcp: p.routes.publicMcp },
   };
-  const policy = await policyView(await ctx.policy(), resolved.chain);
-  ctx.out.result({ settings, profile, chain, policy }, () => {
+  const gate = await ctx.policy();
+  const policy = await policyView(gate, resolved.chain);
+  const budget = await budgetView(ctx, gate, resolved.chain.chainId);
+  ctx.out.result({ settings, profile, chain, policy, budget }, () => {
     const rows = Object.entries(settings).map(
       ([k, s]) => `  ${k.padEnd(13)} ${String(s.value ?? '(none)')}  ${ctx.out.style('dim', `[${s.source}]`)}`,
     );
@@ -127,6 +154,12 @@ export async function configShow(ctx: Context): Promise<void> {
       ...policy.remaining.map(
         (w) => `    ${`${w.window}, ${w.asset}`.padEnd(26)} ${Number(w.left) / 1e6} of ${Number(w.limit) / 1e6} left`,
       ),
+      ...(budget.grants.length
+        ? [
+            `on-chain budget of ${budget.wallet}: ${budget.grants.map((g) => `grant ${g.grant} from ${g.owner}, ${Number(g.perDay) / 1e6} USDC per UTC day, ${Number(g.per30Days) / 1e6} per 30 days`).join('; ')}`,
+          ]
+        : []),
+      ...budget.warnings.map((w) => `${ctx.out.style('yellow', 'warning:')} ${w.message}`),
     ].join('\n');
   });
 }

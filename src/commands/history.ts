@@ -29,7 +29,10 @@ export async function history(ctx: Context, options: HistoryOptions): Promise<vo
   const chainId = options.allChains ? undefined : (await ctx.config()).chainId.value;
   const { spendHistory, historyCsv, journaledTransactions } = await import('../store/history.js');
   const store = await ctx.store();
-  const h = spendHistory(store, { since, chainId });
+  const { labelBySession } = await import('../budget/history-labels.js');
+  const { recordedGrants } = await import('../budget/records.js');
+  const owner = options.owner === undefined ? undefined : (await import('../address.js')).checkAddress(options.owner, '--owner');
+  const h = labelBySession(spendHistory(store, { since, chainId }), await recordedGrants(ctx.paths.state, { skipInvalid: true }), owner);
   // CSV is the spend rows alone: no chain read for an export.
   if (options.csv) return ctx.out.result(h as unknown as Record<string, unknown>, () => historyCsv(h));
   const states = await historyTransactionStates(
@@ -41,17 +44,21 @@ export async function history(ctx: Context, options: HistoryOptions): Promise<vo
   );
   ctx.out.result({ ...h, ...states } as unknown as Record<string, unknown>, () => {
     if (h.rows.length === 0)
-      return `nothing spent${h.since ? ` since ${h.since}` : ''}${chainId !== undefined ? ` on chain ${chainId}` : ''}`;
+      return `nothing spent${h.since ? ` since ${h.since}` : ''}${chainId !== undefined ? ` on chain ${chainId}` : ''}${owner ? ` by a session address with a grant from ${owner}` : ''}`;
     const byOperation = new Map<string, TxStateView[]>();
     for (const t of states.transactions) byOperation.set(t.operation, [...(byOperation.get(t.operation) ?? []), t]);
     return [
-      ...h.rows.map((r) => `${r.day}  chain ${r.chainId}  ${r.display.padStart(16)}  ${r.kind.padEnd(6)} ${r.operation}  ${r.wallet}`),
+      ...(h.owner ? [`session addresses with a grant from ${h.owner.address}: ${h.owner.sessions.join(', ') || '(none)'}`] : []),
+      ...h.rows.map(
+        (r) =>
+          `${r.day}  chain ${r.chainId}  ${r.display.padStart(16)}  ${r.kind.padEnd(6)} ${r.operation}  ${r.wallet}${r.paidBy ? `  paid by ${r.paidBy.session}, grant of ${r.paidBy.owner}` : ''}`,
+      ),
       ...(byOperation.size ? ['', 'transactions'] : []),
       ...[...byOperation].flatMap(([operation, txs]) =>
         renderTransactions({ finality: states.finality, transactions: txs }, '  ').map((line, i) => (i === 0 ? `  ${operation}` : line)),
       ),
       '',
-      ...h.totals.map((t) => `total on chain ${t.chainId}: ${t.display}`),
+      ...h.totals.map((t) => `total on chain ${t.chainId}${h.owner ? ` across the sessions of ${h.owner.address}` : ''}: ${t.display}`),
       ...h.windows.map((w) => `${w.window} on chain ${w.chainId} (every wallet, as the policy counts): ${w.display}`),
     ].join('\n');
   });

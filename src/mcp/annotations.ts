@@ -27,6 +27,7 @@ export const TOOL_ANNOTATIONS: Record<string, ToolAnnotations> = {
   loopsign_wallet_balance: READS,
   loopsign_wallet_address: READS_LOCAL,
   loopsign_policy: READS_LOCAL,
+  loopsign_budget: READS,
   loopsign_check_plan: READS_LOCAL,
   loopsign_rate_commit: READS_LOCAL,
   loopsign_verify_evidence: READS_LOCAL,

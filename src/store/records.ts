@@ -168,6 +168,8 @@ export const KIND_DATA = {
     .passthrough(),
   // An owner's budget transaction (issue 38): the EIP-7702 delegation of a first grant, or a revocation.
   budget: z.object({ grant: hash.optional() }).passthrough(),
+  // `budget sweep`: S's tokens above a float, back to the owner of its grant (src/budget/sweep.ts).
+  'budget-sweep': z.object({ owner: z.string(), usdc: z.string(), lrep: z.string(), float: z.string() }).passthrough(),
   'project-create': z
     .object({
       request: serviceDoc.optional(),

@@ -21,8 +21,8 @@ export const HOUR_MS = 3_600_000;
 
 /** Recomputes an operation's usage rows from its live effects, in the order they were signed (and the hourly sums). */
 export function recomputeUsage(db: Db, operationId: string): void {
-  const op = db.prepare('SELECT chain_id, wallet FROM operations WHERE id = ?').get(operationId) as
-    | { chain_id: number; wallet: string }
+  const op = db.prepare('SELECT chain_id, wallet, kind FROM operations WHERE id = ?').get(operationId) as
+    | { chain_id: number; wallet: string; kind: string }
     | undefined;
   const take = db.prepare('UPDATE usage_hourly SET amount = amount - ? WHERE chain_id = ? AND hour = ? AND asset = ?');
   for (const r of db
@@ -32,7 +32,9 @@ export function recomputeUsage(db: Db, operationId: string): void {
     take.run(r.amount, r.chain_id, r.at / BigInt(HOUR_MS), r.asset);
   }
   db.prepare('DELETE FROM usage WHERE operation_id = ?').run(operationId);
-  if (!op) return;
+  // A budget sweep returns the session's tokens to the grant's owner: journaled and capped by its ledger like any
+  // transaction, but not spending, so neither the policy's windows nor `history` count it.
+  if (!op || op.kind === 'budget-sweep') return;
   const rows = db
     .prepare(
       `SELECT COALESCE('t' || tx_id, 'a' || authorization_id) AS source, at, asset, kind, spender, amount

@@ -76,6 +76,9 @@ export function callEffects(chain: ChainConfig, call: CallLike): SpendEffect[] {
   for (const asset of ['USDC', 'LREP'] as const) {
     if (!to(chain.tokens[asset].address)) continue;
     const d = decoded(erc20Abi, call);
+    // A budget sweep's transfer back to the grant's owner (its operation's chain names the owner; no other does).
+    if (d?.functionName === 'transfer' && chain.returnTo && sameAddress(d.args[0] as Hex, chain.returnTo))
+      return [{ asset, kind: 'pull', spender: chain.returnTo, amount: d.args[1] as bigint }];
     if (d?.functionName !== 'approve') unaccounted(call, `on the ${asset} token is not an approval`);
     const [spender, amount] = d.args as [Hex, bigint];
     const trustedSpenders = [c.questionRewardPoolEscrow, c.feedbackBonusEscrow, c.roundVotingEngine];

@@ -4,6 +4,7 @@
 import * as z from 'zod';
 import { tool } from '../call.js';
 import { address, document } from '../schemas.js';
+import { budgetShowShape } from '../../budget/show-request.js';
 
 const wallet = () => import('../../commands/wallet.js');
 
@@ -72,6 +73,43 @@ export const walletTools = [
         ? `no policy file is set, so the built-in default applies (${DEFAULT_POLICY_SUMMARY}). To change it, ${CHANGE_DEFAULT_POLICY}`
         : 'edit the policy files listed (a person, not a tool); an edit applies from the next call';
       return { chainId: chain.chainId, builtInDefault: gate.builtIn, howToChange, ...(await policyView(gate, chain)) };
+    },
+  }),
+  tool({
+    name: 'loopsign_budget',
+    title: 'On-chain budget',
+    description:
+      "The on-chain budget(s) the owner granted this wallet (or this wallet granted), read from the chain's enforcers now: per grant its status (active, expired, revoked_disabled, revoked_nonce), owner, session address, token, and per window (UTC day, 30 days) the cap, used, available and resetsAt, all in USDC atomic units (6 decimals). The chain enforces these caps whatever the local policy says; spends must fit both (see loopsign_policy). Read-only: only the owner can change or revoke a grant. Errors: budget_no_grant (nothing imported: the owner runs `loopsign budget grant`, this machine `loopsign budget import`), budget_unavailable (the DelegationManager is paused: nothing can be pulled, try later).",
+    input: budgetShowShape,
+    output: document({
+      chainId: z.number(),
+      grants: z.array(
+        z.looseObject({
+          grant: z.string().describe("the delegation's hash (the grant's id)"),
+          status: z.enum(['active', 'expired', 'revoked_disabled', 'revoked_nonce']),
+          owner: z.string(),
+          session: z.string().describe('the address that may pull: the agent wallet'),
+          token: z.string(),
+          expiresAt: z.number().describe('unix seconds'),
+          expiresAtIso: z.string(),
+          chainTime: z.number().describe("the chain's latest block time, unix seconds"),
+          windows: z.array(
+            z.looseObject({
+              window: z.enum(['day', '30days']),
+              cap: amount,
+              used: amount,
+              available: amount,
+              resetsAt: z.number().describe('unix seconds: when this window starts again'),
+              resetsAtIso: z.string(),
+            }),
+          ),
+        }),
+      ),
+    }),
+    run: async (ctx, i) => {
+      const { budgetShowDocument } = await import('../../commands/budget.js');
+      const grant = i.grant === undefined ? undefined : await ctx.files.check(i.grant, 'the grant file');
+      return budgetShowDocument(ctx, grant === undefined ? {} : { grant });
     },
   }),
 ];
