@@ -11,6 +11,14 @@ interface IRewardEscrow {
 
 interface IVotingEngineInit {
     function initContent(uint256 contentId) external;
+    function protocolConfig() external view returns (address);
+}
+
+interface IProtocolConfigRounds {
+    function validateRoundConfig(uint256 epochDuration, uint256 maxDuration, uint256 minVoters, uint256 maxVoters)
+        external
+        view
+        returns (RoundConfig memory);
 }
 
 /// Questions: reserve a commitment, then reveal it by submitting (chain.md §3.4, §6.9–6.11). The reveal
@@ -22,8 +30,8 @@ interface IVotingEngineInit {
 /// A question's key (its category, media, details, context URL, title and tags: QuestionHashes.submissionKey) is
 /// used once per chain: `submissionKeyUsed` is the live registry's public view, and a second submission of the same
 /// key reverts. The submission checks are SubmissionRules' (the live media validator's, category and reward rules);
-/// like the live registry, this one reverts with empty data, except the round bounds (ProtocolConfig's
-/// `InvalidConfig()`).
+/// like the live registry, this one reverts with empty data, except the round bounds, which it asks ProtocolConfig's
+/// validateRoundConfig about, as live (its `InvalidConfig()` passes through).
 contract ContentRegistry {
     uint256 public constant RESERVED_SUBMISSION_MIN_AGE = 1;
     uint256 public constant RESERVATION_TTL = 30 minutes;
@@ -176,7 +184,7 @@ contract ContentRegistry {
         RoundConfig calldata roundConfig
     ) external returns (uint256 bundleId, uint256[] memory contentIds) {
         SubmissionRules.check(questions.length >= 2 && questions.length <= 10);
-        SubmissionRules.checkRound(roundConfig);
+        _checkRound(roundConfig);
         // A bundle, unlike a single question, needs requiredVoters == minVoters and at most 100 voters a round.
         SubmissionRules.check(roundConfig.maxVoters <= SubmissionRules.BUNDLE_MAX_VOTERS && rewardTerms.requiredVoters == roundConfig.minVoters);
         SubmissionRules.checkReward(rewardTerms);
@@ -245,7 +253,7 @@ contract ContentRegistry {
         bytes32 commitment
     ) external returns (uint256 contentId) {
         if (msg.sender != x402Submitter) revert NotAuthorized();
-        SubmissionRules.checkRound(roundConfig);
+        _checkRound(roundConfig);
         SubmissionRules.checkQuestion(q.contextUrl, q.imageUrls, q.videoUrl, q.title, q.tags, q.categoryId, q.details, q.salt, q.spec, gated);
         SubmissionRules.checkReward(rewardTerms);
         _useKey(
@@ -287,6 +295,15 @@ contract ContentRegistry {
         return (c.submitter, c.bundleId, c.gated, c.asset, c.amount, c.requiredVoters, c.questionMetadataHash, c.title);
     }
 
+    /// The live registry's view of the ProtocolConfig it checks round settings with (the sandbox's is the engine's).
+    function protocolConfig() public view returns (address) {
+        return IVotingEngineInit(votingEngine).protocolConfig();
+    }
+
+    function _checkRound(RoundConfig calldata r) internal view {
+        IProtocolConfigRounds(protocolConfig()).validateRoundConfig(r.epochDuration, r.maxDuration, r.minVoters, r.maxVoters);
+    }
+
     function _token(uint8 asset) internal view returns (address) {
         if (asset == 1) return usdc;
         if (asset == 0) return lrep;
@@ -298,7 +315,7 @@ contract ContentRegistry {
         internal
         returns (bytes32)
     {
-        SubmissionRules.checkRound(r);
+        _checkRound(r);
         SubmissionRules.checkQuestion(q.contextUrl, q.imageUrls, q.videoUrl, q.title, q.tags, q.categoryId, q.details, q.salt, q.spec, c.gated);
         SubmissionRules.checkReward(t);
         bytes32 media = QuestionHashes.mediaHash(q.imageUrls, q.videoUrl);
