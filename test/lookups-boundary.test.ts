@@ -162,7 +162,7 @@ describe('amounts that reach raters after the frontend fee', () => {
     feedbackBonusAfterFrontendFee: { atomic: '1940000', asset: 'LREP', display: '1.94 LREP' },
   };
 
-  it("status shows what the ask pays and what reaches raters after the 300 bps fee, as quote does (--json: amounts; text: the lines)", () => {
+  it('status shows what the ask pays and what reaches raters after the 300 bps fee, as quote does (--json: amounts; text: the lines)', () => {
     expect(statusDocument(status, { finality: null, transactions: [] }).amounts).toEqual(paid);
     const text = renderStatus(status);
     expect(text).toMatch(/bounty +1\.5 USDC \(1\.455 USDC to raters after the 3 % frontend fee\)/);

@@ -551,7 +551,12 @@ describe("the live service's preflight (the vendored corpus) and the sandbox's r
         const r = await post(route, body);
         expect(r.status, `${name}: ${route}`).toBe(500);
         expect(Object.keys(r.body).sort(), `${name}: ${route}`).toEqual(Object.keys(failed).sort());
-        expect(r.body).toMatchObject({ code: failed.code, recoverWith: failed.recoverWith, retryable: failed.retryable, status: failed.status });
+        expect(r.body).toMatchObject({
+          code: failed.code,
+          recoverWith: failed.recoverWith,
+          retryable: failed.retryable,
+          status: failed.status,
+        });
         expect(r.body.message).toMatch(/validateRoundConfig/);
         expect(r.body.message).toMatch(/InvalidConfig\(\)/);
       }

@@ -46,18 +46,15 @@ contract ContentRegistry {
         uint64 reservedAt;
     }
 
-    struct Content {
+    /// What the sandbox keeps of a question: the live `contents` entry's fields it has, its round settings (live:
+    /// contentRoundConfig), and its confidentiality (live: the ConfidentialityEscrow's, which the sandbox folds in here).
+    struct Question {
         address submitter;
-        uint256 bundleId;
-        bool gated;
-        uint8 asset;
-        uint256 amount;
-        uint256 requiredVoters;
+        uint48 createdAt;
+        uint64 categoryId;
+        bytes32 contentHash;
         RoundConfig roundConfig;
-        bytes32 questionMetadataHash;
-        bytes32 resultSpecHash;
-        bytes32 revealCommitment;
-        string title;
+        Confidentiality confidentiality;
     }
 
     address public immutable owner;
@@ -70,7 +67,7 @@ contract ContentRegistry {
     // Internal like the live registry's: there is no public reservation getter to depend on. Keyed by
     // (commitment, submitter), as live: another address that copies a commitment cannot squat this wallet's slot.
     mapping(bytes32 => Reservation) internal reservations;
-    mapping(uint256 => Content) private contents;
+    mapping(uint256 => Question) private questions;
     /// The live registry's public view: a question key already submitted on this chain.
     mapping(bytes32 => bool) public submissionKeyUsed;
     uint256 public contentCount;
@@ -173,7 +170,7 @@ contract ContentRegistry {
         BundleQuestion memory q = BundleQuestion(contextUrl, imageUrls, videoUrl, title, tags, categoryId, details, salt, spec);
         bytes32 commitment = _admitSingle(q, rewardTerms, roundConfig, confidentiality);
         _consumeReservation(commitment);
-        contentId = _register(msg.sender, 0, confidentiality.gated, rewardTerms, roundConfig, q, commitment);
+        contentId = _register(msg.sender, confidentiality, roundConfig, q);
         IRewardEscrow(rewardEscrow).fundFrom(msg.sender, _token(rewardTerms.asset), rewardTerms.amount, contentId);
         _emitRewardAttached(contentId, msg.sender, rewardTerms, roundConfig);
     }
@@ -231,7 +228,7 @@ contract ContentRegistry {
         bundleId = ++bundleCount;
         contentIds = new uint256[](questions.length);
         for (uint256 i = 0; i < questions.length; i++) {
-            contentIds[i] = _register(msg.sender, bundleId, false, rewardTerms, roundConfig, questions[i], commitment);
+            contentIds[i] = _register(msg.sender, Confidentiality(false, 0, 0, 0), roundConfig, questions[i]);
             emit QuestionBundleContentLinked(bundleId, contentIds[i], i);
         }
         IRewardEscrow(rewardEscrow).fundFrom(msg.sender, _token(rewardTerms.asset), rewardTerms.amount, contentIds[0]);
@@ -250,7 +247,7 @@ contract ContentRegistry {
         bool gated,
         RewardTerms calldata rewardTerms,
         RoundConfig calldata roundConfig,
-        bytes32 commitment
+        bytes32 /* commitment: the x402 submitter bound the payment to it */
     ) external returns (uint256 contentId) {
         if (msg.sender != x402Submitter) revert NotAuthorized();
         _checkRound(roundConfig);
@@ -261,38 +258,53 @@ contract ContentRegistry {
                 q.categoryId, QuestionHashes.mediaHash(q.imageUrls, q.videoUrl), QuestionHashes.detailsTupleHash(q.details), q.contextUrl, q.title, q.tags
             )
         );
-        contentId = _register(submitter, 0, gated, rewardTerms, roundConfig, q, commitment);
+        contentId = _register(submitter, Confidentiality(gated, 0, 0, 0), roundConfig, q);
         _emitRewardAttached(contentId, submitter, rewardTerms, roundConfig);
     }
 
     function getContentRoundConfig(uint256 contentId) external view returns (RoundConfig memory) {
-        if (contents[contentId].submitter == address(0)) revert UnknownContent();
-        return contents[contentId].roundConfig;
+        if (questions[contentId].submitter == address(0)) revert UnknownContent();
+        return questions[contentId].roundConfig;
     }
 
     /// The live registry's view: a submitted question is active (this sandbox never cancels one).
     function isContentActive(uint256 contentId) external view returns (bool) {
-        return contents[contentId].submitter != address(0);
+        return questions[contentId].submitter != address(0);
     }
 
-    // sandbox* views serve the sandbox's own service and keeper; the live registry has none of them, so loopsign
-    // never reads them.
-    function sandboxContentSubmitter(uint256 contentId) external view returns (address) {
-        return contents[contentId].submitter;
-    }
-
-    function sandboxContentGated(uint256 contentId) external view returns (bool) {
-        return contents[contentId].gated;
-    }
-
-    function sandboxContentInfo(uint256 contentId)
+    /// The live registry's public `contents` getter, its fields in its order (ContentRegistryTypes.Content): an unknown
+    /// id reads as zeros, as live. A sandbox question stays Active (status 0) with its first rating (50).
+    function contents(uint256 contentId)
         external
         view
-        returns (address submitter, uint256 bundleId, bool gated, uint8 asset, uint256 amount, uint256 requiredVoters, bytes32 questionMetadataHash, string memory title)
+        returns (
+            uint64 id,
+            bytes32 contentHash,
+            address submitter,
+            uint48 createdAt,
+            uint48 lastActivityAt,
+            uint8 status,
+            uint8 dormantCount,
+            address reviver,
+            uint8 rating,
+            uint64 categoryId
+        )
     {
-        Content storage c = contents[contentId];
-        if (c.submitter == address(0)) revert UnknownContent();
-        return (c.submitter, c.bundleId, c.gated, c.asset, c.amount, c.requiredVoters, c.questionMetadataHash, c.title);
+        Question storage q = questions[contentId];
+        if (q.submitter == address(0)) return (0, bytes32(0), address(0), 0, 0, 0, 0, address(0), 0, 0);
+        return (uint64(contentId), q.contentHash, q.submitter, q.createdAt, q.createdAt, 0, 0, address(0), 50, q.categoryId);
+    }
+
+    /// The live registry's view of who stands behind a question for self-vote checks (a sandbox submitter is its own
+    /// identity holder).
+    function getSubmitterIdentity(uint256 contentId) external view returns (address) {
+        return questions[contentId].submitter;
+    }
+
+    /// The live ConfidentialityEscrow's view (IConfidentialityEscrow.confidentialityConfig: gated, bond asset and
+    /// amount, flags), answered by the registry: the sandbox has no separate escrow (it takes no bonds).
+    function confidentialityConfig(uint256 contentId) external view returns (Confidentiality memory) {
+        return questions[contentId].confidentiality;
     }
 
     /// The live registry's view of the ProtocolConfig it checks round settings with (the sandbox's is the engine's).
@@ -362,27 +374,12 @@ contract ContentRegistry {
 
     function _register(
         address submitter,
-        uint256 bundleId,
-        bool gated,
-        RewardTerms calldata t,
+        Confidentiality memory confidentiality,
         RoundConfig calldata r,
-        BundleQuestion memory q,
-        bytes32 commitment
+        BundleQuestion memory q
     ) internal returns (uint256 contentId) {
         Spec memory spec = q.spec;
         contentId = ++contentCount;
-        Content storage c = contents[contentId];
-        c.submitter = submitter;
-        c.bundleId = bundleId;
-        c.gated = gated;
-        c.asset = t.asset;
-        c.amount = t.amount;
-        c.requiredVoters = t.requiredVoters;
-        c.roundConfig = r;
-        c.questionMetadataHash = spec.questionMetadataHash;
-        c.resultSpecHash = spec.resultSpecHash;
-        c.revealCommitment = commitment;
-        c.title = q.title;
         bytes32 contentHash = keccak256(
             abi.encode(
                 QuestionHashes.CONTEXT_TAG,
@@ -397,6 +394,13 @@ contract ContentRegistry {
                 spec.resultSpecHash
             )
         );
+        Question storage c = questions[contentId];
+        c.submitter = submitter;
+        c.createdAt = uint48(block.timestamp);
+        c.categoryId = uint64(q.categoryId);
+        c.contentHash = contentHash;
+        c.roundConfig = r;
+        c.confidentiality = confidentiality;
         emit ContentSubmitted(contentId, submitter, contentHash, q.contextUrl, q.title, q.tags, q.categoryId);
         if (bytes(q.details.detailsUrl).length != 0) emit ContentDetailsSubmitted(contentId, q.details.detailsUrl, q.details.detailsHash);
         IVotingEngineInit(votingEngine).initContent(contentId);

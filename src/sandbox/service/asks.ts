@@ -470,18 +470,15 @@ export class AskService {
 
   // ---- status and results ----
 
+  /** A question the registry holds: the live `contents` getter reads zeros (a zero submitter) for an unknown id. */
   private async contentExists(contentId: bigint): Promise<boolean> {
-    try {
-      await this.chain.publicClient.readContract({
-        address: this.addresses.contentRegistry,
-        abi: ContentRegistry.abi,
-        functionName: 'sandboxContentInfo',
-        args: [contentId],
-      });
-      return true;
-    } catch {
-      return false;
-    }
+    const [, , submitter] = (await this.chain.publicClient.readContract({
+      address: this.addresses.contentRegistry,
+      abi: ContentRegistry.abi,
+      functionName: 'contents',
+      args: [contentId],
+    })) as readonly [bigint, Hex, Hex, ...unknown[]];
+    return BigInt(submitter) !== 0n;
   }
 
   /**
