@@ -9,7 +9,7 @@ import { decryptKeystore } from '../src/wallet/keystore.js';
 import { runCli, type Home } from './helpers/cli.js';
 import type { SandboxHandle } from './helpers/sandbox.js';
 import { capture } from './helpers/capture.js';
-import { engineAbi, openSession, submissionsTitled as titled, tokenBalance, type Pub, type Session } from './helpers/chain.js';
+import { openSession, storedCommit, submissionsTitled as titled, tokenBalance, type Pub, type Session } from './helpers/chain.js';
 
 let s: Session;
 let sb: SandboxHandle;
@@ -97,12 +97,7 @@ async function rateCrashThenResume(point: string): Promise<void> {
   expect(resumed.code, `${point}: ${resumed.stdout}${resumed.stderr}`).toBe(0);
   const doc = resumed.json();
   expect(doc.roundId).toBe('1');
-  const stored = (await pub.readContract({
-    address: sb.info.contracts.roundVotingEngine,
-    abi: engineAbi,
-    functionName: 'sandboxCommitOf',
-    args: [BigInt(contentId), 1n, doc.commitKey],
-  })) as { commitHash: Hex; stake: bigint };
+  const stored = await storedCommit(pub, sb.info.contracts.roundVotingEngine, BigInt(contentId), 1n, doc.commitKey);
   expect(stored.commitHash, `${point}: the committed vote is the one reported`).toBe(doc.commitHash);
   expect(stored.stake).toBe(3_000_000n);
   expect(await lrep(), `${point}: exactly one stake paid`).toBe(before - 3_000_000n);

@@ -5,6 +5,7 @@
 // against a real HTTP server on loopback.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quoteAmounts } from '../src/ask/amounts-view.js';
+import { resultDocument, statusDocument } from '../src/commands/lookups.js';
 import { waitForReady } from '../src/ask/wait.js';
 import { templates } from '../src/commands/lookups.js';
 import { renderResult, renderStatus } from '../src/commands/render.js';
@@ -142,5 +143,41 @@ describe('amounts that reach raters after the frontend fee', () => {
       feedbackBonusAfterFrontendFee: { atomic: '324', display: '0.000324 USDC' },
     });
     expect(quoteAmounts({ payment: { amount: '1', asset: 'USDC', bountyAmount: '1e6' } }).bountyAfterFrontendFee).toBeUndefined();
+  });
+
+  // A status document as the service gives it (service-api.md §5.4: the ask's bounty, its feedback bonus), and a
+  // result whose `operation` is that document.
+  const status = {
+    status: 'submitted',
+    operationKey: KEY,
+    contentIds: ['7'],
+    bounty: { amount: '1500000', asset: 'USDC', bountyEligibility: '0' },
+    feedbackBonus: { amount: '2000000', asset: 'LREP', status: 'funded' },
+    payment: { amount: '1500000', asset: 'USDC', decimals: 6 },
+  };
+  const paid = {
+    bounty: { atomic: '1500000', asset: 'USDC', display: '1.5 USDC' },
+    feedbackBonus: { atomic: '2000000', asset: 'LREP', display: '2 LREP' },
+    bountyAfterFrontendFee: { atomic: '1455000', asset: 'USDC', display: '1.455 USDC' },
+    feedbackBonusAfterFrontendFee: { atomic: '1940000', asset: 'LREP', display: '1.94 LREP' },
+  };
+
+  it('status shows what the ask pays and what reaches raters after the 300 bps fee, as quote does (--json: amounts; text: the lines)', () => {
+    expect(statusDocument(status, { finality: null, transactions: [] }).amounts).toEqual(paid);
+    const text = renderStatus(status);
+    expect(text).toMatch(/bounty +1\.5 USDC \(1\.455 USDC to raters after the 3 % frontend fee\)/);
+    expect(text).toMatch(/bonus +2 LREP \(1\.94 LREP to raters after the 3 % frontend fee\)/);
+    // No bonus asked: no bonus line; an amount of another form: not shown.
+    const plain = { ...status, feedbackBonus: { enabled: false, status: 'not_requested' }, bounty: { amount: '1e6', asset: 'USDC' } };
+    expect(statusDocument(plain, { finality: null, transactions: [] }).amounts).toEqual({});
+    expect(renderStatus(plain)).not.toMatch(/bounty|bonus/);
+  });
+
+  it("result shows its ask's amounts the same way (from the result's operation; none for a result by content alone)", () => {
+    const r = { answer: 'up', ready: true, distribution: { state: 1 }, operation: status };
+    expect(resultDocument(r).amounts).toEqual(paid);
+    expect(renderResult(r)).toMatch(/bounty +1\.5 USDC \(1\.455 USDC to raters after the 3 % frontend fee\)/);
+    expect(resultDocument({ ...r, operation: null }).amounts).toEqual({});
+    expect(renderResult({ ...r, operation: null })).not.toMatch(/bounty/);
   });
 });

@@ -7,7 +7,7 @@ import type { Hex } from 'viem';
 import { runCli, type Home } from './helpers/cli.js';
 import type { SandboxHandle } from './helpers/sandbox.js';
 import { capture } from './helpers/capture.js';
-import { bonusPoolsFunded, engineAbi, openSession, tokenBalance, type Pub, type Session } from './helpers/chain.js';
+import { bonusPoolsFunded, openSession, storedCommit, tokenBalance, type Pub, type Session } from './helpers/chain.js';
 
 let s: Session;
 let sb: SandboxHandle;
@@ -167,12 +167,7 @@ describe("the service's word is not taken for what was submitted or paid", () =>
     await sb.control('/__sandbox/settings', { reveals: true });
     expect(reveal.code, reveal.stdout + reveal.stderr).toBe(0);
     expect(reveal.json().revealedBy).toBe('loopsign');
-    const stored = (await pub.readContract({
-      address: sb.info.contracts.roundVotingEngine,
-      abi: engineAbi,
-      functionName: 'sandboxCommitOf',
-      args: [BigInt(id), 1n, r.json().commitKey as Hex],
-    })) as { revealed: boolean; isUp: boolean };
+    const stored = await storedCommit(pub, sb.info.contracts.roundVotingEngine, BigInt(id), 1n, r.json().commitKey as Hex);
     expect(stored).toMatchObject({ revealed: true, isUp: true });
   });
 });

@@ -13,11 +13,10 @@ import { api, type SandboxHandle } from './helpers/sandbox.js';
 import { tlockDecrypt } from '../src/vote/tlock.js';
 import { decodeVotePlaintext, commitHash } from '../src/vote/commit.js';
 import { capture } from './helpers/capture.js';
-import { fundedWallet, openSession, type Pub } from './helpers/chain.js';
+import { fundedWallet, openSession, storedCommit, type Pub } from './helpers/chain.js';
 import { recorded, recordedOfKind, storeFile, withStore } from './helpers/store.js';
 
 const engineAbi = parseAbi([
-  'function sandboxCommitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
   'function balanceOf(address) view returns (uint256)',
   'function allowance(address,address) view returns (uint256)',
 ]);
@@ -95,12 +94,7 @@ describe('rating through to a revealed vote', () => {
     expect(r.stderr).not.toMatch(/"isUp"|"salt"|"predictedUpBps"/);
     expect(await lrep()).toBe(before - 2_000_000n);
     await passTime();
-    const stored = (await pub.readContract({
-      address: sb.info.contracts.roundVotingEngine,
-      abi: engineAbi,
-      functionName: 'sandboxCommitOf',
-      args: [BigInt(id), 1n, doc.commitKey],
-    })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
+    const stored = await storedCommit(pub, sb.info.contracts.roundVotingEngine, BigInt(id), 1n, doc.commitKey);
     expect(stored).toMatchObject({ revealed: true, isUp: true, predictedUpBps: 7000 });
     const status = await run(['--json', 'rate', 'status', '--content-id', id]);
     expect(status.json().status).toBe('revealed');
@@ -240,12 +234,7 @@ describe('rating through to a revealed vote', () => {
     await sb.control('/__sandbox/settings', { reveals: true });
     expect(reveal.code, reveal.stderr).toBe(0);
     expect(reveal.json().revealedBy).toBe('loopsign');
-    const stored = (await pub.readContract({
-      address: sb.info.contracts.roundVotingEngine,
-      abi: engineAbi,
-      functionName: 'sandboxCommitOf',
-      args: [BigInt(id), 1n, r.json().commitKey],
-    })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
+    const stored = await storedCommit(pub, sb.info.contracts.roundVotingEngine, BigInt(id), 1n, r.json().commitKey);
     expect(stored).toMatchObject({ revealed: true, isUp: false, predictedUpBps: 2000 });
   });
 });

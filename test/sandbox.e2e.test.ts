@@ -9,6 +9,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { alive, api, startSandbox, type SandboxHandle } from './helpers/sandbox.js';
+import { storedCommit } from './helpers/chain.js';
 import { TEST_ADDRESS, TEST_PRIVATE_KEY, VECTOR_ASK_BODY, readVector } from './helpers/cli.js';
 import { normalizeAsk } from '../src/protocol/ask-normalize.js';
 import { computeAskHashes } from '../src/protocol/ask-hashes.js';
@@ -244,14 +245,7 @@ describe('a wallet-call ask, executed step by step with viem', () => {
         ),
       );
       const key = commitKey(args.voter!, args.commitHash!);
-      const onChain = await pub.readContract({
-        address: sb.info.contracts.roundVotingEngine,
-        abi: parseAbi([
-          'function sandboxCommitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
-        ]),
-        functionName: 'sandboxCommitOf',
-        args: [contentId, args.roundId!, key],
-      });
+      const onChain = await storedCommit(pub, sb.info.contracts.roundVotingEngine!, contentId, args.roundId!, key);
       expect(onChain).toMatchObject({ revealed: true, isUp: plain.isUp, predictedUpBps: plain.predictedUpBps });
     }
     expect(result.body.rationaleSummary).toMatch(/^\[RATELOOP_UNTRUSTED_DATA_BEGIN source="rater_feedback"\]/);
@@ -425,10 +419,6 @@ describe('a feedback bonus', () => {
 });
 
 describe('a vote committed directly on chain with tlock to the sandbox beacon', () => {
-  const engineAbi = parseAbi([
-    'function sandboxCommitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
-  ]);
-
   /**
    * A question asked by the test account, and a vote on it committed straight to the engine by another account
    * (anvil account `voterIndex`, no simulated rater). With `lie`, the commit hash is that of the opposite vote,
@@ -525,12 +515,7 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
   it('is revealed by the keeper with the committed direction and prediction', async () => {
     const { contentId, roundId, commitKey } = await directCommit(13);
     await settle();
-    const stored = (await pub.readContract({
-      address: sb.info.contracts.roundVotingEngine,
-      abi: engineAbi,
-      functionName: 'sandboxCommitOf',
-      args: [contentId, roundId, commitKey],
-    })) as { revealed: boolean; isUp: boolean; predictedUpBps: number };
+    const stored = await storedCommit(pub, sb.info.contracts.roundVotingEngine, contentId, roundId, commitKey);
     expect(stored.revealed).toBe(true);
     expect(stored.isUp).toBe(false);
     expect(stored.predictedUpBps).toBe(3100);
@@ -687,12 +672,7 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
     expect(again.keeper).toMatchObject({ reveals: 0 });
     const core = await roundCore(contentId, roundId);
     expect([core[2], core[3]]).toEqual([4, 3]); // four commits, the three honest ones revealed
-    const stored = (await pub.readContract({
-      address: sb.info.contracts.roundVotingEngine,
-      abi: engineAbi,
-      functionName: 'sandboxCommitOf',
-      args: [contentId, roundId, commitKey],
-    })) as { revealed: boolean };
+    const stored = await storedCommit(pub, sb.info.contracts.roundVotingEngine, contentId, roundId, commitKey);
     expect(stored.revealed).toBe(false);
     // The reveal grace is 60 minutes, as live: ten minutes past the round's end the unrevealed commit still holds up
     // settlement; once the grace is over the round settles without it.

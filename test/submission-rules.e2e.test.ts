@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   encodeAbiParameters,
+  parseAbi,
   encodeFunctionData,
   keccak256,
   maxUint256,
@@ -474,6 +475,122 @@ describe("the live service's preflight (the vendored corpus) and the sandbox's r
       expect(mined!.status).toBe('success');
     }
     expect(await used()).toBe(true);
+  });
+
+  /** A POST to the sandbox service (its HTTP routes, as loopsign and any client reach them). */
+  async function post(route: string, body: unknown): Promise<{ status: number; body: any }> {
+    const res = await fetch(`${s.sb.info.baseUrl}${route}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: await res.json() };
+  }
+
+  /** The corpus's baseline ask, made this file's own: the sandbox chain, a new id and question, `w` as the wallet. */
+  function sandboxAsk(c: any, wallet: Hex, over: Record<string, unknown> = {}) {
+    const id = unique();
+    const body = structuredClone(c.request.body);
+    return {
+      ...body,
+      chainId: 31337,
+      clientRequestId: `bounds-${id}`,
+      walletAddress: wallet,
+      question: { ...body.question, title: `Round bounds ${id}`, contextUrl: `https://example.com/bounds/${id}` },
+      ...over,
+    };
+  }
+
+  it("on the round bounds: the service's preflight asks validateRoundConfig (the corpus), and the sandbox service refuses what ProtocolConfig refuses, answered as the live service answers it, before any plan or money", async () => {
+    const c = caseOf('baseline-wallet-calls');
+    // The live service's preflight: the registry's ProtocolConfig, then validateRoundConfig with the ask's settings.
+    const names = c.chainReads.map((r: any) => r.functionName);
+    expect(names.indexOf('protocolConfig')).toBeLessThan(names.indexOf('validateRoundConfig'));
+    const read = c.chainReads.find((r: any) => r.functionName === 'validateRoundConfig');
+    const rc = normalizeAsk(c.request.body).roundConfig;
+    expect(read.args).toEqual([rc.epochDuration, rc.maxDuration, rc.minVoters, rc.maxVoters].map(String));
+    // What the live service answers for an exception it has no class for (a reverted read is one): the corpus's
+    // failed_submission body.
+    const failed = corpus.cases.find((x: any) => x.verdict.code === 'failed_submission').ask.body;
+
+    const pc = (await s.pub.readContract({
+      address: registry(),
+      abi: parseAbi(['function protocolConfig() view returns (address)']),
+      functionName: 'protocolConfig',
+    })) as Hex;
+    const validate = (r: [number, number, number, number]) =>
+      simulate(
+        s.sb.info.devWallet.address,
+        pc,
+        encodeFunctionData({
+          abi: parseAbi(['function validateRoundConfig(uint256,uint256,uint256,uint256) view returns ((uint32,uint32,uint16,uint16))']),
+          functionName: 'validateRoundConfig',
+          args: r.map(BigInt) as never,
+        }),
+      );
+    expect(await validate(read.args.map(Number)), "the corpus's settings").toBe('ok');
+
+    const w = await submitter();
+    const cases: [string, Record<string, string>, [number, number, number, number]][] = [
+      ['a 10-second question', { questionDurationSeconds: '10', minVoters: '3', maxVoters: '100' }, [10, 10, 3, 100]],
+      ['a cap of 201 voters', { questionDurationSeconds: '1200', minVoters: '3', maxVoters: '201' }, [1200, 1200, 3, 201]],
+    ];
+    for (const [name, roundConfig, tuple] of cases) {
+      // The contract rule: ProtocolConfig refuses the settings, and so does the registry at the submit.
+      expect(await validate(tuple), name).toEqual({ reverted: INVALID_CONFIG });
+      const [epochDuration, maxDuration, minVoters, maxVoters] = tuple;
+      expect(
+        await simulatedAfterReserving(w, [valid({ roundConfig: { epochDuration, maxDuration, minVoters, maxVoters } })]),
+        name,
+      ).toEqual([{ reverted: INVALID_CONFIG }]);
+      // The service: refused at the quote and at the ask, with the corpus's shape, and nothing recorded.
+      const nonce = await s.pub.getTransactionCount({ address: w.address });
+      const usdc = await w.usdcOf();
+      const body = sandboxAsk(c, w.address, { roundConfig });
+      for (const route of ['/api/agent/quote', '/api/agent/asks']) {
+        const r = await post(route, body);
+        expect(r.status, `${name}: ${route}`).toBe(500);
+        expect(Object.keys(r.body).sort(), `${name}: ${route}`).toEqual(Object.keys(failed).sort());
+        expect(r.body).toMatchObject({
+          code: failed.code,
+          recoverWith: failed.recoverWith,
+          retryable: failed.retryable,
+          status: failed.status,
+        });
+        expect(r.body.message).toMatch(/validateRoundConfig/);
+        expect(r.body.message).toMatch(/InvalidConfig\(\)/);
+      }
+      const lookup = await fetch(
+        `${s.sb.info.baseUrl}/api/agent/asks/by-client-request?chainId=31337&clientRequestId=${body.clientRequestId}&walletAddress=${w.address}`,
+      );
+      expect((await lookup.json()).status, `${name}: nothing recorded`).not.toBe('awaiting_wallet_signature');
+      expect(await s.pub.getTransactionCount({ address: w.address })).toBe(nonce);
+      expect(await w.usdcOf()).toBe(usdc);
+    }
+    // The same ask within the bounds gets its plan.
+    const ok = await post('/api/agent/asks', sandboxAsk(c, w.address));
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.transactionPlan.calls).toHaveLength(3);
+  });
+
+  it("on a reused clientRequestId: the sandbox answers another payload with the corpus's duplicate_ask envelope, and the corpus's own duplicate_ask case the same", async () => {
+    const dup = caseOf('bundle-x402-rejected');
+    const envelope = dup.ask.body;
+    const w = await fundedWallet(s.sb, s.pub);
+    const first = sandboxAsk(caseOf('baseline-wallet-calls'), w.address);
+    expect((await post('/api/agent/asks', first)).status).toBe(200);
+    const again = await post('/api/agent/asks', { ...first, question: { ...first.question, title: `${first.question.title} (edited)` } });
+    expect(again.status).toBe(envelope.status);
+    expect(again.body).toEqual({
+      ...envelope,
+      // service-api.md §5.4: the message of a reused id with another payload.
+      message: 'clientRequestId has already been used for a different question payload.',
+    });
+    // The corpus's case itself (an x402 bundle), on the sandbox: the same status and body.
+    const bundle = { ...structuredClone(dup.request.body), chainId: 31337, clientRequestId: `dup-${unique()}`, walletAddress: w.address };
+    const r = await post('/api/agent/asks', bundle);
+    expect(r.status).toBe(dup.verdict.httpStatus);
+    expect(r.body).toEqual(envelope);
   });
 
   it("on the reward minimum: max(minSubmissionUsdcPool, config().maxVoters × 0.01 USDC) from the service's chain reads is where the registry starts to take a bounty", async () => {

@@ -36,20 +36,38 @@ function afterFee(v: AmountView | undefined): AmountView | undefined {
   return v ? view(afterFrontendFee(BigInt(v.atomic)), v.asset) : undefined;
 }
 
-/** What the user's ask pays: the bounty, any feedback bonus, and the most it may spend. */
-export function askAmounts(ask: Pick<NormalizedAsk, 'bounty' | 'feedbackBonus' | 'maxPaymentAmount'>): Record<string, AmountView> {
+/** The bounty and any bonus as paid, and what of each reaches raters after the frontend fee (the keys every view uses). */
+function paidAndToRaters(bounty: AmountView | undefined, bonus: AmountView | undefined): Record<string, AmountView> {
   const out: Record<string, AmountView> = {};
-  const bounty = view(ask.bounty.amount, ask.bounty.asset);
   if (bounty) out.bounty = bounty;
-  const bonus = ask.feedbackBonus ? view(ask.feedbackBonus.amount, ask.feedbackBonus.asset) : undefined;
   if (bonus) out.feedbackBonus = bonus;
-  const max = ask.maxPaymentAmount === null ? undefined : view(ask.maxPaymentAmount, ask.bounty.asset);
-  if (max) out.maxPayment = max;
   const bountyToRaters = afterFee(bounty);
   if (bountyToRaters) out.bountyAfterFrontendFee = bountyToRaters;
   const bonusToRaters = afterFee(bonus);
   if (bonusToRaters) out.feedbackBonusAfterFrontendFee = bonusToRaters;
   return out;
+}
+
+/** What the user's ask pays: the bounty, any feedback bonus, and the most it may spend. */
+export function askAmounts(ask: Pick<NormalizedAsk, 'bounty' | 'feedbackBonus' | 'maxPaymentAmount'>): Record<string, AmountView> {
+  const out = paidAndToRaters(
+    view(ask.bounty.amount, ask.bounty.asset),
+    ask.feedbackBonus ? view(ask.feedbackBonus.amount, ask.feedbackBonus.asset) : undefined,
+  );
+  const max = ask.maxPaymentAmount === null ? undefined : view(ask.maxPaymentAmount, ask.bounty.asset);
+  if (max) out.maxPayment = max;
+  return out;
+}
+
+/**
+ * What an ask's status document (or a result's `operation`, the same document) says it pays: its `bounty` and
+ * `feedbackBonus` (service-api.md §5.4–5.6), and what reaches raters of each after the frontend fee. Only values of a
+ * checked form are shown, as for a quote.
+ */
+export function statusAmounts(s: ServiceDoc | undefined): Record<string, AmountView> {
+  const bounty = objectField(s, 'bounty');
+  const bonus = objectField(s, 'feedbackBonus');
+  return paidAndToRaters(bounty && view(bounty.amount, bounty.asset), bonus && view(bonus.amount, bonus.asset));
 }
 
 /** A quote's total and the service's max payment hint, as display amounts (only of a checked form). */

@@ -2,7 +2,7 @@
 import type { Context } from '../context.js';
 import { NotReadyError, UsageError } from '../errors.js';
 import { arrayField, isDoc, objectField, type ServiceDoc } from '../service/doc.js';
-import type { AmountView } from '../ask/amounts-view.js';
+import { statusAmounts, type AmountView } from '../ask/amounts-view.js';
 import * as core from '../ask/lookups.js';
 import { timeoutOf } from './timeout.js';
 import { renderResult, renderStatus, renderTransactions, toRatersLine } from './render.js';
@@ -24,19 +24,21 @@ function lookup(options: StatusOptions & { contentId?: string }): core.LookupOpt
 // The documents `--json` prints, one function each, which the MCP tools return too (src/mcp/tools/asks.ts).
 
 /**
- * `status --json`: the service's status document with loopsign's checked summary, and where each of the ask's
- * journaled transactions stands (`transactions[].state`; `finality`: the chain's block read, null when none was).
+ * `status --json`: the service's status document with loopsign's checked summary, its amounts in display units (what
+ * the ask pays, what reaches raters after the frontend fee), and where each of the ask's journaled transactions
+ * stands (`transactions[].state`; `finality`: the chain's block read, null when none was).
  */
 export const statusDocument = (s: ServiceDoc, states: TxStates): Record<string, unknown> =>
-  serviceDocument(s, { finality: states.finality, transactions: states.transactions });
+  serviceDocument(s, { amounts: statusAmounts(s), finality: states.finality, transactions: states.transactions });
 
 /** The ask's status and its transactions' states: `status` and the MCP tool loopsign_status. */
 export async function statusOf(ctx: Context, o: core.LookupOptions): Promise<{ s: ServiceDoc; states: TxStates }> {
   const s = await core.status(ctx, o);
   return { s, states: await core.askTransactionStates(ctx, s, o) };
 }
-/** `result --json`. */
-export const resultDocument = (r: ServiceDoc): Record<string, unknown> => serviceDocument(r);
+/** `result --json`: with the amounts of its ask (from the result's `operation`, none for a result by content alone). */
+export const resultDocument = (r: ServiceDoc): Record<string, unknown> =>
+  serviceDocument(r, { amounts: statusAmounts(objectField(r, 'operation')) });
 /** `templates --json`. */
 export const templatesDocument = (t: ServiceDoc): Record<string, unknown> => serviceDocument(t);
 /** `confirm --json`. */

@@ -4,7 +4,7 @@ import { arrayField, objectField, type ServiceDoc } from '../service/doc.js';
 import { serviceWord } from '../output.js';
 import { forCli } from '../hints.js';
 import { describeTxState, type TxStates } from '../wallet/tx-states.js';
-import type { AmountView } from '../ask/amounts-view.js';
+import { statusAmounts, type AmountView } from '../ask/amounts-view.js';
 
 /**
  * What each round state (RoundVotingEngine's roundCore.state, chain.md §4.2) means to the asker. SettlementPending
@@ -32,8 +32,19 @@ export function renderResult(r: ServiceDoc): string {
     `  finality      ${String(r.finalityStatus ?? 'n/a')}${readyAt && /^[0-9]+$/.test(readyAt) ? ` (expected by ${new Date(Number(readyAt) * 1000).toISOString()})` : ''}`,
     `  next          ${forCli(serviceWord(r.recommendedNextAction)) ?? 'n/a'}`,
   ];
+  lines.push(...paidLines(statusAmounts(objectField(r, 'operation'))));
   if (r.rationaleSummary) lines.push(`  feedback      ${String(r.rationaleSummary)}`);
   return lines.join('\n');
+}
+
+/** "  bounty        1.5 USDC (1.455 USDC to raters after the 3 % frontend fee)" and the bonus's line (or nothing). */
+export function paidLines(amounts: Record<string, AmountView>): string[] {
+  const line = (label: string, paid: AmountView | undefined, toRaters: AmountView | undefined) =>
+    paid ? [`  ${label.padEnd(13)} ${paid.display}${toRaters ? ` (${toRaters.display} to raters after the 3 % frontend fee)` : ''}`] : [];
+  return [
+    ...line('bounty', amounts.bounty, amounts.bountyAfterFrontendFee),
+    ...line('bonus', amounts.feedbackBonus, amounts.feedbackBonusAfterFrontendFee),
+  ];
 }
 
 export function renderStatus(s: ServiceDoc): string {
@@ -42,6 +53,7 @@ export function renderStatus(s: ServiceDoc): string {
     `status: ${String(s.status)}${s.ready ? ' (ready)' : s.terminal ? ' (terminal)' : ''}`,
     `  operation     ${String(s.operationKey ?? 'n/a')}`,
     `  content       ${contentIds.join(', ') || 'n/a'}`,
+    ...paidLines(statusAmounts(s)),
     `  next          ${forCli(serviceWord(s.nextAction)) ?? 'n/a'}`,
   ].join('\n');
 }

@@ -2,7 +2,7 @@
 // commit (theirs or a user's) is revealed by decrypting it with the beacon once its round is out, and rounds
 // settle. Nothing here knows a plaintext it did not decrypt: reveals go through tlock like any keeper's.
 import { BaseError, ContractFunctionRevertedError, decodeEventLog, keccak256, toEventSelector, toHex, type Hex } from 'viem';
-import { RoundVotingEngine } from './contracts/artifacts.js';
+import { ContentRegistry, RoundVotingEngine } from './contracts/artifacts.js';
 import { sameAddress } from '../hex.js';
 import { advisoryRecorderAbi, contentRegistryAbi, votingEngineAbi } from '../protocol/abi.js';
 import { buildCommitVoteParams } from '../vote/build.js';
@@ -328,20 +328,13 @@ export class Keeper {
       this.voted.add(key);
       return 0;
     }
-    const submitter = (await this.chain.publicClient.readContract({
+    // The live registry's `contents` entry (its third field is the submitter), which never votes on its own question.
+    const [, , submitter] = (await this.chain.publicClient.readContract({
       address: this.chain.addresses.contentRegistry,
-      abi: [
-        {
-          type: 'function',
-          name: 'sandboxContentSubmitter',
-          stateMutability: 'view',
-          inputs: [{ type: 'uint256' }],
-          outputs: [{ type: 'address' }],
-        },
-      ] as const,
-      functionName: 'sandboxContentSubmitter',
+      abi: ContentRegistry.abi,
+      functionName: 'contents',
       args: [contentId],
-    })) as Hex;
+    })) as readonly [bigint, Hex, Hex, ...unknown[]];
     const raters = this.chain.raters.filter((r) => !sameAddress(r.address, submitter)).slice(0, minVoters);
     let count = 0;
     for (const [i, rater] of raters.entries()) {

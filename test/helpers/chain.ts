@@ -13,9 +13,35 @@ import { poolBroker, sharedSandbox } from './sandbox-pool.js';
 export type Pub = ReturnType<typeof createPublicClient>;
 
 const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
-export const engineAbi = parseAbi([
-  'function sandboxCommitOf(uint256,uint256,bytes32) view returns ((address voter, bytes32 commitHash, uint64 targetRound, bytes32 ciphertextHash, uint64 stake, bool revealed, bool isUp, uint16 predictedUpBps))',
+// The live engine's views of a commit (RateLoop 0b442ae; chain.md §4.2 commitCore): what a vote stored on chain is.
+const engineAbi = parseAbi([
+  'function commitCore(uint256 contentId, uint256 roundId, bytes32 commitKey) view returns (address voter, uint64 stakeAmount, address frontend, uint48 revealableAfter, bool revealed, bool isUp, uint8 epochIndex)',
+  'function commitRevealData(uint256 contentId, uint256 roundId, bytes32 commitKey) view returns (bytes32 ciphertextHash, uint64 targetRound, bytes32 drandChainHash, uint48 revealableAfter, bool revealed, uint64 stakeAmount)',
+  'function rbtsCommitState(uint256 contentId, uint256 roundId, bytes32 commitKey) view returns (uint16 predictedUpBps, uint16 scoreBps, uint256 scoringWeight, uint256 rewardWeight, uint256 stakeReturned)',
+  'function voterCommitKey(uint256 contentId, uint256 roundId, address voter) view returns (bytes32 commitHash, bytes32 commitKey)',
 ]);
+
+export interface StoredCommit {
+  voter: Hex;
+  commitHash: Hex;
+  targetRound: bigint;
+  ciphertextHash: Hex;
+  stake: bigint;
+  revealed: boolean;
+  isUp: boolean;
+  predictedUpBps: number;
+}
+
+/** A vote as the engine stores it, read through the live engine's views only (no sandbox-only view). */
+export async function storedCommit(pub: Pub, engine: Hex, contentId: bigint, roundId: bigint, commitKey: Hex): Promise<StoredCommit> {
+  const at = { address: engine, abi: engineAbi } as const;
+  const args = [contentId, roundId, commitKey] as const;
+  const [voter, stake, , , revealed, isUp] = await pub.readContract({ ...at, functionName: 'commitCore', args });
+  const [ciphertextHash, targetRound] = await pub.readContract({ ...at, functionName: 'commitRevealData', args });
+  const [predictedUpBps] = await pub.readContract({ ...at, functionName: 'rbtsCommitState', args });
+  const [commitHash] = await pub.readContract({ ...at, functionName: 'voterCommitKey', args: [contentId, roundId, voter] });
+  return { voter, commitHash, targetRound, ciphertextHash, stake, revealed, isUp, predictedUpBps };
+}
 const submitted = parseAbiItem(
   'event ContentSubmitted(uint256 indexed contentId, address indexed submitter, bytes32 contentHash, string url, string title, string tags, uint256 indexed categoryId)',
 );

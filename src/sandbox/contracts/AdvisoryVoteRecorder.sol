@@ -11,11 +11,11 @@ interface IEngineForAdvisory {
         bytes32 commitHash,
         bytes calldata ciphertext
     ) external view returns (uint256 roundId);
-    function sandboxRoundTally(uint256 contentId, uint256 roundId) external view returns (uint16, uint16, uint16, uint64, uint64, uint16);
 }
 
+/// The live ConfidentialityEscrow's view (the sandbox's registry answers it).
 interface IRegistryForAdvisory {
-    function sandboxContentGated(uint256 contentId) external view returns (bool);
+    function confidentialityConfig(uint256 contentId) external view returns (bool gated, uint8 bondAsset, uint64 bondAmount, uint8 flags);
 }
 
 /// Zero-stake advisory votes (chain.md §9.10): same commit checks as a staked vote, no stake, not on gated content.
@@ -50,7 +50,8 @@ contract AdvisoryVoteRecorder {
         external
         returns (bytes32 advisoryCommitKey)
     {
-        if (IRegistryForAdvisory(registry).sandboxContentGated(contentId)) revert ConfidentialityGated();
+        (bool gated,,,) = IRegistryForAdvisory(registry).confidentialityConfig(contentId);
+        if (gated) revert ConfidentialityGated();
         uint256 roundId = IEngineForAdvisory(engine).validateCommit(msg.sender, contentId, roundContext, targetRound, drandChainHash, commitHash, ciphertext);
         if (hasRecorded[contentId][roundId][msg.sender]) revert AlreadyCommitted();
         hasRecorded[contentId][roundId][msg.sender] = true;

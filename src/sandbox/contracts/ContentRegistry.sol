@@ -11,6 +11,14 @@ interface IRewardEscrow {
 
 interface IVotingEngineInit {
     function initContent(uint256 contentId) external;
+    function protocolConfig() external view returns (address);
+}
+
+interface IProtocolConfigRounds {
+    function validateRoundConfig(uint256 epochDuration, uint256 maxDuration, uint256 minVoters, uint256 maxVoters)
+        external
+        view
+        returns (RoundConfig memory);
 }
 
 /// Questions: reserve a commitment, then reveal it by submitting (chain.md §3.4, §6.9–6.11). The reveal
@@ -22,8 +30,8 @@ interface IVotingEngineInit {
 /// A question's key (its category, media, details, context URL, title and tags: QuestionHashes.submissionKey) is
 /// used once per chain: `submissionKeyUsed` is the live registry's public view, and a second submission of the same
 /// key reverts. The submission checks are SubmissionRules' (the live media validator's, category and reward rules);
-/// like the live registry, this one reverts with empty data, except the round bounds (ProtocolConfig's
-/// `InvalidConfig()`).
+/// like the live registry, this one reverts with empty data, except the round bounds, which it asks ProtocolConfig's
+/// validateRoundConfig about, as live (its `InvalidConfig()` passes through).
 contract ContentRegistry {
     uint256 public constant RESERVED_SUBMISSION_MIN_AGE = 1;
     uint256 public constant RESERVATION_TTL = 30 minutes;
@@ -38,18 +46,15 @@ contract ContentRegistry {
         uint64 reservedAt;
     }
 
-    struct Content {
+    /// What the sandbox keeps of a question: the live `contents` entry's fields it has, its round settings (live:
+    /// contentRoundConfig), and its confidentiality (live: the ConfidentialityEscrow's, which the sandbox folds in here).
+    struct Question {
         address submitter;
-        uint256 bundleId;
-        bool gated;
-        uint8 asset;
-        uint256 amount;
-        uint256 requiredVoters;
+        uint48 createdAt;
+        uint64 categoryId;
+        bytes32 contentHash;
         RoundConfig roundConfig;
-        bytes32 questionMetadataHash;
-        bytes32 resultSpecHash;
-        bytes32 revealCommitment;
-        string title;
+        Confidentiality confidentiality;
     }
 
     address public immutable owner;
@@ -62,7 +67,7 @@ contract ContentRegistry {
     // Internal like the live registry's: there is no public reservation getter to depend on. Keyed by
     // (commitment, submitter), as live: another address that copies a commitment cannot squat this wallet's slot.
     mapping(bytes32 => Reservation) internal reservations;
-    mapping(uint256 => Content) private contents;
+    mapping(uint256 => Question) private questions;
     /// The live registry's public view: a question key already submitted on this chain.
     mapping(bytes32 => bool) public submissionKeyUsed;
     uint256 public contentCount;
@@ -165,7 +170,7 @@ contract ContentRegistry {
         BundleQuestion memory q = BundleQuestion(contextUrl, imageUrls, videoUrl, title, tags, categoryId, details, salt, spec);
         bytes32 commitment = _admitSingle(q, rewardTerms, roundConfig, confidentiality);
         _consumeReservation(commitment);
-        contentId = _register(msg.sender, 0, confidentiality.gated, rewardTerms, roundConfig, q, commitment);
+        contentId = _register(msg.sender, confidentiality, roundConfig, q);
         IRewardEscrow(rewardEscrow).fundFrom(msg.sender, _token(rewardTerms.asset), rewardTerms.amount, contentId);
         _emitRewardAttached(contentId, msg.sender, rewardTerms, roundConfig);
     }
@@ -176,7 +181,7 @@ contract ContentRegistry {
         RoundConfig calldata roundConfig
     ) external returns (uint256 bundleId, uint256[] memory contentIds) {
         SubmissionRules.check(questions.length >= 2 && questions.length <= 10);
-        SubmissionRules.checkRound(roundConfig);
+        _checkRound(roundConfig);
         // A bundle, unlike a single question, needs requiredVoters == minVoters and at most 100 voters a round.
         SubmissionRules.check(roundConfig.maxVoters <= SubmissionRules.BUNDLE_MAX_VOTERS && rewardTerms.requiredVoters == roundConfig.minVoters);
         SubmissionRules.checkReward(rewardTerms);
@@ -223,7 +228,7 @@ contract ContentRegistry {
         bundleId = ++bundleCount;
         contentIds = new uint256[](questions.length);
         for (uint256 i = 0; i < questions.length; i++) {
-            contentIds[i] = _register(msg.sender, bundleId, false, rewardTerms, roundConfig, questions[i], commitment);
+            contentIds[i] = _register(msg.sender, Confidentiality(false, 0, 0, 0), roundConfig, questions[i]);
             emit QuestionBundleContentLinked(bundleId, contentIds[i], i);
         }
         IRewardEscrow(rewardEscrow).fundFrom(msg.sender, _token(rewardTerms.asset), rewardTerms.amount, contentIds[0]);
@@ -242,10 +247,10 @@ contract ContentRegistry {
         bool gated,
         RewardTerms calldata rewardTerms,
         RoundConfig calldata roundConfig,
-        bytes32 commitment
+        bytes32 /* commitment: the x402 submitter bound the payment to it */
     ) external returns (uint256 contentId) {
         if (msg.sender != x402Submitter) revert NotAuthorized();
-        SubmissionRules.checkRound(roundConfig);
+        _checkRound(roundConfig);
         SubmissionRules.checkQuestion(q.contextUrl, q.imageUrls, q.videoUrl, q.title, q.tags, q.categoryId, q.details, q.salt, q.spec, gated);
         SubmissionRules.checkReward(rewardTerms);
         _useKey(
@@ -253,38 +258,62 @@ contract ContentRegistry {
                 q.categoryId, QuestionHashes.mediaHash(q.imageUrls, q.videoUrl), QuestionHashes.detailsTupleHash(q.details), q.contextUrl, q.title, q.tags
             )
         );
-        contentId = _register(submitter, 0, gated, rewardTerms, roundConfig, q, commitment);
+        contentId = _register(submitter, Confidentiality(gated, 0, 0, 0), roundConfig, q);
         _emitRewardAttached(contentId, submitter, rewardTerms, roundConfig);
     }
 
     function getContentRoundConfig(uint256 contentId) external view returns (RoundConfig memory) {
-        if (contents[contentId].submitter == address(0)) revert UnknownContent();
-        return contents[contentId].roundConfig;
+        if (questions[contentId].submitter == address(0)) revert UnknownContent();
+        return questions[contentId].roundConfig;
     }
 
     /// The live registry's view: a submitted question is active (this sandbox never cancels one).
     function isContentActive(uint256 contentId) external view returns (bool) {
-        return contents[contentId].submitter != address(0);
+        return questions[contentId].submitter != address(0);
     }
 
-    // sandbox* views serve the sandbox's own service and keeper; the live registry has none of them, so loopsign
-    // never reads them.
-    function sandboxContentSubmitter(uint256 contentId) external view returns (address) {
-        return contents[contentId].submitter;
-    }
-
-    function sandboxContentGated(uint256 contentId) external view returns (bool) {
-        return contents[contentId].gated;
-    }
-
-    function sandboxContentInfo(uint256 contentId)
+    /// The live registry's public `contents` getter, its fields in its order (ContentRegistryTypes.Content): an unknown
+    /// id reads as zeros, as live. A sandbox question stays Active (status 0) with its first rating (50).
+    function contents(uint256 contentId)
         external
         view
-        returns (address submitter, uint256 bundleId, bool gated, uint8 asset, uint256 amount, uint256 requiredVoters, bytes32 questionMetadataHash, string memory title)
+        returns (
+            uint64 id,
+            bytes32 contentHash,
+            address submitter,
+            uint48 createdAt,
+            uint48 lastActivityAt,
+            uint8 status,
+            uint8 dormantCount,
+            address reviver,
+            uint8 rating,
+            uint64 categoryId
+        )
     {
-        Content storage c = contents[contentId];
-        if (c.submitter == address(0)) revert UnknownContent();
-        return (c.submitter, c.bundleId, c.gated, c.asset, c.amount, c.requiredVoters, c.questionMetadataHash, c.title);
+        Question storage q = questions[contentId];
+        if (q.submitter == address(0)) return (0, bytes32(0), address(0), 0, 0, 0, 0, address(0), 0, 0);
+        return (uint64(contentId), q.contentHash, q.submitter, q.createdAt, q.createdAt, 0, 0, address(0), 50, q.categoryId);
+    }
+
+    /// The live registry's view of who stands behind a question for self-vote checks (a sandbox submitter is its own
+    /// identity holder).
+    function getSubmitterIdentity(uint256 contentId) external view returns (address) {
+        return questions[contentId].submitter;
+    }
+
+    /// The live ConfidentialityEscrow's view (IConfidentialityEscrow.confidentialityConfig: gated, bond asset and
+    /// amount, flags), answered by the registry: the sandbox has no separate escrow (it takes no bonds).
+    function confidentialityConfig(uint256 contentId) external view returns (Confidentiality memory) {
+        return questions[contentId].confidentiality;
+    }
+
+    /// The live registry's view of the ProtocolConfig it checks round settings with (the sandbox's is the engine's).
+    function protocolConfig() public view returns (address) {
+        return IVotingEngineInit(votingEngine).protocolConfig();
+    }
+
+    function _checkRound(RoundConfig calldata r) internal view {
+        IProtocolConfigRounds(protocolConfig()).validateRoundConfig(r.epochDuration, r.maxDuration, r.minVoters, r.maxVoters);
     }
 
     function _token(uint8 asset) internal view returns (address) {
@@ -298,7 +327,7 @@ contract ContentRegistry {
         internal
         returns (bytes32)
     {
-        SubmissionRules.checkRound(r);
+        _checkRound(r);
         SubmissionRules.checkQuestion(q.contextUrl, q.imageUrls, q.videoUrl, q.title, q.tags, q.categoryId, q.details, q.salt, q.spec, c.gated);
         SubmissionRules.checkReward(t);
         bytes32 media = QuestionHashes.mediaHash(q.imageUrls, q.videoUrl);
@@ -345,27 +374,12 @@ contract ContentRegistry {
 
     function _register(
         address submitter,
-        uint256 bundleId,
-        bool gated,
-        RewardTerms calldata t,
+        Confidentiality memory confidentiality,
         RoundConfig calldata r,
-        BundleQuestion memory q,
-        bytes32 commitment
+        BundleQuestion memory q
     ) internal returns (uint256 contentId) {
         Spec memory spec = q.spec;
         contentId = ++contentCount;
-        Content storage c = contents[contentId];
-        c.submitter = submitter;
-        c.bundleId = bundleId;
-        c.gated = gated;
-        c.asset = t.asset;
-        c.amount = t.amount;
-        c.requiredVoters = t.requiredVoters;
-        c.roundConfig = r;
-        c.questionMetadataHash = spec.questionMetadataHash;
-        c.resultSpecHash = spec.resultSpecHash;
-        c.revealCommitment = commitment;
-        c.title = q.title;
         bytes32 contentHash = keccak256(
             abi.encode(
                 QuestionHashes.CONTEXT_TAG,
@@ -380,6 +394,13 @@ contract ContentRegistry {
                 spec.resultSpecHash
             )
         );
+        Question storage c = questions[contentId];
+        c.submitter = submitter;
+        c.createdAt = uint48(block.timestamp);
+        c.categoryId = uint64(q.categoryId);
+        c.contentHash = contentHash;
+        c.roundConfig = r;
+        c.confidentiality = confidentiality;
         emit ContentSubmitted(contentId, submitter, contentHash, q.contextUrl, q.title, q.tags, q.categoryId);
         if (bytes(q.details.detailsUrl).length != 0) emit ContentDetailsSubmitted(contentId, q.details.detailsUrl, q.details.detailsHash);
         IVotingEngineInit(votingEngine).initContent(contentId);

@@ -24,10 +24,12 @@ struct PayoutWeight {
     bytes32 reasonHash;
 }
 
+/// The registry's views the engine reads, each with the live signature (the confidentiality one is the live
+/// ConfidentialityEscrow's, which the sandbox's registry answers).
 interface IRegistryForEngine {
     function getContentRoundConfig(uint256 contentId) external view returns (RoundConfig memory);
-    function sandboxContentSubmitter(uint256 contentId) external view returns (address);
-    function sandboxContentGated(uint256 contentId) external view returns (bool);
+    function getSubmitterIdentity(uint256 contentId) external view returns (address);
+    function confidentialityConfig(uint256 contentId) external view returns (Confidentiality memory);
 }
 
 /// Rounds, encrypted vote commits, reveals and settlement (chain.md §4.2, §9). Every rule a commit meets on the
@@ -191,7 +193,7 @@ contract RoundVotingEngine {
     /// settled yet (or past its reveal threshold) is RoundNotOpen. A terminal round (SettlementPending included) is
     /// followed by a new one.
     function openRound(uint256 contentId) external {
-        if (IRegistryForEngine(registry).sandboxContentSubmitter(contentId) == address(0)) revert ContentNotActive();
+        if (IRegistryForEngine(registry).getSubmitterIdentity(contentId) == address(0)) revert ContentNotActive();
         uint256 id = currentRoundId[contentId];
         if (id != 0 && rounds[contentId][id].state == OPEN) {
             Round storage r = rounds[contentId][id];
@@ -237,15 +239,6 @@ contract RoundVotingEngine {
         return (r.startTime, r.state, r.voteCount, r.revealedCount, r.totalStake, r.thresholdReachedAt, r.settledAt, r.upWins);
     }
 
-    function sandboxRoundTally(uint256 contentId, uint256 roundId)
-        external
-        view
-        returns (uint16 ratingBps, uint16 upCount, uint16 downCount, uint64 upStake, uint64 downStake, uint16 referenceRatingBps)
-    {
-        Round storage r = rounds[contentId][roundId];
-        return (r.ratingBps, r.upCount, r.downCount, r.upStake, r.downStake, r.referenceRatingBps);
-    }
-
     function roundConfigSnapshot(uint256 contentId, uint256 roundId) external view returns (uint32, uint32, uint16, uint16) {
         RoundConfig storage c = rounds[contentId][roundId].cfg;
         return (c.epochDuration, c.maxDuration, c.minVoters, c.maxVoters);
@@ -283,6 +276,19 @@ contract RoundVotingEngine {
         return (c.voter, c.stake, address(0), uint48(at), c.revealed, c.isUp, 0);
     }
 
+    /// The live engine's view of what a commit's reveal is checked against (its signature, RateLoop 0b442ae).
+    function commitRevealData(uint256 contentId, uint256 roundId, bytes32 commitKey)
+        external
+        view
+        returns (bytes32 ciphertextHash, uint64 targetRound, bytes32 drandChainHash, uint48 revealableAfter, bool revealed, uint64 stakeAmount)
+    {
+        Round storage r = rounds[contentId][roundId];
+        Commit storage c = commits[contentId][roundId][commitKey];
+        uint256 at = c.voter == address(0) ? 0 : _revealableAt(r, c);
+        bytes32 hash = c.voter == address(0) ? bytes32(0) : r.drandChainHash;
+        return (c.ciphertextHash, c.targetRound, hash, uint48(at), c.revealed, c.stake);
+    }
+
     /// The live engine's lookup of a voter's commit in a round.
     function voterCommitKey(uint256 contentId, uint256 roundId, address voter) external view returns (bytes32 commitHash, bytes32 commitKey) {
         commitKey = commitKeyOf[contentId][roundId][voter];
@@ -317,15 +323,6 @@ contract RoundVotingEngine {
         return (c.predictedUpBps, 0, c.revealed ? c.stake : 0, 0, returned ? c.stake : 0);
     }
 
-    // sandbox* views serve the sandbox's keeper and tests; the live engine has none of them.
-    function sandboxRoundCommitKeys(uint256 contentId, uint256 roundId) external view returns (bytes32[] memory) {
-        return commitKeysByRound[contentId][roundId];
-    }
-
-    function sandboxCommitOf(uint256 contentId, uint256 roundId, bytes32 commitKey) external view returns (Commit memory) {
-        return commits[contentId][roundId][commitKey];
-    }
-
     function _isOpen(Round storage r) internal view returns (bool) {
         return r.startTime != 0 && r.state == OPEN && block.timestamp < uint256(r.startTime) + r.cfg.maxDuration;
     }
@@ -354,7 +351,7 @@ contract RoundVotingEngine {
         bytes calldata ciphertext,
         uint256 stake
     ) internal view returns (uint256 roundId) {
-        address submitter = IRegistryForEngine(registry).sandboxContentSubmitter(contentId);
+        address submitter = IRegistryForEngine(registry).getSubmitterIdentity(contentId);
         if (submitter == address(0)) revert ContentNotActive();
         roundId = currentRoundId[contentId];
         Round storage r = rounds[contentId][roundId];
@@ -380,7 +377,7 @@ contract RoundVotingEngine {
         uint256 hi = epochEnd + 2 * p < g ? 0 : (epochEnd + 2 * p - g) / p + 1;
         if (targetRound == 0 || targetRound < lo || targetRound > hi) revert TargetRoundOutOfWindow();
         AgeArmor.validate(ciphertext, targetRound, drandChainHash);
-        if (IRegistryForEngine(registry).sandboxContentGated(contentId) && !humanCredential[voter]) revert ConfidentialityCredentialRequired();
+        if (IRegistryForEngine(registry).confidentialityConfig(contentId).gated && !humanCredential[voter]) revert ConfidentialityCredentialRequired();
     }
 
     function commitVote(

@@ -5,25 +5,17 @@ import "./Types.sol";
 
 /// The live registry's submission checks, written for the sandbox from the rules observed on RateLoop's contracts
 /// (docs/sandbox.md, notes/real-contract-rules.md): what a question's public references, text and details must be,
-/// the round bounds, and the reward floors. Every failed check reverts with empty data, as the live registry's bare
-/// `require`s and its media validator's stripped strings do — except the round bounds, which the live ProtocolConfig
-/// refuses with its named `InvalidConfig()`.
+/// and the reward floors. Every failed check reverts with empty data, as the live registry's bare `require`s and its
+/// media validator's stripped strings do. The round bounds are ProtocolConfig's (validateRoundConfig, which refuses
+/// with its named `InvalidConfig()`).
 library SubmissionRules {
-    error InvalidConfig();
-
     uint256 internal constant MAX_IMAGES = 4;
     uint256 internal constant MAX_URL_BYTES = 2048;
     uint256 internal constant MAX_TITLE_BYTES = 120;
     uint256 internal constant MAX_TAGS_BYTES = 256;
     // CategoryRegistry as RateLoop's deployment seeds it: eight categories, ids 1 to 8.
     uint256 internal constant CATEGORY_COUNT = 8;
-    // ProtocolConfig's default bounds and minimums.
-    uint256 internal constant MIN_ROUND_SECONDS = 20;
-    uint256 internal constant MAX_EPOCH_SECONDS = 30 days;
-    uint256 internal constant MAX_ROUND_SECONDS = 60 days;
-    uint256 internal constant MIN_SETTLEMENT_VOTERS = 3;
-    uint256 internal constant MAX_SETTLEMENT_VOTERS = 100;
-    uint256 internal constant MAX_VOTER_CAP = 200;
+    // ProtocolConfig's default minimums.
     uint256 internal constant DEFAULT_MAX_VOTERS = 100;
     uint256 internal constant MIN_POOL = 1_000_000;
     uint256 internal constant PARTICIPANT_UNIT = 10_000; // 0.01 of a 6-decimal token per possible voter
@@ -89,15 +81,6 @@ library SubmissionRules {
             check(contentAddressed(u) || (isUrl(imageUrls[i]) && hashAnchored(u)));
             if (i > 0) check(after_(u, bytes(imageUrls[i - 1])));
         }
-    }
-
-    /// ProtocolConfig.validateRoundConfig's default bounds (a named error there, so here too).
-    function checkRound(RoundConfig memory r) internal pure {
-        bool ok = r.epochDuration >= MIN_ROUND_SECONDS && r.epochDuration <= MAX_EPOCH_SECONDS
-            && r.maxDuration >= MIN_ROUND_SECONDS && r.maxDuration <= MAX_ROUND_SECONDS && r.maxDuration == r.epochDuration
-            && r.minVoters >= MIN_SETTLEMENT_VOTERS && r.minVoters <= MAX_SETTLEMENT_VOTERS && r.maxVoters >= MIN_SETTLEMENT_VOTERS
-            && r.maxVoters <= MAX_VOTER_CAP && r.maxVoters >= r.minVoters;
-        if (!ok) revert InvalidConfig();
     }
 
     /// The reward floor: max(the minimum pool, the default voter cap × 0.01), at least 3 required voters (5 from

@@ -22,6 +22,7 @@ import { bonusPoolsCreated, contentHash, questionsOfSubmit, registryEvents } fro
 import { bonusPlan, commitmentOf, resolver, walletCallsPlan, x402Plan } from './plans.js';
 import type { OperationStore, Operation, TransactionPlan } from './store.js';
 import * as views from './asks-views.js';
+import { checkRoundBounds } from './preflight.js';
 import { TERMINAL_ROUND_STATES, type Obj, type RoundView, type ViewContext } from './asks-views.js';
 
 export interface AskServiceSettings {
@@ -147,14 +148,16 @@ export class AskService {
     return ask.walletAddress.toLowerCase() as Hex;
   }
 
-  quote(body: unknown): Obj {
+  async quote(body: unknown): Promise<Obj> {
     const ask = this.parse(body);
     const wallet = this.wallet(ask);
+    // As live: a quote that is not a dry run runs the same chain preflight as an ask.
+    if (!ask.dryRun) await checkRoundBounds(this.chain, ask);
     const mode = ask.paymentMode ?? defaultPaymentMode(ask);
     return views.quoteBody(ask, wallet, mode, computeAskHashes(ask, wallet, resolver), this.chain.now(), this.view);
   }
 
-  ask(body: unknown): Obj {
+  async ask(body: unknown): Promise<Obj> {
     const b = (body ?? {}) as Obj;
     if (b.mode !== undefined && b.mode !== '' && b.mode !== 'dry_run') {
       throw new ApiError(400, 'mode_unsupported', 'mode must be omitted or dry_run for live asks.', 'omit_mode_or_use_dry_run');
@@ -178,6 +181,8 @@ export class AskService {
     const mode = ask.paymentMode ?? defaultPaymentMode(ask);
     if (ask.maxPaymentAmount === null)
       throw new ApiError(400, 'invalid_arguments', 'maxPaymentAmount must be a non-negative integer string.', 'fix_tool_arguments');
+    // The live order: the chain preflight (round bounds) before the submission record and its idempotency.
+    await checkRoundBounds(this.chain, ask);
     this.decorator.refuse(ask, mode);
     const hashes = computeAskHashes(ask, wallet, resolver);
     const existing = this.store.byClientRequest(ask.chainId, hashes.effectiveClientRequestId);
@@ -255,7 +260,7 @@ export class AskService {
 
   /** The HTTP ask route: `ask`, then whatever a hostile service does before it answers (asks-hostile.ts: x402_relayed). */
   async askRoute(body: unknown): Promise<Obj> {
-    const response = this.ask(body);
+    const response = await this.ask(body);
     await this.decorator.afterAskRoute(response, (operationKey, confirmBody) => this.confirm(operationKey, confirmBody));
     return response;
   }
@@ -465,18 +470,15 @@ export class AskService {
 
   // ---- status and results ----
 
+  /** A question the registry holds: the live `contents` getter reads zeros (a zero submitter) for an unknown id. */
   private async contentExists(contentId: bigint): Promise<boolean> {
-    try {
-      await this.chain.publicClient.readContract({
-        address: this.addresses.contentRegistry,
-        abi: ContentRegistry.abi,
-        functionName: 'sandboxContentInfo',
-        args: [contentId],
-      });
-      return true;
-    } catch {
-      return false;
-    }
+    const [, , submitter] = (await this.chain.publicClient.readContract({
+      address: this.addresses.contentRegistry,
+      abi: ContentRegistry.abi,
+      functionName: 'contents',
+      args: [contentId],
+    })) as readonly [bigint, Hex, Hex, ...unknown[]];
+    return BigInt(submitter) !== 0n;
   }
 
   /**
@@ -550,7 +552,7 @@ export class AskService {
 
   /** Test control: a simulated account asks (plan built and executed here, as a wallet would). */
   async submitDirectly(body: Obj, account: Account): Promise<string> {
-    const response = this.ask(body);
+    const response = await this.ask(body);
     const calls = (response.transactionPlan as TransactionPlan).calls;
     const hashes: Hex[] = [];
     for (const call of calls) {

@@ -122,18 +122,30 @@ export class RatingService {
     return BigInt(id);
   }
 
+  /**
+   * A question as the live chain gives it: its submitter from the registry's `contents` entry, whether it is gated
+   * from the confidentiality config, its title from its ContentSubmitted event (as the live service's indexer reads it).
+   */
   private async content(contentId: bigint) {
-    try {
-      const [submitter, , gated, , , , , title] = await this.read<readonly [Hex, bigint, boolean, number, bigint, bigint, Hex, string]>(
-        this.a.contentRegistry,
-        ContentRegistry.abi,
-        'sandboxContentInfo',
-        [contentId],
-      );
-      return { submitter: submitter.toLowerCase(), gated, title };
-    } catch {
-      throw new ApiError(404, 'not_found', 'Content not found.', 'verify_operation_identifiers');
-    }
+    const [, , submitter] = await this.read<readonly [bigint, Hex, Hex, ...unknown[]]>(
+      this.a.contentRegistry,
+      ContentRegistry.abi,
+      'contents',
+      [contentId],
+    );
+    if (BigInt(submitter) === 0n) throw new ApiError(404, 'not_found', 'Content not found.', 'verify_operation_identifiers');
+    const { gated } = await this.read<{ gated: boolean }>(this.a.contentRegistry, ContentRegistry.abi, 'confidentialityConfig', [
+      contentId,
+    ]);
+    const [submitted] = await this.chain.publicClient.getContractEvents({
+      address: this.a.contentRegistry,
+      abi: ContentRegistry.abi,
+      eventName: 'ContentSubmitted',
+      args: { contentId },
+      fromBlock: 0n,
+    });
+    const title = (submitted?.args as { title?: string } | undefined)?.title ?? '';
+    return { submitter: submitter.toLowerCase(), gated, title };
   }
 
   async context(args: Obj): Promise<Obj> {
