@@ -911,7 +911,7 @@ const BUDGET = {
     "refused: a budget pull was not exactly the imported grant's transfer to this wallet through the pinned DelegationManager (or the grant it journaled is gone); nothing was signed. Import the grant again with `loopsign budget import`.",
   ),
   budget_unavailable: chain(
-    "the grant cannot be used now: the DelegationManager is paused (by its operators; the owner cannot unpause it), or its state could not be read from the chain; no grant can be redeemed and nothing was pulled, signed or paid. Check the RPC and run again later.",
+    'the grant cannot be used now: the DelegationManager is paused (by its operators; the owner cannot unpause it), or its state could not be read from the chain; no grant can be redeemed and nothing was pulled, signed or paid. Check the RPC and run again later.',
   ),
   budget_sweep_pending: refused(
     'an unfinished operation of this wallet cannot be read, so loopsign cannot tell what it still needs; nothing was swept: let it finish, then sweep again.',

@@ -23,7 +23,10 @@ function files(dir: string): string[] {
 }
 
 describe("the sandbox's contracts have the live views, and no sandbox-only one", () => {
-  const contracts = Object.entries(A).filter(([, v]) => typeof v === 'object' && v !== null && 'abi' in v) as [string, { abi: unknown[] }][];
+  const contracts = Object.entries(A).filter(([, v]) => typeof v === 'object' && v !== null && 'abi' in v) as [
+    string,
+    { abi: unknown[] },
+  ][];
 
   it('no contract has a view named sandbox…', () => {
     const sandboxOnly = contracts.flatMap(([name, c]) =>
@@ -81,7 +84,9 @@ describe("the sandbox's contracts have the live views, and no sandbox-only one",
     const calls = files(root)
       .filter((f) => !f.endsWith(path.join('contracts', 'artifacts.ts')))
       .flatMap((f) =>
-        [...readFileSync(f, 'utf8').matchAll(/['"`](sandbox(?:Content|Round|Commit)[A-Za-z]*)['"`]/g)].map((m) => `${path.relative(root, f)}: ${m[1]}`),
+        [...readFileSync(f, 'utf8').matchAll(/['"`](sandbox(?:Content|Round|Commit)[A-Za-z]*)['"`]/g)].map(
+          (m) => `${path.relative(root, f)}: ${m[1]}`,
+        ),
       );
     expect(calls).toEqual([]);
   });
