@@ -32,7 +32,8 @@ describe('six agents on one wallet against a 20 USDC/day grant', () => {
     const args = (file: string) => ['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'];
     const first = await Promise.all(
       asks.map(
-        (a, i) => startCli(args(a.file), s.home, { env: { ...agent.env, ...(crashAt[i] ? { LOOPSIGN_CRASH_AFTER: crashAt[i] } : {}) } }).done,
+        (a, i) =>
+          startCli(args(a.file), s.home, { env: { ...agent.env, ...(crashAt[i] ? { LOOPSIGN_CRASH_AFTER: crashAt[i] } : {}) } }).done,
       ),
     );
     first.forEach((r, i) => expect([i, r.code], r.stdout + r.stderr).toEqual([i, crashAt[i] ? -1 : 0]));

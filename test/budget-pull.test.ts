@@ -47,7 +47,13 @@ async function signed(session: Hex, salt = 1n): Promise<Delegation> {
     expiresAt: 1_800_000_000,
     nonce: 0n,
   };
-  const unsigned = { delegate: session as Address, delegator: owner.address, authority: ROOT_AUTHORITY as Hex, caveats: grantCaveats(contracts, limits), salt };
+  const unsigned = {
+    delegate: session as Address,
+    delegator: owner.address,
+    authority: ROOT_AUTHORITY as Hex,
+    caveats: grantCaveats(contracts, limits),
+    salt,
+  };
   return { ...unsigned, signature: await owner.signTypedData(delegationTypedData(unsigned, 31337, contracts.delegationManager) as never) };
 }
 
@@ -63,7 +69,15 @@ async function grantOf(d: Delegation) {
       asset: 'USDC',
       hash: delegationHash(unsigned),
       delegation: d,
-      limits: { token: usdc as Address, session: d.delegate, perDay: 20_000_000n, per30Days: 100_000_000n, start: 0, expiresAt: 1_800_000_000, nonce: 0n },
+      limits: {
+        token: usdc as Address,
+        session: d.delegate,
+        perDay: 20_000_000n,
+        per30Days: 100_000_000n,
+        start: 0,
+        expiresAt: 1_800_000_000,
+        nonce: 0n,
+      },
     },
     createdAt: new Date(),
   });
@@ -82,7 +96,11 @@ describe('a budget pull in the spend ledger', () => {
     // A redemption running anything but a token transfer (here: a call to the wallet itself), or a batch mode.
     const other = encodePacked(['address', 'uint256', 'bytes'], [wallet, 0n, '0x12345678']);
     const context = encodeDelegations([d]) as Hex;
-    const odd = encodeFunctionData({ abi: REDEEM_ABI, functionName: 'redeemDelegations', args: [[context], [`0x${'00'.repeat(32)}`], [other]] });
+    const odd = encodeFunctionData({
+      abi: REDEEM_ABI,
+      functionName: 'redeemDelegations',
+      args: [[context], [`0x${'00'.repeat(32)}`], [other]],
+    });
     expect(() => callEffects(chain, call(contracts.delegationManager, odd))).toThrow(/not a budget pull/);
     const batch = encodeFunctionData({
       abi: REDEEM_ABI,
@@ -108,7 +126,9 @@ describe('the guard before a pull is signed', () => {
       }
     };
     // Another manager, another recipient, another token, nothing, another delegation (even the owner's to this wallet).
-    expect(refused(call(addr() as Hex, pullCalldata(d, usdc, wallet, 7n)))).toMatch(/^budget_pull_refused: .*not the pinned DelegationManager/);
+    expect(refused(call(addr() as Hex, pullCalldata(d, usdc, wallet, 7n)))).toMatch(
+      /^budget_pull_refused: .*not the pinned DelegationManager/,
+    );
     expect(refused(call(contracts.delegationManager, pullCalldata(d, usdc, addr() as Hex, 7n)))).toMatch(/not this wallet/);
     expect(refused(call(contracts.delegationManager, pullCalldata(d, lrep, wallet, 7n)))).toMatch(/not the pinned USDC/);
     expect(refused(call(contracts.delegationManager, pullCalldata(d, usdc, wallet, 0n)))).toMatch(/moves nothing/);

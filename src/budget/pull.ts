@@ -58,7 +58,13 @@ export async function sessionGrant(stateDir: string, chainId: number, wallet: He
   const mine: GrantFile[] = [];
   for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
     const file = path.join(dir, name);
-    const doc = parseGrantFile(JSON.parse(await fs.readFile(file, 'utf8')), file);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(await fs.readFile(file, 'utf8'));
+    } catch {
+      raw = undefined; // refused just below, naming the file
+    }
+    const doc = parseGrantFile(raw, file);
     if (doc.chainId !== chainId) continue;
     if (!isAddressEqual(doc.session as Address, wallet) || !isAddressEqual(doc.delegations[0]!.delegation.delegate as Address, wallet))
       continue;
