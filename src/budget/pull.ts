@@ -260,9 +260,12 @@ export async function planPull(run: Run, stage: PayingStage, batch: boolean): Pr
     checkPullCall(reused.call, { anchors, grant, wallet: run.wallet, token });
     return { call: reused.call, own: reused.own, covers: {} };
   }
-  // Paid already in an earlier run (a payment of this stage is journaled): nothing to pull for it.
+  // Paid already in an earlier run (the payment of this stage is signed): nothing to pull for it. An approval alone
+  // moved nothing yet (a run that started before the grant was imported still pulls for its submit).
   if (
-    journal.txsFor(stage).some((t) => isLive(t) && callsOfRawTransaction(t.raw, run.wallet).some((c) => callEffects(chain, c).length > 0))
+    journal
+      .txsFor(stage)
+      .some((t) => isLive(t) && callsOfRawTransaction(t.raw, run.wallet).some((c) => callEffects(chain, c).some((e) => e.kind === 'pull')))
   )
     return undefined;
   const caps = askSpendCaps(run.ask, 'the ask', journal.data.paymentMode ?? run.mode);
