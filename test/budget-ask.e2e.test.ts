@@ -5,12 +5,12 @@
 // daily cap the ask is refused (budget_exhausted, with resetsAt) before anything is signed; a revoked grant likewise.
 // Every assertion reads the chain (O's transfers to S, balances), never loopsign's own word.
 import path from 'node:path';
-import { readFileSync } from 'node:fs';
-import { createWalletClient, http, parseAbi, type Hex } from 'viem';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWalletClient, encodeFunctionData, http, parseAbi, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './helpers/cli.js';
-import { openSession, type Session } from './helpers/chain.js';
+import { makeHome, runCli } from './helpers/cli.js';
+import { anvilRpc, openSession, type Session } from './helpers/chain.js';
 import { startMcp } from './helpers/mcp.js';
 import { agentWithGrant as grantTo, budgetAsk, budgetOwner, transfers, usdcOf, USDC, type Agent, type Owner } from './helpers/budget.js';
 
@@ -19,7 +19,8 @@ let owner: Owner;
 let contracts: Record<string, Hex>;
 
 beforeAll(async () => {
-  s = await openSession({ raters: false });
+  // No clock jumps: a grant's day must not end between two asks of one test unless the test moves time itself.
+  s = await openSession({ raters: false, autoAdvance: false });
   owner = await budgetOwner(s, 200n * USDC);
   contracts = JSON.parse(readFileSync(path.join(s.sb.stateDir, 'manifest.json'), 'utf8')).delegation.contracts;
 });
@@ -30,6 +31,7 @@ afterAll(async () => {
 const balance = (who: Hex) => usdcOf(s, who);
 const pulledTo = (to: Hex) => transfers(s, owner.address, to);
 const agentWithGrant = (perDay: string, per30Days: string) => grantTo(s, owner, perDay, per30Days);
+const agentWithGrantExpiring = (perDay: string, per30Days: string, expires: string) => grantTo(s, owner, perDay, per30Days, expires);
 const askFile = (bounty: string, bonus?: string) => budgetAsk(s, bounty, bonus).file;
 
 async function ask(agent: Agent, file: string, flags: string[] = [], env: Record<string, string> = {}) {
@@ -56,6 +58,30 @@ describe('an ask paid from the owner’s grant', () => {
     // `budget show` (S's view, from the chain) agrees: 2.5 of 10 used today.
     const shown = await runCli(['--json', 'budget', 'show', '--grant', agent.grantFile], s.home, { env: agent.env });
     expect(shown.json().grants[0].windows[0]).toEqual(expect.objectContaining({ used: '2500000', available: '7500000' }));
+  });
+
+  it('the local policy counts the payment, not the pull: a 1.5 USDC ask passes a policy of 1.5 per ask and per 24 h', async () => {
+    const agent = await agentWithGrant('10', '50');
+    // A home of its own, with a policy whose every limit the ask meets exactly: counted twice, it would be refused.
+    const h = makeHome();
+    mkdirSync(path.join(h.env.XDG_CONFIG_HOME, 'loopsign'), { recursive: true });
+    writeFileSync(
+      path.join(h.env.XDG_CONFIG_HOME, 'loopsign', 'policy.json'),
+      JSON.stringify({ version: 1, perAsk: { maxUsdc: '1500000' }, rolling24h: { '31337': { maxUsdc: '1500000' } } }),
+    );
+    const imported = await runCli(['--json', 'budget', 'import', agent.grantFile], h, { env: agent.env });
+    expect(imported.code, imported.stdout + imported.stderr).toBe(0);
+    const file = h.file('policy-ask.json', readFileSync(askFile('1.5'), 'utf8'));
+    const r = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'], h, { env: agent.env });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect((await pulledTo(agent.address)).total).toBe(1_500_000n);
+    // The window is full now: the next ask is the policy's to refuse (exit 5), before any pull.
+    const next = await runCli(['--json', 'ask', '--file', h.file('policy-ask-2.json', readFileSync(askFile('1'), 'utf8'))], h, {
+      env: agent.env,
+    });
+    expect(next.code, next.stdout + next.stderr).toBe(5);
+    expect(next.json().error.code).toBe('policy_limit');
+    expect((await pulledTo(agent.address)).count).toBe(1);
   });
 
   it('--atomic: the pull is a call of the payment’s EIP-7702 batch', async () => {
@@ -89,17 +115,29 @@ describe('an ask paid from the owner’s grant', () => {
     expect(await balance(agent.address)).toBe(0n);
   });
 
-  for (const point of ['ask_pull:signed:0', 'ask_pull:mined:0', 'ask:mined:0']) {
-    it(`killed at ${point}, then run again: pulls nothing more and pays once`, async () => {
+  // [crash point, payment flags, bonus]: ordered pulls (the ask's and the bonus's), the batch that carries the pull
+  // (--atomic: the reservation alone, then pull + approval + submit), and x402 (the pull mined before the authorization).
+  const kills: [string, string[], string | undefined][] = [
+    ['ask_pull:signed:0', ['--payment-mode', 'wallet_calls'], undefined],
+    ['ask_pull:mined:0', ['--payment-mode', 'wallet_calls'], undefined],
+    ['ask:mined:0', ['--payment-mode', 'wallet_calls'], undefined],
+    ['bonus_pull:mined:0', ['--payment-mode', 'wallet_calls'], '1'],
+    ['ask:signed:1,2,3', ['--payment-mode', 'wallet_calls', '--atomic'], undefined],
+    ['ask_pull:mined:0', ['--payment-mode', 'x402_authorization'], undefined],
+    ['ask:x402_signed', ['--payment-mode', 'x402_authorization'], undefined],
+  ];
+  for (const [point, flags, bonus] of kills) {
+    it(`killed at ${point} (${flags.slice(1).join(' ')}${bonus ? ', with a bonus' : ''}), then run again: pulls nothing more and pays once`, async () => {
       const agent = await agentWithGrant('10', '50');
-      const file = askFile('1.5');
-      const killed = await ask(agent, file, ['--payment-mode', 'wallet_calls'], { LOOPSIGN_CRASH_AFTER: point });
+      const file = askFile('1.5', bonus);
+      const killed = await ask(agent, file, flags, { LOOPSIGN_CRASH_AFTER: point });
       expect(killed.code, killed.stderr).toBe(-1);
-      const again = await ask(agent, file, ['--payment-mode', 'wallet_calls']);
+      const again = await ask(agent, file, flags);
       expect(again.code, again.stdout + again.stderr).toBe(0);
       expect(again.json().status).toBe('submitted');
       const pulled = await pulledTo(agent.address);
-      expect([pulled.total, pulled.count]).toEqual([1_500_000n, 1]);
+      // One pull per paying stage: the bounty's, and the bonus's when there is one.
+      expect([pulled.total, pulled.count]).toEqual(bonus ? [2_500_000n, 2] : [1_500_000n, 1]);
       expect(await balance(agent.address)).toBe(0n);
     });
   }
@@ -123,6 +161,47 @@ describe('an ask paid from the owner’s grant', () => {
     // Nothing signed: S's nonce and O's balance did not move.
     expect(await s.pub.getTransactionCount({ address: agent.address })).toBe(nonce);
     expect(await balance(owner.address)).toBe(ownerBefore);
+    // At resetsAt the day's cap is whole again: the same refused ask now pulls and pays.
+    await s.sb.control('/__sandbox/time', { advanceSeconds: e.retryAfterSeconds + 1 });
+    const after = await ask(agent, askFile('1.5'), ['--payment-mode', 'wallet_calls']);
+    expect(after.code, after.stdout + after.stderr).toBe(0);
+    expect((await pulledTo(agent.address)).total).toBe(3_000_000n);
+  });
+
+  it('an expired grant: budget_expired, nothing signed', async () => {
+    const agent = await agentWithGrantExpiring('10', '50', '30m');
+    await s.sb.control('/__sandbox/time', { advanceSeconds: 31 * 60 });
+    const refused = await ask(agent, askFile('1.5'), ['--payment-mode', 'wallet_calls']);
+    expect(refused.code, refused.stdout + refused.stderr).toBe(5);
+    expect(refused.json().error.code).toBe('budget_expired');
+    expect(await s.pub.getTransactionCount({ address: agent.address })).toBe(0);
+  });
+
+  it('a paused DelegationManager: budget_unavailable (exit 4), nothing signed', async () => {
+    const agent = await agentWithGrant('10', '50');
+    const dm = contracts.delegationManager!;
+    const managerOwner = (await s.pub.readContract({
+      address: dm,
+      abi: parseAbi(['function owner() view returns (address)']),
+      functionName: 'owner',
+    })) as Hex;
+    const asOwner = async (fn: 'pause' | 'unpause') => {
+      await anvilRpc(s, 'anvil_impersonateAccount', [managerOwner]);
+      const hash = await anvilRpc(s, 'eth_sendTransaction', [
+        { from: managerOwner, to: dm, data: encodeFunctionData({ abi: parseAbi([`function ${fn}()`]), functionName: fn }) },
+      ]);
+      await anvilRpc(s, 'anvil_stopImpersonatingAccount', [managerOwner]);
+      expect((await s.pub.waitForTransactionReceipt({ hash, pollingInterval: 50 })).status).toBe('success');
+    };
+    await asOwner('pause');
+    try {
+      const refused = await ask(agent, askFile('1.5'), ['--payment-mode', 'wallet_calls']);
+      expect(refused.code, refused.stdout + refused.stderr).toBe(4);
+      expect(refused.json().error.code).toBe('budget_unavailable');
+      expect(await s.pub.getTransactionCount({ address: agent.address })).toBe(0);
+    } finally {
+      await asOwner('unpause');
+    }
   });
 
   it('a revoked grant (the owner moved its nonce on): budget_revoked, nothing signed', async () => {
@@ -145,9 +224,15 @@ describe('an ask paid from the owner’s grant', () => {
   it('the MCP ask tool pulls too (the same core)', async () => {
     // O's nonce moved on in the test before: a new grant is bound to the new nonce.
     const agent = await agentWithGrant('10', '50');
-    const m = await startMcp(s.home, { env: agent.env });
+    // A home of its own: the MCP server's built-in default policy (20 USDC per 24 h on the chain, over every wallet of
+    // the home's database) must not count this file's earlier asks. The agent imports its grant there.
+    const h = makeHome();
+    const imported = await runCli(['--json', 'budget', 'import', agent.grantFile], h, { env: agent.env });
+    expect(imported.code, imported.stdout + imported.stderr).toBe(0);
+    const file = h.file('mcp-ask.json', readFileSync(askFile('1.5'), 'utf8'));
+    const m = await startMcp(h, { env: agent.env });
     try {
-      const r = await m.call('loopsign_ask', { file: askFile('1.5'), paymentMode: 'wallet_calls' });
+      const r = await m.call('loopsign_ask', { file, paymentMode: 'wallet_calls' });
       expect(r.isError, JSON.stringify(r.doc)).toBe(false);
     } finally {
       await m.stop();

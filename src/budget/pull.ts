@@ -46,10 +46,10 @@ export function grantsDir(stateDir: string): string {
 }
 
 /**
- * The newest grant imported for this wallet on this chain (delegate and recipient are this wallet), if any. A grant
+ * The grants imported for this wallet on this chain (delegate and recipient are this wallet), newest first. A grant
  * the wallet gave as an owner is not one it pulls from. A file there that is not a grant is refused (exit 2).
  */
-export async function sessionGrant(stateDir: string, chainId: number, wallet: Hex): Promise<GrantFile | undefined> {
+export async function sessionGrants(stateDir: string, chainId: number, wallet: Hex): Promise<GrantFile[]> {
   const dir = grantsDir(stateDir);
   const names = await fs.readdir(dir).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return [] as string[];
@@ -58,13 +58,24 @@ export async function sessionGrant(stateDir: string, chainId: number, wallet: He
   const mine: GrantFile[] = [];
   for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
     const file = path.join(dir, name);
-    const doc = parseGrantFile(JSON.parse(await fs.readFile(file, 'utf8')), file);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(await fs.readFile(file, 'utf8'));
+    } catch {
+      raw = undefined; // refused just below, naming the file
+    }
+    const doc = parseGrantFile(raw, file);
     if (doc.chainId !== chainId) continue;
     if (!isAddressEqual(doc.session as Address, wallet) || !isAddressEqual(doc.delegations[0]!.delegation.delegate as Address, wallet))
       continue;
     mine.push(doc);
   }
-  return mine.sort((a, b) => b.createdAt.localeCompare(a.createdAt))[0];
+  return mine.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+}
+
+/** The newest grant imported for this wallet on this chain, if any: the one new pulls redeem. */
+export async function sessionGrant(stateDir: string, chainId: number, wallet: Hex): Promise<GrantFile | undefined> {
+  return (await sessionGrants(stateDir, chainId, wallet))[0];
 }
 
 /** The pull call journaled for this stage (its own transaction, or a call of a batch), if a live transaction carries one. */
@@ -178,6 +189,11 @@ export interface PullPlan {
   covers: Amounts;
 }
 
+type Decoded = { delegate: string; delegator: string; authority: string; caveats: unknown[]; salt: bigint | string; signature: string };
+const hashOf = (d: Decoded) => delegationHash({ ...d, salt: BigInt(d.salt), caveats: d.caveats as never } as never);
+/** Whether a decoded delegation is this grant's (by the struct hash the enforcers key their state by). */
+const sameGrant = (d: Decoded, g: GrantFile) => hashOf(d).toLowerCase() === g.delegations[0]!.hash.toLowerCase();
+
 /**
  * Checks that a pull call redeems the imported grant to this wallet through the pinned DelegationManager, for the
  * pinned USDC: built here from the grant file, never from a service's answer, and checked again before signing.
@@ -199,9 +215,7 @@ export function checkPullCall(call: PlanCall, o: { anchors: DelegationAnchors; g
   const chain = decodeDelegations(pull.context);
   if (chain.length !== 1) fail(`redeems a chain of ${chain.length} delegations, not the grant alone`);
   const d = chain[0]!;
-  const hash = delegationHash({ ...d, salt: BigInt(d.salt), caveats: d.caveats as never } as never);
-  if (hash.toLowerCase() !== o.grant.delegations[0]!.hash.toLowerCase())
-    fail(`redeems delegation ${hash}, not the imported grant ${o.grant.delegations[0]!.hash}`);
+  if (!sameGrant(d, o.grant)) fail(`redeems delegation ${hashOf(d)}, not the imported grant ${o.grant.delegations[0]!.hash}`);
   if (!isAddressEqual(d.delegate as Address, o.wallet) || !isAddressEqual(d.delegator as Address, o.grant.owner as Address))
     fail(`redeems a delegation from ${d.delegator} to ${d.delegate}, not the grant from ${o.grant.owner} to this wallet`);
   return pull.amount;
@@ -216,12 +230,20 @@ export async function planPull(run: Run, stage: PayingStage, batch: boolean): Pr
   const { ctx, chain, client, journal } = run;
   const token = chain.tokens.USDC.address as Hex | undefined;
   const reused = journaledPull(run, stage);
-  const grant = token ? await sessionGrant(ctx.paths.state, chain.chainId, run.wallet) : undefined;
+  const grants = token ? await sessionGrants(ctx.paths.state, chain.chainId, run.wallet) : [];
+  // A journaled pull is checked against the grant it redeems (a newer grant imported since does not replace it).
+  const redeemed = reused && decodePullCall(reused.call.data);
+  const grant = redeemed
+    ? grants.find((g) => {
+        const d = decodeDelegations(redeemed.context);
+        return d.length === 1 && sameGrant(d[0]!, g);
+      })
+    : grants[0];
   if (!grant || !token) {
     if (reused)
       throw new RefusedError(
         'budget_pull_refused',
-        'refused: this ask journaled a budget pull, and no imported grant is recorded for it now',
+        'refused: this ask journaled a budget pull, and the grant it redeems is no longer among the imported grants',
         {
           hint: 'import the grant again (`loopsign budget import`) and run the same ask again',
         },
@@ -238,9 +260,12 @@ export async function planPull(run: Run, stage: PayingStage, batch: boolean): Pr
     checkPullCall(reused.call, { anchors, grant, wallet: run.wallet, token });
     return { call: reused.call, own: reused.own, covers: {} };
   }
-  // Paid already in an earlier run (a payment of this stage is journaled): nothing to pull for it.
+  // Paid already in an earlier run (the payment of this stage is signed): nothing to pull for it. An approval alone
+  // moved nothing yet (a run that started before the grant was imported still pulls for its submit).
   if (
-    journal.txsFor(stage).some((t) => isLive(t) && callsOfRawTransaction(t.raw, run.wallet).some((c) => callEffects(chain, c).length > 0))
+    journal
+      .txsFor(stage)
+      .some((t) => isLive(t) && callsOfRawTransaction(t.raw, run.wallet).some((c) => callEffects(chain, c).some((e) => e.kind === 'pull')))
   )
     return undefined;
   const caps = askSpendCaps(run.ask, 'the ask', journal.data.paymentMode ?? run.mode);

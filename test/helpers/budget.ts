@@ -45,7 +45,7 @@ export async function transfers(s: Session, from: Hex, to: Hex): Promise<{ total
 }
 
 /** A fresh agent wallet S with gas and no USDC, granted `perDay`/`per30Days` USDC by O, the grant imported by S. */
-export async function agentWithGrant(s: Session, owner: Owner, perDay: string, per30Days: string): Promise<Agent> {
+export async function agentWithGrant(s: Session, owner: Owner, perDay: string, per30Days: string, expires = '7d'): Promise<Agent> {
   const key = `0x${randomBytes(32).toString('hex')}` as Hex;
   registerSecret(key);
   const address = privateKeyToAccount(key).address;
@@ -63,7 +63,7 @@ export async function agentWithGrant(s: Session, owner: Owner, perDay: string, p
       '--usdc-per-30-days',
       per30Days,
       '--expires',
-      '7d',
+      expires,
       '--out',
       grantFile,
       '--yes',
