@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerSecret, runCli } from './helpers/cli.js';
 import { fundedWallet, openSession, type Session } from './helpers/chain.js';
 import { recordedOfKind } from './helpers/store.js';
+import { runOnPty, until } from './helpers/pty.js';
 import { pullCalldata } from '../src/budget/delegation.js';
 import { delegationOf, parseGrantFile } from '../src/budget/grant-file.js';
 
@@ -225,6 +226,33 @@ describe('budget revoke', () => {
     // A grant signed after --all carries the new nonce, and works.
     const g3 = await grant(owner, a2.account.address);
     expect(await pull(a2, g3.file, 1n * USDC)).toBe('success');
+  });
+
+  it('on a terminal, the plan is shown and asked: n sends nothing, y revokes', async () => {
+    const owner = await fundedWallet(s.sb, s.pub);
+    const agent = await newAgent();
+    const g = await grant(owner, agent.account.address);
+    const count = await s.pub.getTransactionCount({ address: owner.address });
+    const onTerminal = async (answer: string) => {
+      const pty = runOnPty(['budget', 'revoke', '--grant', g.out], s.home, { ...owner.env, TERM: 'xterm-256color' });
+      try {
+        await until(pty.output, /Send this revocation\?/, 60_000);
+        expect(pty.output()).toContain(g.file.delegations[0]!.hash);
+        expect(pty.output()).toContain('disableDelegation');
+        pty.type(answer);
+        return { code: await pty.exited, output: pty.output() };
+      } finally {
+        pty.kill();
+      }
+    };
+    const declined = await onTerminal('n\r');
+    expect(declined.code, declined.output).toBe(5);
+    expect(declined.output).toMatch(/declined at the prompt; nothing was signed or sent/);
+    expect(await s.pub.getTransactionCount({ address: owner.address })).toBe(count);
+    const accepted = await onTerminal('y\r');
+    expect(accepted.code, accepted.output).toBe(0);
+    expect(accepted.output).toMatch(/revoked in 0x[0-9a-f]{64}/);
+    expect(await pull(agent, g.file, 1n * USDC)).toBe('reverted');
   });
 
   it('--grant killed right after its transaction is signed: the rerun sends those journaled bytes, once', async () => {
