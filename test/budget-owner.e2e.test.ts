@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerSecret, runCli } from './helpers/cli.js';
 import { fundedWallet, openSession, type Session } from './helpers/chain.js';
 import { recordedOfKind } from './helpers/store.js';
+import { runOnPty, until } from './helpers/pty.js';
 import { pullCalldata } from '../src/budget/delegation.js';
 import { delegationOf, parseGrantFile } from '../src/budget/grant-file.js';
 
@@ -125,18 +126,14 @@ describe("the grant's EIP-7702 delegation runs on the executor", () => {
 });
 
 describe("the owner's own asks after a grant", () => {
-  it('an --atomic ask pays once, its approval and submit in one batch through the DeleGator', async () => {
-    const owner = await fundedWallet(s.sb, s.pub);
-    const agent = await newAgent();
-    await grant(owner, agent.account.address);
-    expect((await s.pub.getCode({ address: owner.address }))?.toLowerCase()).toBe(designator(contracts.deleGator!));
-    const before = await balance(owner.address);
-    const tag = `${process.pid}-${Date.now()}`;
+  /** A 1.5 USDC ask of the owner's, --atomic. */
+  async function atomicAsk(owner: Owner, name: string) {
+    const tag = `${name}-${process.pid}-${Date.now()}`;
     const file = s.home.file(
-      `owner-atomic-${tag}.json`,
+      `${tag}.json`,
       JSON.stringify({
         chainId: 31337,
-        clientRequestId: `owner-atomic-${tag}`,
+        clientRequestId: tag,
         maxPaymentAmount: '1500000',
         bounty: { amount: '1500000', asset: 'USDC', requiredVoters: '3' },
         question: {
@@ -147,6 +144,7 @@ describe("the owner's own asks after a grant", () => {
         },
       }),
     );
+    const before = await balance(owner.address);
     const r = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--atomic'], s.home, { env: owner.env });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const doc = r.json();
@@ -157,8 +155,25 @@ describe("the owner's own asks after a grant", () => {
     const pay = await s.pub.getTransaction({ hash: doc.transactionHashes[1] });
     expect(pay.to?.toLowerCase()).toBe(owner.address.toLowerCase());
     expect(pay.input.slice(0, 10)).toBe('0xe9ae5c53'); // execute(bytes32,bytes)
-    // Still the DeleGator: the grant keeps working, Calibur was not put back.
+    return pay;
+  }
+
+  it('an --atomic ask pays once, its approval and submit in one batch through the DeleGator that replaced the batch delegate', async () => {
+    const owner = await fundedWallet(s.sb, s.pub);
+    const agent = await newAgent();
+    // Before any grant, the owner's atomic asks run on loopsign's batch delegate.
+    await atomicAsk(owner, 'owner-before-grant');
+    expect((await s.pub.getCode({ address: owner.address }))?.toLowerCase()).toBe(designator(s.sb.info.batchDelegate as Hex));
+    const granted = await grant(owner, agent.account.address);
+    expect(granted.doc.ownerCode).toBe('batchDelegate');
+    const replaced = await s.pub.getTransactionReceipt({ hash: granted.doc.delegationTx });
+    console.log(`gas of the grant's delegation transaction replacing the batch delegate: ${replaced.gasUsed}`);
     expect((await s.pub.getCode({ address: owner.address }))?.toLowerCase()).toBe(designator(contracts.deleGator!));
+    const pay = await atomicAsk(owner, 'owner-after-grant');
+    expect(pay.type).toBe('eip1559'); // no authorization: the DeleGator runs it
+    // Still the DeleGator: the grant keeps working, the batch delegate was not put back.
+    expect((await s.pub.getCode({ address: owner.address }))?.toLowerCase()).toBe(designator(contracts.deleGator!));
+    expect(await pull(agent, granted.file, 1n * USDC)).toBe('success');
   });
 });
 
@@ -211,6 +226,50 @@ describe('budget revoke', () => {
     // A grant signed after --all carries the new nonce, and works.
     const g3 = await grant(owner, a2.account.address);
     expect(await pull(a2, g3.file, 1n * USDC)).toBe('success');
+  });
+
+  it('on a terminal, the plan is shown and asked: n sends nothing, y revokes', async () => {
+    const owner = await fundedWallet(s.sb, s.pub);
+    const agent = await newAgent();
+    const g = await grant(owner, agent.account.address);
+    const count = await s.pub.getTransactionCount({ address: owner.address });
+    const onTerminal = async (answer: string) => {
+      const pty = runOnPty(['budget', 'revoke', '--grant', g.out], s.home, { ...owner.env, TERM: 'xterm-256color' });
+      try {
+        await until(pty.output, /Send this revocation\?/, 60_000);
+        expect(pty.output()).toContain(g.file.delegations[0]!.hash);
+        expect(pty.output()).toContain('disableDelegation');
+        pty.type(answer);
+        return { code: await pty.exited, output: pty.output() };
+      } finally {
+        pty.kill();
+      }
+    };
+    const declined = await onTerminal('n\r');
+    expect(declined.code, declined.output).toBe(5);
+    expect(declined.output).toMatch(/declined at the prompt; nothing was signed or sent/);
+    expect(await s.pub.getTransactionCount({ address: owner.address })).toBe(count);
+    const accepted = await onTerminal('y\r');
+    expect(accepted.code, accepted.output).toBe(0);
+    expect(accepted.output).toMatch(/revoked in 0x[0-9a-f]{64}/);
+    expect(await pull(agent, g.file, 1n * USDC)).toBe('reverted');
+  });
+
+  it('--grant killed right after its transaction is signed: the rerun sends those journaled bytes, once', async () => {
+    const owner = await fundedWallet(s.sb, s.pub);
+    const agent = await newAgent();
+    const g = await grant(owner, agent.account.address);
+    const args = ['--json', 'budget', 'revoke', '--grant', g.out, '--yes'];
+    const count = await s.pub.getTransactionCount({ address: owner.address });
+    const killed = await runCli(args, s.home, { env: { ...owner.env, LOOPSIGN_CRASH_AFTER: 'revoke:signed:0' } });
+    expect(killed.code, killed.stdout + killed.stderr).toBe(-1);
+    expect(await s.pub.getTransactionCount({ address: owner.address })).toBe(count);
+    const rerun = await runCli(args, s.home, { env: owner.env });
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(0);
+    expect(rerun.json()).toMatchObject({ revoked: true, already: false });
+    expect(rerun.stderr).toContain(`re-broadcasting journaled transaction ${rerun.json().transaction}`);
+    expect(await s.pub.getTransactionCount({ address: owner.address })).toBe(count + 1);
+    expect(await pull(agent, g.file, 1n * USDC)).toBe('reverted');
   });
 
   it('--all killed after its transaction is mined: the rerun does not move the nonce again', async () => {

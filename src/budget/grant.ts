@@ -1,6 +1,7 @@
 // The owner's side of a budget grant (issue 38): plan (read the chain, check the pinned contracts' code, decide the
 // caveats), then, once a person said yes, point the owner's account at the pinned DeleGator (EIP-7702) if it is not
-// yet (a journaled transaction on the executor, src/budget/owner-tx.ts), and sign the Delegation. Everything signed is built here from the owner's own flags and the pinned anchors.
+// yet (a journaled transaction on the executor, src/budget/owner-tx.ts), and sign the Delegation. Everything signed is
+// built here from the owner's own flags and the pinned anchors.
 import { randomBytes } from 'node:crypto';
 import { isAddressEqual, parseAbi, type Hex, type LocalAccount, type PublicClient } from 'viem';
 import { ChainError, RefusedError, UsageError } from '../errors.js';

@@ -73,7 +73,7 @@ export async function budgetRevoke(ctx: Context, o: BudgetRevokeOptions): Promis
       chain,
       anchors,
       account: await wallet.account,
-      cannotDelegate: 'a revocation needs no EIP-7702 authorization',
+      cannotDelegate: wallet.capabilities.authorization ? undefined : (wallet.capabilities.authorizationReason ?? 'not supported'),
       maxFeePerGas: settings.maxFeePerGas.value,
     });
     const gasOf = async (hash: Hex | undefined) =>
@@ -205,10 +205,15 @@ async function recordedGrants(
   const out: { grant: string; nonce: bigint }[] = [];
   for (const name of names.filter((n) => n.endsWith('.json'))) {
     const file = path.join(grantsDir(ctx), name);
-    const doc = parseGrantFile(await readUserJson(file, 'grant file'), file);
-    if (doc.chainId !== chainId || !isAddressEqual(doc.owner as Hex, owner)) continue;
-    const caveats = doc.delegations[0]!.delegation.caveats as { enforcer: string; terms: Hex }[];
-    out.push({ grant: doc.delegations[0]!.hash, nonce: decodeGrantCaveats(contracts, caveats).nonce });
+    // --all revokes on chain whatever is recorded here: a file it cannot read is named, and does not stop it.
+    try {
+      const doc = parseGrantFile(await readUserJson(file, 'grant file'), file);
+      if (doc.chainId !== chainId || !isAddressEqual(doc.owner as Hex, owner)) continue;
+      const caveats = doc.delegations[0]!.delegation.caveats as { enforcer: string; terms: Hex }[];
+      out.push({ grant: doc.delegations[0]!.hash, nonce: decodeGrantCaveats(contracts, caveats).nonce });
+    } catch (error) {
+      ctx.out.warn(`skipping the recorded grant ${file}: ${(error as Error).message}`);
+    }
   }
   return out;
 }

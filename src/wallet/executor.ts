@@ -70,7 +70,10 @@ export interface ExecutorOptions {
   maxFeePerGas: bigint;
   /** When a slot's fate is not final yet, wait in place (a terminal's --wait-final) instead of stopping (exit 4). */
   waitFinal?: boolean;
-  /** The configured chain's pinned DeleGator (issue 38), trusted as this wallet's batch delegate once it runs it; asked for only by an atomic plan. */
+  /**
+   * The configured chain's pinned DeleGator (issue 38), trusted as this wallet's batch delegate once the wallet runs it;
+   * asked for only by an atomic plan.
+   */
   deleGator?: () => Promise<TrustedDeleGator | undefined>;
 }
 
