@@ -204,6 +204,9 @@ describe('history and sweep of session addresses', () => {
     const op = recorded(agentHome, doc.operation);
     expect(op).toMatchObject({ kind: 'budget-sweep', step: 'done' });
     expect(op.txs).toEqual([expect.objectContaining({ stage: 'sweep', status: 'mined', hash: doc.transactionHashes[0] })]);
+    const journal = await runCli(['--json', 'history', '--operation', doc.operation], agentHome, { env: s1.env });
+    expect(journal.code, journal.stderr).toBe(0);
+    expect(journal.json().transactions).toEqual([expect.objectContaining({ hash: doc.transactionHashes[0] })]);
     // Not spending: history's rows, totals and the policy's windows are as before.
     const after = (await runCli(['--json', 'history'], agentHome, { env: s1.env })).json();
     expect({ rows: after.rows, totals: after.totals, windows: after.windows }).toEqual({
