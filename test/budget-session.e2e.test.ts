@@ -12,7 +12,8 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHome, registerSecret, runCli, type Home } from './helpers/cli.js';
 import { fundedWallet, openSession, type Session } from './helpers/chain.js';
-import { recorded } from './helpers/store.js';
+import { recorded, storeFile } from './helpers/store.js';
+import Database from 'better-sqlite3';
 import { pullCalldata } from '../src/budget/delegation.js';
 import { delegationOf, parseGrantFile } from '../src/budget/grant-file.js';
 import type { DelegationContracts } from '../src/chains/delegation.js';
@@ -237,5 +238,37 @@ describe('history and sweep of session addresses', () => {
     const resumed = await runCli(args, agentHome, { env: s2.env });
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     expect(await balance(s2.account.address)).toBe(0n);
+  });
+
+  it('refuses to guess: an unfinished ask it cannot read (budget_sweep_pending), a session with grants from two owners (exit 2)', async () => {
+    // An ask row whose request names no bounty (as an older or damaged journal might): its need is unknown.
+    const id = `ask-${randomBytes(16).toString('hex')}`;
+    const db = new Database(storeFile(agentHome));
+    const now = Date.now();
+    db.prepare(
+      "INSERT INTO operations (id, kind, chain_id, wallet, step, data, created_at, updated_at) VALUES (?, 'ask', 31337, ?, 'created', ?, ?, ?)",
+    ).run(id, s1.account.address.toLowerCase(), JSON.stringify({ clientRequestId: 'unreadable', request: {} }), now, now);
+    db.close();
+    await s1.pull(USDC);
+    const held = await balance(s1.account.address);
+    const refused = await runCli(['--json', 'budget', 'sweep', '--yes'], agentHome, { env: s1.env });
+    expect([refused.code, refused.json().error?.code], refused.stdout + refused.stderr).toEqual([5, 'budget_sweep_pending']);
+    expect(refused.json().error.message).toContain(id);
+    expect(await balance(s1.account.address)).toBe(held);
+    const cleanup = new Database(storeFile(agentHome));
+    cleanup.prepare('DELETE FROM operations WHERE id = ?').run(id);
+    cleanup.close();
+
+    // A second owner grants S1 too: whose tokens S1 holds is no longer known.
+    const other = await fundedWallet(s.sb, s.pub);
+    const out = path.join(s.home.dir, 'grant-second-owner.json');
+    const args = ['--json', 'budget', 'grant', '--to', s1.account.address, '--usdc-per-day', '1', '--usdc-per-30-days', '2'];
+    const granted = await runCli([...args, '--expires', '1d', '--out', out, '--yes'], s.home, { env: other.env });
+    expect(granted.code, granted.stdout + granted.stderr).toBe(0);
+    expect((await runCli(['--json', 'budget', 'import', out], agentHome, { env: s1.env })).code).toBe(0);
+    const two = await runCli(['--json', 'budget', 'sweep', '--yes'], agentHome, { env: s1.env });
+    expect([two.code, two.json().error?.code], two.stdout + two.stderr).toEqual([2, 'usage']);
+    expect(two.json().error.message).toContain('2 owners');
+    expect(await balance(s1.account.address)).toBe(held);
   });
 });
