@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHome, registerSecret, runCli, type Home } from './helpers/cli.js';
 import { fundedWallet, openSession, type Session } from './helpers/chain.js';
 import { recorded, storeFile } from './helpers/store.js';
+import { runOnPty, until } from './helpers/pty.js';
 import Database from 'better-sqlite3';
 import { pullCalldata } from '../src/budget/delegation.js';
 import { delegationOf, parseGrantFile } from '../src/budget/grant-file.js';
@@ -219,6 +220,37 @@ describe('history and sweep of session addresses', () => {
     const again = await runCli(['--json', 'budget', 'sweep', '--float', '1', '--yes'], agentHome, { env: s1.env });
     expect(again.code, again.stderr).toBe(0);
     expect(again.json().transactionHashes).toEqual([]);
+  });
+
+  it('on a terminal the plan is shown and asked y/N: no sends nothing (budget_declined), yes sweeps', async () => {
+    await s1.pull(USDC);
+    const held = await balance(s1.account.address);
+    const ask = async (answer: string) => {
+      const pty = runOnPty(['budget', 'sweep', '--float', '1'], agentHome, { ...s1.env, TERM: 'xterm-256color' });
+      try {
+        await until(pty.output, /Send it\?/, 60_000);
+        // The prompt as a person reads it: styles and carriage returns left out, its wrapped lines joined.
+        const plain = pty
+          .output()
+          .replace(/\u001b\[[0-9;]*[A-Za-z]/g, '')
+          .replace(/\r/g, '')
+          .replace(/\s+/g, ' ');
+        expect(plain).toMatch(/sweep from 0x[0-9a-fA-F]{40} \(this wallet\) back to 0x[0-9a-fA-F]{40}, the owner of its grant/);
+        expect(plain).toContain(`USDC: balance ${Number(held) / 1e6} USDC, keep 1 USDC (--float): sweep ${Number(held) / 1e6 - 1} USDC`);
+        pty.type(answer);
+        return { code: await pty.exited, output: pty.output() };
+      } finally {
+        pty.kill();
+      }
+    };
+    const no = await ask('n\r');
+    expect(no.code, no.output.slice(-1000)).toBe(5);
+    expect(no.output).toMatch(/the sweep was declined at the prompt; nothing was signed or sent/);
+    expect(await balance(s1.account.address)).toBe(held);
+    const yes = await ask('y\r');
+    expect(yes.code, yes.output.slice(-1000)).toBe(0);
+    expect(yes.output).toMatch(/swept in 0x[0-9a-f]{64}/);
+    expect(await balance(s1.account.address)).toBe(1_000_000n);
   });
 
   it('keeps what an ask killed mid-flight still needs; the rerun ask then pays from it', async () => {
