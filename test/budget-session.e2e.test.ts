@@ -161,6 +161,12 @@ describe('history and sweep of session addresses', () => {
     expect(bySession(s1).paidBy).toEqual({ session: bySession(s1).wallet, owner: owner.address, grants: [s1.grant] });
     expect(bySession(s2).paidBy).toEqual({ session: bySession(s2).wallet, owner: owner.address, grants: [s2.grant] });
     expect(rows.find((r) => r.wallet.toLowerCase() === s.sb.info.devWallet.address.toLowerCase())!.paidBy).toBeUndefined();
+    // One operation's journal carries the same label.
+    const ops = (all.json().rows as { wallet: string; operation: string }[]).filter(
+      (r) => r.wallet.toLowerCase() === s2.account.address.toLowerCase(),
+    );
+    const one = await runCli(['--json', 'history', '--operation', ops[0]!.operation], agentHome, { env: s1.env });
+    expect(one.json().paidBy).toEqual({ session: ops[0]!.wallet, owner: owner.address, grants: [s2.grant] });
     const text = await runCli(['history'], agentHome, { env: s1.env });
     expect(text.stdout).toContain(`paid by ${bySession(s1).wallet}, grant of ${owner.address}`);
 
