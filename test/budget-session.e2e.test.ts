@@ -12,7 +12,9 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHome, registerSecret, runCli, type Home } from './helpers/cli.js';
 import { fundedWallet, openSession, type Session } from './helpers/chain.js';
-import { recorded } from './helpers/store.js';
+import { recorded, storeFile } from './helpers/store.js';
+import { runOnPty, until } from './helpers/pty.js';
+import Database from 'better-sqlite3';
 import { pullCalldata } from '../src/budget/delegation.js';
 import { delegationOf, parseGrantFile } from '../src/budget/grant-file.js';
 import type { DelegationContracts } from '../src/chains/delegation.js';
@@ -159,6 +161,12 @@ describe('history and sweep of session addresses', () => {
     expect(bySession(s1).paidBy).toEqual({ session: bySession(s1).wallet, owner: owner.address, grants: [s1.grant] });
     expect(bySession(s2).paidBy).toEqual({ session: bySession(s2).wallet, owner: owner.address, grants: [s2.grant] });
     expect(rows.find((r) => r.wallet.toLowerCase() === s.sb.info.devWallet.address.toLowerCase())!.paidBy).toBeUndefined();
+    // One operation's journal carries the same label.
+    const ops = (all.json().rows as { wallet: string; operation: string }[]).filter(
+      (r) => r.wallet.toLowerCase() === s2.account.address.toLowerCase(),
+    );
+    const one = await runCli(['--json', 'history', '--operation', ops[0]!.operation], agentHome, { env: s1.env });
+    expect(one.json().paidBy).toEqual({ session: ops[0]!.wallet, owner: owner.address, grants: [s2.grant] });
     const text = await runCli(['history'], agentHome, { env: s1.env });
     expect(text.stdout).toContain(`paid by ${bySession(s1).wallet}, grant of ${owner.address}`);
 
@@ -204,6 +212,9 @@ describe('history and sweep of session addresses', () => {
     const op = recorded(agentHome, doc.operation);
     expect(op).toMatchObject({ kind: 'budget-sweep', step: 'done' });
     expect(op.txs).toEqual([expect.objectContaining({ stage: 'sweep', status: 'mined', hash: doc.transactionHashes[0] })]);
+    const journal = await runCli(['--json', 'history', '--operation', doc.operation], agentHome, { env: s1.env });
+    expect(journal.code, journal.stderr).toBe(0);
+    expect(journal.json().transactions).toEqual([expect.objectContaining({ hash: doc.transactionHashes[0] })]);
     // Not spending: history's rows, totals and the policy's windows are as before.
     const after = (await runCli(['--json', 'history'], agentHome, { env: s1.env })).json();
     expect({ rows: after.rows, totals: after.totals, windows: after.windows }).toEqual({
@@ -215,6 +226,37 @@ describe('history and sweep of session addresses', () => {
     const again = await runCli(['--json', 'budget', 'sweep', '--float', '1', '--yes'], agentHome, { env: s1.env });
     expect(again.code, again.stderr).toBe(0);
     expect(again.json().transactionHashes).toEqual([]);
+  });
+
+  it('on a terminal the plan is shown and asked y/N: no sends nothing (budget_declined), yes sweeps', async () => {
+    await s1.pull(USDC);
+    const held = await balance(s1.account.address);
+    const ask = async (answer: string) => {
+      const pty = runOnPty(['budget', 'sweep', '--float', '1'], agentHome, { ...s1.env, TERM: 'xterm-256color' });
+      try {
+        await until(pty.output, /Send it\?/, 60_000);
+        // The prompt as a person reads it: styles and carriage returns left out, its wrapped lines joined.
+        const plain = pty
+          .output()
+          .replace(/\u001b\[[0-9;]*[A-Za-z]/g, '')
+          .replace(/\r/g, '')
+          .replace(/\s+/g, ' ');
+        expect(plain).toMatch(/sweep from 0x[0-9a-fA-F]{40} \(this wallet\) back to 0x[0-9a-fA-F]{40}, the owner of its grant/);
+        expect(plain).toContain(`USDC: balance ${Number(held) / 1e6} USDC, keep 1 USDC (--float): sweep ${Number(held) / 1e6 - 1} USDC`);
+        pty.type(answer);
+        return { code: await pty.exited, output: pty.output() };
+      } finally {
+        pty.kill();
+      }
+    };
+    const no = await ask('n\r');
+    expect(no.code, no.output.slice(-1000)).toBe(5);
+    expect(no.output).toMatch(/the sweep was declined at the prompt; nothing was signed or sent/);
+    expect(await balance(s1.account.address)).toBe(held);
+    const yes = await ask('y\r');
+    expect(yes.code, yes.output.slice(-1000)).toBe(0);
+    expect(yes.output).toMatch(/swept in 0x[0-9a-f]{64}/);
+    expect(await balance(s1.account.address)).toBe(1_000_000n);
   });
 
   it('keeps what an ask killed mid-flight still needs; the rerun ask then pays from it', async () => {
@@ -234,5 +276,37 @@ describe('history and sweep of session addresses', () => {
     const resumed = await runCli(args, agentHome, { env: s2.env });
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     expect(await balance(s2.account.address)).toBe(0n);
+  });
+
+  it('refuses to guess: an unfinished ask it cannot read (budget_sweep_pending), a session with grants from two owners (exit 2)', async () => {
+    // An ask row whose request names no bounty (as an older or damaged journal might): its need is unknown.
+    const id = `ask-${randomBytes(16).toString('hex')}`;
+    const db = new Database(storeFile(agentHome));
+    const now = Date.now();
+    db.prepare(
+      "INSERT INTO operations (id, kind, chain_id, wallet, step, data, created_at, updated_at) VALUES (?, 'ask', 31337, ?, 'created', ?, ?, ?)",
+    ).run(id, s1.account.address.toLowerCase(), JSON.stringify({ clientRequestId: 'unreadable', request: {} }), now, now);
+    db.close();
+    await s1.pull(USDC);
+    const held = await balance(s1.account.address);
+    const refused = await runCli(['--json', 'budget', 'sweep', '--yes'], agentHome, { env: s1.env });
+    expect([refused.code, refused.json().error?.code], refused.stdout + refused.stderr).toEqual([5, 'budget_sweep_pending']);
+    expect(refused.json().error.message).toContain(id);
+    expect(await balance(s1.account.address)).toBe(held);
+    const cleanup = new Database(storeFile(agentHome));
+    cleanup.prepare('DELETE FROM operations WHERE id = ?').run(id);
+    cleanup.close();
+
+    // A second owner grants S1 too: whose tokens S1 holds is no longer known.
+    const other = await fundedWallet(s.sb, s.pub);
+    const out = path.join(s.home.dir, 'grant-second-owner.json');
+    const args = ['--json', 'budget', 'grant', '--to', s1.account.address, '--usdc-per-day', '1', '--usdc-per-30-days', '2'];
+    const granted = await runCli([...args, '--expires', '1d', '--out', out, '--yes'], s.home, { env: other.env });
+    expect(granted.code, granted.stdout + granted.stderr).toBe(0);
+    expect((await runCli(['--json', 'budget', 'import', out], agentHome, { env: s1.env })).code).toBe(0);
+    const two = await runCli(['--json', 'budget', 'sweep', '--yes'], agentHome, { env: s1.env });
+    expect([two.code, two.json().error?.code], two.stdout + two.stderr).toEqual([2, 'usage']);
+    expect(two.json().error.message).toContain('2 owners');
+    expect(await balance(s1.account.address)).toBe(held);
   });
 });

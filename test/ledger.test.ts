@@ -112,6 +112,32 @@ describe('what a call can pay', () => {
     expect(e.code).toBe('unaccounted_call');
   });
 
+  // `budget sweep`: only the chain its own operation runs on names the grant's owner (returnTo); a transfer to it is a
+  // pull of that amount, a transfer anywhere else stays unaccounted, and no other operation's chain accepts either.
+  it("a token transfer is accounted only to the sweep's owner, on the sweep's chain", () => {
+    const owner = a(0x0e);
+    const transfer = (token: Hex, to: Hex, amount: bigint) => ({
+      to: token,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] }),
+    });
+    const sweepChain = { ...chain, returnTo: owner };
+    expect(callEffects(sweepChain, transfer(a(10), owner, 7n))).toEqual([{ asset: 'USDC', kind: 'pull', spender: owner, amount: 7n }]);
+    expect(callEffects(sweepChain, transfer(a(11), owner, 2n))).toEqual([{ asset: 'LREP', kind: 'pull', spender: owner, amount: 2n }]);
+    for (const [c, call] of [
+      [sweepChain, transfer(a(10), ATTACKER, 7n)],
+      [chain, transfer(a(10), owner, 7n)],
+    ] as const) {
+      const e = (() => {
+        try {
+          callEffects(c, call);
+        } catch (error) {
+          return error;
+        }
+      })() as RefusedError;
+      expect(e.code).toBe('unaccounted_call');
+    }
+  });
+
   it('reads the calls back from signed bytes: one call, or the inner calls of a batch sent to the wallet itself', async () => {
     const one = await account.signTransaction({
       type: 'eip1559',

@@ -594,6 +594,7 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
       ],
       ['loopsign_upload_image', { files: [file] }],
       ['loopsign_verify_evidence', { file }],
+      ['loopsign_budget', { grant: file }],
     ];
     const before = await nonce();
     for (const [file, why] of targets) {
@@ -643,6 +644,7 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
       ],
       ['loopsign_upload_image', { files: [file] }],
       ['loopsign_verify_evidence', { file }],
+      ['loopsign_budget', { grant: file }],
     ];
     for (const [file, why] of [
       [hard, /other names/],
@@ -709,6 +711,7 @@ describe("files a tool may read (issue 20 §3): the host's roots, never loopsign
       ['loopsign_verify_evidence', { file }],
       ['loopsign_verify_evidence', { file, kind: 'audit' }],
       ['loopsign_verify_evidence', { file, kind: 'coverage' }],
+      ['loopsign_budget', { grant: file }],
     ];
     for (const [tool, args] of calls) {
       const r = await m.call(tool, args);

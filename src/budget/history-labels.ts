@@ -21,12 +21,17 @@ export type LabelledHistory = Omit<History, 'rows' | 'totals'> & {
 };
 
 function paidBy(row: SpendRow, grants: RecordedGrant[]): PaidBy | undefined {
-  const mine = grants.filter((g) => g.grant.chainId === row.chainId && isAddressEqual(g.grant.session as Address, row.wallet as Address));
+  return paidByOf(row.chainId, row.wallet, grants);
+}
+
+/** The label of what `wallet` paid on `chainId`, when it is the session address of a grant on record. */
+export function paidByOf(chainId: number, wallet: string, grants: RecordedGrant[]): PaidBy | undefined {
+  const mine = grants.filter((g) => g.grant.chainId === chainId && isAddressEqual(g.grant.session as Address, wallet as Address));
   if (mine.length === 0) return undefined;
   // One owner per session address is the design (notes/agent-budget.md §2.1); several are named by the first.
   const owner = mine[0]!.grant.owner;
   return {
-    session: row.wallet,
+    session: wallet,
     owner,
     grants: mine.filter((g) => isAddressEqual(g.grant.owner as Address, owner as Address)).map((g) => g.grant.delegations[0]!.hash),
   };

@@ -167,13 +167,15 @@ export async function budgetImport(ctx: Context, _o: Record<string, unknown>, ar
  * its views may not say what a pull would get) is exit 4 `budget_unavailable`, not a document with a status.
  */
 export async function budgetShowDocument(ctx: Context, request: BudgetShowRequest) {
-  const { delegationAnchors } = await import('../chains/delegation.js');
+  const { delegationAnchors, checkDelegationCode } = await import('../chains/delegation.js');
   const { parseGrantFile } = await import('../budget/grant-file.js');
   const { readGrantState } = await import('../budget/show.js');
   const { recordedGrants } = await import('../budget/records.js');
   const { settings, client } = await ctx.chain();
   const chainId = settings.chain.chainId;
   const anchors = delegationAnchors(chainId, settings.manifest);
+  // The enforcers' views are only worth what their code is: the same pinned or first-use hashes as grant and import.
+  await checkDelegationCode(client, anchors, ctx.paths.state);
   const docs: { file: string; grant: import('../budget/grant-file.js').GrantFile }[] = [];
   if (request.grant !== undefined) {
     const file = path.resolve(request.grant);

@@ -60,11 +60,26 @@ export async function policyView(gate: PolicyGate, chain: ChainConfig) {
 }
 
 /**
+ * The configured wallet's address as far as it is known without a password, a prompt or a device: --from, the
+ * private key's, or the keystore file's address field. `config show` never unlocks anything for a warning.
+ */
+async function addressWithoutUnlocking(ctx: Context): Promise<string | null> {
+  const config = await ctx.config();
+  const { source, from } = config.signer;
+  if (from) return from;
+  const keystore = await import('../wallet/keystore.js');
+  if (source.kind === 'env') return keystore.addressOfPrivateKey(keystore.parsePrivateKey(ctx.env.LOOPSIGN_PRIVATE_KEY ?? ''));
+  if (source.kind !== 'keystore') return null;
+  const { readKeystoreFile } = await import('../wallet/unlock.js');
+  return keystore.claimedAddress(await readKeystoreFile(config.keystore.value)) ?? null;
+}
+
+/**
  * The grants imported for this wallet on this chain (recorded by `budget import`; nothing read from the chain) and
  * where the local policy is looser than one of them. A wallet that cannot be named (no keystore) has none.
  */
 async function budgetView(ctx: Context, gate: PolicyGate, chainId: number) {
-  const wallet = await ctx.walletAddress().catch(() => null);
+  const wallet = await addressWithoutUnlocking(ctx).catch(() => null);
   if (wallet === null) return { wallet: null, grants: [], warnings: [] };
   const [{ recordedGrants, grantsOfSession }, { policyLooserThanGrants }] = await Promise.all([
     import('../budget/records.js'),

@@ -121,8 +121,12 @@ async function operation(ctx: Context, id: string): Promise<void> {
     ctx,
     txs.map((tx) => ({ operation: id, chainId, tx })),
   );
+  const { paidByOf } = await import('../budget/history-labels.js');
+  const { recordedGrants } = await import('../budget/records.js');
+  const paidBy = paidByOf(chainId, String(view.wallet), await recordedGrants(ctx.paths.state, { skipInvalid: true }));
   const doc = {
     ...view,
+    ...(paidBy ? { paidBy } : {}),
     finality: states.finality,
     transactions: view.transactions.map((t, i) => {
       const { state, blockNumber, confirmations, finalAtBlock, reason } = states.transactions[i]!;

@@ -79,32 +79,38 @@ export const walletTools = [
     name: 'loopsign_budget',
     title: 'On-chain budget',
     description:
-      "The on-chain budget(s) the owner granted this wallet (or this wallet granted), read from the chain's enforcers now: per grant its status (active, expired, revoked_disabled, revoked_nonce), owner, session address, token, and per window (UTC day, 30 days) the cap, used, available and resetsAt, all in USDC atomic units (6 decimals). The chain enforces these caps whatever the local policy says; spends must fit both (see loopsign_policy). Read-only: only the owner can change or revoke a grant. Errors: budget_no_grant (nothing imported: the owner runs `loopsign budget grant`, this machine `loopsign budget import`), budget_unavailable (the DelegationManager is paused: nothing can be pulled, try later).",
+      "The owner's on-chain budget for this wallet, read from the chain now: per grant its status, and per UTC day and per 30 days the cap, used, available (USDC atomic units) and reset. The chain enforces it whatever the policy says; read-only.",
     input: budgetShowShape,
     output: document({
       chainId: z.number(),
-      grants: z.array(
-        z.looseObject({
-          grant: z.string().describe("the delegation's hash (the grant's id)"),
-          status: z.enum(['active', 'expired', 'revoked_disabled', 'revoked_nonce']),
-          owner: z.string(),
-          session: z.string().describe('the address that may pull: the agent wallet'),
-          token: z.string(),
-          expiresAt: z.number().describe('unix seconds'),
-          expiresAtIso: z.string(),
-          chainTime: z.number().describe("the chain's latest block time, unix seconds"),
-          windows: z.array(
-            z.looseObject({
-              window: z.enum(['day', '30days']),
-              cap: amount,
-              used: amount,
-              available: amount,
-              resetsAt: z.number().describe('unix seconds: when this window starts again'),
-              resetsAtIso: z.string(),
-            }),
-          ),
-        }),
-      ),
+      grants: z
+        .array(
+          z.looseObject({
+            grant: z.string().describe("the delegation's hash (the grant's id)"),
+            status: z
+              .enum(['active', 'expired', 'revoked_disabled', 'revoked_nonce'])
+              .describe('expired or revoked_*: nothing more can be pulled; only the owner can grant again'),
+            owner: z.string(),
+            session: z.string().describe('the address that may pull: the agent wallet'),
+            token: z.string(),
+            expiresAt: z.number().describe('unix seconds'),
+            expiresAtIso: z.string(),
+            chainTime: z.number().describe("the chain's latest block time, unix seconds"),
+            windows: z.array(
+              z.looseObject({
+                window: z.enum(['day', '30days']),
+                cap: amount,
+                used: amount,
+                available: amount,
+                resetsAt: z.number().describe('unix seconds: when this window starts again'),
+                resetsAtIso: z.string(),
+              }),
+            ),
+          }),
+        )
+        .describe(
+          'every grant recorded on this machine (or the one file named); none imported is the error budget_no_grant (the owner runs `loopsign budget grant`, this machine `loopsign budget import`); a paused DelegationManager is budget_unavailable (try later)',
+        ),
     }),
     run: async (ctx, i) => {
       const { budgetShowDocument } = await import('../../commands/budget.js');
