@@ -24,6 +24,7 @@ const CONTRACTS = [
   'X402QuestionSubmitter',
   'RoundVotingEngine',
   'AdvisoryVoteRecorder',
+  'RaterRegistry',
   'BatchExecutor',
 ];
 

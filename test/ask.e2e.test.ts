@@ -508,6 +508,15 @@ describe('confirm, status and result', () => {
     expect(byId.json().ready).toBe(true);
     const res = await run(['--json', 'result', '--client-request-id', body.clientRequestId]);
     expect(res.json().service.operation.operationKey).toBe(doc.operationKey);
+    // Where a user sees the ask's amounts, what reaches raters after the escrows' 300 bps frontend fee too (as quote
+    // and ask show it): the sandbox's status and result documents, read by the built binary.
+    const toRaters = { atomic: '1455000', asset: 'USDC', display: '1.455 USDC' };
+    expect(byId.json().amounts).toMatchObject({ bounty: { atomic: '1500000', display: '1.5 USDC' }, bountyAfterFrontendFee: toRaters });
+    expect(res.json().amounts).toMatchObject({ bountyAfterFrontendFee: toRaters });
+    for (const command of ['status', 'result']) {
+      const text = await run([command, '--client-request-id', body.clientRequestId]);
+      expect(text.stdout, command).toMatch(/bounty +1\.5 USDC \(1\.455 USDC to raters after the 3 % frontend fee\)/);
+    }
   });
 
   it('a wait that times out is exit 7 and says how to continue', async () => {

@@ -3,7 +3,7 @@
 // or exactly one vote committed with one stake paid and the same commit (salt and ciphertext) as before the kill.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { createWalletClient, http, toHex, type Hex } from 'viem';
+import { createWalletClient, http, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { decryptKeystore } from '../src/wallet/keystore.js';
 import { runCli, type Home } from './helpers/cli.js';

@@ -79,12 +79,25 @@ describe("the sandbox's contracts have the live views, and no sandbox-only one",
     );
   });
 
+  it("voters' credentials: a rater registry with the live seeding call and view, named by ProtocolConfig; no flag on the engine", () => {
+    expect(signatures(A.RaterRegistry.abi)).toEqual(
+      expect.arrayContaining([
+        'seedHumanCredential(address,uint64,bytes32,bytes32)',
+        'hasActiveHumanCredential(address)',
+        'getHumanCredential(address)',
+        'revokeHumanCredential(address)',
+      ]),
+    );
+    expect(signatures(A.ProtocolConfig.abi)).toContain('raterRegistry()');
+    expect(functions(A.RoundVotingEngine.abi).filter((f) => /humanCredential/i.test(f.name))).toEqual([]);
+  });
+
   it('nothing in src calls a sandbox-only view (loopsign outside src/sandbox included)', () => {
     const root = path.join(import.meta.dirname, '..', 'src');
     const calls = files(root)
       .filter((f) => !f.endsWith(path.join('contracts', 'artifacts.ts')))
       .flatMap((f) =>
-        [...readFileSync(f, 'utf8').matchAll(/['"`](sandbox(?:Content|Round|Commit)[A-Za-z]*)['"`]/g)].map(
+        [...readFileSync(f, 'utf8').matchAll(/['"`](sandbox(?:Content|Round|Commit)[A-Za-z]*|setHumanCredential)['"`]/g)].map(
           (m) => `${path.relative(root, f)}: ${m[1]}`,
         ),
       );

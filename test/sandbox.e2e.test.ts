@@ -685,6 +685,101 @@ describe('a vote committed directly on chain with tlock to the sandbox beacon', 
   });
 });
 
+describe("voters' credentials: the rater registry ProtocolConfig names, never a flag on the engine", () => {
+  const raterAbi = parseAbi([
+    'function raterRegistry() view returns (address)',
+    'function hasActiveHumanCredential(address rater) view returns (bool)',
+    'function getHumanCredential(address rater) view returns ((bool verified, bool revoked, uint8 provider, bytes32 nullifierHash, bytes32 scope, uint64 verifiedAt, uint64 expiresAt, bytes32 evidenceHash))',
+    'function validateCommit(address voter, uint256 contentId, uint256 roundContext, uint64 targetRound, bytes32 drandChainHash, bytes32 commitHash, bytes ciphertext) view returns (uint256 roundId)',
+    'error ConfidentialityCredentialRequired()',
+  ]);
+
+  it('a gated question takes a vote from an account only once the sandbox seeded its credential in the rater registry', async () => {
+    const registry = await pub.readContract({ address: sb.info.contracts.protocolConfig!, abi: raterAbi, functionName: 'raterRegistry' });
+    expect(BigInt(registry)).not.toBe(0n);
+    // The dev wallet was funded at start: the registry holds its seeded credential.
+    const dev = sb.info.devWallet.address;
+    expect(await pub.readContract({ address: registry, abi: raterAbi, functionName: 'hasActiveHumanCredential', args: [dev] })).toBe(true);
+    expect(await pub.readContract({ address: registry, abi: raterAbi, functionName: 'getHumanCredential', args: [dev] })).toMatchObject({
+      verified: true,
+      revoked: false,
+      provider: 1,
+    });
+
+    const { contentId } = (await sb.control('/__sandbox/content', { gated: true })) as { contentId: string };
+    const voter = privateKeyToAccount(`0x${randomBytes(32).toString('hex')}`).address;
+    const engine = sb.info.contracts.roundVotingEngine;
+    const [roundId, ref] = (await pub.readContract({
+      address: engine,
+      abi: votingEngineAbi,
+      functionName: 'previewCommitContext',
+      args: [BigInt(contentId)],
+    })) as [bigint, number];
+    const core = await roundCore(BigInt(contentId), roundId);
+    const state = await sb.control('/__sandbox/state');
+    const network = {
+      name: 'sandbox',
+      chainHash: sb.info.drand.chainHash,
+      genesis: sb.info.drand.genesis,
+      period: sb.info.drand.period,
+      publicKey: (await api(base, 'GET', `/drand/${sb.info.drand.chainHash}/info`)).body.public_key,
+      scheme: 'bls-unchained-g1-rfc9380',
+    } as const;
+    const built = await buildCommitVoteParams(
+      {
+        voter,
+        contentId: BigInt(contentId),
+        isUp: true,
+        predictedUpPercent: 60,
+        stakeAmount: '1',
+        epochDuration: 1200,
+        roundId,
+        roundReferenceRatingBps: ref,
+        runtime: {
+          drandChainHash: sb.info.drand.chainHash,
+          drandGenesisTimeSeconds: sb.info.drand.genesis,
+          drandPeriodSeconds: sb.info.drand.period,
+          roundStartTimeSeconds: core[0],
+        },
+        now: state.now,
+      },
+      [network],
+    );
+    // The engine's own checks of a commit (every rule but the stake), as a view.
+    const check = () =>
+      pub
+        .readContract({
+          address: engine,
+          abi: raterAbi,
+          functionName: 'validateCommit',
+          args: [
+            voter,
+            BigInt(contentId),
+            BigInt(built.secret.roundContext),
+            BigInt(built.targetRound),
+            built.drandChainHash,
+            built.commitHash,
+            built.ciphertext,
+          ],
+        })
+        .then(
+          () => 'ok',
+          (e: { walk: (f: (x: unknown) => boolean) => { data?: { errorName?: string } } | null }) =>
+            e.walk((x) => !!(x as { data?: unknown }).data)?.data?.errorName,
+        );
+    expect(await pub.readContract({ address: registry, abi: raterAbi, functionName: 'hasActiveHumanCredential', args: [voter] })).toBe(
+      false,
+    );
+    expect(await check()).toBe('ConfidentialityCredentialRequired');
+    // Funding through the sandbox seeds the credential (seedHumanCredential); the engine reads it from the registry.
+    await sb.control('/__sandbox/fund', { address: voter, eth: '1' });
+    expect(await pub.readContract({ address: registry, abi: raterAbi, functionName: 'hasActiveHumanCredential', args: [voter] })).toBe(
+      true,
+    );
+    expect(await check()).toBe('ok');
+  });
+});
+
 describe('the public MCP endpoint', () => {
   it('lists and calls the ask-side rateloop_ tools with the official SDK client', async () => {
     const client = new Client({ name: 'loopsign-test', version: '0.0.0' });

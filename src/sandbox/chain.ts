@@ -3,6 +3,7 @@
 import {
   createPublicClient,
   createWalletClient,
+  keccak256,
   parseEther,
   toHex,
   type Account,
@@ -59,6 +60,8 @@ export class SandboxChain {
   private offset = 0;
   private readonly lanes = new Map<string, Promise<unknown>>();
   addresses!: SandboxAddresses;
+  /** Where voters' credentials are seeded (ProtocolConfig.raterRegistry); not in the manifest: loopsign never reads it. */
+  raterRegistry!: Address;
 
   constructor(
     readonly rpcUrl: string,
@@ -192,7 +195,9 @@ export class SandboxChain {
     const roundVotingEngine = await this.deploy('RoundVotingEngine');
     const advisoryVoteRecorder = await this.deploy('AdvisoryVoteRecorder', [roundVotingEngine, contentRegistry]);
     const batchExecutor = await this.deploy('BatchExecutor');
+    this.raterRegistry = await this.deploy('RaterRegistry');
     const d = this.deployer;
+    await this.send(d, protocolConfig, A.ProtocolConfig.abi, 'setRaterRegistry', [this.raterRegistry]);
     // As on a live deployment, the drand settings are a config call, made before any round opens (each round
     // snapshots them when it opens).
     await this.send(d, protocolConfig, A.ProtocolConfig.abi, 'setDrandConfig', [
@@ -247,7 +252,14 @@ export class SandboxChain {
     if (amounts.eth) await this.rpc('anvil_setBalance', [address, `0x${parseEther(amounts.eth).toString(16)}`]);
     if (amounts.usdc) await this.send(this.deployer, this.addresses.usdc, A.SandboxUSDC.abi, 'mint', [address, amounts.usdc]);
     if (amounts.lrep) await this.send(this.deployer, this.addresses.lrep, A.LoopReputation.abi, 'mint', [address, amounts.lrep]);
-    await this.send(this.deployer, this.addresses.roundVotingEngine, A.RoundVotingEngine.abi, 'setHumanCredential', [address, true]);
+    // A human credential as live: seeded in the rater registry (anchored to the address, valid for ten years of chain
+    // time, which --auto-advance's jumps never reach), never a flag on the engine.
+    await this.send(this.deployer, this.raterRegistry, A.RaterRegistry.abi, 'seedHumanCredential', [
+      address,
+      BigInt(this.now() + 10 * 365 * 24 * 3600),
+      keccak256(address),
+      keccak256(toHex('loopsign sandbox funding')),
+    ]);
   }
 
   async setupRaters(): Promise<void> {

@@ -37,8 +37,11 @@ contract ProtocolConfig {
     RoundConfigBounds public roundConfigBounds = RoundConfigBounds(20, 30 days, 20, 60 days, 3, 100, 3, 200);
     uint256 public minSubmissionUsdcPool = 1_000_000;
     uint256 public minSubmissionLrepPool = 1_000_000;
+    /// Where voters' credentials are read (the live ProtocolConfig.raterRegistry): the engine asks it.
+    address public raterRegistry;
 
     event DrandConfigUpdated(bytes32 chainHash, uint64 genesisTime, uint64 period);
+    event RaterRegistryUpdated(address raterRegistry);
 
     constructor() {
         owner = msg.sender;
@@ -53,6 +56,13 @@ contract ProtocolConfig {
         drandGenesisTime = genesisTime;
         drandPeriod = period;
         emit DrandConfigUpdated(chainHash, genesisTime, period);
+    }
+
+    function setRaterRegistry(address value) external {
+        if (msg.sender != owner) revert NotAuthorized();
+        if (value == address(0)) revert InvalidConfig();
+        raterRegistry = value;
+        emit RaterRegistryUpdated(value);
     }
 
     /// The live view (its signature and its refusal, InvalidConfig()): a question's round settings within the bounds,

@@ -32,6 +32,11 @@ interface IRegistryForEngine {
     function confidentialityConfig(uint256 contentId) external view returns (Confidentiality memory);
 }
 
+/// The live rater registry's credential view (RaterRegistry.hasActiveHumanCredential).
+interface IRaterRegistry {
+    function hasActiveHumanCredential(address rater) external view returns (bool);
+}
+
 /// Rounds, encrypted vote commits, reveals and settlement (chain.md §4.2, §9). Every rule a commit meets on the
 /// live chain is checked: round open, round context, stake bounds (also per voter per round), commit hash, self votes,
 /// duplicates, the 24 h cooldown per voter per question, voter cap, drand chain hash (the round's own snapshot),
@@ -133,7 +138,6 @@ contract RoundVotingEngine {
     mapping(uint256 => mapping(uint256 => mapping(bytes32 => Commit))) internal commits;
     mapping(uint256 => mapping(uint256 => mapping(address => bytes32))) internal commitKeyOf;
     mapping(uint256 => mapping(uint256 => bytes32[])) internal commitKeysByRound;
-    mapping(address => bool) public humanCredential;
     /// The last staked vote of a voter on a question (the cooldown), and a voter's total stake in a round (the cap).
     mapping(uint256 => mapping(address => uint256)) internal lastVoteTimestamp;
     mapping(uint256 => mapping(uint256 => mapping(address => uint256))) internal voterRoundStake;
@@ -177,10 +181,11 @@ contract RoundVotingEngine {
         advisoryVoteRecorder = advisory_;
     }
 
-    /// Gated content needs an active human credential; the sandbox issues them to its funded accounts.
-    function setHumanCredential(address account, bool active) external {
-        if (msg.sender != owner) revert NotAuthorized();
-        humanCredential[account] = active;
+    /// Gated content needs an active human credential, which the rater registry ProtocolConfig names holds (as live:
+    /// the sandbox seeds one for each account it funds). No registry configured: no one has a credential.
+    function _hasHumanCredential(address voter) internal view returns (bool) {
+        address raters = ProtocolConfig(protocolConfig).raterRegistry();
+        return raters != address(0) && IRaterRegistry(raters).hasActiveHumanCredential(voter);
     }
 
     function initContent(uint256 contentId) external {
@@ -377,7 +382,7 @@ contract RoundVotingEngine {
         uint256 hi = epochEnd + 2 * p < g ? 0 : (epochEnd + 2 * p - g) / p + 1;
         if (targetRound == 0 || targetRound < lo || targetRound > hi) revert TargetRoundOutOfWindow();
         AgeArmor.validate(ciphertext, targetRound, drandChainHash);
-        if (IRegistryForEngine(registry).confidentialityConfig(contentId).gated && !humanCredential[voter]) revert ConfidentialityCredentialRequired();
+        if (IRegistryForEngine(registry).confidentialityConfig(contentId).gated && !_hasHumanCredential(voter)) revert ConfidentialityCredentialRequired();
     }
 
     function commitVote(
