@@ -1,0 +1,150 @@
+// Red team on the agent budget (issue 38), end to end on the sandbox with MetaMask's contracts: a second process of the
+// same agent wallet S racing a run whose pull reached the chain before its journal said so, a grant re-imported with
+// other caps under a run killed after its pull, and what a self-authorized redemption (an empty permission context)
+// moves from an owner's account. Every assertion reads the chain (O's transfers to S, balances).
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { createWalletClient, encodeAbiParameters, encodeFunctionData, encodePacked, http, parseAbi, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './helpers/cli.js';
+import { openSession, type Session } from './helpers/chain.js';
+import { recordedOfKind } from './helpers/store.js';
+import { agentWithGrant as grantTo, budgetAsk, budgetOwner, transfers, usdcOf, USDC, type Agent, type Owner } from './helpers/budget.js';
+
+let s: Session;
+let owner: Owner;
+let contracts: Record<string, Hex>;
+
+beforeAll(async () => {
+  s = await openSession({ raters: false });
+  owner = await budgetOwner(s, 200n * USDC);
+  contracts = JSON.parse(readFileSync(path.join(s.sb.stateDir, 'manifest.json'), 'utf8')).delegation.contracts;
+});
+afterAll(async () => {
+  await s.sb.stop();
+});
+
+const balance = (who: Hex) => usdcOf(s, who);
+const pulledTo = (to: Hex) => transfers(s, owner.address, to);
+const askFile = (bounty: string) => budgetAsk(s, bounty).file;
+const ask = (agent: Agent, file: string, env: Record<string, string> = {}) =>
+  runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'], s.home, { env: { ...agent.env, ...env } });
+
+/** The journaled pull of the one ask operation of `agent` whose request is `file`'s. */
+function journaledPull(agent: Agent) {
+  const ops = recordedOfKind(s.home, 'ask').filter((o) => o.txs.some((t) => t.stage === 'ask_pull'));
+  const mine = ops.filter((o) => JSON.stringify(o).toLowerCase().includes(agent.address.slice(2).toLowerCase()));
+  const tx = mine.flatMap((o) => o.txs).find((t) => t.stage === 'ask_pull');
+  if (!tx) throw new Error('no journaled pull');
+  return tx;
+}
+
+describe('red team: the agent budget', () => {
+  it('RED TEAM: a pull on chain but journaled signed (killed after the broadcast) is not spent by a second ask of S: each ask pulls its own and pays once', async () => {
+    const agent = await grantTo(s, owner, '10', '50');
+    const fileA = askFile('1.5');
+    // Run A is killed once its pull is signed and journaled; the node had the bytes (a kill after eth_sendRawTransaction
+    // and before the receipt was recorded): here the test hands them to the node, as the node would have kept them.
+    const killed = await ask(agent, fileA, { LOOPSIGN_CRASH_AFTER: 'ask_pull:signed:0' });
+    expect(killed.code, killed.stderr).toBe(-1);
+    const pull = journaledPull(agent);
+    expect(pull.status).toBe('signed');
+    const hash = await s.pub.request({ method: 'eth_sendRawTransaction', params: [pull.raw] });
+    expect((await s.pub.waitForTransactionReceipt({ hash, pollingInterval: 50 })).status).toBe('success');
+    expect(await balance(agent.address)).toBe(1_500_000n);
+
+    // A second ask of S (another process, after A died): A's pulled 1.5 USDC are A's, not free.
+    const b = await ask(agent, askFile('1.5'));
+    expect(b.code, b.stdout + b.stderr).toBe(0);
+    // A, run again, finds its pull on chain and pays with it.
+    const again = await ask(agent, fileA);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.json().status).toBe('submitted');
+    const pulled = await pulledTo(agent.address);
+    expect([pulled.total, pulled.count]).toEqual([3_000_000n, 2]);
+    expect(await balance(agent.address)).toBe(0n);
+  });
+
+  it('RED TEAM: a grant re-imported with other caps after a run was killed past its mined pull: the rerun pays with that pull, pulls nothing more', async () => {
+    const agent = await grantTo(s, owner, '10', '50');
+    const file = askFile('1.5');
+    const killed = await ask(agent, file, { LOOPSIGN_CRASH_AFTER: 'ask_pull:mined:0' });
+    expect(killed.code, killed.stderr).toBe(-1);
+    expect((await pulledTo(agent.address)).total).toBe(1_500_000n);
+    // The owner grants S again with other caps; S imports the new grant (the newest one is the one it pulls from).
+    const grantFile = path.join(s.home.dir, `grant2-${agent.address}.json`);
+    const granted = await runCli(
+      [
+        '--json',
+        'budget',
+        'grant',
+        '--to',
+        agent.address,
+        '--usdc-per-day',
+        '5',
+        '--usdc-per-30-days',
+        '20',
+        '--expires',
+        '7d',
+        '--out',
+        grantFile,
+        '--yes',
+      ],
+      s.home,
+      { env: owner.env },
+    );
+    expect(granted.code, granted.stdout + granted.stderr).toBe(0);
+    const imported = await runCli(['--json', 'budget', 'import', grantFile], s.home, { env: agent.env });
+    expect(imported.code, imported.stdout + imported.stderr).toBe(0);
+
+    const again = await ask(agent, file);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.json().status).toBe('submitted');
+    const pulled = await pulledTo(agent.address);
+    expect([pulled.total, pulled.count]).toEqual([1_500_000n, 1]);
+    expect(await balance(agent.address)).toBe(0n);
+  });
+
+  it('premise of test/budget-pull-call.test.ts: redeemDelegations with an empty delegation chain, sent by the owner on the DeleGator, moves the owner’s USDC to anyone', async () => {
+    // O is on the DeleGator since its first grant (the tests above).
+    const code = await s.pub.getCode({ address: owner.address });
+    expect(code?.toLowerCase()).toBe(`0xef0100${contracts.deleGator!.slice(2).toLowerCase()}`);
+    const thief = privateKeyToAccount(`0x${'7'.repeat(64)}`).address;
+    const before = await balance(thief);
+    const empty = encodeAbiParameters(
+      [
+        {
+          type: 'tuple[]',
+          components: [
+            { name: 'delegate', type: 'address' },
+            { name: 'delegator', type: 'address' },
+            { name: 'authority', type: 'bytes32' },
+            { name: 'caveats', type: 'tuple[]', components: [{ type: 'address' }, { type: 'bytes' }, { type: 'bytes' }] },
+            { name: 'salt', type: 'uint256' },
+            { name: 'signature', type: 'bytes' },
+          ],
+        },
+      ],
+      [[]],
+    );
+    const transfer = encodeFunctionData({
+      abi: parseAbi(['function transfer(address, uint256) returns (bool)']),
+      functionName: 'transfer',
+      args: [thief, 1_000_000n],
+    });
+    const data = encodeFunctionData({
+      abi: parseAbi(['function redeemDelegations(bytes[], bytes32[], bytes[])']),
+      functionName: 'redeemDelegations',
+      args: [
+        [empty],
+        [`0x${'00'.repeat(32)}`],
+        [encodePacked(['address', 'uint256', 'bytes'], [s.sb.info.tokens.USDC.address, 0n, transfer])],
+      ],
+    });
+    const wallet = createWalletClient({ account: privateKeyToAccount(owner.key), transport: http(s.sb.info.rpcUrl) });
+    const hash = await wallet.sendTransaction({ chain: null, to: contracts.delegationManager!, data });
+    expect((await s.pub.waitForTransactionReceipt({ hash, pollingInterval: 50 })).status).toBe('success');
+    expect((await balance(thief)) - before).toBe(1_000_000n);
+  });
+});
