@@ -51,6 +51,11 @@ export function grantsDir(stateDir: string): string {
  * the wallet gave as an owner is not one it pulls from. A file there that is not a grant is refused (exit 2).
  */
 export async function sessionGrant(stateDir: string, chainId: number, wallet: Hex): Promise<GrantFile | undefined> {
+  return (await sessionGrants(stateDir, chainId, wallet))[0];
+}
+
+/** Every grant imported for this wallet on this chain, newest first. */
+async function sessionGrants(stateDir: string, chainId: number, wallet: Hex): Promise<GrantFile[]> {
   const dir = grantsDir(stateDir);
   const names = await fs.readdir(dir).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return [] as string[];
@@ -65,7 +70,7 @@ export async function sessionGrant(stateDir: string, chainId: number, wallet: He
       continue;
     mine.push(doc);
   }
-  return mine.sort((a, b) => b.createdAt.localeCompare(a.createdAt))[0];
+  return mine.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
 }
 
 /** The pull call journaled for this stage (its own transaction, or a call of a batch), if a live transaction carries one. */
@@ -250,7 +255,18 @@ export async function planPull(run: Run, stage: PayingStage, batch: boolean): Pr
       hint: 'restart the sandbox (its manifest names the delegation contracts), or use Base',
     });
   if (reused) {
-    checkPullCall(reused.call, { anchors, grant, wallet: run.wallet, token });
+    // Checked against the grant it redeems, which a newer grant imported since (other caps) does not replace: the
+    // journaled pull is this ask's, found on chain or its very bytes sent again, never signed anew.
+    const grants = await sessionGrants(ctx.paths.state, chain.chainId, run.wallet);
+    const redeemed = grants.find((g) => {
+      try {
+        checkPullCall(reused.call, { anchors, grant: g, wallet: run.wallet, token });
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    checkPullCall(reused.call, { anchors, grant: redeemed ?? grant, wallet: run.wallet, token });
     return { call: reused.call, own: reused.own, covers: {} };
   }
   // Paid already in an earlier run (a payment of this stage is journaled): nothing to pull for it.
