@@ -41,6 +41,23 @@ function journaledPull(agent: Agent) {
 }
 
 describe('red team: the agent budget', () => {
+  // First in the file: the policy's rolling window counts every ask of this home on the chain.
+  it('RED TEAM: two asks of S at once under a policy with room for one: the one the policy refuses pulls nothing from O', async () => {
+    const agent = await grantTo(s, owner, '10', '50');
+    const policy = s.home.file('policy-one-ask.json', JSON.stringify({ version: 1, rolling24h: { '31337': { maxUsdc: '2000000' } } }));
+    const env = { LOOPSIGN_POLICY: policy };
+    // Both pass the policy's preflight (nothing is signed yet); one takes the wallet's claim, pulls and pays first.
+    const [a, b] = await Promise.all([ask(agent, askFile('1.5'), env), ask(agent, askFile('1.5'), env)]);
+    const codes = [a.code, b.code].sort();
+    expect(codes, a.stdout + a.stderr + b.stdout + b.stderr).toEqual([0, 5]);
+    const refused = (a.code === 5 ? a : b).json().error;
+    expect(refused.code).toBe('policy_limit');
+    // O gave exactly what the one paid ask paid: nothing sits on S for an ask the policy never let pay.
+    const pulled = await pulledTo(agent.address);
+    expect(pulled.total).toBe(1_500_000n);
+    expect(await balance(agent.address)).toBe(0n);
+  });
+
   it('RED TEAM: a pull on chain but journaled signed (killed after the broadcast) is not spent by a second ask of S: each ask pulls its own and pays once', async () => {
     const agent = await grantTo(s, owner, '10', '50');
     const fileA = askFile('1.5');
