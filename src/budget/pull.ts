@@ -318,6 +318,13 @@ export async function planPull(run: Run, stage: PayingStage, batch: boolean): Pr
   );
   const covers: Amounts = { USDC: batch ? total : total - amount };
   if (amount === 0n) return { own: !batch, covers };
+  // A pull of its own is mined before the stage's payment is admitted: the spend caps and the policy (its windows may
+  // have filled since the preflight, by another process's ask) are asked now whether this stage may pay what it needs,
+  // so O's money never moves for a payment the ledger would then refuse. A batched pull shares its payment's admission.
+  if (!batch) {
+    const escrow = stage === 'ask' ? chain.contracts.questionRewardPoolEscrow : chain.contracts.feedbackBonusEscrow;
+    await run.ledger.check(stage, [{ asset: 'USDC', kind: 'pull', spender: (escrow ?? token) as Hex, amount: needed }], client);
+  }
   const call: PlanCall = {
     phase: PHASE,
     description: `pull ${usdc(amount)} from ${grant.owner} under grant ${state.grant}`,
