@@ -123,6 +123,21 @@ describe('red team: the agent budget', () => {
     expect(await balance(agent.address)).toBe(0n);
   });
 
+  it('RED TEAM: a hostile service’s x402 request (an inflated authorization) is refused before the pull: O’s money does not move for it', async () => {
+    const agent = await grantTo(s, owner, '10', '50');
+    await s.sb.control('/__sandbox/hostile', { scenario: 'x402_inflated_value', count: 1 });
+    try {
+      const r = await runCli(['--json', 'ask', '--file', askFile('1.5'), '--payment-mode', 'x402_authorization'], s.home, {
+        env: agent.env,
+      });
+      expect(r.code, r.stdout + r.stderr).toBe(5);
+    } finally {
+      await s.sb.control('/__sandbox/hostile', undefined, 'DELETE');
+    }
+    expect((await pulledTo(agent.address)).total).toBe(0n);
+    expect(await balance(agent.address)).toBe(0n);
+  });
+
   it('premise of test/budget-pull-call.test.ts: redeemDelegations with an empty delegation chain, sent by the owner on the DeleGator, moves the owner’s USDC to anyone', async () => {
     // O is on the DeleGator since its first grant (the tests above).
     const code = await s.pub.getCode({ address: owner.address });
