@@ -138,6 +138,51 @@ describe('red team: the agent budget', () => {
     expect(await balance(agent.address)).toBe(0n);
   });
 
+  it('held: killed past its mined pull (ordered), run again with --atomic: the pull is reused, pays once', async () => {
+    const agent = await grantTo(s, owner, '10', '50');
+    const file = askFile('1.5');
+    const killed = await ask(agent, file, { LOOPSIGN_CRASH_AFTER: 'ask_pull:mined:0' });
+    expect(killed.code, killed.stderr).toBe(-1);
+    const again = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--atomic'], s.home, { env: agent.env });
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.json().status).toBe('submitted');
+    const pulled = await pulledTo(agent.address);
+    expect([pulled.total, pulled.count]).toEqual([1_500_000n, 1]);
+    expect(await balance(agent.address)).toBe(0n);
+  });
+
+  it('held: --atomic killed with its batch (pull, approve, submit) signed, run again without --atomic: the batch’s bytes go out, pulls once', async () => {
+    const agent = await grantTo(s, owner, '10', '50');
+    const file = askFile('1.5');
+    const killed = await runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls', '--atomic'], s.home, {
+      env: { ...agent.env, LOOPSIGN_CRASH_AFTER: 'ask:signed:1,2,3' },
+    });
+    expect(killed.code, killed.stdout + killed.stderr).toBe(-1);
+    const again = await ask(agent, file);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    const pulled = await pulledTo(agent.address);
+    expect([pulled.total, pulled.count]).toEqual([1_500_000n, 1]);
+    expect(await balance(agent.address)).toBe(0n);
+  });
+
+  it('held: the grant revoked after a run’s pull was mined: the rerun pays with what it pulled, signs no new pull', async () => {
+    const agent = await grantTo(s, owner, '10', '50');
+    const file = askFile('1.5');
+    const killed = await ask(agent, file, { LOOPSIGN_CRASH_AFTER: 'ask_pull:mined:0' });
+    expect(killed.code, killed.stderr).toBe(-1);
+    const revoked = await runCli(['--json', 'budget', 'revoke', '--grant', agent.grantFile, '--yes'], s.home, { env: owner.env });
+    expect(revoked.code, revoked.stdout + revoked.stderr).toBe(0);
+    const again = await ask(agent, file);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    const pulled = await pulledTo(agent.address);
+    expect([pulled.total, pulled.count]).toEqual([1_500_000n, 1]);
+    expect(await balance(agent.address)).toBe(0n);
+    // A new ask of S is refused on the revoked grant, before anything is signed.
+    const next = await ask(agent, askFile('1'));
+    expect(next.code, next.stdout + next.stderr).toBe(5);
+    expect(next.json().error.code).toBe('budget_revoked');
+  });
+
   it('premise of test/budget-pull-call.test.ts: redeemDelegations with an empty delegation chain, sent by the owner on the DeleGator, moves the owner’s USDC to anyone', async () => {
     // O is on the DeleGator since its first grant (the tests above).
     const code = await s.pub.getCode({ address: owner.address });
