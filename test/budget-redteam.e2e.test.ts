@@ -183,6 +183,31 @@ describe('red team: the agent budget', () => {
     expect(next.json().error.code).toBe('budget_revoked');
   });
 
+  it('held: the owner holds less USDC than the pull: refused before anything is signed, and the same ask pays once the owner is funded', async () => {
+    const poor = await budgetOwner(s, 0n);
+    const agent = await grantTo(s, poor, '10', '50');
+    // The owner keeps 1 USDC (the rest moved away by its own hand).
+    const poorWallet = createWalletClient({ account: privateKeyToAccount(poor.key), transport: http(s.sb.info.rpcUrl) });
+    const spent = await poorWallet.writeContract({
+      chain: null,
+      address: s.sb.info.tokens.USDC.address,
+      abi: parseAbi(['function transfer(address, uint256) returns (bool)']),
+      functionName: 'transfer',
+      args: [`0x${'5'.repeat(40)}`, (await balance(poor.address)) - 1n * USDC],
+    });
+    expect((await s.pub.waitForTransactionReceipt({ hash: spent, pollingInterval: 50 })).status).toBe('success');
+    const file = askFile('1.5');
+    const refused = await ask(agent, file);
+    // The pull's simulation fails (the owner's ERC20InsufficientBalance): exit 4, nothing sent.
+    expect([refused.code, refused.json().error.code]).toEqual([4, 'call_would_revert']);
+    expect(await s.pub.getTransactionCount({ address: agent.address })).toBe(0);
+    await s.sb.control('/__sandbox/fund', { address: poor.address, usdc: String(5n * USDC) });
+    const again = await ask(agent, file);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    const pulled = await transfers(s, poor.address, agent.address);
+    expect([pulled.total, pulled.count]).toEqual([1_500_000n, 1]);
+  });
+
   it('premise of test/budget-pull-call.test.ts: redeemDelegations with an empty delegation chain, sent by the owner on the DeleGator, moves the owner’s USDC to anyone', async () => {
     // O is on the DeleGator since its first grant (the tests above).
     const code = await s.pub.getCode({ address: owner.address });
