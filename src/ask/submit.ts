@@ -16,7 +16,7 @@ import { candidateTransactions, proveSubmission, type SubmissionProof } from './
 import { checkFunds } from './funds.js';
 import { refuseSubmittedQuestions } from './chain-preflight.js';
 import { cancelExpiredReservation } from './reservation.js';
-import { signX402 } from './x402.js';
+import { checkX402Answer, signX402 } from './x402.js';
 import { executor, type Run } from './run.js';
 
 export type Submitted =
@@ -105,7 +105,10 @@ async function checkAndPay(
         { hint: 'run the same ask again with --payment-mode wallet_calls: it resumes from the journal' },
       );
     // The budget pull is mined before the authorization is signed: USDC checks the payer's balance when it is redeemed.
-    if (ex) await pullBefore(run, ex, 'ask', 'x402');
+    if (ex) {
+      await checkX402Answer(run, g, response);
+      await pullBefore(run, ex, 'ask', 'x402');
+    }
     const signed = await signX402(run, g, response);
     response = await service.ask({ ...run.body, paymentAuthorization: signed.payload });
     checkAskEnvelope(g, response);

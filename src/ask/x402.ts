@@ -13,15 +13,39 @@ export interface SignedX402 {
   payload: Record<string, string>;
 }
 
-export async function signX402(run: Run, g: GuardContext, response: ServiceDoc): Promise<SignedX402> {
-  const { client, journal, ctx } = run;
-  const latest = await client.getBlock({ blockTag: 'latest' });
-  const now = Math.max(Math.floor(ctx.clock.now() / 1000), Number(latest.timestamp));
-  const stored = journal
+/** Now, for an authorization's validity: the later of the clock and the chain's latest block. */
+async function x402Now(run: Run): Promise<number> {
+  const latest = await run.client.getBlock({ blockTag: 'latest' });
+  return Math.max(Math.floor(run.ctx.clock.now() / 1000), Number(latest.timestamp));
+}
+
+/** The authorization this ask signed already and a rerun sends again, while it is valid for two more minutes. */
+function storedAuthorization(run: Run, now: number) {
+  const stored = run.journal
     .authorizations()
     .filter((a) => !a.dead)
     .at(-1);
-  if (stored && BigInt(stored.message.validBefore) > BigInt(now + 120)) {
+  return stored && BigInt(stored.message.validBefore) > BigInt(now + 120) ? stored : undefined;
+}
+
+/**
+ * The service's request for an authorization checked as signX402 will check it, signing nothing: a budget pull
+ * (src/budget/pull.ts) is mined before the authorization is signed, and O's money must not move for a request the
+ * guard then refuses.
+ */
+export async function checkX402Answer(run: Run, g: GuardContext, response: ServiceDoc): Promise<void> {
+  const now = await x402Now(run);
+  if (storedAuthorization(run, now)) return;
+  if (response.nextAction !== 'sign_x402_authorization')
+    refuse('x402_missing', `the service did not ask for an authorization (nextAction ${String(response.nextAction)})`);
+  checkX402Request(g, response, now);
+}
+
+export async function signX402(run: Run, g: GuardContext, response: ServiceDoc): Promise<SignedX402> {
+  const { client, journal, ctx } = run;
+  const now = await x402Now(run);
+  const stored = storedAuthorization(run, now);
+  if (stored) {
     const m = stored.message;
     const message = {
       from: m.from as Hex,

@@ -20,7 +20,8 @@ import { ChainError, RefusedError } from '../errors.js';
 import type { Address } from '../chains/table.js';
 import { checkDelegationCode, delegationAnchors, type DelegationAnchors } from '../chains/delegation.js';
 import { operationsOf } from '../store/operation.js';
-import { isLive } from '../store/records.js';
+import { isLive, type TxRecord } from '../store/records.js';
+import { ownReceipt } from '../wallet/finality.js';
 import type { Amounts } from '../store/ledger.js';
 import { callEffects, callsOfRawTransaction } from '../wallet/spend-effects.js';
 import type { ExecutionMode, ExecutionResult, Executor } from '../wallet/executor.js';
@@ -100,19 +101,25 @@ const STEPS_PAST = {
 /**
  * What other asks of this wallet pulled and have not paid yet (a run killed between its pull and its payment): that
  * money in S's balance is theirs, and their reruns reuse their pull instead of pulling again. Read under the wallet's
- * claim, so no other loopsign process is between a pull and its payment meanwhile.
+ * claim, so no other loopsign process is between a pull and its payment meanwhile, and after S's balance: a pull
+ * journaled `signed` may be on chain already (a run killed after its broadcast, before the receipt was recorded), so
+ * the chain is asked; one mined after the balance was read is counted too, which only keeps more aside.
  */
-function pulledNotPaid(run: Run, token: Hex): bigint {
+async function pulledNotPaid(run: Run, token: Hex): Promise<bigint> {
   let total = 0n;
   for (const op of operationsOf(run.journal.store, 'ask', run.chain.chainId, run.wallet)) {
     if (op.id === run.journal.id || op.id.includes('~') || op.chainGenesis !== run.journal.chainGenesis) continue;
     for (const stage of ['ask', 'bonus'] as const) {
-      const pulled = op.txs
-        .filter((t) => t.stage === pullStage(stage) && t.status === 'mined')
-        .flatMap((t) => callsOfRawTransaction(t.raw, run.wallet as Hex))
-        .map((c) => decodePullCall(c.data))
-        .filter((p) => p !== undefined && isAddressEqual(p.token, token))
-        .reduce((sum, p) => sum + p!.amount, 0n);
+      let pulled = 0n;
+      for (const t of op.txs.filter((t) => t.stage === pullStage(stage) && (t.status === 'mined' || t.status === 'signed'))) {
+        const amount = callsOfRawTransaction(t.raw, run.wallet as Hex)
+          .map((c) => decodePullCall(c.data))
+          .filter((p) => p !== undefined && isAddressEqual(p.token, token))
+          .reduce((sum, p) => sum + p!.amount, 0n);
+        if (amount === 0n) continue;
+        if (t.status === 'signed' && !(await minedOnChain(run, t))) continue;
+        pulled += amount;
+      }
       if (pulled === 0n) continue;
       const paid =
         (STEPS_PAST[stage] as readonly string[]).includes(op.step) ||
@@ -126,6 +133,14 @@ function pulledNotPaid(run: Run, token: Hex): bigint {
     }
   }
   return total;
+}
+
+/** Whether a transaction journaled `signed` (or a fee bump of it, the same calls) succeeded on chain. */
+async function minedOnChain(run: Run, t: TxRecord): Promise<boolean> {
+  for (const hash of [t.hash, ...(t.versions ?? []).filter((v) => v.kind === 'bump').map((v) => v.hash)]) {
+    if ((await ownReceipt(run.client, hash))?.status === 'success') return true;
+  }
+  return false;
 }
 
 const usdc = (atomic: bigint | string) => `${formatUnits(BigInt(atomic), 6)} USDC`;
@@ -257,7 +272,18 @@ export async function planPull(run: Run, stage: PayingStage, batch: boolean): Pr
       hint: 'restart the sandbox (its manifest names the delegation contracts), or use Base',
     });
   if (reused) {
-    checkPullCall(reused.call, { anchors, grant, wallet: run.wallet, token });
+    // Checked against the grant it redeems, which a newer grant imported since (other caps) does not replace: the
+    // journaled pull is this ask's, found on chain or its very bytes sent again, never signed anew.
+    const grants = await sessionGrants(ctx.paths.state, chain.chainId, run.wallet);
+    const redeemed = grants.find((g) => {
+      try {
+        checkPullCall(reused.call, { anchors, grant: g, wallet: run.wallet, token });
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    checkPullCall(reused.call, { anchors, grant: redeemed ?? grant, wallet: run.wallet, token });
     return { call: reused.call, own: reused.own, covers: {} };
   }
   // Paid already in an earlier run (the payment of this stage is signed): nothing to pull for it. An approval alone
@@ -273,7 +299,7 @@ export async function planPull(run: Run, stage: PayingStage, batch: boolean): Pr
   const later = stage === 'ask' ? (caps.stage('bonus').USDC ?? 0n) : 0n;
   if (needed + later === 0n) return undefined;
   const balance = await client.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [run.wallet] });
-  const others = pulledNotPaid(run, token);
+  const others = await pulledNotPaid(run, token);
   const free = balance > others ? balance - others : 0n;
   const total = needed + later - free;
   if (total <= 0n) return undefined;
@@ -312,6 +338,13 @@ export async function planPull(run: Run, stage: PayingStage, batch: boolean): Pr
   );
   const covers: Amounts = { USDC: batch ? total : total - amount };
   if (amount === 0n) return { own: !batch, covers };
+  // A pull of its own is mined before the stage's payment is admitted: the spend caps and the policy (its windows may
+  // have filled since the preflight, by another process's ask) are asked now whether this stage may pay what it needs,
+  // so O's money never moves for a payment the ledger would then refuse. A batched pull shares its payment's admission.
+  if (!batch) {
+    const escrow = stage === 'ask' ? chain.contracts.questionRewardPoolEscrow : chain.contracts.feedbackBonusEscrow;
+    await run.ledger.check(stage, [{ asset: 'USDC', kind: 'pull', spender: (escrow ?? token) as Hex, amount: needed }], client);
+  }
   const call: PlanCall = {
     phase: PHASE,
     description: `pull ${usdc(amount)} from ${grant.owner} under grant ${state.grant}`,
