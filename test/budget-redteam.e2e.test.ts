@@ -4,7 +4,7 @@
 // moves from an owner's account. Every assertion reads the chain (O's transfers to S, balances).
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
-import { createWalletClient, encodeAbiParameters, encodeFunctionData, encodePacked, http, parseAbi, type Hex } from 'viem';
+import { createWalletClient, encodeAbiParameters, formatEther, encodeFunctionData, encodePacked, http, parseAbi, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
@@ -231,6 +231,17 @@ describe('red team: the agent budget', () => {
     const pulled = await pulledTo(agent.address);
     expect([pulled.total, pulled.count]).toEqual([1_500_000n, 1]);
     expect(await balance(agent.address)).toBe(0n);
+  });
+
+  it('RED TEAM: S has ETH for the pull but not for the ask: refused before the pull (insufficient_funds, nothing sent), O’s money stays with O', async () => {
+    const agent = await grantTo(s, owner, '10', '50');
+    // Enough gas for a pull (~0.5M gas), not for what the funds check asks of an ask (3M gas for a 3-call plan).
+    const fees = await s.pub.estimateFeesPerGas();
+    await s.sb.control('/__sandbox/fund', { address: agent.address, eth: formatEther(1_200_000n * fees.maxFeePerGas!) });
+    const refused = await ask(agent, askFile('1.5'));
+    expect([refused.code, refused.json().error?.code], refused.stdout + refused.stderr).toEqual([4, 'insufficient_funds']);
+    expect((await pulledTo(agent.address)).total).toBe(0n);
+    expect(await s.pub.getTransactionCount({ address: agent.address })).toBe(0);
   });
 
   it('premise of test/budget-pull-call.test.ts: redeemDelegations with an empty delegation chain, sent by the owner on the DeleGator, moves the owner’s USDC to anyone', async () => {
