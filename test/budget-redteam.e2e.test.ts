@@ -4,12 +4,13 @@
 // moves from an owner's account. Every assertion reads the chain (O's transfers to S, balances).
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
-import { createWalletClient, encodeAbiParameters, encodeFunctionData, encodePacked, http, parseAbi, type Hex } from 'viem';
+import { createWalletClient, encodeAbiParameters, formatEther, encodeFunctionData, encodePacked, http, parseAbi, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { openSession, type Session } from './helpers/chain.js';
-import { recordedOfKind } from './helpers/store.js';
+import Database from 'better-sqlite3';
+import { recordedOfKind, storeFile } from './helpers/store.js';
 import { agentWithGrant as grantTo, budgetAsk, budgetOwner, transfers, usdcOf, USDC, type Agent, type Owner } from './helpers/budget.js';
 
 let s: Session;
@@ -206,6 +207,41 @@ describe('red team: the agent budget', () => {
     expect(again.code, again.stdout + again.stderr).toBe(0);
     const pulled = await transfers(s, poor.address, agent.address);
     expect([pulled.total, pulled.count]).toEqual([1_500_000n, 1]);
+  });
+
+  it('RED TEAM: a sweep a day after a run was killed past its mined pull keeps that pull on S: the rerun pays with it (one pull, never short)', async () => {
+    const agent = await grantTo(s, owner, '10', '50');
+    const file = askFile('1.5');
+    const killed = await ask(agent, file, { LOOPSIGN_CRASH_AFTER: 'ask_pull:mined:0' });
+    expect(killed.code, killed.stderr).toBe(-1);
+    // The killed ask was last touched 25 hours ago (the agent came back a day later).
+    const op = recordedOfKind(s.home, 'ask').find((o) => o.data.request?.clientRequestId === path.basename(file, '.json'));
+    expect(op).toBeDefined();
+    const db = new Database(storeFile(s.home), { fileMustExist: true });
+    try {
+      db.prepare('UPDATE operations SET updated_at = ? WHERE id = ?').run(Date.now() - 25 * 3_600_000, op!.id);
+    } finally {
+      db.close();
+    }
+    const swept = await runCli(['--json', 'budget', 'sweep', '--yes'], s.home, { env: agent.env });
+    expect(swept.code, swept.stdout + swept.stderr).toBe(0);
+    const again = await ask(agent, file);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.json().status).toBe('submitted');
+    const pulled = await pulledTo(agent.address);
+    expect([pulled.total, pulled.count]).toEqual([1_500_000n, 1]);
+    expect(await balance(agent.address)).toBe(0n);
+  });
+
+  it('RED TEAM: S has ETH for the pull but not for the ask: refused before the pull (insufficient_funds, nothing sent), O’s money stays with O', async () => {
+    const agent = await grantTo(s, owner, '10', '50');
+    // Enough gas for a pull (~0.5M gas), not for what the funds check asks of an ask (3M gas for a 3-call plan).
+    const fees = await s.pub.estimateFeesPerGas();
+    await s.sb.control('/__sandbox/fund', { address: agent.address, eth: formatEther(1_200_000n * fees.maxFeePerGas!) });
+    const refused = await ask(agent, askFile('1.5'));
+    expect([refused.code, refused.json().error?.code], refused.stdout + refused.stderr).toEqual([4, 'insufficient_funds']);
+    expect((await pulledTo(agent.address)).total).toBe(0n);
+    expect(await s.pub.getTransactionCount({ address: agent.address })).toBe(0);
   });
 
   it('premise of test/budget-pull-call.test.ts: redeemDelegations with an empty delegation chain, sent by the owner on the DeleGator, moves the owner’s USDC to anyone', async () => {

@@ -135,8 +135,9 @@ async function pay(run: Run, g: GuardContext, response: ServiceDoc, calls: PlanC
   const mode: ExecutionMode = atomicPlan ? 'atomic' : run.atomic ? 'segmented' : 'ordered';
   // Under the wallet's claim from the budget pull to the payment (a claim this run already holds is not taken again).
   return ex.withWalletLock(async () => {
-    const pull = await pullBefore(run, ex, 'ask', run.mode === 'x402_authorization' ? 'x402' : mode);
-    if (fresh) await checkFunds(client, g, run.wallet, calls, run.ctx.out, pull.covers);
+    const funds = (covers: Partial<Record<'USDC' | 'LREP', bigint>>) => checkFunds(client, g, run.wallet, calls, run.ctx.out, covers);
+    const pull = await pullBefore(run, ex, 'ask', run.mode === 'x402_authorization' ? 'x402' : mode, fresh ? funds : undefined);
+    if (fresh && !pull.fundsChecked) await funds(pull.covers);
     await cancelExpiredReservation(run, g, calls, ex);
     const result = await ex.execute('ask', withPull(run, calls, pull.batched), mode);
     await journal.setStep('ask:executed', { askHashes: result.hashes });

@@ -202,6 +202,8 @@ export interface PullPlan {
   own: boolean;
   /** What the grant covers beyond the wallet's balance now: the pull (when batched) and later stages' pulls. */
   covers: Amounts;
+  /** The call is this ask's journaled pull (found on chain, or its bytes sent again), not a new one. */
+  reused?: boolean;
 }
 
 type Decoded = { delegate: string; delegator: string; authority: string; caveats: unknown[]; salt: bigint | string; signature: string };
@@ -284,7 +286,7 @@ export async function planPull(run: Run, stage: PayingStage, batch: boolean): Pr
       }
     });
     checkPullCall(reused.call, { anchors, grant: redeemed ?? grant, wallet: run.wallet, token });
-    return { call: reused.call, own: reused.own, covers: {} };
+    return { call: reused.call, own: reused.own, covers: {}, reused: true };
   }
   // Paid already in an earlier run (the payment of this stage is signed): nothing to pull for it. An approval alone
   // moved nothing yet (a run that started before the grant was imported still pulls for its submit).
@@ -365,10 +367,22 @@ export async function pullBefore(
   ex: Executor,
   stage: PayingStage,
   mode: ExecutionMode | 'x402',
-): Promise<{ batched?: PlanCall; covers: Amounts }> {
+  /**
+   * Checks the wallet's funds (gas, and tokens with `covers`: what the grant adds, this pull included) before a new pull
+   * of its own is sent, so a payment that cannot be sent never moves the owner's money first. Returns whether it ran.
+   */
+  beforeNewPull?: (covers: Amounts) => Promise<void>,
+): Promise<{ batched?: PlanCall; covers: Amounts; fundsChecked?: boolean }> {
   const plan = await planPull(run, stage, mode === 'atomic' || mode === 'segmented');
   if (!plan?.call) return { covers: plan?.covers ?? {} };
   if (!plan.own) return { batched: plan.call, covers: plan.covers };
+  if (!plan.reused && beforeNewPull) {
+    const amount = decodePullCall(plan.call.data)?.amount ?? 0n;
+    await beforeNewPull({ USDC: (plan.covers.USDC ?? 0n) + amount });
+    run.ctx.out.progress(`${pullStage(stage)}.send`, plan.call.description ?? 'pulling from the grant');
+    await ex.execute(pullStage(stage), [plan.call], 'ordered');
+    return { covers: plan.covers, fundsChecked: true };
+  }
   run.ctx.out.progress(`${pullStage(stage)}.send`, plan.call.description ?? 'pulling from the grant');
   await ex.execute(pullStage(stage), [plan.call], 'ordered');
   return { covers: plan.covers };

@@ -9,7 +9,11 @@ import { encodeFunctionData, formatUnits, type Hex } from 'viem';
 import type { Db } from '../store/db.js';
 import type { Asset } from '../wallet/spend-effects.js';
 
-/** Asks idle for longer than this are abandoned: nothing they signed can still be redeemed (x402: 30 min). */
+/**
+ * Asks idle for longer than this are abandoned: nothing they signed can still be redeemed (x402: 30 min). Not one with
+ * a budget pull of its own (src/budget/pull.ts): its rerun reuses that pull and never pulls again, so what it pulled
+ * stays on S until it pays, however long it waits.
+ */
 export const PENDING_WINDOW_MS = 24 * 3_600_000;
 
 export type Amounts = Record<Asset, bigint>;
@@ -65,7 +69,10 @@ export function pendingNeeds(
   const ops = db
     .prepare(
       `SELECT id, step, data FROM operations
-       WHERE chain_id = ? AND lower(wallet) = lower(?) AND kind = 'ask' AND step != 'done' AND updated_at >= ?
+       WHERE chain_id = ? AND lower(wallet) = lower(?) AND kind = 'ask' AND step != 'done'
+         AND (updated_at >= ? OR EXISTS (
+           SELECT 1 FROM transactions t WHERE t.operation_id = operations.id
+             AND t.stage IN ('ask_pull', 'bonus_pull') AND t.status IN ('signed', 'mined')))
        ORDER BY created_at`,
     )
     .all(chainId, wallet, nowMs - PENDING_WINDOW_MS) as { id: string; step: string; data: string }[];
