@@ -177,6 +177,23 @@ describe('an ask paid from the owner’s grant', () => {
     expect(await s.pub.getTransactionCount({ address: agent.address })).toBe(0);
   });
 
+  it('a recorded grant edited after import (its salt): budget_pull_refused, nothing signed', async () => {
+    const agent = await agentWithGrant('10', '50');
+    const doc = JSON.parse(readFileSync(agent.grantFile, 'utf8'));
+    const recorded = path.join(s.home.env.XDG_STATE_HOME!, 'loopsign', 'budget', 'grants', `${doc.delegations[0].hash}.json`);
+    const edited = JSON.parse(readFileSync(recorded, 'utf8'));
+    edited.delegations[0].delegation.salt = String(BigInt(edited.delegations[0].delegation.salt) + 1n);
+    writeFileSync(recorded, JSON.stringify(edited));
+    try {
+      const refused = await ask(agent, askFile('1.5'), ['--payment-mode', 'wallet_calls']);
+      expect(refused.code, refused.stdout + refused.stderr).toBe(5);
+      expect(refused.json().error.code).toBe('budget_pull_refused');
+      expect(await s.pub.getTransactionCount({ address: agent.address })).toBe(0);
+    } finally {
+      writeFileSync(recorded, JSON.stringify(doc));
+    }
+  });
+
   it('a paused DelegationManager: budget_unavailable (exit 4), nothing signed', async () => {
     const agent = await agentWithGrant('10', '50');
     const dm = contracts.delegationManager!;

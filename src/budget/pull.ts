@@ -27,7 +27,8 @@ import type { ExecutionMode, ExecutionResult, Executor } from '../wallet/executo
 import type { PlanCall } from '../wallet/plan-guard.js';
 import { askSpendCaps } from '../ask/caps.js';
 import type { Run } from '../ask/run.js';
-import { delegationHash, pullCalldata } from './delegation.js';
+import { delegationHash, delegationSigner, pullCalldata } from './delegation.js';
+import { decodeGrantCaveats, GrantShapeError } from './terms.js';
 import { delegationOf, parseGrantFile, type GrantFile } from './grant-file.js';
 import { decodePullCall } from './pull-call.js';
 import { readGrantState, type GrantState } from './show.js';
@@ -180,6 +181,28 @@ function refuseUnusable(state: GrantState, want: bigint): void {
   );
 }
 
+/** A recorded grant still is what `budget import` accepted: its caveats, its hash, its owner's signature. */
+async function checkRecordedGrant(grant: GrantFile, anchors: DelegationAnchors, wallet: Hex, token: Hex): Promise<void> {
+  const d = delegationOf(grant);
+  const fail = (why: string): never => {
+    throw new RefusedError('budget_pull_refused', `refused: the recorded grant ${grant.delegations[0]!.hash} ${why}; nothing was signed`, {
+      hint: 'import the grant file the owner wrote again (`loopsign budget import`)',
+    });
+  };
+  let limits: ReturnType<typeof decodeGrantCaveats> | undefined;
+  try {
+    limits = decodeGrantCaveats(anchors.contracts, d.caveats);
+  } catch (error) {
+    if (!(error instanceof GrantShapeError)) throw error;
+    fail(`has caveats that are not a budget grant's (${error.message})`);
+  }
+  if (!isAddressEqual(limits!.session, wallet) || !isAddressEqual(limits!.token, token)) fail('is not for USDC to this wallet');
+  if (delegationHash(d).toLowerCase() !== grant.delegations[0]!.hash.toLowerCase()) fail('does not hash to its recorded hash (edited)');
+  const signer = await delegationSigner(d, grant.chainId, anchors.contracts.delegationManager).catch(() => undefined);
+  if (!signer || !isAddressEqual(signer, d.delegator) || !isAddressEqual(d.delegator, grant.owner as Address))
+    fail('is not signed by its owner over these caveats (edited)');
+}
+
 export interface PullPlan {
   /** None when the wallet's free balance covers this stage and only later stages need the grant. */
   call?: PlanCall;
@@ -278,6 +301,9 @@ export async function planPull(run: Run, stage: PayingStage, batch: boolean): Pr
   const total = needed + later - free;
   if (total <= 0n) return undefined;
   const amount = needed > free ? needed - free : 0n;
+  // The recorded file is the one `budget import` checked: checked again here (it may have been edited since) before
+  // the chain is asked anything about it.
+  await checkRecordedGrant(grant, anchors, run.wallet, token);
   // The chain's word on the grant: the pinned contracts' code, the owner still on the DeleGator, the enforcers' state.
   await checkDelegationCode(client, anchors, ctx.paths.state);
   let state: GrantState;
