@@ -19,7 +19,7 @@ import { decodeDelegations } from '@metamask/delegation-core';
 import { ChainError, RefusedError } from '../errors.js';
 import type { Address } from '../chains/table.js';
 import { checkDelegationCode, delegationAnchors, type DelegationAnchors } from '../chains/delegation.js';
-import { operationsOf } from '../store/operation.js';
+import { readOperation } from '../store/operation.js';
 import { isLive } from '../store/records.js';
 import type { Amounts } from '../store/ledger.js';
 import { callEffects, callsOfRawTransaction } from '../wallet/spend-effects.js';
@@ -105,8 +105,19 @@ const STEPS_PAST = {
  */
 function pulledNotPaid(run: Run, token: Hex): bigint {
   let total = 0n;
-  for (const op of operationsOf(run.journal.store, 'ask', run.chain.chainId, run.wallet)) {
-    if (op.id === run.journal.id || op.id.includes('~') || op.chainGenesis !== run.journal.chainGenesis) continue;
+  // Only the asks of this wallet and chain with a mined pull of their own are read (not every ask it ever made).
+  const ids = run.journal.store.read(
+    (db) =>
+      db
+        .prepare(
+          `SELECT DISTINCT o.id AS id FROM operations o JOIN transactions t ON t.operation_id = o.id
+             WHERE o.kind = 'ask' AND o.chain_id = ? AND o.wallet = ? AND t.stage IN (?, ?) AND t.status = 'mined'`,
+        )
+        .all(run.chain.chainId, run.wallet.toLowerCase(), pullStage('ask'), pullStage('bonus')) as { id: string }[],
+  );
+  for (const { id } of ids) {
+    const op = readOperation(run.journal.store, 'ask', id);
+    if (!op || op.id === run.journal.id || op.id.includes('~') || op.chainGenesis !== run.journal.chainGenesis) continue;
     for (const stage of ['ask', 'bonus'] as const) {
       const pulled = op.txs
         .filter((t) => t.stage === pullStage(stage) && t.status === 'mined')
