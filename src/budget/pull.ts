@@ -12,8 +12,6 @@
 // batch as the payment, so a batch that fails undoes the pull. A rerun finds the pull in the journal and reuses its
 // very call (found on chain, or its bytes sent again): one ask never pulls twice. The pull moves O's money to S and is
 // no spending of S (src/wallet/spend-effects.ts); the ask's payment is what the ledger and the policy count.
-import path from 'node:path';
-import { promises as fs } from 'node:fs';
 import { erc20Abi, formatUnits, isAddressEqual, type Hex } from 'viem';
 import { decodeDelegations } from '@metamask/delegation-core';
 import { ChainError, RefusedError } from '../errors.js';
@@ -29,55 +27,13 @@ import { askSpendCaps } from '../ask/caps.js';
 import type { Run } from '../ask/run.js';
 import { delegationHash, delegationSigner, pullCalldata } from './delegation.js';
 import { decodeGrantCaveats, GrantShapeError } from './terms.js';
-import { delegationOf, parseGrantFile, type GrantFile } from './grant-file.js';
+import { delegationOf, type GrantFile } from './grant-file.js';
+import { pullStage, sessionGrants, type PayingStage } from './grants.js';
 import { decodePullCall } from './pull-call.js';
 import { readGrantState, type GrantState } from './show.js';
 import { delegatedTo } from './grant.js';
 
-export type PayingStage = 'ask' | 'bonus';
-
-/** The stage a pull of `stage` is journaled under when it is its own transaction. */
-export const pullStage = (stage: PayingStage) => `${stage}_pull`;
-
 const PHASE = 'budget_pull';
-
-/** Where the grants `budget import` (and `budget grant`) record: one file per grant, named by its hash. */
-export function grantsDir(stateDir: string): string {
-  return path.join(stateDir, 'budget', 'grants');
-}
-
-/**
- * The grants imported for this wallet on this chain (delegate and recipient are this wallet), newest first. A grant
- * the wallet gave as an owner is not one it pulls from. A file there that is not a grant is refused (exit 2).
- */
-export async function sessionGrants(stateDir: string, chainId: number, wallet: Hex): Promise<GrantFile[]> {
-  const dir = grantsDir(stateDir);
-  const names = await fs.readdir(dir).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return [] as string[];
-    throw error;
-  });
-  const mine: GrantFile[] = [];
-  for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
-    const file = path.join(dir, name);
-    let raw: unknown;
-    try {
-      raw = JSON.parse(await fs.readFile(file, 'utf8'));
-    } catch {
-      raw = undefined; // refused just below, naming the file
-    }
-    const doc = parseGrantFile(raw, file);
-    if (doc.chainId !== chainId) continue;
-    if (!isAddressEqual(doc.session as Address, wallet) || !isAddressEqual(doc.delegations[0]!.delegation.delegate as Address, wallet))
-      continue;
-    mine.push(doc);
-  }
-  return mine.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-}
-
-/** The newest grant imported for this wallet on this chain, if any: the one new pulls redeem. */
-export async function sessionGrant(stateDir: string, chainId: number, wallet: Hex): Promise<GrantFile | undefined> {
-  return (await sessionGrants(stateDir, chainId, wallet))[0];
-}
 
 /** The pull call journaled for this stage (its own transaction, or a call of a batch), if a live transaction carries one. */
 function journaledPull(run: Run, stage: PayingStage): { call: PlanCall; own: boolean } | undefined {
