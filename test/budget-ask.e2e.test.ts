@@ -12,6 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHome, runCli } from './helpers/cli.js';
 import { anvilRpc, openSession, type Session } from './helpers/chain.js';
 import { startMcp } from './helpers/mcp.js';
+import { delegationHash } from '../src/budget/delegation.js';
+import { delegationOf, parseGrantFile } from '../src/budget/grant-file.js';
+import { decodeGrantCaveats, grantCaveats } from '../src/budget/terms.js';
+import type { DelegationContracts } from '../src/chains/delegation.js';
 import { agentWithGrant as grantTo, budgetAsk, budgetOwner, transfers, usdcOf, USDC, type Agent, type Owner } from './helpers/budget.js';
 
 let s: Session;
@@ -175,6 +179,29 @@ describe('an ask paid from the owner’s grant', () => {
     expect(refused.code, refused.stdout + refused.stderr).toBe(5);
     expect(refused.json().error.code).toBe('budget_expired');
     expect(await s.pub.getTransactionCount({ address: agent.address })).toBe(0);
+  });
+
+  it('a recorded grant edited after import (its daily cap raised, its hash made to match): budget_pull_refused, nothing signed', async () => {
+    const agent = await agentWithGrant('10', '50');
+    const doc = JSON.parse(readFileSync(agent.grantFile, 'utf8'));
+    const recorded = path.join(s.home.env.XDG_STATE_HOME!, 'loopsign', 'budget', 'grants', `${doc.delegations[0].hash}.json`);
+    // Only the owner's signature can tell: the caveats, the limits copy and the recorded hash all agree.
+    const d = delegationOf(parseGrantFile(doc, recorded));
+    const c = contracts as unknown as DelegationContracts;
+    const caveats = grantCaveats(c, { ...decodeGrantCaveats(c, d.caveats), perDay: 100_000_000n });
+    const edited = JSON.parse(JSON.stringify(doc));
+    edited.delegations[0].delegation.caveats = caveats.map((x) => ({ enforcer: x.enforcer, terms: x.terms, args: x.args }));
+    edited.delegations[0].limits.perDay = '100000000';
+    edited.delegations[0].hash = delegationHash({ ...d, caveats });
+    writeFileSync(recorded, JSON.stringify(edited));
+    try {
+      const refused = await ask(agent, askFile('1.5'), ['--payment-mode', 'wallet_calls']);
+      expect(refused.code, refused.stdout + refused.stderr).toBe(5);
+      expect(refused.json().error.code).toBe('budget_pull_refused');
+      expect(await s.pub.getTransactionCount({ address: agent.address })).toBe(0);
+    } finally {
+      writeFileSync(recorded, JSON.stringify(doc));
+    }
   });
 
   it('a paused DelegationManager: budget_unavailable (exit 4), nothing signed', async () => {

@@ -18,7 +18,7 @@ import { callsOfRawTransaction } from '../wallet/spend-effects.js';
 import { bonusChainFacts, type SubmissionProof } from './proof.js';
 import { bonusPoolsOnChain, type PoolOnChain } from './bonus-on-chain.js';
 import { executor, refuseUnconfirmedNonces, settler, type Run } from './run.js';
-import { executeWithPull } from '../budget/pull.js';
+import { budgetApplies } from '../budget/grants.js';
 
 /** The bonus as loopsign reports it: only values it checked (the pool from its own receipt). */
 export interface BonusOutcome {
@@ -108,7 +108,10 @@ export async function fundBonus(
   const mode: ExecutionMode =
     objectField(plan.bonus, 'transactionPlan')?.requiresAtomicExecution === true ? 'atomic' : run.atomic ? 'segmented' : 'ordered';
   // With an imported grant, the bonus's budget pull comes first, under the same claim (src/budget/pull.ts).
-  const { hashes } = await executeWithPull(run, await executor(run), 'bonus', calls, mode);
+  const ex = await executor(run);
+  const { hashes } = (await budgetApplies(run))
+    ? await (await import('../budget/pull.js')).executeWithPull(run, ex, 'bonus', calls, mode)
+    : await ex.execute('bonus', calls, mode);
   await journal.setStep('bonus:executed', { bonusHashes: hashes });
   ctx.out.progress('bonus.confirm', 'confirming the feedback bonus with the service');
   const res = await service.confirmBonus(operationKey, hashes);

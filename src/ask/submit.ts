@@ -10,7 +10,7 @@ import { authorizationUsed } from '../store/ledger.js';
 import { objectField, type ServiceDoc } from '../service/doc.js';
 import { checkAskEnvelope, checkWalletPlan, checkX402Plan, refuse, type GuardContext, type PlanCall } from '../wallet/plan-guard.js';
 import type { ExecutionMode, Executor } from '../wallet/executor.js';
-import { pullBefore, pullStage, sessionGrant, withPull } from '../budget/pull.js';
+import { budgetApplies, pullStage } from '../budget/grants.js';
 import { publicMetadataBase } from './check-plan.js';
 import { candidateTransactions, proveSubmission, type SubmissionProof } from './proof.js';
 import { checkFunds } from './funds.js';
@@ -51,8 +51,7 @@ export async function submitAsk(run: Run, options: { confirm: boolean }): Promis
     await journal.setStep('ask:planned', { operationKey, metadataBase: g.hashes.metadataBase, paymentMode: run.mode }, { operationKey });
     // With an imported grant, the wallet's claim is held from the budget pull to the payment (src/budget/pull.ts): no
     // other loopsign process on this wallet spends the pulled money in between.
-    const grant = await sessionGrant(ctx.paths.state, run.chain.chainId, run.wallet);
-    const ex = grant ? await executor(run) : undefined;
+    const ex = (await budgetApplies(run)) ? await executor(run) : undefined;
     const planAndPay = () => checkAndPay(run, g, response, ex);
     const done = ex ? await ex.withWalletLock(planAndPay) : await planAndPay();
     if (done.redeemed) {
@@ -105,9 +104,10 @@ async function checkAndPay(
         { hint: 'run the same ask again with --payment-mode wallet_calls: it resumes from the journal' },
       );
     // The budget pull is mined before the authorization is signed: USDC checks the payer's balance when it is redeemed.
+    // The service's request is checked first: a refused one must not have moved the owner's money.
     if (ex) {
       await checkX402Answer(run, g, response);
-      await pullBefore(run, ex, 'ask', 'x402');
+      await (await import('../budget/pull.js')).pullBefore(run, ex, 'ask', 'x402');
     }
     const signed = await signX402(run, g, response);
     response = await service.ask({ ...run.body, paymentAuthorization: signed.payload });
@@ -134,12 +134,16 @@ async function pay(run: Run, g: GuardContext, response: ServiceDoc, calls: PlanC
   const atomicPlan = objectField(response, 'transactionPlan')?.requiresAtomicExecution === true && calls.length > 1;
   const mode: ExecutionMode = atomicPlan ? 'atomic' : run.atomic ? 'segmented' : 'ordered';
   // Under the wallet's claim from the budget pull to the payment (a claim this run already holds is not taken again).
+  // The pull's machinery (MetaMask's codecs) is loaded only when a budget applies to this wallet.
+  const budget = (await budgetApplies(run)) ? await import('../budget/pull.js') : undefined;
   return ex.withWalletLock(async () => {
     const funds = (covers: Partial<Record<'USDC' | 'LREP', bigint>>) => checkFunds(client, g, run.wallet, calls, run.ctx.out, covers);
-    const pull = await pullBefore(run, ex, 'ask', run.mode === 'x402_authorization' ? 'x402' : mode, fresh ? funds : undefined);
+    const pull = budget
+      ? await budget.pullBefore(run, ex, 'ask', run.mode === 'x402_authorization' ? 'x402' : mode, fresh ? funds : undefined)
+      : { covers: {}, fundsChecked: false };
     if (fresh && !pull.fundsChecked) await funds(pull.covers);
     await cancelExpiredReservation(run, g, calls, ex);
-    const result = await ex.execute('ask', withPull(run, calls, pull.batched), mode);
+    const result = await ex.execute('ask', budget ? budget.withPull(run, calls, pull.batched) : calls, mode);
     await journal.setStep('ask:executed', { askHashes: result.hashes });
     return { hashes: result.hashes, transactions: result.transactions };
   });

@@ -12,14 +12,12 @@
 // batch as the payment, so a batch that fails undoes the pull. A rerun finds the pull in the journal and reuses its
 // very call (found on chain, or its bytes sent again): one ask never pulls twice. The pull moves O's money to S and is
 // no spending of S (src/wallet/spend-effects.ts); the ask's payment is what the ledger and the policy count.
-import path from 'node:path';
-import { promises as fs } from 'node:fs';
 import { erc20Abi, formatUnits, isAddressEqual, type Hex } from 'viem';
 import { decodeDelegations } from '@metamask/delegation-core';
 import { ChainError, RefusedError } from '../errors.js';
 import type { Address } from '../chains/table.js';
 import { checkDelegationCode, delegationAnchors, type DelegationAnchors } from '../chains/delegation.js';
-import { operationsOf } from '../store/operation.js';
+import { readOperation } from '../store/operation.js';
 import { isLive, type TxRecord } from '../store/records.js';
 import { ownReceipt } from '../wallet/finality.js';
 import type { Amounts } from '../store/ledger.js';
@@ -28,56 +26,15 @@ import type { ExecutionMode, ExecutionResult, Executor } from '../wallet/executo
 import type { PlanCall } from '../wallet/plan-guard.js';
 import { askSpendCaps } from '../ask/caps.js';
 import type { Run } from '../ask/run.js';
-import { delegationHash, pullCalldata } from './delegation.js';
-import { delegationOf, parseGrantFile, type GrantFile } from './grant-file.js';
+import { delegationHash, delegationSigner, pullCalldata } from './delegation.js';
+import { decodeGrantCaveats, GrantShapeError } from './terms.js';
+import { delegationOf, type GrantFile } from './grant-file.js';
+import { pullStage, sessionGrants, type PayingStage } from './grants.js';
 import { decodePullCall } from './pull-call.js';
 import { readGrantState, type GrantState } from './show.js';
 import { delegatedTo } from './grant.js';
 
-export type PayingStage = 'ask' | 'bonus';
-
-/** The stage a pull of `stage` is journaled under when it is its own transaction. */
-export const pullStage = (stage: PayingStage) => `${stage}_pull`;
-
 const PHASE = 'budget_pull';
-
-/** Where the grants `budget import` (and `budget grant`) record: one file per grant, named by its hash. */
-export function grantsDir(stateDir: string): string {
-  return path.join(stateDir, 'budget', 'grants');
-}
-
-/**
- * The grants imported for this wallet on this chain (delegate and recipient are this wallet), newest first. A grant
- * the wallet gave as an owner is not one it pulls from. A file there that is not a grant is refused (exit 2).
- */
-export async function sessionGrants(stateDir: string, chainId: number, wallet: Hex): Promise<GrantFile[]> {
-  const dir = grantsDir(stateDir);
-  const names = await fs.readdir(dir).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return [] as string[];
-    throw error;
-  });
-  const mine: GrantFile[] = [];
-  for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
-    const file = path.join(dir, name);
-    let raw: unknown;
-    try {
-      raw = JSON.parse(await fs.readFile(file, 'utf8'));
-    } catch {
-      raw = undefined; // refused just below, naming the file
-    }
-    const doc = parseGrantFile(raw, file);
-    if (doc.chainId !== chainId) continue;
-    if (!isAddressEqual(doc.session as Address, wallet) || !isAddressEqual(doc.delegations[0]!.delegation.delegate as Address, wallet))
-      continue;
-    mine.push(doc);
-  }
-  return mine.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-}
-
-/** The newest grant imported for this wallet on this chain, if any: the one new pulls redeem. */
-export async function sessionGrant(stateDir: string, chainId: number, wallet: Hex): Promise<GrantFile | undefined> {
-  return (await sessionGrants(stateDir, chainId, wallet))[0];
-}
 
 /** The pull call journaled for this stage (its own transaction, or a call of a batch), if a live transaction carries one. */
 function journaledPull(run: Run, stage: PayingStage): { call: PlanCall; own: boolean } | undefined {
@@ -107,8 +64,20 @@ const STEPS_PAST = {
  */
 async function pulledNotPaid(run: Run, token: Hex): Promise<bigint> {
   let total = 0n;
-  for (const op of operationsOf(run.journal.store, 'ask', run.chain.chainId, run.wallet)) {
-    if (op.id === run.journal.id || op.id.includes('~') || op.chainGenesis !== run.journal.chainGenesis) continue;
+  // Only the asks of this wallet and chain with a pull of their own mined or signed are read (not every ask it ever
+  // made).
+  const ids = run.journal.store.read(
+    (db) =>
+      db
+        .prepare(
+          `SELECT DISTINCT o.id AS id FROM operations o JOIN transactions t ON t.operation_id = o.id
+             WHERE o.kind = 'ask' AND o.chain_id = ? AND o.wallet = ? AND t.stage IN (?, ?) AND t.status IN ('mined', 'signed')`,
+        )
+        .all(run.chain.chainId, run.wallet.toLowerCase(), pullStage('ask'), pullStage('bonus')) as { id: string }[],
+  );
+  for (const { id } of ids) {
+    const op = readOperation(run.journal.store, 'ask', id);
+    if (!op || op.id === run.journal.id || op.id.includes('~') || op.chainGenesis !== run.journal.chainGenesis) continue;
     for (const stage of ['ask', 'bonus'] as const) {
       let pulled = 0n;
       for (const t of op.txs.filter((t) => t.stage === pullStage(stage) && (t.status === 'mined' || t.status === 'signed'))) {
@@ -193,6 +162,28 @@ function refuseUnusable(state: GrantState, want: bigint): void {
       },
     },
   );
+}
+
+/** A recorded grant still is what `budget import` accepted: its caveats, its hash, its owner's signature. */
+async function checkRecordedGrant(grant: GrantFile, anchors: DelegationAnchors, wallet: Hex, token: Hex): Promise<void> {
+  const d = delegationOf(grant);
+  const fail = (why: string): never => {
+    throw new RefusedError('budget_pull_refused', `refused: the recorded grant ${grant.delegations[0]!.hash} ${why}; nothing was signed`, {
+      hint: 'import the grant file the owner wrote again (`loopsign budget import`)',
+    });
+  };
+  let limits: ReturnType<typeof decodeGrantCaveats> | undefined;
+  try {
+    limits = decodeGrantCaveats(anchors.contracts, d.caveats);
+  } catch (error) {
+    if (!(error instanceof GrantShapeError)) throw error;
+    fail(`has caveats that are not a budget grant's (${error.message})`);
+  }
+  if (!isAddressEqual(limits!.session, wallet) || !isAddressEqual(limits!.token, token)) fail('is not for USDC to this wallet');
+  if (delegationHash(d).toLowerCase() !== grant.delegations[0]!.hash.toLowerCase()) fail('does not hash to its recorded hash (edited)');
+  const signer = await delegationSigner(d, grant.chainId, anchors.contracts.delegationManager).catch(() => undefined);
+  if (!signer || !isAddressEqual(signer, d.delegator) || !isAddressEqual(d.delegator, grant.owner as Address))
+    fail('is not signed by its owner over these caveats (edited)');
 }
 
 export interface PullPlan {
@@ -306,6 +297,9 @@ export async function planPull(run: Run, stage: PayingStage, batch: boolean): Pr
   const total = needed + later - free;
   if (total <= 0n) return undefined;
   const amount = needed > free ? needed - free : 0n;
+  // The recorded file is the one `budget import` checked: checked again here (it may have been edited since) before
+  // the chain is asked anything about it.
+  await checkRecordedGrant(grant, anchors, run.wallet, token);
   // The chain's word on the grant: the pinned contracts' code, the owner still on the DeleGator, the enforcers' state.
   await checkDelegationCode(client, anchors, ctx.paths.state);
   let state: GrantState;
