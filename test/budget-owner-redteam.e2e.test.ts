@@ -8,7 +8,7 @@ import path from 'node:path';
 import { createWalletClient, http, parseAbi, parseTransaction, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { filesUnder, registerSecret, runCli } from './helpers/cli.js';
+import { filesUnder, makeHome, registerSecret, runCli } from './helpers/cli.js';
 import { fundedWallet, openSession, type Session } from './helpers/chain.js';
 import { recordedOfKind } from './helpers/store.js';
 import { pullCalldata } from '../src/budget/delegation.js';
@@ -273,5 +273,31 @@ describe('red team: budget revoke --grant with a grant file that is not what the
     expect(await pull(agent, g.file, 1n * USDC)).toBe('success');
     expect([r.code, r.json().error?.code], r.stdout + r.stderr).toEqual([5, 'budget_revoke_unsigned']);
     expect(await s.pub.getTransactionCount({ address: owner.address })).toBe(count);
+  });
+});
+
+describe('red team: budget revoke --all run again later', () => {
+  it('a second --all after a grant signed elsewhere (another machine of the same owner) moves the nonce again: that grant stops', async () => {
+    const owner = await fundedWallet(s.sb, s.pub);
+    const [a1, a2] = [await newAgent(), await newAgent()];
+    const g1 = await grant(owner, a1.account.address);
+    const first = await runCli(['--json', 'budget', 'revoke', '--all', '--yes'], s.home, { env: owner.env });
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    expect(first.json().nonce).toBe('1');
+    expect(await pull(a1, g1.file, 1n * USDC)).toBe('reverted');
+    // The owner's other machine (its CI, a KMS box) grants a2 afterwards: that grant carries nonce 1, recorded there only.
+    const other = makeHome();
+    const out = path.join(other.dir, 'grant-elsewhere.json');
+    const g2 = await runCli(grantArgs(a2.account.address, out), other, { env: owner.env });
+    expect(g2.code, g2.stdout + g2.stderr).toBe(0);
+    const f2 = parseGrantFile(JSON.parse(readFileSync(out, 'utf8')), out);
+    expect(await pull(a2, f2, 1n * USDC)).toBe('success');
+    // Every grant, again, from the first machine.
+    const again = await runCli(['--json', 'budget', 'revoke', '--all', '--yes'], s.home, { env: owner.env });
+    console.log(`second revoke --all: exit ${again.code} ${JSON.stringify(again.json())}`);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(await pull(a2, f2, 1n * USDC)).toBe('reverted');
+    expect(again.json().nonce).toBe('2');
+    expect(again.json().transaction).not.toBe(first.json().transaction);
   });
 });
