@@ -194,9 +194,19 @@ export async function budgetRevoke(ctx: Context, o: BudgetRevokeOptions): Promis
       for (const stage of new Set(op.txs().map((t) => t.stage))) await executor.settleJournaled(stage);
       op.refresh();
       const now = (await nonceNow()) as bigint;
-      const moved = op.txsFor(`all:${now - 1n}`).find((t) => t.status === 'mined');
-      if (moved && !(await recordedGrants(ctx, anchors.contracts, chain.chainId, owner)).some((g) => g.nonce === now)) return moved.hash;
-      return (await executor.execute(`all:${now}`, [call], 'ordered')).hashes[0];
+      // A run that got as far as its answer is finished: a later --all is a new request (grants may have been signed
+      // since, on another machine too), never that run's rerun.
+      const finished = (op.data as { finished?: string[] }).finished ?? [];
+      const previous = `all:${now - 1n}`;
+      const moved = finished.includes(previous) ? undefined : op.txsFor(previous).find((t) => t.status === 'mined');
+      let stage = previous;
+      let hash: Hex | undefined = moved?.hash;
+      if (!moved || (await recordedGrants(ctx, anchors.contracts, chain.chainId, owner)).some((g) => g.nonce === now)) {
+        stage = `all:${now}`;
+        hash = (await executor.execute(stage, [call], 'ordered')).hashes[0];
+      }
+      await op.setStep('done', { finished: [...finished, stage] });
+      return hash;
     });
     const after = (await nonceNow()) as bigint;
     const stopped = recorded.filter((g) => g.nonce < after).map((g) => g.grant);
