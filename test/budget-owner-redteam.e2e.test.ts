@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { filesUnder, makeHome, registerSecret, runCli } from './helpers/cli.js';
 import { fundedWallet, openSession, type Session } from './helpers/chain.js';
 import { recordedOfKind } from './helpers/store.js';
+import { agentWithGrant, budgetAsk, budgetOwner, transfers, usdcOf } from './helpers/budget.js';
 import { pullCalldata } from '../src/budget/delegation.js';
 import { delegationOf, parseGrantFile } from '../src/budget/grant-file.js';
 
@@ -299,5 +300,37 @@ describe('red team: budget revoke --all run again later', () => {
     expect(await pull(a2, f2, 1n * USDC)).toBe('reverted');
     expect(again.json().nonce).toBe('2');
     expect(again.json().transaction).not.toBe(first.json().transaction);
+  });
+});
+
+describe('red team: budget sweep racing an ask of the same session address (another process)', () => {
+  it('each ask pays once and is never short; S ends with nothing above the float; O moved to S no more than the asks paid', async () => {
+    const owner = await budgetOwner(s, 50n * USDC);
+    const agent = await agentWithGrant(s, owner, '20', '50');
+    // S starts with 3 USDC of its own (a leftover): the sweep wants it back, the ask wants to use it.
+    await s.sb.control('/__sandbox/fund', { address: agent.address, usdc: '3000000' });
+    const rounds = 3;
+    for (let i = 0; i < rounds; i++) {
+      const { file } = budgetAsk(s, '1.5');
+      const [ask, sweep] = await Promise.all([
+        runCli(['--json', 'ask', '--file', file, '--payment-mode', 'wallet_calls'], s.home, { env: agent.env }),
+        runCli(['--json', 'budget', 'sweep', '--yes'], s.home, { env: agent.env }),
+      ]);
+      console.log(
+        `round ${i}: ask exit ${ask.code} ${ask.json().status ?? ask.json().error?.code}; sweep exit ${sweep.code} swept ${JSON.stringify(sweep.json().swept ?? sweep.json().error?.code)}`,
+      );
+      expect(ask.code, ask.stdout + ask.stderr).toBe(0);
+      expect(ask.json().status).toBe('submitted');
+      expect(sweep.code, sweep.stdout + sweep.stderr).toBe(0);
+    }
+    const final = await runCli(['--json', 'budget', 'sweep', '--yes'], s.home, { env: agent.env });
+    expect(final.code, final.stdout + final.stderr).toBe(0);
+    expect(await usdcOf(s, agent.address)).toBe(0n);
+    const pulled = await transfers(s, owner.address, agent.address);
+    const returned = await transfers(s, agent.address, owner.address);
+    console.log(`O → S ${pulled.total} in ${pulled.count}; S → O ${returned.total} in ${returned.count}`);
+    // What O lost in all is what the asks paid, less the 3 USDC S had of its own (returned to O by a sweep).
+    expect(pulled.total - returned.total).toBe(BigInt(rounds) * 1_500_000n - 3_000_000n);
+    expect(pulled.count).toBeLessThanOrEqual(rounds);
   });
 });
