@@ -926,6 +926,9 @@ const BUDGET = {
   budget_grant_not_found: usage(
     'no grant with that id is recorded in the state folder; pass the grant file, or an id `loopsign budget show` lists.',
   ),
+  budget_revoke_unsigned: refused(
+    "the grant file's delegation is not one its owner signed (edited or corrupted): disabling it would stop no grant; revoke with the file `budget grant` wrote, or every grant with --all. Nothing was sent.",
+  ),
   budget_not_owner: usage("the grant is another wallet's: only its owner can revoke it; run it with the owner's signer."),
 };
 

@@ -17,9 +17,11 @@ function grantsDir(ctx: Context): string {
   return path.join(ctx.paths.state, 'budget', 'grants');
 }
 
+const isGrantId = (value: string) => /^0x[0-9a-fA-F]{64}$/.test(value);
+
 /** --grant: a grant file, or the id (delegation hash) of a grant recorded in the state folder. */
 async function grantPath(ctx: Context, value: string): Promise<string> {
-  if (!/^0x[0-9a-fA-F]{64}$/.test(value)) return path.resolve(value);
+  if (!isGrantId(value)) return path.resolve(value);
   const file = path.join(grantsDir(ctx), `${value.toLowerCase()}.json`);
   try {
     await fs.access(file);
@@ -64,7 +66,7 @@ export async function budgetRevoke(ctx: Context, o: BudgetRevokeOptions): Promis
   try {
     const owner = getAddress(wallet.address);
     const { parseGrantFile, delegationOf } = await import('../budget/grant-file.js');
-    const { delegationHash } = await import('../budget/delegation.js');
+    const { delegationHash, delegationSigner } = await import('../budget/delegation.js');
     const { budgetRevokeAbi } = await import('../wallet/spend-effects.js');
     const { withOwnerOperation } = await import('../budget/owner-tx.js');
     const ownerDeps = async () => ({
@@ -91,12 +93,35 @@ export async function budgetRevoke(ctx: Context, o: BudgetRevokeOptions): Promis
       const delegation = delegationOf(doc);
       // The hash the manager disables is the one it computes from the delegation sent, never the file's own field.
       const grant = delegationHash(delegation);
+      // Asked for by id, that id and no other hash is disabled (a recorded copy edited since is not that grant).
+      if (isGrantId(o.grant!) && grant.toLowerCase() !== o.grant!.toLowerCase())
+        throw new RefusedError(
+          'budget_revoke_unsigned',
+          `the grant recorded as ${o.grant} (${file}) is now the delegation ${grant}: it was edited since it was recorded; nothing was sent`,
+          { hint: 'revoke with the grant file `budget grant` wrote (--grant grant.json), or every grant of this wallet with --all' },
+        );
       if (!isAddressEqual(delegation.delegator, owner))
         throw new UsageError(
           'budget_not_owner',
           `grant ${grant} is ${delegation.delegator}'s, not this wallet's (${owner}): only its owner can revoke it`,
           {
             hint: "run it with the owner's signer (the wallet that granted it)",
+          },
+        );
+      // The manager disables whatever delegation its delegator sends, signed or not: only one the owner signed is a
+      // grant an agent can redeem. A file edited after signing (another salt, caveat or delegate) would be "revoked"
+      // while the real grant still pulls.
+      if (
+        !isAddressEqual(
+          await delegationSigner(delegation, chain.chainId, dm).catch(() => '0x0000000000000000000000000000000000000000'),
+          owner,
+        )
+      )
+        throw new RefusedError(
+          'budget_revoke_unsigned',
+          `${file} holds a delegation ${grant} that ${owner} did not sign (edited or corrupted): disabling it would stop no grant; nothing was sent`,
+          {
+            hint: 'revoke with the grant file `budget grant` wrote (its copy is in the state folder: `loopsign budget show` lists the ids), or every grant of this wallet with --all',
           },
         );
       const disabled = (await client.readContract({
@@ -169,9 +194,19 @@ export async function budgetRevoke(ctx: Context, o: BudgetRevokeOptions): Promis
       for (const stage of new Set(op.txs().map((t) => t.stage))) await executor.settleJournaled(stage);
       op.refresh();
       const now = (await nonceNow()) as bigint;
-      const moved = op.txsFor(`all:${now - 1n}`).find((t) => t.status === 'mined');
-      if (moved && !(await recordedGrants(ctx, anchors.contracts, chain.chainId, owner)).some((g) => g.nonce === now)) return moved.hash;
-      return (await executor.execute(`all:${now}`, [call], 'ordered')).hashes[0];
+      // A run that got as far as its answer is finished: a later --all is a new request (grants may have been signed
+      // since, on another machine too), never that run's rerun.
+      const finished = (op.data as { finished?: string[] }).finished ?? [];
+      const previous = `all:${now - 1n}`;
+      const moved = finished.includes(previous) ? undefined : op.txsFor(previous).find((t) => t.status === 'mined');
+      let stage = previous;
+      let hash: Hex | undefined = moved?.hash;
+      if (!moved || (await recordedGrants(ctx, anchors.contracts, chain.chainId, owner)).some((g) => g.nonce === now)) {
+        stage = `all:${now}`;
+        hash = (await executor.execute(stage, [call], 'ordered')).hashes[0];
+      }
+      await op.setStep('done', { finished: [...finished, stage] });
+      return hash;
     });
     const after = (await nonceNow()) as bigint;
     const stopped = recorded.filter((g) => g.nonce < after).map((g) => g.grant);

@@ -166,8 +166,9 @@ export const KIND_DATA = {
   'private-review': z
     .object({ baseUrl: z.string().optional(), idempotencyKey: z.string().optional(), payloadDigest: z.string().optional() })
     .passthrough(),
-  // An owner's budget transaction (issue 38): the EIP-7702 delegation of a first grant, or a revocation.
-  budget: z.object({ grant: hash.optional() }).passthrough(),
+  // An owner's budget transaction (issue 38): the EIP-7702 delegation of a first grant, or a revocation (`finished`:
+  // the revoke --all stages whose run answered, so a later --all is never taken for their rerun).
+  budget: z.object({ grant: hash.optional(), finished: z.array(z.string()).optional() }).passthrough(),
   // `budget sweep`: S's tokens above a float, back to the owner of its grant (src/budget/sweep.ts).
   'budget-sweep': z.object({ owner: z.string(), usdc: z.string(), lrep: z.string(), float: z.string() }).passthrough(),
   'project-create': z
