@@ -81,7 +81,13 @@ export interface BudgetPull {
 export function budgetPullsOf(txs: readonly TxRecord[], wallet: Hex): BudgetPull[] {
   const out: BudgetPull[] = [];
   for (const tx of txs.filter(isLive)) {
-    for (const call of callsOfRawTransaction(tx.raw, wallet)) {
+    let calls: ReturnType<typeof callsOfRawTransaction>;
+    try {
+      calls = callsOfRawTransaction(tx.raw, wallet);
+    } catch {
+      continue; // not a call or a batch loopsign reads (no pull is one of those)
+    }
+    for (const call of calls) {
       const pull = decodePullCall(call.data);
       if (!pull) continue;
       const stage: PayingStage = tx.stage === pullStage('bonus') || tx.stage === 'bonus' ? 'bonus' : 'ask';
