@@ -54,6 +54,17 @@ describe('an ask paid from the owner’s grant', () => {
     expect(r.json().feedbackBonus.status).toBe('funded');
     const pulled = await pulledTo(agent.address);
     expect([pulled.total, pulled.count]).toEqual([2_500_000n, 2]);
+    // The ask's own report names the pulls, and they are the chain's.
+    expect(r.json().budgetPulls).toEqual([
+      expect.objectContaining({ stage: 'ask', asset: 'USDC', amount: '1500000', status: 'mined' }),
+      expect.objectContaining({ stage: 'bonus', asset: 'USDC', amount: '1000000', status: 'mined' }),
+    ]);
+    expect(
+      r
+        .json()
+        .budgetPulls.map((p: { transactionHash: string }) => p.transactionHash.toLowerCase())
+        .sort(),
+    ).toEqual(pulled.hashes.map((h) => h.toLowerCase()).sort());
     expect(ownerBefore - (await balance(owner.address))).toBe(2_500_000n);
     expect(await balance(agent.address)).toBe(0n);
     const gas = await Promise.all(pulled.hashes.map(async (hash) => (await s.pub.getTransactionReceipt({ hash })).gasUsed));
@@ -261,6 +272,7 @@ describe('an ask paid from the owner’s grant', () => {
     try {
       const r = await m.call('loopsign_ask', { file, paymentMode: 'wallet_calls' });
       expect(r.isError, JSON.stringify(r.doc)).toBe(false);
+      expect(r.doc.budgetPulls).toEqual([expect.objectContaining({ stage: 'ask', amount: '1500000', status: 'mined' })]);
     } finally {
       await m.stop();
     }

@@ -34,6 +34,7 @@ import { fundBonus, oneShotBonus, type BonusOutcome } from './bonus.js';
 import { submitAsk } from './submit.js';
 import type { Run } from './run.js';
 import { waitForReady } from './wait.js';
+import { budgetPullsOf, type BudgetPull } from '../budget/grants.js';
 
 export type { BonusOutcome } from './bonus.js';
 
@@ -64,6 +65,8 @@ export interface AskOutcome {
   transactionHashes: string[];
   /** The ask's transactions on chain, over every run of it. */
   transactions: number;
+  /** What the ask pulled from the owner's on-chain grant (issue 38; none without an imported grant). */
+  budgetPulls: BudgetPull[];
   /** Of those, the ones this run signed and sent (0 for a rerun of a finished ask). */
   sentThisRun: number;
   feedbackBonus: BonusOutcome | null;
@@ -214,7 +217,11 @@ export async function runAsk(ctx: Context, opts: AskOptions): Promise<AskOutcome
   const minedAsk = () => journal.txsFor('ask').filter((t) => t.status === 'mined');
   const counts = () => {
     const mined = minedAsk();
-    return { transactions: mined.length, sentThisRun: mined.filter((t) => !earlier.has(t.hash.toLowerCase())).length };
+    return {
+      transactions: mined.length,
+      sentThisRun: mined.filter((t) => !earlier.has(t.hash.toLowerCase())).length,
+      budgetPulls: budgetPullsOf(journal.txs(), run.wallet),
+    };
   };
   try {
     const submitted = await submitAsk(run, { confirm: opts.confirm });

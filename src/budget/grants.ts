@@ -6,6 +6,9 @@ import { promises as fs } from 'node:fs';
 import { isAddressEqual, type Hex } from 'viem';
 import type { Address } from '../chains/table.js';
 import { parseGrantFile, type GrantFile } from './grant-file.js';
+import { decodePullCall } from './pull-call.js';
+import { callsOfRawTransaction } from '../wallet/spend-effects.js';
+import { isLive, type TxRecord } from '../store/records.js';
 
 export type PayingStage = 'ask' | 'bonus';
 
@@ -62,4 +65,34 @@ export async function budgetApplies(run: {
 }): Promise<boolean> {
   if (run.journal.txs().some((t) => t.stage === pullStage('ask') || t.stage === pullStage('bonus'))) return true;
   return (await sessionGrant(run.ctx.paths.state, run.chain.chainId, run.wallet)) !== undefined;
+}
+
+/** A pull an ask made from the owner's grant, as its own transaction or inside its payment's batch. */
+export interface BudgetPull {
+  stage: PayingStage;
+  asset: 'USDC';
+  /** Atomic units. */
+  amount: string;
+  transactionHash: string;
+  status: TxRecord['status'];
+}
+
+/** The pulls an ask's journal carries (signed or mined), read back from the signed bytes. */
+export function budgetPullsOf(txs: readonly TxRecord[], wallet: Hex): BudgetPull[] {
+  const out: BudgetPull[] = [];
+  for (const tx of txs.filter(isLive)) {
+    let calls: ReturnType<typeof callsOfRawTransaction>;
+    try {
+      calls = callsOfRawTransaction(tx.raw, wallet);
+    } catch {
+      continue; // not a call or a batch loopsign reads (no pull is one of those)
+    }
+    for (const call of calls) {
+      const pull = decodePullCall(call.data);
+      if (!pull) continue;
+      const stage: PayingStage = tx.stage === pullStage('bonus') || tx.stage === 'bonus' ? 'bonus' : 'ask';
+      out.push({ stage, asset: 'USDC', amount: pull.amount.toString(), transactionHash: tx.hash, status: tx.status });
+    }
+  }
+  return out;
 }

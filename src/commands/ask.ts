@@ -9,6 +9,7 @@ import { renderResult, toRatersLine } from './render.js';
 import { serviceDocument } from '../output.js';
 import type { AskOptions } from './ask.def.js';
 import { timeoutOf } from './timeout.js';
+import { formatUnits } from '../amounts.js';
 
 export async function ask(ctx: Context, options: AskOptions): Promise<void> {
   const mode = options.paymentMode;
@@ -49,6 +50,10 @@ export async function ask(ctx: Context, options: AskOptions): Promise<void> {
       `  operation     ${o.operationKey}`,
       `  content       ${o.contentIds.join(', ') || '(not yet)'}`,
       `  transactions  ${o.transactionHashes.join(', ') || '(none)'} (${sentLine(o)})`,
+      ...o.budgetPulls.map(
+        (p) =>
+          `  pulled        ${formatUnits(BigInt(p.amount), 6)} ${p.asset} from the owner's grant (${p.stage}; ${p.transactionHash}, ${p.status})`,
+      ),
     ];
     if (o.feedbackBonus)
       lines.push(

@@ -145,6 +145,10 @@ export const askTools = [
       transactionHashes: z.array(z.string()).optional(),
       transactions: z.number().optional().describe("the ask's transactions on chain, over every call for it"),
       sentThisRun: z.number().optional().describe('of those, the ones this call sent (0 when it found the ask already paid)'),
+      budgetPulls: z
+        .array(z.looseObject({ stage: z.string(), asset: z.string(), amount: z.string(), transactionHash: z.string() }))
+        .optional()
+        .describe("what the ask pulled from the owner's on-chain grant (atomic units), when this wallet imported one"),
       feedbackBonus: z.looseObject({ status: z.string() }).nullable().optional(),
       result: z
         .record(z.string(), z.unknown())
