@@ -18,7 +18,7 @@ describe('loopsign mcp over stdio', () => {
     });
     const logs: string[] = [];
     m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(JSON.stringify(n.params.data)));
-    expect((await m.client.listTools()).tools.length).toBe(14);
+    expect((await m.client.listTools()).tools.length).toBe(15);
 
     const policy = await m.call('loopsign_policy');
     expect(policy.isError, JSON.stringify(policy.doc)).toBe(false);
