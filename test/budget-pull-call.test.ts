@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { encodeAbiParameters, encodeFunctionData, encodePacked, parseAbi, type Hex } from 'viem';
 import { chainForProfile } from '../src/chains/index.js';
 import { RefusedError } from '../src/errors.js';
-import { decodePullCall } from '../src/budget/pull-call.js';
+import { DELEGATION_CHAIN, decodePullCall } from '../src/budget/pull-call.js';
 import { pullCalldata } from '../src/budget/delegation.js';
 import { callEffects } from '../src/wallet/spend-effects.js';
 
@@ -16,20 +16,6 @@ const USDC = chain.tokens.USDC.address as Hex;
 const THIEF: Hex = '0x7777777777777777777777777777777777777777';
 const S: Hex = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 const O: Hex = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC';
-
-const DELEGATIONS = [
-  {
-    type: 'tuple[]',
-    components: [
-      { name: 'delegate', type: 'address' },
-      { name: 'delegator', type: 'address' },
-      { name: 'authority', type: 'bytes32' },
-      { name: 'caveats', type: 'tuple[]', components: [{ type: 'address' }, { type: 'bytes' }, { type: 'bytes' }] },
-      { name: 'salt', type: 'uint256' },
-      { name: 'signature', type: 'bytes' },
-    ],
-  },
-] as const;
 
 function redeem(context: Hex, to: Hex, amount: bigint): Hex {
   const transfer = encodeFunctionData({
@@ -73,7 +59,7 @@ describe('a budget pull, accounted by the spend ledger', () => {
   });
 
   it('RED TEAM: a self-authorized redemption (a context of no delegation) moves the caller’s own tokens: unaccounted_call, never "no spending"', () => {
-    for (const context of [encodeAbiParameters(DELEGATIONS, [[]]), '0x' as Hex]) {
+    for (const context of [encodeAbiParameters(DELEGATION_CHAIN, [[]]), '0x' as Hex]) {
       const data = redeem(context, THIEF, 50_000_000n);
       expect(decodePullCall(data)).toBeUndefined();
       const e = thrown(() => callEffects(chain, { to: chain.delegationManager as Hex, data }));

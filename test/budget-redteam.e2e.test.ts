@@ -2,6 +2,7 @@
 // same agent wallet S racing a run whose pull reached the chain before its journal said so, a grant re-imported with
 // other caps under a run killed after its pull, and what a self-authorized redemption (an empty permission context)
 // moves from an owner's account. Every assertion reads the chain (O's transfers to S, balances).
+import { DELEGATION_CHAIN } from '../src/budget/pull-call.js';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { createWalletClient, encodeAbiParameters, formatEther, encodeFunctionData, encodePacked, http, parseAbi, type Hex } from 'viem';
@@ -250,22 +251,7 @@ describe('red team: the agent budget', () => {
     expect(code?.toLowerCase()).toBe(`0xef0100${contracts.deleGator!.slice(2).toLowerCase()}`);
     const thief = privateKeyToAccount(`0x${'7'.repeat(64)}`).address;
     const before = await balance(thief);
-    const empty = encodeAbiParameters(
-      [
-        {
-          type: 'tuple[]',
-          components: [
-            { name: 'delegate', type: 'address' },
-            { name: 'delegator', type: 'address' },
-            { name: 'authority', type: 'bytes32' },
-            { name: 'caveats', type: 'tuple[]', components: [{ type: 'address' }, { type: 'bytes' }, { type: 'bytes' }] },
-            { name: 'salt', type: 'uint256' },
-            { name: 'signature', type: 'bytes' },
-          ],
-        },
-      ],
-      [[]],
-    );
+    const empty = encodeAbiParameters(DELEGATION_CHAIN, [[]]);
     const transfer = encodeFunctionData({
       abi: parseAbi(['function transfer(address, uint256) returns (bool)']),
       functionName: 'transfer',

@@ -9,7 +9,7 @@ export const REDEEM_ABI = parseAbi([
 const TRANSFER = parseAbi(['function transfer(address to, uint256 amount) returns (bool)']);
 
 // The permission context as the DelegationManager decodes it: abi.decode(context, (Delegation[])).
-const DELEGATION_CHAIN = [
+export const DELEGATION_CHAIN = [
   {
     type: 'tuple[]',
     components: [
