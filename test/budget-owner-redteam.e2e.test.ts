@@ -5,15 +5,13 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createWalletClient, http, parseAbi, parseTransaction, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { parseAbi, parseTransaction, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { filesUnder, makeHome, registerSecret, runCli } from './helpers/cli.js';
+import { filesUnder, makeHome, runCli } from './helpers/cli.js';
 import { fundedWallet, openSession, type Session } from './helpers/chain.js';
 import { recordedOfKind } from './helpers/store.js';
-import { agentWithGrant, budgetAsk, budgetOwner, transfers, usdcOf } from './helpers/budget.js';
-import { pullCalldata } from '../src/budget/delegation.js';
-import { delegationOf, parseGrantFile } from '../src/budget/grant-file.js';
+import { agentWithGrant, budgetAsk, budgetOwner, transfers, usdcOf, directAgent, directPull, grantArgs } from './helpers/budget.js';
+import { parseGrantFile } from '../src/budget/grant-file.js';
 
 let s: Session;
 let contracts: Record<string, Hex>;
@@ -33,41 +31,6 @@ const balance = async (who: Hex) =>
   (await s.pub.readContract({ address: usdc, abi: erc20, functionName: 'balanceOf', args: [who] })) as bigint;
 const designator = (a: Hex) => `0xef0100${a.slice(2).toLowerCase()}`;
 
-async function newAgent() {
-  const key = `0x${randomBytes(32).toString('hex')}` as Hex;
-  registerSecret(key);
-  const account = privateKeyToAccount(key);
-  await s.sb.control('/__sandbox/fund', { address: account.address, eth: '1' });
-  return { key, account, wallet: createWalletClient({ account, transport: http(s.sb.info.rpcUrl) }) };
-}
-
-const grantArgs = (to: Hex, out: string) => [
-  '--json',
-  'budget',
-  'grant',
-  '--to',
-  to,
-  '--usdc-per-day',
-  '5',
-  '--usdc-per-30-days',
-  '20',
-  '--expires',
-  '30d',
-  '--out',
-  out,
-  '--yes',
-];
-
-async function pull(agent: Awaited<ReturnType<typeof newAgent>>, file: ReturnType<typeof parseGrantFile>, amount: bigint) {
-  const hash = await agent.wallet.sendTransaction({
-    chain: null,
-    to: contracts.delegationManager!,
-    data: pullCalldata(delegationOf(file), usdc, agent.account.address, amount),
-    gas: 900_000n,
-  });
-  return (await s.pub.waitForTransactionReceipt({ hash, pollingInterval: 50 })).status;
-}
-
 /** Every EIP-7702 authorization O signed that reached the chain, from O's mined transactions. */
 async function authorizationsOnChain(owner: Hex) {
   const count = await s.pub.getTransactionCount({ address: owner });
@@ -86,7 +49,7 @@ async function authorizationsOnChain(owner: Hex) {
 describe('red team: the grant delegation raced', () => {
   it('two budget grant processes of one owner at once: one delegation transaction; a loser is refused (journal_locked, nothing signed) and its rerun grants', async () => {
     const owner = await fundedWallet(s.sb, s.pub);
-    const [a1, a2] = [await newAgent(), await newAgent()];
+    const [a1, a2] = [await directAgent(s), await directAgent(s)];
     const out1 = path.join(s.home.dir, `race-${randomBytes(4).toString('hex')}.json`);
     const out2 = path.join(s.home.dir, `race-${randomBytes(4).toString('hex')}.json`);
     const runs = [
@@ -110,13 +73,13 @@ describe('red team: the grant delegation raced', () => {
     expect((await s.pub.getCode({ address: owner.address }))?.toLowerCase()).toBe(designator(contracts.deleGator!));
     const f1 = parseGrantFile(JSON.parse(readFileSync(out1, 'utf8')), out1);
     const f2 = parseGrantFile(JSON.parse(readFileSync(out2, 'utf8')), out2);
-    expect(await pull(a1, f1, 1n * USDC)).toBe('success');
-    expect(await pull(a2, f2, 1n * USDC)).toBe('success');
+    expect(await directPull(s, a1, f1, 1n * USDC)).toBe('success');
+    expect(await directPull(s, a2, f2, 1n * USDC)).toBe('success');
   });
 
   it("a grant killed after signing its delegation, the owner's --atomic ask, then the grant's rerun: the ask pays once, O ends on the DeleGator", async () => {
     const owner = await fundedWallet(s.sb, s.pub);
-    const agent = await newAgent();
+    const agent = await directAgent(s);
     const out = path.join(s.home.dir, `killed-then-ask-${randomBytes(4).toString('hex')}.json`);
     const killed = await runCli(grantArgs(agent.account.address, out), s.home, {
       env: { ...owner.env, LOOPSIGN_CRASH_AFTER: 'delegate:signed:' },
@@ -165,7 +128,7 @@ describe('red team: the grant delegation raced', () => {
     expect(authorizations.at(-1)?.address).toBe(contracts.deleGator!.toLowerCase());
     expect(before - (await balance(owner.address))).toBe(1_500_000n);
     const f = parseGrantFile(JSON.parse(readFileSync(out, 'utf8')), out);
-    expect(await pull(agent, f, 1n * USDC)).toBe('success');
+    expect(await directPull(s, agent, f, 1n * USDC)).toBe('success');
   });
 });
 
@@ -222,7 +185,7 @@ describe("red team: the owner's atomic asks on a DeleGator", () => {
 
   it("the pinned DeleGator's code changed under an owner on it: the atomic ask is refused (budget_code_changed), nothing paid", async () => {
     const owner = await fundedWallet(s.sb, s.pub);
-    const agent = await newAgent();
+    const agent = await directAgent(s);
     await grant(owner, agent.account.address);
     const original = (await s.pub.getCode({ address: contracts.deleGator! }))!;
     // Loopsign's batch delegate's code (it supports the same execute and batch mode) in the DeleGator's place.
@@ -245,7 +208,7 @@ describe("red team: the owner's atomic asks on a DeleGator", () => {
 describe('red team: budget revoke --grant with a grant file that is not what the owner signed', () => {
   it('a copy with another salt (so another delegation hash) is refused, nothing sent; the real grant is not reported revoked while it still pulls', async () => {
     const owner = await fundedWallet(s.sb, s.pub);
-    const agent = await newAgent();
+    const agent = await directAgent(s);
     const g = await grant(owner, agent.account.address);
     const doc = JSON.parse(g.text);
     doc.delegations[0].delegation.salt = (BigInt(doc.delegations[0].delegation.salt) + 1n).toString();
@@ -254,14 +217,14 @@ describe('red team: budget revoke --grant with a grant file that is not what the
     const r = await runCli(['--json', 'budget', 'revoke', '--grant', tampered, '--yes'], s.home, { env: owner.env });
     console.log(`revoke with a tampered file: exit ${r.code} ${JSON.stringify(r.json())}`);
     // The grant the owner signed stays redeemable whatever revoke did: it must not say it revoked anything.
-    expect(await pull(agent, g.file, 1n * USDC)).toBe('success');
+    expect(await directPull(s, agent, g.file, 1n * USDC)).toBe('success');
     expect([r.code, r.json().error?.code], r.stdout + r.stderr).toEqual([5, 'budget_revoke_unsigned']);
     expect(await s.pub.getTransactionCount({ address: owner.address })).toBe(count);
   });
 
   it('--grant <id> whose recorded file was edited revokes that id or nothing, never another hash', async () => {
     const owner = await fundedWallet(s.sb, s.pub);
-    const agent = await newAgent();
+    const agent = await directAgent(s);
     const g = await grant(owner, agent.account.address);
     const id = g.file.delegations[0]!.hash;
     const recorded = filesUnder(s.home.dir).find((f) => f.endsWith(path.join('budget', 'grants', `${id}.json`)))!;
@@ -271,7 +234,7 @@ describe('red team: budget revoke --grant with a grant file that is not what the
     const count = await s.pub.getTransactionCount({ address: owner.address });
     const r = await runCli(['--json', 'budget', 'revoke', '--grant', id, '--yes'], s.home, { env: owner.env });
     console.log(`revoke by id of an edited record: exit ${r.code} ${JSON.stringify(r.json())}`);
-    expect(await pull(agent, g.file, 1n * USDC)).toBe('success');
+    expect(await directPull(s, agent, g.file, 1n * USDC)).toBe('success');
     expect([r.code, r.json().error?.code], r.stdout + r.stderr).toEqual([5, 'budget_revoke_unsigned']);
     expect(await s.pub.getTransactionCount({ address: owner.address })).toBe(count);
   });
@@ -280,24 +243,24 @@ describe('red team: budget revoke --grant with a grant file that is not what the
 describe('red team: budget revoke --all run again later', () => {
   it('a second --all after a grant signed elsewhere (another machine of the same owner) moves the nonce again: that grant stops', async () => {
     const owner = await fundedWallet(s.sb, s.pub);
-    const [a1, a2] = [await newAgent(), await newAgent()];
+    const [a1, a2] = [await directAgent(s), await directAgent(s)];
     const g1 = await grant(owner, a1.account.address);
     const first = await runCli(['--json', 'budget', 'revoke', '--all', '--yes'], s.home, { env: owner.env });
     expect(first.code, first.stdout + first.stderr).toBe(0);
     expect(first.json().nonce).toBe('1');
-    expect(await pull(a1, g1.file, 1n * USDC)).toBe('reverted');
+    expect(await directPull(s, a1, g1.file, 1n * USDC)).toBe('reverted');
     // The owner's other machine (its CI, a KMS box) grants a2 afterwards: that grant carries nonce 1, recorded there only.
     const other = makeHome();
     const out = path.join(other.dir, 'grant-elsewhere.json');
     const g2 = await runCli(grantArgs(a2.account.address, out), other, { env: owner.env });
     expect(g2.code, g2.stdout + g2.stderr).toBe(0);
     const f2 = parseGrantFile(JSON.parse(readFileSync(out, 'utf8')), out);
-    expect(await pull(a2, f2, 1n * USDC)).toBe('success');
+    expect(await directPull(s, a2, f2, 1n * USDC)).toBe('success');
     // Every grant, again, from the first machine.
     const again = await runCli(['--json', 'budget', 'revoke', '--all', '--yes'], s.home, { env: owner.env });
     console.log(`second revoke --all: exit ${again.code} ${JSON.stringify(again.json())}`);
     expect(again.code, again.stdout + again.stderr).toBe(0);
-    expect(await pull(a2, f2, 1n * USDC)).toBe('reverted');
+    expect(await directPull(s, a2, f2, 1n * USDC)).toBe('reverted');
     expect(again.json().nonce).toBe('2');
     expect(again.json().transaction).not.toBe(first.json().transaction);
   });

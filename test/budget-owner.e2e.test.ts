@@ -6,15 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createWalletClient, http, parseAbi, parseTransaction, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { parseAbi, parseTransaction, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerSecret, runCli } from './helpers/cli.js';
+import { runCli } from './helpers/cli.js';
 import { fundedWallet, openSession, type Session } from './helpers/chain.js';
 import { recordedOfKind } from './helpers/store.js';
+import { directAgent, directPull, grantArgs } from './helpers/budget.js';
 import { runOnPty, until } from './helpers/pty.js';
-import { pullCalldata } from '../src/budget/delegation.js';
-import { delegationOf, parseGrantFile } from '../src/budget/grant-file.js';
+import { parseGrantFile } from '../src/budget/grant-file.js';
 
 let s: Session;
 let contracts: Record<string, Hex>;
@@ -35,31 +34,6 @@ const balance = async (who: Hex) =>
 
 type Owner = Awaited<ReturnType<typeof fundedWallet>>;
 
-async function newAgent() {
-  const key = `0x${randomBytes(32).toString('hex')}` as Hex;
-  registerSecret(key);
-  const account = privateKeyToAccount(key);
-  await s.sb.control('/__sandbox/fund', { address: account.address, eth: '1' });
-  return { key, account, wallet: createWalletClient({ account, transport: http(s.sb.info.rpcUrl) }) };
-}
-
-const grantArgs = (to: Hex, out: string) => [
-  '--json',
-  'budget',
-  'grant',
-  '--to',
-  to,
-  '--usdc-per-day',
-  '5',
-  '--usdc-per-30-days',
-  '20',
-  '--expires',
-  '30d',
-  '--out',
-  out,
-  '--yes',
-];
-
 async function grant(owner: Owner, to: Hex, env: Record<string, string | undefined> = owner.env) {
   const out = path.join(s.home.dir, `grant-${randomBytes(4).toString('hex')}.json`);
   const r = await runCli(grantArgs(to, out), s.home, { env });
@@ -67,23 +41,12 @@ async function grant(owner: Owner, to: Hex, env: Record<string, string | undefin
   return { out, doc: r.json(), file: parseGrantFile(JSON.parse(readFileSync(out, 'utf8')), out) };
 }
 
-/** A pull of `amount` USDC by the agent under the grant, sent with fixed gas so that a refusal is mined as a revert. */
-async function pull(agent: Awaited<ReturnType<typeof newAgent>>, file: ReturnType<typeof parseGrantFile>, amount: bigint) {
-  const hash = await agent.wallet.sendTransaction({
-    chain: null,
-    to: contracts.delegationManager!,
-    data: pullCalldata(delegationOf(file), usdc, agent.account.address, amount),
-    gas: 900_000n,
-  });
-  return (await s.pub.waitForTransactionReceipt({ hash, pollingInterval: 50 })).status;
-}
-
 const designator = (a: Hex) => `0xef0100${a.slice(2).toLowerCase()}`;
 
 describe("the grant's EIP-7702 delegation runs on the executor", () => {
   it('killed right after it is signed, the rerun sends those journaled bytes: one authorization, one transaction', async () => {
     const owner = await fundedWallet(s.sb, s.pub);
-    const agent = await newAgent();
+    const agent = await directAgent(s);
     const out = path.join(s.home.dir, 'grant-killed-signed.json');
     const killed = await runCli(grantArgs(agent.account.address, out), s.home, {
       env: { ...owner.env, LOOPSIGN_CRASH_AFTER: 'delegate:signed:' },
@@ -110,7 +73,7 @@ describe("the grant's EIP-7702 delegation runs on the executor", () => {
 
   it('killed after it is mined, the rerun signs no second delegation and finishes the grant', async () => {
     const owner = await fundedWallet(s.sb, s.pub);
-    const agent = await newAgent();
+    const agent = await directAgent(s);
     const out = path.join(s.home.dir, 'grant-killed-mined.json');
     const killed = await runCli(grantArgs(agent.account.address, out), s.home, {
       env: { ...owner.env, LOOPSIGN_CRASH_AFTER: 'delegate:mined:' },
@@ -160,7 +123,7 @@ describe("the owner's own asks after a grant", () => {
 
   it('an --atomic ask pays once, its approval and submit in one batch through the DeleGator that replaced the batch delegate', async () => {
     const owner = await fundedWallet(s.sb, s.pub);
-    const agent = await newAgent();
+    const agent = await directAgent(s);
     // Before any grant, the owner's atomic asks run on loopsign's batch delegate.
     await atomicAsk(owner, 'owner-before-grant');
     expect((await s.pub.getCode({ address: owner.address }))?.toLowerCase()).toBe(designator(s.sb.info.batchDelegate as Hex));
@@ -173,18 +136,18 @@ describe("the owner's own asks after a grant", () => {
     expect(pay.type).toBe('eip1559'); // no authorization: the DeleGator runs it
     // Still the DeleGator: the grant keeps working, the batch delegate was not put back.
     expect((await s.pub.getCode({ address: owner.address }))?.toLowerCase()).toBe(designator(contracts.deleGator!));
-    expect(await pull(agent, granted.file, 1n * USDC)).toBe('success');
+    expect(await directPull(s, agent, granted.file, 1n * USDC)).toBe('success');
   });
 });
 
 describe('budget revoke', () => {
   it('--grant stops one grant (show says revoked, a pull reverts), another agent keeps its own; --all stops every grant', async () => {
     const owner = await fundedWallet(s.sb, s.pub);
-    const [a1, a2] = [await newAgent(), await newAgent()];
+    const [a1, a2] = [await directAgent(s), await directAgent(s)];
     const g1 = await grant(owner, a1.account.address);
     const g2 = await grant(owner, a2.account.address);
-    expect(await pull(a1, g1.file, 1n * USDC)).toBe('success');
-    expect(await pull(a2, g2.file, 1n * USDC)).toBe('success');
+    expect(await directPull(s, a1, g1.file, 1n * USDC)).toBe('success');
+    expect(await directPull(s, a2, g2.file, 1n * USDC)).toBe('success');
     const id1 = g1.file.delegations[0]!.hash;
 
     // Without --yes and without a terminal, nothing is sent.
@@ -206,9 +169,9 @@ describe('budget revoke', () => {
     console.log(`gas of budget revoke --grant: ${one.json().gasUsed}`);
     const shown = await runCli(['--json', 'budget', 'show', '--grant', g1.out], s.home, { env: owner.env });
     expect(shown.json().grants[0].status).toBe('revoked_disabled');
-    expect(await pull(a1, g1.file, 1n * USDC)).toBe('reverted');
+    expect(await directPull(s, a1, g1.file, 1n * USDC)).toBe('reverted');
     // The second agent's grant is its own.
-    expect(await pull(a2, g2.file, 1n * USDC)).toBe('success');
+    expect(await directPull(s, a2, g2.file, 1n * USDC)).toBe('success');
     // Revoking it again sends nothing.
     const again = await runCli(['--json', 'budget', 'revoke', '--grant', g1.out, '--yes'], s.home, { env: owner.env });
     expect(again.code, again.stdout + again.stderr).toBe(0);
@@ -222,15 +185,15 @@ describe('budget revoke', () => {
     const after = await runCli(['--json', 'budget', 'show'], s.home, { env: owner.env });
     const mine = after.json().grants.filter((g: { owner: string }) => g.owner.toLowerCase() === owner.address.toLowerCase());
     expect(mine.map((g: { status: string }) => g.status).sort()).toEqual(['revoked_disabled', 'revoked_nonce']);
-    expect(await pull(a2, g2.file, 1n * USDC)).toBe('reverted');
+    expect(await directPull(s, a2, g2.file, 1n * USDC)).toBe('reverted');
     // A grant signed after --all carries the new nonce, and works.
     const g3 = await grant(owner, a2.account.address);
-    expect(await pull(a2, g3.file, 1n * USDC)).toBe('success');
+    expect(await directPull(s, a2, g3.file, 1n * USDC)).toBe('success');
   });
 
   it('on a terminal, the plan is shown and asked: n sends nothing, y revokes', async () => {
     const owner = await fundedWallet(s.sb, s.pub);
-    const agent = await newAgent();
+    const agent = await directAgent(s);
     const g = await grant(owner, agent.account.address);
     const count = await s.pub.getTransactionCount({ address: owner.address });
     const onTerminal = async (answer: string) => {
@@ -252,12 +215,12 @@ describe('budget revoke', () => {
     const accepted = await onTerminal('y\r');
     expect(accepted.code, accepted.output).toBe(0);
     expect(accepted.output).toMatch(/revoked in 0x[0-9a-f]{64}/);
-    expect(await pull(agent, g.file, 1n * USDC)).toBe('reverted');
+    expect(await directPull(s, agent, g.file, 1n * USDC)).toBe('reverted');
   });
 
   it('--grant killed right after its transaction is signed: the rerun sends those journaled bytes, once', async () => {
     const owner = await fundedWallet(s.sb, s.pub);
-    const agent = await newAgent();
+    const agent = await directAgent(s);
     const g = await grant(owner, agent.account.address);
     const args = ['--json', 'budget', 'revoke', '--grant', g.out, '--yes'];
     const count = await s.pub.getTransactionCount({ address: owner.address });
@@ -269,12 +232,12 @@ describe('budget revoke', () => {
     expect(rerun.json()).toMatchObject({ revoked: true, already: false });
     expect(rerun.stderr).toContain(`re-broadcasting journaled transaction ${rerun.json().transaction}`);
     expect(await s.pub.getTransactionCount({ address: owner.address })).toBe(count + 1);
-    expect(await pull(agent, g.file, 1n * USDC)).toBe('reverted');
+    expect(await directPull(s, agent, g.file, 1n * USDC)).toBe('reverted');
   });
 
   it('--all killed after its transaction is mined: the rerun does not move the nonce again', async () => {
     const owner = await fundedWallet(s.sb, s.pub);
-    const agent = await newAgent();
+    const agent = await directAgent(s);
     await grant(owner, agent.account.address);
     const args = ['--json', 'budget', 'revoke', '--all', '--yes'];
     const killed = await runCli(args, s.home, { env: { ...owner.env, LOOPSIGN_CRASH_AFTER: 'all:0:mined:0' } });

@@ -1,12 +1,15 @@
 // Budget asks on the sandbox (issue 38): an owner O with USDC, agents S granted by O (`loopsign budget grant`, then
 // `loopsign budget import` with S's key), ask files, and what O moved to S read from the token's own events.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseAbi, parseAbiItem, type Hex } from 'viem';
+import { createWalletClient, http, parseAbi, parseAbiItem, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { expect } from 'vitest';
 import { registerSecret, runCli } from './cli.js';
 import { fundedWallet, type Session } from './chain.js';
+import { pullCalldata } from '../../src/budget/delegation.js';
+import { delegationOf, type GrantFile } from '../../src/budget/grant-file.js';
 
 export const USDC = 1_000_000n;
 const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
@@ -96,4 +99,44 @@ export function budgetAsk(s: Session, bounty: string, bonus?: string): { file: s
     }),
   );
   return { file, title };
+}
+
+/** An agent's key of its own, funded with 1 ETH for gas, with a wallet client to call the contracts directly. */
+export async function directAgent(s: Session) {
+  const key = `0x${randomBytes(32).toString('hex')}` as Hex;
+  registerSecret(key);
+  const account = privateKeyToAccount(key);
+  await s.sb.control('/__sandbox/fund', { address: account.address, eth: '1' });
+  return { key, account, wallet: createWalletClient({ account, transport: http(s.sb.info.rpcUrl) }) };
+}
+
+/** `loopsign --json budget grant` of 5 USDC a day and 20 per 30 days, for 30 days, to `to`, written to `out`. */
+export const grantArgs = (to: Hex, out: string) => [
+  '--json',
+  'budget',
+  'grant',
+  '--to',
+  to,
+  '--usdc-per-day',
+  '5',
+  '--usdc-per-30-days',
+  '20',
+  '--expires',
+  '30d',
+  '--out',
+  out,
+  '--yes',
+];
+
+/** A pull of `amount` USDC by the agent under the grant, sent with fixed gas so that a refusal is mined as a revert. */
+export async function directPull(s: Session, agent: Awaited<ReturnType<typeof directAgent>>, file: GrantFile, amount: bigint) {
+  const manager = JSON.parse(readFileSync(path.join(s.sb.stateDir, 'manifest.json'), 'utf8')).delegation.contracts.delegationManager as Hex;
+  const usdc = s.sb.info.tokens.USDC.address as Hex;
+  const hash = await agent.wallet.sendTransaction({
+    chain: null,
+    to: manager,
+    data: pullCalldata(delegationOf(file), usdc, agent.account.address, amount),
+    gas: 900_000n,
+  });
+  return (await s.pub.waitForTransactionReceipt({ hash, pollingInterval: 50 })).status;
 }
