@@ -36,7 +36,11 @@ async function lrepPulled(to: Hex): Promise<{ total: bigint; count: number; hash
     args: { from: owner.address, to },
     fromBlock: 0n,
   });
-  return { total: logs.reduce((t, l) => t + (l.args.value ?? 0n), 0n), count: logs.length, hashes: logs.map((l) => l.transactionHash as Hex) };
+  return {
+    total: logs.reduce((t, l) => t + (l.args.value ?? 0n), 0n),
+    count: logs.length,
+    hashes: logs.map((l) => l.transactionHash as Hex),
+  };
 }
 
 async function newAgent() {
@@ -98,16 +102,29 @@ describe('LREP caps in a budget grant', () => {
     const agent = await newAgent();
     // Both or neither: one LREP flag alone is a usage error before anything is read or signed.
     const half = await runCli(
-      ['--json', 'budget', 'grant', '--to', agent.address, '--usdc-per-day', '1', '--usdc-per-30-days', '2', '--lrep-per-day', '3']
-        .concat(['--expires', '7d', '--out', path.join(s.home.dir, 'half.json'), '--yes']),
+      ['--json', 'budget', 'grant', '--to', agent.address, '--usdc-per-day', '1', '--usdc-per-30-days', '2', '--lrep-per-day', '3'].concat([
+        '--expires',
+        '7d',
+        '--out',
+        path.join(s.home.dir, 'half.json'),
+        '--yes',
+      ]),
       s.home,
       { env: owner.env },
     );
     expect(half.code, half.stdout + half.stderr).toBe(2);
     // The plan (what --json without --yes prints as the refusal's details) carries the LREP caps.
     const unconfirmed = await runCli(
-      ['--json', 'budget', 'grant', '--to', agent.address, '--usdc-per-day', '5', '--usdc-per-30-days', '20']
-        .concat(['--lrep-per-day', '30', '--lrep-per-30-days', '100', '--expires', '7d', '--out', path.join(s.home.dir, 'plan.json')]),
+      ['--json', 'budget', 'grant', '--to', agent.address, '--usdc-per-day', '5', '--usdc-per-30-days', '20'].concat([
+        '--lrep-per-day',
+        '30',
+        '--lrep-per-30-days',
+        '100',
+        '--expires',
+        '7d',
+        '--out',
+        path.join(s.home.dir, 'plan.json'),
+      ]),
       s.home,
       { env: owner.env },
     );
@@ -188,5 +205,36 @@ describe('LREP caps in a budget grant', () => {
     expect(r2.json().error.code).toBe('budget_grant_caveats');
     // The untouched file imports.
     expect((await runCli(['--json', 'budget', 'import', out], s.home, { env: agent.env })).code).toBe(0);
+  });
+
+  it('--eth-now sends the agent ETH once, after signing: more than 1 ETH is a usage error; a kill after signing it, run again, sends nothing more', async () => {
+    const agent = await newAgent();
+    const out = path.join(s.home.dir, `eth-grant-${agent.address}.json`);
+    const args = (eth: string) =>
+      ['--json', 'budget', 'grant', '--to', agent.address, '--usdc-per-day', '1', '--usdc-per-30-days', '2'].concat([
+        '--expires',
+        '7d',
+        '--out',
+        out,
+        '--eth-now',
+        eth,
+        '--yes',
+        '--force',
+      ]);
+    const tooMuch = await runCli(args('1.5'), s.home, { env: owner.env });
+    expect([tooMuch.code, tooMuch.json().error.code]).toEqual([2, 'invalid_amount']);
+    const before = await s.pub.getBalance({ address: agent.address });
+    const killed = await runCli(args('0.01'), s.home, { env: { ...owner.env, LOOPSIGN_CRASH_AFTER: 'eth_now:signed:0' } });
+    expect(killed.code, killed.stderr).toBe(-1);
+    const again = await runCli(args('0.01'), s.home, { env: owner.env });
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.json().ethNow).toMatchObject({ amount: '10000000000000000', resumed: true });
+    const third = await runCli(args('0.01'), s.home, { env: owner.env });
+    expect(third.code, third.stdout + third.stderr).toBe(0);
+    expect(third.json().ethNow.resumed).toBe(false);
+    // The chain's word: two transfers of 0.01 (the killed run's, settled by the rerun, and the third run's), not three.
+    expect((await s.pub.getBalance({ address: agent.address })) - before).toBe(20_000_000_000_000_000n);
+    const receipt = await s.pub.getTransactionReceipt({ hash: again.json().ethNow.transaction });
+    console.log(`gas of the --eth-now transfer: ${receipt.gasUsed}`);
   });
 });

@@ -65,14 +65,16 @@ export interface GrantEntry {
   limits: GrantLimits;
 }
 
-export function grantDocument(o: {
-  chainId: number;
-  owner: Address;
-  session: Address;
-  delegationManager: Address;
-  deleGator: Address;
-  createdAt: Date;
-} & ({ entry: GrantEntry } | { entries: GrantEntry[] })): GrantFile {
+export function grantDocument(
+  o: {
+    chainId: number;
+    owner: Address;
+    session: Address;
+    delegationManager: Address;
+    deleGator: Address;
+    createdAt: Date;
+  } & ({ entry: GrantEntry } | { entries: GrantEntry[] }),
+): GrantFile {
   const entries = 'entries' in o ? o.entries : [o.entry];
   return {
     version: GRANT_FILE_VERSION,

@@ -8,6 +8,7 @@ export interface BudgetGrantOptions {
   usdcPer30Days: string;
   lrepPerDay?: string;
   lrepPer30Days?: string;
+  ethNow?: string;
   expires: string;
   out: string;
   yes?: boolean;
@@ -43,6 +44,7 @@ export function defineBudget(program: Command, lazy: Lazy): void {
     .requiredOption('--usdc-per-30-days <amount>', 'at most this much USDC per 30 days from the first day')
     .option('--lrep-per-day <amount>', 'also let it pull LREP: at most this much per UTC day (display units; with --lrep-per-30-days)')
     .option('--lrep-per-30-days <amount>', 'at most this much LREP per 30 days (with --lrep-per-day)')
+    .option('--eth-now <amount>', 'after signing, also send the agent this much ETH for gas (display units: 0.01; at most 1)')
     .requiredOption('--expires <duration>', 'the grant ends after this long: 90d, 12h, 30m (at most 5 years)')
     .requiredOption('--out <file>', 'where to write the signed grant (mode 0600) for the agent')
     .option('--yes', 'sign without the y/N question (read the plan first: `--json` prints it)')

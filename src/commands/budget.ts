@@ -10,6 +10,8 @@ import type { Address } from '../chains/table.js';
 import { grantsDir as grantsDirOf } from '../budget/records.js';
 import { checkBudgetShowRequest, type BudgetShowRequest } from '../budget/show-request.js';
 
+/** The most `--eth-now` sends: gas money for an agent, not a way to move funds. */
+const MAX_ETH_NOW = 10n ** 18n;
 const UNIT_SECONDS: Record<string, number> = { m: 60, h: 3600, d: 86_400, w: 604_800 };
 const MAX_EXPIRY_SECONDS = 5 * 366 * 86_400;
 
@@ -46,6 +48,15 @@ export async function budgetGrant(ctx: Context, o: BudgetGrantOptions): Promise<
           per30Days: parseDisplayAmount(o.lrepPer30Days, 6, '--lrep-per-30-days'),
         }
       : undefined;
+  const ethNow = o.ethNow === undefined ? undefined : parseDisplayAmount(o.ethNow, 18, '--eth-now');
+  if (ethNow !== undefined && (ethNow === 0n || ethNow > MAX_ETH_NOW))
+    throw new UsageError(
+      'invalid_amount',
+      `--eth-now ${o.ethNow} is not an amount of ETH above 0 and at most 1 (gas money for the agent)`,
+      {
+        hint: 'give a small amount such as 0.01; fund larger amounts by a transfer of your own',
+      },
+    );
   const expiresInSeconds = parseExpiry(o.expires);
   const out = path.resolve(o.out);
   // Before any chain read or signature: a grant that cannot be saved is not signed.
@@ -85,6 +96,9 @@ export async function budgetGrant(ctx: Context, o: BudgetGrantOptions): Promise<
       plan.ownerCode === 'deleGator'
         ? `  this wallet already runs the pinned DeleGator ${anchors.contracts.deleGator}`
         : `  first, one EIP-7702 transaction points this wallet at the DeleGator ${anchors.contracts.deleGator}${plan.ownerCode === 'batchDelegate' ? ` (replacing loopsign's batch delegate ${chain.batchDelegate}; atomic asks keep working)` : ''}`,
+      ...(ethNow !== undefined
+        ? [`  then one transaction from this wallet: ${formatUnits(ethNow, 18)} ETH to ${l.session} for its gas (--eth-now)`]
+        : []),
       '  contracts (code hash, trust):',
       ...plan.contracts.map((c) => `    ${c.name.padEnd(28)} ${c.address}  ${c.codeHash}  ${c.trust}`),
     ].join('\n');
@@ -95,7 +109,7 @@ export async function budgetGrant(ctx: Context, o: BudgetGrantOptions): Promise<
           'a grant is confirmed by a person before it is signed, and no terminal can ask here; nothing was signed',
           {
             hint: 'run it on a terminal, or read the plan and pass --yes',
-            details: { plan: planDoc(plan) },
+            details: { plan: { ...planDoc(plan), ...(ethNow !== undefined ? { ethNow: ethNow.toString() } : {}) } },
           },
         );
       const { confirm } = await import('@inquirer/prompts');
@@ -125,10 +139,21 @@ export async function budgetGrant(ctx: Context, o: BudgetGrantOptions): Promise<
     const hash = signed.grant.delegations[0]!.hash;
     await ensurePrivateDir(grantsDir(ctx));
     await writeFileAtomically(path.join(grantsDir(ctx), `${hash}.json`), text);
+    let eth: { transaction: string | null; resumed: boolean } | undefined;
+    if (ethNow !== undefined) {
+      const { sendEthNow } = await import('../budget/eth-now.js');
+      eth = await sendEthNow(owner, { session: l.session, value: ethNow, grant: hash as `0x${string}` });
+    }
     ctx.out.result(
-      { grant: hash, file: out, ...planDoc(plan), ...(signed.delegationTx ? { delegationTx: signed.delegationTx } : {}) },
+      {
+        grant: hash,
+        file: out,
+        ...planDoc(plan),
+        ...(signed.delegationTx ? { delegationTx: signed.delegationTx } : {}),
+        ...(eth ? { ethNow: { amount: ethNow!.toString(), ...eth } } : {}),
+      },
       () =>
-        `${planText}\n${signed.delegationTx ? `delegated in ${signed.delegationTx}\n` : ''}signed grant ${hash}\nwritten to ${out} (mode 0600); on the agent's machine: loopsign budget import ${path.basename(out)}`,
+        `${planText}\n${signed.delegationTx ? `delegated in ${signed.delegationTx}\n` : ''}signed grant ${hash}\nwritten to ${out} (mode 0600); on the agent's machine: loopsign budget import ${path.basename(out)}${eth ? `\nsent ${formatUnits(ethNow!, 18)} ETH to ${l.session}${eth.resumed ? ' (by the earlier, interrupted run)' : ''}: ${eth.transaction}` : ''}`,
     );
   } finally {
     await wallet.close();
@@ -148,7 +173,13 @@ function planDoc(plan: import('../budget/grant.js').GrantPlan) {
     expiresAt: l.expiresAt,
     nonce: l.nonce.toString(),
     ...(plan.lrepLimits
-      ? { lrep: { token: plan.lrepLimits.token, perDay: plan.lrepLimits.perDay.toString(), per30Days: plan.lrepLimits.per30Days.toString() } }
+      ? {
+          lrep: {
+            token: plan.lrepLimits.token,
+            perDay: plan.lrepLimits.perDay.toString(),
+            per30Days: plan.lrepLimits.per30Days.toString(),
+          },
+        }
       : {}),
     ownerCode: plan.ownerCode,
     contracts: plan.contracts,
