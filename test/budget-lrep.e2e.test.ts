@@ -237,4 +237,22 @@ describe('LREP caps in a budget grant', () => {
     const receipt = await s.pub.getTransactionReceipt({ hash: again.json().ethNow.transaction });
     console.log(`gas of the --eth-now transfer: ${receipt.gasUsed}`);
   });
+
+  it('revoke --grant disables the LREP delegation too: an LREP-bounty ask is then refused (budget_revoked) and pulls nothing', async () => {
+    const agent = await newAgent();
+    const { out } = await grant(agent.address, '12', '100');
+    expect((await runCli(['--json', 'budget', 'import', out], s.home, { env: agent.env })).code).toBe(0);
+    const revoked = await runCli(['--json', 'budget', 'revoke', '--grant', out, '--yes'], s.home, { env: owner.env });
+    expect(revoked.code, revoked.stdout + revoked.stderr).toBe(0);
+    expect(revoked.json().transactions).toHaveLength(2);
+    const shown = await runCli(['--json', 'budget', 'show', '--grant', out], s.home, { env: agent.env });
+    expect(shown.json().grants.map((g: { asset: string; status: string }) => [g.asset, g.status])).toEqual([
+      ['USDC', 'revoked_disabled'],
+      ['LREP', 'revoked_disabled'],
+    ]);
+    const r = await runCli(['--json', 'ask', '--file', lrepAsk(2n * LREP), '--payment-mode', 'wallet_calls'], s.home, { env: agent.env });
+    expect(r.code, r.stdout + r.stderr).toBe(5);
+    expect(r.json().error.code).toBe('budget_revoked');
+    expect((await lrepPulled(agent.address)).count).toBe(0);
+  });
 });
