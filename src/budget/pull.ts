@@ -255,20 +255,22 @@ export function checkPullCall(
 export async function planPull(run: Run, stage: PayingStage, batch: boolean): Promise<PullPlan | undefined> {
   const { ctx, chain, client, journal } = run;
   const reused = journaledPull(run, stage);
-  // The asset pulled: a journaled pull's own token; else what this stage pays (an LREP bounty or bonus pulls LREP,
-  // from a grant with LREP caps only; without them the wallet pays LREP from its own balance, as without a grant).
+  // The asset pulled: a journaled pull's own token; else LREP when this stage pays LREP only and the newest grant has
+  // LREP caps (an LREP bounty or bonus); else USDC, as before LREP caps existed (a grant without them pulls no LREP:
+  // the wallet pays LREP from its own balance, and the USDC a later stage needs is still checked now).
   const caps = askSpendCaps(run.ask, 'the ask', journal.data.paymentMode ?? run.mode);
   const reusedToken = reused && decodePullCall(reused.call.data)?.token;
   const lrepToken = chain.tokens.LREP.address as Hex | undefined;
+  const grants = chain.tokens.USDC.address ? await sessionGrants(ctx.paths.state, chain.chainId, run.wallet) : [];
+  const paysLrepOnly = (caps.stage(stage).USDC ?? 0n) === 0n && (caps.stage(stage).LREP ?? 0n) > 0n;
   const asset: GrantAsset = reusedToken
     ? lrepToken && isAddressEqual(reusedToken, lrepToken)
       ? 'LREP'
       : 'USDC'
-    : (caps.stage(stage).USDC ?? 0n) === 0n && (caps.stage(stage).LREP ?? 0n) > 0n
+    : paysLrepOnly && lrepToken && grants[0] && grantEntry(grants[0], 'LREP')
       ? 'LREP'
       : 'USDC';
   const token = chain.tokens[asset].address as Hex | undefined;
-  const grants = token ? await sessionGrants(ctx.paths.state, chain.chainId, run.wallet) : [];
   // A journaled pull is checked against the grant it redeems (a newer grant imported since does not replace it).
   const redeemed = reused && decodePullCall(reused.call.data);
   const grant = redeemed
