@@ -47,7 +47,7 @@ const grantSchema = z
       )
       .min(1)
       .max(2)
-      .refine((ds) => ds[0]!.asset === 'USDC' && (ds.length === 1 || ds[1]!.asset === 'LREP'), {
+      .refine((ds) => ds[0]?.asset === 'USDC' && (ds.length === 1 || ds[1]?.asset === 'LREP'), {
         message: 'a grant holds the USDC delegation, then optionally one LREP delegation',
       }),
     createdAt: z.string(),
