@@ -1,6 +1,7 @@
 // The grant file (notes/agent-budget.md §2.2): what the owner hands the agent. Not a secret, but a bearer grant for
 // its session address only; written mode 0600. Amounts are atomic units (strings), times unix seconds. `limits` is a
-// convenience copy: every reader recomputes them from the signed caveats.
+// convenience copy: every reader recomputes them from the signed caveats. One delegation per asset, each with the same
+// five caveats (src/budget/terms.ts): USDC first, then LREP when the owner granted LREP caps (`--lrep-per-day`).
 import * as z from 'zod';
 import type { Hex } from 'viem';
 import { UsageError } from '../errors.js';
@@ -26,7 +27,7 @@ const grantSchema = z
       .array(
         z
           .object({
-            asset: z.literal('USDC'),
+            asset: z.enum(['USDC', 'LREP']),
             hash: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
             delegation: z
               .object({
@@ -44,31 +45,37 @@ const grantSchema = z
           })
           .strict(),
       )
-      .length(1),
+      .min(1)
+      .max(2)
+      .refine((ds) => ds[0]?.asset === 'USDC' && (ds.length === 1 || ds[1]?.asset === 'LREP'), {
+        message: 'a grant holds the USDC delegation, then optionally one LREP delegation',
+      }),
     createdAt: z.string(),
   })
   .strict();
 
 export type GrantFile = z.infer<typeof grantSchema>;
 
+export type GrantAsset = 'USDC' | 'LREP';
+
 export interface GrantEntry {
-  asset: 'USDC';
+  asset: GrantAsset;
   hash: Hex;
   delegation: Delegation;
   limits: GrantLimits;
 }
 
-export function grantDocument(o: {
-  chainId: number;
-  owner: Address;
-  session: Address;
-  delegationManager: Address;
-  deleGator: Address;
-  entry: GrantEntry;
-  createdAt: Date;
-}): GrantFile {
-  const d = o.entry.delegation;
-  const l = o.entry.limits;
+export function grantDocument(
+  o: {
+    chainId: number;
+    owner: Address;
+    session: Address;
+    delegationManager: Address;
+    deleGator: Address;
+    createdAt: Date;
+  } & ({ entry: GrantEntry } | { entries: GrantEntry[] }),
+): GrantFile {
+  const entries = 'entries' in o ? o.entries : [o.entry];
   return {
     version: GRANT_FILE_VERSION,
     chainId: o.chainId,
@@ -76,21 +83,19 @@ export function grantDocument(o: {
     session: o.session,
     delegationManager: o.delegationManager,
     deleGator: o.deleGator,
-    delegations: [
-      {
-        asset: 'USDC',
-        hash: o.entry.hash,
-        delegation: {
-          delegate: d.delegate,
-          delegator: d.delegator,
-          authority: d.authority,
-          caveats: d.caveats.map((c) => ({ enforcer: c.enforcer, terms: c.terms, args: c.args })),
-          salt: d.salt.toString(),
-          signature: d.signature,
-        },
-        limits: { token: l.token, perDay: l.perDay.toString(), per30Days: l.per30Days.toString(), start: l.start, expiresAt: l.expiresAt },
+    delegations: entries.map(({ asset, hash, delegation: d, limits: l }) => ({
+      asset,
+      hash,
+      delegation: {
+        delegate: d.delegate,
+        delegator: d.delegator,
+        authority: d.authority,
+        caveats: d.caveats.map((c) => ({ enforcer: c.enforcer, terms: c.terms, args: c.args })),
+        salt: d.salt.toString(),
+        signature: d.signature,
       },
-    ],
+      limits: { token: l.token, perDay: l.perDay.toString(), per30Days: l.per30Days.toString(), start: l.start, expiresAt: l.expiresAt },
+    })),
     createdAt: o.createdAt.toISOString(),
   };
 }
@@ -111,9 +116,14 @@ export function parseGrantFile(raw: unknown, where: string): GrantFile {
   return parsed.data;
 }
 
-/** The signed delegation of a parsed grant file, as the chain takes it. */
-export function delegationOf(file: GrantFile): Delegation {
-  const d = file.delegations[0]!.delegation;
+/** A grant file's delegation for `asset`, if the owner granted that asset. */
+export function grantEntry(file: GrantFile, asset: GrantAsset = 'USDC'): GrantFile['delegations'][number] | undefined {
+  return file.delegations.find((e) => e.asset === asset);
+}
+
+/** The signed delegation of a parsed grant file for `asset` (USDC unless named), as the chain takes it. */
+export function delegationOf(file: GrantFile, asset: GrantAsset = 'USDC'): Delegation {
+  const d = grantEntry(file, asset)!.delegation;
   return {
     delegate: d.delegate as Address,
     delegator: d.delegator as Address,

@@ -9,12 +9,14 @@ import type { Address } from '../chains/table.js';
 import { checkDelegationCode, type CheckedCode, type DelegationAnchors } from '../chains/delegation.js';
 import { delegationHash, delegationSigner, delegationTypedData, ROOT_AUTHORITY, type Delegation } from './delegation.js';
 import { grantCaveats, utcDayStart, type GrantLimits } from './terms.js';
-import { grantDocument, type GrantFile } from './grant-file.js';
+import { grantDocument, type GrantEntry, type GrantFile } from './grant-file.js';
 
 export interface GrantRequest {
   session: Address;
   perDay: bigint;
   per30Days: bigint;
+  /** LREP caps (atomic units), when the owner also grants LREP: a second delegation of the same shape. */
+  lrep?: { perDay: bigint; per30Days: bigint };
   expiresInSeconds: number;
 }
 
@@ -23,6 +25,8 @@ export interface GrantDeps {
   chainId: number;
   owner: Address;
   usdc: Address;
+  /** The chain's LREP token: needed only for a grant with LREP caps. */
+  lrep?: Address;
   anchors: DelegationAnchors;
   /** The chain's pinned Calibur (loopsign's batch delegate): the only other code the owner may run, and is replaced. */
   batchDelegate?: Address;
@@ -36,6 +40,8 @@ export interface GrantPlan {
   chainId: number;
   owner: Address;
   limits: GrantLimits;
+  /** The LREP delegation's limits (same session, start, expiry and nonce), when LREP is granted. */
+  lrepLimits?: GrantLimits;
   ownerCode: OwnerCode;
   contracts: CheckedCode[];
   anchors: DelegationAnchors;
@@ -67,11 +73,18 @@ export async function planGrant(d: GrantDeps, r: GrantRequest): Promise<GrantPla
     throw new UsageError('budget_self_grant', `--to ${r.session} is the owner's own address`, {
       hint: "give the agent's session address (`loopsign wallet address` where the agent runs)",
     });
-  if (r.perDay <= 0n || r.per30Days <= 0n || r.perDay > r.per30Days)
-    throw new UsageError(
-      'invalid_budget_caps',
-      `the caps do not fit: per day ${r.perDay}, per 30 days ${r.per30Days} (atomic units); each must be above 0 and the daily cap at most the 30-day cap`,
-    );
+  for (const [asset, caps] of [
+    ['USDC', r],
+    ['LREP', r.lrep],
+  ] as const) {
+    if (caps && (caps.perDay <= 0n || caps.per30Days <= 0n || caps.perDay > caps.per30Days))
+      throw new UsageError(
+        'invalid_budget_caps',
+        `the ${asset} caps do not fit: per day ${caps.perDay}, per 30 days ${caps.per30Days} (atomic units); each must be above 0 and the daily cap at most the 30-day cap`,
+      );
+  }
+  if (r.lrep && !d.lrep)
+    throw new UsageError('budget_unsupported_chain', `no LREP address is configured on chain ${d.chainId}; grant USDC only`);
   const contracts = await checkDelegationCode(d.client, d.anchors, d.stateDir);
   const code = await ownerCode(d);
   // Chain time, not this machine's: the enforcers count periods by block.timestamp.
@@ -82,21 +95,23 @@ export async function planGrant(d: GrantDeps, r: GrantRequest): Promise<GrantPla
     functionName: 'currentNonce',
     args: [d.anchors.contracts.delegationManager, d.owner],
   })) as bigint;
+  const limits: GrantLimits = {
+    token: d.usdc,
+    session: r.session,
+    perDay: r.perDay,
+    per30Days: r.per30Days,
+    start: utcDayStart(now),
+    expiresAt: now + r.expiresInSeconds,
+    nonce,
+  };
   return {
     chainId: d.chainId,
     owner: d.owner,
     ownerCode: code,
     contracts,
     anchors: d.anchors,
-    limits: {
-      token: d.usdc,
-      session: r.session,
-      perDay: r.perDay,
-      per30Days: r.per30Days,
-      start: utcDayStart(now),
-      expiresAt: now + r.expiresInSeconds,
-      nonce,
-    },
+    limits,
+    ...(r.lrep && d.lrep ? { lrepLimits: { ...limits, token: d.lrep, perDay: r.lrep.perDay, per30Days: r.lrep.per30Days } } : {}),
   };
 }
 
@@ -129,29 +144,37 @@ export async function signGrant(
         hint: 'check the transaction on the chain, then run `loopsign budget grant` again',
       },
     );
-  const unsigned = {
-    delegate: plan.limits.session,
-    delegator: plan.owner,
-    authority: ROOT_AUTHORITY as Hex,
-    caveats: grantCaveats(plan.anchors.contracts, plan.limits),
-    salt: BigInt(`0x${randomBytes(32).toString('hex')}`),
-  };
-  const signature = await account.signTypedData(delegationTypedData(unsigned, plan.chainId, plan.anchors.contracts.delegationManager));
-  const delegation: Delegation = { ...unsigned, signature };
-  // As `budget import` will: the signature is the owner's over exactly this delegation.
-  const signer = await delegationSigner(delegation, plan.chainId, plan.anchors.contracts.delegationManager);
-  if (!isAddressEqual(signer, plan.owner))
-    throw new RefusedError(
-      'signature_not_from_signer',
-      `the grant's signature recovers to ${signer}, not the owner ${plan.owner}; nothing was written`,
-    );
+  const entries: GrantEntry[] = [];
+  for (const [asset, limits] of [
+    ['USDC', plan.limits],
+    ['LREP', plan.lrepLimits],
+  ] as const) {
+    if (!limits) continue;
+    const unsigned = {
+      delegate: limits.session,
+      delegator: plan.owner,
+      authority: ROOT_AUTHORITY as Hex,
+      caveats: grantCaveats(plan.anchors.contracts, limits),
+      salt: BigInt(`0x${randomBytes(32).toString('hex')}`),
+    };
+    const signature = await account.signTypedData(delegationTypedData(unsigned, plan.chainId, plan.anchors.contracts.delegationManager));
+    const delegation: Delegation = { ...unsigned, signature };
+    // As `budget import` will: the signature is the owner's over exactly this delegation.
+    const signer = await delegationSigner(delegation, plan.chainId, plan.anchors.contracts.delegationManager);
+    if (!isAddressEqual(signer, plan.owner))
+      throw new RefusedError(
+        'signature_not_from_signer',
+        `the grant's signature recovers to ${signer}, not the owner ${plan.owner}; nothing was written`,
+      );
+    entries.push({ asset, hash: delegationHash(unsigned), delegation, limits });
+  }
   const grant = grantDocument({
     chainId: plan.chainId,
     owner: plan.owner,
     session: plan.limits.session,
     delegationManager: plan.anchors.contracts.delegationManager,
     deleGator: plan.anchors.contracts.deleGator,
-    entry: { asset: 'USDC', hash: delegationHash(unsigned), delegation, limits: plan.limits },
+    entries,
     createdAt: now,
   });
   return delegationTx ? { grant, delegationTx } : { grant };

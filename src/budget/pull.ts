@@ -2,7 +2,8 @@
 // (the ask, the bonus) first pulls what it will spend and S's free balance does not cover, from the owner O through
 // MetaMask's DelegationManager, under the wallet's claim so no other loopsign process spends it in between.
 //
-//   needed   what the stage pays of USDC, from the user's file alone (src/ask/caps.ts: the bounty, the bonus)
+//   needed   what the stage pays of USDC, from the user's file alone (src/ask/caps.ts: the bounty, the bonus); a stage
+//            that pays LREP pulls LREP instead, from the grant's LREP delegation (`--lrep-per-day`), if it has one
 //   free     S's USDC balance less what other asks of S pulled and have not paid yet (their journals say so)
 //   pull     max(0, needed − free), refused before anything is signed when the chain's enforcers say the grant's day
 //            or 30-day period has less left (budget_exhausted), or the grant is revoked, expired or unusable
@@ -28,7 +29,7 @@ import { askSpendCaps } from '../ask/caps.js';
 import type { Run } from '../ask/run.js';
 import { delegationHash, delegationSigner, pullCalldata } from './delegation.js';
 import { decodeGrantCaveats, GrantShapeError } from './terms.js';
-import { delegationOf, type GrantFile } from './grant-file.js';
+import { delegationOf, grantEntry, type GrantAsset, type GrantFile } from './grant-file.js';
 import { pullStage, sessionGrants, type PayingStage } from './grants.js';
 import { decodePullCall } from './pull-call.js';
 import { readGrantState, type GrantState } from './show.js';
@@ -112,7 +113,8 @@ async function minedOnChain(run: Run, t: TxRecord): Promise<boolean> {
   return false;
 }
 
-const usdc = (atomic: bigint | string) => `${formatUnits(BigInt(atomic), 6)} USDC`;
+/** Display amounts of the state's asset (USDC and LREP both have 6 decimals). */
+const shown = (state: { asset?: GrantAsset }) => (atomic: bigint | string) => `${formatUnits(BigInt(atomic), 6)} ${state.asset ?? 'USDC'}`;
 
 /** Refuses (before anything is signed) what the grant's state says cannot be pulled now. */
 function refuseUnusable(state: GrantState, want: bigint): void {
@@ -143,15 +145,17 @@ function refuseUnusable(state: GrantState, want: bigint): void {
   const binding = short.reduce((a, b) => (b.resetsAt > a.resetsAt ? b : a));
   const never = state.windows.some((w) => BigInt(w.cap) < want);
   const retryAfterSeconds = Math.max(0, binding.resetsAt - state.chainTime);
+  const amount = shown(state);
   throw new RefusedError(
     'budget_exhausted',
-    `this ask would pull ${usdc(want)} from the owner's grant, which has ${short.map((w) => `${usdc(w.available)} of ${usdc(w.cap)} left this ${w.window === 'day' ? 'UTC day' : '30-day period'}`).join(' and ')}; ${never ? 'the grant never allows that much at once' : `it resets at ${binding.resetsAtIso} (in ${retryAfterSeconds} s)`}; nothing was signed or paid`,
+    `this ask would pull ${amount(want)} from the owner's grant, which has ${short.map((w) => `${amount(w.available)} of ${amount(w.cap)} left this ${w.window === 'day' ? 'UTC day' : '30-day period'}`).join(' and ')}; ${never ? 'the grant never allows that much at once' : `it resets at ${binding.resetsAtIso} (in ${retryAfterSeconds} s)`}; nothing was signed or paid`,
     {
       hint: never
         ? 'ask for less, or ask the owner for a larger grant'
         : `run the same ask again after ${binding.resetsAtIso}, or ask the owner for a larger grant`,
       details: {
         grant: state.grant,
+        asset: state.asset,
         needed: want.toString(),
         window: binding.window,
         available: binding.available,
@@ -165,8 +169,14 @@ function refuseUnusable(state: GrantState, want: bigint): void {
 }
 
 /** A recorded grant still is what `budget import` accepted: its caveats, its hash, its owner's signature. */
-async function checkRecordedGrant(grant: GrantFile, anchors: DelegationAnchors, wallet: Hex, token: Hex): Promise<void> {
-  const d = delegationOf(grant);
+async function checkRecordedGrant(
+  grant: GrantFile,
+  anchors: DelegationAnchors,
+  wallet: Hex,
+  token: Hex,
+  asset: GrantAsset = 'USDC',
+): Promise<void> {
+  const d = delegationOf(grant, asset);
   const fail = (why: string): never => {
     throw new RefusedError('budget_pull_refused', `refused: the recorded grant ${grant.delegations[0]!.hash} ${why}; nothing was signed`, {
       hint: 'import the grant file the owner wrote again (`loopsign budget import`)',
@@ -179,8 +189,8 @@ async function checkRecordedGrant(grant: GrantFile, anchors: DelegationAnchors, 
     if (!(error instanceof GrantShapeError)) throw error;
     fail(`has caveats that are not a budget grant's (${error.message})`);
   }
-  if (!isAddressEqual(limits!.session, wallet) || !isAddressEqual(limits!.token, token)) fail('is not for USDC to this wallet');
-  if (delegationHash(d).toLowerCase() !== grant.delegations[0]!.hash.toLowerCase()) fail('does not hash to its recorded hash (edited)');
+  if (!isAddressEqual(limits!.session, wallet) || !isAddressEqual(limits!.token, token)) fail(`is not for ${asset} to this wallet`);
+  if (delegationHash(d).toLowerCase() !== grantEntry(grant, asset)!.hash.toLowerCase()) fail('does not hash to its recorded hash (edited)');
   const signer = await delegationSigner(d, grant.chainId, anchors.contracts.delegationManager).catch(() => undefined);
   if (!signer || !isAddressEqual(signer, d.delegator) || !isAddressEqual(d.delegator, grant.owner as Address))
     fail('is not signed by its owner over these caveats (edited)');
@@ -195,18 +205,25 @@ export interface PullPlan {
   covers: Amounts;
   /** The call is this ask's journaled pull (found on chain, or its bytes sent again), not a new one. */
   reused?: boolean;
+  /** The asset pulled: USDC, or LREP from a grant with LREP caps (an ask whose bounty or bonus is LREP). */
+  asset?: GrantAsset;
 }
 
 type Decoded = { delegate: string; delegator: string; authority: string; caveats: unknown[]; salt: bigint | string; signature: string };
 const hashOf = (d: Decoded) => delegationHash({ ...d, salt: BigInt(d.salt), caveats: d.caveats as never } as never);
-/** Whether a decoded delegation is this grant's (by the struct hash the enforcers key their state by). */
-const sameGrant = (d: Decoded, g: GrantFile) => hashOf(d).toLowerCase() === g.delegations[0]!.hash.toLowerCase();
+/** Whether a decoded delegation is this grant's `asset` delegation (by the struct hash the enforcers key their state by). */
+const sameGrant = (d: Decoded, g: GrantFile, asset: GrantAsset = 'USDC') =>
+  hashOf(d).toLowerCase() === grantEntry(g, asset)?.hash.toLowerCase();
 
 /**
  * Checks that a pull call redeems the imported grant to this wallet through the pinned DelegationManager, for the
  * pinned USDC: built here from the grant file, never from a service's answer, and checked again before signing.
  */
-export function checkPullCall(call: PlanCall, o: { anchors: DelegationAnchors; grant: GrantFile; wallet: Hex; token: Hex }): bigint {
+export function checkPullCall(
+  call: PlanCall,
+  o: { anchors: DelegationAnchors; grant: GrantFile; wallet: Hex; token: Hex; asset?: GrantAsset },
+): bigint {
+  const asset = o.asset ?? 'USDC';
   const fail = (why: string): never => {
     throw new RefusedError('budget_pull_refused', `refused: the budget pull ${why}; nothing was signed`, {
       hint: 'run `loopsign budget show` and import the grant again (`loopsign budget import`)',
@@ -217,13 +234,14 @@ export function checkPullCall(call: PlanCall, o: { anchors: DelegationAnchors; g
     fail(`calls ${call.to}, not the pinned DelegationManager ${o.anchors.contracts.delegationManager}`);
   const pull = decodePullCall(call.data);
   if (!pull) return fail('is not one transfer through redeemDelegations');
-  if (!isAddressEqual(pull.token, o.token)) fail(`moves the token ${pull.token}, not the pinned USDC ${o.token}`);
+  if (!isAddressEqual(pull.token, o.token)) fail(`moves the token ${pull.token}, not the pinned ${asset} ${o.token}`);
   if (!isAddressEqual(pull.recipient, o.wallet)) fail(`pays ${pull.recipient}, not this wallet ${o.wallet}`);
   if (pull.amount <= 0n) fail('moves nothing');
   const chain = decodeDelegations(pull.context);
   if (chain.length !== 1) fail(`redeems a chain of ${chain.length} delegations, not the grant alone`);
   const d = chain[0]!;
-  if (!sameGrant(d, o.grant)) fail(`redeems delegation ${hashOf(d)}, not the imported grant ${o.grant.delegations[0]!.hash}`);
+  if (!sameGrant(d, o.grant, asset))
+    fail(`redeems delegation ${hashOf(d)}, not the imported grant's ${asset} delegation ${grantEntry(o.grant, asset)?.hash}`);
   if (!isAddressEqual(d.delegate as Address, o.wallet) || !isAddressEqual(d.delegator as Address, o.grant.owner as Address))
     fail(`redeems a delegation from ${d.delegator} to ${d.delegate}, not the grant from ${o.grant.owner} to this wallet`);
   return pull.amount;
@@ -236,17 +254,33 @@ export function checkPullCall(call: PlanCall, o: { anchors: DelegationAnchors; g
  */
 export async function planPull(run: Run, stage: PayingStage, batch: boolean): Promise<PullPlan | undefined> {
   const { ctx, chain, client, journal } = run;
-  const token = chain.tokens.USDC.address as Hex | undefined;
   const reused = journaledPull(run, stage);
-  const grants = token ? await sessionGrants(ctx.paths.state, chain.chainId, run.wallet) : [];
+  // The asset pulled: a journaled pull's own token; else LREP when this stage pays LREP only and the newest grant has
+  // LREP caps (an LREP bounty or bonus); else USDC, as before LREP caps existed (a grant without them pulls no LREP:
+  // the wallet pays LREP from its own balance, and the USDC a later stage needs is still checked now).
+  const caps = askSpendCaps(run.ask, 'the ask', journal.data.paymentMode ?? run.mode);
+  const reusedToken = reused && decodePullCall(reused.call.data)?.token;
+  const lrepToken = chain.tokens.LREP.address as Hex | undefined;
+  const grants = chain.tokens.USDC.address ? await sessionGrants(ctx.paths.state, chain.chainId, run.wallet) : [];
+  const paysLrepOnly = (caps.stage(stage).USDC ?? 0n) === 0n && (caps.stage(stage).LREP ?? 0n) > 0n;
+  const asset: GrantAsset = reusedToken
+    ? lrepToken && isAddressEqual(reusedToken, lrepToken)
+      ? 'LREP'
+      : 'USDC'
+    : paysLrepOnly && lrepToken && grants[0] && grantEntry(grants[0], 'LREP')
+      ? 'LREP'
+      : 'USDC';
+  const token = chain.tokens[asset].address as Hex | undefined;
   // A journaled pull is checked against the grant it redeems (a newer grant imported since does not replace it).
   const redeemed = reused && decodePullCall(reused.call.data);
   const grant = redeemed
     ? grants.find((g) => {
         const d = decodeDelegations(redeemed.context);
-        return d.length === 1 && sameGrant(d[0]!, g);
+        return d.length === 1 && sameGrant(d[0]!, g, asset);
       })
-    : grants[0];
+    : grants[0] && grantEntry(grants[0], asset)
+      ? grants[0]
+      : undefined;
   if (!grant || !token) {
     if (reused)
       throw new RefusedError(
@@ -270,14 +304,14 @@ export async function planPull(run: Run, stage: PayingStage, batch: boolean): Pr
     const grants = await sessionGrants(ctx.paths.state, chain.chainId, run.wallet);
     const redeemed = grants.find((g) => {
       try {
-        checkPullCall(reused.call, { anchors, grant: g, wallet: run.wallet, token });
+        checkPullCall(reused.call, { anchors, grant: g, wallet: run.wallet, token, asset });
         return true;
       } catch {
         return false;
       }
     });
-    checkPullCall(reused.call, { anchors, grant: redeemed ?? grant, wallet: run.wallet, token });
-    return { call: reused.call, own: reused.own, covers: {}, reused: true };
+    checkPullCall(reused.call, { anchors, grant: redeemed ?? grant, wallet: run.wallet, token, asset });
+    return { call: reused.call, own: reused.own, covers: {}, reused: true, asset };
   }
   // Paid already in an earlier run (the payment of this stage is signed): nothing to pull for it. An approval alone
   // moved nothing yet (a run that started before the grant was imported still pulls for its submit).
@@ -287,9 +321,8 @@ export async function planPull(run: Run, stage: PayingStage, batch: boolean): Pr
       .some((t) => isLive(t) && callsOfRawTransaction(t.raw, run.wallet).some((c) => callEffects(chain, c).some((e) => e.kind === 'pull')))
   )
     return undefined;
-  const caps = askSpendCaps(run.ask, 'the ask', journal.data.paymentMode ?? run.mode);
-  const needed = caps.stage(stage).USDC ?? 0n;
-  const later = stage === 'ask' ? (caps.stage('bonus').USDC ?? 0n) : 0n;
+  const needed = caps.stage(stage)[asset] ?? 0n;
+  const later = stage === 'ask' ? (caps.stage('bonus')[asset] ?? 0n) : 0n;
   if (needed + later === 0n) return undefined;
   const balance = await client.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [run.wallet] });
   const others = await pulledNotPaid(run, token);
@@ -299,13 +332,13 @@ export async function planPull(run: Run, stage: PayingStage, batch: boolean): Pr
   const amount = needed > free ? needed - free : 0n;
   // The recorded file is the one `budget import` checked: checked again here (it may have been edited since) before
   // the chain is asked anything about it.
-  await checkRecordedGrant(grant, anchors, run.wallet, token);
+  await checkRecordedGrant(grant, anchors, run.wallet, token, asset);
   // The chain's word on the grant: the pinned contracts' code, the owner still on the DeleGator, the enforcers' state.
   await checkDelegationCode(client, anchors, ctx.paths.state);
   let state: GrantState;
   try {
     const [s, code] = await Promise.all([
-      readGrantState(client, anchors.contracts, grant),
+      readGrantState(client, anchors.contracts, grant, asset),
       client.getCode({ address: grant.owner as Address }),
     ]);
     state = s;
@@ -328,28 +361,29 @@ export async function planPull(run: Run, stage: PayingStage, batch: boolean): Pr
     );
   }
   refuseUnusable(state, total);
+  const fmt = shown(state);
   ctx.out.progress(
     'budget.check',
-    `grant ${state.grant}: ${state.windows.map((w) => `${usdc(w.available)} left this ${w.window === 'day' ? 'UTC day' : '30-day period'}`).join(', ')}; this ask pulls ${usdc(total)} (the wallet has ${usdc(free)} free)`,
+    `grant ${state.grant}: ${state.windows.map((w) => `${fmt(w.available)} left this ${w.window === 'day' ? 'UTC day' : '30-day period'}`).join(', ')}; this ask pulls ${fmt(total)} (the wallet has ${fmt(free)} free)`,
   );
-  const covers: Amounts = { USDC: batch ? total : total - amount };
-  if (amount === 0n) return { own: !batch, covers };
+  const covers: Amounts = { [asset]: batch ? total : total - amount };
+  if (amount === 0n) return { own: !batch, covers, asset };
   // A pull of its own is mined before the stage's payment is admitted: the spend caps and the policy (its windows may
   // have filled since the preflight, by another process's ask) are asked now whether this stage may pay what it needs,
   // so O's money never moves for a payment the ledger would then refuse. A batched pull shares its payment's admission.
   if (!batch) {
     const escrow = stage === 'ask' ? chain.contracts.questionRewardPoolEscrow : chain.contracts.feedbackBonusEscrow;
-    await run.ledger.check(stage, [{ asset: 'USDC', kind: 'pull', spender: (escrow ?? token) as Hex, amount: needed }], client);
+    await run.ledger.check(stage, [{ asset, kind: 'pull', spender: (escrow ?? token) as Hex, amount: needed }], client);
   }
   const call: PlanCall = {
     phase: PHASE,
-    description: `pull ${usdc(amount)} from ${grant.owner} under grant ${state.grant}`,
+    description: `pull ${fmt(amount)} from ${grant.owner} under grant ${state.grant}`,
     to: anchors.contracts.delegationManager,
-    data: pullCalldata(delegationOf(grant), token, run.wallet, amount),
+    data: pullCalldata(delegationOf(grant, asset), token, run.wallet, amount),
     value: '0',
   };
-  checkPullCall(call, { anchors, grant, wallet: run.wallet, token });
-  return { call, own: !batch, covers };
+  checkPullCall(call, { anchors, grant, wallet: run.wallet, token, asset });
+  return { call, own: !batch, covers, asset };
 }
 
 /**
@@ -372,7 +406,8 @@ export async function pullBefore(
   if (!plan.own) return { batched: plan.call, covers: plan.covers };
   if (!plan.reused && beforeNewPull) {
     const amount = decodePullCall(plan.call.data)?.amount ?? 0n;
-    await beforeNewPull({ USDC: (plan.covers.USDC ?? 0n) + amount });
+    const asset = plan.asset ?? 'USDC';
+    await beforeNewPull({ ...plan.covers, [asset]: (plan.covers[asset] ?? 0n) + amount });
     run.ctx.out.progress(`${pullStage(stage)}.send`, plan.call.description ?? 'pulling from the grant');
     await ex.execute(pullStage(stage), [plan.call], 'ordered');
     return { covers: plan.covers, fundsChecked: true };

@@ -5,7 +5,7 @@ import { ChainError } from '../errors.js';
 import type { DelegationContracts } from '../chains/delegation.js';
 import { DELEGATION_MANAGER_ABI } from './delegation.js';
 import { decodeGrantCaveats, type GrantLimits } from './terms.js';
-import type { GrantFile } from './grant-file.js';
+import { grantEntry, type GrantAsset, type GrantFile } from './grant-file.js';
 
 const PERIOD_VIEWS = parseAbi([
   'function getAvailableAmount(bytes32 delegationHash, address delegationManager, bytes terms) view returns (uint256 availableAmount, bool isNewPeriod, uint256 currentPeriod)',
@@ -30,6 +30,8 @@ export type GrantStatus = 'active' | 'expired' | 'revoked_disabled' | 'revoked_n
 
 export interface GrantState {
   grant: Hex;
+  /** The asset this delegation caps (a grant with LREP caps has a second delegation, shown as its own state). */
+  asset: GrantAsset;
   chainId: number;
   owner: string;
   session: string;
@@ -43,8 +45,13 @@ export interface GrantState {
 
 const iso = (s: number) => new Date(s * 1000).toISOString();
 
-export async function readGrantState(client: PublicClient, contracts: DelegationContracts, file: GrantFile): Promise<GrantState> {
-  const entry = file.delegations[0]!;
+export async function readGrantState(
+  client: PublicClient,
+  contracts: DelegationContracts,
+  file: GrantFile,
+  asset: GrantAsset = 'USDC',
+): Promise<GrantState> {
+  const entry = grantEntry(file, asset)!;
   const caveats = entry.delegation.caveats as { enforcer: string; terms: Hex }[];
   const limits: GrantLimits = decodeGrantCaveats(contracts, caveats);
   const hash = entry.hash as Hex;
@@ -97,6 +104,7 @@ export async function readGrantState(client: PublicClient, contracts: Delegation
             : 'active';
     return {
       grant: hash,
+      asset,
       chainId: file.chainId,
       owner: file.owner,
       session: limits.session,

@@ -77,6 +77,11 @@ export interface ChainConfig {
    * owner, the one address a USDC or LREP `transfer` of that operation may go to. Never in the table or a profile.
    */
   returnTo?: Address;
+  /**
+   * Set only on the chain a `budget grant --eth-now` operation's executor and ledger see: the one plain ETH transfer
+   * that operation may send (to the grant's session address, exactly this many wei). Never in the table or a profile.
+   */
+  ethNow?: { to: Address; value: bigint };
 }
 
 export const QUICKNET: DrandNetwork = {

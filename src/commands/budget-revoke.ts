@@ -124,14 +124,43 @@ export async function budgetRevoke(ctx: Context, o: BudgetRevokeOptions): Promis
             hint: 'revoke with the grant file `budget grant` wrote (its copy is in the state folder: `loopsign budget show` lists the ids), or every grant of this wallet with --all',
           },
         );
-      const disabled = (await client.readContract({
-        address: dm,
-        abi: parseAbi(['function disabledDelegations(bytes32) view returns (bool)']),
-        functionName: 'disabledDelegations',
-        args: [grant],
-      })) as boolean;
-      const base = { chainId: chain.chainId, owner, grant, session: delegation.delegate, delegationManager: dm };
-      if (disabled) {
+      // A grant with LREP caps holds a second delegation (same owner, same session): it is disabled too, after the
+      // same check that its owner signed it.
+      const lrepDelegation = doc.delegations.length > 1 ? delegationOf(doc, 'LREP') : undefined;
+      if (
+        lrepDelegation &&
+        (!isAddressEqual(lrepDelegation.delegator, owner) ||
+          !isAddressEqual(
+            await delegationSigner(lrepDelegation, chain.chainId, dm).catch(() => '0x0000000000000000000000000000000000000000'),
+            owner,
+          ))
+      )
+        throw new RefusedError(
+          'budget_revoke_unsigned',
+          `${file} holds an LREP delegation ${delegationHash(lrepDelegation)} that ${owner} did not sign (edited or corrupted); nothing was sent`,
+          { hint: 'revoke with the grant file `budget grant` wrote, or every grant of this wallet with --all' },
+        );
+      const isDisabled = async (hash: Hex) =>
+        (await client.readContract({
+          address: dm,
+          abi: parseAbi(['function disabledDelegations(bytes32) view returns (bool)']),
+          functionName: 'disabledDelegations',
+          args: [hash],
+        })) as boolean;
+      const targets: { asset: string; delegation: typeof delegation; hash: Hex }[] = [];
+      if (!(await isDisabled(grant))) targets.push({ asset: 'USDC', delegation, hash: grant });
+      const lrepHash = lrepDelegation ? delegationHash(lrepDelegation) : undefined;
+      if (lrepDelegation && lrepHash && !(await isDisabled(lrepHash)))
+        targets.push({ asset: 'LREP', delegation: lrepDelegation, hash: lrepHash });
+      const base = {
+        chainId: chain.chainId,
+        owner,
+        grant,
+        ...(lrepHash ? { lrepGrant: lrepHash } : {}),
+        session: delegation.delegate,
+        delegationManager: dm,
+      };
+      if (targets.length === 0) {
         ctx.out.result(
           { ...base, revoked: true, already: true, transaction: null, gasUsed: null },
           () => `grant ${grant} is already revoked on chain; nothing was sent`,
@@ -140,10 +169,12 @@ export async function budgetRevoke(ctx: Context, o: BudgetRevokeOptions): Promis
       }
       const planText = [
         `revoke grant ${grant} from ${owner} (this wallet) to ${delegation.delegate} on ${chain.name} (${chain.chainId})`,
-        `  one transaction from this wallet: DelegationManager ${dm} disableDelegation`,
+        ...targets.map(
+          (t) => `  one transaction from this wallet: DelegationManager ${dm} disableDelegation (${t.asset} delegation ${t.hash})`,
+        ),
       ].join('\n');
       await confirmed(ctx, o.yes, planText, base);
-      const call = {
+      const calls = targets.map((t) => ({
         phase: 'disable_delegation',
         to: dm,
         data: encodeFunctionData({
@@ -151,21 +182,28 @@ export async function budgetRevoke(ctx: Context, o: BudgetRevokeOptions): Promis
           functionName: 'disableDelegation',
           args: [
             {
-              ...delegation,
-              caveats: delegation.caveats.map((c) => ({ enforcer: c.enforcer, terms: c.terms, args: c.args ?? '0x' })),
+              ...t.delegation,
+              caveats: t.delegation.caveats.map((c) => ({ enforcer: c.enforcer, terms: c.terms, args: c.args ?? '0x' })),
             },
           ],
         }),
         value: '0',
-      };
+      }));
       ctx.out.progress('budget.revoke', `revoking grant ${grant}`);
       const { hashes } = await withOwnerOperation(await ownerDeps(), ['revoke', grant], (executor) =>
-        executor.execute('revoke', [call], 'ordered'),
+        executor.execute('revoke', calls, 'ordered'),
       );
       const transaction = hashes[0];
       ctx.out.result(
-        { ...base, revoked: true, already: false, transaction: transaction ?? null, gasUsed: await gasOf(transaction) },
-        () => `${planText}\nrevoked in ${transaction}`,
+        {
+          ...base,
+          revoked: true,
+          already: false,
+          transaction: transaction ?? null,
+          gasUsed: await gasOf(transaction),
+          ...(hashes.length > 1 ? { transactions: hashes } : {}),
+        },
+        () => `${planText}\nrevoked in ${hashes.join(', ')}`,
       );
       return;
     }

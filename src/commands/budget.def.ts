@@ -6,6 +6,9 @@ export interface BudgetGrantOptions {
   to: string;
   usdcPerDay: string;
   usdcPer30Days: string;
+  lrepPerDay?: string;
+  lrepPer30Days?: string;
+  ethNow?: string;
   expires: string;
   out: string;
   yes?: boolean;
@@ -34,11 +37,14 @@ export function defineBudget(program: Command, lazy: Lazy): void {
   budget
     .command('grant')
     .description(
-      "owner side: let the agent's address pull USDC from this wallet, capped per UTC day and per 30 days until an expiry (MetaMask delegation; sets this wallet's EIP-7702 delegate the first time)",
+      "owner side: let the agent's address pull USDC (and LREP, with --lrep-per-day) from this wallet, capped per UTC day and per 30 days until an expiry (MetaMask delegation; sets this wallet's EIP-7702 delegate the first time)",
     )
     .requiredOption('--to <address>', "the agent's session address (`loopsign wallet address` where the agent runs)")
     .requiredOption('--usdc-per-day <amount>', 'at most this much USDC per UTC day (display units: 20 = 20 USDC)')
     .requiredOption('--usdc-per-30-days <amount>', 'at most this much USDC per 30 days from the first day')
+    .option('--lrep-per-day <amount>', 'also let it pull LREP: at most this much per UTC day (display units; with --lrep-per-30-days)')
+    .option('--lrep-per-30-days <amount>', 'at most this much LREP per 30 days (with --lrep-per-day)')
+    .option('--eth-now <amount>', 'after signing, also send the agent this much ETH for gas (display units: 0.01; at most 1)')
     .requiredOption('--expires <duration>', 'the grant ends after this long: 90d, 12h, 30m (at most 5 years)')
     .requiredOption('--out <file>', 'where to write the signed grant (mode 0600) for the agent')
     .option('--yes', 'sign without the y/N question (read the plan first: `--json` prints it)')
@@ -47,6 +53,7 @@ export function defineBudget(program: Command, lazy: Lazy): void {
       'after',
       examples([
         'loopsign budget grant --to 0xAgent… --usdc-per-day 10 --usdc-per-30-days 25 --expires 90d --out grant.json',
+        'loopsign budget grant --to 0xAgent… --usdc-per-day 10 --usdc-per-30-days 25 --lrep-per-day 50 --lrep-per-30-days 500 --expires 90d --out grant.json',
         'loopsign --json budget grant --to 0xAgent… --usdc-per-day 20 --usdc-per-30-days 200 --expires 30d --out grant.json --yes',
       ]),
     )

@@ -10,6 +10,8 @@ import type { Address } from '../chains/table.js';
 import { grantsDir as grantsDirOf } from '../budget/records.js';
 import { checkBudgetShowRequest, type BudgetShowRequest } from '../budget/show-request.js';
 
+/** The most `--eth-now` sends: gas money for an agent, not a way to move funds. */
+const MAX_ETH_NOW = 10n ** 18n;
 const UNIT_SECONDS: Record<string, number> = { m: 60, h: 3600, d: 86_400, w: 604_800 };
 const MAX_EXPIRY_SECONDS = 5 * 366 * 86_400;
 
@@ -28,12 +30,33 @@ function grantsDir(ctx: Context): string {
 }
 
 const usdc = (atomic: bigint | string) => `${formatUnits(BigInt(atomic), 6)} USDC`;
+const lrepText = (atomic: bigint | string) => `${formatUnits(BigInt(atomic), 6)} LREP`;
+/** A grant state's amounts in its own asset's display units. */
+const amountOf = (asset: string) => (asset === 'LREP' ? lrepText : usdc);
 const iso = (s: number) => new Date(s * 1000).toISOString();
 
 export async function budgetGrant(ctx: Context, o: BudgetGrantOptions): Promise<void> {
   const session = checkAddress(o.to, '--to');
   const perDay = parseDisplayAmount(o.usdcPerDay, 6, '--usdc-per-day');
   const per30Days = parseDisplayAmount(o.usdcPer30Days, 6, '--usdc-per-30-days');
+  if ((o.lrepPerDay === undefined) !== (o.lrepPer30Days === undefined))
+    throw new UsageError('usage', 'LREP caps need both --lrep-per-day and --lrep-per-30-days (or neither, for a USDC-only grant)');
+  const lrep =
+    o.lrepPerDay !== undefined && o.lrepPer30Days !== undefined
+      ? {
+          perDay: parseDisplayAmount(o.lrepPerDay, 6, '--lrep-per-day'),
+          per30Days: parseDisplayAmount(o.lrepPer30Days, 6, '--lrep-per-30-days'),
+        }
+      : undefined;
+  const ethNow = o.ethNow === undefined ? undefined : parseDisplayAmount(o.ethNow, 18, '--eth-now');
+  if (ethNow !== undefined && (ethNow === 0n || ethNow > MAX_ETH_NOW))
+    throw new UsageError(
+      'invalid_amount',
+      `--eth-now ${o.ethNow} is not an amount of ETH above 0 and at most 1 (gas money for the agent)`,
+      {
+        hint: 'give a small amount such as 0.01; fund larger amounts by a transfer of your own',
+      },
+    );
   const expiresInSeconds = parseExpiry(o.expires);
   const out = path.resolve(o.out);
   // Before any chain read or signature: a grant that cannot be saved is not signed.
@@ -53,20 +76,29 @@ export async function budgetGrant(ctx: Context, o: BudgetGrantOptions): Promise<
       chainId: chain.chainId,
       owner: wallet.address,
       usdc: token,
+      ...(chain.tokens.LREP.address ? { lrep: chain.tokens.LREP.address } : {}),
       anchors,
       ...(chain.batchDelegate ? { batchDelegate: chain.batchDelegate } : {}),
       stateDir: ctx.paths.state,
     };
-    const plan = await planGrant(deps, { session, perDay, per30Days, expiresInSeconds });
+    const plan = await planGrant(deps, { session, perDay, per30Days, ...(lrep ? { lrep } : {}), expiresInSeconds });
     const l = plan.limits;
     const planText = [
       `grant from ${plan.owner} (this wallet) to ${l.session} on ${chain.name} (${chain.chainId})`,
       `  USDC ${l.token}: at most ${usdc(l.perDay)} per UTC day and ${usdc(l.per30Days)} per 30 days`,
+      ...(plan.lrepLimits
+        ? [
+            `  LREP ${plan.lrepLimits.token}: at most ${lrepText(plan.lrepLimits.perDay)} per UTC day and ${lrepText(plan.lrepLimits.per30Days)} per 30 days (a second delegation)`,
+          ]
+        : []),
       `  periods from ${iso(l.start)}; expires ${iso(l.expiresAt)}; revocable by nonce ${l.nonce}`,
-      `  only USDC.transfer to ${l.session}, only through the DelegationManager below`,
+      `  only ${plan.lrepLimits ? 'USDC.transfer and LREP.transfer' : 'USDC.transfer'} to ${l.session}, only through the DelegationManager below`,
       plan.ownerCode === 'deleGator'
         ? `  this wallet already runs the pinned DeleGator ${anchors.contracts.deleGator}`
         : `  first, one EIP-7702 transaction points this wallet at the DeleGator ${anchors.contracts.deleGator}${plan.ownerCode === 'batchDelegate' ? ` (replacing loopsign's batch delegate ${chain.batchDelegate}; atomic asks keep working)` : ''}`,
+      ...(ethNow !== undefined
+        ? [`  then one transaction from this wallet: ${formatUnits(ethNow, 18)} ETH to ${l.session} for its gas (--eth-now)`]
+        : []),
       '  contracts (code hash, trust):',
       ...plan.contracts.map((c) => `    ${c.name.padEnd(28)} ${c.address}  ${c.codeHash}  ${c.trust}`),
     ].join('\n');
@@ -77,7 +109,7 @@ export async function budgetGrant(ctx: Context, o: BudgetGrantOptions): Promise<
           'a grant is confirmed by a person before it is signed, and no terminal can ask here; nothing was signed',
           {
             hint: 'run it on a terminal, or read the plan and pass --yes',
-            details: { plan: planDoc(plan) },
+            details: { plan: { ...planDoc(plan), ...(ethNow !== undefined ? { ethNow: ethNow.toString() } : {}) } },
           },
         );
       const { confirm } = await import('@inquirer/prompts');
@@ -107,10 +139,21 @@ export async function budgetGrant(ctx: Context, o: BudgetGrantOptions): Promise<
     const hash = signed.grant.delegations[0]!.hash;
     await ensurePrivateDir(grantsDir(ctx));
     await writeFileAtomically(path.join(grantsDir(ctx), `${hash}.json`), text);
+    let eth: { transaction: string | null; resumed: boolean } | undefined;
+    if (ethNow !== undefined) {
+      const { sendEthNow } = await import('../budget/eth-now.js');
+      eth = await sendEthNow(owner, { session: l.session, value: ethNow, grant: hash as `0x${string}` });
+    }
     ctx.out.result(
-      { grant: hash, file: out, ...planDoc(plan), ...(signed.delegationTx ? { delegationTx: signed.delegationTx } : {}) },
+      {
+        grant: hash,
+        file: out,
+        ...planDoc(plan),
+        ...(signed.delegationTx ? { delegationTx: signed.delegationTx } : {}),
+        ...(eth ? { ethNow: { amount: ethNow!.toString(), ...eth } } : {}),
+      },
       () =>
-        `${planText}\n${signed.delegationTx ? `delegated in ${signed.delegationTx}\n` : ''}signed grant ${hash}\nwritten to ${out} (mode 0600); on the agent's machine: loopsign budget import ${path.basename(out)}`,
+        `${planText}\n${signed.delegationTx ? `delegated in ${signed.delegationTx}\n` : ''}signed grant ${hash}\nwritten to ${out} (mode 0600); on the agent's machine: loopsign budget import ${path.basename(out)}${eth ? `\nsent ${formatUnits(ethNow!, 18)} ETH to ${l.session}${eth.resumed ? ' (by the earlier, interrupted run)' : ''}: ${eth.transaction}` : ''}`,
     );
   } finally {
     await wallet.close();
@@ -129,6 +172,15 @@ function planDoc(plan: import('../budget/grant.js').GrantPlan) {
     start: l.start,
     expiresAt: l.expiresAt,
     nonce: l.nonce.toString(),
+    ...(plan.lrepLimits
+      ? {
+          lrep: {
+            token: plan.lrepLimits.token,
+            perDay: plan.lrepLimits.perDay.toString(),
+            per30Days: plan.lrepLimits.per30Days.toString(),
+          },
+        }
+      : {}),
     ownerCode: plan.ownerCode,
     contracts: plan.contracts,
   };
@@ -147,15 +199,23 @@ export async function budgetImport(ctx: Context, _o: Record<string, unknown>, ar
   if (!token) throw new UsageError('budget_unsupported_chain', `no USDC address is configured on chain ${chain.chainId}`);
   await checkDelegationCode(client, anchors, ctx.paths.state);
   const wallet = await ctx.walletAddress();
-  const { state } = await checkGrant({ client, chainId: chain.chainId, wallet, usdc: token, anchors }, doc);
+  const lrepToken = chain.tokens.LREP.address;
+  const { state } = await checkGrant(
+    { client, chainId: chain.chainId, wallet, usdc: token, ...(lrepToken ? { lrep: lrepToken } : {}), anchors },
+    doc,
+  );
+  const { readGrantState } = await import('../budget/show.js');
+  const lrepState = doc.delegations.length > 1 ? await readGrantState(client, anchors.contracts, doc, 'LREP') : undefined;
   await ensurePrivateDir(grantsDir(ctx));
   await writeFileAtomically(path.join(grantsDir(ctx), `${state.grant}.json`), JSON.stringify(doc, null, 2) + '\n');
-  ctx.out.result({ imported: state.grant, file, ...state }, () =>
+  ctx.out.result({ imported: state.grant, file, ...state, ...(lrepState ? { lrep: lrepState } : {}) }, () =>
     [
       `imported grant ${state.grant}: ${state.owner} → ${state.session} (this wallet); ${state.status}; expires ${state.expiresAtIso}`,
-      ...state.windows.map(
-        (w) =>
-          `  per ${w.window === 'day' ? 'UTC day' : '30 days'}: ${usdc(w.available)} of ${usdc(w.cap)} available; resets ${w.resetsAtIso}`,
+      ...[state, ...(lrepState ? [lrepState] : [])].flatMap((s) =>
+        s.windows.map(
+          (w) =>
+            `  ${s.asset} per ${w.window === 'day' ? 'UTC day' : '30 days'}: ${amountOf(s.asset)(w.available)} of ${amountOf(s.asset)(w.cap)} available; resets ${w.resetsAtIso}`,
+        ),
       ),
     ].join('\n'),
   );
@@ -192,6 +252,8 @@ export async function budgetShowDocument(ctx: Context, request: BudgetShowReques
         `${file} names the DelegationManager ${grant.delegationManager}, not the pinned ${anchors.contracts.delegationManager}`,
       );
     grants.push(await readGrantState(client, anchors.contracts, grant));
+    // A grant with LREP caps: its LREP delegation is listed right after, as its own state (its own id and windows).
+    if (grant.delegations.length > 1) grants.push(await readGrantState(client, anchors.contracts, grant, 'LREP'));
   }
   if (grants.length === 0)
     throw new UsageError('budget_no_grant', `no grant is recorded for chain ${chainId} in ${grantsDir(ctx)}`, {
@@ -213,10 +275,10 @@ export async function budgetShow(ctx: Context, o: BudgetShowOptions): Promise<vo
     grants
       .map((g) =>
         [
-          `grant ${g.grant}: ${g.status}; ${g.owner} → ${g.session}; expires ${g.expiresAtIso}`,
+          `grant ${g.grant} (${g.asset}): ${g.status}; ${g.owner} → ${g.session}; expires ${g.expiresAtIso}`,
           ...g.windows.map(
             (w) =>
-              `  per ${w.window === 'day' ? 'UTC day' : '30 days'}: ${usdc(w.available)} of ${usdc(w.cap)} available (${usdc(w.used)} used); resets ${w.resetsAtIso}`,
+              `  per ${w.window === 'day' ? 'UTC day' : '30 days'}: ${amountOf(g.asset)(w.available)} of ${amountOf(g.asset)(w.cap)} available (${amountOf(g.asset)(w.used)} used); resets ${w.resetsAtIso}`,
           ),
         ].join('\n'),
       )

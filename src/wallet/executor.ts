@@ -702,11 +702,27 @@ export class Executor {
     return { maxFeePerGas: f.maxFeePerGas!, maxPriorityFeePerGas: f.maxPriorityFeePerGas! };
   }
 
+  /**
+   * The wei a call sends: zero, but for the one plain transfer of a `budget grant --eth-now` operation, whose chain copy
+   * names its recipient and amount (and no other operation's does). Any other value is refused before signing.
+   */
+  private valueOf(call: PlanCall): bigint {
+    const v = BigInt(call.value ?? '0');
+    const e = this.chain.ethNow;
+    if (v === 0n) return 0n;
+    if (e && call.data === '0x' && call.to.toLowerCase() === e.to.toLowerCase() && v === e.value) return v;
+    throw new RefusedError('unaccounted_call', `refused: a call to ${call.to} sends ${v} wei; loopsign sends ETH only as --eth-now says`, {
+      hint: 'nothing was signed',
+      details: { rule: 'unaccounted_call', to: call.to },
+    });
+  }
+
   private async sendCall(stage: string, seg: number[], call: PlanCall): Promise<TransactionReceipt> {
     const from = this.account.address;
+    const value = this.valueOf(call);
     let gas: bigint;
     try {
-      gas = await this.client.estimateGas({ account: from, to: call.to, data: call.data, value: 0n, blockTag: 'pending' });
+      gas = await this.client.estimateGas({ account: from, to: call.to, data: call.data, value, blockTag: 'pending' });
     } catch (error) {
       // No answer is no revert: the node's failure (rpc_failed, exit 4), not "would revert"; so are an error answer
       // that names no revert and an answer that cannot be read (rpc_bad_answer, src/chains/client.ts).
@@ -751,7 +767,7 @@ export class Executor {
         chainId: this.chain.chainId,
         to: call.to,
         data: call.data,
-        value: 0n,
+        value,
         nonce,
         gas: (gas * 12n) / 10n,
         ...fees,
@@ -1083,6 +1099,9 @@ export class Executor {
 
   private async sendBatch(stage: string, seg: number[], calls: PlanCall[]): Promise<TransactionReceipt> {
     const self = this.account.address;
+    // A batch's calls carry no value: the one ETH transfer loopsign sends (--eth-now) is a call of its own.
+    if (calls.some((c) => this.valueOf(c) !== 0n))
+      throw new RefusedError('unaccounted_call', 'refused: a batched call sends ETH; nothing was signed', { hint: 'nothing was signed' });
     const { delegate, delegateCode, needsAuthorization } = await this.delegateState();
     const executionData = encodeAbiParameters(
       [

@@ -140,6 +140,9 @@ export function callEffects(chain: ChainConfig, call: CallLike): SpendEffect[] {
     if (!known) unaccounted(call, 'on the DelegationManager is not a budget pull (one USDC or LREP transfer of a grant)');
     return [];
   }
+  // `budget grant --eth-now`: the owner's one plain ETH transfer to the session for gas, only on that operation's chain
+  // copy (its executor sends exactly chain.ethNow.value with it, src/wallet/executor.ts). ETH is no ledger asset.
+  if (chain.ethNow && to(chain.ethNow.to) && call.data === '0x') return [];
   if (to(c.advisoryVoteRecorder)) {
     if (decoded(advisoryRecorderAbi, call)?.functionName === 'recordAdvisoryVote') return [];
     unaccounted(call, 'on the AdvisoryVoteRecorder is not an advisory vote');
