@@ -255,4 +255,28 @@ describe('LREP caps in a budget grant', () => {
     expect(r.json().error.code).toBe('budget_revoked');
     expect((await lrepPulled(agent.address)).count).toBe(0);
   });
+  // Red team (h16): the owner revokes with a copy of the grant file whose LREP delegation was removed (a USDC-only file
+  // still signed by the owner). The recorded copy `budget grant` wrote names the LREP delegation: it must be disabled
+  // too, never "revoked" while the LREP delegation still pulls.
+  it('revoke --grant with the LREP delegation stripped from the file still disables the recorded LREP delegation', async () => {
+    const agent = await newAgent();
+    const { out } = await grant(agent.address, '12', '100');
+    expect((await runCli(['--json', 'budget', 'import', out], s.home, { env: agent.env })).code).toBe(0);
+    const doc = JSON.parse(readFileSync(out, 'utf8'));
+    doc.delegations = doc.delegations.slice(0, 1);
+    const stripped = path.join(s.home.dir, `stripped-${agent.address}.json`);
+    writeFileSync(stripped, JSON.stringify(doc));
+    const revoked = await runCli(['--json', 'budget', 'revoke', '--grant', stripped, '--yes'], s.home, { env: owner.env });
+    if (revoked.code === 0) {
+      expect(revoked.json().revoked).toBe(true);
+      const shown = await runCli(['--json', 'budget', 'show', '--grant', out], s.home, { env: agent.env });
+      expect(shown.json().grants.map((g: { asset: string; status: string }) => [g.asset, g.status])).toEqual([
+        ['USDC', 'revoked_disabled'],
+        ['LREP', 'revoked_disabled'],
+      ]);
+    }
+    const r = await runCli(['--json', 'ask', '--file', lrepAsk(2n * LREP), '--payment-mode', 'wallet_calls'], s.home, { env: agent.env });
+    expect(r.code, r.stdout + r.stderr).toBe(5);
+    expect((await lrepPulled(agent.address)).count).toBe(0);
+  });
 });
