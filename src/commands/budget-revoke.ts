@@ -33,6 +33,24 @@ async function grantPath(ctx: Context, value: string): Promise<string> {
   return file;
 }
 
+/** The grant file `budget grant` recorded in the state folder for this grant id, if this machine holds one. */
+async function readRecordedCopy(ctx: Context, grant: Hex) {
+  const { parseGrantFile } = await import('../budget/grant-file.js');
+  const file = path.join(grantsDir(ctx), `${grant.toLowerCase()}.json`);
+  let raw: string;
+  try {
+    raw = await fs.readFile(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    return parseGrantFile(JSON.parse(raw), file);
+  } catch {
+    // An unreadable copy names nothing: the file given is all there is (its own checks follow).
+    return undefined;
+  }
+}
+
 async function confirmed(ctx: Context, yes: boolean | undefined, planText: string, details: Record<string, unknown>): Promise<void> {
   if (yes === true) return;
   if (ctx.out.json || process.stdin.isTTY !== true || process.stderr.isTTY !== true)
@@ -126,7 +144,11 @@ export async function budgetRevoke(ctx: Context, o: BudgetRevokeOptions): Promis
         );
       // A grant with LREP caps holds a second delegation (same owner, same session): it is disabled too, after the
       // same check that its owner signed it.
-      const lrepDelegation = doc.delegations.length > 1 ? delegationOf(doc, 'LREP') : undefined;
+      // The copy `budget grant` recorded (keyed by the USDC delegation's hash) names the grant's LREP delegation even
+      // when the file given lacks it or holds another one: that one is disabled, never "revoked" while it still pulls.
+      const recorded = await readRecordedCopy(ctx, grant);
+      const lrepOf = (g: typeof doc | undefined) => (g && g.delegations.length > 1 ? delegationOf(g, 'LREP') : undefined);
+      const lrepDelegation = lrepOf(recorded) ?? lrepOf(doc);
       if (
         lrepDelegation &&
         (!isAddressEqual(lrepDelegation.delegator, owner) ||
