@@ -143,3 +143,67 @@ describe('grouping', () => {
     for (const mode of ['ordered', 'atomic', 'segmented'] as const) expect(Executor.segments([], mode)).toEqual([]);
   });
 });
+
+// Red team (h16): the executor sends ETH only for the one transfer a `budget grant --eth-now` chain copy names. A call
+// carrying value on any other chain copy (a hostile plan past the plan guard), to another address, of another amount,
+// with calldata, or inside a batch is refused before anything is signed. Before the --eth-now change the executor
+// signed every call with value 0 and these refusals did not exist.
+describe('native value', () => {
+  const SESSION = '0x00000000000000000000000000000000000000a5' as Hex;
+  const send = async (c: ChainConfig, calls: PlanCall[], mode: 'ordered' | 'atomic' = 'ordered') => {
+    const op = await newOperation();
+    const nonce = n;
+    const client = {
+      estimateGas: async () => 21_000n,
+      getTransactionCount: async () => nonce,
+      estimateFeesPerGas: async () => ({ maxFeePerGas: 1n, maxPriorityFeePerGas: 1n }),
+      getBlock: async () => ({ baseFeePerGas: 1n }),
+      getCode: async () => undefined,
+      sendRawTransaction: async () => Promise.reject(new Error('stop after journaling')),
+    };
+    const ledger = new SpendLedger(op, c, account.address, { stage: () => ({}), source: 'test' });
+    const ex = new Executor({
+      client: client as never,
+      account,
+      chain: c,
+      op,
+      out,
+      ledger,
+      allowDelegation: false,
+      maxFeePerGas: 10n ** 12n,
+    });
+    const error = await ex.execute('eth_now', calls, mode).catch((e) => e);
+    const txs = op.txs();
+    await op.close();
+    return { error, txs };
+  };
+  const eth = (to: Hex, value: bigint, data: Hex = '0x'): PlanCall => ({ phase: 'eth_now', to, data, value: value.toString() });
+  const withEthNow: ChainConfig = { ...chain, ethNow: { to: SESSION, value: 10n ** 16n } };
+
+  it.each([
+    ['a plain chain copy (an ask, a rate, a revoke)', chain, eth(SESSION, 10n ** 16n)],
+    ['a value on a contract call of a plain chain copy', chain, { ...reserve(9), value: '1' }],
+    ['another recipient', withEthNow, eth(REGISTRY, 10n ** 16n)],
+    ['more than named', withEthNow, eth(SESSION, 10n ** 16n + 1n)],
+    ['calldata with the value', withEthNow, eth(SESSION, 10n ** 16n, '0x00')],
+  ])('refuses %s before anything is signed', async (_what, c, call) => {
+    const { error, txs } = await send(c, [call]);
+    expect(error).toBeInstanceOf(RefusedError);
+    expect(error.code).toBe('unaccounted_call');
+    expect(txs).toHaveLength(0);
+  });
+
+  it('refuses the named transfer inside a batch', async () => {
+    const { error, txs } = await send(withEthNow, [reserve(10), eth(SESSION, 10n ** 16n)], 'atomic');
+    expect(error).toBeInstanceOf(RefusedError);
+    expect(txs).toHaveLength(0);
+  });
+
+  it('signs exactly the named transfer with its value', async () => {
+    const { txs } = await send(withEthNow, [eth(SESSION, 10n ** 16n)]);
+    expect(txs).toHaveLength(1);
+    const { parseTransaction } = await import('viem');
+    const t = parseTransaction(txs[0]!.raw);
+    expect([t.to?.toLowerCase(), t.value]).toEqual([SESSION, 10n ** 16n]);
+  });
+});
