@@ -279,4 +279,28 @@ describe('LREP caps in a budget grant', () => {
     expect(r.code, r.stdout + r.stderr).toBe(5);
     expect((await lrepPulled(agent.address)).count).toBe(0);
   });
+  // Red team (h16): a run killed after signing a 0.02 ETH transfer, run again with --eth-now 0.01, settles the earlier
+  // transfer and sends nothing more; its answer must say what was sent (0.02, the chain's word), not the 0.01 asked now.
+  it('--eth-now rerun with another amount after a kill reports the amount the earlier run sent', async () => {
+    const agent = await newAgent();
+    const out = path.join(s.home.dir, `eth-amount-${agent.address}.json`);
+    const args = (eth: string) =>
+      ['--json', 'budget', 'grant', '--to', agent.address, '--usdc-per-day', '1', '--usdc-per-30-days', '2'].concat([
+        '--expires',
+        '7d',
+        '--out',
+        out,
+        '--eth-now',
+        eth,
+        '--yes',
+        '--force',
+      ]);
+    const before = await s.pub.getBalance({ address: agent.address });
+    const killed = await runCli(args('0.02'), s.home, { env: { ...owner.env, LOOPSIGN_CRASH_AFTER: 'eth_now:signed:0' } });
+    expect(killed.code, killed.stderr).toBe(-1);
+    const again = await runCli(args('0.01'), s.home, { env: owner.env });
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect((await s.pub.getBalance({ address: agent.address })) - before).toBe(20_000_000_000_000_000n);
+    expect(again.json().ethNow).toMatchObject({ amount: '20000000000000000', resumed: true });
+  });
 });
