@@ -17,6 +17,8 @@ export interface EthNowResult {
   transaction: Hex | null;
   /** The transfer is an earlier, interrupted run's (settled now), not a new one. */
   resumed: boolean;
+  /** The wei that transfer sends: an earlier run's own amount when resumed, whatever this run asked for. */
+  value: bigint;
 }
 
 const withTransfer = (d: OwnerTxDeps, to: Address, value: bigint): OwnerTxDeps => ({ ...d, chain: { ...d.chain, ethNow: { to, value } } });
@@ -45,7 +47,7 @@ export async function sendEthNow(d: OwnerTxDeps, r: { session: Address; value: b
     );
     if (sent) {
       d.ctx.out.progress('budget.eth_now', `the earlier run's ETH transfer to ${r.session} is on chain (${sent}); nothing more is sent`);
-      return { transaction: sent, resumed: true };
+      return { transaction: sent, resumed: true, value: BigInt(data.ethNowWei) };
     }
   }
   return withOwnerOperation(withTransfer(d, r.session, r.value), ['eth-now', r.grant.toLowerCase()], async (executor, op) => {
@@ -53,6 +55,6 @@ export async function sendEthNow(d: OwnerTxDeps, r: { session: Address; value: b
     d.ctx.out.progress('budget.eth_now', `sending ${r.value} wei to ${r.session} for its gas`);
     const { hashes } = await executor.execute(STAGE, [{ phase: STAGE, to: r.session, data: '0x', value: r.value.toString() }], 'ordered');
     await op.setStep('done');
-    return { transaction: (hashes[0] as Hex | undefined) ?? null, resumed: false };
+    return { transaction: (hashes[0] as Hex | undefined) ?? null, resumed: false, value: r.value };
   });
 }

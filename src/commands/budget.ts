@@ -139,7 +139,7 @@ export async function budgetGrant(ctx: Context, o: BudgetGrantOptions): Promise<
     const hash = signed.grant.delegations[0]!.hash;
     await ensurePrivateDir(grantsDir(ctx));
     await writeFileAtomically(path.join(grantsDir(ctx), `${hash}.json`), text);
-    let eth: { transaction: string | null; resumed: boolean } | undefined;
+    let eth: { transaction: string | null; resumed: boolean; value: bigint } | undefined;
     if (ethNow !== undefined) {
       const { sendEthNow } = await import('../budget/eth-now.js');
       eth = await sendEthNow(owner, { session: l.session, value: ethNow, grant: hash as `0x${string}` });
@@ -150,10 +150,10 @@ export async function budgetGrant(ctx: Context, o: BudgetGrantOptions): Promise<
         file: out,
         ...planDoc(plan),
         ...(signed.delegationTx ? { delegationTx: signed.delegationTx } : {}),
-        ...(eth ? { ethNow: { amount: ethNow!.toString(), ...eth } } : {}),
+        ...(eth ? { ethNow: { amount: eth.value.toString(), transaction: eth.transaction, resumed: eth.resumed } } : {}),
       },
       () =>
-        `${planText}\n${signed.delegationTx ? `delegated in ${signed.delegationTx}\n` : ''}signed grant ${hash}\nwritten to ${out} (mode 0600); on the agent's machine: loopsign budget import ${path.basename(out)}${eth ? `\nsent ${formatUnits(ethNow!, 18)} ETH to ${l.session}${eth.resumed ? ' (by the earlier, interrupted run)' : ''}: ${eth.transaction}` : ''}`,
+        `${planText}\n${signed.delegationTx ? `delegated in ${signed.delegationTx}\n` : ''}signed grant ${hash}\nwritten to ${out} (mode 0600); on the agent's machine: loopsign budget import ${path.basename(out)}${eth ? `\nsent ${formatUnits(eth.value, 18)} ETH to ${l.session}${eth.resumed ? ' (by the earlier, interrupted run)' : ''}: ${eth.transaction}` : ''}`,
     );
   } finally {
     await wallet.close();
