@@ -303,4 +303,21 @@ describe('LREP caps in a budget grant', () => {
     expect((await s.pub.getBalance({ address: agent.address })) - before).toBe(20_000_000_000_000_000n);
     expect(again.json().ethNow).toMatchObject({ amount: '20000000000000000', resumed: true });
   });
+  // Red team (h16, holds): the USDC and LREP delegations swapped between the file's entries (each still signed by the
+  // owner, the asset labels kept) is refused at import: each entry's token is checked against the pinned one of its label.
+  it('a grant file with its USDC and LREP delegations swapped is refused at import', async () => {
+    const agent = await newAgent();
+    const { out } = await grant(agent.address, '12', '100');
+    const doc = JSON.parse(readFileSync(out, 'utf8'));
+    const [u, l] = doc.delegations;
+    doc.delegations = [
+      { ...l, asset: 'USDC' },
+      { ...u, asset: 'LREP' },
+    ];
+    const swapped = path.join(s.home.dir, `swapped-${agent.address}.json`);
+    writeFileSync(swapped, JSON.stringify(doc));
+    const r = await runCli(['--json', 'budget', 'import', swapped], s.home, { env: agent.env });
+    expect(r.code, r.stdout + r.stderr).toBe(5);
+    expect(r.json().error.code).toBe('budget_grant_caveats');
+  });
 });
