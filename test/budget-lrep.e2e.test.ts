@@ -130,6 +130,8 @@ describe('LREP caps in a budget grant', () => {
     );
     const planned = unconfirmed.json().error.plan.lrep;
     expect(planned).toMatchObject({ perDay: '30000000', per30Days: '100000000' });
+    // The token's address is shown (an address is public: not the output filter's redacted API `token`).
+    expect(planned.tokenAddress?.toLowerCase()).toBe(s.sb.info.tokens.LREP.address.toLowerCase());
     const { out, doc } = await grant(agent.address, '30', '100');
     expect(doc.lrep).toMatchObject({ perDay: '30000000', per30Days: '100000000' });
     const file = JSON.parse(readFileSync(out, 'utf8'));
@@ -141,6 +143,7 @@ describe('LREP caps in a budget grant', () => {
     expect(shown.code, shown.stdout + shown.stderr).toBe(0);
     const lrep = shown.json().grants.find((g: { asset: string }) => g.asset === 'LREP');
     expect(file.delegations[1].limits.token.toLowerCase()).toBe(s.sb.info.tokens.LREP.address.toLowerCase());
+    expect(lrep.tokenAddress?.toLowerCase()).toBe(s.sb.info.tokens.LREP.address.toLowerCase());
     expect(lrep.windows.map((w: { cap: string; available: string }) => [w.cap, w.available])).toEqual([
       ['30000000', '30000000'],
       ['100000000', '100000000'],

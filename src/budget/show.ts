@@ -35,7 +35,8 @@ export interface GrantState {
   chainId: number;
   owner: string;
   session: string;
-  token: string;
+  /** The token's address (not `token`: output redacts that key, an API token's name). */
+  tokenAddress: string;
   status: GrantStatus;
   expiresAt: number;
   expiresAtIso: string;
@@ -108,7 +109,7 @@ export async function readGrantState(
       chainId: file.chainId,
       owner: file.owner,
       session: limits.session,
-      token: limits.token,
+      tokenAddress: limits.token,
       status,
       expiresAt: limits.expiresAt,
       expiresAtIso: iso(limits.expiresAt),

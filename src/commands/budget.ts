@@ -166,7 +166,7 @@ function planDoc(plan: import('../budget/grant.js').GrantPlan) {
     chainId: plan.chainId,
     owner: plan.owner,
     session: l.session,
-    token: l.token,
+    tokenAddress: l.token,
     perDay: l.perDay.toString(),
     per30Days: l.per30Days.toString(),
     start: l.start,
@@ -175,7 +175,7 @@ function planDoc(plan: import('../budget/grant.js').GrantPlan) {
     ...(plan.lrepLimits
       ? {
           lrep: {
-            token: plan.lrepLimits.token,
+            tokenAddress: plan.lrepLimits.token,
             perDay: plan.lrepLimits.perDay.toString(),
             per30Days: plan.lrepLimits.per30Days.toString(),
           },
