@@ -92,7 +92,7 @@ export const walletTools = [
               .describe('expired or revoked_*: nothing more can be pulled; only the owner can grant again'),
             owner: z.string(),
             session: z.string().describe('the address that may pull: the agent wallet'),
-            token: z.string(),
+            tokenAddress: z.string().describe("the token's address (USDC or LREP)"),
             expiresAt: z.number().describe('unix seconds'),
             expiresAtIso: z.string(),
             chainTime: z.number().describe("the chain's latest block time, unix seconds"),
